@@ -1,0 +1,240 @@
+//! Markdown-aware chunking.
+//!
+//! A document splits into sections at every heading. A section's blocks are packed greedily into chunks of
+//! at most `target_bytes`; a code block is never split, and a prose block larger than the target splits at
+//! line ends, then at whitespace. When one section needs several chunks, each chunk after the first starts
+//! up to `overlap_bytes` before the previous one ended, at a line or sentence start, so a sentence cut at a
+//! boundary is whole in one of them. A heading with no content of its own before its first sub-heading
+//! joins the chunk that follows. Every chunk is a byte range of the source: its text is the source slice,
+//! so offsets in a citation always resolve.
+
+use crate::hash::content_hash;
+use crate::identifiers::identifier_parts;
+use crate::markdown::{BlockKind, ParsedDocument};
+use crate::text::offset;
+
+/// Chunking parameters, from `[chunking]` in `kc.toml`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkingParams {
+    pub target_bytes: u32,
+    pub overlap_bytes: u32,
+}
+
+/// One chunk of a source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// Stable identity: a hash of the source path, the text hash and the occurrence of that text in the
+    /// file, so that an edit elsewhere in the file does not change it.
+    pub id: String,
+    /// Position of the chunk in the file, from 0.
+    pub ordinal: u32,
+    /// Titles of the enclosing headings, outermost first.
+    pub heading_path: Vec<String>,
+    pub start: u32,
+    pub end: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Content hash of the chunk's text.
+    pub hash: String,
+    /// The de-dotted parts of compound identifiers in the text, for the keyword index.
+    pub identifiers: String,
+}
+
+/// A range of bytes that is packed into chunks as a whole: a block, or a piece of an oversized block.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    start: usize,
+    end: usize,
+}
+
+struct Section {
+    heading_path: Vec<String>,
+    /// Where the section's chunks start: its heading, or an earlier empty parent heading.
+    start: usize,
+    units: Vec<Unit>,
+    /// Whether the section holds a block besides its heading.
+    has_content: bool,
+}
+
+pub(crate) fn chunk_document(path: &str, text: &str, doc: &ParsedDocument, params: ChunkingParams) -> Vec<Chunk> {
+    let target = params.target_bytes.max(1) as usize;
+    let overlap = (params.overlap_bytes as usize).min(target / 2);
+    let mut ranges: Vec<(Vec<String>, usize, usize)> = Vec::new();
+    for section in sections(text, doc, target) {
+        pack_section(text, &section, target, overlap, &mut ranges);
+    }
+
+    let mut seen = std::collections::HashMap::<String, u32>::new();
+    ranges
+        .into_iter()
+        .enumerate()
+        .map(|(ordinal, (heading_path, start, end))| {
+            let slice = &text[start..end];
+            let hash = content_hash(slice.as_bytes());
+            let occurrence = seen.entry(hash.clone()).or_insert(0);
+            let id = content_hash(format!("{path}\0{hash}\0{occurrence}").as_bytes());
+            *occurrence += 1;
+            Chunk {
+                id,
+                ordinal: offset(ordinal),
+                heading_path,
+                start: offset(start),
+                end: offset(end),
+                start_line: doc.lines.line_of(offset(start)),
+                end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
+                hash,
+                identifiers: identifier_parts(slice),
+            }
+        })
+        .collect()
+}
+
+/// Groups blocks into sections at headings, splitting oversized prose blocks into units.
+fn sections(text: &str, doc: &ParsedDocument, target: usize) -> Vec<Section> {
+    let mut sections: Vec<Section> = Vec::new();
+    let mut path: Vec<(u8, String)> = Vec::new();
+    let mut current = Section { heading_path: Vec::new(), start: 0, units: Vec::new(), has_content: false };
+    // The start of a heading whose section had no content: it joins the next section's first chunk.
+    let mut pending_start: Option<usize> = None;
+    for block in &doc.blocks {
+        let (start, end) = (block.start as usize, block.end as usize);
+        if let BlockKind::Heading(index) = block.kind {
+            let heading = &doc.headings[index as usize];
+            if current.has_content {
+                sections.push(std::mem::replace(
+                    &mut current,
+                    Section { heading_path: Vec::new(), start: 0, units: Vec::new(), has_content: false },
+                ));
+            } else if !current.units.is_empty() {
+                pending_start.get_or_insert(current.start);
+            }
+            while path.last().is_some_and(|(level, _)| *level >= heading.level) {
+                path.pop();
+            }
+            path.push((heading.level, heading.text.clone()));
+            current.heading_path = path.iter().map(|(_, title)| title.clone()).collect();
+            current.start = start;
+            current.units.clear();
+            current.units.push(Unit { start, end });
+            continue;
+        }
+        match block.kind {
+            BlockKind::Code => current.units.push(Unit { start, end }),
+            _ => split_oversized(text, start, end, target, &mut current.units),
+        }
+        current.has_content = true;
+        if let Some(pending) = pending_start.take() {
+            current.start = pending;
+            current.units[0].start = pending;
+        }
+    }
+    if let Some(pending) = pending_start
+        && let Some(first) = current.units.first_mut()
+    {
+        current.start = pending;
+        first.start = pending;
+    }
+    if !current.units.is_empty() {
+        sections.push(current);
+    }
+    sections
+}
+
+/// Packs a section's units into chunk ranges of at most `target` bytes (a single larger unit stands alone).
+fn pack_section(
+    text: &str,
+    section: &Section,
+    target: usize,
+    overlap: usize,
+    out: &mut Vec<(Vec<String>, usize, usize)>,
+) {
+    let mut chunk_start: Option<usize> = None;
+    let mut chunk_end = 0usize;
+    for unit in &section.units {
+        match chunk_start {
+            None => {
+                chunk_start = Some(unit.start);
+                chunk_end = unit.end;
+            }
+            Some(start) if unit.end - start <= target => chunk_end = unit.end,
+            Some(start) => {
+                out.push((section.heading_path.clone(), start, chunk_end));
+                let overlap_start = overlap_start(text, start, chunk_end, unit.start, overlap);
+                chunk_start = Some(overlap_start);
+                chunk_end = unit.end;
+            }
+        }
+    }
+    if let Some(start) = chunk_start {
+        out.push((section.heading_path.clone(), start, chunk_end));
+    }
+}
+
+/// Where the chunk after `[previous_start, previous_end)` starts: at most `overlap` bytes before the previous
+/// end, at the first line start or sentence start in that window, never before the previous start, and at
+/// `next_start` when the window holds no such boundary.
+fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_start: usize, overlap: usize) -> usize {
+    if overlap == 0 {
+        return next_start;
+    }
+    let window_start =
+        floor_char_boundary(text, previous_end.saturating_sub(overlap)).max(ceil_char_boundary(text, previous_start + 1));
+    if window_start >= previous_end {
+        return next_start;
+    }
+    let window = &text[window_start..previous_end];
+    let boundary = window
+        .find('\n')
+        .map(|at| at + 1)
+        .or_else(|| window.find(". ").map(|at| at + 2))
+        .map(|at| window_start + at);
+    match boundary {
+        Some(at) => {
+            // Skip the whitespace a line or sentence break leaves, so the chunk starts on content.
+            let trimmed = text[at..previous_end].len() - text[at..previous_end].trim_start().len();
+            if at + trimmed < previous_end { at + trimmed } else { next_start }
+        }
+        None => next_start,
+    }
+}
+
+/// Splits a prose block larger than `target` into pieces at line ends, then at whitespace, then anywhere
+/// on a character boundary, so that no piece is larger than `target` unless one character is.
+fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &mut Vec<Unit>) {
+    let mut piece_start = start;
+    while end - piece_start > target {
+        let limit = floor_char_boundary(text, piece_start + target);
+        let window = &text[piece_start..limit];
+        let cut = window
+            .rfind('\n')
+            .filter(|&at| at > 0)
+            .or_else(|| window.rfind(char::is_whitespace).filter(|&at| at > 0))
+            .map_or(limit, |at| piece_start + at);
+        let cut = if cut <= piece_start { ceil_char_boundary(text, piece_start + 1) } else { cut };
+        let piece_end = piece_start + text[piece_start..cut].trim_end().len();
+        if piece_end > piece_start {
+            units.push(Unit { start: piece_start, end: piece_end });
+        }
+        let rest = &text[cut..end];
+        piece_start = cut + (rest.len() - rest.trim_start().len());
+    }
+    if end > piece_start {
+        units.push(Unit { start: piece_start, end });
+    }
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}

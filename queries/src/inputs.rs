@@ -1,0 +1,61 @@
+//! Salsa inputs: what the driver sets from disk and from `kc.toml`.
+
+/// One source document. The driver creates it once per path and sets `text` and `revision` only when the
+/// content hash changed (a setter always starts a new revision, even for an equal value).
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// The path relative to the project root, with `/` separators.
+    #[returns(ref)]
+    pub path: String,
+    /// The content hash of `text`; queries do not read it, the driver stores it with every derived row.
+    #[returns(ref)]
+    pub revision: String,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The `[chunking]` section of `kc.toml`. A singleton with high durability: editing a source never makes
+/// salsa re-check it, and changing it re-chunks every file without re-parsing any.
+#[salsa::input(singleton, debug)]
+pub struct ChunkingSettings {
+    #[returns(copy)]
+    pub target_bytes: u32,
+    #[returns(copy)]
+    pub overlap_bytes: u32,
+}
+
+/// How a source is read, decided by its file extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    Markdown,
+    Text,
+}
+
+impl SourceKind {
+    /// The kind for a path, by extension: Markdown for `.md`, `.markdown` and `.mdx`, plain text otherwise.
+    #[must_use]
+    pub fn from_path(path: &str) -> Self {
+        let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
+        match extension.as_deref() {
+            Some("md" | "markdown" | "mdx" | "mdown" | "mkd") => SourceKind::Markdown,
+            _ => SourceKind::Text,
+        }
+    }
+
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Markdown => "markdown",
+            SourceKind::Text => "text",
+        }
+    }
+
+    #[must_use]
+    pub fn mime(self) -> &'static str {
+        match self {
+            SourceKind::Markdown => "text/markdown",
+            SourceKind::Text => "text/plain",
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! The query graph of the knowledge compiler: salsa inputs and pure, memoized tracked functions.
+//!
+//! Nothing in this crate touches the file system, the clock, the network or SQLite.
+//! The driver (`compiler/`) reads files, sets inputs, calls the queries and writes what they return.
+//! See `docs/architecture.md` for the chain `parse` → `outline` / `chunks`.
+
+mod chunking;
+mod front_matter;
+mod hash;
+mod identifiers;
+mod inputs;
+mod markdown;
+mod queries;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+pub use chunking::{Chunk, ChunkingParams};
+pub use front_matter::{FrontMatter, FrontMatterValue};
+pub use hash::content_hash;
+pub use identifiers::identifier_parts;
+pub use inputs::{ChunkingSettings, SourceFile, SourceKind};
+pub use markdown::{Block, BlockKind, Heading, Link, ParseProblem, ParsedDocument};
+pub use queries::{Outline, OutlineHeading, chunks, outline, parse};
+pub use text::LineIndex;
+
+/// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.
+#[salsa::db]
+pub trait Db: salsa::Database {}
+
+/// A hash of this crate's own source files, computed by `build.rs`.
+///
+/// The driver stores it with every index: a cache written by a binary whose queries differ is never trusted.
+pub const QUERIES_SOURCE_HASH: &str = env!("KNOWLEDGE_QUERIES_SOURCE_HASH");

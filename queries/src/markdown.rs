@@ -1,0 +1,247 @@
+//! Reading a source into its structure: top-level blocks, headings, links and front matter.
+//!
+//! Parsing never fails: whatever a document holds, it yields a [`ParsedDocument`], and content the reader
+//! cannot make sense of (an unreadable front matter line) becomes a [`ParseProblem`] in it.
+
+use pulldown_cmark::{Event, HeadingLevel, MetadataBlockKind, Options, Parser, Tag, TagEnd};
+
+use crate::front_matter::{self, FrontMatter};
+use crate::inputs::SourceKind;
+use crate::text::{LineIndex, offset};
+
+/// Everything the chunker and the outline need from one source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedDocument {
+    pub kind: SourceKind,
+    pub front_matter: Option<FrontMatter>,
+    /// Top-level blocks in source order; front matter is not a block.
+    pub blocks: Vec<Block>,
+    pub headings: Vec<Heading>,
+    pub links: Vec<Link>,
+    pub problems: Vec<ParseProblem>,
+    pub lines: LineIndex,
+}
+
+/// A top-level block: a heading, a fenced or indented code block, or any other block (paragraph, list,
+/// table, quote, HTML), as a byte range into the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub kind: BlockKind,
+    pub start: u32,
+    pub end: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// A heading; the value indexes [`ParsedDocument::headings`].
+    Heading(u32),
+    Code,
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Heading {
+    pub level: u8,
+    pub text: String,
+    /// The GitHub-style anchor slug, unique within the document (`-1`, `-2` suffixes on repeats).
+    pub anchor: String,
+    pub line: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Link {
+    pub target: String,
+    pub line: u32,
+    pub start: u32,
+    pub end: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ParseProblem {
+    pub line: u32,
+    pub message: String,
+}
+
+pub(crate) fn parse_document(kind: SourceKind, text: &str) -> ParsedDocument {
+    match kind {
+        SourceKind::Markdown => parse_markdown(text),
+        SourceKind::Text => parse_text(text),
+    }
+}
+
+/// Plain text: blocks are paragraphs separated by blank lines.
+fn parse_text(text: &str) -> ParsedDocument {
+    let mut blocks = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut end = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            if let Some(block_start) = start.take() {
+                blocks.push(Block { kind: BlockKind::Other, start: offset(block_start), end: offset(end) });
+            }
+        } else {
+            start.get_or_insert(at);
+            end = at + line.trim_end().len();
+        }
+        at += line.len();
+    }
+    if let Some(block_start) = start {
+        blocks.push(Block { kind: BlockKind::Other, start: offset(block_start), end: offset(end) });
+    }
+    ParsedDocument {
+        kind: SourceKind::Text,
+        front_matter: None,
+        blocks,
+        headings: Vec::new(),
+        links: Vec::new(),
+        problems: Vec::new(),
+        lines: LineIndex::new(text),
+    }
+}
+
+fn parse_markdown(text: &str) -> ParsedDocument {
+    let lines = LineIndex::new(text);
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_HEADING_ATTRIBUTES;
+    let mut document = ParsedDocument {
+        kind: SourceKind::Markdown,
+        front_matter: None,
+        blocks: Vec::new(),
+        headings: Vec::new(),
+        links: Vec::new(),
+        problems: Vec::new(),
+        lines,
+    };
+    let mut depth = 0usize;
+    let mut block_start = 0usize;
+    let mut block_kind = BlockKind::Other;
+    // Text of the heading being read, and of the front matter block being read.
+    let mut heading: Option<(u8, String)> = None;
+    let mut front_matter: Option<(usize, String)> = None;
+    let mut anchors = AnchorSet::default();
+
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    block_start = range.start;
+                    block_kind = match &tag {
+                        Tag::CodeBlock(_) => BlockKind::Code,
+                        _ => BlockKind::Other,
+                    };
+                }
+                depth += 1;
+                match tag {
+                    Tag::Heading { level, .. } => heading = Some((heading_level(level), String::new())),
+                    Tag::MetadataBlock(MetadataBlockKind::YamlStyle) => {
+                        front_matter = Some((range.start, String::new()));
+                    }
+                    Tag::Link { dest_url, .. } => document.links.push(Link {
+                        target: dest_url.to_string(),
+                        line: document.lines.line_of(offset(range.start)),
+                        start: offset(range.start),
+                        end: offset(range.end),
+                    }),
+                    _ => {}
+                }
+            }
+            Event::End(tag_end) => {
+                depth = depth.saturating_sub(1);
+                match tag_end {
+                    TagEnd::Heading(_) => {
+                        if let Some((level, heading_text)) = heading.take() {
+                            let heading_text = heading_text.trim().to_string();
+                            let anchor = anchors.unique(&heading_text);
+                            block_kind = BlockKind::Heading(offset(document.headings.len()));
+                            document.headings.push(Heading {
+                                level,
+                                text: heading_text,
+                                anchor,
+                                line: document.lines.line_of(offset(range.start)),
+                            });
+                        }
+                    }
+                    TagEnd::MetadataBlock(_) => {
+                        if let Some((start, body)) = front_matter.take() {
+                            let (fields, problems) = front_matter::read(&body);
+                            // The body starts on the line after the opening `---`.
+                            let first_line = document.lines.line_of(offset(start)) + 1;
+                            document.problems.extend(problems.into_iter().map(|(index, message)| ParseProblem {
+                                line: first_line + offset(index),
+                                message: format!("front matter: {message}"),
+                            }));
+                            document.front_matter = Some(fields);
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    push_block(&mut document.blocks, text, block_kind, block_start, range.end);
+                }
+            }
+            Event::Text(content) | Event::Code(content) => {
+                if let Some((_, heading_text)) = &mut heading {
+                    heading_text.push_str(&content);
+                } else if let Some((_, body)) = &mut front_matter {
+                    body.push_str(&content);
+                }
+            }
+            Event::Rule | Event::Html(_) | Event::InlineHtml(_) if depth == 0 => {
+                push_block(&mut document.blocks, text, BlockKind::Other, range.start, range.end);
+            }
+            _ => {}
+        }
+    }
+    document
+}
+
+/// Records a block with trailing whitespace trimmed, so chunk ranges end on content.
+fn push_block(blocks: &mut Vec<Block>, text: &str, kind: BlockKind, start: usize, end: usize) {
+    let end = start + text[start..end].trim_end().len();
+    if end > start {
+        blocks.push(Block { kind, start: offset(start), end: offset(end) });
+    }
+}
+
+fn heading_level(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// GitHub-style anchors: lowercase, spaces to `-`, punctuation other than `-` and `_` dropped, and a
+/// numeric suffix on repeats.
+#[derive(Default)]
+struct AnchorSet {
+    seen: std::collections::HashMap<String, u32>,
+}
+
+impl AnchorSet {
+    fn unique(&mut self, heading: &str) -> String {
+        let base: String = heading
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let count = self.seen.entry(base.clone()).or_insert(0);
+        let anchor = if *count == 0 { base } else { format!("{base}-{count}") };
+        *count += 1;
+        anchor
+    }
+}

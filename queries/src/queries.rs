@@ -1,0 +1,85 @@
+//! The tracked functions: one noun each.
+//!
+//! `parse(file)` reads a source's structure; `outline(file)` is the small, cross-file view of it (title,
+//! headings, links, front matter) that later cross-file queries read, so a paragraph edit elsewhere never
+//! re-runs them; `chunks(file)` splits the source for the index.
+
+use std::sync::Arc;
+
+use crate::Db;
+use crate::chunking::{Chunk, ChunkingParams, chunk_document};
+use crate::front_matter::FrontMatter;
+use crate::inputs::{ChunkingSettings, SourceFile, SourceKind};
+use crate::markdown::{ParsedDocument, parse_document};
+
+/// The structure of one source. Re-runs when the file's text changes.
+#[salsa::tracked(returns(ref), lru = 256)]
+pub fn parse(db: &dyn Db, file: SourceFile) -> ParsedDocument {
+    let kind = SourceKind::from_path(file.path(db));
+    parse_document(kind, file.text(db))
+}
+
+/// What other documents and the catalog need to know about a source. It holds no offsets or line
+/// numbers, so an edit that only moves text leaves it equal.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Outline {
+    pub kind: SourceKind,
+    /// The front matter `title`, else the first level-1 heading, else the file name without extension.
+    pub title: String,
+    pub headings: Vec<OutlineHeading>,
+    /// Link targets in document order.
+    pub links: Vec<String>,
+    pub front_matter: Option<FrontMatter>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct OutlineHeading {
+    pub level: u8,
+    pub text: String,
+    pub anchor: String,
+}
+
+/// The outline of one source. Equal outlines backdate, so queries that read only outlines do not re-run
+/// after an edit that changes no heading, link or front matter.
+#[salsa::tracked(returns(ref))]
+pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
+    let doc = parse(db, file);
+    let path = file.path(db);
+    let title = doc
+        .front_matter
+        .as_ref()
+        .and_then(|fm| fm.scalar("title"))
+        .map(str::trim)
+        .filter(|title| !title.is_empty())
+        .map(str::to_string)
+        .or_else(|| doc.headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
+        .filter(|title| !title.is_empty())
+        .unwrap_or_else(|| file_stem(path).to_string());
+    Outline {
+        kind: doc.kind,
+        title,
+        headings: doc
+            .headings
+            .iter()
+            .map(|h| OutlineHeading { level: h.level, text: h.text.clone(), anchor: h.anchor.clone() })
+            .collect(),
+        links: doc.links.iter().map(|link| link.target.clone()).collect(),
+        front_matter: doc.front_matter.clone(),
+    }
+}
+
+/// The chunks of one source. Re-runs when the text or the `[chunking]` settings change.
+#[salsa::tracked(returns(clone))]
+pub fn chunks(db: &dyn Db, file: SourceFile) -> Arc<[Chunk]> {
+    let settings = ChunkingSettings::get(db);
+    let params = ChunkingParams {
+        target_bytes: settings.target_bytes(db),
+        overlap_bytes: settings.overlap_bytes(db),
+    };
+    chunk_document(file.path(db), file.text(db), parse(db, file), params).into()
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
