@@ -1,1 +1,12 @@
-pub fn x(){}
+//! `knowledge`: compiles a repository's documents into a searchable, citable SQLite index.
+//!
+//! The driver: it reads files and `kc.toml`, sets the salsa inputs of `knowledge-queries`, runs the queries,
+//! writes the index, and answers searches from it. See `docs/architecture.md` for the map.
+
+pub mod build;
+pub mod config;
+pub mod db;
+pub mod init;
+pub mod search;
+pub mod sources;
+pub mod store;

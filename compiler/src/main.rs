@@ -1,1 +1,275 @@
-fn main(){}
+//! The `knowledge` command line: argument parsing, output formats, progress bars and exit codes.
+//!
+//! Exit codes: 0 success, 1 findings (reserved for lint and `--check`), 2 usage, configuration or I/O
+//! errors, 101 internal errors (panics). Results go to stdout; warnings, errors and progress to stderr.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use knowledge::build::{BuildSummary, Compiler, Reporter, Silent};
+use knowledge::config::Project;
+use knowledge::search::{Highlight, ResultKind, SearchRequest, SearchResponse};
+use knowledge::store::{self, DB_FILE};
+
+#[derive(Parser)]
+#[command(
+    name = "knowledge",
+    version,
+    about = "Compile documents into a searchable, citable knowledge index"
+)]
+struct Cli {
+    /// Where to look for kc.toml (this folder, then its parents). Defaults to the working directory.
+    #[arg(short = 'C', long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a commented kc.toml and the starter pages of the output folder.
+    Init {
+        /// Overwrite an existing kc.toml.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Compile the sources kc.toml names into the index; only what changed is recomputed.
+    Build {
+        /// Print the build summary as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the index and print ranked, cited excerpts.
+    Search {
+        /// The query: any text; words are matched individually, phrases and titles rank higher.
+        query: String,
+        /// How many results to return.
+        #[arg(long, short = 'n', default_value_t = 10)]
+        limit: usize,
+        /// Only results of this kind (repeatable).
+        #[arg(long, value_enum)]
+        kind: Vec<ResultKind>,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            if error.chain().any(is_broken_pipe) {
+                return ExitCode::SUCCESS;
+            }
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {error}");
+            for cause in error.chain().skip(1) {
+                let _ = writeln!(stderr, "  Cause: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let broken = Some(std::io::ErrorKind::BrokenPipe);
+    error
+        .downcast_ref::<std::io::Error>()
+        .map(std::io::Error::kind)
+        == broken
+        || error
+            .downcast_ref::<serde_json::Error>()
+            .and_then(serde_json::Error::io_error_kind)
+            == broken
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let start = match &cli.root {
+        Some(root) => root.clone(),
+        None => std::env::current_dir().context("reading the working directory")?,
+    };
+    match cli.command {
+        Command::Init { force } => {
+            let written = knowledge::init::init(&start, force)?;
+            let mut out = std::io::stdout().lock();
+            for path in written {
+                writeln!(out, "wrote {}", path.display())?;
+            }
+            writeln!(out, "next: edit kc.toml, then run `knowledge build`")?;
+        }
+        Command::Build { json } => {
+            let project = Project::discover(&start)?;
+            let show_progress = !json && std::io::stderr().is_terminal();
+            let summary = if show_progress {
+                Compiler::new().build(&project, &Bars::default())?
+            } else {
+                Compiler::new().build(&project, &Silent)?
+            };
+            let mut stderr = std::io::stderr().lock();
+            for skipped in &summary.skipped {
+                writeln!(
+                    stderr,
+                    "warning: skipped `{}`: {}",
+                    skipped.path, skipped.reason
+                )?;
+            }
+            let mut out = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut out, &summary)?;
+                writeln!(out)?;
+            } else {
+                print_build(&mut out, &project.root, &summary)?;
+            }
+        }
+        Command::Search {
+            query,
+            limit,
+            kind,
+            json,
+            db,
+        } => {
+            let index = match db {
+                Some(path) => path,
+                None => Project::discover(&start)?.output_dir().join(DB_FILE),
+            };
+            let conn = store::open_read_only(&index)?;
+            let terminal = !json && std::io::stdout().is_terminal();
+            let highlight = if terminal {
+                Highlight::Ansi
+            } else {
+                Highlight::Markdown
+            };
+            let request = SearchRequest {
+                query,
+                limit,
+                kinds: kind,
+                highlight,
+            };
+            let response = knowledge::search::search(&conn, &request)
+                .with_context(|| format!("searching `{}`", index.display()))?;
+            let mut out = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut out, &response)?;
+                writeln!(out)?;
+            } else {
+                print_search(&mut out, &response)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std::io::Result<()> {
+    let s = &summary.sources;
+    let c = &summary.chunks;
+    let seconds = summary.wall_ms as f64 / 1000.0;
+    if summary.wrote {
+        writeln!(
+            out,
+            "compiled {} sources: {} added, {} changed, {} removed, {} unchanged, {} skipped",
+            s.scanned - s.skipped,
+            s.added,
+            s.changed,
+            s.removed,
+            s.unchanged,
+            s.skipped
+        )?;
+        writeln!(
+            out,
+            "chunks: {} computed, {} reused, {} deleted, {} in the index",
+            c.computed, c.reused, c.deleted, c.total
+        )?;
+    } else {
+        writeln!(
+            out,
+            "nothing changed: {} sources up to date, {} skipped",
+            s.unchanged, s.skipped
+        )?;
+    }
+    let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
+    writeln!(out, "index: {} ({seconds:.2} s)", index.display())
+}
+
+fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {
+    if response.results.is_empty() {
+        return writeln!(out, "no results for {:?}", response.query);
+    }
+    for (rank, result) in response.results.iter().enumerate() {
+        let c = &result.citation;
+        let lines = if c.start_line == c.end_line {
+            format!("{}", c.start_line)
+        } else {
+            format!("{}-{}", c.start_line, c.end_line)
+        };
+        writeln!(out, "{}. {}", rank + 1, result.title)?;
+        writeln!(
+            out,
+            "   {}:{}  rev {}  score {:.2}",
+            result.source.path,
+            lines,
+            &result.source.revision[..12],
+            result.score
+        )?;
+        for line in result.snippet.lines().filter(|l| !l.trim().is_empty()) {
+            writeln!(out, "   {}", line.trim_end())?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Progress bars on stderr, for a terminal only.
+#[derive(Default)]
+struct Bars {
+    current: Mutex<Option<ProgressBar>>,
+}
+
+impl Reporter for Bars {
+    fn stage(&self, name: &'static str, total: u64) {
+        let bar = if total == 0 {
+            ProgressBar::new_spinner()
+        } else {
+            ProgressBar::new(total).with_style(
+                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            )
+        };
+        bar.set_message(name);
+        *self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(bar);
+    }
+
+    fn advance(&self, by: u64) {
+        if let Some(bar) = &*self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            bar.inc(by);
+        }
+    }
+
+    fn finish_stage(&self) {
+        if let Some(bar) = self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
+            bar.finish_and_clear();
+        }
+    }
+}

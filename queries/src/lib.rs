@@ -28,8 +28,3 @@ pub use text::LineIndex;
 /// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.
 #[salsa::db]
 pub trait Db: salsa::Database {}
-
-/// A hash of this crate's own source files, computed by `build.rs`.
-///
-/// The driver stores it with every index: a cache written by a binary whose queries differ is never trusted.
-pub const QUERIES_SOURCE_HASH: &str = env!("KNOWLEDGE_QUERIES_SOURCE_HASH");

@@ -52,7 +52,12 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
         .map(str::trim)
         .filter(|title| !title.is_empty())
         .map(str::to_string)
-        .or_else(|| doc.headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
+        .or_else(|| {
+            doc.headings
+                .iter()
+                .find(|h| h.level == 1)
+                .map(|h| h.text.clone())
+        })
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| file_stem(path).to_string());
     Outline {
@@ -61,7 +66,11 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
         headings: doc
             .headings
             .iter()
-            .map(|h| OutlineHeading { level: h.level, text: h.text.clone(), anchor: h.anchor.clone() })
+            .map(|h| OutlineHeading {
+                level: h.level,
+                text: h.text.clone(),
+                anchor: h.anchor.clone(),
+            })
             .collect(),
         links: doc.links.iter().map(|link| link.target.clone()).collect(),
         front_matter: doc.front_matter.clone(),

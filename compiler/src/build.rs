@@ -1,0 +1,536 @@
+//! `knowledge build`: walk, detect changes, run the queries for what changed, write one transaction.
+//!
+//! Reuse across process runs comes from the index itself: a source whose size and mtime match its row is
+//! not read at all, and one whose content hash matches is not re-derived. The pipeline fingerprint (binary
+//! version, index format, a hash of the compiler's source, and the config sections rows depend on) must
+//! match too, or every source is re-derived. Within one process, the salsa database memoizes the queries,
+//! so a `Compiler` kept alive (tests, a future watch mode) re-runs only what an edit invalidated.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use knowledge_queries::{
+    Chunk, ChunkingSettings, Outline, SourceFile, SourceKind, chunks, content_hash, outline,
+};
+use rayon::prelude::*;
+use salsa::{Durability, Setter};
+use serde::Serialize;
+
+use crate::config::Project;
+use crate::db::KnowledgeDb;
+use crate::sources::{self, FoundFile, Skipped};
+use crate::store::{
+    self, BuildWrite, ChunkRow, DB_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow,
+    Store, StoreError,
+};
+
+/// The folders of the output layout, created by every build.
+pub const OUTPUT_LAYOUT: [&str; 8] = [
+    "wiki",
+    "indexes",
+    "schemas",
+    "logs",
+    "runs",
+    "cache",
+    "exports",
+    "artifacts",
+];
+
+const SOURCE_HASH: &str = env!("KNOWLEDGE_SOURCE_HASH");
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cannot create `{}`", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where a long build reports progress. The CLI draws bars on a terminal; tests and `--json` stay quiet.
+pub trait Reporter: Sync {
+    fn stage(&self, _name: &'static str, _total: u64) {}
+    fn advance(&self, _by: u64) {}
+    fn finish_stage(&self) {}
+}
+
+/// A reporter that shows nothing.
+pub struct Silent;
+impl Reporter for Silent {}
+
+/// What a build did, with the counters that prove it. Printed by `knowledge build --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSummary {
+    /// The run recorded in the index, or `None` when nothing changed and nothing was written.
+    pub run_id: Option<String>,
+    pub index: PathBuf,
+    /// Every source was re-derived: a new index, another format, or another pipeline fingerprint.
+    pub full_rebuild: bool,
+    pub wrote: bool,
+    pub sources: SourceCounters,
+    pub chunks: ChunkCounters,
+    pub queries: QueryCounters,
+    pub skipped: Vec<Skipped>,
+    pub wall_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct SourceCounters {
+    /// Files the include globs selected, skipped ones among them.
+    pub scanned: u64,
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
+    pub skipped: u64,
+    pub unchanged: u64,
+    /// Files that were read and hashed because their size or mtime moved.
+    pub hashed: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ChunkCounters {
+    /// Chunks whose id did not exist before this build.
+    pub computed: u64,
+    /// Chunks that existed before and still do, unchanged.
+    pub reused: u64,
+    pub deleted: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct QueryCounters {
+    /// Tracked-function executions (salsa `WillExecute` events) during this build.
+    pub executed: u64,
+}
+
+/// A source to (re-)derive this build.
+struct Pending {
+    found: FoundFile,
+    text: String,
+    revision: String,
+    prior: Option<PriorSource>,
+}
+
+/// The compiler: a salsa database that lives as long as the process, and the inputs it holds.
+#[derive(Default)]
+pub struct Compiler {
+    db: KnowledgeDb,
+    files: HashMap<String, SourceFile>,
+}
+
+impl Compiler {
+    #[must_use]
+    pub fn new() -> Self {
+        Compiler::default()
+    }
+
+    /// The database, for tests that inspect the queries.
+    #[must_use]
+    pub fn db(&self) -> &KnowledgeDb {
+        &self.db
+    }
+
+    /// Compiles the project into its index.
+    pub fn build(
+        &mut self,
+        project: &Project,
+        reporter: &dyn Reporter,
+    ) -> Result<BuildSummary, BuildError> {
+        let clock = Instant::now();
+        let started_at = SystemTime::now();
+        let queries_before = self.db.executed_queries();
+        let output_dir = project.output_dir();
+        for dir in std::iter::once(output_dir.clone())
+            .chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d)))
+        {
+            std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        let index = output_dir.join(DB_FILE);
+        let mut store = Store::open_for_build(&index)?;
+        let prior = store.prior()?;
+        let fingerprint = fingerprint(project);
+        let full_rebuild =
+            prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
+
+        reporter.stage("scanning", 0);
+        let walk = sources::walk(project);
+        reporter.finish_stage();
+        let mut counters = SourceCounters {
+            scanned: (walk.files.len() + walk.skipped.len()) as u64,
+            skipped: walk.skipped.len() as u64,
+            ..SourceCounters::default()
+        };
+        let mut skipped = walk.skipped;
+        let (to_read, unchanged) = split_by_stat(walk.files, &prior, full_rebuild);
+        counters.unchanged = unchanged.len() as u64;
+        counters.hashed = to_read.len() as u64;
+
+        reporter.stage("reading", to_read.len() as u64);
+        let read: Vec<(FoundFile, Result<String, String>)> = to_read
+            .into_par_iter()
+            .map(|found| {
+                let text = sources::read_text(&found);
+                reporter.advance(1);
+                (found, text)
+            })
+            .collect();
+        reporter.finish_stage();
+
+        let mut pending = Vec::new();
+        let mut stats = Vec::new();
+        let mut present: HashSet<String> = unchanged.iter().cloned().collect();
+        for (found, text) in read {
+            let text = match text {
+                Ok(text) => text,
+                Err(reason) => {
+                    counters.skipped += 1;
+                    skipped.push(Skipped {
+                        path: found.path,
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            present.insert(found.path.clone());
+            let revision = content_hash(text.as_bytes());
+            let prior_source = prior.sources.get(&found.path).cloned();
+            match &prior_source {
+                Some(p) if !full_rebuild && p.revision == revision => {
+                    counters.unchanged += 1;
+                    stats.push(StatRow {
+                        path: found.path,
+                        size: found.size,
+                        mtime_ns: found.mtime_ns,
+                    });
+                }
+                Some(_) => {
+                    counters.changed += 1;
+                    pending.push(Pending {
+                        found,
+                        text,
+                        revision,
+                        prior: prior_source,
+                    });
+                }
+                None => {
+                    counters.added += 1;
+                    pending.push(Pending {
+                        found,
+                        text,
+                        revision,
+                        prior: None,
+                    });
+                }
+            }
+        }
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut removed: Vec<String> = prior
+            .sources
+            .keys()
+            .filter(|path| !present.contains(*path))
+            .cloned()
+            .collect();
+        removed.sort();
+        counters.removed = removed.len() as u64;
+
+        let derived = self.derive(project, &pending, reporter);
+
+        // Chunk counters: ids that survive are reused; unchanged sources keep all of theirs.
+        let mut chunk_counters = ChunkCounters::default();
+        for path in &unchanged {
+            chunk_counters.reused += prior.sources[path].chunk_count;
+        }
+        for stat in &stats {
+            chunk_counters.reused += prior.sources[&stat.path].chunk_count;
+        }
+        for path in &removed {
+            chunk_counters.deleted += prior.sources[path].chunk_count;
+        }
+        for (item, (_, chunks)) in pending.iter().zip(&derived) {
+            let old: HashSet<String> = match &item.prior {
+                Some(p) if !prior.needs_schema => store.chunk_ids(p.id)?.into_iter().collect(),
+                _ => HashSet::new(),
+            };
+            let kept = chunks.iter().filter(|c| old.contains(&c.id)).count() as u64;
+            chunk_counters.reused += kept;
+            chunk_counters.computed += chunks.len() as u64 - kept;
+            chunk_counters.deleted += old.len() as u64 - kept;
+        }
+        chunk_counters.total = chunk_counters.reused + chunk_counters.computed;
+
+        let wrote = full_rebuild || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
+        let mut summary = BuildSummary {
+            run_id: None,
+            index,
+            full_rebuild,
+            wrote,
+            sources: counters,
+            chunks: chunk_counters,
+            queries: QueryCounters {
+                executed: self.db.executed_queries() - queries_before,
+            },
+            skipped,
+            wall_ms: 0,
+        };
+        if wrote {
+            let run_id = run_id(started_at);
+            summary.run_id = Some(run_id.clone());
+            let events = run_events(&pending, &removed, &prior, &summary.skipped);
+            let upserts = pending
+                .iter()
+                .zip(derived)
+                .map(|(item, (outline, chunks))| source_row(project, item, &outline, &chunks))
+                .collect();
+            summary.wall_ms = elapsed_ms(clock);
+            let write = BuildWrite {
+                create_schema: prior.needs_schema,
+                replace_all: full_rebuild,
+                upserts,
+                removed,
+                stats,
+                run: RunRow {
+                    id: run_id,
+                    started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+                    finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+                    tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                    fingerprint,
+                    summary: serde_json::to_string(&summary).expect("summary serializes"),
+                },
+                events,
+            };
+            reporter.stage("writing", 0);
+            store.commit(&write)?;
+            reporter.finish_stage();
+        }
+        summary.wall_ms = elapsed_ms(clock);
+        Ok(summary)
+    }
+
+    /// Sets the inputs for the pending sources and runs their queries in parallel.
+    fn derive(
+        &mut self,
+        project: &Project,
+        pending: &[Pending],
+        reporter: &dyn Reporter,
+    ) -> Vec<(Outline, Arc<[Chunk]>)> {
+        let chunking = &project.config.chunking;
+        let (target, overlap) = (
+            *chunking.target_bytes.get_ref(),
+            *chunking.overlap_bytes.get_ref(),
+        );
+        match ChunkingSettings::try_get(&self.db) {
+            None => {
+                let _settings = ChunkingSettings::builder(target, overlap)
+                    .durability(Durability::HIGH)
+                    .new(&self.db);
+            }
+            Some(settings) => {
+                // A setter starts a new revision even for an equal value: compare first.
+                if settings.target_bytes(&self.db) != target {
+                    settings
+                        .set_target_bytes(&mut self.db)
+                        .with_durability(Durability::HIGH)
+                        .to(target);
+                }
+                if settings.overlap_bytes(&self.db) != overlap {
+                    settings
+                        .set_overlap_bytes(&mut self.db)
+                        .with_durability(Durability::HIGH)
+                        .to(overlap);
+                }
+            }
+        }
+        let mut inputs = Vec::with_capacity(pending.len());
+        for item in pending {
+            let file = match self.files.get(&item.found.path) {
+                Some(&file) => {
+                    if file.text(&self.db) != &item.text {
+                        file.set_text(&mut self.db).to(item.text.clone());
+                        file.set_revision(&mut self.db).to(item.revision.clone());
+                    }
+                    file
+                }
+                None => {
+                    let file = SourceFile::new(
+                        &self.db,
+                        item.found.path.clone(),
+                        item.revision.clone(),
+                        item.text.clone(),
+                    );
+                    self.files.insert(item.found.path.clone(), file);
+                    file
+                }
+            };
+            inputs.push(file);
+        }
+
+        reporter.stage("compiling", inputs.len() as u64);
+        let derived = inputs
+            .par_iter()
+            .map_with(self.db.clone(), |db, &file| {
+                let result = (outline(db, file).clone(), chunks(db, file));
+                reporter.advance(1);
+                result
+            })
+            .collect();
+        reporter.finish_stage();
+        derived
+    }
+}
+
+/// Files whose size and mtime match their row are unchanged without being read.
+fn split_by_stat(
+    files: Vec<FoundFile>,
+    prior: &Prior,
+    full_rebuild: bool,
+) -> (Vec<FoundFile>, Vec<String>) {
+    let mut to_read = Vec::new();
+    let mut unchanged = Vec::new();
+    for found in files {
+        match prior.sources.get(&found.path) {
+            Some(p) if !full_rebuild && p.size == found.size && p.mtime_ns == found.mtime_ns => {
+                unchanged.push(found.path);
+            }
+            _ => to_read.push(found),
+        }
+    }
+    (to_read, unchanged)
+}
+
+/// Everything the derived rows depend on besides the sources themselves.
+fn fingerprint(project: &Project) -> String {
+    let chunking = &project.config.chunking;
+    let material = format!(
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\n",
+        env!("CARGO_PKG_VERSION"),
+        store::FORMAT_VERSION,
+        SOURCE_HASH,
+        chunking.target_bytes.get_ref(),
+        chunking.overlap_bytes.get_ref(),
+        project.name(),
+    );
+    content_hash(material.as_bytes())
+}
+
+fn source_row(project: &Project, item: &Pending, outline: &Outline, chunks: &[Chunk]) -> SourceRow {
+    let path = &item.found.path;
+    let uri = format!("file://{path}");
+    let kind = SourceKind::from_path(path);
+    let owner = project.name();
+    let chunk_rows = chunks
+        .iter()
+        .map(|chunk| {
+            let text = item.text[chunk.start as usize..chunk.end as usize].to_string();
+            let provenance = serde_json::json!({
+                "source_owner": owner,
+                "source_ref": uri,
+                "source_uri": format!("{uri}#L{}-L{}", chunk.start_line, chunk.end_line),
+                "source_kind": kind.as_str(),
+                "revision": item.revision,
+                "hash": chunk.hash,
+                "offsets": { "start": chunk.start, "end": chunk.end },
+                "lines": { "start": chunk.start_line, "end": chunk.end_line },
+                "read_only": true,
+                "citation_required": true,
+                "stale": false,
+            });
+            ChunkRow {
+                id: chunk.id.clone(),
+                ordinal: chunk.ordinal,
+                hash: chunk.hash.clone(),
+                heading_path: serde_json::to_string(&chunk.heading_path)
+                    .expect("strings serialize"),
+                title: chunk_title(&outline.title, &chunk.heading_path),
+                text,
+                identifiers: chunk.identifiers.clone(),
+                start_offset: chunk.start,
+                end_offset: chunk.end,
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                provenance: provenance.to_string(),
+            }
+        })
+        .collect();
+    SourceRow {
+        path: path.clone(),
+        uri,
+        kind: kind.as_str(),
+        mime: kind.mime(),
+        size: item.found.size,
+        mtime_ns: item.found.mtime_ns,
+        revision: item.revision.clone(),
+        title: outline.title.clone(),
+        outline: serde_json::to_string(outline).expect("outline serializes"),
+        chunks: chunk_rows,
+    }
+}
+
+/// The document title followed by the heading path, without repeating a title that is also the first heading.
+fn chunk_title(document_title: &str, heading_path: &[String]) -> String {
+    let mut parts: Vec<&str> = vec![document_title];
+    parts.extend(
+        heading_path
+            .iter()
+            .map(String::as_str)
+            .skip_while(|h| *h == document_title),
+    );
+    parts.join(" > ")
+}
+
+fn run_events(
+    pending: &[Pending],
+    removed: &[String],
+    prior: &Prior,
+    skipped: &[Skipped],
+) -> Vec<RunEvent> {
+    let mut events: Vec<RunEvent> = pending
+        .iter()
+        .map(|item| RunEvent {
+            kind: if item.prior.is_some() {
+                "source_changed"
+            } else {
+                "source_added"
+            },
+            path: item.found.path.clone(),
+            old_revision: item.prior.as_ref().map(|p| p.revision.clone()),
+            new_revision: Some(item.revision.clone()),
+            detail: None,
+        })
+        .collect();
+    events.extend(removed.iter().map(|path| RunEvent {
+        kind: "source_removed",
+        path: path.clone(),
+        old_revision: Some(prior.sources[path].revision.clone()),
+        new_revision: None,
+        detail: None,
+    }));
+    events.extend(skipped.iter().map(|s| RunEvent {
+        kind: "source_skipped",
+        path: s.path.clone(),
+        old_revision: None,
+        new_revision: None,
+        detail: Some(s.reason.clone()),
+    }));
+    events
+}
+
+fn run_id(started_at: SystemTime) -> String {
+    let stamp: String = humantime::format_rfc3339_millis(started_at)
+        .to_string()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    format!("run-{stamp}-{}", std::process::id())
+}
+
+fn elapsed_ms(clock: Instant) -> u64 {
+    u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,369 @@
+//! `kc.toml`: the project configuration, read strictly.
+//!
+//! Unknown keys, wrong types and invalid values are errors that name the file, line and column: a typo in
+//! a config file must never be silently ignored. See `docs/configuration.md`.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The file name `knowledge` looks for, from the working directory upwards.
+pub const CONFIG_FILE: &str = "kc.toml";
+
+/// The only configuration format version this binary reads.
+pub const CONFIG_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub version: Spanned<u32>,
+    #[serde(default)]
+    pub project: ProjectConfig,
+    #[serde(default)]
+    pub sources: SourcesConfig,
+    #[serde(default)]
+    pub chunking: ChunkingConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+    #[serde(default)]
+    pub embeddings: EmbeddingsConfig,
+    #[serde(default)]
+    pub wiki: WikiConfig,
+    #[serde(default)]
+    pub lint: LintConfig,
+    #[serde(default)]
+    pub permissions: PermissionsConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// Recorded as `source_owner` in every chunk's provenance; defaults to the project folder's name.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourcesConfig {
+    pub include: Vec<Spanned<String>>,
+    pub exclude: Vec<Spanned<String>>,
+    pub respect_gitignore: bool,
+    pub follow_symlinks: bool,
+    pub max_file_bytes: u64,
+}
+
+impl Default for SourcesConfig {
+    fn default() -> Self {
+        let unspanned = |s: &str| Spanned::new(0..0, s.to_string());
+        SourcesConfig {
+            include: ["**/*.md", "**/*.markdown", "**/*.txt"]
+                .map(unspanned)
+                .to_vec(),
+            exclude: Vec::new(),
+            respect_gitignore: true,
+            follow_symlinks: true,
+            max_file_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChunkingConfig {
+    pub target_bytes: Spanned<u32>,
+    pub overlap_bytes: Spanned<u32>,
+}
+
+impl Default for ChunkingConfig {
+    fn default() -> Self {
+        ChunkingConfig {
+            target_bytes: Spanned::new(0..0, 1600),
+            overlap_bytes: Spanned::new(0..0, 160),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Relative to the project root.
+    pub dir: String,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            dir: ".hasna/knowledge".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbeddingsConfig {
+    pub provider: EmbeddingProvider,
+}
+
+/// Semantic search providers. Only `none` exists in this version: builds are keyword-only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingProvider {
+    #[default]
+    None,
+}
+
+/// Reserved for the wiki compiler; no keys are accepted yet.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WikiConfig {}
+
+/// Reserved for `knowledge lint`; no keys are accepted yet.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LintConfig {}
+
+/// Reserved for permission labels; no keys are accepted yet.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsConfig {}
+
+/// A configuration error, located in the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no `{CONFIG_FILE}` in `{}` or any parent folder (run `knowledge init` to create one)", .0.display())]
+    NotFound(PathBuf),
+    #[error("cannot read `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+/// A loaded configuration with the project root it belongs to.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The folder holding `kc.toml`; every source path is relative to it.
+    pub root: PathBuf,
+    pub config_path: PathBuf,
+    pub config: Config,
+}
+
+impl Project {
+    /// Finds `kc.toml` in `start` or its nearest ancestor and loads it.
+    pub fn discover(start: &Path) -> Result<Project, ConfigError> {
+        let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+        let mut dir = Some(start.as_path());
+        while let Some(candidate) = dir {
+            let path = candidate.join(CONFIG_FILE);
+            if path.is_file() {
+                return Project::load(&path);
+            }
+            dir = candidate.parent();
+        }
+        Err(ConfigError::NotFound(start))
+    }
+
+    /// Loads the configuration at `path`; its folder is the project root.
+    pub fn load(path: &Path) -> Result<Project, ConfigError> {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let config = parse(&path, &text)?;
+        let root = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok(Project {
+            root,
+            config_path: path,
+            config,
+        })
+    }
+
+    /// The output folder, absolute.
+    #[must_use]
+    pub fn output_dir(&self) -> PathBuf {
+        self.root.join(&self.config.output.dir)
+    }
+
+    /// The project name recorded as `source_owner`.
+    #[must_use]
+    pub fn name(&self) -> String {
+        self.config.project.name.clone().unwrap_or_else(|| {
+            self.root.file_name().map_or_else(
+                || "project".to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+    }
+}
+
+/// Parses and validates configuration text; `path` is used only in error messages.
+pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let invalid = |span: Option<Range<usize>>, message: String| {
+        let (line, column) = span.map_or((1, 1), |span| line_column(text, span.start));
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        }
+    };
+    let config: Config =
+        toml::from_str(text).map_err(|e| invalid(e.span(), e.message().to_string()))?;
+
+    if *config.version.get_ref() != CONFIG_VERSION {
+        return Err(invalid(
+            Some(config.version.span()),
+            format!(
+                "unsupported config version {}; this binary reads version {CONFIG_VERSION}",
+                config.version.get_ref()
+            ),
+        ));
+    }
+    let chunking = &config.chunking;
+    if *chunking.target_bytes.get_ref() < 64 {
+        return Err(invalid(
+            Some(chunking.target_bytes.span()),
+            "`target_bytes` must be at least 64".to_string(),
+        ));
+    }
+    if chunking.overlap_bytes.get_ref() * 2 > *chunking.target_bytes.get_ref() {
+        return Err(invalid(
+            Some(chunking.overlap_bytes.span()),
+            "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
+        ));
+    }
+    for pattern in config.sources.include.iter().chain(&config.sources.exclude) {
+        if let Err(error) = globset::Glob::new(pattern.get_ref()) {
+            return Err(invalid(
+                Some(pattern.span()),
+                format!("invalid glob `{}`: {}", pattern.get_ref(), error.kind()),
+            ));
+        }
+    }
+    if config.sources.include.is_empty() {
+        return Err(invalid(
+            None,
+            "`[sources] include` is empty: nothing would be compiled".to_string(),
+        ));
+    }
+    if Path::new(&config.output.dir).is_absolute()
+        || config
+            .output
+            .dir
+            .split(['/', '\\'])
+            .any(|part| part == "..")
+    {
+        return Err(invalid(
+            None,
+            "`[output] dir` must be a relative path inside the project".to_string(),
+        ));
+    }
+    Ok(config)
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// The commented default that `knowledge init` writes.
+pub const DEFAULT_CONFIG: &str = r#"# knowledge configuration. Reference: docs/configuration.md
+version = 1
+
+[project]
+# Recorded as the owner of every source in provenance. Defaults to this folder's name.
+# name = "my-project"
+
+[sources]
+# Globs relative to this folder. The output folder and .git are always excluded.
+include = ["**/*.md", "**/*.markdown", "**/*.txt"]
+exclude = []
+respect_gitignore = true
+follow_symlinks = true
+# Larger files are skipped with a warning.
+max_file_bytes = 4194304
+
+[chunking]
+# Chunks hold at most this many bytes of source text; code blocks are never split.
+target_bytes = 1600
+# A section split into several chunks repeats up to this many bytes at each boundary.
+overlap_bytes = 160
+
+[output]
+dir = ".hasna/knowledge"
+
+[embeddings]
+# "none": keyword search only, no network and no model.
+provider = "none"
+
+[wiki]
+
+[lint]
+
+[permissions]
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        parse(Path::new("kc.toml"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_default_config_parses() {
+        let config = parse(Path::new("kc.toml"), DEFAULT_CONFIG).unwrap();
+        assert_eq!(*config.chunking.target_bytes.get_ref(), 1600);
+        assert_eq!(config.output.dir, ".hasna/knowledge");
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        assert_eq!(
+            error_of("version = 1\n[chunking]\ntarget_bytes = \"big\"\n"),
+            "kc.toml:3:16: invalid type: string \"big\", expected u32"
+        );
+        assert!(
+            error_of("version = 1\n[sources]\nincldue = []\n")
+                .starts_with("kc.toml:3:1: unknown field `incldue`")
+        );
+        assert_eq!(
+            error_of("version = 1\n[chunking\n"),
+            "kc.toml:2:10: unclosed table, expected `]`"
+        );
+        assert_eq!(
+            error_of("version = 1\n[chunking]\ntarget_bytes = 100\noverlap_bytes = 90\n"),
+            "kc.toml:4:17: `overlap_bytes` must be at most half of `target_bytes`"
+        );
+        assert!(
+            error_of("version = 1\n[sources]\ninclude = [\"a/{b\"]\n")
+                .starts_with("kc.toml:3:12: invalid glob `a/{b`: unclosed alternate group")
+        );
+        assert_eq!(
+            error_of("version = 2\n"),
+            "kc.toml:1:11: unsupported config version 2; this binary reads version 1"
+        );
+        assert!(error_of("[output]\n").contains("missing field `version`"));
+        assert!(
+            error_of("version = 1\n[embeddings]\nprovider = \"magic\"\n")
+                .starts_with("kc.toml:3:12: unknown variant `magic`")
+        );
+    }
+}

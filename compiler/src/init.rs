@@ -1,0 +1,55 @@
+//! `knowledge init`: a commented `kc.toml` and the starter pages of the output folder.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
+
+const STARTER_WIKI: &str = "# Wiki\n\nHand-written pages in this folder are sources like any other: `knowledge build` indexes them\nand never overwrites them.\n";
+const STARTER_ROOT_INDEX: &str = "# Index\n\nThe catalog of this knowledge base. `knowledge build` keeps the generated index shards here.\n";
+
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("`{}` already exists (pass --force to overwrite it)", .0.display())]
+    Exists(PathBuf),
+    #[error("cannot write `{}`", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Writes `kc.toml` in `root` and the starter `wiki/README.md` and `indexes/root.md` in the default output
+/// folder. Returns the files written. Starter pages that exist are left alone.
+pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
+    let config_path = root.join(CONFIG_FILE);
+    if config_path.exists() && !force {
+        return Err(InitError::Exists(config_path));
+    }
+    let mut written = Vec::new();
+    write(&config_path, DEFAULT_CONFIG)?;
+    written.push(config_path);
+    let output = root.join(crate::config::OutputConfig::default().dir);
+    for (relative, text) in [
+        ("wiki/README.md", STARTER_WIKI),
+        ("indexes/root.md", STARTER_ROOT_INDEX),
+    ] {
+        let path = output.join(relative);
+        if !path.exists() {
+            write(&path, text)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), InitError> {
+    let wrap = |source| InitError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(wrap)?;
+    }
+    std::fs::write(path, text).map_err(wrap)
+}

@@ -1,0 +1,316 @@
+//! Keyword search over the index: one function that the CLI (and later the MCP server) calls.
+//!
+//! Any query text is safe: it is split into words, each word is quoted for FTS5, and the words are joined
+//! with OR, so FTS5 syntax in a query is only ever matched as text and a sentence-length query never
+//! requires all its words. BM25 (title weighted over body) picks a candidate pool; the pool is re-ranked by
+//! how many distinct query terms a chunk covers and whether it holds the query as a phrase, so results that
+//! match more of the query, and match it exactly, rank higher.
+
+use std::collections::HashSet;
+
+use rusqlite::{Connection, params};
+use rust_stemmers::{Algorithm, Stemmer};
+use serde::Serialize;
+
+/// Result kinds. Only source chunks exist in this version; the others come with the wiki and notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum ResultKind {
+    SourceChunk,
+    WikiPage,
+    IndexEntry,
+    LegacyItem,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: String,
+    pub limit: usize,
+    /// Empty means every kind.
+    pub kinds: Vec<ResultKind>,
+    /// The marks put around matched terms in snippets.
+    pub highlight: Highlight,
+}
+
+/// Marks around matched terms in snippets: Markdown bold for JSON and pipes, ANSI bold for terminals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Highlight {
+    #[default]
+    Markdown,
+    Ansi,
+}
+
+impl Highlight {
+    fn marks(self) -> (&'static str, &'static str) {
+        match self {
+            Highlight::Markdown => ("**", "**"),
+            Highlight::Ansi => ("\u{1b}[1m", "\u{1b}[0m"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub query: String,
+    /// The terms the query was reduced to, as matched.
+    pub terms: Vec<String>,
+    pub mode: &'static str,
+    pub degraded: bool,
+    pub results: Vec<SearchResult>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    pub kind: ResultKind,
+    pub id: String,
+    pub title: String,
+    pub text: String,
+    /// The best-matching passage, with matched terms between the request's highlight marks.
+    pub snippet: String,
+    pub score: f64,
+    pub scores: Scores,
+    pub source: SourceRef,
+    pub citation: Citation,
+    pub reason: Vec<&'static str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scores {
+    /// BM25 (higher is better) times the coverage and phrase boosts.
+    pub keyword: f64,
+    pub bm25: f64,
+    /// Fraction of distinct query terms the chunk contains.
+    pub coverage: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceRef {
+    pub uri: String,
+    pub path: String,
+    pub revision: String,
+    /// Content hash of the cited text.
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Citation {
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// Words that carry no meaning for ranking; dropped from a query unless it holds nothing else.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
+    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should",
+    "so", "that", "the", "their", "then", "there", "these", "this", "to", "was", "what", "when",
+    "where", "which", "who", "why", "will", "with", "you", "your",
+];
+
+/// At most this many distinct terms are searched; agents sometimes paste paragraphs.
+const MAX_TERMS: usize = 32;
+
+/// Runs a keyword search.
+pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<SearchResponse> {
+    let terms = query_terms(&request.query);
+    let mut response = SearchResponse {
+        query: request.query.clone(),
+        terms: terms.clone(),
+        mode: "keyword",
+        degraded: false,
+        results: Vec::new(),
+    };
+    let wants_chunks = request.kinds.is_empty() || request.kinds.contains(&ResultKind::SourceChunk);
+    if terms.is_empty() || request.limit == 0 || !wants_chunks {
+        return Ok(response);
+    }
+    let match_expression = terms
+        .iter()
+        .map(|term| format!("\"{}\"", term.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let pool = i64::try_from((request.limit * 4).max(50)).unwrap_or(i64::MAX);
+
+    let mut statement = conn.prepare_cached(
+        "SELECT c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset, c.start_line, c.end_line,
+                s.uri, s.path, -bm25(chunks_fts, 2.0, 1.0, 0.5),
+                snippet(chunks_fts, 1, ?2, ?3, '…', 24)
+         FROM chunks_fts JOIN chunks c ON c.seq = chunks_fts.rowid JOIN sources s ON s.id = c.source_id
+         WHERE chunks_fts MATCH ?1
+         ORDER BY bm25(chunks_fts, 2.0, 1.0, 0.5)
+         LIMIT ?4",
+    )?;
+    let stemmer = Stemmer::create(Algorithm::English);
+    let query_stems: Vec<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
+    let query_phrase = phrase_tokens(&request.query);
+    let (mark_start, mark_end) = request.highlight.marks();
+    let mut results = statement
+        .query_map(
+            params![match_expression, mark_start, mark_end, pool],
+            |row| {
+                let title: String = row.get(1)?;
+                let text: String = row.get(2)?;
+                let bm25: f64 = row.get(11)?;
+                Ok(SearchResult {
+                    kind: ResultKind::SourceChunk,
+                    id: row.get(0)?,
+                    snippet: row.get(12)?,
+                    score: bm25,
+                    scores: Scores {
+                        keyword: bm25,
+                        bm25,
+                        coverage: 0.0,
+                    },
+                    source: SourceRef {
+                        uri: row.get(9)?,
+                        path: row.get(10)?,
+                        revision: row.get(4)?,
+                        hash: row.get(3)?,
+                    },
+                    citation: Citation {
+                        start_offset: row.get(5)?,
+                        end_offset: row.get(6)?,
+                        start_line: row.get(7)?,
+                        end_line: row.get(8)?,
+                    },
+                    reason: Vec::new(),
+                    title,
+                    text,
+                })
+            },
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+
+    for result in &mut results {
+        rerank(result, &stemmer, &terms, &query_stems, &query_phrase);
+    }
+    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    results.truncate(request.limit);
+    response.results = results;
+    Ok(response)
+}
+
+/// Applies the coverage and phrase boosts and records why the result matched.
+fn rerank(
+    result: &mut SearchResult,
+    stemmer: &Stemmer,
+    terms: &[String],
+    query_stems: &[String],
+    phrase: &[String],
+) {
+    let body_tokens = words(&result.text);
+    let title_tokens = words(&result.title);
+    let body_stems: HashSet<String> = body_tokens.iter().map(|w| stem_word(stemmer, w)).collect();
+    let title_stems: HashSet<String> = title_tokens.iter().map(|w| stem_word(stemmer, w)).collect();
+    let exact: HashSet<&str> = body_tokens
+        .iter()
+        .chain(&title_tokens)
+        .map(String::as_str)
+        .collect();
+
+    let distinct: HashSet<&String> = query_stems.iter().collect();
+    let covered = distinct
+        .iter()
+        .filter(|s| body_stems.contains(**s) || title_stems.contains(**s))
+        .count();
+    let coverage = covered as f64 / distinct.len().max(1) as f64;
+    let has_phrase = phrase.len() >= 2 && body_tokens.windows(phrase.len()).any(|w| w == phrase);
+
+    let mut score = result.scores.bm25 * (1.0 + coverage);
+    if has_phrase {
+        score *= 1.5;
+    }
+    result.scores.coverage = coverage;
+    result.scores.keyword = score;
+    result.score = score;
+
+    if terms.iter().any(|t| exact.contains(t.as_str())) {
+        result.reason.push("exact_term");
+    }
+    if covered > 0 && terms.iter().all(|t| !exact.contains(t.as_str())) {
+        result.reason.push("stemmed_term");
+    }
+    if has_phrase {
+        result.reason.push("phrase_match");
+    }
+    if query_stems.iter().any(|s| title_stems.contains(s)) {
+        result.reason.push("title_match");
+    }
+    if distinct.len() > 1 && covered == distinct.len() {
+        result.reason.push("all_terms");
+    }
+}
+
+/// The distinct, lowercased search terms of a query: words split at whitespace and at characters FTS5
+/// treats specially, stopwords dropped unless nothing else is left.
+#[must_use]
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for word in
+        query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '\'')))
+    {
+        let word = word
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        if !word.is_empty() && !all.contains(&word) {
+            all.push(word);
+        }
+    }
+    let meaningful: Vec<String> = all
+        .iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .cloned()
+        .collect();
+    let mut terms = if meaningful.is_empty() {
+        all
+    } else {
+        meaningful
+    };
+    terms.truncate(MAX_TERMS);
+    terms
+}
+
+/// The query's words in order, lowercased, for phrase matching.
+fn phrase_tokens(query: &str) -> Vec<String> {
+    words(query)
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn stem_word(stemmer: &Stemmer, word: &str) -> String {
+    stemmer.stem(word).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_terms;
+
+    #[test]
+    fn query_terms_drop_fts_syntax_and_stopwords() {
+        assert_eq!(
+            query_terms("what are the ownership rules?"),
+            ["ownership", "rules"]
+        );
+        assert_eq!(
+            query_terms("NEAR(\"a\" b) AND title:x*"),
+            ["near", "b", "title:x"]
+        );
+        assert_eq!(
+            query_terms("the"),
+            ["the"],
+            "a query of stopwords keeps them"
+        );
+        assert_eq!(
+            query_terms("std::fs::read pkg.mod"),
+            ["std::fs::read", "pkg.mod"]
+        );
+        assert!(query_terms("  \"*^()  ").is_empty());
+    }
+}

@@ -1,0 +1,180 @@
+//! Finding and reading sources.
+//!
+//! The walk honours `.gitignore` (through the `ignore` crate, which ripgrep uses; walkdir alone would need a
+//! hand-written gitignore stack), the include and exclude globs, and never enters `.git` or the output
+//! folder, except the output folder's `wiki/`, where hand-written pages are sources like any other. Files that cannot be sources (binary, invalid UTF-8, too large, unreadable, symlink loops) are
+//! skipped with a reason that names the file, and the build goes on.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::config::Project;
+
+/// A file the walk selected, before it is read.
+#[derive(Debug, Clone)]
+pub struct FoundFile {
+    /// Relative to the project root, `/`-separated.
+    pub path: String,
+    pub absolute: PathBuf,
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch: with `size`, the cheap change check.
+    pub mtime_ns: i64,
+}
+
+/// Why a file is not a source.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    pub files: Vec<FoundFile>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Walks the project and returns the files the configuration selects, sorted by path.
+pub fn walk(project: &Project) -> Walk {
+    let sources = &project.config.sources;
+    let include = glob_set(sources.include.iter().map(|g| g.get_ref().as_str()));
+    let exclude = glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
+    let output_dir = project.output_dir();
+    let root = project.root.clone();
+
+    let mut builder = ignore::WalkBuilder::new(&root);
+    builder
+        .hidden(false)
+        .ignore(false)
+        .parents(false)
+        .git_global(false)
+        .git_ignore(sources.respect_gitignore)
+        .git_exclude(sources.respect_gitignore)
+        .require_git(false)
+        .follow_links(sources.follow_symlinks)
+        .sort_by_file_path(Ord::cmp)
+        .filter_entry(move |entry| {
+            let path = entry.path();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if is_dir && entry.file_name() == ".git" {
+                return false;
+            }
+            // In the output folder only `wiki/` holds sources: hand-written pages live there.
+            match path.strip_prefix(&output_dir) {
+                Ok(inside) => inside.as_os_str().is_empty() || inside.starts_with("wiki"),
+                Err(_) => true,
+            }
+        });
+
+    let mut walk = Walk::default();
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                walk.skipped.push(Skipped {
+                    path: error_path(&error, &root),
+                    reason: walk_error_reason(&error),
+                });
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = relative(entry.path(), &root);
+        if !include.is_match(&path) || exclude.is_match(&path) {
+            continue;
+        }
+        match entry.metadata() {
+            Ok(metadata) => {
+                if metadata.len() > sources.max_file_bytes {
+                    walk.skipped.push(Skipped {
+                        path,
+                        reason: format!(
+                            "too large: {} bytes, over `max_file_bytes` = {}",
+                            metadata.len(),
+                            sources.max_file_bytes
+                        ),
+                    });
+                    continue;
+                }
+                let mtime_ns = metadata
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+                walk.files.push(FoundFile {
+                    path,
+                    absolute: entry.into_path(),
+                    size: metadata.len(),
+                    mtime_ns,
+                });
+            }
+            Err(error) => walk.skipped.push(Skipped {
+                path,
+                reason: format!("unreadable: {error}"),
+            }),
+        }
+    }
+    walk
+}
+
+/// The text of a source, or why it is not one.
+pub fn read_text(file: &FoundFile) -> Result<String, String> {
+    let bytes = std::fs::read(&file.absolute).map_err(|error| format!("unreadable: {error}"))?;
+    // Git's heuristic: a NUL byte in the first 8 KiB means binary.
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err("binary file".to_string());
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        format!("invalid UTF-8 at line {line} (byte {})", valid.len())
+    })
+}
+
+fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        // Patterns were validated when the configuration was loaded.
+        if let Ok(glob) = Glob::new(pattern) {
+            builder.add(glob);
+        }
+    }
+    builder.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+fn relative(path: &Path, root: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn error_path(error: &ignore::Error, root: &Path) -> String {
+    match error {
+        ignore::Error::Loop { child, .. } => relative(child, root),
+        ignore::Error::WithPath { path, .. } => relative(path, root),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err, root)
+        }
+        _ => "(unknown path)".to_string(),
+    }
+}
+
+fn walk_error_reason(error: &ignore::Error) -> String {
+    match error {
+        ignore::Error::Loop { ancestor, .. } => {
+            format!("symlink loop back to `{}`", ancestor.display())
+        }
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => {
+            walk_error_reason(err)
+        }
+        other => format!("unreadable: {other}"),
+    }
+}

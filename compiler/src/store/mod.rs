@@ -1,0 +1,453 @@
+//! The SQLite index: the only place that knows SQL.
+//!
+//! `knowledge build` is the only writer, and each build's writes are one transaction: a killed build leaves
+//! the previous index intact, and a reader (WAL mode) never sees half a build. Readers open the file
+//! read-only. A file written in another format version is rebuilt from scratch, inside that same
+//! transaction.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+/// The index format this binary reads and writes. Bump it with any change to `sql/schema.sql`.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The index file's name inside the output folder.
+pub const DB_FILE: &str = "knowledge.db";
+
+const SCHEMA: &str = include_str!("sql/schema.sql");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("SQLite error on `{}`", path.display())]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("no index at `{}` (run `knowledge build` first)", .0.display())]
+    Missing(PathBuf),
+    #[error("the index at `{}` has format version {found}, this binary reads version {FORMAT_VERSION} (run `knowledge build` to rebuild it)", path.display())]
+    Format { path: PathBuf, found: String },
+}
+
+/// What the index holds about a source before a build.
+#[derive(Debug, Clone)]
+pub struct PriorSource {
+    pub id: i64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub revision: String,
+    pub chunk_count: u64,
+}
+
+/// What a build needs to know about the existing index.
+#[derive(Debug, Default)]
+pub struct Prior {
+    /// The file is new or in another format: the schema is (re)created by the build's transaction.
+    pub needs_schema: bool,
+    /// The pipeline fingerprint the index was derived with.
+    pub fingerprint: Option<String>,
+    pub sources: HashMap<String, PriorSource>,
+}
+
+/// One chunk row to insert.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub id: String,
+    pub ordinal: u32,
+    pub hash: String,
+    pub heading_path: String,
+    pub title: String,
+    pub text: String,
+    pub identifiers: String,
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub provenance: String,
+}
+
+/// A source whose derived rows are replaced.
+#[derive(Debug, Clone)]
+pub struct SourceRow {
+    pub path: String,
+    pub uri: String,
+    pub kind: &'static str,
+    pub mime: &'static str,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub revision: String,
+    pub title: String,
+    pub outline: String,
+    pub chunks: Vec<ChunkRow>,
+}
+
+/// A file whose content is unchanged but whose size or mtime moved: only its stat columns are updated.
+#[derive(Debug, Clone)]
+pub struct StatRow {
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunEvent {
+    pub kind: &'static str,
+    pub path: String,
+    pub old_revision: Option<String>,
+    pub new_revision: Option<String>,
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub tool_version: String,
+    pub fingerprint: String,
+    pub summary: String,
+}
+
+/// Everything one build writes, applied in one transaction.
+#[derive(Debug)]
+pub struct BuildWrite {
+    pub create_schema: bool,
+    /// Every source is re-derived: clear all chunks at once instead of source by source.
+    pub replace_all: bool,
+    pub upserts: Vec<SourceRow>,
+    pub removed: Vec<String>,
+    pub stats: Vec<StatRow>,
+    pub run: RunRow,
+    pub events: Vec<RunEvent>,
+}
+
+/// The writer's connection, held only by `knowledge build`.
+pub struct Store {
+    path: PathBuf,
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the index for a build.
+    pub fn open_for_build(path: &Path) -> Result<Store, StoreError> {
+        let wrap = |source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(wrap)?;
+        conn.pragma_update(None, "journal_mode", "wal")
+            .map_err(wrap)?;
+        conn.pragma_update(None, "synchronous", "normal")
+            .map_err(wrap)?;
+        conn.pragma_update(None, "foreign_keys", "off")
+            .map_err(wrap)?;
+        Ok(Store {
+            path: path.to_path_buf(),
+            conn,
+        })
+    }
+
+    fn wrap(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Reads what the index holds. A file in another format reads as empty and needs its schema rebuilt.
+    pub fn prior(&self) -> Result<Prior, StoreError> {
+        let version = read_format_version(&self.conn).map_err(|e| self.wrap(e))?;
+        if version.as_deref() != Some(&FORMAT_VERSION.to_string()) {
+            return Ok(Prior {
+                needs_schema: true,
+                ..Prior::default()
+            });
+        }
+        let fingerprint = meta(&self.conn, "fingerprint").map_err(|e| self.wrap(e))?;
+        let mut statement = self
+            .conn
+            .prepare("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources")
+            .map_err(|e| self.wrap(e))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    PriorSource {
+                        id: row.get(1)?,
+                        size: row.get::<_, i64>(2)?.cast_unsigned(),
+                        mtime_ns: row.get(3)?,
+                        revision: row.get(4)?,
+                        chunk_count: row.get::<_, i64>(5)?.cast_unsigned(),
+                    },
+                ))
+            })
+            .and_then(Iterator::collect::<Result<HashMap<_, _>, _>>)
+            .map_err(|e| self.wrap(e))?;
+        Ok(Prior {
+            needs_schema: false,
+            fingerprint,
+            sources: rows,
+        })
+    }
+
+    /// The ids of a source's current chunks.
+    pub fn chunk_ids(&self, source_id: i64) -> Result<Vec<String>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare_cached("SELECT id FROM chunks WHERE source_id = ?1")
+            .map_err(|e| self.wrap(e))?;
+        statement
+            .query_map([source_id], |row| row.get(0))
+            .and_then(Iterator::collect)
+            .map_err(|e| self.wrap(e))
+    }
+
+    /// Applies a build in one transaction.
+    pub fn commit(&mut self, write: &BuildWrite) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let wrap = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(wrap)?;
+        if write.create_schema {
+            drop_everything(&tx).map_err(wrap)?;
+            tx.execute_batch(SCHEMA).map_err(wrap)?;
+            set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
+        }
+        apply(&tx, write).map_err(wrap)?;
+        failpoint("before-commit");
+        tx.commit().map_err(wrap)?;
+        Ok(())
+    }
+}
+
+fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result<()> {
+    if write.replace_all {
+        tx.execute(
+            "INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')",
+            [],
+        )?;
+        tx.execute("DELETE FROM chunks", [])?;
+    }
+    for path in write.upserts.iter().map(|s| &s.path).chain(&write.removed) {
+        let source_id: Option<i64> = tx
+            .query_row("SELECT id FROM sources WHERE path = ?1", [path], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        if let Some(source_id) = source_id {
+            if !write.replace_all {
+                delete_chunks(tx, source_id)?;
+            }
+            tx.execute("DELETE FROM sources WHERE id = ?1", [source_id])?;
+        }
+    }
+
+    let mut insert_source = tx.prepare_cached(
+        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, chunk_count, indexed_run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    let mut insert_revision = tx.prepare_cached(
+        "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut insert_chunk = tx.prepare_cached(
+        "INSERT INTO chunks (id, source_id, ordinal, revision, hash, heading_path, title, text, identifiers,
+                             start_offset, end_offset, start_line, end_line, provenance)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    let mut insert_fts = tx.prepare_cached(
+        "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for source in &write.upserts {
+        insert_source.execute(params![
+            source.path,
+            source.uri,
+            source.kind,
+            source.mime,
+            sql_int(source.size),
+            source.mtime_ns,
+            source.revision,
+            source.title,
+            source.outline,
+            sql_int(source.chunks.len() as u64),
+            write.run.id,
+        ])?;
+        let source_id = tx.last_insert_rowid();
+        insert_revision.execute(params![
+            source.path,
+            source.revision,
+            sql_int(source.size),
+            write.run.id
+        ])?;
+        for chunk in &source.chunks {
+            insert_chunk.execute(params![
+                chunk.id,
+                source_id,
+                chunk.ordinal,
+                source.revision,
+                chunk.hash,
+                chunk.heading_path,
+                chunk.title,
+                chunk.text,
+                chunk.identifiers,
+                chunk.start_offset,
+                chunk.end_offset,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.provenance,
+            ])?;
+            insert_fts.execute(params![
+                tx.last_insert_rowid(),
+                chunk.title,
+                chunk.text,
+                chunk.identifiers
+            ])?;
+        }
+    }
+
+    let mut update_stat =
+        tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+    for stat in &write.stats {
+        update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
+    }
+
+    let run = &write.run;
+    tx.execute(
+        "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, summary)
+         VALUES (?1, ?2, ?3, 'succeeded', ?4, ?5, ?6)",
+        params![
+            run.id,
+            run.started_at,
+            run.finished_at,
+            run.tool_version,
+            run.fingerprint,
+            run.summary
+        ],
+    )?;
+    let mut insert_event = tx.prepare_cached(
+        "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for (seq, event) in write.events.iter().enumerate() {
+        insert_event.execute(params![
+            run.id,
+            sql_int(seq as u64),
+            event.kind,
+            event.path,
+            event.old_revision,
+            event.new_revision,
+            event.detail
+        ])?;
+    }
+    set_meta(tx, "fingerprint", &run.fingerprint)?;
+    set_meta(tx, "last_run", &run.id)?;
+    Ok(())
+}
+
+/// Removes a source's chunks from the keyword index and the chunk table. External-content FTS needs the
+/// indexed values to delete a row, so they are read back from `chunks` first.
+fn delete_chunks(tx: &rusqlite::Transaction<'_>, source_id: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
+         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE source_id = ?1",
+    )?
+    .execute([source_id])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE source_id = ?1")?
+        .execute([source_id])?;
+    Ok(())
+}
+
+fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let names = |sql: &str| -> rusqlite::Result<Vec<(String, String)>> {
+        tx.prepare(sql)?
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect()
+    };
+    // Virtual tables first: dropping one drops its shadow tables.
+    for (kind, name) in names(
+        "SELECT type, name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+    )? {
+        tx.execute_batch(&format!(
+            "DROP {kind} IF EXISTS \"{}\"",
+            name.replace('"', "\"\"")
+        ))?;
+    }
+    for (kind, name) in names(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'",
+    )? {
+        tx.execute_batch(&format!(
+            "DROP {kind} IF EXISTS \"{}\"",
+            name.replace('"', "\"\"")
+        ))?;
+    }
+    Ok(())
+}
+
+/// SQLite integers are signed 64-bit; sizes and counts never reach 2^63.
+fn sql_int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
+        row.get(0)
+    })
+    .optional()
+}
+
+fn read_format_version(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let has_meta: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta')",
+        [],
+        |row| row.get(0),
+    )?;
+    if has_meta {
+        meta(conn, "format_version")
+    } else {
+        Ok(None)
+    }
+}
+
+/// Opens an index for reading. Readers never write: the connection is read-only and checks the format.
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError::Missing(path.to_path_buf()));
+    }
+    let wrap = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(wrap)?;
+    let version = read_format_version(&conn).map_err(wrap)?;
+    if version.as_deref() != Some(&FORMAT_VERSION.to_string()) {
+        return Err(StoreError::Format {
+            path: path.to_path_buf(),
+            found: version.unwrap_or_else(|| "none".to_string()),
+        });
+    }
+    Ok(conn)
+}
+
+/// Test hook: `KNOWLEDGE_FAILPOINT=before-commit` aborts the process inside the build transaction, the
+/// way a kill would, so tests can prove the previous index survives.
+fn failpoint(name: &str) {
+    if std::env::var_os("KNOWLEDGE_FAILPOINT").is_some_and(|v| v == name) {
+        std::process::abort();
+    }
+}

@@ -1,0 +1,80 @@
+-- The knowledge index, format version 1. Documented in docs/schema.md.
+-- Every table is created in one transaction with the first build; a format change rebuilds the index.
+
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- One row per current source file.
+CREATE TABLE sources (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,          -- relative to the project root, '/'-separated
+    uri TEXT NOT NULL UNIQUE,           -- the stable source ref: 'file://' || path
+    kind TEXT NOT NULL,                 -- 'markdown' | 'text'
+    mime TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    revision TEXT NOT NULL,             -- content hash (BLAKE3, 128 bits, hex)
+    title TEXT NOT NULL,
+    outline TEXT NOT NULL,              -- JSON: kind, title, headings, links, front_matter
+    chunk_count INTEGER NOT NULL,
+    indexed_run TEXT NOT NULL           -- the run that last derived this source's rows
+);
+
+-- Every revision a source has had while indexed: an append-only history.
+CREATE TABLE source_revisions (
+    path TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    first_run TEXT NOT NULL,
+    PRIMARY KEY (path, revision)
+) WITHOUT ROWID;
+
+CREATE TABLE chunks (
+    seq INTEGER PRIMARY KEY,            -- the FTS rowid
+    id TEXT NOT NULL UNIQUE,            -- stable chunk id
+    source_id INTEGER NOT NULL REFERENCES sources(id),
+    ordinal INTEGER NOT NULL,
+    revision TEXT NOT NULL,             -- the source revision the offsets refer to
+    hash TEXT NOT NULL,                 -- content hash of text
+    heading_path TEXT NOT NULL,         -- JSON array of heading titles
+    title TEXT NOT NULL,                -- document title and heading path, as indexed
+    text TEXT NOT NULL,                 -- exactly source[start_offset..end_offset]
+    identifiers TEXT NOT NULL,          -- de-dotted parts of compound identifiers, as indexed
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    provenance TEXT NOT NULL            -- JSON, see docs/schema.md
+);
+CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
+
+-- Keyword index over chunks. External content: the text lives once, in `chunks`.
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    title, text, identifiers,
+    content = 'chunks', content_rowid = 'seq',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+-- One row per build that changed the index.
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    summary TEXT NOT NULL               -- JSON: the counters `knowledge build --json` prints
+);
+
+CREATE TABLE run_events (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,                 -- source_added | source_changed | source_removed | source_skipped
+    path TEXT NOT NULL,
+    old_revision TEXT,
+    new_revision TEXT,
+    detail TEXT,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;

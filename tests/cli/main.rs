@@ -1,0 +1,120 @@
+//! End-to-end tests of the `knowledge` binary: each runs the real executable in a temporary project.
+
+mod build;
+mod errors;
+mod search;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A temporary project and helpers to run `knowledge` in it.
+pub struct CliTest {
+    dir: tempfile::TempDir,
+}
+
+impl Default for CliTest {
+    fn default() -> Self {
+        CliTest::new()
+    }
+}
+
+impl CliTest {
+    /// A project with a default `kc.toml` (sources: every Markdown and text file).
+    pub fn new() -> Self {
+        let test = CliTest::empty();
+        test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n");
+        test
+    }
+
+    /// A folder with nothing in it.
+    pub fn empty() -> Self {
+        CliTest {
+            dir: tempfile::tempdir().expect("create a temp dir"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root().join(relative)
+    }
+
+    pub fn write(&self, relative: &str, contents: impl AsRef<[u8]>) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+
+    pub fn remove(&self, relative: &str) {
+        std::fs::remove_file(self.path(relative)).unwrap();
+    }
+
+    pub fn index(&self) -> PathBuf {
+        self.path(".hasna/knowledge/knowledge.db")
+    }
+
+    /// Runs `knowledge -C <root> ARGS` with `envs` set.
+    pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_knowledge"));
+        command
+            .arg("-C")
+            .arg(self.root())
+            .args(args)
+            .env_remove("KNOWLEDGE_FAILPOINT");
+        for (key, value) in envs {
+            command.env(key, value);
+        }
+        command.output().expect("run knowledge")
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with_env(args, &[])
+    }
+
+    /// Runs a command that must succeed and returns its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "`knowledge {}` failed with {:?}\nstdout:\n{}\nstderr:\n{}",
+            args.join(" "),
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// `knowledge build --json`, parsed.
+    pub fn build(&self) -> Value {
+        serde_json::from_str(&self.ok(&["build", "--json"])).expect("build --json prints JSON")
+    }
+
+    /// `knowledge search QUERY --json`, parsed.
+    pub fn search(&self, query: &str) -> Value {
+        serde_json::from_str(&self.ok(&["search", query, "--json"]))
+            .expect("search --json prints JSON")
+    }
+
+    /// The paths of the search results, in rank order.
+    pub fn result_paths(&self, query: &str) -> Vec<String> {
+        self.search(query)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"]["path"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

@@ -1,0 +1,193 @@
+//! `knowledge search`: ranked, cited results whose provenance resolves to the source bytes.
+
+use crate::{CliTest, stdout};
+
+fn corpus() -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "book/ownership.md",
+        "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\
+         ## Ownership Rules\n\nEach value has an owner. There can only be one owner at a time. When the owner goes \
+         out of scope, the value is dropped.\n\n## The Stack\n\nThe stack stores values in the order it gets them.\n",
+    );
+    test.write(
+        "book/borrowing.md",
+        "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n\n\
+         ```rust\nfn calculate_length(s: &String) -> usize {\n    s.len()\n}\n```\n",
+    );
+    test.write("book/io.md", "# File IO\n\nUse `std::fs::read_to_string` to read a file. The `serde_json.from_str` call parses.\n");
+    test.write(
+        "notes/misc.txt",
+        "Unrelated notes about gardening and tomatoes.\n",
+    );
+    test.build();
+    test
+}
+
+#[test]
+fn results_carry_provenance_that_resolves_to_the_source_bytes() {
+    let test = corpus();
+    let response = test.search("ownership rules");
+    let results = response["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for result in results {
+        assert_eq!(result["kind"], "source_chunk");
+        let path = result["source"]["path"].as_str().unwrap();
+        assert_eq!(result["source"]["uri"], format!("file://{path}"));
+        let bytes = std::fs::read(test.path(path)).unwrap();
+        let revision = knowledge_queries::content_hash(&bytes);
+        assert_eq!(
+            result["source"]["revision"], revision,
+            "the revision is the file's content hash"
+        );
+        let citation = &result["citation"];
+        let start = citation["start_offset"].as_u64().unwrap() as usize;
+        let end = citation["end_offset"].as_u64().unwrap() as usize;
+        let text = std::str::from_utf8(&bytes[start..end]).unwrap();
+        assert_eq!(result["text"], text, "the text is exactly the cited bytes");
+        assert_eq!(
+            result["source"]["hash"],
+            knowledge_queries::content_hash(text.as_bytes())
+        );
+        let first_line = bytes[..start].iter().filter(|&&b| b == b'\n').count() + 1;
+        let last_line = bytes[..end].iter().filter(|&&b| b == b'\n').count() + 1;
+        assert_eq!(citation["start_line"], first_line);
+        assert_eq!(citation["end_line"], last_line);
+        assert!(result["score"].as_f64().unwrap() > 0.0);
+        assert!(result["scores"]["keyword"].as_f64().is_some());
+        assert!(!result["reason"].as_array().unwrap().is_empty());
+    }
+    assert_eq!(
+        results[0]["title"], "Understanding Ownership > Ownership Rules",
+        "the section titled with both terms wins"
+    );
+    let reasons = results[0]["reason"].as_array().unwrap();
+    for reason in ["exact_term", "title_match", "all_terms", "phrase_match"] {
+        assert!(
+            reasons.contains(&serde_json::json!(reason)),
+            "{reason} in {reasons:?}"
+        );
+    }
+}
+
+#[test]
+fn a_sentence_length_query_does_not_require_every_word() {
+    let test = corpus();
+    let paths = test
+        .result_paths("how does the borrow checker keep references and memory safe in my program");
+    assert!(!paths.is_empty(), "matching some of the words is enough");
+    assert_eq!(paths[0], "book/borrowing.md", "{paths:?}");
+}
+
+#[test]
+fn fts_syntax_in_a_query_is_matched_as_text_never_an_error() {
+    let test = corpus();
+    for query in [
+        "\"unbalanced",
+        "NEAR(owner value)",
+        "owner AND OR NOT",
+        "title:ownership",
+        "*",
+        "owner*",
+        "^owner",
+        "(owner",
+        "a - b + c",
+        "'; DROP TABLE chunks; --",
+        "",
+        "   ",
+        "émoji 🦀 ünïcode",
+    ] {
+        let output = test.run(&["search", query, "--json"]);
+        assert!(
+            output.status.success(),
+            "query {query:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let response: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert!(response["results"].is_array(), "{query:?}");
+    }
+    assert_eq!(
+        test.result_paths("NEAR(owner value)")[0],
+        "book/ownership.md"
+    );
+}
+
+#[test]
+fn no_match_is_an_empty_result_not_an_error() {
+    let test = corpus();
+    let response = test.search("xylophone");
+    assert_eq!(response["results"], serde_json::json!([]));
+    assert_eq!(response["degraded"], false);
+    assert_eq!(response["mode"], "keyword");
+    let human = test.run(&["search", "xylophone"]);
+    assert!(human.status.success());
+    assert!(stdout(&human).contains("no results"));
+}
+
+#[test]
+fn parts_of_dotted_and_path_identifiers_are_searchable() {
+    let test = corpus();
+    assert_eq!(test.result_paths("read_to_string"), ["book/io.md"]);
+    assert_eq!(test.result_paths("std::fs::read_to_string"), ["book/io.md"]);
+    assert_eq!(test.result_paths("serde_json.from_str"), ["book/io.md"]);
+    assert_eq!(test.result_paths("json"), ["book/io.md"]);
+    assert_eq!(
+        test.result_paths("calculate_length"),
+        ["book/borrowing.md"],
+        "code blocks are indexed"
+    );
+}
+
+#[test]
+fn stemming_matches_other_forms_of_a_word() {
+    let test = corpus();
+    let response = test.search("governing");
+    assert_eq!(
+        response["results"][0]["source"]["path"],
+        "book/ownership.md"
+    );
+    let reasons = response["results"][0]["reason"].as_array().unwrap();
+    assert!(
+        reasons.contains(&serde_json::json!("stemmed_term")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn limit_and_kind_filter_results() {
+    let test = corpus();
+    let two = test.ok(&["search", "the", "--json", "--limit", "2"]);
+    let two: serde_json::Value = serde_json::from_str(&two).unwrap();
+    assert_eq!(two["results"].as_array().unwrap().len(), 2);
+    let none = test.ok(&["search", "ownership", "--json", "--kind", "wiki_page"]);
+    let none: serde_json::Value = serde_json::from_str(&none).unwrap();
+    assert_eq!(
+        none["results"],
+        serde_json::json!([]),
+        "there are no wiki pages yet"
+    );
+    let chunks = test.ok(&["search", "ownership", "--json", "--kind", "source_chunk"]);
+    let chunks: serde_json::Value = serde_json::from_str(&chunks).unwrap();
+    assert!(!chunks["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn the_human_format_shows_title_location_and_a_highlighted_snippet() {
+    let test = corpus();
+    let out = test.ok(&["search", "tomatoes"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let revision =
+        knowledge_queries::content_hash(&std::fs::read(test.path("notes/misc.txt")).unwrap());
+    assert_eq!(lines[0], "1. misc", "{out}");
+    assert!(
+        lines[1].starts_with(&format!(
+            "   notes/misc.txt:1  rev {}  score ",
+            &revision[..12]
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        lines[2], "   Unrelated notes about gardening and **tomatoes**.",
+        "{out}"
+    );
+}

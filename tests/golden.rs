@@ -1,0 +1,296 @@
+//! Golden tests: each `golden/<case>/input/` (a `kc.toml` and its sources) is built in a temporary copy,
+//! and the whole output tree is compared with `golden/<case>/expected/`. The SQLite index is compared as a
+//! sorted text dump without timestamps, run ids or mtimes. `KC_BLESS=1 cargo test --test golden` rewrites
+//! the expected files (and deletes orphans); CI never blesses.
+//!
+//! A case may have `steps/NN/`: files to overlay (an empty file named `NAME.deleted` deletes `NAME`), built
+//! after the previous step and compared with `expected-NN/`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use knowledge::build::{BuildSummary, Compiler, Silent};
+use knowledge::config::Project;
+
+#[test]
+fn golden_cases() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden");
+    let bless = std::env::var_os("KC_BLESS").is_some_and(|v| v == "1");
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for case in sorted_dirs(&golden) {
+        cases += 1;
+        if let Err(message) = run_case(&case, bless) {
+            failures.push(format!(
+                "{}: {message}",
+                case.file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    assert!(cases > 0, "no golden cases under {}", golden.display());
+    assert!(
+        failures.is_empty(),
+        "golden mismatches (re-bless with KC_BLESS=1 after review):\n{}",
+        failures.join("\n\n")
+    );
+}
+
+fn run_case(case: &Path, bless: bool) -> Result<(), String> {
+    let work = tempfile::tempdir().unwrap();
+    copy_tree(&case.join("input"), work.path());
+    let mut compiler = Compiler::new();
+    let mut outcome = Ok(());
+    let summary = build(&mut compiler, work.path());
+    check(
+        &render(work.path(), &summary),
+        &case.join("expected"),
+        bless,
+        &mut outcome,
+    );
+
+    let steps = case.join("steps");
+    if steps.is_dir() {
+        for step in sorted_dirs(&steps) {
+            let name = step.file_name().unwrap().to_string_lossy().into_owned();
+            overlay(&step, work.path());
+            let summary = build(&mut compiler, work.path());
+            check(
+                &render(work.path(), &summary),
+                &case.join(format!("expected-{name}")),
+                bless,
+                &mut outcome,
+            );
+        }
+    }
+    outcome
+}
+
+fn build(compiler: &mut Compiler, root: &Path) -> BuildSummary {
+    let project = Project::load(&root.join("kc.toml")).expect("the case's kc.toml loads");
+    compiler.build(&project, &Silent).expect("the case builds")
+}
+
+/// The output tree as files: every file under the output folder (the index as a text dump) plus the
+/// build summary's counters.
+fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
+    let project = Project::load(&root.join("kc.toml")).unwrap();
+    let output = project.output_dir();
+    let mut files = BTreeMap::new();
+    let mut tree = String::new();
+    for entry in walk(&output) {
+        let relative = entry
+            .strip_prefix(&output)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if relative.starts_with("knowledge.db-") {
+            continue; // WAL and shared-memory files come and go with connections.
+        }
+        let kind = if entry.is_dir() { "dir " } else { "file" };
+        writeln!(tree, "{kind} {relative}").unwrap();
+        if entry.is_file() && relative != "knowledge.db" {
+            files.insert(relative, std::fs::read_to_string(&entry).unwrap());
+        }
+    }
+    files.insert("tree.txt".to_string(), tree);
+    files.insert(
+        "knowledge.db.txt".to_string(),
+        dump_index(&output.join("knowledge.db")),
+    );
+    let mut counters = serde_json::json!({
+        "full_rebuild": summary.full_rebuild,
+        "wrote": summary.wrote,
+        "sources": summary.sources,
+        "chunks": summary.chunks,
+        "queries": summary.queries,
+        "skipped": summary.skipped,
+    });
+    counters["sources"]["scanned"] = summary.sources.scanned.into();
+    files.insert(
+        "summary.json".to_string(),
+        serde_json::to_string_pretty(&counters).unwrap() + "\n",
+    );
+    files
+}
+
+/// The index as sorted text rows, without timestamps, run ids, mtimes, row ids or the fingerprint (which
+/// hashes the compiler's own source).
+fn dump_index(path: &Path) -> String {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut out = String::new();
+    let sections: [(&str, &str); 5] = [
+        ("meta", "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run') ORDER BY key"),
+        (
+            "sources",
+            "SELECT path, uri, kind, mime, size, revision, title, chunk_count, outline FROM sources ORDER BY path",
+        ),
+        ("source_revisions", "SELECT path, revision, size FROM source_revisions ORDER BY path, revision"),
+        (
+            "chunks",
+            "SELECT s.path, c.ordinal, c.id, c.revision, c.hash, c.heading_path, c.title, c.start_offset, c.end_offset,
+                    c.start_line, c.end_line, c.identifiers, c.text, c.provenance
+             FROM chunks c JOIN sources s ON s.id = c.source_id ORDER BY s.path, c.ordinal",
+        ),
+        (
+            "run_events (latest run)",
+            "SELECT kind, path, old_revision, new_revision, detail FROM run_events
+             WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run') ORDER BY seq",
+        ),
+    ];
+    for (name, sql) in sections {
+        writeln!(out, "[{name}]").unwrap();
+        let mut statement = conn.prepare(sql).unwrap();
+        let columns: Vec<String> = statement.column_names().map(str::to_string).collect();
+        let mut rows = statement.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let values: Vec<String> = (0..columns.len())
+                .map(|i| {
+                    let value = match row.get_ref(i).unwrap() {
+                        rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                        rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                        rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                        rusqlite::types::ValueRef::Text(v) => {
+                            format!("{:?}", String::from_utf8_lossy(v))
+                        }
+                        rusqlite::types::ValueRef::Blob(v) => format!("blob({} bytes)", v.len()),
+                    };
+                    format!("{}={value}", columns[i])
+                })
+                .collect();
+            writeln!(out, "  {}", values.join(" | ")).unwrap();
+        }
+    }
+    let runs: i64 = conn
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    writeln!(out, "[runs]\n  count={runs}").unwrap();
+    out
+}
+
+fn check(
+    actual: &BTreeMap<String, String>,
+    expected_dir: &Path,
+    bless: bool,
+    outcome: &mut Result<(), String>,
+) {
+    if bless {
+        let _ = std::fs::remove_dir_all(expected_dir);
+        for (name, contents) in actual {
+            let path = expected_dir.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
+        return;
+    }
+    let mut expected = BTreeMap::new();
+    for path in walk(expected_dir).into_iter().filter(|p| p.is_file()) {
+        let name = path
+            .strip_prefix(expected_dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        expected.insert(name, std::fs::read_to_string(&path).unwrap());
+    }
+    let mut problems = Vec::new();
+    for name in expected.keys().filter(|k| !actual.contains_key(*k)) {
+        problems.push(format!(
+            "{name}: expected but not produced (orphaned expected file?)"
+        ));
+    }
+    for (name, contents) in actual {
+        match expected.get(name) {
+            None => problems.push(format!("{name}: produced but not expected")),
+            Some(want) if want != contents => {
+                problems.push(format!("{name} differs:\n{}", diff(want, contents)))
+            }
+            Some(_) => {}
+        }
+    }
+    if !problems.is_empty() && outcome.is_ok() {
+        *outcome = Err(format!(
+            "{}:\n{}",
+            expected_dir.display(),
+            problems.join("\n")
+        ));
+    }
+}
+
+/// The first differing lines, enough to see what changed.
+fn diff(want: &str, got: &str) -> String {
+    let mut out = String::new();
+    for (i, (w, g)) in want
+        .lines()
+        .zip(got.lines())
+        .enumerate()
+        .filter(|(_, (w, g))| w != g)
+        .take(5)
+    {
+        writeln!(out, "  line {}:\n    - {w}\n    + {g}", i + 1).unwrap();
+    }
+    if want.lines().count() != got.lines().count() {
+        writeln!(
+            out,
+            "  line count {} → {}",
+            want.lines().count(),
+            got.lines().count()
+        )
+        .unwrap();
+    }
+    out
+}
+
+fn overlay(step: &Path, root: &Path) {
+    for path in walk(step).into_iter().filter(|p| p.is_file()) {
+        let relative = path.strip_prefix(step).unwrap();
+        let target = root.join(relative);
+        if let Some(deleted) = relative.to_string_lossy().strip_suffix(".deleted") {
+            std::fs::remove_file(root.join(deleted)).unwrap();
+        } else {
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for path in walk(from) {
+        let target = to.join(path.strip_prefix(from).unwrap());
+        if path.is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// Every path under `dir`, sorted, folders included.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut entries: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        out.push(path.clone());
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+    }
+    out
+}
+
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|e| {
+            e.map(|e| e.unwrap().path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
