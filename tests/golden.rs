@@ -131,8 +131,9 @@ fn dump_index(path: &Path) -> String {
         (
             "chunks",
             "SELECT s.path, c.ordinal, c.id, c.revision, c.hash, c.heading_path, c.title, c.start_offset, c.end_offset,
-                    c.start_line, c.end_line, c.identifiers, c.text, c.provenance
-             FROM chunks c JOIN sources s ON s.id = c.source_id ORDER BY s.path, c.ordinal",
+                    c.start_line, c.end_line, c.identifiers, c.text, p.provenance
+             FROM chunks c JOIN sources s ON s.id = c.source_id JOIN chunk_provenance p ON p.chunk_id = c.id
+             ORDER BY s.path, c.ordinal",
         ),
         (
             "run_events (latest run)",

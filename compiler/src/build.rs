@@ -8,7 +8,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use knowledge_queries::{
@@ -76,7 +75,23 @@ pub struct BuildSummary {
     pub chunks: ChunkCounters,
     pub queries: QueryCounters,
     pub skipped: Vec<Skipped>,
+    /// Wall time per stage, in milliseconds.
+    pub stages_ms: StageTimes,
     pub wall_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageTimes {
+    /// Opening the index and reading what it holds.
+    pub open: u64,
+    /// Walking the tree and checking stats.
+    pub scan: u64,
+    /// Reading and hashing files whose stats moved.
+    pub read: u64,
+    /// Running the queries for changed sources.
+    pub compile: u64,
+    /// Building rows and committing the transaction.
+    pub write: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -154,8 +169,15 @@ impl Compiler {
             })?;
         }
         let index = output_dir.join(DB_FILE);
+        let mut stages = StageTimes::default();
+        let mut stage_clock = Instant::now();
+        let mut lap = |slot: &mut u64| {
+            *slot = elapsed_ms(stage_clock);
+            stage_clock = Instant::now();
+        };
         let mut store = Store::open_for_build(&index)?;
         let prior = store.prior()?;
+        lap(&mut stages.open);
         let fingerprint = fingerprint(project);
         let full_rebuild =
             prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
@@ -172,6 +194,7 @@ impl Compiler {
         let (to_read, unchanged) = split_by_stat(walk.files, &prior, full_rebuild);
         counters.unchanged = unchanged.len() as u64;
         counters.hashed = to_read.len() as u64;
+        lap(&mut stages.scan);
 
         reporter.stage("reading", to_read.len() as u64);
         let read: Vec<(FoundFile, Result<String, String>)> = to_read
@@ -240,8 +263,10 @@ impl Compiler {
             .collect();
         removed.sort();
         counters.removed = removed.len() as u64;
+        lap(&mut stages.read);
 
         let derived = self.derive(project, &pending, reporter);
+        lap(&mut stages.compile);
 
         // Chunk counters: ids that survive are reused; unchanged sources keep all of theirs.
         let mut chunk_counters = ChunkCounters::default();
@@ -254,14 +279,14 @@ impl Compiler {
         for path in &removed {
             chunk_counters.deleted += prior.sources[path].chunk_count;
         }
-        for (item, (_, chunks)) in pending.iter().zip(&derived) {
+        for (item, row) in pending.iter().zip(&derived) {
             let old: HashSet<String> = match &item.prior {
                 Some(p) if !prior.needs_schema => store.chunk_ids(p.id)?.into_iter().collect(),
                 _ => HashSet::new(),
             };
-            let kept = chunks.iter().filter(|c| old.contains(&c.id)).count() as u64;
+            let kept = row.chunks.iter().filter(|c| old.contains(&c.id)).count() as u64;
             chunk_counters.reused += kept;
-            chunk_counters.computed += chunks.len() as u64 - kept;
+            chunk_counters.computed += row.chunks.len() as u64 - kept;
             chunk_counters.deleted += old.len() as u64 - kept;
         }
         chunk_counters.total = chunk_counters.reused + chunk_counters.computed;
@@ -278,23 +303,25 @@ impl Compiler {
                 executed: self.db.executed_queries() - queries_before,
             },
             skipped,
+            stages_ms: StageTimes::default(),
             wall_ms: 0,
         };
         if wrote {
             let run_id = run_id(started_at);
             summary.run_id = Some(run_id.clone());
             let events = run_events(&pending, &removed, &prior, &summary.skipped);
-            let upserts = pending
-                .iter()
-                .zip(derived)
-                .map(|(item, (outline, chunks))| source_row(project, item, &outline, &chunks))
-                .collect();
+            let upserts = derived;
             summary.wall_ms = elapsed_ms(clock);
+            let replaced = pending
+                .iter()
+                .filter_map(|item| item.prior.as_ref().map(|p| p.id))
+                .chain(removed.iter().map(|path| prior.sources[path].id))
+                .collect();
             let write = BuildWrite {
                 create_schema: prior.needs_schema,
                 replace_all: full_rebuild,
                 upserts,
-                removed,
+                replaced,
                 stats,
                 run: RunRow {
                     id: run_id,
@@ -305,22 +332,25 @@ impl Compiler {
                     summary: serde_json::to_string(&summary).expect("summary serializes"),
                 },
                 events,
+                source_owner: project.name(),
             };
             reporter.stage("writing", 0);
             store.commit(&write)?;
             reporter.finish_stage();
         }
+        lap(&mut stages.write);
+        summary.stages_ms = stages;
         summary.wall_ms = elapsed_ms(clock);
         Ok(summary)
     }
 
-    /// Sets the inputs for the pending sources and runs their queries in parallel.
+    /// Sets the inputs for the pending sources, runs their queries in parallel and turns the results into rows.
     fn derive(
         &mut self,
         project: &Project,
         pending: &[Pending],
         reporter: &dyn Reporter,
-    ) -> Vec<(Outline, Arc<[Chunk]>)> {
+    ) -> Vec<SourceRow> {
         let chunking = &project.config.chunking;
         let (target, overlap) = (
             *chunking.target_bytes.get_ref(),
@@ -375,10 +405,11 @@ impl Compiler {
         reporter.stage("compiling", inputs.len() as u64);
         let derived = inputs
             .par_iter()
-            .map_with(self.db.clone(), |db, &file| {
-                let result = (outline(db, file).clone(), chunks(db, file));
+            .zip(pending)
+            .map_with(self.db.clone(), |db, (&file, item)| {
+                let row = source_row(item, outline(db, file), &chunks(db, file));
                 reporter.advance(1);
-                result
+                row
             })
             .collect();
         reporter.finish_stage();
@@ -420,43 +451,24 @@ fn fingerprint(project: &Project) -> String {
     content_hash(material.as_bytes())
 }
 
-fn source_row(project: &Project, item: &Pending, outline: &Outline, chunks: &[Chunk]) -> SourceRow {
+fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk]) -> SourceRow {
     let path = &item.found.path;
     let uri = format!("file://{path}");
     let kind = SourceKind::from_path(path);
-    let owner = project.name();
     let chunk_rows = chunks
         .iter()
-        .map(|chunk| {
-            let text = item.text[chunk.start as usize..chunk.end as usize].to_string();
-            let provenance = serde_json::json!({
-                "source_owner": owner,
-                "source_ref": uri,
-                "source_uri": format!("{uri}#L{}-L{}", chunk.start_line, chunk.end_line),
-                "source_kind": kind.as_str(),
-                "revision": item.revision,
-                "hash": chunk.hash,
-                "offsets": { "start": chunk.start, "end": chunk.end },
-                "lines": { "start": chunk.start_line, "end": chunk.end_line },
-                "read_only": true,
-                "citation_required": true,
-                "stale": false,
-            });
-            ChunkRow {
-                id: chunk.id.clone(),
-                ordinal: chunk.ordinal,
-                hash: chunk.hash.clone(),
-                heading_path: serde_json::to_string(&chunk.heading_path)
-                    .expect("strings serialize"),
-                title: chunk_title(&outline.title, &chunk.heading_path),
-                text,
-                identifiers: chunk.identifiers.clone(),
-                start_offset: chunk.start,
-                end_offset: chunk.end,
-                start_line: chunk.start_line,
-                end_line: chunk.end_line,
-                provenance: provenance.to_string(),
-            }
+        .map(|chunk| ChunkRow {
+            id: chunk.id.clone(),
+            ordinal: chunk.ordinal,
+            hash: chunk.hash.clone(),
+            heading_path: serde_json::to_string(&chunk.heading_path).expect("strings serialize"),
+            title: chunk_title(&outline.title, &chunk.heading_path),
+            text: item.text[chunk.start as usize..chunk.end as usize].to_string(),
+            identifiers: chunk.identifiers.clone(),
+            start_offset: chunk.start,
+            end_offset: chunk.end,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
         })
         .collect();
     SourceRow {

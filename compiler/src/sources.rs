@@ -55,7 +55,6 @@ pub fn walk(project: &Project) -> Walk {
         .git_exclude(sources.respect_gitignore)
         .require_git(false)
         .follow_links(sources.follow_symlinks)
-        .sort_by_file_path(Ord::cmp)
         .filter_entry(move |entry| {
             let path = entry.path();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
@@ -69,57 +68,83 @@ pub fn walk(project: &Project) -> Walk {
             }
         });
 
-    let mut walk = Walk::default();
-    for entry in builder.build() {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                walk.skipped.push(Skipped {
-                    path: error_path(&error, &root),
-                    reason: walk_error_reason(&error),
-                });
-                continue;
+    // The parallel walker: stat calls dominate a walk, and they run on every core.
+    let found = std::sync::Mutex::new(Walk::default());
+    let max_file_bytes = sources.max_file_bytes;
+    builder.build_parallel().run(|| {
+        Box::new(|entry| {
+            let outcome = classify(entry, &root, &include, &exclude, max_file_bytes);
+            let mut walk = found
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match outcome {
+                Some(Ok(file)) => walk.files.push(file),
+                Some(Err(skipped)) => walk.skipped.push(skipped),
+                None => {}
             }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+            ignore::WalkState::Continue
+        })
+    });
+    let mut walk = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    walk.files.sort_by(|a, b| a.path.cmp(&b.path));
+    walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    walk
+}
+
+/// What the walk makes of one entry: a source candidate, a skipped file, or nothing (a folder, or a file
+/// the globs do not select).
+fn classify(
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    root: &Path,
+    include: &GlobSet,
+    exclude: &GlobSet,
+    max_file_bytes: u64,
+) -> Option<Result<FoundFile, Skipped>> {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(error) => {
+            return Some(Err(Skipped {
+                path: error_path(&error, root),
+                reason: walk_error_reason(&error),
+            }));
         }
-        let path = relative(entry.path(), &root);
-        if !include.is_match(&path) || exclude.is_match(&path) {
-            continue;
-        }
-        match entry.metadata() {
-            Ok(metadata) => {
-                if metadata.len() > sources.max_file_bytes {
-                    walk.skipped.push(Skipped {
-                        path,
-                        reason: format!(
-                            "too large: {} bytes, over `max_file_bytes` = {}",
-                            metadata.len(),
-                            sources.max_file_bytes
-                        ),
-                    });
-                    continue;
-                }
-                let mtime_ns = metadata
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-                walk.files.push(FoundFile {
-                    path,
-                    absolute: entry.into_path(),
-                    size: metadata.len(),
-                    mtime_ns,
-                });
-            }
-            Err(error) => walk.skipped.push(Skipped {
+    };
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let path = relative(entry.path(), root);
+    if !include.is_match(&path) || exclude.is_match(&path) {
+        return None;
+    }
+    let metadata = match entry.metadata() {
+        Ok(metadata) => metadata,
+        Err(error) => {
+            return Some(Err(Skipped {
                 path,
                 reason: format!("unreadable: {error}"),
-            }),
+            }));
         }
+    };
+    if metadata.len() > max_file_bytes {
+        let reason = format!(
+            "too large: {} bytes, over `max_file_bytes` = {max_file_bytes}",
+            metadata.len()
+        );
+        return Some(Err(Skipped { path, reason }));
     }
-    walk
+    let mtime_ns = metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    Some(Ok(FoundFile {
+        path,
+        absolute: entry.into_path(),
+        size: metadata.len(),
+        mtime_ns,
+    }))
 }
 
 /// The text of a source, or why it is not one.

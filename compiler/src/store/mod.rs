@@ -66,7 +66,6 @@ pub struct ChunkRow {
     pub end_offset: u32,
     pub start_line: u32,
     pub end_line: u32,
-    pub provenance: String,
 }
 
 /// A source whose derived rows are replaced.
@@ -118,10 +117,13 @@ pub struct BuildWrite {
     /// Every source is re-derived: clear all chunks at once instead of source by source.
     pub replace_all: bool,
     pub upserts: Vec<SourceRow>,
-    pub removed: Vec<String>,
+    /// Ids of the prior rows of changed and removed sources: their rows are deleted first.
+    pub replaced: Vec<i64>,
     pub stats: Vec<StatRow>,
     pub run: RunRow,
     pub events: Vec<RunEvent>,
+    /// The project name, recorded as `source_owner` in provenance.
+    pub source_owner: String,
 }
 
 /// The writer's connection, held only by `knowledge build`.
@@ -233,18 +235,12 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
         )?;
         tx.execute("DELETE FROM chunks", [])?;
     }
-    for path in write.upserts.iter().map(|s| &s.path).chain(&write.removed) {
-        let source_id: Option<i64> = tx
-            .query_row("SELECT id FROM sources WHERE path = ?1", [path], |row| {
-                row.get(0)
-            })
-            .optional()?;
-        if let Some(source_id) = source_id {
-            if !write.replace_all {
-                delete_chunks(tx, source_id)?;
-            }
-            tx.execute("DELETE FROM sources WHERE id = ?1", [source_id])?;
+    let mut delete_source = tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?;
+    for &source_id in &write.replaced {
+        if !write.replace_all {
+            delete_chunks(tx, source_id)?;
         }
+        delete_source.execute([source_id])?;
     }
 
     let mut insert_source = tx.prepare_cached(
@@ -256,8 +252,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
     )?;
     let mut insert_chunk = tx.prepare_cached(
         "INSERT INTO chunks (id, source_id, ordinal, revision, hash, heading_path, title, text, identifiers,
-                             start_offset, end_offset, start_line, end_line, provenance)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                             start_offset, end_offset, start_line, end_line)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     let mut insert_fts = tx.prepare_cached(
         "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)",
@@ -298,7 +294,6 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
                 chunk.end_offset,
                 chunk.start_line,
                 chunk.end_line,
-                chunk.provenance,
             ])?;
             insert_fts.execute(params![
                 tx.last_insert_rowid(),
@@ -344,6 +339,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
         ])?;
     }
     set_meta(tx, "fingerprint", &run.fingerprint)?;
+    set_meta(tx, "source_owner", &write.source_owner)?;
     set_meta(tx, "last_run", &run.id)?;
     Ok(())
 }

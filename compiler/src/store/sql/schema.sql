@@ -10,7 +10,7 @@ CREATE TABLE meta (
 CREATE TABLE sources (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,          -- relative to the project root, '/'-separated
-    uri TEXT NOT NULL UNIQUE,           -- the stable source ref: 'file://' || path
+    uri TEXT NOT NULL,                  -- the stable source ref: 'file://' || path
     kind TEXT NOT NULL,                 -- 'markdown' | 'text'
     mime TEXT NOT NULL,
     size INTEGER NOT NULL,
@@ -45,10 +45,28 @@ CREATE TABLE chunks (
     start_offset INTEGER NOT NULL,
     end_offset INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    provenance TEXT NOT NULL            -- JSON, see docs/schema.md
+    end_line INTEGER NOT NULL
 );
 CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
+
+-- The provenance of every chunk as the design's JSON object, derived from the columns it restates, so it
+-- can never disagree with them.
+CREATE VIEW chunk_provenance AS
+SELECT c.id AS chunk_id,
+       json_object(
+           'source_owner', (SELECT value FROM meta WHERE key = 'source_owner'),
+           'source_ref', s.uri,
+           'source_uri', s.uri || '#L' || c.start_line || '-L' || c.end_line,
+           'source_kind', s.kind,
+           'revision', c.revision,
+           'hash', c.hash,
+           'offsets', json_object('start', c.start_offset, 'end', c.end_offset),
+           'lines', json_object('start', c.start_line, 'end', c.end_line),
+           'read_only', json('true'),
+           'citation_required', json('true'),
+           'stale', json(CASE WHEN c.revision = s.revision THEN 'false' ELSE 'true' END)
+       ) AS provenance
+FROM chunks c JOIN sources s ON s.id = c.source_id;
 
 -- Keyword index over chunks. External content: the text lives once, in `chunks`.
 CREATE VIRTUAL TABLE chunks_fts USING fts5(

@@ -1,0 +1,242 @@
+//! Build and search benchmarks on the shared corpora: `cargo bench -p knowledge --bench build [CORPUS...]`.
+//!
+//! For each corpus under `../shared/corpora` it copies the files into a temporary project (the shared copy
+//! is never written) and measures, in this process unless noted:
+//! - cold build: a fresh index, median of 3;
+//! - the floor: the same chunk rows inserted raw into an FTS5 table with the same tokenizer, in one
+//!   transaction with a prepared statement (WAL, `synchronous=normal`), median of 3;
+//! - no-op rebuild with a fresh `Compiler`, as a new process would start, median of 5, and the same
+//!   through the `knowledge build` binary, so process start-up is counted;
+//! - one-file-edit rebuild (an appended line), median of 5, each on a different file;
+//! - `knowledge search` process time over 50 queries drawn from the corpus' own headings: p50 and p95.
+//!
+//! It prints a Markdown table for `docs/performance.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use knowledge::build::{Compiler, Silent};
+use knowledge::config::Project;
+
+const CORPORA: [(&str, &str); 3] = [
+    ("rust-rfcs", "rust-rfcs/text"),
+    ("rust-book", "rust-book/src"),
+    ("tldr", "tldr"),
+];
+
+fn main() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
+    let wanted: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    println!(
+        "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 | search p95 |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (name, relative) in CORPORA {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
+            continue;
+        }
+        let source = shared.join(relative);
+        if !source.is_dir() {
+            eprintln!("skipping {name}: {} not found", source.display());
+            continue;
+        }
+        bench_corpus(name, &source);
+    }
+}
+
+fn bench_corpus(name: &str, source: &Path) {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    let (files, bytes) = copy_markdown(source, &root.join("corpus"));
+    std::fs::write(
+        root.join("kc.toml"),
+        "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n",
+    )
+    .unwrap();
+    let project = Project::load(&root.join("kc.toml")).unwrap();
+    let index_dir = project.output_dir();
+
+    let cold = median(3, || {
+        let _ = std::fs::remove_dir_all(&index_dir);
+        let start = Instant::now();
+        let summary = Compiler::new().build(&project, &Silent).unwrap();
+        assert_eq!(summary.sources.added as usize, files);
+        start.elapsed()
+    });
+    let floor = median(3, || {
+        fts5_floor(&index_dir.join("knowledge.db"), &root.join("floor.db"))
+    });
+    let noop = median(5, || {
+        let start = Instant::now();
+        let summary = Compiler::new().build(&project, &Silent).unwrap();
+        assert!(!summary.wrote);
+        start.elapsed()
+    });
+    let binary = env!("CARGO_BIN_EXE_knowledge");
+    let noop_process = median(5, || {
+        let start = Instant::now();
+        let status = Command::new(binary)
+            .args(["-C", root.to_str().unwrap(), "build", "--json"])
+            .output()
+            .unwrap();
+        assert!(status.status.success());
+        start.elapsed()
+    });
+    let targets = edit_targets(&root.join("corpus"), 5);
+    let mut edits = targets.iter().map(|path| {
+        let mut text = std::fs::read_to_string(path).unwrap();
+        text.push_str("\nAn appended line for the one-file-edit benchmark.\n");
+        std::fs::write(path, text).unwrap();
+        let start = Instant::now();
+        let summary = Compiler::new().build(&project, &Silent).unwrap();
+        assert_eq!(summary.sources.changed, 1);
+        start.elapsed()
+    });
+    let edit = median(targets.len(), || edits.next().unwrap());
+
+    let queries = sample_queries(&index_dir.join("knowledge.db"), 50);
+    let mut search_times: Vec<Duration> = queries
+        .iter()
+        .map(|query| {
+            let start = Instant::now();
+            let output = Command::new(binary)
+                .args([
+                    "-C",
+                    root.to_str().unwrap(),
+                    "search",
+                    query,
+                    "--json",
+                    "--limit",
+                    "10",
+                ])
+                .output()
+                .unwrap();
+            assert!(output.status.success());
+            start.elapsed()
+        })
+        .collect();
+    search_times.sort();
+    let p50 = search_times[search_times.len() / 2];
+    let p95 = search_times[(search_times.len() * 95 / 100).min(search_times.len() - 1)];
+
+    let mb = bytes as f64 / 1e6;
+    println!(
+        "| {name} | {files} | {mb:.1} | {} | {:.1} | {} | {:.2}× | {} | {} | {} | {:.2}× | {} | {} |",
+        ms(cold),
+        mb / cold.as_secs_f64(),
+        ms(floor),
+        cold.as_secs_f64() / floor.as_secs_f64(),
+        ms(noop),
+        ms(noop_process),
+        ms(edit),
+        edit.as_secs_f64() / noop.as_secs_f64(),
+        ms(p50),
+        ms(p95),
+    );
+}
+
+/// Inserts the index's chunk rows into a fresh FTS5 table: what any FTS-backed indexer must at least do.
+fn fts5_floor(index: &Path, floor: &Path) -> Duration {
+    let source = rusqlite::Connection::open(index).unwrap();
+    let rows: Vec<(String, String, String)> = source
+        .prepare("SELECT title, text, identifiers FROM chunks")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", floor.display()));
+    }
+    let start = Instant::now();
+    let mut conn = rusqlite::Connection::open(floor).unwrap();
+    conn.pragma_update(None, "journal_mode", "wal").unwrap();
+    conn.pragma_update(None, "synchronous", "normal").unwrap();
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE t USING fts5(title, text, identifiers, tokenize = 'porter unicode61 remove_diacritics 2')",
+    )
+    .unwrap();
+    let tx = conn.transaction().unwrap();
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO t (title, text, identifiers) VALUES (?1, ?2, ?3)")
+            .unwrap();
+        for (title, text, identifiers) in &rows {
+            insert.execute([title, text, identifiers]).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    start.elapsed()
+}
+
+/// Queries made from the corpus' own section titles, so that every query has real matches.
+fn sample_queries(index: &Path, count: usize) -> Vec<String> {
+    let conn = rusqlite::Connection::open(index).unwrap();
+    let titles: Vec<String> = conn
+        .prepare("SELECT DISTINCT title FROM chunks ORDER BY hash LIMIT ?1")
+        .unwrap()
+        .query_map([count as i64], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    titles
+        .into_iter()
+        .map(|t| t.rsplit(" > ").next().unwrap_or(&t).to_string())
+        .collect()
+}
+
+fn edit_targets(dir: &Path, count: usize) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walk_files(dir);
+    files.sort();
+    let step = (files.len() / count).max(1);
+    files.into_iter().step_by(step).take(count).collect()
+}
+
+fn copy_markdown(from: &Path, to: &Path) -> (usize, u64) {
+    let mut count = 0;
+    let mut bytes = 0;
+    for path in walk_files(from) {
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let target = to.join(path.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        bytes += std::fs::copy(&path, &target).unwrap();
+        count += 1;
+    }
+    (count, bytes)
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..runs).map(|_| f()).collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    if d.as_secs_f64() >= 1.0 {
+        format!("{:.2} s", d.as_secs_f64())
+    } else {
+        format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+    }
+}
