@@ -534,13 +534,16 @@ fn run_events(
     events
 }
 
+/// A run id unique across processes (pid) and across builds of one process (a counter), ordered by time.
 fn run_id(started_at: SystemTime) -> String {
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let stamp: String = humantime::format_rfc3339_millis(started_at)
         .to_string()
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .collect();
-    format!("run-{stamp}-{}", std::process::id())
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("run-{stamp}-{}-{n}", std::process::id())
 }
 
 fn elapsed_ms(clock: Instant) -> u64 {
