@@ -367,3 +367,53 @@ fn gitignore_and_exclude_globs_are_respected() {
         "dot folders are sources, unlike in qmd"
     );
 }
+
+#[test]
+fn a_reader_keeps_a_consistent_snapshot_while_a_build_commits() {
+    let test = fixture();
+    test.build();
+    let reader = rusqlite::Connection::open_with_flags(
+        test.index(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let count = |sql: &str| {
+        reader
+            .query_row(sql, [], |row| row.get::<_, i64>(0))
+            .unwrap()
+    };
+    reader.execute_batch("BEGIN").unwrap();
+    assert_eq!(count("SELECT count(*) FROM sources"), 3);
+
+    test.write("docs/new.md", "# New\n\nA new page about the numbat.\n");
+    test.remove("notes/todo.txt");
+    let summary = test.build();
+    assert_eq!(
+        (
+            summary["sources"]["added"].as_u64(),
+            summary["sources"]["removed"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+
+    // The open read transaction still sees the index as it was, whole.
+    assert_eq!(count("SELECT count(*) FROM sources"), 3);
+    assert_eq!(
+        count("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'quokka'"),
+        1
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'numbat'"),
+        0
+    );
+    reader.execute_batch("COMMIT").unwrap();
+    // A new read sees the whole new build.
+    assert_eq!(
+        count("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'quokka'"),
+        0
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'numbat'"),
+        1
+    );
+}
