@@ -363,22 +363,17 @@ fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
             .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
             .collect()
     };
-    // Virtual tables first: dropping one drops its shadow tables.
-    for (kind, name) in names(
+    // Virtual tables first: dropping one drops its shadow tables, which the second query would list.
+    for sql in [
         "SELECT type, name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'",
-    )? {
-        tx.execute_batch(&format!(
-            "DROP {kind} IF EXISTS \"{}\"",
-            name.replace('"', "\"\"")
-        ))?;
-    }
-    for (kind, name) in names(
         "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'",
-    )? {
-        tx.execute_batch(&format!(
-            "DROP {kind} IF EXISTS \"{}\"",
-            name.replace('"', "\"\"")
-        ))?;
+    ] {
+        for (kind, name) in names(sql)? {
+            tx.execute_batch(&format!(
+                "DROP {kind} IF EXISTS \"{}\"",
+                name.replace('"', "\"\"")
+            ))?;
+        }
     }
     Ok(())
 }
