@@ -17,17 +17,9 @@ fn main() {
     // FNV-1a over relative path and contents: stable across platforms and enough to detect a change.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for file in &files {
-        let relative = file
-            .strip_prefix(crate_dir)
-            .expect("file is under the crate folder");
+        let relative = file.strip_prefix(crate_dir).expect("file is under the crate folder");
         let bytes = fs::read(file).expect("read source file");
-        for byte in relative
-            .to_string_lossy()
-            .as_bytes()
-            .iter()
-            .chain(&[0u8])
-            .chain(&bytes)
-        {
+        for byte in relative.to_string_lossy().as_bytes().iter().chain(&[0u8]).chain(&bytes) {
             hash ^= u64::from(*byte);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }

@@ -22,10 +22,7 @@ fn golden_cases() {
     for case in sorted_dirs(&golden) {
         cases += 1;
         if let Err(message) = run_case(&case, bless) {
-            failures.push(format!(
-                "{}: {message}",
-                case.file_name().unwrap().to_string_lossy()
-            ));
+            failures.push(format!("{}: {message}", case.file_name().unwrap().to_string_lossy()));
         }
     }
     assert!(cases > 0, "no golden cases under {}", golden.display());
@@ -42,12 +39,7 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let mut compiler = Compiler::new();
     let mut outcome = Ok(());
     let summary = build(&mut compiler, work.path());
-    check(
-        &render(work.path(), &summary),
-        &case.join("expected"),
-        bless,
-        &mut outcome,
-    );
+    check(&render(work.path(), &summary), &case.join("expected"), bless, &mut outcome);
 
     let steps = case.join("steps");
     if steps.is_dir() {
@@ -55,12 +47,7 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
             let name = step.file_name().unwrap().to_string_lossy().into_owned();
             overlay(&step, work.path());
             let summary = build(&mut compiler, work.path());
-            check(
-                &render(work.path(), &summary),
-                &case.join(format!("expected-{name}")),
-                bless,
-                &mut outcome,
-            );
+            check(&render(work.path(), &summary), &case.join(format!("expected-{name}")), bless, &mut outcome);
         }
     }
     outcome
@@ -79,11 +66,7 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
     let mut tree = String::new();
     for entry in walk(&output) {
-        let relative = entry
-            .strip_prefix(&output)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+        let relative = entry.strip_prefix(&output).unwrap().to_string_lossy().replace('\\', "/");
         if relative.starts_with("knowledge.db-") {
             continue; // WAL and shared-memory files come and go with connections.
         }
@@ -94,10 +77,7 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         }
     }
     files.insert("tree.txt".to_string(), tree);
-    files.insert(
-        "knowledge.db.txt".to_string(),
-        dump_index(&output.join("knowledge.db")),
-    );
+    files.insert("knowledge.db.txt".to_string(), dump_index(&output.join("knowledge.db")));
     let mut counters = serde_json::json!({
         "full_rebuild": summary.full_rebuild,
         "wrote": summary.wrote,
@@ -107,19 +87,14 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         "skipped": summary.skipped,
     });
     counters["sources"]["scanned"] = summary.sources.scanned.into();
-    files.insert(
-        "summary.json".to_string(),
-        serde_json::to_string_pretty(&counters).unwrap() + "\n",
-    );
+    files.insert("summary.json".to_string(), serde_json::to_string_pretty(&counters).unwrap() + "\n");
     files
 }
 
 /// The index as sorted text rows, without timestamps, run ids, mtimes, row ids or the fingerprint (which
 /// hashes the compiler's own source).
 fn dump_index(path: &Path) -> String {
-    let conn =
-        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
+    let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut out = String::new();
     let sections: [(&str, &str); 5] = [
         ("meta", "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run') ORDER BY key"),
@@ -164,19 +139,12 @@ fn dump_index(path: &Path) -> String {
             writeln!(out, "  {}", values.join(" | ")).unwrap();
         }
     }
-    let runs: i64 = conn
-        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
-        .unwrap();
+    let runs: i64 = conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap();
     writeln!(out, "[runs]\n  count={runs}").unwrap();
     out
 }
 
-fn check(
-    actual: &BTreeMap<String, String>,
-    expected_dir: &Path,
-    bless: bool,
-    outcome: &mut Result<(), String>,
-) {
+fn check(actual: &BTreeMap<String, String>, expected_dir: &Path, bless: bool, outcome: &mut Result<(), String>) {
     if bless {
         let _ = std::fs::remove_dir_all(expected_dir);
         for (name, contents) in actual {
@@ -188,57 +156,33 @@ fn check(
     }
     let mut expected = BTreeMap::new();
     for path in walk(expected_dir).into_iter().filter(|p| p.is_file()) {
-        let name = path
-            .strip_prefix(expected_dir)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+        let name = path.strip_prefix(expected_dir).unwrap().to_string_lossy().replace('\\', "/");
         expected.insert(name, std::fs::read_to_string(&path).unwrap());
     }
     let mut problems = Vec::new();
     for name in expected.keys().filter(|k| !actual.contains_key(*k)) {
-        problems.push(format!(
-            "{name}: expected but not produced (orphaned expected file?)"
-        ));
+        problems.push(format!("{name}: expected but not produced (orphaned expected file?)"));
     }
     for (name, contents) in actual {
         match expected.get(name) {
             None => problems.push(format!("{name}: produced but not expected")),
-            Some(want) if want != contents => {
-                problems.push(format!("{name} differs:\n{}", diff(want, contents)))
-            }
+            Some(want) if want != contents => problems.push(format!("{name} differs:\n{}", diff(want, contents))),
             Some(_) => {}
         }
     }
     if !problems.is_empty() && outcome.is_ok() {
-        *outcome = Err(format!(
-            "{}:\n{}",
-            expected_dir.display(),
-            problems.join("\n")
-        ));
+        *outcome = Err(format!("{}:\n{}", expected_dir.display(), problems.join("\n")));
     }
 }
 
 /// The first differing lines, enough to see what changed.
 fn diff(want: &str, got: &str) -> String {
     let mut out = String::new();
-    for (i, (w, g)) in want
-        .lines()
-        .zip(got.lines())
-        .enumerate()
-        .filter(|(_, (w, g))| w != g)
-        .take(5)
-    {
+    for (i, (w, g)) in want.lines().zip(got.lines()).enumerate().filter(|(_, (w, g))| w != g).take(5) {
         writeln!(out, "  line {}:\n    - {w}\n    + {g}", i + 1).unwrap();
     }
     if want.lines().count() != got.lines().count() {
-        writeln!(
-            out,
-            "  line count {} → {}",
-            want.lines().count(),
-            got.lines().count()
-        )
-        .unwrap();
+        writeln!(out, "  line count {} → {}", want.lines().count(), got.lines().count()).unwrap();
     }
     out
 }
@@ -286,11 +230,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|e| {
-            e.map(|e| e.unwrap().path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
+        .map(|e| e.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect())
         .unwrap_or_default();
     dirs.sort();
     dirs

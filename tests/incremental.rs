@@ -18,11 +18,7 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let root = dir.path();
     std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
     for name in ["a", "b", "c"] {
-        std::fs::write(
-            root.join(format!("{name}.md")),
-            format!("# {name}\n\nText of {name}.\n"),
-        )
-        .unwrap();
+        std::fs::write(root.join(format!("{name}.md")), format!("# {name}\n\nText of {name}.\n")).unwrap();
     }
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
@@ -35,19 +31,12 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
 
     std::fs::write(root.join("b.md"), "# b\n\nText of b, edited.\n").unwrap();
     let third = build(&mut compiler, root);
-    assert_eq!(
-        third.queries.executed, 3,
-        "parse, outline and chunks of b only"
-    );
+    assert_eq!(third.queries.executed, 3, "parse, outline and chunks of b only");
     assert_eq!(third.sources.changed, 1);
 
     // A chunking change re-derives every source's rows; the kept database re-runs only `chunks`, since no
     // text changed and `parse` and `outline` do not read the settings.
-    std::fs::write(
-        root.join("kc.toml"),
-        "version = 1\n[chunking]\ntarget_bytes = 100\noverlap_bytes = 10\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("kc.toml"), "version = 1\n[chunking]\ntarget_bytes = 100\noverlap_bytes = 10\n").unwrap();
     let fourth = build(&mut compiler, root);
     assert!(fourth.full_rebuild);
     assert_eq!(fourth.sources.changed, 3);

@@ -7,13 +7,7 @@ fn every_rust_file_opens_with_a_module_doc() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut missing = Vec::new();
     let mut checked = 0;
-    for dir in [
-        "compiler/src",
-        "compiler/benches",
-        "compiler/build.rs",
-        "queries/src",
-        "tests",
-    ] {
+    for dir in ["compiler/src", "compiler/benches", "compiler/build.rs", "queries/src", "tests"] {
         for file in rust_files(&root.join(dir)) {
             checked += 1;
             let text = std::fs::read_to_string(&file).unwrap();
@@ -23,10 +17,7 @@ fn every_rust_file_opens_with_a_module_doc() {
         }
     }
     assert!(checked > 10, "the walk found the sources");
-    assert!(
-        missing.is_empty(),
-        "files without a leading `//!` doc: {missing:#?}"
-    );
+    assert!(missing.is_empty(), "files without a leading `//!` doc: {missing:#?}");
 }
 
 fn rust_files(path: &Path) -> Vec<PathBuf> {

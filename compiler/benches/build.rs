@@ -8,7 +8,8 @@
 //! - no-op rebuild with a fresh `Compiler`, as a new process would start, median of 5, and the same
 //!   through the `knowledge build` binary, so process start-up is counted;
 //! - one-file-edit rebuild (an appended line), median of 5, each on a different file;
-//! - `knowledge search` process time over 50 queries drawn from the corpus' own headings: p50 and p95.
+//! - `knowledge search` process time over 50 queries drawn from the corpus' own headings: p50 and p95;
+//! - the same queries in process on one read-only connection, 200 calls: p50 and p95.
 //!
 //! It prints a Markdown table for `docs/performance.md`.
 
@@ -19,22 +20,15 @@ use std::time::{Duration, Instant};
 use knowledge::build::{Compiler, Silent};
 use knowledge::config::Project;
 
-const CORPORA: [(&str, &str); 3] = [
-    ("rust-rfcs", "rust-rfcs/text"),
-    ("rust-book", "rust-book/src"),
-    ("tldr", "tldr"),
-];
+const CORPORA: [(&str, &str); 3] = [("rust-rfcs", "rust-rfcs/text"), ("rust-book", "rust-book/src"), ("tldr", "tldr")];
 
 fn main() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
-    let wanted: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     println!(
         "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 | search p95 |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, relative) in CORPORA {
         if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
             continue;
@@ -52,11 +46,7 @@ fn bench_corpus(name: &str, source: &Path) {
     let work = tempfile::tempdir().unwrap();
     let root = work.path();
     let (files, bytes) = copy_markdown(source, &root.join("corpus"));
-    std::fs::write(
-        root.join("kc.toml"),
-        "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("kc.toml"), "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n").unwrap();
     let project = Project::load(&root.join("kc.toml")).unwrap();
     let index_dir = project.output_dir();
 
@@ -67,9 +57,7 @@ fn bench_corpus(name: &str, source: &Path) {
         assert_eq!(summary.sources.added as usize, files);
         start.elapsed()
     });
-    let floor = median(3, || {
-        fts5_floor(&index_dir.join("knowledge.db"), &root.join("floor.db"))
-    });
+    let floor = median(3, || fts5_floor(&index_dir.join("knowledge.db"), &root.join("floor.db")));
     let noop = median(5, || {
         let start = Instant::now();
         let summary = Compiler::new().build(&project, &Silent).unwrap();
@@ -79,10 +67,7 @@ fn bench_corpus(name: &str, source: &Path) {
     let binary = env!("CARGO_BIN_EXE_knowledge");
     let noop_process = median(5, || {
         let start = Instant::now();
-        let status = Command::new(binary)
-            .args(["-C", root.to_str().unwrap(), "build", "--json"])
-            .output()
-            .unwrap();
+        let status = Command::new(binary).args(["-C", root.to_str().unwrap(), "build", "--json"]).output().unwrap();
         assert!(status.status.success());
         start.elapsed()
     });
@@ -104,28 +89,37 @@ fn bench_corpus(name: &str, source: &Path) {
         .map(|query| {
             let start = Instant::now();
             let output = Command::new(binary)
-                .args([
-                    "-C",
-                    root.to_str().unwrap(),
-                    "search",
-                    query,
-                    "--json",
-                    "--limit",
-                    "10",
-                ])
+                .args(["-C", root.to_str().unwrap(), "search", query, "--json", "--limit", "10"])
                 .output()
                 .unwrap();
             assert!(output.status.success());
             start.elapsed()
         })
         .collect();
-    search_times.sort();
-    let p50 = search_times[search_times.len() / 2];
-    let p95 = search_times[(search_times.len() * 95 / 100).min(search_times.len() - 1)];
+    let (p50, p95) = percentiles(&mut search_times);
+
+    let conn = knowledge::store::open_read_only(&index_dir.join("knowledge.db")).unwrap();
+    let mut in_process: Vec<Duration> = queries
+        .iter()
+        .cycle()
+        .take(200)
+        .map(|query| {
+            let start = Instant::now();
+            let request = knowledge::search::SearchRequest {
+                query: query.clone(),
+                limit: 10,
+                kinds: Vec::new(),
+                highlight: knowledge::search::Highlight::Markdown,
+            };
+            knowledge::search::search(&conn, &request).unwrap();
+            start.elapsed()
+        })
+        .collect();
+    let (in_p50, in_p95) = percentiles(&mut in_process);
 
     let mb = bytes as f64 / 1e6;
     println!(
-        "| {name} | {files} | {mb:.1} | {} | {:.1} | {} | {:.2}× | {} | {} | {} | {:.2}× | {} | {} |",
+        "| {name} | {files} | {mb:.1} | {} | {:.1} | {} | {:.2}× | {} | {} | {} | {:.2}× | {} | {} | {} | {} |",
         ms(cold),
         mb / cold.as_secs_f64(),
         ms(floor),
@@ -136,7 +130,14 @@ fn bench_corpus(name: &str, source: &Path) {
         edit.as_secs_f64() / noop.as_secs_f64(),
         ms(p50),
         ms(p95),
+        ms(in_p50),
+        ms(in_p95),
     );
+}
+
+fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
+    times.sort();
+    (times[times.len() / 2], times[(times.len() * 95 / 100).min(times.len() - 1)])
 }
 
 /// Inserts the index's chunk rows into a fresh FTS5 table: what any FTS-backed indexer must at least do.
@@ -162,9 +163,7 @@ fn fts5_floor(index: &Path, floor: &Path) -> Duration {
     .unwrap();
     let tx = conn.transaction().unwrap();
     {
-        let mut insert = tx
-            .prepare("INSERT INTO t (title, text, identifiers) VALUES (?1, ?2, ?3)")
-            .unwrap();
+        let mut insert = tx.prepare("INSERT INTO t (title, text, identifiers) VALUES (?1, ?2, ?3)").unwrap();
         for (title, text, identifiers) in &rows {
             insert.execute([title, text, identifiers]).unwrap();
         }
@@ -183,10 +182,7 @@ fn sample_queries(index: &Path, count: usize) -> Vec<String> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    titles
-        .into_iter()
-        .map(|t| t.rsplit(" > ").next().unwrap_or(&t).to_string())
-        .collect()
+    titles.into_iter().map(|t| t.rsplit(" > ").next().unwrap_or(&t).to_string()).collect()
 }
 
 fn edit_targets(dir: &Path, count: usize) -> Vec<PathBuf> {

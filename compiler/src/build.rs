@@ -10,9 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
-use knowledge_queries::{
-    Chunk, ChunkingSettings, Outline, SourceFile, SourceKind, chunks, content_hash, outline,
-};
+use knowledge_queries::{Chunk, ChunkingSettings, Outline, SourceFile, SourceKind, chunks, content_hash, outline};
 use rayon::prelude::*;
 use salsa::{Durability, Setter};
 use serde::Serialize;
@@ -21,21 +19,11 @@ use crate::config::Project;
 use crate::db::KnowledgeDb;
 use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{
-    self, BuildWrite, ChunkRow, DB_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow,
-    Store, StoreError,
+    self, BuildWrite, ChunkRow, DB_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store, StoreError,
 };
 
 /// The folders of the output layout, created by every build.
-pub const OUTPUT_LAYOUT: [&str; 8] = [
-    "wiki",
-    "indexes",
-    "schemas",
-    "logs",
-    "runs",
-    "cache",
-    "exports",
-    "artifacts",
-];
+pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
 
 const SOURCE_HASH: &str = env!("KNOWLEDGE_SOURCE_HASH");
 
@@ -151,22 +139,13 @@ impl Compiler {
     }
 
     /// Compiles the project into its index.
-    pub fn build(
-        &mut self,
-        project: &Project,
-        reporter: &dyn Reporter,
-    ) -> Result<BuildSummary, BuildError> {
+    pub fn build(&mut self, project: &Project, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
         let clock = Instant::now();
         let started_at = SystemTime::now();
         let queries_before = self.db.executed_queries();
         let output_dir = project.output_dir();
-        for dir in std::iter::once(output_dir.clone())
-            .chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d)))
-        {
-            std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir {
-                path: dir.clone(),
-                source,
-            })?;
+        for dir in std::iter::once(output_dir.clone()).chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d))) {
+            std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir { path: dir.clone(), source })?;
         }
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
@@ -179,8 +158,7 @@ impl Compiler {
         let prior = store.prior()?;
         lap(&mut stages.open);
         let fingerprint = fingerprint(project);
-        let full_rebuild =
-            prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
+        let full_rebuild = prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
 
         reporter.stage("scanning", 0);
         let walk = sources::walk(project);
@@ -215,10 +193,7 @@ impl Compiler {
                 Ok(text) => text,
                 Err(reason) => {
                     counters.skipped += 1;
-                    skipped.push(Skipped {
-                        path: found.path,
-                        reason,
-                    });
+                    skipped.push(Skipped { path: found.path, reason });
                     continue;
                 }
             };
@@ -228,39 +203,20 @@ impl Compiler {
             match &prior_source {
                 Some(p) if !full_rebuild && p.revision == revision => {
                     counters.unchanged += 1;
-                    stats.push(StatRow {
-                        path: found.path,
-                        size: found.size,
-                        mtime_ns: found.mtime_ns,
-                    });
+                    stats.push(StatRow { path: found.path, size: found.size, mtime_ns: found.mtime_ns });
                 }
                 Some(_) => {
                     counters.changed += 1;
-                    pending.push(Pending {
-                        found,
-                        text,
-                        revision,
-                        prior: prior_source,
-                    });
+                    pending.push(Pending { found, text, revision, prior: prior_source });
                 }
                 None => {
                     counters.added += 1;
-                    pending.push(Pending {
-                        found,
-                        text,
-                        revision,
-                        prior: None,
-                    });
+                    pending.push(Pending { found, text, revision, prior: None });
                 }
             }
         }
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut removed: Vec<String> = prior
-            .sources
-            .keys()
-            .filter(|path| !present.contains(*path))
-            .cloned()
-            .collect();
+        let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
         removed.sort();
         counters.removed = removed.len() as u64;
         lap(&mut stages.read);
@@ -299,9 +255,7 @@ impl Compiler {
             wrote,
             sources: counters,
             chunks: chunk_counters,
-            queries: QueryCounters {
-                executed: self.db.executed_queries() - queries_before,
-            },
+            queries: QueryCounters { executed: self.db.executed_queries() - queries_before },
             skipped,
             stages_ms: StageTimes::default(),
             wall_ms: 0,
@@ -329,10 +283,12 @@ impl Compiler {
                     finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
                     tool_version: env!("CARGO_PKG_VERSION").to_string(),
                     fingerprint,
+                    vcs: serde_json::to_string(&crate::vcs::context(&project.root)).expect("context serializes"),
                     summary: serde_json::to_string(&summary).expect("summary serializes"),
                 },
                 events,
                 source_owner: project.name(),
+                config: project.config_text.clone(),
             };
             reporter.stage("writing", 0);
             store.commit(&write)?;
@@ -345,36 +301,20 @@ impl Compiler {
     }
 
     /// Sets the inputs for the pending sources, runs their queries in parallel and turns the results into rows.
-    fn derive(
-        &mut self,
-        project: &Project,
-        pending: &[Pending],
-        reporter: &dyn Reporter,
-    ) -> Vec<SourceRow> {
+    fn derive(&mut self, project: &Project, pending: &[Pending], reporter: &dyn Reporter) -> Vec<SourceRow> {
         let chunking = &project.config.chunking;
-        let (target, overlap) = (
-            *chunking.target_bytes.get_ref(),
-            *chunking.overlap_bytes.get_ref(),
-        );
+        let (target, overlap) = (*chunking.target_bytes.get_ref(), *chunking.overlap_bytes.get_ref());
         match ChunkingSettings::try_get(&self.db) {
             None => {
-                let _settings = ChunkingSettings::builder(target, overlap)
-                    .durability(Durability::HIGH)
-                    .new(&self.db);
+                let _settings = ChunkingSettings::builder(target, overlap).durability(Durability::HIGH).new(&self.db);
             }
             Some(settings) => {
                 // A setter starts a new revision even for an equal value: compare first.
                 if settings.target_bytes(&self.db) != target {
-                    settings
-                        .set_target_bytes(&mut self.db)
-                        .with_durability(Durability::HIGH)
-                        .to(target);
+                    settings.set_target_bytes(&mut self.db).with_durability(Durability::HIGH).to(target);
                 }
                 if settings.overlap_bytes(&self.db) != overlap {
-                    settings
-                        .set_overlap_bytes(&mut self.db)
-                        .with_durability(Durability::HIGH)
-                        .to(overlap);
+                    settings.set_overlap_bytes(&mut self.db).with_durability(Durability::HIGH).to(overlap);
                 }
             }
         }
@@ -389,12 +329,8 @@ impl Compiler {
                     file
                 }
                 None => {
-                    let file = SourceFile::new(
-                        &self.db,
-                        item.found.path.clone(),
-                        item.revision.clone(),
-                        item.text.clone(),
-                    );
+                    let file =
+                        SourceFile::new(&self.db, item.found.path.clone(), item.revision.clone(), item.text.clone());
                     self.files.insert(item.found.path.clone(), file);
                     file
                 }
@@ -418,11 +354,7 @@ impl Compiler {
 }
 
 /// Files whose size and mtime match their row are unchanged without being read.
-fn split_by_stat(
-    files: Vec<FoundFile>,
-    prior: &Prior,
-    full_rebuild: bool,
-) -> (Vec<FoundFile>, Vec<String>) {
+fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (Vec<FoundFile>, Vec<String>) {
     let mut to_read = Vec::new();
     let mut unchanged = Vec::new();
     for found in files {
@@ -488,29 +420,15 @@ fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk]) -> SourceRow 
 /// The document title followed by the heading path, without repeating a title that is also the first heading.
 fn chunk_title(document_title: &str, heading_path: &[String]) -> String {
     let mut parts: Vec<&str> = vec![document_title];
-    parts.extend(
-        heading_path
-            .iter()
-            .map(String::as_str)
-            .skip_while(|h| *h == document_title),
-    );
+    parts.extend(heading_path.iter().map(String::as_str).skip_while(|h| *h == document_title));
     parts.join(" > ")
 }
 
-fn run_events(
-    pending: &[Pending],
-    removed: &[String],
-    prior: &Prior,
-    skipped: &[Skipped],
-) -> Vec<RunEvent> {
+fn run_events(pending: &[Pending], removed: &[String], prior: &Prior, skipped: &[Skipped]) -> Vec<RunEvent> {
     let mut events: Vec<RunEvent> = pending
         .iter()
         .map(|item| RunEvent {
-            kind: if item.prior.is_some() {
-                "source_changed"
-            } else {
-                "source_added"
-            },
+            kind: if item.prior.is_some() { "source_changed" } else { "source_added" },
             path: item.found.path.clone(),
             old_revision: item.prior.as_ref().map(|p| p.revision.clone()),
             new_revision: Some(item.revision.clone()),
@@ -537,11 +455,8 @@ fn run_events(
 /// A run id unique across processes (pid) and across builds of one process (a counter), ordered by time.
 fn run_id(started_at: SystemTime) -> String {
     static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let stamp: String = humantime::format_rfc3339_millis(started_at)
-        .to_string()
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect();
+    let stamp: String =
+        humantime::format_rfc3339_millis(started_at).to_string().chars().filter(char::is_ascii_alphanumeric).collect();
     let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("run-{stamp}-{}-{n}", std::process::id())
 }

@@ -58,9 +58,7 @@ impl Default for SourcesConfig {
     fn default() -> Self {
         let unspanned = |s: &str| Spanned::new(0..0, s.to_string());
         SourcesConfig {
-            include: ["**/*.md", "**/*.markdown", "**/*.txt"]
-                .map(unspanned)
-                .to_vec(),
+            include: ["**/*.md", "**/*.markdown", "**/*.txt"].map(unspanned).to_vec(),
             exclude: Vec::new(),
             respect_gitignore: true,
             follow_symlinks: true,
@@ -78,10 +76,7 @@ pub struct ChunkingConfig {
 
 impl Default for ChunkingConfig {
     fn default() -> Self {
-        ChunkingConfig {
-            target_bytes: Spanned::new(0..0, 1600),
-            overlap_bytes: Spanned::new(0..0, 160),
-        }
+        ChunkingConfig { target_bytes: Spanned::new(0..0, 1600), overlap_bytes: Spanned::new(0..0, 160) }
     }
 }
 
@@ -94,9 +89,7 @@ pub struct OutputConfig {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig {
-            dir: ".hasna/knowledge".to_string(),
-        }
+        OutputConfig { dir: ".hasna/knowledge".to_string() }
     }
 }
 
@@ -141,12 +134,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error("{}:{line}:{column}: {message}", path.display())]
-    Invalid {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Invalid { path: PathBuf, line: usize, column: usize, message: String },
 }
 
 /// A loaded configuration with the project root it belongs to.
@@ -156,6 +144,8 @@ pub struct Project {
     pub root: PathBuf,
     pub config_path: PathBuf,
     pub config: Config,
+    /// The text of `kc.toml`, as read.
+    pub config_text: String,
 }
 
 impl Project {
@@ -176,19 +166,10 @@ impl Project {
     /// Loads the configuration at `path`; its folder is the project root.
     pub fn load(path: &Path) -> Result<Project, ConfigError> {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
         let config = parse(&path, &text)?;
-        let root = path
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        Ok(Project {
-            root,
-            config_path: path,
-            config,
-        })
+        let root = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok(Project { root, config_path: path, config, config_text: text })
     }
 
     /// The output folder, absolute.
@@ -201,10 +182,7 @@ impl Project {
     #[must_use]
     pub fn name(&self) -> String {
         self.config.project.name.clone().unwrap_or_else(|| {
-            self.root.file_name().map_or_else(
-                || "project".to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
+            self.root.file_name().map_or_else(|| "project".to_string(), |n| n.to_string_lossy().into_owned())
         })
     }
 }
@@ -213,15 +191,9 @@ impl Project {
 pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     let invalid = |span: Option<Range<usize>>, message: String| {
         let (line, column) = span.map_or((1, 1), |span| line_column(text, span.start));
-        ConfigError::Invalid {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message,
-        }
+        ConfigError::Invalid { path: path.to_path_buf(), line, column, message }
     };
-    let config: Config =
-        toml::from_str(text).map_err(|e| invalid(e.span(), e.message().to_string()))?;
+    let config: Config = toml::from_str(text).map_err(|e| invalid(e.span(), e.message().to_string()))?;
 
     if *config.version.get_ref() != CONFIG_VERSION {
         return Err(invalid(
@@ -234,10 +206,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     }
     let chunking = &config.chunking;
     if *chunking.target_bytes.get_ref() < 64 {
-        return Err(invalid(
-            Some(chunking.target_bytes.span()),
-            "`target_bytes` must be at least 64".to_string(),
-        ));
+        return Err(invalid(Some(chunking.target_bytes.span()), "`target_bytes` must be at least 64".to_string()));
     }
     if chunking.overlap_bytes.get_ref() * 2 > *chunking.target_bytes.get_ref() {
         return Err(invalid(
@@ -254,22 +223,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         }
     }
     if config.sources.include.is_empty() {
-        return Err(invalid(
-            None,
-            "`[sources] include` is empty: nothing would be compiled".to_string(),
-        ));
+        return Err(invalid(None, "`[sources] include` is empty: nothing would be compiled".to_string()));
     }
-    if Path::new(&config.output.dir).is_absolute()
-        || config
-            .output
-            .dir
-            .split(['/', '\\'])
-            .any(|part| part == "..")
-    {
-        return Err(invalid(
-            None,
-            "`[output] dir` must be a relative path inside the project".to_string(),
-        ));
+    if Path::new(&config.output.dir).is_absolute() || config.output.dir.split(['/', '\\']).any(|part| part == "..") {
+        return Err(invalid(None, "`[output] dir` must be a relative path inside the project".to_string()));
     }
     Ok(config)
 }
@@ -340,14 +297,8 @@ mod tests {
             error_of("version = 1\n[chunking]\ntarget_bytes = \"big\"\n"),
             "kc.toml:3:16: invalid type: string \"big\", expected u32"
         );
-        assert!(
-            error_of("version = 1\n[sources]\nincldue = []\n")
-                .starts_with("kc.toml:3:1: unknown field `incldue`")
-        );
-        assert_eq!(
-            error_of("version = 1\n[chunking\n"),
-            "kc.toml:2:10: unclosed table, expected `]`"
-        );
+        assert!(error_of("version = 1\n[sources]\nincldue = []\n").starts_with("kc.toml:3:1: unknown field `incldue`"));
+        assert_eq!(error_of("version = 1\n[chunking\n"), "kc.toml:2:10: unclosed table, expected `]`");
         assert_eq!(
             error_of("version = 1\n[chunking]\ntarget_bytes = 100\noverlap_bytes = 90\n"),
             "kc.toml:4:17: `overlap_bytes` must be at most half of `target_bytes`"

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
 
 const STARTER_WIKI: &str = "# Wiki\n\nHand-written pages in this folder are sources like any other: `knowledge build` indexes them\nand never overwrites them.\n";
-const STARTER_ROOT_INDEX: &str = "# Index\n\nThe catalog of this knowledge base. `knowledge build` keeps the generated index shards here.\n";
+const STARTER_ROOT_INDEX: &str =
+    "# Index\n\nThe catalog of this knowledge base. `knowledge build` keeps the generated index shards here.\n";
 
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -30,10 +31,7 @@ pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     write(&config_path, DEFAULT_CONFIG)?;
     written.push(config_path);
     let output = root.join(crate::config::OutputConfig::default().dir);
-    for (relative, text) in [
-        ("wiki/README.md", STARTER_WIKI),
-        ("indexes/root.md", STARTER_ROOT_INDEX),
-    ] {
+    for (relative, text) in [("wiki/README.md", STARTER_WIKI), ("indexes/root.md", STARTER_ROOT_INDEX)] {
         let path = output.join(relative);
         if !path.exists() {
             write(&path, text)?;
@@ -44,10 +42,7 @@ pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), InitError> {
-    let wrap = |source| InitError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
+    let wrap = |source| InitError::Write { path: path.to_path_buf(), source };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(wrap)?;
     }

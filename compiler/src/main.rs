@@ -13,15 +13,12 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::build::{BuildSummary, Compiler, Reporter, Silent};
 use knowledge::config::Project;
+use knowledge::reader::Resolved;
 use knowledge::search::{Highlight, ResultKind, SearchRequest, SearchResponse};
 use knowledge::store::{self, DB_FILE};
 
 #[derive(Parser)]
-#[command(
-    name = "knowledge",
-    version,
-    about = "Compile documents into a searchable, citable knowledge index"
-)]
+#[command(name = "knowledge", version, about = "Compile documents into a searchable, citable knowledge index")]
 struct Cli {
     /// Where to look for kc.toml (this folder, then its parents). Defaults to the working directory.
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
@@ -61,6 +58,26 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Print a chunk or a source from the index: a chunk id, a file:// ref or a project-relative path.
+    Get {
+        /// The ref to resolve.
+        reference: String,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Serve the index to agents over MCP on stdin and stdout. Read-only: it never builds or writes.
+    Serve {
+        /// The project whose index to serve (the folder holding kc.toml, or below it).
+        #[arg(long, value_name = "DIR", conflicts_with = "db")]
+        dir: Option<PathBuf>,
+        /// The index file to serve; no kc.toml or source tree is needed.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -83,14 +100,8 @@ fn main() -> ExitCode {
 
 fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     let broken = Some(std::io::ErrorKind::BrokenPipe);
-    error
-        .downcast_ref::<std::io::Error>()
-        .map(std::io::Error::kind)
-        == broken
-        || error
-            .downcast_ref::<serde_json::Error>()
-            .and_then(serde_json::Error::io_error_kind)
-            == broken
+    error.downcast_ref::<std::io::Error>().map(std::io::Error::kind) == broken
+        || error.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind) == broken
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -117,11 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let mut stderr = std::io::stderr().lock();
             for skipped in &summary.skipped {
-                writeln!(
-                    stderr,
-                    "warning: skipped `{}`: {}",
-                    skipped.path, skipped.reason
-                )?;
+                writeln!(stderr, "warning: skipped `{}`: {}", skipped.path, skipped.reason)?;
             }
             let mut out = std::io::stdout().lock();
             if json {
@@ -131,30 +138,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_build(&mut out, &project.root, &summary)?;
             }
         }
-        Command::Search {
-            query,
-            limit,
-            kind,
-            json,
-            db,
-        } => {
+        Command::Search { query, limit, kind, json, db } => {
             let index = match db {
                 Some(path) => path,
                 None => Project::discover(&start)?.output_dir().join(DB_FILE),
             };
             let conn = store::open_read_only(&index)?;
             let terminal = !json && std::io::stdout().is_terminal();
-            let highlight = if terminal {
-                Highlight::Ansi
-            } else {
-                Highlight::Markdown
-            };
-            let request = SearchRequest {
-                query,
-                limit,
-                kinds: kind,
-                highlight,
-            };
+            let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
+            let request = SearchRequest { query, limit, kinds: kind, highlight };
             let response = knowledge::search::search(&conn, &request)
                 .with_context(|| format!("searching `{}`", index.display()))?;
             let mut out = std::io::stdout().lock();
@@ -165,8 +157,59 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_search(&mut out, &response)?;
             }
         }
+        Command::Get { reference, json, db } => {
+            let index = index_path(db, &start)?;
+            let conn = store::open_read_only(&index)?;
+            let resolved = knowledge::reader::resolve(&conn, &reference)?;
+            let mut out = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut out, &resolved)?;
+                writeln!(out)?;
+            } else {
+                print_resolved(&mut out, &resolved)?;
+            }
+        }
+        Command::Serve { dir, db } => {
+            let index = index_path(db, dir.as_deref().unwrap_or(&start))?;
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(knowledge::mcp::serve_stdio(index))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The index to read: `--db`, or the one the project's kc.toml names.
+fn index_path(db: Option<PathBuf>, start: &Path) -> anyhow::Result<PathBuf> {
+    Ok(match db {
+        Some(path) => path,
+        None => Project::discover(start)?.output_dir().join(DB_FILE),
+    })
+}
+
+fn print_resolved(out: &mut impl Write, resolved: &Resolved) -> std::io::Result<()> {
+    match (&resolved.chunk, &resolved.source) {
+        (Some(chunk), _) => {
+            let c = &chunk.citation;
+            writeln!(out, "{}", chunk.title)?;
+            writeln!(
+                out,
+                "{}:{}-{}  rev {}  hash {}",
+                chunk.source.path, c.start_line, c.end_line, chunk.source.revision, chunk.source.hash
+            )?;
+            writeln!(out)?;
+            writeln!(out, "{}", chunk.text)
+        }
+        (None, Some(source)) => {
+            writeln!(out, "{}", source.title)?;
+            writeln!(out, "{}  {}  {} bytes  rev {}", source.uri, source.mime, source.size, source.revision)?;
+            writeln!(out)?;
+            for chunk in &source.chunks {
+                writeln!(out, "{}  lines {}-{}  {}", chunk.id, chunk.start_line, chunk.end_line, chunk.title)?;
+            }
+            Ok(())
+        }
+        (None, None) => Ok(()),
+    }
 }
 
 fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std::io::Result<()> {
@@ -190,11 +233,7 @@ fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std
             c.computed, c.reused, c.deleted, c.total
         )?;
     } else {
-        writeln!(
-            out,
-            "nothing changed: {} sources up to date, {} skipped",
-            s.unchanged, s.skipped
-        )?;
+        writeln!(out, "nothing changed: {} sources up to date, {} skipped", s.unchanged, s.skipped)?;
     }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
@@ -246,29 +285,17 @@ impl Reporter for Bars {
             )
         };
         bar.set_message(name);
-        *self
-            .current
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(bar);
+        *self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(bar);
     }
 
     fn advance(&self, by: u64) {
-        if let Some(bar) = &*self
-            .current
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
+        if let Some(bar) = &*self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
             bar.inc(by);
         }
     }
 
     fn finish_stage(&self) {
-        if let Some(bar) = self
-            .current
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-        {
+        if let Some(bar) = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
             bar.finish_and_clear();
         }
     }

@@ -13,7 +13,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
 /// Result kinds. Only source chunks exist in this version; the others come with the wiki and notes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
 pub enum ResultKind {
@@ -50,18 +50,24 @@ impl Highlight {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchResponse {
     pub query: String,
     /// The terms the query was reduced to, as matched.
     pub terms: Vec<String>,
     pub mode: &'static str,
+    /// True when the requested mode could not be served as asked (no embeddings: keyword results only).
     pub degraded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded_reason: Option<String>,
     pub results: Vec<SearchResult>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchResult {
+    /// The chunk's row in the keyword index; internal.
+    #[serde(skip)]
+    rowid: i64,
     pub kind: ResultKind,
     pub id: String,
     pub title: String,
@@ -75,7 +81,7 @@ pub struct SearchResult {
     pub reason: Vec<&'static str>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Scores {
     /// BM25 (higher is better) times the coverage and phrase boosts.
     pub keyword: f64,
@@ -84,7 +90,7 @@ pub struct Scores {
     pub coverage: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SourceRef {
     pub uri: String,
     pub path: String,
@@ -93,7 +99,7 @@ pub struct SourceRef {
     pub hash: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Citation {
     pub start_offset: u32,
     pub end_offset: u32,
@@ -103,10 +109,10 @@ pub struct Citation {
 
 /// Words that carry no meaning for ranking; dropped from a query unless it holds nothing else.
 const STOPWORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
-    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should",
-    "so", "that", "the", "their", "then", "there", "these", "this", "to", "was", "what", "when",
-    "where", "which", "who", "why", "will", "with", "you", "your",
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if",
+    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should", "so", "that", "the", "their", "then",
+    "there", "these", "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "you",
+    "your",
 ];
 
 /// At most this many distinct terms are searched; agents sometimes paste paragraphs.
@@ -120,67 +126,50 @@ pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<Se
         terms: terms.clone(),
         mode: "keyword",
         degraded: false,
+        degraded_reason: None,
         results: Vec::new(),
     };
     let wants_chunks = request.kinds.is_empty() || request.kinds.contains(&ResultKind::SourceChunk);
     if terms.is_empty() || request.limit == 0 || !wants_chunks {
         return Ok(response);
     }
-    let match_expression = terms
-        .iter()
-        .map(|term| format!("\"{}\"", term.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" OR ");
+    let match_expression =
+        terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ");
     let pool = i64::try_from((request.limit * 4).max(50)).unwrap_or(i64::MAX);
 
+    // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
     let mut statement = conn.prepare_cached(
-        "SELECT c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset, c.start_line, c.end_line,
-                s.uri, s.path, -bm25(chunks_fts, 2.0, 1.0, 0.5),
-                snippet(chunks_fts, 1, ?2, ?3, '…', 24)
-         FROM chunks_fts JOIN chunks c ON c.seq = chunks_fts.rowid JOIN sources s ON s.id = c.source_id
-         WHERE chunks_fts MATCH ?1
-         ORDER BY bm25(chunks_fts, 2.0, 1.0, 0.5)
-         LIMIT ?4",
+        "SELECT top.rowid, -top.score, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
+                c.start_line, c.end_line, s.uri, s.path
+         FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
+               WHERE chunks_fts MATCH ?1 ORDER BY score LIMIT ?2) AS top
+         JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id",
     )?;
     let stemmer = Stemmer::create(Algorithm::English);
     let query_stems: Vec<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
     let query_phrase = phrase_tokens(&request.query);
-    let (mark_start, mark_end) = request.highlight.marks();
     let mut results = statement
-        .query_map(
-            params![match_expression, mark_start, mark_end, pool],
-            |row| {
-                let title: String = row.get(1)?;
-                let text: String = row.get(2)?;
-                let bm25: f64 = row.get(11)?;
-                Ok(SearchResult {
-                    kind: ResultKind::SourceChunk,
-                    id: row.get(0)?,
-                    snippet: row.get(12)?,
-                    score: bm25,
-                    scores: Scores {
-                        keyword: bm25,
-                        bm25,
-                        coverage: 0.0,
-                    },
-                    source: SourceRef {
-                        uri: row.get(9)?,
-                        path: row.get(10)?,
-                        revision: row.get(4)?,
-                        hash: row.get(3)?,
-                    },
-                    citation: Citation {
-                        start_offset: row.get(5)?,
-                        end_offset: row.get(6)?,
-                        start_line: row.get(7)?,
-                        end_line: row.get(8)?,
-                    },
-                    reason: Vec::new(),
-                    title,
-                    text,
-                })
-            },
-        )?
+        .query_map(params![match_expression, pool], |row| {
+            let bm25: f64 = row.get(1)?;
+            Ok(SearchResult {
+                rowid: row.get(0)?,
+                kind: ResultKind::SourceChunk,
+                id: row.get(2)?,
+                title: row.get(3)?,
+                text: row.get(4)?,
+                snippet: String::new(),
+                score: bm25,
+                scores: Scores { keyword: bm25, bm25, coverage: 0.0 },
+                source: SourceRef { uri: row.get(11)?, path: row.get(12)?, revision: row.get(6)?, hash: row.get(5)? },
+                citation: Citation {
+                    start_offset: row.get(7)?,
+                    end_offset: row.get(8)?,
+                    start_line: row.get(9)?,
+                    end_line: row.get(10)?,
+                },
+                reason: Vec::new(),
+            })
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
 
     for result in &mut results {
@@ -188,33 +177,50 @@ pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<Se
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     results.truncate(request.limit);
+    add_snippets(conn, &match_expression, request.highlight, &mut results)?;
     response.results = results;
     Ok(response)
 }
 
+/// Asks FTS5 for the best passage of each final result; only these few rows pay for a snippet.
+fn add_snippets(
+    conn: &Connection,
+    match_expression: &str,
+    highlight: Highlight,
+    results: &mut [SearchResult],
+) -> rusqlite::Result<()> {
+    if results.is_empty() {
+        return Ok(());
+    }
+    let (mark_start, mark_end) = highlight.marks();
+    let placeholders = vec!["?"; results.len()].join(", ");
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT rowid, snippet(chunks_fts, 1, ?1, ?2, '…', 24) FROM chunks_fts
+         WHERE chunks_fts MATCH ?3 AND rowid IN ({placeholders})"
+    ))?;
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![&mark_start, &mark_end, &match_expression];
+    values.extend(results.iter().map(|r| &r.rowid as &dyn rusqlite::ToSql));
+    let snippets: std::collections::HashMap<i64, String> = statement
+        .query_map(values.as_slice(), |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for result in results {
+        if let Some(snippet) = snippets.get(&result.rowid) {
+            result.snippet.clone_from(snippet);
+        }
+    }
+    Ok(())
+}
+
 /// Applies the coverage and phrase boosts and records why the result matched.
-fn rerank(
-    result: &mut SearchResult,
-    stemmer: &Stemmer,
-    terms: &[String],
-    query_stems: &[String],
-    phrase: &[String],
-) {
+fn rerank(result: &mut SearchResult, stemmer: &Stemmer, terms: &[String], query_stems: &[String], phrase: &[String]) {
     let body_tokens = words(&result.text);
     let title_tokens = words(&result.title);
     let body_stems: HashSet<String> = body_tokens.iter().map(|w| stem_word(stemmer, w)).collect();
     let title_stems: HashSet<String> = title_tokens.iter().map(|w| stem_word(stemmer, w)).collect();
-    let exact: HashSet<&str> = body_tokens
-        .iter()
-        .chain(&title_tokens)
-        .map(String::as_str)
-        .collect();
+    let exact: HashSet<&str> = body_tokens.iter().chain(&title_tokens).map(String::as_str).collect();
 
     let distinct: HashSet<&String> = query_stems.iter().collect();
-    let covered = distinct
-        .iter()
-        .filter(|s| body_stems.contains(**s) || title_stems.contains(**s))
-        .count();
+    let covered = distinct.iter().filter(|s| body_stems.contains(**s) || title_stems.contains(**s)).count();
     let coverage = covered as f64 / distinct.len().max(1) as f64;
     let has_phrase = phrase.len() >= 2 && body_tokens.windows(phrase.len()).any(|w| w == phrase);
 
@@ -248,26 +254,14 @@ fn rerank(
 #[must_use]
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut all = Vec::new();
-    for word in
-        query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '\'')))
-    {
-        let word = word
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase();
+    for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '\''))) {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
         if !word.is_empty() && !all.contains(&word) {
             all.push(word);
         }
     }
-    let meaningful: Vec<String> = all
-        .iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .cloned()
-        .collect();
-    let mut terms = if meaningful.is_empty() {
-        all
-    } else {
-        meaningful
-    };
+    let meaningful: Vec<String> = all.iter().filter(|w| !STOPWORDS.contains(&w.as_str())).cloned().collect();
+    let mut terms = if meaningful.is_empty() { all } else { meaningful };
     terms.truncate(MAX_TERMS);
     terms
 }
@@ -278,10 +272,7 @@ fn phrase_tokens(query: &str) -> Vec<String> {
 }
 
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
 fn stem_word(stemmer: &Stemmer, word: &str) -> String {
@@ -294,23 +285,10 @@ mod tests {
 
     #[test]
     fn query_terms_drop_fts_syntax_and_stopwords() {
-        assert_eq!(
-            query_terms("what are the ownership rules?"),
-            ["ownership", "rules"]
-        );
-        assert_eq!(
-            query_terms("NEAR(\"a\" b) AND title:x*"),
-            ["near", "b", "title:x"]
-        );
-        assert_eq!(
-            query_terms("the"),
-            ["the"],
-            "a query of stopwords keeps them"
-        );
-        assert_eq!(
-            query_terms("std::fs::read pkg.mod"),
-            ["std::fs::read", "pkg.mod"]
-        );
+        assert_eq!(query_terms("what are the ownership rules?"), ["ownership", "rules"]);
+        assert_eq!(query_terms("NEAR(\"a\" b) AND title:x*"), ["near", "b", "title:x"]);
+        assert_eq!(query_terms("the"), ["the"], "a query of stopwords keeps them");
+        assert_eq!(query_terms("std::fs::read pkg.mod"), ["std::fs::read", "pkg.mod"]);
         assert!(query_terms("  \"*^()  ").is_empty());
     }
 }

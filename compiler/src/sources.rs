@@ -74,9 +74,7 @@ pub fn walk(project: &Project) -> Walk {
     builder.build_parallel().run(|| {
         Box::new(|entry| {
             let outcome = classify(entry, &root, &include, &exclude, max_file_bytes);
-            let mut walk = found
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut walk = found.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match outcome {
                 Some(Ok(file)) => walk.files.push(file),
                 Some(Err(skipped)) => walk.skipped.push(skipped),
@@ -85,9 +83,7 @@ pub fn walk(project: &Project) -> Walk {
             ignore::WalkState::Continue
         })
     });
-    let mut walk = found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut walk = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     walk.files.sort_by(|a, b| a.path.cmp(&b.path));
     walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     walk
@@ -105,10 +101,7 @@ fn classify(
     let entry = match entry {
         Ok(entry) => entry,
         Err(error) => {
-            return Some(Err(Skipped {
-                path: error_path(&error, root),
-                reason: walk_error_reason(&error),
-            }));
+            return Some(Err(Skipped { path: error_path(&error, root), reason: walk_error_reason(&error) }));
         }
     };
     if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -121,17 +114,11 @@ fn classify(
     let metadata = match entry.metadata() {
         Ok(metadata) => metadata,
         Err(error) => {
-            return Some(Err(Skipped {
-                path,
-                reason: format!("unreadable: {error}"),
-            }));
+            return Some(Err(Skipped { path, reason: format!("unreadable: {error}") }));
         }
     };
     if metadata.len() > max_file_bytes {
-        let reason = format!(
-            "too large: {} bytes, over `max_file_bytes` = {max_file_bytes}",
-            metadata.len()
-        );
+        let reason = format!("too large: {} bytes, over `max_file_bytes` = {max_file_bytes}", metadata.len());
         return Some(Err(Skipped { path, reason }));
     }
     let mtime_ns = metadata
@@ -139,12 +126,7 @@ fn classify(
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Some(Ok(FoundFile {
-        path,
-        absolute: entry.into_path(),
-        size: metadata.len(),
-        mtime_ns,
-    }))
+    Some(Ok(FoundFile { path, absolute: entry.into_path(), size: metadata.len(), mtime_ns }))
 }
 
 /// The text of a source, or why it is not one.
@@ -174,20 +156,14 @@ fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
 
 fn relative(path: &Path, root: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
-    relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 fn error_path(error: &ignore::Error, root: &Path) -> String {
     match error {
         ignore::Error::Loop { child, .. } => relative(child, root),
         ignore::Error::WithPath { path, .. } => relative(path, root),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-            error_path(err, root)
-        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err, root),
         _ => "(unknown path)".to_string(),
     }
 }
@@ -197,9 +173,7 @@ fn walk_error_reason(error: &ignore::Error) -> String {
         ignore::Error::Loop { ancestor, .. } => {
             format!("symlink loop back to `{}`", ancestor.display())
         }
-        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => {
-            walk_error_reason(err)
-        }
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => walk_error_reason(err),
         other => format!("unreadable: {other}"),
     }
 }

@@ -58,12 +58,7 @@ struct Section {
     has_content: bool,
 }
 
-pub(crate) fn chunk_document(
-    path: &str,
-    text: &str,
-    doc: &ParsedDocument,
-    params: ChunkingParams,
-) -> Vec<Chunk> {
+pub(crate) fn chunk_document(path: &str, text: &str, doc: &ParsedDocument, params: ChunkingParams) -> Vec<Chunk> {
     let target = params.target_bytes.max(1) as usize;
     let overlap = (params.overlap_bytes as usize).min(target / 2);
     let mut ranges: Vec<(Vec<String>, usize, usize)> = Vec::new();
@@ -100,12 +95,7 @@ pub(crate) fn chunk_document(
 fn sections(text: &str, doc: &ParsedDocument, target: usize) -> Vec<Section> {
     let mut sections: Vec<Section> = Vec::new();
     let mut path: Vec<(u8, String)> = Vec::new();
-    let mut current = Section {
-        heading_path: Vec::new(),
-        start: 0,
-        units: Vec::new(),
-        has_content: false,
-    };
+    let mut current = Section { heading_path: Vec::new(), start: 0, units: Vec::new(), has_content: false };
     // The start of a heading whose section had no content: it joins the next section's first chunk.
     let mut pending_start: Option<usize> = None;
     for block in &doc.blocks {
@@ -115,39 +105,23 @@ fn sections(text: &str, doc: &ParsedDocument, target: usize) -> Vec<Section> {
             if current.has_content {
                 sections.push(std::mem::replace(
                     &mut current,
-                    Section {
-                        heading_path: Vec::new(),
-                        start: 0,
-                        units: Vec::new(),
-                        has_content: false,
-                    },
+                    Section { heading_path: Vec::new(), start: 0, units: Vec::new(), has_content: false },
                 ));
             } else if !current.units.is_empty() {
                 pending_start.get_or_insert(current.start);
             }
-            while path
-                .last()
-                .is_some_and(|(level, _)| *level >= heading.level)
-            {
+            while path.last().is_some_and(|(level, _)| *level >= heading.level) {
                 path.pop();
             }
             path.push((heading.level, heading.text.clone()));
             current.heading_path = path.iter().map(|(_, title)| title.clone()).collect();
             current.start = start;
             current.units.clear();
-            current.units.push(Unit {
-                start,
-                end,
-                code: false,
-            });
+            current.units.push(Unit { start, end, code: false });
             continue;
         }
         match block.kind {
-            BlockKind::Code => current.units.push(Unit {
-                start,
-                end,
-                code: true,
-            }),
+            BlockKind::Code => current.units.push(Unit { start, end, code: true }),
             _ => split_oversized(text, start, end, target, &mut current.units),
         }
         current.has_content = true;
@@ -202,13 +176,7 @@ fn pack_section(
 /// Where the chunk after `[previous_start, previous_end)` starts: at most `overlap` bytes before the previous
 /// end, at the first line start or sentence start in that window, never before the previous start, and at
 /// `next_start` when the window holds no such boundary.
-fn overlap_start(
-    text: &str,
-    previous_start: usize,
-    previous_end: usize,
-    next_start: usize,
-    overlap: usize,
-) -> usize {
+fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_start: usize, overlap: usize) -> usize {
     if overlap == 0 {
         return next_start;
     }
@@ -218,20 +186,13 @@ fn overlap_start(
         return next_start;
     }
     let window = &text[window_start..previous_end];
-    let boundary = window
-        .find('\n')
-        .map(|at| at + 1)
-        .or_else(|| window.find(". ").map(|at| at + 2))
-        .map(|at| window_start + at);
+    let boundary =
+        window.find('\n').map(|at| at + 1).or_else(|| window.find(". ").map(|at| at + 2)).map(|at| window_start + at);
     match boundary {
         Some(at) => {
             // Skip the whitespace a line or sentence break leaves, so the chunk starts on content.
             let trimmed = text[at..previous_end].len() - text[at..previous_end].trim_start().len();
-            if at + trimmed < previous_end {
-                at + trimmed
-            } else {
-                next_start
-            }
+            if at + trimmed < previous_end { at + trimmed } else { next_start }
         }
         None => next_start,
     }
@@ -249,28 +210,16 @@ fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &
             .filter(|&at| at > 0)
             .or_else(|| window.rfind(char::is_whitespace).filter(|&at| at > 0))
             .map_or(limit, |at| piece_start + at);
-        let cut = if cut <= piece_start {
-            ceil_char_boundary(text, piece_start + 1)
-        } else {
-            cut
-        };
+        let cut = if cut <= piece_start { ceil_char_boundary(text, piece_start + 1) } else { cut };
         let piece_end = piece_start + text[piece_start..cut].trim_end().len();
         if piece_end > piece_start {
-            units.push(Unit {
-                start: piece_start,
-                end: piece_end,
-                code: false,
-            });
+            units.push(Unit { start: piece_start, end: piece_end, code: false });
         }
         let rest = &text[cut..end];
         piece_start = cut + (rest.len() - rest.trim_start().len());
     }
     if end > piece_start {
-        units.push(Unit {
-            start: piece_start,
-            end,
-            code: false,
-        });
+        units.push(Unit { start: piece_start, end, code: false });
     }
 }
 

@@ -49,10 +49,7 @@ pub(crate) fn read(body: &str) -> (FrontMatter, Vec<(usize, String)>) {
             if let Some(key) = &open_key {
                 append_continuation(&mut front_matter, key, line.trim());
             } else {
-                problems.push((
-                    index,
-                    format!("indented line without a key: `{}`", line.trim()),
-                ));
+                problems.push((index, format!("indented line without a key: `{}`", line.trim())));
             }
             continue;
         }
@@ -65,9 +62,7 @@ pub(crate) fn read(body: &str) -> (FrontMatter, Vec<(usize, String)>) {
         let value = value.trim();
         if value.is_empty() {
             open_key = Some(key.clone());
-            front_matter
-                .fields
-                .insert(key, FrontMatterValue::Scalar(String::new()));
+            front_matter.fields.insert(key, FrontMatterValue::Scalar(String::new()));
         } else {
             open_key = None;
             front_matter.fields.insert(key, parse_value(value));
@@ -77,20 +72,12 @@ pub(crate) fn read(body: &str) -> (FrontMatter, Vec<(usize, String)>) {
 }
 
 fn append_continuation(front_matter: &mut FrontMatter, key: &str, line: &str) {
-    let entry = front_matter
-        .fields
-        .entry(key.to_string())
-        .or_insert_with(|| FrontMatterValue::Scalar(String::new()));
-    if let Some(item) = line
-        .strip_prefix("- ")
-        .or_else(|| (line == "-").then_some(""))
-    {
+    let entry = front_matter.fields.entry(key.to_string()).or_insert_with(|| FrontMatterValue::Scalar(String::new()));
+    if let Some(item) = line.strip_prefix("- ").or_else(|| (line == "-").then_some("")) {
         let item = unquote(item.trim()).to_string();
         match entry {
             FrontMatterValue::List(items) => items.push(item),
-            FrontMatterValue::Scalar(text) if text.is_empty() => {
-                *entry = FrontMatterValue::List(vec![item])
-            }
+            FrontMatterValue::Scalar(text) if text.is_empty() => *entry = FrontMatterValue::List(vec![item]),
             FrontMatterValue::Scalar(text) => {
                 text.push('\n');
                 text.push_str(line);
@@ -112,11 +99,8 @@ fn append_continuation(front_matter: &mut FrontMatter, key: &str, line: &str) {
 
 fn parse_value(value: &str) -> FrontMatterValue {
     if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
-        let items = inner
-            .split(',')
-            .map(|item| unquote(item.trim()).to_string())
-            .filter(|item| !item.is_empty())
-            .collect();
+        let items =
+            inner.split(',').map(|item| unquote(item.trim()).to_string()).filter(|item| !item.is_empty()).collect();
         return FrontMatterValue::List(items);
     }
     FrontMatterValue::Scalar(unquote(value).to_string())
@@ -124,10 +108,7 @@ fn parse_value(value: &str) -> FrontMatterValue {
 
 fn unquote(value: &str) -> &str {
     for quote in ['"', '\''] {
-        if let Some(inner) = value
-            .strip_prefix(quote)
-            .and_then(|v| v.strip_suffix(quote))
-        {
+        if let Some(inner) = value.strip_prefix(quote).and_then(|v| v.strip_suffix(quote)) {
             return inner;
         }
     }

@@ -7,9 +7,7 @@
 #[must_use]
 pub fn identifier_parts(text: &str) -> String {
     let mut out = String::new();
-    for token in
-        text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '/')))
-    {
+    for token in text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '/'))) {
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
         if token.is_empty() {
             continue;
@@ -30,10 +28,7 @@ pub fn identifier_parts(text: &str) -> String {
 /// Splits at separators and at lower-to-upper case changes.
 fn split_compound(token: &str) -> Vec<&str> {
     let mut parts = Vec::new();
-    for piece in token
-        .split(['.', ':', '_', '-', '/'])
-        .filter(|p| !p.is_empty())
-    {
+    for piece in token.split(['.', ':', '_', '-', '/']).filter(|p| !p.is_empty()) {
         let mut start = 0;
         let mut previous: Option<char> = None;
         for (at, c) in piece.char_indices() {

@@ -36,9 +36,7 @@ impl SourceKind {
     /// The kind for a path, by extension: Markdown for `.md`, `.markdown` and `.mdx`, plain text otherwise.
     #[must_use]
     pub fn from_path(path: &str) -> Self {
-        let extension = path
-            .rsplit_once('.')
-            .map(|(_, ext)| ext.to_ascii_lowercase());
+        let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
         match extension.as_deref() {
             Some("md" | "markdown" | "mdx" | "mdown" | "mkd") => SourceKind::Markdown,
             _ => SourceKind::Text,

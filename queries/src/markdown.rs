@@ -78,11 +78,7 @@ fn parse_text(text: &str) -> ParsedDocument {
     for line in text.split_inclusive('\n') {
         if line.trim().is_empty() {
             if let Some(block_start) = start.take() {
-                blocks.push(Block {
-                    kind: BlockKind::Other,
-                    start: offset(block_start),
-                    end: offset(end),
-                });
+                blocks.push(Block { kind: BlockKind::Other, start: offset(block_start), end: offset(end) });
             }
         } else {
             start.get_or_insert(at);
@@ -91,11 +87,7 @@ fn parse_text(text: &str) -> ParsedDocument {
         at += line.len();
     }
     if let Some(block_start) = start {
-        blocks.push(Block {
-            kind: BlockKind::Other,
-            start: offset(block_start),
-            end: offset(end),
-        });
+        blocks.push(Block { kind: BlockKind::Other, start: offset(block_start), end: offset(end) });
     }
     ParsedDocument {
         kind: SourceKind::Text,
@@ -145,9 +137,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                 }
                 depth += 1;
                 match tag {
-                    Tag::Heading { level, .. } => {
-                        heading = Some((heading_level(level), String::new()))
-                    }
+                    Tag::Heading { level, .. } => heading = Some((heading_level(level), String::new())),
                     Tag::MetadataBlock(MetadataBlockKind::YamlStyle) => {
                         front_matter = Some((range.start, String::new()));
                     }
@@ -181,12 +171,10 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                             let (fields, problems) = front_matter::read(&body);
                             // The body starts on the line after the opening `---`.
                             let first_line = document.lines.line_of(offset(start)) + 1;
-                            document.problems.extend(problems.into_iter().map(
-                                |(index, message)| ParseProblem {
-                                    line: first_line + offset(index),
-                                    message: format!("front matter: {message}"),
-                                },
-                            ));
+                            document.problems.extend(problems.into_iter().map(|(index, message)| ParseProblem {
+                                line: first_line + offset(index),
+                                message: format!("front matter: {message}"),
+                            }));
                             document.front_matter = Some(fields);
                         }
                         continue;
@@ -194,13 +182,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                     _ => {}
                 }
                 if depth == 0 {
-                    push_block(
-                        &mut document.blocks,
-                        text,
-                        block_kind,
-                        block_start,
-                        range.end,
-                    );
+                    push_block(&mut document.blocks, text, block_kind, block_start, range.end);
                 }
             }
             Event::Text(content) | Event::Code(content) => {
@@ -211,13 +193,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                 }
             }
             Event::Rule | Event::Html(_) | Event::InlineHtml(_) if depth == 0 => {
-                push_block(
-                    &mut document.blocks,
-                    text,
-                    BlockKind::Other,
-                    range.start,
-                    range.end,
-                );
+                push_block(&mut document.blocks, text, BlockKind::Other, range.start, range.end);
             }
             _ => {}
         }
@@ -229,11 +205,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
 fn push_block(blocks: &mut Vec<Block>, text: &str, kind: BlockKind, start: usize, end: usize) {
     let end = start + text[start..end].trim_end().len();
     if end > start {
-        blocks.push(Block {
-            kind,
-            start: offset(start),
-            end: offset(end),
-        });
+        blocks.push(Block { kind, start: offset(start), end: offset(end) });
     }
 }
 
@@ -268,11 +240,7 @@ impl AnchorSet {
             })
             .collect();
         let count = self.seen.entry(base.clone()).or_insert(0);
-        let anchor = if *count == 0 {
-            base
-        } else {
-            format!("{base}-{count}")
-        };
+        let anchor = if *count == 0 { base } else { format!("{base}-{count}") };
         *count += 1;
         anchor
     }

@@ -52,12 +52,7 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
         .map(str::trim)
         .filter(|title| !title.is_empty())
         .map(str::to_string)
-        .or_else(|| {
-            doc.headings
-                .iter()
-                .find(|h| h.level == 1)
-                .map(|h| h.text.clone())
-        })
+        .or_else(|| doc.headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| file_stem(path).to_string());
     Outline {
@@ -66,11 +61,7 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
         headings: doc
             .headings
             .iter()
-            .map(|h| OutlineHeading {
-                level: h.level,
-                text: h.text.clone(),
-                anchor: h.anchor.clone(),
-            })
+            .map(|h| OutlineHeading { level: h.level, text: h.text.clone(), anchor: h.anchor.clone() })
             .collect(),
         links: doc.links.iter().map(|link| link.target.clone()).collect(),
         front_matter: doc.front_matter.clone(),
@@ -81,10 +72,7 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
 #[salsa::tracked(returns(clone))]
 pub fn chunks(db: &dyn Db, file: SourceFile) -> Arc<[Chunk]> {
     let settings = ChunkingSettings::get(db);
-    let params = ChunkingParams {
-        target_bytes: settings.target_bytes(db),
-        overlap_bytes: settings.overlap_bytes(db),
-    };
+    let params = ChunkingParams { target_bytes: settings.target_bytes(db), overlap_bytes: settings.overlap_bytes(db) };
     chunk_document(file.path(db), file.text(db), parse(db, file), params).into()
 }
 

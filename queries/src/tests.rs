@@ -33,19 +33,12 @@ impl TestDb {
             }))),
             executed,
         };
-        let _settings = ChunkingSettings::builder(target_bytes, overlap_bytes)
-            .durability(Durability::HIGH)
-            .new(&db);
+        let _settings = ChunkingSettings::builder(target_bytes, overlap_bytes).durability(Durability::HIGH).new(&db);
         db
     }
 
     fn file(&self, path: &str, text: &str) -> SourceFile {
-        SourceFile::new(
-            self,
-            path.to_string(),
-            crate::content_hash(text.as_bytes()),
-            text.to_string(),
-        )
+        SourceFile::new(self, path.to_string(), crate::content_hash(text.as_bytes()), text.to_string())
     }
 
     /// The queries that executed since the last call, as `name(path)`, sorted.
@@ -54,9 +47,7 @@ impl TestDb {
         let mut names: Vec<String> = keys
             .into_iter()
             .map(|key| {
-                let name = self
-                    .ingredient_debug_name(key.ingredient_index())
-                    .to_string();
+                let name = self.ingredient_debug_name(key.ingredient_index()).to_string();
                 let file = files.iter().find(|f| f.as_id() == key.key_index());
                 match file {
                     Some(file) => format!("{name}({})", file.path(self)),
@@ -70,8 +61,7 @@ impl TestDb {
 }
 
 fn edit(db: &mut TestDb, file: SourceFile, text: &str) {
-    file.set_revision(db)
-        .to(crate::content_hash(text.as_bytes()));
+    file.set_revision(db).to(crate::content_hash(text.as_bytes()));
     file.set_text(db).to(text.to_string());
 }
 
@@ -80,12 +70,7 @@ fn chunk_texts(db: &TestDb, file: SourceFile) -> Vec<(String, String)> {
     let text = file.text(db);
     chunks(db, file)
         .iter()
-        .map(|c| {
-            (
-                c.heading_path.join(" > "),
-                text[c.start as usize..c.end as usize].to_string(),
-            )
-        })
+        .map(|c| (c.heading_path.join(" > "), text[c.start as usize..c.end as usize].to_string()))
         .collect()
 }
 
@@ -98,14 +83,8 @@ fn chunks_split_at_headings_and_carry_the_heading_path() {
         chunk_texts(&db, file),
         vec![
             ("Guide".to_string(), "# Guide\n\nIntro text.".to_string()),
-            (
-                "Guide > Install".to_string(),
-                "## Install\n\nRun it.".to_string()
-            ),
-            (
-                "Guide > Install > Linux".to_string(),
-                "### Linux\n\nUse apt.".to_string()
-            ),
+            ("Guide > Install".to_string(), "## Install\n\nRun it.".to_string()),
+            ("Guide > Install > Linux".to_string(), "### Linux\n\nUse apt.".to_string()),
             ("Guide > Use".to_string(), "## Use\n\nCall it.".to_string()),
         ]
     );
@@ -115,13 +94,7 @@ fn chunks_split_at_headings_and_carry_the_heading_path() {
 fn a_heading_without_content_joins_the_next_chunk() {
     let db = TestDb::new(1000, 0);
     let file = db.file("a.md", "# Title\n\n## Part\n\nBody.\n");
-    assert_eq!(
-        chunk_texts(&db, file),
-        vec![(
-            "Title > Part".to_string(),
-            "# Title\n\n## Part\n\nBody.".to_string()
-        )]
-    );
+    assert_eq!(chunk_texts(&db, file), vec![("Title > Part".to_string(), "# Title\n\n## Part\n\nBody.".to_string())]);
 }
 
 #[test]
@@ -132,10 +105,7 @@ fn code_fences_stay_whole_even_when_larger_than_the_target() {
     let file = db.file("code.md", &text);
     let texts: Vec<String> = chunk_texts(&db, file).into_iter().map(|(_, t)| t).collect();
     assert!(texts.contains(&fence), "the fence is one chunk: {texts:#?}");
-    assert!(
-        texts.iter().all(|t| !t.contains("```") || t == &fence),
-        "no chunk holds part of the fence"
-    );
+    assert!(texts.iter().all(|t| !t.contains("```") || t == &fence), "no chunk holds part of the fence");
 }
 
 #[test]
@@ -145,10 +115,7 @@ fn overlap_never_starts_inside_a_code_block() {
     let file = db.file("code.md", text);
     for (_, chunk_text) in chunk_texts(&db, file) {
         let fences = chunk_text.matches("```").count();
-        assert!(
-            fences == 0 || fences == 2,
-            "a chunk holds a whole fence or none of it: {chunk_text:?}"
-        );
+        assert!(fences == 0 || fences == 2, "a chunk holds a whole fence or none of it: {chunk_text:?}");
         assert!(!chunk_text.starts_with("[chunking]"), "{chunk_text:?}");
     }
 }
@@ -156,37 +123,23 @@ fn overlap_never_starts_inside_a_code_block() {
 #[test]
 fn long_sections_split_within_the_target_with_overlap() {
     let db = TestDb::new(200, 60);
-    let paragraphs: Vec<String> = (0..12)
-        .map(|i| format!("Paragraph {i} says something. It has a second sentence here."))
-        .collect();
+    let paragraphs: Vec<String> =
+        (0..12).map(|i| format!("Paragraph {i} says something. It has a second sentence here.")).collect();
     let text = format!("# Long\n\n{}\n", paragraphs.join("\n\n"));
     let file = db.file("long.md", &text);
     let found = chunks(&db, file);
     assert!(found.len() > 3, "a long section makes several chunks");
     for chunk in found.iter() {
-        assert!(
-            chunk.end - chunk.start <= 200,
-            "chunk within target: {chunk:?}"
-        );
+        assert!(chunk.end - chunk.start <= 200, "chunk within target: {chunk:?}");
         assert_eq!(chunk.heading_path, vec!["Long".to_string()]);
     }
     for pair in found.windows(2) {
-        assert!(
-            pair[1].start < pair[0].end,
-            "consecutive chunks overlap: {pair:?}"
-        );
-        assert!(
-            pair[0].end - pair[1].start <= 60,
-            "overlap within its limit: {pair:?}"
-        );
+        assert!(pair[1].start < pair[0].end, "consecutive chunks overlap: {pair:?}");
+        assert!(pair[0].end - pair[1].start <= 60, "overlap within its limit: {pair:?}");
     }
     // Every paragraph is whole in some chunk.
     for paragraph in &paragraphs {
-        assert!(
-            found
-                .iter()
-                .any(|c| text[c.start as usize..c.end as usize].contains(paragraph.as_str()))
-        );
+        assert!(found.iter().any(|c| text[c.start as usize..c.end as usize].contains(paragraph.as_str())));
     }
 }
 
@@ -203,10 +156,7 @@ fn an_oversized_paragraph_splits_at_whitespace_on_char_boundaries() {
         covered.push_str(&text[chunk.start as usize..chunk.end as usize]);
         covered.push(' ');
     }
-    assert_eq!(
-        covered.split_whitespace().collect::<Vec<_>>(),
-        text.split_whitespace().collect::<Vec<_>>()
-    );
+    assert_eq!(covered.split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
 }
 
 #[test]
@@ -216,43 +166,22 @@ fn offsets_and_lines_resolve_to_the_source() {
     let file = db.file("doc.md", text);
     let found = chunks(&db, file);
     assert_eq!(found.len(), 2);
-    assert_eq!(
-        &text[found[0].start as usize..found[0].end as usize],
-        "# Heading\n\nLine one.\nLine two."
-    );
+    assert_eq!(&text[found[0].start as usize..found[0].end as usize], "# Heading\n\nLine one.\nLine two.");
     assert_eq!((found[0].start_line, found[0].end_line), (5, 8));
     assert_eq!((found[1].start_line, found[1].end_line), (10, 12));
-    assert_eq!(
-        found[0].hash,
-        crate::content_hash(b"# Heading\n\nLine one.\nLine two.")
-    );
+    assert_eq!(found[0].hash, crate::content_hash(b"# Heading\n\nLine one.\nLine two."));
     let outline = outline(&db, file);
-    assert_eq!(
-        outline.title, "Front",
-        "front matter title wins over the first heading"
-    );
+    assert_eq!(outline.title, "Front", "front matter title wins over the first heading");
     let fm = outline.front_matter.as_ref().unwrap();
-    assert_eq!(
-        fm.fields["tags"],
-        crate::FrontMatterValue::List(vec!["a".into(), "b".into()])
-    );
+    assert_eq!(fm.fields["tags"], crate::FrontMatterValue::List(vec!["a".into(), "b".into()]));
 }
 
 #[test]
 fn plain_text_splits_on_paragraphs() {
     let db = TestDb::new(40, 0);
-    let file = db.file(
-        "notes.txt",
-        "First paragraph here.\n\nSecond paragraph here.\n\n\nThird one.\n",
-    );
+    let file = db.file("notes.txt", "First paragraph here.\n\nSecond paragraph here.\n\n\nThird one.\n");
     let texts: Vec<String> = chunk_texts(&db, file).into_iter().map(|(_, t)| t).collect();
-    assert_eq!(
-        texts,
-        vec![
-            "First paragraph here.",
-            "Second paragraph here.\n\n\nThird one."
-        ]
-    );
+    assert_eq!(texts, vec!["First paragraph here.", "Second paragraph here.\n\n\nThird one."]);
 }
 
 #[test]
@@ -263,14 +192,8 @@ fn chunk_ids_survive_edits_elsewhere_in_the_file() {
     edit(&mut db, file, "# A\n\nAlpha, edited.\n\n# B\n\nBeta.\n");
     let after = chunks(&db, file);
     assert_ne!(before[0].id, after[0].id, "the edited chunk has a new id");
-    assert_eq!(
-        before[1].id, after[1].id,
-        "the untouched chunk keeps its id"
-    );
-    assert_ne!(
-        before[1].start, after[1].start,
-        "even though its offsets moved"
-    );
+    assert_eq!(before[1].id, after[1].id, "the untouched chunk keeps its id");
+    assert_ne!(before[1].start, after[1].start, "even though its offsets moved");
 }
 
 #[test]
@@ -285,14 +208,7 @@ fn editing_one_file_reruns_only_that_files_queries() {
     }
     assert_eq!(
         db.take_executed(&files),
-        [
-            "chunks(a.md)",
-            "chunks(b.md)",
-            "outline(a.md)",
-            "outline(b.md)",
-            "parse(a.md)",
-            "parse(b.md)"
-        ]
+        ["chunks(a.md)", "chunks(b.md)", "outline(a.md)", "outline(b.md)", "parse(a.md)", "parse(b.md)"]
     );
 
     edit(&mut db, a, "# A\n\nAlpha, edited.\n");
@@ -300,10 +216,7 @@ fn editing_one_file_reruns_only_that_files_queries() {
         chunks(&db, file);
         outline(&db, file);
     }
-    assert_eq!(
-        db.take_executed(&files),
-        ["chunks(a.md)", "outline(a.md)", "parse(a.md)"]
-    );
+    assert_eq!(db.take_executed(&files), ["chunks(a.md)", "outline(a.md)", "parse(a.md)"]);
 }
 
 #[test]
@@ -316,10 +229,7 @@ fn changing_chunking_settings_rechunks_without_reparsing() {
         chunks(&db, file);
     }
     db.take_executed(&files);
-    ChunkingSettings::get(&db)
-        .set_target_bytes(&mut db)
-        .with_durability(Durability::HIGH)
-        .to(500);
+    ChunkingSettings::get(&db).set_target_bytes(&mut db).with_durability(Durability::HIGH).to(500);
     for file in files {
         chunks(&db, file);
     }
@@ -338,26 +248,11 @@ fn a_body_edit_that_keeps_the_outline_does_not_rerun_outline_readers() {
     let a = db.file("a.md", "# A\n\nAlpha [link](b.md).\n\n## Part\n");
     assert_eq!(link_count(&db, a), 1);
     db.take_executed(&[a]);
-    edit(
-        &mut db,
-        a,
-        "# A\n\nAlpha, edited\nover two lines [link](b.md).\n\n## Part\n",
-    );
+    edit(&mut db, a, "# A\n\nAlpha, edited\nover two lines [link](b.md).\n\n## Part\n");
     assert_eq!(link_count(&db, a), 1);
-    assert_eq!(
-        db.take_executed(&[a]),
-        ["outline(a.md)", "parse(a.md)"],
-        "outline backdates"
-    );
+    assert_eq!(db.take_executed(&[a]), ["outline(a.md)", "parse(a.md)"], "outline backdates");
 
-    edit(
-        &mut db,
-        a,
-        "# A\n\nAlpha [link](b.md) and [another](c.md).\n\n## Part\n",
-    );
+    edit(&mut db, a, "# A\n\nAlpha [link](b.md) and [another](c.md).\n\n## Part\n");
     assert_eq!(link_count(&db, a), 2);
-    assert_eq!(
-        db.take_executed(&[a]),
-        ["link_count(a.md)", "outline(a.md)", "parse(a.md)"]
-    );
+    assert_eq!(db.take_executed(&[a]), ["link_count(a.md)", "outline(a.md)", "parse(a.md)"]);
 }

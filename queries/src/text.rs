@@ -10,12 +10,7 @@ impl LineIndex {
     #[must_use]
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, byte)| byte == b'\n')
-                .map(|(at, _)| offset(at + 1)),
-        );
+        line_starts.extend(text.bytes().enumerate().filter(|&(_, byte)| byte == b'\n').map(|(at, _)| offset(at + 1)));
         LineIndex { line_starts }
     }
 

@@ -5,17 +5,12 @@ use crate::{CliTest, stderr};
 #[test]
 fn a_malformed_config_names_file_line_and_column_and_exits_2() {
     let test = CliTest::new();
-    test.write(
-        "kc.toml",
-        "version = 1\n\n[chunking]\ntarget_bytes = \"large\"\n",
-    );
+    test.write("kc.toml", "version = 1\n\n[chunking]\ntarget_bytes = \"large\"\n");
     let output = test.run(&["build"]);
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
-    let expected = format!(
-        "error: {}:4:16: invalid type: string \"large\", expected u32",
-        test.path("kc.toml").display()
-    );
+    let expected =
+        format!("error: {}:4:16: invalid type: string \"large\", expected u32", test.path("kc.toml").display());
     assert!(message.starts_with(&expected), "{message}");
     assert!(!test.index().exists(), "nothing is written");
 }
@@ -23,17 +18,10 @@ fn a_malformed_config_names_file_line_and_column_and_exits_2() {
 #[test]
 fn an_unknown_key_is_an_error_not_ignored() {
     let test = CliTest::new();
-    test.write(
-        "kc.toml",
-        "version = 1\n[sources]\ninclude = [\"*.md\"]\nexclud = [\"x\"]\n",
-    );
+    test.write("kc.toml", "version = 1\n[sources]\ninclude = [\"*.md\"]\nexclud = [\"x\"]\n");
     let output = test.run(&["build"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("kc.toml:4:1: unknown field `exclud`"),
-        "{}",
-        stderr(&output)
-    );
+    assert!(stderr(&output).contains("kc.toml:4:1: unknown field `exclud`"), "{}", stderr(&output));
 }
 
 #[test]
@@ -41,11 +29,7 @@ fn a_missing_config_suggests_init() {
     let test = CliTest::empty();
     let output = test.run(&["build"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("run `knowledge init`"),
-        "{}",
-        stderr(&output)
-    );
+    assert!(stderr(&output).contains("run `knowledge init`"), "{}", stderr(&output));
 }
 
 #[test]
@@ -67,22 +51,13 @@ fn searching_before_any_build_says_what_to_do() {
     let test = CliTest::new();
     let output = test.run(&["search", "anything"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("run `knowledge build` first"),
-        "{}",
-        stderr(&output)
-    );
+    assert!(stderr(&output).contains("run `knowledge build` first"), "{}", stderr(&output));
 }
 
 #[test]
 fn bad_arguments_are_usage_errors() {
     let test = CliTest::new();
     assert_eq!(test.run(&["search"]).status.code(), Some(2));
-    assert_eq!(
-        test.run(&["search", "x", "--kind", "nonsense"])
-            .status
-            .code(),
-        Some(2)
-    );
+    assert_eq!(test.run(&["search", "x", "--kind", "nonsense"]).status.code(), Some(2));
     assert_eq!(test.run(&["frobnicate"]).status.code(), Some(2));
 }

@@ -30,9 +30,7 @@ impl CliTest {
 
     /// A folder with nothing in it.
     pub fn empty() -> Self {
-        CliTest {
-            dir: tempfile::tempdir().expect("create a temp dir"),
-        }
+        CliTest { dir: tempfile::tempdir().expect("create a temp dir") }
     }
 
     pub fn root(&self) -> &Path {
@@ -60,11 +58,7 @@ impl CliTest {
     /// Runs `knowledge -C <root> ARGS` with `envs` set.
     pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_knowledge"));
-        command
-            .arg("-C")
-            .arg(self.root())
-            .args(args)
-            .env_remove("KNOWLEDGE_FAILPOINT");
+        command.arg("-C").arg(self.root()).args(args).env_remove("KNOWLEDGE_FAILPOINT");
         for (key, value) in envs {
             command.env(key, value);
         }
@@ -96,8 +90,7 @@ impl CliTest {
 
     /// `knowledge search QUERY --json`, parsed.
     pub fn search(&self, query: &str) -> Value {
-        serde_json::from_str(&self.ok(&["search", query, "--json"]))
-            .expect("search --json prints JSON")
+        serde_json::from_str(&self.ok(&["search", query, "--json"])).expect("search --json prints JSON")
     }
 
     /// The paths of the search results, in rank order.

@@ -15,11 +15,11 @@ fn corpus() -> CliTest {
         "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n\n\
          ```rust\nfn calculate_length(s: &String) -> usize {\n    s.len()\n}\n```\n",
     );
-    test.write("book/io.md", "# File IO\n\nUse `std::fs::read_to_string` to read a file. The `serde_json.from_str` call parses.\n");
     test.write(
-        "notes/misc.txt",
-        "Unrelated notes about gardening and tomatoes.\n",
+        "book/io.md",
+        "# File IO\n\nUse `std::fs::read_to_string` to read a file. The `serde_json.from_str` call parses.\n",
     );
+    test.write("notes/misc.txt", "Unrelated notes about gardening and tomatoes.\n");
     test.build();
     test
 }
@@ -36,19 +36,13 @@ fn results_carry_provenance_that_resolves_to_the_source_bytes() {
         assert_eq!(result["source"]["uri"], format!("file://{path}"));
         let bytes = std::fs::read(test.path(path)).unwrap();
         let revision = knowledge_queries::content_hash(&bytes);
-        assert_eq!(
-            result["source"]["revision"], revision,
-            "the revision is the file's content hash"
-        );
+        assert_eq!(result["source"]["revision"], revision, "the revision is the file's content hash");
         let citation = &result["citation"];
         let start = citation["start_offset"].as_u64().unwrap() as usize;
         let end = citation["end_offset"].as_u64().unwrap() as usize;
         let text = std::str::from_utf8(&bytes[start..end]).unwrap();
         assert_eq!(result["text"], text, "the text is exactly the cited bytes");
-        assert_eq!(
-            result["source"]["hash"],
-            knowledge_queries::content_hash(text.as_bytes())
-        );
+        assert_eq!(result["source"]["hash"], knowledge_queries::content_hash(text.as_bytes()));
         let first_line = bytes[..start].iter().filter(|&&b| b == b'\n').count() + 1;
         let last_line = bytes[..end].iter().filter(|&&b| b == b'\n').count() + 1;
         assert_eq!(citation["start_line"], first_line);
@@ -63,18 +57,14 @@ fn results_carry_provenance_that_resolves_to_the_source_bytes() {
     );
     let reasons = results[0]["reason"].as_array().unwrap();
     for reason in ["exact_term", "title_match", "all_terms", "phrase_match"] {
-        assert!(
-            reasons.contains(&serde_json::json!(reason)),
-            "{reason} in {reasons:?}"
-        );
+        assert!(reasons.contains(&serde_json::json!(reason)), "{reason} in {reasons:?}");
     }
 }
 
 #[test]
 fn a_sentence_length_query_does_not_require_every_word() {
     let test = corpus();
-    let paths = test
-        .result_paths("how does the borrow checker keep references and memory safe in my program");
+    let paths = test.result_paths("how does the borrow checker keep references and memory safe in my program");
     assert!(!paths.is_empty(), "matching some of the words is enough");
     assert_eq!(paths[0], "book/borrowing.md", "{paths:?}");
 }
@@ -98,18 +88,11 @@ fn fts_syntax_in_a_query_is_matched_as_text_never_an_error() {
         "émoji 🦀 ünïcode",
     ] {
         let output = test.run(&["search", query, "--json"]);
-        assert!(
-            output.status.success(),
-            "query {query:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert!(output.status.success(), "query {query:?}: {}", String::from_utf8_lossy(&output.stderr));
         let response: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         assert!(response["results"].is_array(), "{query:?}");
     }
-    assert_eq!(
-        test.result_paths("NEAR(owner value)")[0],
-        "book/ownership.md"
-    );
+    assert_eq!(test.result_paths("NEAR(owner value)")[0], "book/ownership.md");
 }
 
 #[test]
@@ -131,26 +114,16 @@ fn parts_of_dotted_and_path_identifiers_are_searchable() {
     assert_eq!(test.result_paths("std::fs::read_to_string"), ["book/io.md"]);
     assert_eq!(test.result_paths("serde_json.from_str"), ["book/io.md"]);
     assert_eq!(test.result_paths("json"), ["book/io.md"]);
-    assert_eq!(
-        test.result_paths("calculate_length"),
-        ["book/borrowing.md"],
-        "code blocks are indexed"
-    );
+    assert_eq!(test.result_paths("calculate_length"), ["book/borrowing.md"], "code blocks are indexed");
 }
 
 #[test]
 fn stemming_matches_other_forms_of_a_word() {
     let test = corpus();
     let response = test.search("governing");
-    assert_eq!(
-        response["results"][0]["source"]["path"],
-        "book/ownership.md"
-    );
+    assert_eq!(response["results"][0]["source"]["path"], "book/ownership.md");
     let reasons = response["results"][0]["reason"].as_array().unwrap();
-    assert!(
-        reasons.contains(&serde_json::json!("stemmed_term")),
-        "{reasons:?}"
-    );
+    assert!(reasons.contains(&serde_json::json!("stemmed_term")), "{reasons:?}");
 }
 
 #[test]
@@ -161,11 +134,7 @@ fn limit_and_kind_filter_results() {
     assert_eq!(two["results"].as_array().unwrap().len(), 2);
     let none = test.ok(&["search", "ownership", "--json", "--kind", "wiki_page"]);
     let none: serde_json::Value = serde_json::from_str(&none).unwrap();
-    assert_eq!(
-        none["results"],
-        serde_json::json!([]),
-        "there are no wiki pages yet"
-    );
+    assert_eq!(none["results"], serde_json::json!([]), "there are no wiki pages yet");
     let chunks = test.ok(&["search", "ownership", "--json", "--kind", "source_chunk"]);
     let chunks: serde_json::Value = serde_json::from_str(&chunks).unwrap();
     assert!(!chunks["results"].as_array().unwrap().is_empty());
@@ -176,18 +145,37 @@ fn the_human_format_shows_title_location_and_a_highlighted_snippet() {
     let test = corpus();
     let out = test.ok(&["search", "tomatoes"]);
     let lines: Vec<&str> = out.lines().collect();
-    let revision =
-        knowledge_queries::content_hash(&std::fs::read(test.path("notes/misc.txt")).unwrap());
+    let revision = knowledge_queries::content_hash(&std::fs::read(test.path("notes/misc.txt")).unwrap());
     assert_eq!(lines[0], "1. misc", "{out}");
-    assert!(
-        lines[1].starts_with(&format!(
-            "   notes/misc.txt:1  rev {}  score ",
-            &revision[..12]
-        )),
-        "{out}"
-    );
-    assert_eq!(
-        lines[2], "   Unrelated notes about gardening and **tomatoes**.",
-        "{out}"
-    );
+    assert!(lines[1].starts_with(&format!("   notes/misc.txt:1  rev {}  score ", &revision[..12])), "{out}");
+    assert_eq!(lines[2], "   Unrelated notes about gardening and **tomatoes**.", "{out}");
+}
+
+#[test]
+fn get_resolves_chunks_refs_and_paths_from_the_index_only() {
+    let test = corpus();
+    let hit = test.search("tomatoes")["results"][0].clone();
+    let id = hit["id"].as_str().unwrap();
+
+    let chunk: serde_json::Value = serde_json::from_str(&test.ok(&["get", id, "--json"])).unwrap();
+    assert_eq!(chunk["kind"], "chunk");
+    assert_eq!(chunk["chunk"]["text"], hit["text"]);
+    assert_eq!(chunk["chunk"]["provenance"]["source_ref"], "file://notes/misc.txt");
+    assert_eq!(chunk["chunk"]["provenance"]["source_owner"], "fixture");
+    assert_eq!(chunk["chunk"]["provenance"]["stale"], false);
+
+    for reference in ["file://book/io.md", "book/io.md", "./book/io.md", "file://book/io.md#L1-L3"] {
+        let source: serde_json::Value = serde_json::from_str(&test.ok(&["get", reference, "--json"])).unwrap();
+        assert_eq!(source["kind"], "source", "{reference}");
+        assert_eq!(source["source"]["title"], "File IO");
+        assert_eq!(source["source"]["chunks"].as_array().unwrap().len(), 1);
+    }
+    let human = test.ok(&["get", "book/io.md"]);
+    assert!(human.starts_with("File IO\nfile://book/io.md  text/markdown"), "{human}");
+
+    for outside in ["kc.toml", "../etc/passwd", "/etc/passwd", "file:///etc/passwd"] {
+        let output = test.run(&["get", outside]);
+        assert_eq!(output.status.code(), Some(2), "{outside}");
+        assert!(crate::stderr(&output).contains("no chunk or source matches"), "{outside}");
+    }
 }

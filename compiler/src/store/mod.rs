@@ -16,7 +16,8 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The index file's name inside the output folder.
 pub const DB_FILE: &str = "knowledge.db";
 
-const SCHEMA: &str = include_str!("sql/schema.sql");
+/// The SQL that creates the index.
+pub const SCHEMA: &str = include_str!("sql/schema.sql");
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -107,6 +108,7 @@ pub struct RunRow {
     pub finished_at: String,
     pub tool_version: String,
     pub fingerprint: String,
+    pub vcs: String,
     pub summary: String,
 }
 
@@ -124,6 +126,8 @@ pub struct BuildWrite {
     pub events: Vec<RunEvent>,
     /// The project name, recorded as `source_owner` in provenance.
     pub source_owner: String,
+    /// The text of `kc.toml`, so that a server can show it without the project tree.
+    pub config: String,
 }
 
 /// The writer's connection, held only by `knowledge build`.
@@ -135,38 +139,23 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the index for a build.
     pub fn open_for_build(path: &Path) -> Result<Store, StoreError> {
-        let wrap = |source| StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source,
-        };
+        let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
         let conn = Connection::open(path).map_err(wrap)?;
-        conn.pragma_update(None, "journal_mode", "wal")
-            .map_err(wrap)?;
-        conn.pragma_update(None, "synchronous", "normal")
-            .map_err(wrap)?;
-        conn.pragma_update(None, "foreign_keys", "off")
-            .map_err(wrap)?;
-        Ok(Store {
-            path: path.to_path_buf(),
-            conn,
-        })
+        conn.pragma_update(None, "journal_mode", "wal").map_err(wrap)?;
+        conn.pragma_update(None, "synchronous", "normal").map_err(wrap)?;
+        conn.pragma_update(None, "foreign_keys", "off").map_err(wrap)?;
+        Ok(Store { path: path.to_path_buf(), conn })
     }
 
     fn wrap(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        StoreError::Sqlite { path: self.path.clone(), source }
     }
 
     /// Reads what the index holds. A file in another format reads as empty and needs its schema rebuilt.
     pub fn prior(&self) -> Result<Prior, StoreError> {
         let version = read_format_version(&self.conn).map_err(|e| self.wrap(e))?;
         if version.as_deref() != Some(&FORMAT_VERSION.to_string()) {
-            return Ok(Prior {
-                needs_schema: true,
-                ..Prior::default()
-            });
+            return Ok(Prior { needs_schema: true, ..Prior::default() });
         }
         let fingerprint = meta(&self.conn, "fingerprint").map_err(|e| self.wrap(e))?;
         let mut statement = self
@@ -188,32 +177,20 @@ impl Store {
             })
             .and_then(Iterator::collect::<Result<HashMap<_, _>, _>>)
             .map_err(|e| self.wrap(e))?;
-        Ok(Prior {
-            needs_schema: false,
-            fingerprint,
-            sources: rows,
-        })
+        Ok(Prior { needs_schema: false, fingerprint, sources: rows })
     }
 
     /// The ids of a source's current chunks.
     pub fn chunk_ids(&self, source_id: i64) -> Result<Vec<String>, StoreError> {
-        let mut statement = self
-            .conn
-            .prepare_cached("SELECT id FROM chunks WHERE source_id = ?1")
-            .map_err(|e| self.wrap(e))?;
-        statement
-            .query_map([source_id], |row| row.get(0))
-            .and_then(Iterator::collect)
-            .map_err(|e| self.wrap(e))
+        let mut statement =
+            self.conn.prepare_cached("SELECT id FROM chunks WHERE source_id = ?1").map_err(|e| self.wrap(e))?;
+        statement.query_map([source_id], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| self.wrap(e))
     }
 
     /// Applies a build in one transaction.
     pub fn commit(&mut self, write: &BuildWrite) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let wrap = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(wrap)?;
         if write.create_schema {
             drop_everything(&tx).map_err(wrap)?;
@@ -229,10 +206,7 @@ impl Store {
 
 fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result<()> {
     if write.replace_all {
-        tx.execute(
-            "INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')",
-            [],
-        )?;
+        tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
     }
     let mut delete_source = tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?;
@@ -255,9 +229,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
                              start_offset, end_offset, start_line, end_line)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
-    let mut insert_fts = tx.prepare_cached(
-        "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)",
-    )?;
+    let mut insert_fts =
+        tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?;
     for source in &write.upserts {
         insert_source.execute(params![
             source.path,
@@ -273,12 +246,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
             write.run.id,
         ])?;
         let source_id = tx.last_insert_rowid();
-        insert_revision.execute(params![
-            source.path,
-            source.revision,
-            sql_int(source.size),
-            write.run.id
-        ])?;
+        insert_revision.execute(params![source.path, source.revision, sql_int(source.size), write.run.id])?;
         for chunk in &source.chunks {
             insert_chunk.execute(params![
                 chunk.id,
@@ -295,33 +263,20 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
                 chunk.start_line,
                 chunk.end_line,
             ])?;
-            insert_fts.execute(params![
-                tx.last_insert_rowid(),
-                chunk.title,
-                chunk.text,
-                chunk.identifiers
-            ])?;
+            insert_fts.execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
         }
     }
 
-    let mut update_stat =
-        tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+    let mut update_stat = tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
     for stat in &write.stats {
         update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
     }
 
     let run = &write.run;
     tx.execute(
-        "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, summary)
-         VALUES (?1, ?2, ?3, 'succeeded', ?4, ?5, ?6)",
-        params![
-            run.id,
-            run.started_at,
-            run.finished_at,
-            run.tool_version,
-            run.fingerprint,
-            run.summary
-        ],
+        "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
+         VALUES (?1, ?2, ?3, 'succeeded', ?4, ?5, ?6, ?7)",
+        params![run.id, run.started_at, run.finished_at, run.tool_version, run.fingerprint, run.vcs, run.summary],
     )?;
     let mut insert_event = tx.prepare_cached(
         "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail)
@@ -340,6 +295,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
     }
     set_meta(tx, "fingerprint", &run.fingerprint)?;
     set_meta(tx, "source_owner", &write.source_owner)?;
+    set_meta(tx, "config", &write.config)?;
     set_meta(tx, "last_run", &run.id)?;
     Ok(())
 }
@@ -352,16 +308,13 @@ fn delete_chunks(tx: &rusqlite::Transaction<'_>, source_id: i64) -> rusqlite::Re
          SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE source_id = ?1",
     )?
     .execute([source_id])?;
-    tx.prepare_cached("DELETE FROM chunks WHERE source_id = ?1")?
-        .execute([source_id])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE source_id = ?1")?.execute([source_id])?;
     Ok(())
 }
 
 fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
     let names = |sql: &str| -> rusqlite::Result<Vec<(String, String)>> {
-        tx.prepare(sql)?
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect()
+        tx.prepare(sql)?.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
     };
     // Virtual tables first: dropping one drops its shadow tables, which the second query would list.
     for sql in [
@@ -369,10 +322,7 @@ fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
         "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'",
     ] {
         for (kind, name) in names(sql)? {
-            tx.execute_batch(&format!(
-                "DROP {kind} IF EXISTS \"{}\"",
-                name.replace('"', "\"\"")
-            ))?;
+            tx.execute_batch(&format!("DROP {kind} IF EXISTS \"{}\"", name.replace('"', "\"\"")))?;
         }
     }
     Ok(())
@@ -384,18 +334,13 @@ fn sql_int(value: u64) -> i64 {
 }
 
 fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-        [key, value],
-    )?;
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [key, value])?;
     Ok(())
 }
 
-fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
-        row.get(0)
-    })
-    .optional()
+/// A value of the `meta` table.
+pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0)).optional()
 }
 
 fn read_format_version(conn: &Connection) -> rusqlite::Result<Option<String>> {
@@ -404,11 +349,7 @@ fn read_format_version(conn: &Connection) -> rusqlite::Result<Option<String>> {
         [],
         |row| row.get(0),
     )?;
-    if has_meta {
-        meta(conn, "format_version")
-    } else {
-        Ok(None)
-    }
+    if has_meta { meta(conn, "format_version") } else { Ok(None) }
 }
 
 /// Opens an index for reading. Readers never write: the connection is read-only and checks the format.
@@ -416,15 +357,9 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     if !path.is_file() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
-    let wrap = |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        source,
-    };
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(wrap)?;
+    let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(wrap)?;
     let version = read_format_version(&conn).map_err(wrap)?;
     if version.as_deref() != Some(&FORMAT_VERSION.to_string()) {
         return Err(StoreError::Format {

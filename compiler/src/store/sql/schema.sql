@@ -83,6 +83,7 @@ CREATE TABLE runs (
     status TEXT NOT NULL,
     tool_version TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
+    vcs TEXT NOT NULL,                  -- JSON: commit, branch, ci, pull_request, ci_run (when known)
     summary TEXT NOT NULL               -- JSON: the counters `knowledge build --json` prints
 );
 

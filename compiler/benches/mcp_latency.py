@@ -1,0 +1,51 @@
+"""MCP latency through the official Python SDK: `python3 compiler/benches/mcp_latency.py BINARY PROJECT [N]`.
+
+PROJECT must be built. Measures the time from spawning `knowledge serve` to the first `knowledge_search`
+answer (initialize included), then N (default 200) sequential `knowledge_search` calls with queries made
+from the index's own section titles, and prints p50 and p95. See docs/performance.md.
+"""
+
+import asyncio
+import sqlite3
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
+COUNT = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+
+
+def queries():
+    db = sqlite3.connect(f"file:{PROJECT / '.hasna/knowledge/knowledge.db'}?mode=ro", uri=True)
+    titles = [row[0].split(" > ")[-1] for row in db.execute("SELECT DISTINCT title FROM chunks ORDER BY hash")]
+    return [titles[i % len(titles)] for i in range(COUNT)]
+
+
+async def main():
+    asked = queries()
+    start = time.perf_counter()
+    params = StdioServerParameters(command=BINARY, args=["serve", "--dir", str(PROJECT)])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            first = await session.call_tool("knowledge_search", {"query": asked[0], "mode": "keyword"})
+            first_answer = time.perf_counter() - start
+            assert not first.is_error
+            times = []
+            for query in asked:
+                t = time.perf_counter()
+                result = await session.call_tool("knowledge_search", {"query": query, "mode": "keyword", "limit": 10})
+                times.append(time.perf_counter() - t)
+                assert not result.is_error
+    times.sort()
+    p50 = times[len(times) // 2]
+    p95 = times[min(len(times) - 1, len(times) * 95 // 100)]
+    print(f"start to first answer: {first_answer * 1000:.1f} ms")
+    print(f"knowledge_search over {COUNT} queries: p50 {p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, mean {statistics.mean(times) * 1000:.2f} ms")
+
+
+asyncio.run(main())

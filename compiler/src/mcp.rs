@@ -1,0 +1,388 @@
+//! `knowledge serve`: a read-only MCP server over the index. The only module that knows MCP.
+//!
+//! Every tool calls the same library function as the CLI (`search`, `reader`). Each request opens the index
+//! read-only on a blocking thread, so the server never writes, serves many requests at once, and answers
+//! from the newest committed build without a restart. A failing request is an error result; the server
+//! keeps serving.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{
+    ErrorData, Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::reader::{self, Change, ListKind, Listing, Resolved, Stats};
+use crate::search::{self, Highlight, ResultKind, SearchRequest, SearchResponse};
+use crate::store;
+
+/// The MCP server: a pool of read-only connections to the index file, and its tools.
+#[derive(Clone)]
+pub struct KnowledgeServer {
+    pool: Arc<ReadPool>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// Read-only connections, reused across requests. A connection sees every build committed before its
+/// next read transaction starts (WAL), so reuse never serves stale data; but one opened on a file that was
+/// since replaced (the output folder deleted and rebuilt) would, so the pool is emptied whenever the file's
+/// identity changes.
+struct ReadPool {
+    index: PathBuf,
+    idle: std::sync::Mutex<(Option<FileIdentity>, Vec<Connection>)>,
+}
+
+type FileIdentity = (u64, u64);
+
+impl ReadPool {
+    /// Runs `f` with a pooled connection; the error is the index failing to open.
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T, String> {
+        let identity = file_identity(&self.index);
+        let pooled = {
+            let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if idle.0 != identity {
+                *idle = (identity, Vec::new());
+            }
+            idle.1.pop()
+        };
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => store::open_read_only(&self.index).map_err(|e| error_text(&e))?,
+        };
+        let result = f(&conn);
+        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if idle.0 == identity && identity.is_some() {
+            idle.1.push(conn);
+        }
+        Ok(result)
+    }
+}
+
+#[cfg(unix)]
+fn file_identity(path: &std::path::Path) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Without inode numbers, connections are not reused.
+#[cfg(not(unix))]
+fn file_identity(_path: &std::path::Path) -> Option<FileIdentity> {
+    None
+}
+
+/// Search modes. Without an embeddings generation, `semantic` and `hybrid` answer by keyword and say so.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    Keyword,
+    Semantic,
+    #[default]
+    Hybrid,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// The query: any text. Words are matched individually; phrases and titles rank higher.
+    pub query: String,
+    /// `keyword`, `semantic` or `hybrid` (the default).
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    /// How many results, 1 to 100 (default 10).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Only results of these kinds.
+    #[serde(default)]
+    pub kinds: Option<Vec<ResultKind>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// A chunk id, a `file://` source ref, or a project-relative path.
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// What to list: `sources` or `runs`.
+    pub kind: ListKind,
+    /// The `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 1000 (default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecentChangesArgs {
+    /// How many builds, newest first (default 10).
+    #[serde(default)]
+    pub runs: Option<u32>,
+    /// Only builds after this run id or RFC 3339 time.
+    #[serde(default)]
+    pub since: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsArgs {}
+
+/// The changes of recent builds.
+#[derive(Debug, serde::Serialize, JsonSchema)]
+pub struct RecentChanges {
+    pub changes: Vec<Change>,
+}
+
+#[tool_router]
+impl KnowledgeServer {
+    #[must_use]
+    pub fn new(index: PathBuf) -> Self {
+        let pool = ReadPool { index, idle: std::sync::Mutex::new((None, Vec::new())) };
+        KnowledgeServer { pool: Arc::new(pool), tool_router: Self::tool_router() }
+    }
+
+    /// Runs `f` on a blocking thread with a read-only connection to the index.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || pool.with(f).and_then(std::convert::identity))
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+    }
+
+    #[tool(
+        description = "Search the knowledge base. Returns ranked excerpts, each with its source ref, revision, \
+                       content hash, byte offsets and lines, scores and the reasons it matched.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<Json<SearchResponse>, String> {
+        let limit = args.limit.unwrap_or(10).clamp(1, 100) as usize;
+        let mode = args.mode.unwrap_or_default();
+        let request = SearchRequest {
+            query: args.query,
+            limit,
+            kinds: args.kinds.unwrap_or_default(),
+            highlight: Highlight::Markdown,
+        };
+        self.read(move |conn| {
+            let mut response = search::search(conn, &request).map_err(|e| error_text(&e))?;
+            if mode != SearchMode::Keyword {
+                response.degraded = true;
+                response.degraded_reason = Some(reader::NO_EMBEDDINGS.to_string());
+            }
+            Ok(Json(response))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Resolve a chunk id, a file:// source ref or a project-relative path to its indexed text \
+                       and provenance (a chunk) or its metadata, outline and chunks (a source).",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, String> {
+        self.read(move |conn| reader::resolve(conn, &args.reference).map(Json).map_err(|e| error_text(&e))).await
+    }
+
+    #[tool(
+        description = "List indexed sources (by path) or builds (newest first), one page at a time.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, String> {
+        let limit = args.limit.unwrap_or(100);
+        self.read(move |conn| {
+            reader::list(conn, args.kind, args.cursor.as_deref(), limit).map(Json).map_err(|e| error_text(&e))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "What recent builds changed: per build, each source added, changed, removed or skipped with \
+                       its old and new revision, and the commit and CI context the build recorded.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_recent_changes(
+        &self,
+        Parameters(args): Parameters<RecentChangesArgs>,
+    ) -> Result<Json<RecentChanges>, String> {
+        let runs = args.runs.unwrap_or(10);
+        self.read(move |conn| {
+            reader::recent_changes(conn, runs, args.since.as_deref())
+                .map(|changes| Json(RecentChanges { changes }))
+                .map_err(|e| error_text(&e))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Counts of sources, chunks and builds, the last build, and which search modes work.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_stats(&self, Parameters(_args): Parameters<StatsArgs>) -> Result<Json<Stats>, String> {
+        self.read(|conn| reader::stats(conn).map(Json).map_err(|e| error_text(&e))).await
+    }
+}
+
+const PROJECT_RESOURCES: [(&str, &str, &str, &str); 5] = [
+    ("knowledge://project/config", "config", "application/toml", "The kc.toml the index was built with."),
+    ("knowledge://project/storage", "storage", "application/json", "Where the index is and its size and format."),
+    ("knowledge://project/schema", "schema", "application/sql", "The SQL schema of the index."),
+    ("knowledge://project/sources", "sources", "application/json", "The first 1000 indexed sources."),
+    ("knowledge://project/runs", "runs", "application/json", "The last 20 builds and what they changed."),
+];
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for KnowledgeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("knowledge", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = PROJECT_RESOURCES
+            .iter()
+            .map(|(uri, name, mime, description)| {
+                Resource::new(*uri, *name).with_description(*description).with_mime_type(*mime)
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("knowledge://source/{path}", "source")
+                .with_description("One indexed source by project-relative path: metadata, outline and chunks.")
+                .with_mime_type("application/json"),
+            ResourceTemplate::new("knowledge://run/{id}", "run")
+                .with_description("One build by run id: its counters, commit and the changes it made.")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.clone();
+        let pool = self.pool.clone();
+        let read = tokio::task::spawn_blocking(move || read_resource(&pool, &uri))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        match read {
+            Ok((mime, text)) => {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri).with_mime_type(mime)]).into())
+            }
+            Err(ResourceError::NotFound(message)) => Err(ErrorData::resource_not_found(message, None)),
+            Err(ResourceError::Failed(message)) => Err(ErrorData::internal_error(message, None)),
+        }
+    }
+}
+
+enum ResourceError {
+    NotFound(String),
+    Failed(String),
+}
+
+/// A resource's MIME type and text.
+fn read_resource(pool: &ReadPool, uri: &str) -> Result<(&'static str, String), ResourceError> {
+    pool.with(|conn| resource_text(conn, &pool.index, uri)).map_err(ResourceError::Failed)?
+}
+
+fn resource_text(
+    conn: &Connection,
+    index: &std::path::Path,
+    uri: &str,
+) -> Result<(&'static str, String), ResourceError> {
+    let failed = |e: &dyn std::error::Error| ResourceError::Failed(error_text(e));
+    match uri {
+        "knowledge://project/config" => {
+            let config = store::meta(conn, "config").map_err(|e| failed(&e))?.unwrap_or_default();
+            Ok(("application/toml", config))
+        }
+        "knowledge://project/storage" => {
+            let size = std::fs::metadata(index).map(|m| m.len()).unwrap_or(0);
+            let value = serde_json::json!({
+                "index": index.display().to_string(),
+                "size_bytes": size,
+                "format_version": store::FORMAT_VERSION,
+                "layout": crate::build::OUTPUT_LAYOUT,
+            });
+            Ok(("application/json", to_json(&value)?))
+        }
+        "knowledge://project/schema" => Ok(("application/sql", store::SCHEMA.to_string())),
+        "knowledge://project/sources" => {
+            let listing = reader::list(conn, ListKind::Sources, None, 1000).map_err(|e| failed(&e))?;
+            Ok(("application/json", to_json(&listing)?))
+        }
+        "knowledge://project/runs" => {
+            let changes = reader::recent_changes(conn, 20, None).map_err(|e| failed(&e))?;
+            Ok(("application/json", to_json(&changes)?))
+        }
+        _ => {
+            if let Some(path) = uri.strip_prefix("knowledge://source/") {
+                match reader::resolve(conn, path) {
+                    Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
+                    _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
+                }
+            } else if let Some(id) = uri.strip_prefix("knowledge://run/") {
+                let change = reader::recent_changes(conn, 1000, None)
+                    .map_err(|e| failed(&e))?
+                    .into_iter()
+                    .find(|change| change.run.id == id)
+                    .ok_or_else(|| ResourceError::NotFound(format!("no build `{id}`")))?;
+                Ok(("application/json", to_json(&change)?))
+            } else {
+                Err(ResourceError::NotFound(format!("no resource `{uri}`")))
+            }
+        }
+    }
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String, ResourceError> {
+    serde_json::to_string_pretty(value).map_err(|e| ResourceError::Failed(e.to_string()))
+}
+
+/// An error and its causes on one line, for error results.
+fn error_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Serves MCP over stdin and stdout until the client disconnects.
+pub async fn serve_stdio(index: PathBuf) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let service = KnowledgeServer::new(index).serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,355 @@
+//! The read side of the index besides search: resolving refs, listing, recent changes and statistics.
+//!
+//! One implementation for the CLI and the MCP server. Every function takes a read-only connection and
+//! answers from the index alone: it never reads a source file, so it cannot return bytes that were never
+//! indexed or a path outside the project, and it works where only the index file was copied.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::search::{Citation, SourceRef};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReaderError {
+    #[error("no chunk or source matches `{0}` (expected a chunk id, a `file://` ref or a project-relative path)")]
+    NotFound(String),
+    #[error("invalid cursor `{0}`")]
+    BadCursor(String),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// What a ref resolved to: a chunk (its text and provenance) or a source (its metadata, outline and the
+/// chunks it was split into). Exactly one of `chunk` and `source` is present.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Resolved {
+    pub kind: ResolvedKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<ChunkDetail>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceDetail>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedKind {
+    Chunk,
+    Source,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChunkDetail {
+    pub id: String,
+    pub title: String,
+    pub heading_path: Vec<String>,
+    pub text: String,
+    pub source: SourceRef,
+    pub citation: Citation,
+    /// The design's provenance object (see docs/schema.md).
+    pub provenance: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SourceDetail {
+    pub uri: String,
+    pub path: String,
+    pub source_kind: String,
+    pub mime: String,
+    pub size: u64,
+    pub revision: String,
+    pub title: String,
+    /// Headings, link targets and front matter.
+    pub outline: serde_json::Value,
+    /// The run that last derived this source's rows.
+    pub indexed_run: String,
+    pub chunks: Vec<ChunkSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChunkSummary {
+    pub id: String,
+    pub title: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// Resolves a chunk id, a `file://` source ref (with an optional `#L<start>-L<end>` fragment, which is
+/// ignored) or a project-relative path.
+pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, ReaderError> {
+    let reference = reference.trim();
+    if let Some(chunk) = chunk_detail(conn, reference)? {
+        return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None });
+    }
+    let path = reference.strip_prefix("file://").unwrap_or(reference);
+    let path = path.split_once('#').map_or(path, |(path, _)| path).trim_start_matches("./");
+    match source_detail(conn, path)? {
+        Some(source) => Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source) }),
+        None => Err(ReaderError::NotFound(reference.to_string())),
+    }
+}
+
+fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDetail>> {
+    conn.query_row(
+        "SELECT c.id, c.title, c.heading_path, c.text, s.uri, s.path, c.revision, c.hash,
+                c.start_offset, c.end_offset, c.start_line, c.end_line, p.provenance
+         FROM chunks c JOIN sources s ON s.id = c.source_id JOIN chunk_provenance p ON p.chunk_id = c.id
+         WHERE c.id = ?1",
+        [id],
+        |row| {
+            Ok(ChunkDetail {
+                id: row.get(0)?,
+                title: row.get(1)?,
+                heading_path: serde_json::from_str(&row.get::<_, String>(2)?).unwrap_or_default(),
+                text: row.get(3)?,
+                source: SourceRef { uri: row.get(4)?, path: row.get(5)?, revision: row.get(6)?, hash: row.get(7)? },
+                citation: Citation {
+                    start_offset: row.get(8)?,
+                    end_offset: row.get(9)?,
+                    start_line: row.get(10)?,
+                    end_line: row.get(11)?,
+                },
+                provenance: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
+            })
+        },
+    )
+    .optional()
+}
+
+fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<SourceDetail>> {
+    let source = conn
+        .query_row(
+            "SELECT id, uri, path, kind, mime, size, revision, title, outline, indexed_run FROM sources WHERE path = ?1",
+            [path],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    SourceDetail {
+                        uri: row.get(1)?,
+                        path: row.get(2)?,
+                        source_kind: row.get(3)?,
+                        mime: row.get(4)?,
+                        size: row.get::<_, i64>(5)?.cast_unsigned(),
+                        revision: row.get(6)?,
+                        title: row.get(7)?,
+                        outline: serde_json::from_str(&row.get::<_, String>(8)?).unwrap_or_default(),
+                        indexed_run: row.get(9)?,
+                        chunks: Vec::new(),
+                    },
+                ))
+            },
+        )
+        .optional()?;
+    let Some((id, mut detail)) = source else {
+        return Ok(None);
+    };
+    detail.chunks = conn
+        .prepare_cached("SELECT id, title, start_line, end_line FROM chunks WHERE source_id = ?1 ORDER BY ordinal")?
+        .query_map([id], |row| {
+            Ok(ChunkSummary { id: row.get(0)?, title: row.get(1)?, start_line: row.get(2)?, end_line: row.get(3)? })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(detail))
+}
+
+/// What `list` enumerates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ListKind {
+    Sources,
+    Runs,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SourceItem {
+    pub uri: String,
+    pub path: String,
+    pub title: String,
+    pub source_kind: String,
+    pub revision: String,
+    pub size: u64,
+    pub chunk_count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunItem {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub status: String,
+    pub tool_version: String,
+    /// The commit and CI context the build recorded, when it had one.
+    pub vcs: serde_json::Value,
+    /// The build's counters, as `knowledge build --json` printed them.
+    pub summary: serde_json::Value,
+}
+
+/// One page of a listing: `sources` or `runs`, by `kind`. Pass `next_cursor` back to get the next page; it
+/// is absent on the last page.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Listing {
+    pub kind: ListKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<SourceItem>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<RunItem>>,
+    pub next_cursor: Option<String>,
+}
+
+/// Lists sources (by path) or runs (newest first), `limit` at a time. The cursor is opaque to callers: it
+/// is the key of the last item of the previous page.
+pub fn list(conn: &Connection, kind: ListKind, cursor: Option<&str>, limit: u32) -> Result<Listing, ReaderError> {
+    let limit = limit.clamp(1, 1000);
+    let fetch = i64::from(limit) + 1;
+    match kind {
+        ListKind::Sources => {
+            let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
+            let mut items: Vec<SourceItem> = conn
+                .prepare_cached(
+                    "SELECT uri, path, title, kind, revision, size, chunk_count FROM sources
+                     WHERE path > ?1 ORDER BY path LIMIT ?2",
+                )?
+                .query_map(params![after, fetch], |row| {
+                    Ok(SourceItem {
+                        uri: row.get(0)?,
+                        path: row.get(1)?,
+                        title: row.get(2)?,
+                        source_kind: row.get(3)?,
+                        revision: row.get(4)?,
+                        size: row.get::<_, i64>(5)?.cast_unsigned(),
+                        chunk_count: row.get::<_, i64>(6)?.cast_unsigned(),
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let next_cursor = page_cursor(&mut items, limit, |item| format!("s:{}", item.path));
+            Ok(Listing { kind, sources: Some(items), runs: None, next_cursor })
+        }
+        ListKind::Runs => {
+            let before = decode_cursor(cursor, "r:")?;
+            let mut items = runs_where(conn, "id < ?1 OR ?1 IS NULL", params![before, fetch])?;
+            let next_cursor = page_cursor(&mut items, limit, |item| format!("r:{}", item.id));
+            Ok(Listing { kind, sources: None, runs: Some(items), next_cursor })
+        }
+    }
+}
+
+fn decode_cursor(cursor: Option<&str>, prefix: &str) -> Result<Option<String>, ReaderError> {
+    match cursor {
+        None | Some("") => Ok(None),
+        Some(cursor) => cursor
+            .strip_prefix(prefix)
+            .map(|key| Some(key.to_string()))
+            .ok_or_else(|| ReaderError::BadCursor(cursor.to_string())),
+    }
+}
+
+/// Trims the extra row fetched to learn whether another page exists, and returns the cursor for it.
+fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) -> String) -> Option<String> {
+    if items.len() > limit as usize {
+        items.truncate(limit as usize);
+        items.last().map(key)
+    } else {
+        None
+    }
+}
+
+fn runs_where(conn: &Connection, condition: &str, values: impl rusqlite::Params) -> rusqlite::Result<Vec<RunItem>> {
+    conn.prepare(&format!(
+        "SELECT id, started_at, finished_at, status, tool_version, vcs, summary FROM runs
+         WHERE {condition} ORDER BY id DESC LIMIT ?2"
+    ))?
+    .query_map(values, |row| {
+        Ok(RunItem {
+            id: row.get(0)?,
+            started_at: row.get(1)?,
+            finished_at: row.get(2)?,
+            status: row.get(3)?,
+            tool_version: row.get(4)?,
+            vcs: serde_json::from_str(&row.get::<_, String>(5)?).unwrap_or_default(),
+            summary: serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default(),
+        })
+    })?
+    .collect()
+}
+
+/// A build and what it changed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Change {
+    pub run: RunItem,
+    pub events: Vec<ChangeEvent>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChangeEvent {
+    /// `source_added`, `source_changed`, `source_removed` or `source_skipped`.
+    pub kind: String,
+    pub path: String,
+    pub old_revision: Option<String>,
+    pub new_revision: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// The last `runs` builds that changed the index, newest first, or every build since `since` (a run id,
+/// or an RFC 3339 time compared with the build's start).
+pub fn recent_changes(conn: &Connection, runs: u32, since: Option<&str>) -> Result<Vec<Change>, ReaderError> {
+    let limit = i64::from(runs.clamp(1, 1000));
+    let found = match since {
+        Some(since) => runs_where(conn, "id > ?1 OR started_at > ?1", params![since, limit])?,
+        None => runs_where(conn, "?1 IS NULL", params![None::<String>, limit])?,
+    };
+    let mut statement = conn.prepare_cached(
+        "SELECT kind, path, old_revision, new_revision, detail FROM run_events WHERE run_id = ?1 ORDER BY seq",
+    )?;
+    found
+        .into_iter()
+        .map(|run| {
+            let events = statement
+                .query_map([&run.id], |row| {
+                    Ok(ChangeEvent {
+                        kind: row.get(0)?,
+                        path: row.get(1)?,
+                        old_revision: row.get(2)?,
+                        new_revision: row.get(3)?,
+                        detail: row.get(4)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(Change { run, events })
+        })
+        .collect()
+}
+
+/// Counts and the state of the index.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Stats {
+    pub format_version: String,
+    pub sources: u64,
+    pub chunks: u64,
+    pub runs: u64,
+    pub last_run: Option<RunItem>,
+    /// Which search modes work on this index.
+    pub search_modes: Vec<&'static str>,
+    /// No embeddings generation exists: semantic and hybrid searches fall back to keyword.
+    pub degraded: bool,
+    pub degraded_reason: Option<&'static str>,
+}
+
+pub fn stats(conn: &Connection) -> Result<Stats, ReaderError> {
+    let count = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, i64>(0)).map(i64::cast_unsigned);
+    let format_version: String =
+        conn.query_row("SELECT value FROM meta WHERE key = 'format_version'", [], |row| row.get(0))?;
+    Ok(Stats {
+        format_version,
+        sources: count("SELECT count(*) FROM sources")?,
+        chunks: count("SELECT count(*) FROM chunks")?,
+        runs: count("SELECT count(*) FROM runs")?,
+        last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1])?.into_iter().next(),
+        search_modes: vec!["keyword"],
+        degraded: true,
+        degraded_reason: Some(NO_EMBEDDINGS),
+    })
+}
+
+/// Why semantic search is unavailable in this version.
+pub const NO_EMBEDDINGS: &str =
+    "no embeddings generation: [embeddings] provider is `none`, so searches are keyword-only";

@@ -1,0 +1,79 @@
+//! `knowledge serve` driven by the official MCP Python SDK (`tests/mcp/client.py`), as agents use it.
+//!
+//! The test needs Python 3.10+ with the `mcp` package. It uses `KNOWLEDGE_TEST_PYTHON` when set, else
+//! `python3` when that imports `mcp`, else a virtual environment it creates under the target folder and
+//! installs `mcp` into from PyPI. `.ci/run` installs `mcp` up front.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MCP_VERSION: &str = "2.3.0";
+
+#[test]
+fn an_mcp_client_can_use_every_tool_and_resource() {
+    let project = tempfile::tempdir().unwrap();
+    fixture(project.path());
+    let build = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .args(["-C", project.path().to_str().unwrap(), "build", "--json"])
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+
+    let python = python_with_mcp();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_knowledge"))
+        .arg(project.path())
+        .output()
+        .expect("run the MCP client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the MCP client failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+fn fixture(root: &Path) {
+    let write = |relative: &str, text: &str| {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("kc.toml", "version = 1\n[project]\nname = \"mcp-fixture\"\n");
+    write(
+        "book/ownership.md",
+        "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\
+         ## Ownership Rules\n\nEach value has an owner. There can only be one owner at a time. When the owner \
+         goes out of scope, the value is dropped.\n\n## The Stack\n\nThe stack stores values in order.\n",
+    );
+    write(
+        "book/borrowing.md",
+        "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n",
+    );
+    write("notes/scope.txt", "Scope is the range within a program for which an item is valid.\n");
+}
+
+/// A Python interpreter that can import `mcp`.
+fn python_with_mcp() -> PathBuf {
+    if let Some(python) = std::env::var_os("KNOWLEDGE_TEST_PYTHON") {
+        return PathBuf::from(python);
+    }
+    let imports_mcp =
+        |python: &Path| Command::new(python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
+    let system = PathBuf::from("python3");
+    if imports_mcp(&system) {
+        return system;
+    }
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
+    let python = venv.join("bin/python");
+    if !imports_mcp(&python) {
+        let created = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().expect("python3 runs");
+        assert!(created.success(), "python3 -m venv failed");
+        let installed = Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", &format!("mcp=={MCP_VERSION}")])
+            .status()
+            .expect("pip runs");
+        assert!(installed.success(), "pip install mcp=={MCP_VERSION} failed");
+    }
+    python
+}

@@ -1,0 +1,207 @@
+"""Drives `knowledge serve` over stdio with the official MCP Python SDK, as an agent would.
+
+Usage: client.py KNOWLEDGE_BINARY PROJECT_DIR
+
+The project must already be built. The script checks every tool and resource against the index, sends bad
+requests and checks that they come back as errors while the server keeps serving, runs a build while the
+server is serving and checks that the next answer sees it, and checks that the server never wrote the index.
+It prints one line per check and exits non-zero when any check fails.
+"""
+
+import asyncio
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
+INDEX = PROJECT / ".hasna" / "knowledge" / "knowledge.db"
+EXPECTED_TOOLS = {
+    "knowledge_search",
+    "knowledge_get",
+    "knowledge_list",
+    "knowledge_recent_changes",
+    "knowledge_stats",
+}
+
+passed, failed = 0, 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def call(session, tool, arguments):
+    result = await session.call_tool(tool, arguments)
+    return result, result.structured_content
+
+
+async def expect_error(session, name, tool, arguments, needle):
+    """A bad call must come back as an error result (or a protocol error) that says what was wrong."""
+    try:
+        result = await session.call_tool(tool, arguments)
+        text = result.content[0].text if result.content else ""
+        check(name, result.is_error and needle in text, f"is_error={result.is_error} text={text!r}")
+    except MCPError as error:
+        check(name, needle in str(error), f"error={error}")
+    # The server keeps serving after any bad request.
+    _, answer = await call(session, "knowledge_stats", {})
+    check(f"{name}: server still answers", answer is not None and answer["sources"] > 0)
+
+
+async def main():
+    params = StdioServerParameters(command=BINARY, args=["serve", "--dir", str(PROJECT)])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            check("initialize names the server", init.server_info.name == "knowledge", init.server_info)
+
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            check("list_tools offers every tool", set(tools) == EXPECTED_TOOLS, sorted(tools))
+            for name, tool in tools.items():
+                check(f"{name} is read-only", tool.annotations is not None and tool.annotations.read_only_hint)
+                check(f"{name} has input and output schemas", bool(tool.input_schema) and bool(tool.output_schema))
+
+            resources = {r.uri for r in (await session.list_resources()).resources}
+            check(
+                "list_resources offers the project resources",
+                {f"knowledge://project/{n}" for n in ["config", "storage", "schema", "sources", "runs"]} <= resources,
+                resources,
+            )
+            templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+            check("resource templates", {"knowledge://source/{path}", "knowledge://run/{id}"} <= templates, templates)
+
+            # Search: provenance resolves to the source bytes.
+            result, answer = await call(session, "knowledge_search", {"query": "ownership rules", "mode": "keyword"})
+            hits = answer["results"] if answer else []
+            check("search finds results", not result.is_error and len(hits) > 0, answer)
+            check("keyword mode is not degraded", answer and answer["degraded"] is False)
+            for hit in hits:
+                source = PROJECT / hit["source"]["path"]
+                data = source.read_bytes()
+                c = hit["citation"]
+                cited = data[c["start_offset"] : c["end_offset"]].decode()
+                check(f"search hit {hit['id'][:8]} text is the cited bytes", cited == hit["text"])
+                revision = hit["source"]["revision"]
+                check(f"search hit {hit['id'][:8]} names its revision", len(revision) == 32 and hit["source"]["uri"].startswith("file://"))
+            check("best hit is the rules section", hits and hits[0]["title"].endswith("Ownership Rules"), hits[:1])
+
+            _, hybrid = await call(session, "knowledge_search", {"query": "ownership"})
+            check("hybrid without embeddings says it is degraded", hybrid["degraded"] is True and "embeddings" in hybrid["degraded_reason"])
+            _, limited = await call(session, "knowledge_search", {"query": "the", "limit": 1})
+            check("limit caps the results", len(limited["results"]) == 1)
+            _, none = await call(session, "knowledge_search", {"query": "NEAR( \"unbalanced * OR", "mode": "keyword"})
+            check("FTS syntax in a query is safe", none is not None and isinstance(none["results"], list))
+
+            # Get: a chunk, a source by ref and by path; never anything unindexed.
+            chunk_id = hits[0]["id"]
+            _, got = await call(session, "knowledge_get", {"ref": chunk_id})
+            check("get resolves a chunk id", got["kind"] == "chunk" and got["chunk"]["text"] == hits[0]["text"])
+            check("a chunk carries provenance", got["chunk"]["provenance"]["source_ref"] == hits[0]["source"]["uri"])
+            _, by_ref = await call(session, "knowledge_get", {"ref": hits[0]["source"]["uri"]})
+            check("get resolves a file:// ref", by_ref["kind"] == "source" and chunk_id in [c["id"] for c in by_ref["source"]["chunks"]])
+            _, by_path = await call(session, "knowledge_get", {"ref": "book/ownership.md"})
+            check("get resolves a path", by_path["source"]["title"] == "Understanding Ownership")
+            await expect_error(session, "get refuses a path outside the project", "knowledge_get", {"ref": "../../etc/passwd"}, "no chunk or source")
+            await expect_error(session, "get refuses an unindexed file", "knowledge_get", {"ref": "kc.toml"}, "no chunk or source")
+
+            # List: pagination visits every source once.
+            seen, cursor = [], None
+            while True:
+                args = {"kind": "sources", "limit": 1}
+                if cursor:
+                    args["cursor"] = cursor
+                _, page = await call(session, "knowledge_list", args)
+                seen += [s["path"] for s in page["sources"]]
+                cursor = page.get("next_cursor")
+                if not cursor:
+                    break
+            _, stats = await call(session, "knowledge_stats", {})
+            check("list pages through every source once", len(seen) == len(set(seen)) == stats["sources"], seen)
+            _, runs = await call(session, "knowledge_list", {"kind": "runs"})
+            check("list runs", len(runs["runs"]) == stats["runs"] >= 1)
+
+            _, changes = await call(session, "knowledge_recent_changes", {"runs": 1})
+            events = changes["changes"][0]["events"]
+            check("recent changes name the sources a build added", {e["path"] for e in events if e["kind"] == "source_added"} >= set(seen), events)
+
+            # Resources.
+            config = (await session.read_resource("knowledge://project/config")).contents[0].text
+            check("config resource is the kc.toml", config == (PROJECT / "kc.toml").read_text())
+            schema = (await session.read_resource("knowledge://project/schema")).contents[0].text
+            check("schema resource", "CREATE TABLE chunks" in schema)
+            storage = json.loads((await session.read_resource("knowledge://project/storage")).contents[0].text)
+            check("storage resource", storage["size_bytes"] > 0 and "wiki" in storage["layout"])
+            listed = json.loads((await session.read_resource("knowledge://project/sources")).contents[0].text)
+            check("sources resource", len(listed["sources"]) == stats["sources"])
+            source = json.loads((await session.read_resource("knowledge://source/book/ownership.md")).contents[0].text)
+            check("source template", source["path"] == "book/ownership.md" and source["chunks"])
+            run_id = runs["runs"][0]["id"]
+            run = json.loads((await session.read_resource(f"knowledge://run/{run_id}")).contents[0].text)
+            check("run template", run["run"]["id"] == run_id and run["events"])
+            try:
+                await session.read_resource("knowledge://source/missing.md")
+                check("a missing resource is an error", False)
+            except MCPError as error:
+                check("a missing resource is an error", "missing.md" in str(error), error)
+
+            # Bad requests are errors, and the server keeps serving.
+            await expect_error(session, "missing argument", "knowledge_search", {}, "missing field `query`")
+            await expect_error(session, "wrong type", "knowledge_search", {"query": "x", "limit": "ten"}, "invalid type")
+            await expect_error(session, "unknown argument", "knowledge_search", {"query": "x", "frobnicate": 1}, "unknown field `frobnicate`")
+            await expect_error(session, "unknown enum value", "knowledge_list", {"kind": "everything"}, "unknown variant")
+            await expect_error(session, "bad cursor", "knowledge_list", {"kind": "runs", "cursor": "nonsense"}, "invalid cursor")
+            await expect_error(session, "unknown tool", "knowledge_frobnicate", {}, "not found")
+
+            # Many requests at once.
+            queries = ["ownership", "borrowing", "memory", "value", "reference", "scope", "rules", "stack"] * 3
+            answers = await asyncio.gather(*(call(session, "knowledge_search", {"query": q, "mode": "keyword"}) for q in queries))
+            check("concurrent searches all succeed", all(not r.is_error and a["results"] for r, a in answers))
+
+            # A build while the server serves: the next answer sees it, without a restart.
+            _, before = await call(session, "knowledge_search", {"query": "zyzzyva", "mode": "keyword"})
+            check("the new word is not indexed yet", before["results"] == [])
+            (PROJECT / "book" / "new.md").write_text("# New chapter\n\nA zyzzyva is a weevil.\n")
+            build = subprocess.run([BINARY, "-C", str(PROJECT), "build", "--json"], capture_output=True, text=True)
+            check("a build runs while the server serves", build.returncode == 0, build.stderr)
+            _, after = await call(session, "knowledge_search", {"query": "zyzzyva", "mode": "keyword"})
+            check("the next answer sees the new build", [h["source"]["path"] for h in after["results"]] == ["book/new.md"], after)
+            _, changes = await call(session, "knowledge_recent_changes", {"runs": 1})
+            check("recent changes show the new build", changes["changes"][0]["events"][0]["path"] == "book/new.md")
+
+            # The output folder deleted and rebuilt: a new index file, which the server must read from now on.
+            shutil.rmtree(PROJECT / ".hasna")
+            (PROJECT / "book" / "newer.md").write_text("# Newer chapter\n\nA quetzal is a bird.\n")
+            rebuilt = subprocess.run([BINARY, "-C", str(PROJECT), "build", "--json"], capture_output=True, text=True)
+            check("the index is rebuilt from scratch while serving", rebuilt.returncode == 0, rebuilt.stderr)
+            _, fresh = await call(session, "knowledge_search", {"query": "quetzal", "mode": "keyword"})
+            check("the server reads the new index file", [h["source"]["path"] for h in fresh["results"]] == ["book/newer.md"], fresh)
+
+            index_digest, index_mtime = digest(INDEX), INDEX.stat().st_mtime_ns
+            for query in queries:
+                await call(session, "knowledge_search", {"query": query})
+            await call(session, "knowledge_stats", {})
+            await session.read_resource("knowledge://project/sources")
+
+    check("the server never wrote the index", digest(INDEX) == index_digest and INDEX.stat().st_mtime_ns == index_mtime)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+sys.exit(asyncio.run(main()))
