@@ -10,7 +10,27 @@ use std::process::Command;
 const MCP_VERSION: &str = "2.3.0";
 
 #[test]
-fn an_mcp_client_can_use_every_tool_and_resource() {
+fn an_mcp_client_can_use_every_tool_and_resource_over_stdio() {
+    run_client("stdio");
+}
+
+#[test]
+fn an_mcp_client_can_use_every_tool_and_resource_over_http() {
+    run_client("http");
+}
+
+#[test]
+fn http_refuses_a_non_loopback_address_without_allow_remote() {
+    let output = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .args(["serve", "--db", "missing.db", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not a loopback address (pass --allow-remote"), "{stderr}");
+}
+
+fn run_client(transport: &str) {
     let project = tempfile::tempdir().unwrap();
     fixture(project.path());
     let build = Command::new(env!("CARGO_BIN_EXE_knowledge"))
@@ -25,11 +45,12 @@ fn an_mcp_client_can_use_every_tool_and_resource() {
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_knowledge"))
         .arg(project.path())
+        .arg(transport)
         .output()
         .expect("run the MCP client");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the MCP client failed:\n{stdout}\n{stderr}");
+    assert!(output.status.success(), "the MCP client failed over {transport}:\n{stdout}\n{stderr}");
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
 }
 

@@ -1,4 +1,5 @@
-"""MCP latency through the official Python SDK: `python3 compiler/benches/mcp_latency.py BINARY PROJECT [N]`.
+"""MCP latency through the official Python SDK:
+`python3 compiler/benches/mcp_latency.py BINARY PROJECT [N] [stdio|http]`.
 
 PROJECT must be built. Measures the time from spawning `knowledge serve` to the first `knowledge_search`
 answer (initialize included), then N (default 200) sequential `knowledge_search` calls with queries made
@@ -6,7 +7,9 @@ from the index's own section titles, and prints p50 and p95. See docs/performanc
 """
 
 import asyncio
+import contextlib
 import sqlite3
+import subprocess
 import statistics
 import sys
 import time
@@ -14,9 +17,30 @@ from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
 COUNT = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+TRANSPORT = sys.argv[4] if len(sys.argv) > 4 else "stdio"
+
+
+@contextlib.asynccontextmanager
+async def connect():
+    if TRANSPORT == "stdio":
+        params = StdioServerParameters(command=BINARY, args=["serve", "--dir", str(PROJECT)])
+        async with stdio_client(params) as (read, write):
+            yield read, write
+        return
+    server = subprocess.Popen(
+        [BINARY, "serve", "--dir", str(PROJECT), "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = server.stderr.readline().strip().rsplit(" ", 1)[-1]
+        async with streamable_http_client(url) as (read, write):
+            yield read, write
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def queries():
@@ -28,8 +52,7 @@ def queries():
 async def main():
     asked = queries()
     start = time.perf_counter()
-    params = StdioServerParameters(command=BINARY, args=["serve", "--dir", str(PROJECT)])
-    async with stdio_client(params) as (read, write):
+    async with connect() as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             first = await session.call_tool("knowledge_search", {"query": asked[0], "mode": "keyword"})
@@ -44,7 +67,7 @@ async def main():
     times.sort()
     p50 = times[len(times) // 2]
     p95 = times[min(len(times) - 1, len(times) * 95 // 100)]
-    print(f"start to first answer: {first_answer * 1000:.1f} ms")
+    print(f"{TRANSPORT}: start to first answer: {first_answer * 1000:.1f} ms")
     print(f"knowledge_search over {COUNT} queries: p50 {p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, mean {statistics.mean(times) * 1000:.2f} ms")
 
 

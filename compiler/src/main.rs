@@ -77,6 +77,12 @@ enum Command {
         /// The index file to serve; no kc.toml or source tree is needed.
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
+        /// Serve streamable HTTP at http://ADDRESS/mcp instead of stdio (for example 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDRESS")]
+        http: Option<std::net::SocketAddr>,
+        /// Allow --http on an address other than loopback.
+        #[arg(long, requires = "http")]
+        allow_remote: bool,
     },
 }
 
@@ -169,10 +175,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_resolved(&mut out, &resolved)?;
             }
         }
-        Command::Serve { dir, db } => {
+        Command::Serve { dir, db, http, allow_remote } => {
             let index = index_path(db, dir.as_deref().unwrap_or(&start))?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            runtime.block_on(knowledge::mcp::serve_stdio(index))?;
+            match http {
+                Some(address) => runtime.block_on(knowledge::mcp::serve_http(index, address, allow_remote))?,
+                None => runtime.block_on(knowledge::mcp::serve_stdio(index))?,
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

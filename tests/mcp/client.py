@@ -1,8 +1,9 @@
 """Drives `knowledge serve` over stdio with the official MCP Python SDK, as an agent would.
 
-Usage: client.py KNOWLEDGE_BINARY PROJECT_DIR
+Usage: client.py KNOWLEDGE_BINARY PROJECT_DIR [stdio|http]
 
-The project must already be built. The script checks every tool and resource against the index, sends bad
+The project must already be built. Over `http`, the script starts `knowledge serve --http 127.0.0.1:0` and
+connects to the address it reports; over `stdio` (the default) the SDK spawns `knowledge serve`. The script checks every tool and resource against the index, sends bad
 requests and checks that they come back as errors while the server keeps serving, runs a build while the
 server is serving and checks that the next answer sees it, and checks that the server never wrote the index.
 It prints one line per check and exits non-zero when any check fails.
@@ -16,11 +17,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import contextlib
+import urllib.error
+import urllib.request
+
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
+TRANSPORT = sys.argv[3] if len(sys.argv) > 3 else "stdio"
 INDEX = PROJECT / ".hasna" / "knowledge" / "knowledge.db"
 EXPECTED_TOOLS = {
     "knowledge_search",
@@ -65,9 +72,59 @@ async def expect_error(session, name, tool, arguments, needle):
     check(f"{name}: server still answers", answer is not None and answer["sources"] > 0)
 
 
+@contextlib.asynccontextmanager
+async def connect():
+    """The (read, write) streams of a session with `knowledge serve` over the chosen transport."""
+    if TRANSPORT == "stdio":
+        params = StdioServerParameters(command=BINARY, args=["serve", "--dir", str(PROJECT)])
+        async with stdio_client(params) as (read, write):
+            yield read, write
+        return
+    server = subprocess.Popen(
+        [BINARY, "serve", "--dir", str(PROJECT), "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = server.stderr.readline()
+        url = line.strip().rsplit(" ", 1)[-1]
+        check("the HTTP server reports its address", url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), line)
+        check_rebinding_refused(url)
+        async with streamable_http_client(url) as (read, write):
+            yield read, write
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def check_rebinding_refused(url):
+    """The same request is refused with a foreign Host (what a DNS-rebinding web page sends) and accepted
+    with the loopback host."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+    }
+
+    def post(host):
+        request = urllib.request.Request(
+            url,
+            data=json.dumps(initialize).encode(),
+            headers={"Host": host, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, ""
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(errors="replace")
+
+    status, body = post("evil.example")
+    check("a foreign Host header is refused", status == 403 and "Host" in body, (status, body))
+    status, _ = post(url.split("/")[2])
+    check("the loopback Host is accepted", status == 200, status)
+
+
 async def main():
-    params = StdioServerParameters(command=BINARY, args=["serve", "--dir", str(PROJECT)])
-    async with stdio_client(params) as (read, write):
+    async with connect() as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             check("initialize names the server", init.server_info.name == "knowledge", init.server_info)
