@@ -97,10 +97,13 @@ fn dump_index(path: &Path) -> String {
     let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut out = String::new();
     let sections: [(&str, &str); 5] = [
-        ("meta", "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run') ORDER BY key"),
+        (
+            "meta",
+            "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run', 'schema_hash') ORDER BY key",
+        ),
         (
             "sources",
-            "SELECT path, uri, kind, mime, size, revision, title, chunk_count, outline FROM sources ORDER BY path",
+            "SELECT path, uri, kind, mime, size, revision, title, chunk_count, outline, lint_facts FROM sources ORDER BY path",
         ),
         ("source_revisions", "SELECT path, revision, size FROM source_revisions ORDER BY path, revision"),
         (

@@ -1,13 +1,12 @@
 //! `knowledge serve` driven by the official MCP Python SDK (`tests/mcp/client.py`), as agents use it.
 //!
-//! The test needs Python 3.10+ with the `mcp` package. It uses `KNOWLEDGE_TEST_PYTHON` when set, else
-//! `python3` when that imports `mcp`, else a virtual environment it creates under the target folder and
-//! installs `mcp` into from PyPI. `.ci/run` installs `mcp` up front.
+//! The test needs Python 3.10+ with the `mcp` package; `support/python.rs` finds or installs it.
 
-use std::path::{Path, PathBuf};
+#[path = "support/python.rs"]
+mod python;
+
+use std::path::Path;
 use std::process::Command;
-
-const MCP_VERSION: &str = "2.3.0";
 
 #[test]
 fn an_mcp_client_can_use_every_tool_and_resource_over_stdio() {
@@ -39,7 +38,7 @@ fn run_client(transport: &str) {
         .unwrap();
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
 
-    let python = python_with_mcp();
+    let python = python::with_packages(&["mcp==2.3.0"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
     let output = Command::new(&python)
         .arg(script)
@@ -72,29 +71,4 @@ fn fixture(root: &Path) {
         "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n",
     );
     write("notes/scope.txt", "Scope is the range within a program for which an item is valid.\n");
-}
-
-/// A Python interpreter that can import `mcp`.
-fn python_with_mcp() -> PathBuf {
-    if let Some(python) = std::env::var_os("KNOWLEDGE_TEST_PYTHON") {
-        return PathBuf::from(python);
-    }
-    let imports_mcp =
-        |python: &Path| Command::new(python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
-    let system = PathBuf::from("python3");
-    if imports_mcp(&system) {
-        return system;
-    }
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
-    let python = venv.join("bin/python");
-    if !imports_mcp(&python) {
-        let created = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().expect("python3 runs");
-        assert!(created.success(), "python3 -m venv failed");
-        let installed = Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", &format!("mcp=={MCP_VERSION}")])
-            .status()
-            .expect("pip runs");
-        assert!(installed.success(), "pip install mcp=={MCP_VERSION} failed");
-    }
-    python
 }

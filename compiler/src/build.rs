@@ -10,7 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
-use knowledge_queries::{Chunk, ChunkingSettings, Outline, SourceFile, SourceKind, chunks, content_hash, outline};
+use knowledge_queries::{
+    Chunk, ChunkingSettings, LintFacts, LintSettings, Outline, SourceFile, SourceKind, chunks, content_hash,
+    lint_facts, outline,
+};
 use rayon::prelude::*;
 use salsa::{Durability, Setter};
 use serde::Serialize;
@@ -112,11 +115,94 @@ pub struct QueryCounters {
 }
 
 /// A source to (re-)derive this build.
-struct Pending {
-    found: FoundFile,
-    text: String,
-    revision: String,
-    prior: Option<PriorSource>,
+pub(crate) struct Pending {
+    pub(crate) found: FoundFile,
+    pub(crate) text: String,
+    pub(crate) revision: String,
+    pub(crate) prior: Option<PriorSource>,
+}
+
+/// What the walk and the change checks found, before any query runs.
+pub(crate) struct Scan {
+    pub(crate) counters: SourceCounters,
+    pub(crate) skipped: Vec<Skipped>,
+    /// Sources whose size and mtime match their row: not read.
+    pub(crate) unchanged: Vec<String>,
+    /// Sources to derive: new, changed, or all of them when the index cannot be trusted.
+    pub(crate) pending: Vec<Pending>,
+    /// Sources read because their stat moved, whose content is unchanged.
+    pub(crate) stats: Vec<StatRow>,
+    /// Sources in the index that are gone, unreadable or no longer selected.
+    pub(crate) removed: Vec<String>,
+    pub(crate) scan_ms: u64,
+    pub(crate) read_ms: u64,
+}
+
+/// Walks the project and sorts every file by what a build must do with it. Reads only files whose size or
+/// mtime moved (or every file, when `full_rebuild`).
+pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporter: &dyn Reporter) -> Scan {
+    let clock = Instant::now();
+    reporter.stage("scanning", 0);
+    let walk = sources::walk(project);
+    reporter.finish_stage();
+    let mut counters = SourceCounters {
+        scanned: (walk.files.len() + walk.skipped.len()) as u64,
+        skipped: walk.skipped.len() as u64,
+        ..SourceCounters::default()
+    };
+    let mut skipped = walk.skipped;
+    let (to_read, unchanged) = split_by_stat(walk.files, prior, full_rebuild);
+    counters.unchanged = unchanged.len() as u64;
+    counters.hashed = to_read.len() as u64;
+    let scan_ms = elapsed_ms(clock);
+
+    let clock = Instant::now();
+    reporter.stage("reading", to_read.len() as u64);
+    let read: Vec<(FoundFile, Result<String, String>)> = to_read
+        .into_par_iter()
+        .map(|found| {
+            let text = sources::read_text(&found);
+            reporter.advance(1);
+            (found, text)
+        })
+        .collect();
+    reporter.finish_stage();
+
+    let mut pending = Vec::new();
+    let mut stats = Vec::new();
+    let mut present: HashSet<String> = unchanged.iter().cloned().collect();
+    for (found, text) in read {
+        let text = match text {
+            Ok(text) => text,
+            Err(reason) => {
+                counters.skipped += 1;
+                skipped.push(Skipped { path: found.path, reason });
+                continue;
+            }
+        };
+        present.insert(found.path.clone());
+        let revision = content_hash(text.as_bytes());
+        let prior_source = prior.sources.get(&found.path).cloned();
+        match &prior_source {
+            Some(p) if !full_rebuild && p.revision == revision => {
+                counters.unchanged += 1;
+                stats.push(StatRow { path: found.path, size: found.size, mtime_ns: found.mtime_ns });
+            }
+            Some(_) => {
+                counters.changed += 1;
+                pending.push(Pending { found, text, revision, prior: prior_source });
+            }
+            None => {
+                counters.added += 1;
+                pending.push(Pending { found, text, revision, prior: None });
+            }
+        }
+    }
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
+    removed.sort();
+    counters.removed = removed.len() as u64;
+    Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms: elapsed_ms(clock) }
 }
 
 /// The compiler: a salsa database that lives as long as the process, and the inputs it holds.
@@ -160,66 +246,11 @@ impl Compiler {
         let fingerprint = fingerprint(project);
         let full_rebuild = prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
 
-        reporter.stage("scanning", 0);
-        let walk = sources::walk(project);
-        reporter.finish_stage();
-        let mut counters = SourceCounters {
-            scanned: (walk.files.len() + walk.skipped.len()) as u64,
-            skipped: walk.skipped.len() as u64,
-            ..SourceCounters::default()
-        };
-        let mut skipped = walk.skipped;
-        let (to_read, unchanged) = split_by_stat(walk.files, &prior, full_rebuild);
-        counters.unchanged = unchanged.len() as u64;
-        counters.hashed = to_read.len() as u64;
-        lap(&mut stages.scan);
-
-        reporter.stage("reading", to_read.len() as u64);
-        let read: Vec<(FoundFile, Result<String, String>)> = to_read
-            .into_par_iter()
-            .map(|found| {
-                let text = sources::read_text(&found);
-                reporter.advance(1);
-                (found, text)
-            })
-            .collect();
-        reporter.finish_stage();
-
-        let mut pending = Vec::new();
-        let mut stats = Vec::new();
-        let mut present: HashSet<String> = unchanged.iter().cloned().collect();
-        for (found, text) in read {
-            let text = match text {
-                Ok(text) => text,
-                Err(reason) => {
-                    counters.skipped += 1;
-                    skipped.push(Skipped { path: found.path, reason });
-                    continue;
-                }
-            };
-            present.insert(found.path.clone());
-            let revision = content_hash(text.as_bytes());
-            let prior_source = prior.sources.get(&found.path).cloned();
-            match &prior_source {
-                Some(p) if !full_rebuild && p.revision == revision => {
-                    counters.unchanged += 1;
-                    stats.push(StatRow { path: found.path, size: found.size, mtime_ns: found.mtime_ns });
-                }
-                Some(_) => {
-                    counters.changed += 1;
-                    pending.push(Pending { found, text, revision, prior: prior_source });
-                }
-                None => {
-                    counters.added += 1;
-                    pending.push(Pending { found, text, revision, prior: None });
-                }
-            }
-        }
-        skipped.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
-        removed.sort();
-        counters.removed = removed.len() as u64;
+        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms } =
+            scan(project, &prior, full_rebuild, reporter);
+        // `lap` restarts the stage clock for `compile`; the scan measured its own two stages.
         lap(&mut stages.read);
+        (stages.scan, stages.read) = (scan_ms, read_ms);
 
         let derived = self.derive(project, &pending, reporter);
         lap(&mut stages.compile);
@@ -302,6 +333,47 @@ impl Compiler {
 
     /// Sets the inputs for the pending sources, runs their queries in parallel and turns the results into rows.
     fn derive(&mut self, project: &Project, pending: &[Pending], reporter: &dyn Reporter) -> Vec<SourceRow> {
+        let inputs = self.sync_inputs(project, pending);
+        reporter.stage("compiling", inputs.len() as u64);
+        let derived = inputs
+            .par_iter()
+            .zip(pending)
+            .map_with(self.db.clone(), |db, (&file, item)| {
+                let row = source_row(item, outline(db, file), &chunks(db, file), lint_facts(db, file));
+                reporter.advance(1);
+                row
+            })
+            .collect();
+        reporter.finish_stage();
+        derived
+    }
+
+    /// Runs the outline and lint-facts queries of the pending sources, for `knowledge lint`.
+    pub(crate) fn derive_facts(&mut self, project: &Project, pending: &[Pending]) -> Vec<(Outline, LintFacts)> {
+        let inputs = self.sync_inputs(project, pending);
+        inputs
+            .par_iter()
+            .map_with(self.db.clone(), |db, &file| (outline(db, file).clone(), lint_facts(db, file).clone()))
+            .collect()
+    }
+
+    /// Sets the settings inputs from the configuration and the source inputs of the pending sources; a setter
+    /// starts a new revision even for an equal value, so every value is compared first.
+    fn sync_inputs(&mut self, project: &Project, pending: &[Pending]) -> Vec<SourceFile> {
+        let patterns = &project.config.lint.contradiction_patterns;
+        match LintSettings::try_get(&self.db) {
+            None => {
+                let _settings = LintSettings::builder(patterns.clone()).durability(Durability::HIGH).new(&self.db);
+            }
+            Some(settings) => {
+                if settings.contradiction_patterns(&self.db) != patterns {
+                    settings
+                        .set_contradiction_patterns(&mut self.db)
+                        .with_durability(Durability::HIGH)
+                        .to(patterns.clone());
+                }
+            }
+        }
         let chunking = &project.config.chunking;
         let (target, overlap) = (*chunking.target_bytes.get_ref(), *chunking.overlap_bytes.get_ref());
         match ChunkingSettings::try_get(&self.db) {
@@ -309,7 +381,6 @@ impl Compiler {
                 let _settings = ChunkingSettings::builder(target, overlap).durability(Durability::HIGH).new(&self.db);
             }
             Some(settings) => {
-                // A setter starts a new revision even for an equal value: compare first.
                 if settings.target_bytes(&self.db) != target {
                     settings.set_target_bytes(&mut self.db).with_durability(Durability::HIGH).to(target);
                 }
@@ -337,19 +408,7 @@ impl Compiler {
             };
             inputs.push(file);
         }
-
-        reporter.stage("compiling", inputs.len() as u64);
-        let derived = inputs
-            .par_iter()
-            .zip(pending)
-            .map_with(self.db.clone(), |db, (&file, item)| {
-                let row = source_row(item, outline(db, file), &chunks(db, file));
-                reporter.advance(1);
-                row
-            })
-            .collect();
-        reporter.finish_stage();
-        derived
+        inputs
     }
 }
 
@@ -369,21 +428,22 @@ fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (V
 }
 
 /// Everything the derived rows depend on besides the sources themselves.
-fn fingerprint(project: &Project) -> String {
+pub(crate) fn fingerprint(project: &Project) -> String {
     let chunking = &project.config.chunking;
     let material = format!(
-        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\n",
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\ncontradiction patterns {:?}\n",
         env!("CARGO_PKG_VERSION"),
         store::FORMAT_VERSION,
         SOURCE_HASH,
         chunking.target_bytes.get_ref(),
         chunking.overlap_bytes.get_ref(),
         project.name(),
+        project.config.lint.contradiction_patterns,
     );
     content_hash(material.as_bytes())
 }
 
-fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk]) -> SourceRow {
+fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintFacts) -> SourceRow {
     let path = &item.found.path;
     let uri = format!("file://{path}");
     let kind = SourceKind::from_path(path);
@@ -413,6 +473,7 @@ fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk]) -> SourceRow 
         revision: item.revision.clone(),
         title: outline.title.clone(),
         outline: serde_json::to_string(outline).expect("outline serializes"),
+        lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         chunks: chunk_rows,
     }
 }

@@ -112,10 +112,39 @@ pub enum EmbeddingProvider {
 #[serde(deny_unknown_fields)]
 pub struct WikiConfig {}
 
-/// Reserved for `knowledge lint`; no keys are accepted yet.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LintConfig {}
+/// `knowledge lint`: which rules run, at which severity, and their settings. See docs/lint.md.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LintConfig {
+    /// When not empty, only these rules run.
+    pub enable: Vec<Spanned<String>>,
+    /// Rules that do not run.
+    pub disable: Vec<Spanned<String>>,
+    /// A severity per rule code, overriding its default.
+    pub severity: std::collections::BTreeMap<Spanned<String>, crate::lint::Severity>,
+    /// Literal text (case-sensitive) that marks an unresolved contradiction.
+    pub contradiction_patterns: Vec<String>,
+    /// An unresolved wikilink target linked from at least this many sources is a new-article candidate.
+    pub new_article_min_sources: u32,
+    /// Globs matched against link destinations as written; matching links are not checked (for example
+    /// `../std/**` in a book whose links reach a site the repository does not hold).
+    pub ignore_links: Vec<Spanned<String>>,
+}
+
+impl Default for LintConfig {
+    fn default() -> Self {
+        LintConfig {
+            enable: Vec::new(),
+            disable: Vec::new(),
+            severity: std::collections::BTreeMap::new(),
+            contradiction_patterns: ["CONTRADICTION:", "[!contradiction]", "<!-- contradiction"]
+                .map(str::to_string)
+                .to_vec(),
+            new_article_min_sources: 3,
+            ignore_links: Vec::new(),
+        }
+    }
+}
 
 /// Reserved for permission labels; no keys are accepted yet.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -214,11 +243,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
         ));
     }
-    for pattern in config.sources.include.iter().chain(&config.sources.exclude) {
+    for pattern in config.sources.include.iter().chain(&config.sources.exclude).chain(&config.lint.ignore_links) {
         if let Err(error) = globset::Glob::new(pattern.get_ref()) {
             return Err(invalid(
                 Some(pattern.span()),
                 format!("invalid glob `{}`: {}", pattern.get_ref(), error.kind()),
+            ));
+        }
+    }
+    let lint = &config.lint;
+    for code in lint.enable.iter().chain(&lint.disable).chain(lint.severity.keys()) {
+        if crate::lint::rule(code.get_ref()).is_none() {
+            return Err(invalid(
+                Some(code.span()),
+                format!(
+                    "unknown lint rule `{}`; the rules are: {}",
+                    code.get_ref(),
+                    crate::lint::rule_codes().join(", ")
+                ),
             ));
         }
     }
@@ -272,6 +314,14 @@ provider = "none"
 [wiki]
 
 [lint]
+# Rules that do not run (all run by default), and severities that differ from the defaults.
+# The rules: docs/lint.md.
+disable = []
+# severity = { broken_anchor = "error" }
+# Literal text that marks an unresolved contradiction.
+contradiction_patterns = ["CONTRADICTION:", "[!contradiction]", "<!-- contradiction"]
+# Link destinations (globs, as written) that are not checked, such as links to a site the repository does not hold.
+ignore_links = []
 
 [permissions]
 "#;

@@ -7,6 +7,7 @@ pub mod build;
 pub mod config;
 pub mod db;
 pub mod init;
+pub mod lint;
 pub mod mcp;
 pub mod reader;
 pub mod search;

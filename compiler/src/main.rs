@@ -20,7 +20,8 @@ use knowledge::store::{self, DB_FILE};
 #[derive(Parser)]
 #[command(name = "knowledge", version, about = "Compile documents into a searchable, citable knowledge index")]
 struct Cli {
-    /// Where to look for kc.toml (this folder, then its parents). Defaults to the working directory.
+    /// Run as if started in DIR: kc.toml is looked for there, then in its parents, and path arguments are
+    /// relative to it.
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
     #[command(subcommand)]
@@ -58,6 +59,20 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Check links, wikilinks, footnotes, front matter and duplicates. Read-only; exits 1 on errors.
+    Lint {
+        /// Report findings in these files or folders only (links still resolve against the whole project).
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+        format: LintFormat,
+        /// Exit 1 on warnings too.
+        #[arg(long)]
+        error_on_warning: bool,
+        /// Exit 0 whatever is found.
+        #[arg(long)]
+        exit_zero: bool,
+    },
     /// Print a chunk or a source from the index: a chunk id, a file:// ref or a project-relative path.
     Get {
         /// The ref to resolve.
@@ -84,6 +99,14 @@ enum Command {
         #[arg(long, requires = "http")]
         allow_remote: bool,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LintFormat {
+    Human,
+    Json,
+    Sarif,
+    Github,
 }
 
 fn main() -> ExitCode {
@@ -161,6 +184,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 writeln!(out)?;
             } else {
                 print_search(&mut out, &response)?;
+            }
+        }
+        Command::Lint { paths, format, error_on_warning, exit_zero } => {
+            let project = Project::discover(&start)?;
+            // Like `git -C`, `-C DIR` makes paths relative to DIR.
+            let only = knowledge::lint::relative_paths(&project, &start, &paths);
+            let report = knowledge::lint::lint(&mut Compiler::new(), &project, &only);
+            let mut stderr = std::io::stderr().lock();
+            for skipped in &report.skipped {
+                writeln!(stderr, "warning: skipped `{}`: {}", skipped.path, skipped.reason)?;
+            }
+            let rendered = match format {
+                LintFormat::Human => knowledge::lint::render_human(&report, std::io::stdout().is_terminal()),
+                LintFormat::Json => knowledge::lint::render_json(&report),
+                LintFormat::Sarif => knowledge::lint::render_sarif(&report),
+                LintFormat::Github => knowledge::lint::render_github(&report),
+            };
+            std::io::stdout().lock().write_all(rendered.as_bytes())?;
+            let failed = report.summary.errors > 0 || (error_on_warning && report.summary.warnings > 0);
+            if failed && !exit_zero {
+                return Ok(ExitCode::from(1));
             }
         }
         Command::Get { reference, json, db } => {

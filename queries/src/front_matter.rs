@@ -37,19 +37,19 @@ impl FrontMatter {
 pub(crate) fn read(body: &str) -> (FrontMatter, Vec<(usize, String)>) {
     let mut front_matter = FrontMatter::default();
     let mut problems = Vec::new();
-    // The key whose value continues on the following indented lines (a block list or a nested map).
+    // The key whose value the following indented lines continue: a block list, a block scalar (`>` or `|`),
+    // a multi-line plain scalar or a nested map.
     let mut open_key: Option<String> = None;
     for (index, raw) in body.lines().enumerate() {
         let line = raw.trim_end();
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let indented = line.starts_with([' ', '\t']) || line.starts_with("- ");
+        let indented = line.starts_with([' ', '\t']) || line.starts_with("- ") || line == "-";
         if indented {
-            if let Some(key) = &open_key {
-                append_continuation(&mut front_matter, key, line.trim());
-            } else {
-                problems.push((index, format!("indented line without a key: `{}`", line.trim())));
+            match &open_key {
+                Some(key) => append_continuation(&mut front_matter, key, line.trim()),
+                None => problems.push((index, format!("indented line without a key: `{}`", line.trim()))),
             }
             continue;
         }
@@ -60,13 +60,9 @@ pub(crate) fn read(body: &str) -> (FrontMatter, Vec<(usize, String)>) {
         };
         let key = key.trim().to_string();
         let value = value.trim();
-        if value.is_empty() {
-            open_key = Some(key.clone());
-            front_matter.fields.insert(key, FrontMatterValue::Scalar(String::new()));
-        } else {
-            open_key = None;
-            front_matter.fields.insert(key, parse_value(value));
-        }
+        let parsed = if value.is_empty() { FrontMatterValue::Scalar(String::new()) } else { parse_value(value) };
+        front_matter.fields.insert(key.clone(), parsed);
+        open_key = Some(key);
     }
     (front_matter, problems)
 }
@@ -76,23 +72,23 @@ fn append_continuation(front_matter: &mut FrontMatter, key: &str, line: &str) {
     if let Some(item) = line.strip_prefix("- ").or_else(|| (line == "-").then_some("")) {
         let item = unquote(item.trim()).to_string();
         match entry {
-            FrontMatterValue::List(items) => items.push(item),
-            FrontMatterValue::Scalar(text) if text.is_empty() => *entry = FrontMatterValue::List(vec![item]),
-            FrontMatterValue::Scalar(text) => {
-                text.push('\n');
-                text.push_str(line);
-            }
+            FrontMatterValue::List(items) => return items.push(item),
+            FrontMatterValue::Scalar(text) if text.is_empty() => return *entry = FrontMatterValue::List(vec![item]),
+            FrontMatterValue::Scalar(_) => {}
         }
-    } else {
-        // A nested map or a folded scalar: keep the raw lines so the text stays searchable and visible.
-        match entry {
-            FrontMatterValue::Scalar(text) => {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str(line);
+    }
+    match entry {
+        // A nested map under a list: keep the raw line, so nothing is lost.
+        FrontMatterValue::List(items) => items.push(line.to_string()),
+        FrontMatterValue::Scalar(text) => {
+            // A block scalar indicator (`>`, `|`, `>-`, `|+`) gives way to the text it introduces.
+            if text.starts_with(['>', '|']) && text.len() <= 2 {
+                text.clear();
             }
-            FrontMatterValue::List(items) => items.push(line.to_string()),
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(line);
         }
     }
 }

@@ -24,6 +24,14 @@ pub struct ChunkingSettings {
     pub overlap_bytes: u32,
 }
 
+/// The `[lint]` settings that lint facts depend on: the contradiction-marker patterns. A singleton with high
+/// durability, like the chunking settings.
+#[salsa::input(singleton, debug)]
+pub struct LintSettings {
+    #[returns(ref)]
+    pub contradiction_patterns: Vec<String>,
+}
+
 /// How a source is read, decided by its file extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

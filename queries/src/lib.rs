@@ -5,6 +5,7 @@
 //! See `docs/architecture.md` for the chain `parse` → `outline` / `chunks`.
 
 mod chunking;
+mod facts;
 mod front_matter;
 mod hash;
 mod identifiers;
@@ -17,12 +18,13 @@ mod text;
 mod tests;
 
 pub use chunking::{Chunk, ChunkingParams};
+pub use facts::{LintFacts, Located, Suppression, WikiLinkFact};
 pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;
 pub use identifiers::identifier_parts;
-pub use inputs::{ChunkingSettings, SourceFile, SourceKind};
-pub use markdown::{Block, BlockKind, Heading, Link, ParseProblem, ParsedDocument};
-pub use queries::{Outline, OutlineHeading, chunks, outline, parse};
+pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
+pub use markdown::{Block, BlockKind, Heading, Link, ParseProblem, ParsedDocument, WikiLink};
+pub use queries::{Outline, OutlineHeading, chunks, lint_facts, outline, parse};
 pub use text::LineIndex;
 
 /// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.

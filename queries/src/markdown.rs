@@ -3,7 +3,7 @@
 //! Parsing never fails: whatever a document holds, it yields a [`ParsedDocument`], and content the reader
 //! cannot make sense of (an unreadable front matter line) becomes a [`ParseProblem`] in it.
 
-use pulldown_cmark::{Event, HeadingLevel, MetadataBlockKind, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, LinkType, MetadataBlockKind, Options, Parser, Tag, TagEnd};
 
 use crate::front_matter::{self, FrontMatter};
 use crate::inputs::SourceKind;
@@ -17,9 +17,28 @@ pub struct ParsedDocument {
     /// Top-level blocks in source order; front matter is not a block.
     pub blocks: Vec<Block>,
     pub headings: Vec<Heading>,
+    /// Inline, reference and autolinks, and image sources (not wikilinks).
     pub links: Vec<Link>,
+    pub wikilinks: Vec<WikiLink>,
+    /// Footnote references and definitions, by label and offset.
+    pub footnote_refs: Vec<(String, u32)>,
+    pub footnote_defs: Vec<(String, u32)>,
+    /// Byte ranges of code spans and code blocks, where nothing is a link, a footnote or a marker.
+    pub code_ranges: Vec<(u32, u32)>,
+    /// `id` and `name` attributes of raw HTML, which links may target like heading anchors.
+    pub html_anchors: Vec<String>,
     pub problems: Vec<ParseProblem>,
     pub lines: LineIndex,
+}
+
+/// A `[[wikilink]]`: the part before `|` and the part after it, if any. Obsidian writes `[[target|alias]]`
+/// and Dendron `[[alias|target]]`; which side is the target is decided when links are resolved.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct WikiLink {
+    pub first: String,
+    pub second: Option<String>,
+    pub start: u32,
+    pub end: u32,
 }
 
 /// A top-level block: a heading, a fenced or indented code block, or any other block (paragraph, list,
@@ -95,6 +114,11 @@ fn parse_text(text: &str) -> ParsedDocument {
         blocks,
         headings: Vec::new(),
         links: Vec::new(),
+        wikilinks: Vec::new(),
+        footnote_refs: Vec::new(),
+        footnote_defs: Vec::new(),
+        code_ranges: Vec::new(),
+        html_anchors: Vec::new(),
         problems: Vec::new(),
         lines: LineIndex::new(text),
     }
@@ -107,13 +131,19 @@ fn parse_markdown(text: &str) -> ParsedDocument {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_HEADING_ATTRIBUTES;
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_WIKILINKS;
     let mut document = ParsedDocument {
         kind: SourceKind::Markdown,
         front_matter: None,
         blocks: Vec::new(),
         headings: Vec::new(),
         links: Vec::new(),
+        wikilinks: Vec::new(),
+        footnote_refs: Vec::new(),
+        footnote_defs: Vec::new(),
+        code_ranges: Vec::new(),
+        html_anchors: Vec::new(),
         problems: Vec::new(),
         lines,
     };
@@ -121,7 +151,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
     let mut block_start = 0usize;
     let mut block_kind = BlockKind::Other;
     // Text of the heading being read, and of the front matter block being read.
-    let mut heading: Option<(u8, String)> = None;
+    let mut heading: Option<(u8, Option<String>, String)> = None;
     let mut front_matter: Option<(usize, String)> = None;
     let mut anchors = AnchorSet::default();
 
@@ -137,16 +167,41 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                 }
                 depth += 1;
                 match tag {
-                    Tag::Heading { level, .. } => heading = Some((heading_level(level), String::new())),
+                    Tag::Heading { level, id, .. } => {
+                        heading = Some((heading_level(level), id.map(|id| id.to_string()), String::new()));
+                    }
                     Tag::MetadataBlock(MetadataBlockKind::YamlStyle) => {
                         front_matter = Some((range.start, String::new()));
                     }
-                    Tag::Link { dest_url, .. } => document.links.push(Link {
+                    // `[[1]](url)`, `[[text]] (url)` and `[[text]]（url）` put link text in brackets before a URL:
+                    // they are not wikilinks.
+                    Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
+                        if text[range.end..].trim_start_matches([' ', '\t']).starts_with(['(', '（']) => {}
+                    // `![[note]]` embeds a note (Obsidian, Dendron note references): a wikilink too.
+                    Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
+                    | Tag::Image { link_type: LinkType::WikiLink { .. }, .. } => {
+                        let inner = text[range.start..range.end].trim_start_matches(['!', '[']).trim_end_matches(']');
+                        let (first, second) = match inner.split_once('|') {
+                            Some((first, second)) => (first.trim().to_string(), Some(second.trim().to_string())),
+                            None => (inner.trim().to_string(), None),
+                        };
+                        document.wikilinks.push(WikiLink {
+                            first,
+                            second,
+                            start: offset(range.start),
+                            end: offset(range.end),
+                        });
+                    }
+                    Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => document.links.push(Link {
                         target: dest_url.to_string(),
                         line: document.lines.line_of(offset(range.start)),
                         start: offset(range.start),
                         end: offset(range.end),
                     }),
+                    Tag::CodeBlock(_) => document.code_ranges.push((offset(range.start), offset(range.end))),
+                    Tag::FootnoteDefinition(label) => {
+                        document.footnote_defs.push((label.to_string(), offset(range.start)))
+                    }
                     _ => {}
                 }
             }
@@ -154,9 +209,9 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                 depth = depth.saturating_sub(1);
                 match tag_end {
                     TagEnd::Heading(_) => {
-                        if let Some((level, heading_text)) = heading.take() {
+                        if let Some((level, id, heading_text)) = heading.take() {
                             let heading_text = heading_text.trim().to_string();
-                            let anchor = anchors.unique(&heading_text);
+                            let anchor = id.unwrap_or_else(|| anchors.unique(&heading_text));
                             block_kind = BlockKind::Heading(offset(document.headings.len()));
                             document.headings.push(Heading {
                                 level,
@@ -185,20 +240,52 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                     push_block(&mut document.blocks, text, block_kind, block_start, range.end);
                 }
             }
-            Event::Text(content) | Event::Code(content) => {
-                if let Some((_, heading_text)) = &mut heading {
+            Event::Code(content) => {
+                document.code_ranges.push((offset(range.start), offset(range.end)));
+                if let Some((_, _, heading_text)) = &mut heading {
+                    heading_text.push_str(&content);
+                }
+            }
+            Event::Text(content) => {
+                if let Some((_, _, heading_text)) = &mut heading {
                     heading_text.push_str(&content);
                 } else if let Some((_, body)) = &mut front_matter {
                     body.push_str(&content);
                 }
             }
-            Event::Rule | Event::Html(_) | Event::InlineHtml(_) if depth == 0 => {
+            Event::Html(html) | Event::InlineHtml(html) => {
+                document.html_anchors.extend(html_ids(&html));
+                if depth == 0 {
+                    push_block(&mut document.blocks, text, BlockKind::Other, range.start, range.end);
+                }
+            }
+            Event::Rule if depth == 0 => {
                 push_block(&mut document.blocks, text, BlockKind::Other, range.start, range.end);
             }
+            Event::FootnoteReference(label) => document.footnote_refs.push((label.to_string(), offset(range.start))),
             _ => {}
         }
     }
     document
+}
+
+/// The values of `id` and `name` attributes in a piece of raw HTML.
+fn html_ids(html: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for attribute in ["id=", "name="] {
+        let mut rest = html;
+        while let Some(at) = rest.find(attribute) {
+            let preceded_by_space = at == 0 || rest[..at].ends_with(char::is_whitespace);
+            rest = &rest[at + attribute.len()..];
+            let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else { continue };
+            if let Some(end) = rest[1..].find(quote)
+                && preceded_by_space
+            {
+                ids.push(rest[1..=end].to_string());
+            }
+        }
+    }
+    ids
 }
 
 /// Records a block with trailing whitespace trimmed, so chunk ranges end on content.

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use crate::Db;
 use crate::chunking::{Chunk, ChunkingParams, chunk_document};
+use crate::facts::{LintFacts, lint_facts as derive_lint_facts};
 use crate::front_matter::FrontMatter;
-use crate::inputs::{ChunkingSettings, SourceFile, SourceKind};
+use crate::inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
 use crate::markdown::{ParsedDocument, parse_document};
 
 /// The structure of one source. Re-runs when the file's text changes.
@@ -74,6 +75,14 @@ pub fn chunks(db: &dyn Db, file: SourceFile) -> Arc<[Chunk]> {
     let settings = ChunkingSettings::get(db);
     let params = ChunkingParams { target_bytes: settings.target_bytes(db), overlap_bytes: settings.overlap_bytes(db) };
     chunk_document(file.path(db), file.text(db), parse(db, file), params).into()
+}
+
+/// What lint rules look at in one source. Re-runs when the text or the contradiction patterns change.
+#[salsa::tracked(returns(ref))]
+pub fn lint_facts(db: &dyn Db, file: SourceFile) -> LintFacts {
+    let patterns =
+        LintSettings::try_get(db).map(|settings| settings.contradiction_patterns(db).clone()).unwrap_or_default();
+    derive_lint_facts(file.text(db), parse(db, file), &patterns)
 }
 
 fn file_stem(path: &str) -> &str {

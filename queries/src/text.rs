@@ -22,6 +22,18 @@ impl LineIndex {
     }
 }
 
+impl LineIndex {
+    /// The 1-based line and 1-based column (in characters) of the byte at `at`.
+    #[must_use]
+    pub fn line_column(&self, text: &str, at: u32) -> (u32, u32) {
+        let line = self.line_of(at);
+        let line_start = self.line_starts[line as usize - 1] as usize;
+        let at = (at as usize).min(text.len());
+        let column = text.get(line_start..at).map_or(0, |prefix| prefix.chars().count());
+        (line, offset(column + 1))
+    }
+}
+
 /// Source files are capped far below 4 GiB by the driver, so every offset fits in a `u32`.
 pub(crate) fn offset(at: usize) -> u32 {
     u32::try_from(at).expect("source files are smaller than 4 GiB")

@@ -54,7 +54,7 @@ fn first_build_indexes_everything_and_lays_out_the_output_folder() {
         json!({"scanned": 3, "added": 3, "changed": 0, "removed": 0, "skipped": 0, "unchanged": 0, "hashed": 3})
     );
     assert_eq!(summary["chunks"], json!({"computed": 4, "reused": 0, "deleted": 0, "total": 4}));
-    assert_eq!(summary["queries"]["executed"], 9, "parse, outline and chunks for each of 3 files");
+    assert_eq!(summary["queries"]["executed"], 12, "parse, outline, chunks and lint_facts for each of 3 files");
     for dir in ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"] {
         assert!(test.path(&format!(".hasna/knowledge/{dir}")).is_dir(), "{dir}");
     }
@@ -92,7 +92,7 @@ fn editing_one_file_rederives_only_that_file() {
     assert_eq!(summary["sources"]["changed"], 1);
     assert_eq!(summary["sources"]["unchanged"], 2);
     assert_eq!(summary["sources"]["hashed"], 1);
-    assert_eq!(summary["queries"]["executed"], 3, "parse, outline and chunks of the edited file only");
+    assert_eq!(summary["queries"]["executed"], 4, "parse, outline, chunks and lint_facts of the edited file only");
     assert_eq!(
         summary["chunks"],
         json!({"computed": 1, "reused": 3, "deleted": 1, "total": 4}),
@@ -151,7 +151,7 @@ fn changing_chunking_rechunks_everything() {
     let summary = test.build();
     assert_eq!(summary["full_rebuild"], true);
     assert_eq!(summary["sources"]["changed"], 3);
-    assert_eq!(summary["queries"]["executed"], 9);
+    assert_eq!(summary["queries"]["executed"], 12);
     assert_eq!(test.build()["wrote"], false, "and the next build is a no-op again");
 }
 
@@ -273,4 +273,23 @@ fn a_reader_keeps_a_consistent_snapshot_while_a_build_commits() {
     // A new read sees the whole new build.
     assert_eq!(count("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'quokka'"), 0);
     assert_eq!(count("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'numbat'"), 1);
+}
+
+#[test]
+fn an_index_whose_schema_differs_is_rebuilt_even_with_the_same_format_version() {
+    let test = fixture();
+    test.build();
+    {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        conn.execute("UPDATE meta SET value = 'an-older-schema' WHERE key = 'schema_hash'", []).unwrap();
+    }
+    let search = test.run(&["search", "owner"]);
+    assert_eq!(search.status.code(), Some(2));
+    assert!(stderr(&search).contains("format version 1 with another schema"), "{}", stderr(&search));
+    let lint = test.run(&["lint", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
+    assert_eq!(report["summary"]["parsed"], 3, "lint does not trust the index either, and still works");
+    let summary = test.build();
+    assert_eq!(summary["sources"]["added"], 3, "the index is rebuilt from scratch");
+    assert_eq!(test.result_paths("owner"), ["docs/ownership.md"]);
 }

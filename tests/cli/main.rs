@@ -2,6 +2,9 @@
 
 mod build;
 mod errors;
+mod lint;
+#[path = "../support/python.rs"]
+mod python;
 mod search;
 
 use std::path::{Path, PathBuf};

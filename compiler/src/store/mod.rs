@@ -81,6 +81,7 @@ pub struct SourceRow {
     pub revision: String,
     pub title: String,
     pub outline: String,
+    pub lint_facts: String,
     pub chunks: Vec<ChunkRow>,
 }
 
@@ -153,31 +154,7 @@ impl Store {
 
     /// Reads what the index holds. A file in another format reads as empty and needs its schema rebuilt.
     pub fn prior(&self) -> Result<Prior, StoreError> {
-        let version = read_format_version(&self.conn).map_err(|e| self.wrap(e))?;
-        if version.as_deref() != Some(&FORMAT_VERSION.to_string()) {
-            return Ok(Prior { needs_schema: true, ..Prior::default() });
-        }
-        let fingerprint = meta(&self.conn, "fingerprint").map_err(|e| self.wrap(e))?;
-        let mut statement = self
-            .conn
-            .prepare("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources")
-            .map_err(|e| self.wrap(e))?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    PriorSource {
-                        id: row.get(1)?,
-                        size: row.get::<_, i64>(2)?.cast_unsigned(),
-                        mtime_ns: row.get(3)?,
-                        revision: row.get(4)?,
-                        chunk_count: row.get::<_, i64>(5)?.cast_unsigned(),
-                    },
-                ))
-            })
-            .and_then(Iterator::collect::<Result<HashMap<_, _>, _>>)
-            .map_err(|e| self.wrap(e))?;
-        Ok(Prior { needs_schema: false, fingerprint, sources: rows })
+        read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
     /// The ids of a source's current chunks.
@@ -196,6 +173,7 @@ impl Store {
             drop_everything(&tx).map_err(wrap)?;
             tx.execute_batch(SCHEMA).map_err(wrap)?;
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
+            set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
         apply(&tx, write).map_err(wrap)?;
         failpoint("before-commit");
@@ -218,8 +196,9 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
     }
 
     let mut insert_source = tx.prepare_cached(
-        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, chunk_count, indexed_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, chunk_count,
+                              indexed_run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     let mut insert_revision = tx.prepare_cached(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
@@ -242,6 +221,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
             source.revision,
             source.title,
             source.outline,
+            source.lint_facts,
             sql_int(source.chunks.len() as u64),
             write.run.id,
         ])?;
@@ -343,13 +323,60 @@ pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0)).optional()
 }
 
-fn read_format_version(conn: &Connection) -> rusqlite::Result<Option<String>> {
+/// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
+/// `FORMAT_VERSION` was not bumped.
+fn schema_hash() -> String {
+    knowledge_queries::content_hash(SCHEMA.as_bytes())
+}
+
+/// `None` when the index is in this binary's format; otherwise a description of what it holds instead.
+fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
     let has_meta: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta')",
         [],
         |row| row.get(0),
     )?;
-    if has_meta { meta(conn, "format_version") } else { Ok(None) }
+    if !has_meta {
+        return Ok(Some("none".to_string()));
+    }
+    let current = FORMAT_VERSION.to_string();
+    Ok(match (meta(conn, "format_version")?, meta(conn, "schema_hash")?) {
+        (Some(version), Some(hash)) if version == current && hash == schema_hash() => None,
+        (Some(version), _) if version == current => Some(format!("{version} with another schema")),
+        (Some(version), _) => Some(version),
+        (None, _) => Some("none".to_string()),
+    })
+}
+
+/// What an index holds about its sources, from any connection. A file in another format reads as empty.
+pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
+    if format_mismatch(conn)?.is_some() {
+        return Ok(Prior { needs_schema: true, ..Prior::default() });
+    }
+    let fingerprint = meta(conn, "fingerprint")?;
+    let sources = conn
+        .prepare("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources")?
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                PriorSource {
+                    id: row.get(1)?,
+                    size: row.get::<_, i64>(2)?.cast_unsigned(),
+                    mtime_ns: row.get(3)?,
+                    revision: row.get(4)?,
+                    chunk_count: row.get::<_, i64>(5)?.cast_unsigned(),
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<HashMap<_, _>>>()?;
+    Ok(Prior { needs_schema: false, fingerprint, sources })
+}
+
+/// The stored outline and lint facts of every source, as JSON text, by path.
+pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, (String, String)>> {
+    conn.prepare("SELECT path, outline, lint_facts FROM sources")?
+        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
+        .collect()
 }
 
 /// Opens an index for reading. Readers never write: the connection is read-only and checks the format.
@@ -360,12 +387,8 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(wrap)?;
-    let version = read_format_version(&conn).map_err(wrap)?;
-    if version.as_deref() != Some(&FORMAT_VERSION.to_string()) {
-        return Err(StoreError::Format {
-            path: path.to_path_buf(),
-            found: version.unwrap_or_else(|| "none".to_string()),
-        });
+    if let Some(found) = format_mismatch(&conn).map_err(wrap)? {
+        return Err(StoreError::Format { path: path.to_path_buf(), found });
     }
     Ok(conn)
 }

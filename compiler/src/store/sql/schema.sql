@@ -18,6 +18,7 @@ CREATE TABLE sources (
     revision TEXT NOT NULL,             -- content hash (BLAKE3, 128 bits, hex)
     title TEXT NOT NULL,
     outline TEXT NOT NULL,              -- JSON: kind, title, headings, links, front_matter
+    lint_facts TEXT NOT NULL,           -- JSON: the links, wikilinks, footnotes, anchors and markers lint checks
     chunk_count INTEGER NOT NULL,
     indexed_run TEXT NOT NULL           -- the run that last derived this source's rows
 );

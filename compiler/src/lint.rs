@@ -1,0 +1,675 @@
+//! `knowledge lint`: checks links, wikilinks, footnotes, front matter, contradiction markers and duplicates
+//! across the project, and renders the findings for people, machines, GitHub and SARIF consumers.
+//!
+//! Lint never writes. It reuses the build's incremental work: the per-file facts of every source whose size
+//! and mtime match the index are read from the index, and only changed files are parsed, in memory. Each
+//! link is then resolved against the whole project, so linting a few staged files still sees every target.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use knowledge_queries::{LintFacts, SourceKind};
+use serde::{Deserialize, Serialize};
+
+use crate::build::{self, Compiler, Silent};
+use crate::config::Project;
+use crate::sources::Skipped;
+use crate::store::{self, DB_FILE, Prior};
+
+/// How serious a finding is. Errors fail the check; warnings fail it only with `--error-on-warning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// A lint rule: its stable code, default severity and what it checks.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+}
+
+/// Every rule, in documentation order. Rules marked "(wiki)" come with the wiki compiler; their codes are
+/// accepted in configuration already, so a configuration written for them keeps working.
+pub const RULES: &[Rule] = &[
+    Rule {
+        code: "broken_link",
+        severity: Severity::Error,
+        summary: "A relative link points to a file that does not exist.",
+    },
+    Rule {
+        code: "broken_anchor",
+        severity: Severity::Warning,
+        summary: "A link names a heading anchor the target Markdown file does not have.",
+    },
+    Rule {
+        code: "unresolved_wikilink",
+        severity: Severity::Warning,
+        summary: "A [[wikilink]] matches no page by path, file name, title or alias.",
+    },
+    Rule { code: "undefined_footnote", severity: Severity::Error, summary: "A footnote reference has no definition." },
+    Rule {
+        code: "unused_footnote",
+        severity: Severity::Warning,
+        summary: "A footnote definition is never referenced.",
+    },
+    Rule {
+        code: "malformed_front_matter",
+        severity: Severity::Error,
+        summary: "Front matter that cannot be read, or that is never closed.",
+    },
+    Rule {
+        code: "contradiction_marker",
+        severity: Severity::Warning,
+        summary: "A contradiction marker (a configured pattern) is left in the text.",
+    },
+    Rule { code: "duplicate_page", severity: Severity::Warning, summary: "Two sources have exactly the same content." },
+    Rule {
+        code: "new_article_candidate",
+        severity: Severity::Info,
+        summary: "A wikilink target that many sources link to has no page.",
+    },
+    Rule {
+        code: "missing_citation",
+        severity: Severity::Warning,
+        summary: "(wiki) A wiki page's claim section cites nothing.",
+    },
+    Rule {
+        code: "stale_citation",
+        severity: Severity::Warning,
+        summary: "(wiki) A citation's recorded revision no longer matches its source.",
+    },
+    Rule { code: "unresolved_source_ref", severity: Severity::Error, summary: "(wiki) A citation's source is gone." },
+    Rule { code: "orphan_page", severity: Severity::Info, summary: "(wiki) A wiki page nothing links to." },
+];
+
+#[must_use]
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|rule| rule.code == code)
+}
+
+#[must_use]
+pub fn rule_codes() -> Vec<&'static str> {
+    RULES.iter().map(|rule| rule.code).collect()
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What a lint run found.
+#[derive(Debug, Clone, Serialize)]
+pub struct LintReport {
+    /// Sorted by path, line, column and code.
+    pub diagnostics: Vec<Diagnostic>,
+    pub summary: LintSummary,
+    /// Files that are not sources (binary, invalid UTF-8, too large, unreadable).
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct LintSummary {
+    /// Sources whose findings are reported (all of them, or those under the paths given).
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub info: usize,
+    /// Sources whose facts came from the index, and sources parsed for this run.
+    pub reused: usize,
+    pub parsed: usize,
+}
+
+/// One source's facts and the names a wikilink may use for it.
+struct FileFacts {
+    path: String,
+    kind: SourceKind,
+    size: u64,
+    revision: String,
+    names: Vec<String>,
+    facts: LintFacts,
+}
+
+/// Lints the project. `only` limits the reported findings to sources at or under these project-relative
+/// paths (empty: every source); links are resolved against the whole project either way.
+pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> LintReport {
+    let index = project.output_dir().join(DB_FILE);
+    // No index, one in another format or one that cannot be read: every file is parsed here. A cache makes
+    // lint faster, never different.
+    let (prior, mut stored) = store::open_read_only(&index)
+        .ok()
+        .and_then(|conn| Some((store::read_prior(&conn).ok()?, store::read_facts(&conn).ok()?)))
+        .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new()));
+    let trusted = !prior.needs_schema && prior.fingerprint.as_deref() == Some(build::fingerprint(project).as_str());
+    let scan = build::scan(project, &prior, !trusted, &Silent);
+
+    let mut files = Vec::new();
+    let reused_paths = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path));
+    for path in reused_paths {
+        let Some((outline, facts)) = stored.remove(path) else { continue };
+        let (Ok(outline), Ok(facts)) =
+            (serde_json::from_str::<serde_json::Value>(&outline), serde_json::from_str::<LintFacts>(&facts))
+        else {
+            continue;
+        };
+        let prior_source = &prior.sources[path];
+        files.push(FileFacts {
+            path: path.clone(),
+            kind: SourceKind::from_path(path),
+            size: prior_source.size,
+            revision: prior_source.revision.clone(),
+            names: names(path, outline["title"].as_str().unwrap_or_default(), &outline["front_matter"]),
+            facts,
+        });
+    }
+    let reused = files.len();
+    let derived = compiler.derive_facts(project, &scan.pending);
+    for (item, (outline, facts)) in scan.pending.iter().zip(derived) {
+        let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
+        files.push(FileFacts {
+            path: item.found.path.clone(),
+            kind: outline.kind,
+            size: item.found.size,
+            revision: item.revision.clone(),
+            names: names(&item.found.path, &outline.title, &front_matter),
+            facts,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+
+    let mut diagnostics = check(project, &files);
+    let settings = Settings::from_project(project);
+    let reported = |path: &str| {
+        only.is_empty() || only.iter().any(|p| p.is_empty() || path == p || path.starts_with(&format!("{p}/")))
+    };
+    let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    diagnostics.retain(|d| reported(&d.path) && settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
+    for diagnostic in &mut diagnostics {
+        diagnostic.severity = settings.severity(diagnostic.code);
+    }
+    diagnostics.sort_by(|a, b| (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code)));
+    diagnostics.dedup();
+
+    let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
+    let summary = LintSummary {
+        files: files.iter().filter(|f| reported(&f.path)).count(),
+        errors: count(Severity::Error),
+        warnings: count(Severity::Warning),
+        info: count(Severity::Info),
+        reused,
+        parsed: scan.pending.len(),
+    };
+    LintReport { diagnostics, summary, skipped: scan.skipped }
+}
+
+/// Which rules run, at which severity.
+struct Settings {
+    enabled: HashSet<&'static str>,
+    severities: HashMap<String, Severity>,
+}
+
+impl Settings {
+    fn from_project(project: &Project) -> Settings {
+        let lint = &project.config.lint;
+        let enable: HashSet<&str> = lint.enable.iter().map(|c| c.get_ref().as_str()).collect();
+        let disable: HashSet<&str> = lint.disable.iter().map(|c| c.get_ref().as_str()).collect();
+        let enabled = RULES
+            .iter()
+            .map(|r| r.code)
+            .filter(|code| (enable.is_empty() || enable.contains(code)) && !disable.contains(code))
+            .collect();
+        let severities = lint.severity.iter().map(|(code, severity)| (code.get_ref().clone(), *severity)).collect();
+        Settings { enabled, severities }
+    }
+
+    fn runs(&self, code: &str) -> bool {
+        self.enabled.contains(code)
+    }
+
+    fn severity(&self, code: &str) -> Severity {
+        self.severities.get(code).copied().or_else(|| rule(code).map(|r| r.severity)).unwrap_or(Severity::Warning)
+    }
+}
+
+/// Whether an inline comment suppresses this finding: `<!-- lint-ignore CODE -->` alone on the line before
+/// or after other text on its line, or `<!-- lint-ignore-file CODE -->` anywhere in the file. `all`
+/// suppresses every code.
+fn suppressed(diagnostic: &Diagnostic, file: Option<&&FileFacts>) -> bool {
+    let Some(file) = file else { return false };
+    let names = |codes: &[String]| codes.iter().any(|c| c == diagnostic.code || c == "all");
+    names(&file.facts.suppressed_file)
+        || file.facts.suppressed_lines.iter().any(|s| s.line == diagnostic.line && names(&s.codes))
+}
+
+/// The names a wikilink may use for a source: its path and file name without extension, its title and its
+/// front matter aliases, all normalized.
+fn names(path: &str, title: &str, front_matter: &serde_json::Value) -> Vec<String> {
+    let without_extension = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+    let file_name = without_extension.rsplit('/').next().unwrap_or(without_extension);
+    let mut names = vec![wiki_key(without_extension), wiki_key(file_name), wiki_key(title)];
+    for key in ["aliases", "alias"] {
+        match &front_matter[key] {
+            serde_json::Value::String(alias) => names.push(wiki_key(alias)),
+            serde_json::Value::Array(aliases) => {
+                names.extend(aliases.iter().filter_map(|a| a.as_str()).map(wiki_key));
+            }
+            _ => {}
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+/// Wikilinks match case-insensitively, with spaces, hyphens and underscores alike.
+fn wiki_key(name: &str) -> String {
+    let name = name.trim();
+    let name = name.strip_suffix(".md").unwrap_or(name);
+    name.to_lowercase().replace([' ', '_'], "-")
+}
+
+/// Runs every rule over the project's facts. Severities and suppressions are applied by the caller.
+fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
+    let ignored_links = glob_set(&project.config.lint.ignore_links);
+    let paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let anchors: HashMap<&str, HashSet<String>> = files
+        .iter()
+        .filter(|f| f.kind == SourceKind::Markdown)
+        .map(|f| (f.path.as_str(), f.facts.anchors.iter().map(|a| a.to_lowercase()).collect()))
+        .collect();
+    let wiki_names: HashSet<&str> = files.iter().flat_map(|f| f.names.iter().map(String::as_str)).collect();
+
+    let mut diagnostics = Vec::new();
+    // Unresolved wikilink targets, by normalized name: the sources that link them and the first place.
+    let mut unresolved: BTreeMap<String, (HashSet<&str>, String, u32, u32, String)> = BTreeMap::new();
+    for file in files {
+        let facts = &file.facts;
+        let mut report = |line: u32, column: u32, code: &'static str, message: String| {
+            diagnostics.push(Diagnostic {
+                path: file.path.clone(),
+                line,
+                column,
+                severity: Severity::Warning,
+                code,
+                message,
+            });
+        };
+        for link in facts.links.iter().filter(|link| !ignored_links.is_match(link.value.trim())) {
+            if let Some((code, message)) = check_link(project, &file.path, &link.value, &paths, &anchors) {
+                report(link.line, link.column, code, message);
+            }
+        }
+        for wikilink in &facts.wikilinks {
+            // A link into another vault or tool (`dendron://vault/note`) cannot be judged from this tree.
+            if [Some(&wikilink.first), wikilink.second.as_ref()].into_iter().flatten().any(|side| side.contains("://"))
+            {
+                continue;
+            }
+            let sides = std::iter::once(&wikilink.first).chain(wikilink.second.as_ref());
+            let keys: Vec<Option<String>> = sides.map(|side| wikilink_key(&file.path, side)).collect();
+            // An empty target (`[[#heading]]`) is the page itself.
+            if keys.iter().any(|k| k.as_ref().is_none_or(|k| wiki_names.contains(k.as_str()))) {
+                continue;
+            }
+            let shown = match &wikilink.second {
+                Some(second) => format!("[[{}|{second}]]", wikilink.first),
+                None => format!("[[{}]]", wikilink.first),
+            };
+            report(
+                wikilink.line,
+                wikilink.column,
+                "unresolved_wikilink",
+                format!("wikilink `{shown}` matches no page by path, file name, title or alias"),
+            );
+            let key = keys.into_iter().flatten().next().unwrap_or_default();
+            let entry = unresolved.entry(key).or_insert_with(|| {
+                (HashSet::new(), file.path.clone(), wikilink.line, wikilink.column, wikilink.first.clone())
+            });
+            entry.0.insert(file.path.as_str());
+        }
+        let referenced: HashSet<&str> = facts.footnote_refs.iter().map(|r| r.value.as_str()).collect();
+        for reference in &facts.undefined_footnotes {
+            let message = format!("footnote `[^{}]` has no definition", reference.value);
+            report(reference.line, reference.column, "undefined_footnote", message);
+        }
+        for definition in facts.footnote_defs.iter().filter(|d| !referenced.contains(d.value.as_str())) {
+            let message = format!("footnote `[^{}]` is defined but never referenced", definition.value);
+            report(definition.line, definition.column, "unused_footnote", message);
+        }
+        for problem in &facts.problems {
+            report(problem.line, problem.column, "malformed_front_matter", problem.value.clone());
+        }
+        for marker in &facts.markers {
+            let message = format!("contradiction marker `{}` left in the text", marker.value);
+            report(marker.line, marker.column, "contradiction_marker", message);
+        }
+    }
+
+    let min_sources = project.config.lint.new_article_min_sources.max(1) as usize;
+    for (linking, path, line, column, shown) in unresolved.into_values() {
+        if linking.len() >= min_sources {
+            diagnostics.push(Diagnostic {
+                path,
+                line,
+                column,
+                severity: Severity::Info,
+                code: "new_article_candidate",
+                message: format!(
+                    "`{shown}` is linked from {} sources but no page has that name: a candidate for a new article",
+                    linking.len()
+                ),
+            });
+        }
+    }
+
+    // Exact duplicates: the same content hash under different paths. Tiny files (a title and a line) are
+    // too common to mean anything.
+    let mut by_revision: HashMap<&str, Vec<&str>> = HashMap::new();
+    for file in files.iter().filter(|f| f.size >= 64) {
+        by_revision.entry(file.revision.as_str()).or_default().push(file.path.as_str());
+    }
+    for group in by_revision.values().filter(|g| g.len() > 1) {
+        for path in group {
+            let others: Vec<String> = group.iter().filter(|p| *p != path).map(|p| format!("`{p}`")).collect();
+            diagnostics.push(Diagnostic {
+                path: (*path).to_string(),
+                line: 1,
+                column: 1,
+                severity: Severity::Warning,
+                code: "duplicate_page",
+                message: format!("same content as {}", others.join(", ")),
+            });
+        }
+    }
+    diagnostics
+}
+
+fn glob_set(patterns: &[toml::Spanned<String>]) -> globset::GlobSet {
+    let mut builder = globset::GlobSetBuilder::new();
+    for pattern in patterns {
+        // Patterns were validated when the configuration was loaded.
+        if let Ok(glob) = globset::Glob::new(pattern.get_ref()) {
+            builder.add(glob);
+        }
+    }
+    builder.build().unwrap_or_else(|_| globset::GlobSet::empty())
+}
+
+/// The normalized name a wikilink side refers to, or `None` for a link to the page itself (`[[#heading]]`).
+/// Path forms (`[[../other/file]]`) resolve against the linking file's folder.
+fn wikilink_key(from: &str, target: &str) -> Option<String> {
+    let target = target.split(['#', '^']).next().unwrap_or_default().trim();
+    if target.is_empty() {
+        return None;
+    }
+    if target.contains('/') {
+        let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let joined =
+            if target.starts_with('/') { target.trim_start_matches('/').to_string() } else { join(folder, target)? };
+        return Some(wiki_key(joined.rsplit_once('.').filter(|(_, ext)| *ext == "md").map_or(&joined, |(s, _)| s)));
+    }
+    Some(wiki_key(target))
+}
+
+/// Checks one link destination. External links (with a scheme) are not checked.
+fn check_link(
+    project: &Project,
+    from: &str,
+    destination: &str,
+    paths: &HashSet<&str>,
+    anchors: &HashMap<&str, HashSet<String>>,
+) -> Option<(&'static str, String)> {
+    let destination = destination.trim();
+    if destination.is_empty() || destination.starts_with("//") || has_scheme(destination) {
+        return None;
+    }
+    let (target, anchor) = match destination.split_once('#') {
+        Some((target, anchor)) => (target, Some(percent_decode(anchor))),
+        None => (destination, None),
+    };
+    let target = percent_decode(target.split('?').next().unwrap_or_default());
+    let resolved = if target.is_empty() {
+        from.to_string()
+    } else if let Some(rooted) = target.strip_prefix('/') {
+        normalize(rooted)?
+    } else {
+        let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
+        match join(folder, &target) {
+            Some(path) => path,
+            // Outside the project: only the file system can tell.
+            None => {
+                let on_disk = project.root.join(folder).join(&target);
+                return (!on_disk.exists())
+                    .then(|| ("broken_link", format!("link to `{destination}`: no such file or folder")));
+            }
+        }
+    };
+    // mdBook renders `x.md` as `x.html`, and books link to the rendered name.
+    // Wiki tools and site generators also link a note without its extension.
+    let markdown_twin = resolved.strip_suffix(".html").map(|stem| format!("{stem}.md"));
+    let extensionless = Some(format!("{resolved}.md"));
+    let indexed = [Some(resolved.clone()), markdown_twin, extensionless]
+        .into_iter()
+        .flatten()
+        .find(|p| paths.contains(p.as_str()));
+    let exists = indexed.is_some() || project.root.join(&resolved).exists();
+    if !exists {
+        return Some(("broken_link", format!("link to `{destination}`: no such file or folder")));
+    }
+    let (Some(anchor), Some(target)) = (anchor.filter(|a| !a.is_empty()), indexed) else { return None };
+    let known = anchors.get(target.as_str())?;
+    (!known.contains(&anchor.to_lowercase())).then(|| {
+        let shown = if target == from { "this file".to_string() } else { format!("`{target}`") };
+        ("broken_anchor", format!("link to `{destination}`: {shown} has no heading or anchor `{anchor}`"))
+    })
+}
+
+fn has_scheme(destination: &str) -> bool {
+    destination.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
+/// `folder/target`, with `.` and `..` resolved; `None` when it climbs out of the project.
+fn join(folder: &str, target: &str) -> Option<String> {
+    normalize(&if folder.is_empty() { target.to_string() } else { format!("{folder}/{target}") })
+}
+
+fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Decodes `%XX` escapes; invalid escapes are kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[at] == b'%'
+            && let (Some(high), Some(low)) =
+                (bytes.get(at + 1).and_then(|b| hex(*b)), bytes.get(at + 2).and_then(|b| hex(*b)))
+        {
+            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
+            at += 3;
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}
+
+/// `path:line:col: severity[code] message` lines, then a summary line.
+#[must_use]
+pub fn render_human(report: &LintReport, color: bool) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for d in &report.diagnostics {
+        let severity = if color {
+            let code = match d.severity {
+                Severity::Error => "31",
+                Severity::Warning => "33",
+                Severity::Info => "36",
+            };
+            format!("\u{1b}[1;{code}m{}\u{1b}[0m", d.severity.as_str())
+        } else {
+            d.severity.as_str().to_string()
+        };
+        let _ = writeln!(out, "{}:{}:{}: {severity}[{}] {}", d.path, d.line, d.column, d.code, d.message);
+    }
+    let s = &report.summary;
+    let _ = writeln!(
+        out,
+        "{} {}, {} {}, {} info in {} {}",
+        s.errors,
+        plural(s.errors, "error"),
+        s.warnings,
+        plural(s.warnings, "warning"),
+        s.info,
+        s.files,
+        plural(s.files, "file"),
+    );
+    out
+}
+
+fn plural(count: usize, word: &str) -> String {
+    if count == 1 { word.to_string() } else { format!("{word}s") }
+}
+
+/// The stable JSON document of `--format json`.
+#[must_use]
+pub fn render_json(report: &LintReport) -> String {
+    let value = serde_json::json!({
+        "version": 1,
+        "diagnostics": report.diagnostics,
+        "summary": report.summary,
+        "skipped": report.skipped,
+    });
+    serde_json::to_string_pretty(&value).expect("the report serializes") + "\n"
+}
+
+/// GitHub Actions workflow commands: one annotation per finding.
+#[must_use]
+pub fn render_github(report: &LintReport) -> String {
+    let escape_data = |s: &str| s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    let escape_property = |s: &str| escape_data(s).replace(':', "%3A").replace(',', "%2C");
+    report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let command = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "notice",
+            };
+            format!(
+                "::{command} file={},line={},col={},title={}::{}\n",
+                escape_property(&d.path),
+                d.line,
+                d.column,
+                escape_property(&format!("knowledge {}", d.code)),
+                escape_data(&d.message)
+            )
+        })
+        .collect()
+}
+
+/// A SARIF 2.1.0 log, as GitHub code scanning accepts it.
+#[must_use]
+pub fn render_sarif(report: &LintReport) -> String {
+    let level = |severity: Severity| match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    };
+    let rules: Vec<serde_json::Value> = RULES
+        .iter()
+        .map(|rule| {
+            serde_json::json!({
+                "id": rule.code,
+                "name": rule.code,
+                "shortDescription": { "text": rule.summary },
+                "defaultConfiguration": { "level": level(rule.severity) },
+            })
+        })
+        .collect();
+    let results: Vec<serde_json::Value> = report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "ruleId": d.code,
+                "ruleIndex": RULES.iter().position(|r| r.code == d.code).unwrap_or(0),
+                "level": level(d.severity),
+                "message": { "text": d.message },
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": { "uri": d.path, "uriBaseId": "%SRCROOT%" },
+                        "region": { "startLine": d.line, "startColumn": d.column },
+                    }
+                }],
+            })
+        })
+        .collect();
+    let log = serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "knowledge",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "rules": rules,
+                }
+            },
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&log).expect("the log serializes") + "\n"
+}
+
+/// Project-relative forms of paths given on the command line (relative to the working directory).
+#[must_use]
+pub fn relative_paths(project: &Project, working_dir: &Path, paths: &[std::path::PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|path| {
+            let absolute = std::path::absolute(working_dir.join(path)).unwrap_or_else(|_| path.clone());
+            let relative = absolute.strip_prefix(&project.root).unwrap_or(&absolute);
+            normalize(&relative.to_string_lossy().replace('\\', "/")).unwrap_or_default()
+        })
+        .collect()
+}

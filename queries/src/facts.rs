@@ -1,0 +1,156 @@
+//! Lint facts: everything in one source that a lint rule looks at, with its line and column.
+//!
+//! Facts are per file and need no other file, so the build computes them with the other per-file queries
+//! and stores them; `knowledge lint` then resolves links across the project from stored facts, re-deriving
+//! only the files that changed since the build.
+
+use serde::{Deserialize, Serialize};
+
+use crate::markdown::ParsedDocument;
+use crate::text::offset;
+
+/// A value found at a place in the source: 1-based line, and 1-based column in characters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Located {
+    pub value: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A `[[wikilink]]`: the sides of its `|`, in source order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WikiLinkFact {
+    pub first: String,
+    pub second: Option<String>,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Codes an inline comment suppresses on one line: the next line for a comment alone on its line, its own
+/// line for a comment after other text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suppression {
+    pub line: u32,
+    pub codes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LintFacts {
+    /// Link destinations as written (relative paths, anchors and URLs alike).
+    pub links: Vec<Located>,
+    pub wikilinks: Vec<WikiLinkFact>,
+    pub footnote_refs: Vec<Located>,
+    pub footnote_defs: Vec<Located>,
+    /// `[^label]` text outside code that is not a footnote reference: a reference to a missing definition.
+    pub undefined_footnotes: Vec<Located>,
+    /// Anchors a link to this file may name: heading anchors and HTML `id`/`name` attributes.
+    pub anchors: Vec<String>,
+    /// Contradiction markers found, by the pattern that matched.
+    pub markers: Vec<Located>,
+    /// Malformed front matter.
+    pub problems: Vec<Located>,
+    pub suppressed_lines: Vec<Suppression>,
+    /// Codes suppressed in the whole file.
+    pub suppressed_file: Vec<String>,
+}
+
+/// The marker `<!-- lint-ignore CODE[, CODE] -->` suppresses codes on the next line when it stands alone,
+/// and on its own line when it follows other text; the marker
+/// `<!-- lint-ignore-file CODE[, CODE] -->` suppresses them in the whole file. `all` names every code.
+const IGNORE_LINE: &str = "<!-- lint-ignore ";
+const IGNORE_FILE: &str = "<!-- lint-ignore-file ";
+
+pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_patterns: &[String]) -> LintFacts {
+    let at = |start: u32| doc.lines.line_column(text, start);
+    let located = |value: &str, start: u32| {
+        let (line, column) = at(start);
+        Located { value: value.to_string(), line, column }
+    };
+    let in_code = |position: usize| {
+        let position = offset(position);
+        doc.code_ranges.iter().any(|&(start, end)| start <= position && position < end)
+    };
+
+    let mut facts = LintFacts {
+        links: doc.links.iter().map(|link| located(&link.target, link.start)).collect(),
+        wikilinks: doc
+            .wikilinks
+            .iter()
+            .map(|w| {
+                let (line, column) = at(w.start);
+                WikiLinkFact { first: w.first.clone(), second: w.second.clone(), line, column }
+            })
+            .collect(),
+        footnote_refs: doc.footnote_refs.iter().map(|(label, start)| located(label, *start)).collect(),
+        footnote_defs: doc.footnote_defs.iter().map(|(label, start)| located(label, *start)).collect(),
+        anchors: doc.headings.iter().map(|h| h.anchor.clone()).chain(doc.html_anchors.iter().cloned()).collect(),
+        problems: doc.problems.iter().map(|p| Located { value: p.message.clone(), line: p.line, column: 1 }).collect(),
+        ..LintFacts::default()
+    };
+    if unclosed_front_matter(text, doc) {
+        facts.problems.push(Located {
+            value: "front matter starts with `---` on line 1 but is never closed".to_string(),
+            line: 1,
+            column: 1,
+        });
+    }
+
+    // `[^label]` outside code that the parser did not take as a reference or a definition.
+    let references: Vec<u32> = doc.footnote_refs.iter().map(|(_, start)| *start).collect();
+    let mut search_from = 0;
+    while let Some(found) = text[search_from..].find("[^") {
+        let start = search_from + found;
+        search_from = start + 2;
+        let Some(length) = text[start + 2..].find(']') else { break };
+        let label = &text[start + 2..start + 2 + length];
+        let is_definition = text[start + 2 + length + 1..].starts_with(':');
+        if label.is_empty()
+            || label.contains(char::is_whitespace)
+            || is_definition
+            || in_code(start)
+            || references.contains(&offset(start))
+        {
+            continue;
+        }
+        facts.undefined_footnotes.push(located(label, offset(start)));
+    }
+
+    let mut line_start = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let line_number = offset(index + 1);
+        for pattern in contradiction_patterns.iter().filter(|p| !p.is_empty()) {
+            if let Some(found) = line.find(pattern.as_str())
+                && !in_code(line_start + found)
+            {
+                facts.markers.push(located(pattern, offset(line_start + found)));
+            }
+        }
+        if let Some(codes) = comment_codes(line, IGNORE_FILE) {
+            facts.suppressed_file.extend(codes);
+        } else if let Some(codes) = comment_codes(line, IGNORE_LINE) {
+            let standalone = line.trim_start().starts_with(IGNORE_LINE);
+            let line = if standalone { line_number + 1 } else { line_number };
+            facts.suppressed_lines.push(Suppression { line, codes });
+        }
+        line_start += line.len();
+    }
+    facts
+}
+
+/// The codes of a suppression comment on this line, if it has one.
+fn comment_codes(line: &str, marker: &str) -> Option<Vec<String>> {
+    let rest = &line[line.find(marker)? + marker.len()..];
+    let list = &rest[..rest.find("-->")?];
+    Some(list.split([',', ' ']).map(str::trim).filter(|c| !c.is_empty()).map(str::to_string).collect())
+}
+
+/// A document whose first line is `---` and whose second looks like `key: value`, but which the parser
+/// did not read as front matter, forgot its closing `---`.
+fn unclosed_front_matter(text: &str, doc: &ParsedDocument) -> bool {
+    let mut lines = text.lines();
+    doc.front_matter.is_none()
+        && lines.next().is_some_and(|l| l.trim_end() == "---")
+        && lines.next().is_some_and(|l| {
+            l.split_once(':').is_some_and(|(key, _)| !key.is_empty() && !key.contains(char::is_whitespace))
+        })
+}

