@@ -236,47 +236,34 @@ impl Compiler {
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
-        let mut lap = |slot: &mut u64| {
-            *slot = elapsed_ms(stage_clock);
-            stage_clock = Instant::now();
-        };
         let mut store = Store::open_for_build(&index)?;
         let prior = store.prior()?;
-        lap(&mut stages.open);
+        stages.open = lap(&mut stage_clock);
         let fingerprint = fingerprint(project);
         let full_rebuild = prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
 
         let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms } =
             scan(project, &prior, full_rebuild, reporter);
-        // `lap` restarts the stage clock for `compile`; the scan measured its own two stages.
-        lap(&mut stages.read);
+        // The scan measured its own two stages.
+        lap(&mut stage_clock);
         (stages.scan, stages.read) = (scan_ms, read_ms);
 
-        let derived = self.derive(project, &pending, reporter);
-        lap(&mut stages.compile);
-
-        // Chunk counters: ids that survive are reused; unchanged sources keep all of theirs.
+        // Chunk counters: unchanged sources keep all their chunks; a changed source's chunk ids are read now,
+        // before the transaction replaces its rows, and compared with its new ones as they are written.
         let mut chunk_counters = ChunkCounters::default();
-        for path in &unchanged {
+        for path in unchanged.iter().chain(stats.iter().map(|stat| &stat.path)) {
             chunk_counters.reused += prior.sources[path].chunk_count;
-        }
-        for stat in &stats {
-            chunk_counters.reused += prior.sources[&stat.path].chunk_count;
         }
         for path in &removed {
             chunk_counters.deleted += prior.sources[path].chunk_count;
         }
-        for (item, row) in pending.iter().zip(&derived) {
-            let old: HashSet<String> = match &item.prior {
-                Some(p) if !prior.needs_schema => store.chunk_ids(p.id)?.into_iter().collect(),
-                _ => HashSet::new(),
-            };
-            let kept = row.chunks.iter().filter(|c| old.contains(&c.id)).count() as u64;
-            chunk_counters.reused += kept;
-            chunk_counters.computed += row.chunks.len() as u64 - kept;
-            chunk_counters.deleted += old.len() as u64 - kept;
+        let mut old_ids: HashMap<&str, HashSet<String>> = HashMap::new();
+        for item in &pending {
+            if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
+                old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
+            }
         }
-        chunk_counters.total = chunk_counters.reused + chunk_counters.computed;
+        chunk_counters.total = chunk_counters.reused;
 
         let wrote = full_rebuild || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
         let mut summary = BuildSummary {
@@ -286,7 +273,7 @@ impl Compiler {
             wrote,
             sources: counters,
             chunks: chunk_counters,
-            queries: QueryCounters { executed: self.db.executed_queries() - queries_before },
+            queries: QueryCounters::default(),
             skipped,
             stages_ms: StageTimes::default(),
             wall_ms: 0,
@@ -294,58 +281,78 @@ impl Compiler {
         if wrote {
             let run_id = run_id(started_at);
             summary.run_id = Some(run_id.clone());
-            let events = run_events(&pending, &removed, &prior, &summary.skipped);
-            let upserts = derived;
-            summary.wall_ms = elapsed_ms(clock);
             let replaced = pending
                 .iter()
                 .filter_map(|item| item.prior.as_ref().map(|p| p.id))
                 .chain(removed.iter().map(|path| prior.sources[path].id))
                 .collect();
             let write = BuildWrite {
+                run_id: run_id.clone(),
                 create_schema: prior.needs_schema,
                 replace_all: full_rebuild,
-                upserts,
                 replaced,
                 stats,
-                run: RunRow {
-                    id: run_id,
-                    started_at: humantime::format_rfc3339_millis(started_at).to_string(),
-                    finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-                    tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                    fingerprint,
-                    vcs: serde_json::to_string(&crate::vcs::context(&project.root)).expect("context serializes"),
-                    summary: serde_json::to_string(&summary).expect("summary serializes"),
-                },
-                events,
+                events: run_events(&pending, &removed, &prior, &summary.skipped),
                 source_owner: project.name(),
                 config: project.config_text.clone(),
             };
-            reporter.stage("writing", 0);
-            store.commit(&write)?;
+            let inputs = self.sync_inputs(project, &pending);
+            let counted = std::cell::RefCell::new(summary.chunks.clone());
+            let rows_done = std::cell::Cell::new(None);
+            let streamed = Instant::now();
+            reporter.stage("compiling", pending.len() as u64);
+            // The queries run on rayon's threads while this thread writes their rows into the transaction.
+            std::thread::scope(|scope| {
+                let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
+                let db = self.db.clone();
+                let (inputs, pending) = (&inputs, &pending);
+                scope.spawn(move || {
+                    inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
+                        let row = source_row(item, outline(db, file), &chunks(db, file), lint_facts(db, file));
+                        // Sending fails only once the writer has failed; the rows then have nowhere to go.
+                        let _ = sender.send(row);
+                    });
+                });
+                let observe = |row: &SourceRow| {
+                    let old = old_ids.get(row.path.as_str());
+                    let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
+                    let mut counted = counted.borrow_mut();
+                    counted.reused += kept;
+                    counted.computed += row.chunks.len() as u64 - kept;
+                    counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
+                    counted.total += row.chunks.len() as u64;
+                    reporter.advance(1);
+                };
+                let run = || {
+                    rows_done.set(Some(Instant::now()));
+                    let mut recorded = summary.clone();
+                    recorded.chunks = counted.borrow().clone();
+                    recorded.queries.executed = self.db.executed_queries() - queries_before;
+                    recorded.wall_ms = elapsed_ms(clock);
+                    RunRow {
+                        id: run_id,
+                        started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+                        finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+                        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                        fingerprint,
+                        vcs: serde_json::to_string(&crate::vcs::context(&project.root)).expect("context serializes"),
+                        summary: serde_json::to_string(&recorded).expect("summary serializes"),
+                    }
+                };
+                store.commit(&write, receiver.into_iter(), observe, run)
+            })?;
             reporter.finish_stage();
+            summary.chunks = counted.into_inner();
+            // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
+            let rows_done = rows_done.get().unwrap_or_else(Instant::now);
+            stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
+            stage_clock = rows_done;
         }
-        lap(&mut stages.write);
+        summary.queries.executed = self.db.executed_queries() - queries_before;
+        stages.write = lap(&mut stage_clock);
         summary.stages_ms = stages;
         summary.wall_ms = elapsed_ms(clock);
         Ok(summary)
-    }
-
-    /// Sets the inputs for the pending sources, runs their queries in parallel and turns the results into rows.
-    fn derive(&mut self, project: &Project, pending: &[Pending], reporter: &dyn Reporter) -> Vec<SourceRow> {
-        let inputs = self.sync_inputs(project, pending);
-        reporter.stage("compiling", inputs.len() as u64);
-        let derived = inputs
-            .par_iter()
-            .zip(pending)
-            .map_with(self.db.clone(), |db, (&file, item)| {
-                let row = source_row(item, outline(db, file), &chunks(db, file), lint_facts(db, file));
-                reporter.advance(1);
-                row
-            })
-            .collect();
-        reporter.finish_stage();
-        derived
     }
 
     /// Runs the outline and lint-facts queries of the pending sources, for `knowledge lint`.
@@ -520,6 +527,13 @@ fn run_id(started_at: SystemTime) -> String {
         humantime::format_rfc3339_millis(started_at).to_string().chars().filter(char::is_ascii_alphanumeric).collect();
     let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("run-{stamp}-{}-{n}", std::process::id())
+}
+
+/// Milliseconds since `clock`, which restarts.
+fn lap(clock: &mut Instant) -> u64 {
+    let ms = elapsed_ms(*clock);
+    *clock = Instant::now();
+    ms
 }
 
 fn elapsed_ms(clock: Instant) -> u64 {

@@ -34,29 +34,42 @@ pub struct Suppression {
     pub codes: Vec<String>,
 }
 
+/// Stored as JSON for every source; empty lists are left out, since most files have few of each.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LintFacts {
     /// Link destinations as written (relative paths, anchors and URLs alike).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<Located>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wikilinks: Vec<WikiLinkFact>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub footnote_refs: Vec<Located>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub footnote_defs: Vec<Located>,
     /// `[^label]` text outside code that is not a footnote reference: a reference to a missing definition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub undefined_footnotes: Vec<Located>,
     /// Anchors a link to this file may name: heading anchors and HTML `id`/`name` attributes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<String>,
     /// Contradiction markers found, by the pattern that matched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub markers: Vec<Located>,
     /// Malformed front matter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Located>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suppressed_lines: Vec<Suppression>,
     /// Codes suppressed in the whole file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suppressed_file: Vec<String>,
 }
 
 /// The marker `<!-- lint-ignore CODE[, CODE] -->` suppresses codes on the next line when it stands alone,
 /// and on its own line when it follows other text; the marker
 /// `<!-- lint-ignore-file CODE[, CODE] -->` suppresses them in the whole file. `all` names every code.
+const IGNORE_MARK: &str = "<!-- lint-ignore";
 const IGNORE_LINE: &str = "<!-- lint-ignore ";
 const IGNORE_FILE: &str = "<!-- lint-ignore-file ";
 
@@ -115,16 +128,19 @@ pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_pattern
         facts.undefined_footnotes.push(located(label, offset(start)));
     }
 
-    let mut line_start = 0;
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        let line_number = offset(index + 1);
-        for pattern in contradiction_patterns.iter().filter(|p| !p.is_empty()) {
-            if let Some(found) = line.find(pattern.as_str())
-                && !in_code(line_start + found)
-            {
-                facts.markers.push(located(pattern, offset(line_start + found)));
+    // Whole-text searches: most files hold no marker and no suppression, so lines are found only for hits.
+    for pattern in contradiction_patterns.iter().filter(|p| !p.is_empty()) {
+        for (found, _) in text.match_indices(pattern.as_str()) {
+            if !in_code(found) {
+                facts.markers.push(located(pattern, offset(found)));
             }
         }
+    }
+    for (found, _) in text.match_indices(IGNORE_MARK) {
+        let line_start = text[..found].rfind('\n').map_or(0, |at| at + 1);
+        let line_end = text[found..].find('\n').map_or(text.len(), |at| found + at);
+        let line = &text[line_start..line_end];
+        let (line_number, _) = at(offset(found));
         if let Some(codes) = comment_codes(line, IGNORE_FILE) {
             facts.suppressed_file.extend(codes);
         } else if let Some(codes) = comment_codes(line, IGNORE_LINE) {
@@ -132,8 +148,8 @@ pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_pattern
             let line = if standalone { line_number + 1 } else { line_number };
             facts.suppressed_lines.push(Suppression { line, codes });
         }
-        line_start += line.len();
     }
+    facts.markers.sort_by_key(|m| (m.line, m.column));
     facts
 }
 

@@ -16,8 +16,10 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The index file's name inside the output folder.
 pub const DB_FILE: &str = "knowledge.db";
 
-/// The SQL that creates the index.
+/// The SQL that creates the index's tables and views.
 pub const SCHEMA: &str = include_str!("sql/schema.sql");
+/// The SQL that creates its secondary indexes.
+const INDEXES: &str = include_str!("sql/indexes.sql");
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -119,11 +121,11 @@ pub struct BuildWrite {
     pub create_schema: bool,
     /// Every source is re-derived: clear all chunks at once instead of source by source.
     pub replace_all: bool,
-    pub upserts: Vec<SourceRow>,
+    /// The run this build records; sources it derives name it as their `indexed_run`.
+    pub run_id: String,
     /// Ids of the prior rows of changed and removed sources: their rows are deleted first.
     pub replaced: Vec<i64>,
     pub stats: Vec<StatRow>,
-    pub run: RunRow,
     pub events: Vec<RunEvent>,
     /// The project name, recorded as `source_owner` in provenance.
     pub source_owner: String,
@@ -145,6 +147,9 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "wal").map_err(wrap)?;
         conn.pragma_update(None, "synchronous", "normal").map_err(wrap)?;
         conn.pragma_update(None, "foreign_keys", "off").map_err(wrap)?;
+        // 64 MiB of page cache and in-memory sorting keep a large build's inserts and index builds off disk.
+        conn.pragma_update(None, "cache_size", -65536).map_err(wrap)?;
+        conn.pragma_update(None, "temp_store", "memory").map_err(wrap)?;
         Ok(Store { path: path.to_path_buf(), conn })
     }
 
@@ -164,8 +169,15 @@ impl Store {
         statement.query_map([source_id], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| self.wrap(e))
     }
 
-    /// Applies a build in one transaction.
-    pub fn commit(&mut self, write: &BuildWrite) -> Result<(), StoreError> {
+    /// Applies a build in one transaction. `rows` are inserted as they arrive (the build derives them in
+    /// parallel meanwhile) and each is shown to `observe`; `run` makes the run record once all are in.
+    pub fn commit(
+        &mut self,
+        write: &BuildWrite,
+        rows: impl Iterator<Item = SourceRow>,
+        observe: impl FnMut(&SourceRow),
+        run: impl FnOnce() -> RunRow,
+    ) -> Result<(), StoreError> {
         let path = self.path.clone();
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(wrap)?;
@@ -175,14 +187,23 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
-        apply(&tx, write).map_err(wrap)?;
+        apply(&tx, write, rows, observe, run).map_err(wrap)?;
+        if write.create_schema {
+            tx.execute_batch(INDEXES).map_err(wrap)?;
+        }
         failpoint("before-commit");
         tx.commit().map_err(wrap)?;
         Ok(())
     }
 }
 
-fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result<()> {
+fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    write: &BuildWrite,
+    rows: impl Iterator<Item = SourceRow>,
+    mut observe: impl FnMut(&SourceRow),
+    run: impl FnOnce() -> RunRow,
+) -> rusqlite::Result<()> {
     if write.replace_all {
         tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
@@ -210,7 +231,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
     )?;
     let mut insert_fts =
         tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?;
-    for source in &write.upserts {
+    for source in rows {
         insert_source.execute(params![
             source.path,
             source.uri,
@@ -223,10 +244,10 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
             source.outline,
             source.lint_facts,
             sql_int(source.chunks.len() as u64),
-            write.run.id,
+            write.run_id,
         ])?;
         let source_id = tx.last_insert_rowid();
-        insert_revision.execute(params![source.path, source.revision, sql_int(source.size), write.run.id])?;
+        insert_revision.execute(params![source.path, source.revision, sql_int(source.size), write.run_id])?;
         for chunk in &source.chunks {
             insert_chunk.execute(params![
                 chunk.id,
@@ -245,6 +266,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
             ])?;
             insert_fts.execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
         }
+        observe(&source);
     }
 
     let mut update_stat = tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
@@ -252,7 +274,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &BuildWrite) -> rusqlite::Result
         update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
     }
 
-    let run = &write.run;
+    let run = &run();
     tx.execute(
         "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
          VALUES (?1, ?2, ?3, 'succeeded', ?4, ?5, ?6, ?7)",
@@ -326,7 +348,7 @@ pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
 /// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
 /// `FORMAT_VERSION` was not bumped.
 fn schema_hash() -> String {
-    knowledge_queries::content_hash(SCHEMA.as_bytes())
+    knowledge_queries::content_hash(format!("{SCHEMA}{INDEXES}").as_bytes())
 }
 
 /// `None` when the index is in this binary's format; otherwise a description of what it holds instead.

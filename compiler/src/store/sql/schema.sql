@@ -1,5 +1,6 @@
 -- The knowledge index, format version 1. Documented in docs/schema.md.
 -- Every table is created in one transaction with the first build; a format change rebuilds the index.
+-- The secondary indexes are in indexes.sql: a fresh index creates them after its rows are in.
 
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
@@ -9,7 +10,7 @@ CREATE TABLE meta (
 -- One row per current source file.
 CREATE TABLE sources (
     id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,          -- relative to the project root, '/'-separated
+    path TEXT NOT NULL,                 -- relative to the project root, '/'-separated; unique (indexes.sql)
     uri TEXT NOT NULL,                  -- the stable source ref: 'file://' || path
     kind TEXT NOT NULL,                 -- 'markdown' | 'text'
     mime TEXT NOT NULL,
@@ -34,7 +35,7 @@ CREATE TABLE source_revisions (
 
 CREATE TABLE chunks (
     seq INTEGER PRIMARY KEY,            -- the FTS rowid
-    id TEXT NOT NULL UNIQUE,            -- stable chunk id
+    id TEXT NOT NULL,                   -- stable chunk id; unique (indexes.sql)
     source_id INTEGER NOT NULL REFERENCES sources(id),
     ordinal INTEGER NOT NULL,
     revision TEXT NOT NULL,             -- the source revision the offsets refer to
@@ -48,7 +49,6 @@ CREATE TABLE chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL
 );
-CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
 
 -- The provenance of every chunk as the design's JSON object, derived from the columns it restates, so it
 -- can never disagree with them.
