@@ -59,7 +59,8 @@ fn fixture(root: &Path) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    write("kc.toml", "version = 1\n[project]\nname = \"mcp-fixture\"\n");
+    write("kc.toml", "version = 1\n[project]\nname = \"mcp-fixture\"\n[lint]\non_build = true\n");
+    write("notes/broken.md", "# Broken\n\nSee [the missing page](missing.md).\n");
     write(
         "book/ownership.md",
         "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\

@@ -66,6 +66,8 @@ pub struct BuildSummary {
     pub chunks: ChunkCounters,
     pub queries: QueryCounters,
     pub skipped: Vec<Skipped>,
+    /// The findings the build's lint stored, when it ran one (`[lint] on_build`, and something was written).
+    pub lint: Option<LintCounts>,
     /// Wall time per stage, in milliseconds.
     pub stages_ms: StageTimes,
     pub wall_ms: u64,
@@ -265,7 +267,10 @@ impl Compiler {
         }
         chunk_counters.total = chunk_counters.reused;
 
-        let wrote = full_rebuild || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
+        let lint_config = lint_fingerprint(project);
+        // A change to `[lint]` alone re-lints the stored facts; no source is re-derived.
+        let relint = prior.lint_config.as_deref() != Some(lint_config.as_str());
+        let wrote = full_rebuild || relint || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
         let mut summary = BuildSummary {
             run_id: None,
             index,
@@ -275,6 +280,7 @@ impl Compiler {
             chunks: chunk_counters,
             queries: QueryCounters::default(),
             skipped,
+            lint: None,
             stages_ms: StageTimes::default(),
             wall_ms: 0,
         };
@@ -295,10 +301,12 @@ impl Compiler {
                 events: run_events(&pending, &removed, &prior, &summary.skipped),
                 source_owner: project.name(),
                 config: project.config_text.clone(),
+                lint_config,
             };
             let inputs = self.sync_inputs(project, &pending);
             let counted = std::cell::RefCell::new(summary.chunks.clone());
             let rows_done = std::cell::Cell::new(None);
+            let lint_counts = std::cell::Cell::new(None);
             let streamed = Instant::now();
             reporter.stage("compiling", pending.len() as u64);
             // The queries run on rayon's threads while this thread writes their rows into the transaction.
@@ -323,12 +331,21 @@ impl Compiler {
                     counted.total += row.chunks.len() as u64;
                     reporter.advance(1);
                 };
-                let run = || {
+                let lint = |conn: &rusqlite::Connection| {
                     rows_done.set(Some(Instant::now()));
+                    if !project.config.lint.on_build {
+                        return Ok(None);
+                    }
+                    let findings = crate::lint::lint_index(project, conn)?;
+                    lint_counts.set(Some(LintCounts::of(&findings)));
+                    Ok(Some(findings.into_iter().map(lint_row).collect()))
+                };
+                let run = || {
                     let mut recorded = summary.clone();
                     recorded.chunks = counted.borrow().clone();
                     recorded.queries.executed = self.db.executed_queries() - queries_before;
                     recorded.wall_ms = elapsed_ms(clock);
+                    recorded.lint = lint_counts.get();
                     RunRow {
                         id: run_id,
                         started_at: humantime::format_rfc3339_millis(started_at).to_string(),
@@ -339,10 +356,11 @@ impl Compiler {
                         summary: serde_json::to_string(&recorded).expect("summary serializes"),
                     }
                 };
-                store.commit(&write, receiver.into_iter(), observe, run)
+                store.commit(&write, receiver.into_iter(), observe, lint, run)
             })?;
             reporter.finish_stage();
             summary.chunks = counted.into_inner();
+            summary.lint = lint_counts.get();
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             let rows_done = rows_done.get().unwrap_or_else(Instant::now);
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
@@ -432,6 +450,55 @@ fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (V
         }
     }
     (to_read, unchanged)
+}
+
+/// Findings by severity.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct LintCounts {
+    pub errors: u64,
+    pub warnings: u64,
+    pub info: u64,
+}
+
+impl LintCounts {
+    fn of(findings: &[crate::lint::Diagnostic]) -> LintCounts {
+        let count = |severity| findings.iter().filter(|d| d.severity == severity).count() as u64;
+        LintCounts {
+            errors: count(crate::lint::Severity::Error),
+            warnings: count(crate::lint::Severity::Warning),
+            info: count(crate::lint::Severity::Info),
+        }
+    }
+}
+
+fn lint_row(d: crate::lint::Diagnostic) -> crate::store::LintRow {
+    crate::store::LintRow {
+        path: d.path,
+        line: d.line,
+        column: d.column,
+        severity: d.severity.as_str(),
+        code: d.code,
+        message: d.message,
+    }
+}
+
+/// What the stored lint results depend on besides the facts: every `[lint]` setting.
+fn lint_fingerprint(project: &Project) -> String {
+    let lint = &project.config.lint;
+    let codes = |list: &[toml::Spanned<String>]| list.iter().map(|c| c.get_ref().clone()).collect::<Vec<_>>();
+    let severities: Vec<(String, &str)> =
+        lint.severity.iter().map(|(c, s)| (c.get_ref().clone(), s.as_str())).collect();
+    let material = format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}\n{}\n",
+        codes(&lint.enable),
+        codes(&lint.disable),
+        severities,
+        lint.contradiction_patterns,
+        lint.new_article_min_sources,
+        codes(&lint.ignore_links),
+        lint.on_build,
+    );
+    content_hash(material.as_bytes())
 }
 
 /// Everything the derived rows depend on besides the sources themselves.

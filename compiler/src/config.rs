@@ -129,6 +129,9 @@ pub struct LintConfig {
     /// Globs matched against link destinations as written; matching links are not checked (for example
     /// `../std/**` in a book whose links reach a site the repository does not hold).
     pub ignore_links: Vec<Spanned<String>>,
+    /// Whether `knowledge build` lints and stores the results in the index, for `knowledge serve`. Off by
+    /// default: it re-checks every source on every writing build (about 0.4 s for 38,000 files).
+    pub on_build: bool,
 }
 
 impl Default for LintConfig {
@@ -142,6 +145,7 @@ impl Default for LintConfig {
                 .to_vec(),
             new_article_min_sources: 3,
             ignore_links: Vec::new(),
+            on_build: false,
         }
     }
 }
@@ -322,6 +326,9 @@ disable = []
 contradiction_patterns = ["CONTRADICTION:", "[!contradiction]", "<!-- contradiction"]
 # Link destinations (globs, as written) that are not checked, such as links to a site the repository does not hold.
 ignore_links = []
+# Lint in every writing build and store the results in the index, where `knowledge serve` reads them.
+# It re-checks every source each time (about 0.4 s for 38,000 files), so it is off by default.
+on_build = false
 
 [permissions]
 "#;

@@ -17,7 +17,7 @@ use crate::sources::Skipped;
 use crate::store::{self, DB_FILE, Prior};
 
 /// How serious a finding is. Errors fail the check; warnings fail it only with `--error-on-warning`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -164,25 +164,9 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     let trusted = !prior.needs_schema && prior.fingerprint.as_deref() == Some(build::fingerprint(project).as_str());
     let scan = build::scan(project, &prior, !trusted, &Silent);
 
-    let mut files = Vec::new();
     let reused_paths = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path));
-    for path in reused_paths {
-        let Some((outline, facts)) = stored.remove(path) else { continue };
-        let (Ok(outline), Ok(facts)) =
-            (serde_json::from_str::<serde_json::Value>(&outline), serde_json::from_str::<LintFacts>(&facts))
-        else {
-            continue;
-        };
-        let prior_source = &prior.sources[path];
-        files.push(FileFacts {
-            path: path.clone(),
-            kind: SourceKind::from_path(path),
-            size: prior_source.size,
-            revision: prior_source.revision.clone(),
-            names: names(path, outline["title"].as_str().unwrap_or_default(), &outline["front_matter"]),
-            facts,
-        });
-    }
+    let mut files: Vec<FileFacts> =
+        reused_paths.filter_map(|path| stored.remove(path).and_then(|facts| stored_file(path, facts))).collect();
     let reused = files.len();
     let derived = compiler.derive_facts(project, &scan.pending);
     for (item, (outline, facts)) in scan.pending.iter().zip(derived) {
@@ -196,20 +180,11 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
             facts,
         });
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-
-    let mut diagnostics = check(project, &files);
-    let settings = Settings::from_project(project);
     let reported = |path: &str| {
         only.is_empty() || only.iter().any(|p| p.is_empty() || path == p || path.starts_with(&format!("{p}/")))
     };
-    let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
-    diagnostics.retain(|d| reported(&d.path) && settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
-    for diagnostic in &mut diagnostics {
-        diagnostic.severity = settings.severity(diagnostic.code);
-    }
-    diagnostics.sort_by(|a, b| (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code)));
-    diagnostics.dedup();
+    let mut diagnostics = diagnose(project, files.as_mut_slice());
+    diagnostics.retain(|d| reported(&d.path));
 
     let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
     let summary = LintSummary {
@@ -221,6 +196,44 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         parsed: scan.pending.len(),
     };
     LintReport { diagnostics, summary, skipped: scan.skipped }
+}
+
+/// The findings of every enabled rule over `files`, with configured severities, without suppressed ones,
+/// sorted by path, line, column and code.
+fn diagnose(project: &Project, files: &mut [FileFacts]) -> Vec<Diagnostic> {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut diagnostics = check(project, files);
+    let settings = Settings::from_project(project);
+    let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    diagnostics.retain(|d| settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
+    for diagnostic in &mut diagnostics {
+        diagnostic.severity = settings.severity(diagnostic.code);
+    }
+    diagnostics.sort_by(|a, b| (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code)));
+    diagnostics.dedup();
+    diagnostics
+}
+
+/// Lints the sources an index holds, from their stored facts: what a build runs inside its transaction,
+/// so the stored results describe exactly what it committed.
+pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Diagnostic>> {
+    let mut files: Vec<FileFacts> =
+        store::read_facts(conn)?.into_iter().filter_map(|(path, facts)| stored_file(&path, facts)).collect();
+    Ok(diagnose(project, &mut files))
+}
+
+/// A source's facts as the index stores them; `None` if they cannot be read (lint then parses the file).
+fn stored_file(path: &str, stored: store::StoredFacts) -> Option<FileFacts> {
+    let outline: serde_json::Value = serde_json::from_str(&stored.outline).ok()?;
+    let facts: LintFacts = serde_json::from_str(&stored.lint_facts).ok()?;
+    Some(FileFacts {
+        path: path.to_string(),
+        kind: SourceKind::from_path(path),
+        size: stored.size,
+        revision: stored.revision,
+        names: names(path, outline["title"].as_str().unwrap_or_default(), &outline["front_matter"]),
+        facts,
+    })
 }
 
 /// Which rules run, at which severity.

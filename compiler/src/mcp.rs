@@ -21,7 +21,7 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::reader::{self, Change, ListKind, Listing, Resolved, Stats};
+use crate::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
 use crate::search::{self, Highlight, ResultKind, SearchRequest, SearchResponse};
 use crate::store;
 
@@ -141,6 +141,17 @@ pub struct RecentChangesArgs {
 #[serde(deny_unknown_fields)]
 pub struct StatsArgs {}
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LintArgs {
+    /// Only findings in these project-relative files or folders.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// The least severe findings to return: `error`, `warning` (the default) or `info`.
+    #[serde(default)]
+    pub severity: Option<crate::lint::Severity>,
+}
+
 /// The changes of recent builds.
 #[derive(Debug, serde::Serialize, JsonSchema)]
 pub struct RecentChanges {
@@ -228,6 +239,17 @@ impl KnowledgeServer {
                 .map_err(|e| error_text(&e))
         })
         .await
+    }
+
+    #[tool(
+        description = "The lint findings the last build stored (broken links and anchors, unresolved wikilinks, \
+                       footnotes, front matter, contradiction markers, duplicates), with path, line and column.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_lint(&self, Parameters(args): Parameters<LintArgs>) -> Result<Json<LintResults>, String> {
+        let severity = args.severity.unwrap_or(crate::lint::Severity::Warning);
+        let paths = args.paths.unwrap_or_default();
+        self.read(move |conn| reader::lint_results(conn, &paths, severity).map(Json).map_err(|e| error_text(&e))).await
     }
 
     #[tool(

@@ -319,6 +319,61 @@ pub fn recent_changes(conn: &Connection, runs: u32, since: Option<&str>) -> Resu
         .collect()
 }
 
+/// The lint findings the last writing build stored.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LintResults {
+    /// The build that computed them; `None` when no build stored any (`[lint] on_build = false`, or an index
+    /// from before the first such build).
+    pub run_id: Option<String>,
+    pub findings: Vec<LintFinding>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LintFinding {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    /// `error`, `warning` or `info`.
+    pub severity: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// Stored lint findings at or under `paths` (all when empty), at `min_severity` or worse, in path order.
+pub fn lint_results(
+    conn: &Connection,
+    paths: &[String],
+    min_severity: crate::lint::Severity,
+) -> Result<LintResults, ReaderError> {
+    let mut findings: Vec<LintFinding> = conn
+        .prepare_cached(
+            "SELECT path, line, col, severity, code, message FROM lint_results ORDER BY path, line, col, code",
+        )?
+        .query_map([], |row| {
+            Ok(LintFinding {
+                path: row.get(0)?,
+                line: row.get(1)?,
+                column: row.get(2)?,
+                severity: row.get(3)?,
+                code: row.get(4)?,
+                message: row.get(5)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let rank = |severity: &str| match severity {
+        "error" => crate::lint::Severity::Error,
+        "warning" => crate::lint::Severity::Warning,
+        _ => crate::lint::Severity::Info,
+    };
+    findings.retain(|f| {
+        rank(&f.severity) <= min_severity
+            && (paths.is_empty()
+                || paths.iter().any(|p| f.path == *p || f.path.starts_with(&format!("{}/", p.trim_end_matches('/')))))
+    });
+    let run_id = crate::store::meta(conn, "lint_run")?.filter(|id| !id.is_empty());
+    Ok(LintResults { run_id, findings })
+}
+
 /// Counts and the state of the index.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Stats {

@@ -243,3 +243,42 @@ fn lint_reuses_the_build_and_never_writes() {
     );
     assert_eq!(std::fs::read(test.index()).unwrap(), bytes, "lint never writes the index");
 }
+
+#[test]
+fn a_build_with_on_build_stores_lint_results_and_relints_on_a_lint_config_change() {
+    let test = fixture();
+    let summary = test.build();
+    assert_eq!(summary["lint"], Value::Null, "off by default");
+
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n[lint]\non_build = true\n");
+    let summary = test.build();
+    assert_eq!(summary["full_rebuild"], false, "a [lint] change re-derives no source");
+    assert_eq!(summary["queries"]["executed"], 0);
+    assert_eq!(summary["wrote"], true);
+    assert_eq!(summary["lint"], serde_json::json!({"errors": 4, "warnings": 9, "info": 1}));
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let stored: Vec<(String, u32, String)> = conn
+        .prepare("SELECT path, line, code FROM lint_results ORDER BY path, line, col, code")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let linted = lint_json(&test, &[]);
+    let expected: Vec<(String, u32, String)> =
+        findings(&linted).into_iter().map(|(p, l, c)| (p, u32::try_from(l).unwrap(), c)).collect();
+    let mut stored_sorted = stored.clone();
+    stored_sorted.sort();
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort();
+    assert_eq!(stored_sorted, expected_sorted, "the build stores what `knowledge lint` reports");
+    let lint_run: String = conn.query_row("SELECT value FROM meta WHERE key = 'lint_run'", [], |r| r.get(0)).unwrap();
+    assert_eq!(Some(lint_run.as_str()), summary["run_id"].as_str());
+    drop(conn);
+
+    assert_eq!(test.build()["wrote"], false, "and then nothing to do");
+    test.write("docs/guide.md", "# Guide\n\nFixed.\n");
+    let summary = test.build();
+    assert_eq!(summary["queries"]["executed"], 4, "only the edited file is re-derived");
+    assert_eq!(summary["lint"], serde_json::json!({"errors": 1, "warnings": 5, "info": 1}));
+}

@@ -35,6 +35,7 @@ EXPECTED_TOOLS = {
     "knowledge_list",
     "knowledge_recent_changes",
     "knowledge_stats",
+    "knowledge_lint",
 }
 
 passed, failed = 0, 0
@@ -197,6 +198,15 @@ async def main():
             _, changes = await call(session, "knowledge_recent_changes", {"runs": 1})
             events = changes["changes"][0]["events"]
             check("recent changes name the sources a build added", {e["path"] for e in events if e["kind"] == "source_added"} >= set(seen), events)
+
+            # Lint results stored by the build.
+            _, linted = await call(session, "knowledge_lint", {})
+            found = [(f["path"], f["line"], f["code"]) for f in linted["findings"]]
+            check("lint results come from the last build", ("notes/broken.md", 3, "broken_link") in found, linted)
+            check("lint results name the build that computed them", linted["run_id"] == runs["runs"][0]["id"], linted["run_id"])
+            _, filtered = await call(session, "knowledge_lint", {"paths": ["book"], "severity": "error"})
+            check("lint results filter by path and severity", filtered["findings"] == [], filtered)
+            await expect_error(session, "bad severity", "knowledge_lint", {"severity": "catastrophic"}, "unknown variant")
 
             # Resources.
             config = (await session.read_resource("knowledge://project/config")).contents[0].text

@@ -52,6 +52,8 @@ pub struct Prior {
     pub needs_schema: bool,
     /// The pipeline fingerprint the index was derived with.
     pub fingerprint: Option<String>,
+    /// The hash of the `[lint]` settings its lint results were computed with.
+    pub lint_config: Option<String>,
     pub sources: HashMap<String, PriorSource>,
 }
 
@@ -85,6 +87,17 @@ pub struct SourceRow {
     pub outline: String,
     pub lint_facts: String,
     pub chunks: Vec<ChunkRow>,
+}
+
+/// One lint finding to store.
+#[derive(Debug, Clone)]
+pub struct LintRow {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: String,
 }
 
 /// A file whose content is unchanged but whose size or mtime moved: only its stat columns are updated.
@@ -129,6 +142,8 @@ pub struct BuildWrite {
     pub events: Vec<RunEvent>,
     /// The project name, recorded as `source_owner` in provenance.
     pub source_owner: String,
+    /// A hash of the `[lint]` settings the stored lint results were computed with.
+    pub lint_config: String,
     /// The text of `kc.toml`, so that a server can show it without the project tree.
     pub config: String,
 }
@@ -176,6 +191,7 @@ impl Store {
         write: &BuildWrite,
         rows: impl Iterator<Item = SourceRow>,
         observe: impl FnMut(&SourceRow),
+        lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
         run: impl FnOnce() -> RunRow,
     ) -> Result<(), StoreError> {
         let path = self.path.clone();
@@ -187,7 +203,7 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
-        apply(&tx, write, rows, observe, run).map_err(wrap)?;
+        apply(&tx, write, rows, observe, lint, run).map_err(wrap)?;
         if write.create_schema {
             tx.execute_batch(INDEXES).map_err(wrap)?;
         }
@@ -202,6 +218,7 @@ fn apply(
     write: &BuildWrite,
     rows: impl Iterator<Item = SourceRow>,
     mut observe: impl FnMut(&SourceRow),
+    lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
     run: impl FnOnce() -> RunRow,
 ) -> rusqlite::Result<()> {
     if write.replace_all {
@@ -274,6 +291,18 @@ fn apply(
         update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
     }
 
+    // Lint reads the facts of every source as this transaction leaves them; `None` means it did not run.
+    let findings = lint(tx)?;
+    set_meta(tx, "lint_run", if findings.is_some() { &write.run_id } else { "" })?;
+    let findings = findings.unwrap_or_default();
+    tx.execute("DELETE FROM lint_results", [])?;
+    let mut insert_finding = tx.prepare_cached(
+        "INSERT INTO lint_results (run_id, path, line, col, severity, code, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for f in &findings {
+        insert_finding.execute(params![write.run_id, f.path, f.line, f.column, f.severity, f.code, f.message])?;
+    }
+
     let run = &run();
     tx.execute(
         "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
@@ -298,6 +327,7 @@ fn apply(
     set_meta(tx, "fingerprint", &run.fingerprint)?;
     set_meta(tx, "source_owner", &write.source_owner)?;
     set_meta(tx, "config", &write.config)?;
+    set_meta(tx, "lint_config", &write.lint_config)?;
     set_meta(tx, "last_run", &run.id)?;
     Ok(())
 }
@@ -376,6 +406,7 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
         return Ok(Prior { needs_schema: true, ..Prior::default() });
     }
     let fingerprint = meta(conn, "fingerprint")?;
+    let lint_config = meta(conn, "lint_config")?;
     let sources = conn
         .prepare("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources")?
         .query_map([], |row| {
@@ -391,13 +422,34 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
             ))
         })?
         .collect::<rusqlite::Result<HashMap<_, _>>>()?;
-    Ok(Prior { needs_schema: false, fingerprint, sources })
+    Ok(Prior { needs_schema: false, fingerprint, lint_config, sources })
 }
 
-/// The stored outline and lint facts of every source, as JSON text, by path.
-pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, (String, String)>> {
-    conn.prepare("SELECT path, outline, lint_facts FROM sources")?
-        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
+/// What the index stores about a source for lint.
+#[derive(Debug, Clone)]
+pub struct StoredFacts {
+    /// JSON.
+    pub outline: String,
+    /// JSON.
+    pub lint_facts: String,
+    pub size: u64,
+    pub revision: String,
+}
+
+/// The stored outline and lint facts of every source, by path.
+pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredFacts>> {
+    conn.prepare("SELECT path, outline, lint_facts, size, revision FROM sources")?
+        .query_map([], |row| {
+            Ok((
+                row.get(0)?,
+                StoredFacts {
+                    outline: row.get(1)?,
+                    lint_facts: row.get(2)?,
+                    size: row.get::<_, i64>(3)?.cast_unsigned(),
+                    revision: row.get(4)?,
+                },
+            ))
+        })?
         .collect()
 }
 

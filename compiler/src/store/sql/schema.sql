@@ -76,6 +76,17 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
+-- The findings of `knowledge lint` over the sources the last writing build committed (see docs/lint.md).
+CREATE TABLE lint_results (
+    run_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    severity TEXT NOT NULL,             -- error | warning | info
+    code TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+
 -- One row per build that changed the index.
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
