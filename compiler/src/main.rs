@@ -159,13 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for skipped in &summary.skipped {
                 writeln!(stderr, "warning: skipped `{}`: {}", skipped.path, skipped.reason)?;
             }
-            let mut out = std::io::stdout().lock();
-            if json {
-                serde_json::to_writer_pretty(&mut out, &summary)?;
-                writeln!(out)?;
-            } else {
-                print_build(&mut out, &project.root, &summary)?;
-            }
+            print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
         Command::Search { query, limit, kind, json, db } => {
             let index = match db {
@@ -178,13 +172,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let request = SearchRequest { query, limit, kinds: kind, highlight };
             let response = knowledge::search::search(&conn, &request)
                 .with_context(|| format!("searching `{}`", index.display()))?;
-            let mut out = std::io::stdout().lock();
-            if json {
-                serde_json::to_writer_pretty(&mut out, &response)?;
-                writeln!(out)?;
-            } else {
-                print_search(&mut out, &response)?;
-            }
+            print(json, &response, |out| print_search(out, &response))?;
         }
         Command::Lint { paths, format, error_on_warning, exit_zero } => {
             let project = Project::discover(&start)?;
@@ -211,13 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let index = index_path(db, &start)?;
             let conn = store::open_read_only(&index)?;
             let resolved = knowledge::reader::resolve(&conn, &reference)?;
-            let mut out = std::io::stdout().lock();
-            if json {
-                serde_json::to_writer_pretty(&mut out, &resolved)?;
-                writeln!(out)?;
-            } else {
-                print_resolved(&mut out, &resolved)?;
-            }
+            print(json, &resolved, |out| print_resolved(out, &resolved))?;
         }
         Command::Serve { dir, db, http, allow_remote } => {
             let index = index_path(db, dir.as_deref().unwrap_or(&start))?;
@@ -229,6 +211,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `value` as pretty JSON, or in its human format.
+fn print<T: serde::Serialize>(
+    json: bool,
+    value: &T,
+    human: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, value)?;
+        writeln!(out)?;
+    } else {
+        human(&mut out)?;
+    }
+    Ok(())
 }
 
 /// The index to read: `--db`, or the one the project's kc.toml names.

@@ -103,12 +103,7 @@ fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDet
                 heading_path: serde_json::from_str(&row.get::<_, String>(2)?).unwrap_or_default(),
                 text: row.get(3)?,
                 source: SourceRef { uri: row.get(4)?, path: row.get(5)?, revision: row.get(6)?, hash: row.get(7)? },
-                citation: Citation {
-                    start_offset: row.get(8)?,
-                    end_offset: row.get(9)?,
-                    start_line: row.get(10)?,
-                    end_line: row.get(11)?,
-                },
+                citation: Citation::from_row(row, 8)?,
                 provenance: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
             })
         },

@@ -107,6 +107,18 @@ pub struct Citation {
     pub end_line: u32,
 }
 
+impl Citation {
+    /// Reads `start_offset, end_offset, start_line, end_line` from four columns starting at `first`.
+    pub(crate) fn from_row(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Citation> {
+        Ok(Citation {
+            start_offset: row.get(first)?,
+            end_offset: row.get(first + 1)?,
+            start_line: row.get(first + 2)?,
+            end_line: row.get(first + 3)?,
+        })
+    }
+}
+
 /// Words that carry no meaning for ranking; dropped from a query unless it holds nothing else.
 const STOPWORDS: &[&str] = &[
     "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if",
@@ -161,12 +173,7 @@ pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<Se
                 score: bm25,
                 scores: Scores { keyword: bm25, bm25, coverage: 0.0 },
                 source: SourceRef { uri: row.get(11)?, path: row.get(12)?, revision: row.get(6)?, hash: row.get(5)? },
-                citation: Citation {
-                    start_offset: row.get(7)?,
-                    end_offset: row.get(8)?,
-                    start_line: row.get(9)?,
-                    end_line: row.get(10)?,
-                },
+                citation: Citation::from_row(row, 7)?,
                 reason: Vec::new(),
             })
         })?
