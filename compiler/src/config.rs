@@ -205,6 +205,19 @@ impl Project {
         Ok(Project { root, config_path: path, config, config_text: text })
     }
 
+    /// The project `knowledge init` would configure, rooted at `root`, for commands that run without a
+    /// `kc.toml`.
+    #[must_use]
+    pub fn with_defaults(root: &Path) -> Project {
+        let config = parse(Path::new(CONFIG_FILE), DEFAULT_CONFIG).expect("the default configuration parses");
+        Project {
+            root: root.to_path_buf(),
+            config_path: root.join(CONFIG_FILE),
+            config,
+            config_text: DEFAULT_CONFIG.to_string(),
+        }
+    }
+
     /// The output folder, absolute.
     #[must_use]
     pub fn output_dir(&self) -> PathBuf {

@@ -6,6 +6,7 @@
 pub mod build;
 pub mod config;
 pub mod db;
+pub mod eval;
 pub mod init;
 pub mod lint;
 pub mod mcp;

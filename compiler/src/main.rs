@@ -73,6 +73,26 @@ enum Command {
         #[arg(long)]
         exit_zero: bool,
     },
+    /// Score keyword retrieval on a test collection (BEIR layout) with the settings of kc.toml, if any.
+    Eval {
+        /// `{"_id", "title", "text"}` per line.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// `{"_id", "text"}` per line.
+        #[arg(long)]
+        queries: PathBuf,
+        /// `query-id<TAB>corpus-id<TAB>score`, with a header line.
+        #[arg(long)]
+        qrels: PathBuf,
+        #[arg(long, value_enum, default_value_t = knowledge::eval::Mode::Keyword)]
+        mode: knowledge::eval::Mode,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 when nDCG@10 is below this.
+        #[arg(long, value_name = "SCORE")]
+        min_ndcg: Option<f64>,
+    },
     /// Print a chunk or a source from the index: a chunk id, a file:// ref or a project-relative path.
     Get {
         /// The ref to resolve.
@@ -192,6 +212,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             std::io::stdout().lock().write_all(rendered.as_bytes())?;
             let failed = report.summary.errors > 0 || (error_on_warning && report.summary.warnings > 0);
             if failed && !exit_zero {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Eval { corpus, queries, qrels, mode, json, min_ndcg } => {
+            let settings = match Project::discover(&start) {
+                Ok(project) => project,
+                Err(knowledge::config::ConfigError::NotFound(_)) => Project::with_defaults(&start),
+                Err(error) => return Err(error.into()),
+            };
+            let report = knowledge::eval::evaluate(&settings, &corpus, &queries, &qrels, mode)?;
+            print(json, &report, |out| {
+                writeln!(
+                    out,
+                    "{} queries over {} documents, mode {:?}",
+                    report.queries, report.documents, report.mode
+                )?;
+                writeln!(out, "nDCG@10    {:.4}", report.ndcg_at_10)?;
+                writeln!(out, "Recall@10  {:.4}", report.recall_at_10)?;
+                writeln!(out, "Recall@100 {:.4}", report.recall_at_100)?;
+                writeln!(out, "MRR@10     {:.4}", report.mrr_at_10)?;
+                writeln!(out, "latency    p50 {:.2} ms, p95 {:.2} ms", report.latency_ms.p50, report.latency_ms.p95)
+            })?;
+            if min_ndcg.is_some_and(|min| report.ndcg_at_10 < min) {
                 return Ok(ExitCode::from(1));
             }
         }

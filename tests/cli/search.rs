@@ -179,3 +179,44 @@ fn get_resolves_chunks_refs_and_paths_from_the_index_only() {
         assert!(crate::stderr(&output).contains("no chunk or source matches"), "{outside}");
     }
 }
+
+#[test]
+fn eval_scores_a_judged_collection_and_gates_on_a_threshold() {
+    let test = CliTest::empty();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/eval");
+    let args = |extra: &[&str]| {
+        let mut args = vec![
+            "eval".to_string(),
+            "--corpus".to_string(),
+            fixtures.join("corpus.jsonl").display().to_string(),
+            "--queries".to_string(),
+            fixtures.join("queries.jsonl").display().to_string(),
+            "--qrels".to_string(),
+            fixtures.join("qrels.tsv").display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_string()));
+        args
+    };
+    let run = |extra: &[&str]| {
+        let args = args(extra);
+        test.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let output = run(&["--json"]);
+    assert!(output.status.success(), "{}", crate::stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["documents"], 5);
+    assert_eq!(report["queries"], 2, "a query with no relevant judgment is not scored");
+    // q1 finds d2 first; q2 finds d3 first and d5 (grade 1) second: both rankings are ideal.
+    assert_eq!(report["ndcg_at_10"], 1.0, "{report:#}");
+    assert_eq!(report["mrr_at_10"], 1.0);
+    assert_eq!(report["recall_at_100"], 1.0);
+    assert!(!test.path(".hasna").exists(), "eval writes only to a temporary folder");
+
+    assert_eq!(run(&["--min-ndcg", "0.99"]).status.code(), Some(0));
+    assert_eq!(run(&["--min-ndcg", "1.5"]).status.code(), Some(1), "below the bar fails");
+    let semantic = run(&["--mode", "semantic"]);
+    assert_eq!(semantic.status.code(), Some(2));
+    assert!(crate::stderr(&semantic).contains("needs an embeddings provider"), "{}", crate::stderr(&semantic));
+    let human = run(&[]);
+    assert!(crate::stdout(&human).contains("nDCG@10    1.0000"), "{}", crate::stdout(&human));
+}
