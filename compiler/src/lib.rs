@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod config;
+pub mod context;
 pub mod db;
 pub mod eval;
 pub mod init;

@@ -93,6 +93,11 @@ enum Command {
         #[arg(long, value_name = "SCORE")]
         min_ndcg: Option<f64>,
     },
+    /// Context for an agent's prompt.
+    Context {
+        #[command(subcommand)]
+        command: ContextCommand,
+    },
     /// Print a chunk or a source from the index: a chunk id, a file:// ref or a project-relative path.
     Get {
         /// The ref to resolve.
@@ -118,6 +123,25 @@ enum Command {
         /// Allow --http on an address other than loopback.
         #[arg(long, requires = "http")]
         allow_remote: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ContextCommand {
+    /// The best cited excerpts for QUERY within a token budget (schema knowledge-agent-context-pack v1).
+    Pack {
+        query: String,
+        /// The budget: a hard limit, counting ceil(UTF-8 bytes / 4) per excerpt and citation ref.
+        #[arg(long, default_value_t = 2000)]
+        max_tokens: usize,
+        #[arg(long, default_value_t = 8)]
+        max_items: usize,
+        /// Print the pack as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
 }
 
@@ -237,6 +261,33 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if min_ndcg.is_some_and(|min| report.ndcg_at_10 < min) {
                 return Ok(ExitCode::from(1));
             }
+        }
+        Command::Context { command: ContextCommand::Pack { query, max_tokens, max_items, json, db } } => {
+            let index = index_path(db, &start)?;
+            let conn = store::open_read_only(&index)?;
+            let pack = knowledge::context::pack(&conn, &query, max_tokens, max_items)
+                .with_context(|| format!("packing context from `{}`", index.display()))?;
+            print(json, &pack, |out| {
+                for item in &pack.items {
+                    writeln!(
+                        out,
+                        "## {}
+[{}]
+
+{}
+",
+                        item.title, item.reference, item.text
+                    )?;
+                }
+                writeln!(
+                    out,
+                    "{} excerpts, {} of {} tokens ({})",
+                    pack.items.len(),
+                    pack.budget.used_tokens,
+                    pack.budget.max_tokens,
+                    pack.budget.counting
+                )
+            })?;
         }
         Command::Get { reference, json, db } => {
             let index = index_path(db, &start)?;

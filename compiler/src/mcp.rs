@@ -143,6 +143,19 @@ pub struct StatsArgs {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct ContextPackArgs {
+    /// What the context is for: any text.
+    pub query: String,
+    /// The token budget, a hard limit (default 2000); a token is ceil(UTF-8 bytes / 4).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// At most this many excerpts (default 8).
+    #[serde(default)]
+    pub max_items: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LintArgs {
     /// Only findings in these project-relative files or folders.
     #[serde(default)]
@@ -250,6 +263,23 @@ impl KnowledgeServer {
         let severity = args.severity.unwrap_or(crate::lint::Severity::Warning);
         let paths = args.paths.unwrap_or_default();
         self.read(move |conn| reader::lint_results(conn, &paths, severity).map(Json).map_err(|e| error_text(&e))).await
+    }
+
+    #[tool(
+        description = "The best cited excerpts for a query within a hard token budget (schema \
+                       knowledge-agent-context-pack v1), with freshness, conflicts and the budget used.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_context_pack(
+        &self,
+        Parameters(args): Parameters<ContextPackArgs>,
+    ) -> Result<Json<crate::context::ContextPack>, String> {
+        let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
+        let max_items = args.max_items.unwrap_or(8) as usize;
+        self.read(move |conn| {
+            crate::context::pack(conn, &args.query, max_tokens, max_items).map(Json).map_err(|e| error_text(&e))
+        })
+        .await
     }
 
     #[tool(

@@ -74,8 +74,8 @@ pub struct ChunkSummary {
     pub end_line: u32,
 }
 
-/// Resolves a chunk id, a `file://` source ref (with an optional `#L<start>-L<end>` fragment, which is
-/// ignored) or a project-relative path.
+/// Resolves a chunk id, a `file://` source ref (with an optional `@revision` and `#L<start>-L<end>`
+/// fragment, as context packs cite, which are ignored) or a project-relative path.
 pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, ReaderError> {
     let reference = reference.trim();
     if let Some(chunk) = chunk_detail(conn, reference)? {
@@ -83,6 +83,10 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, ReaderErr
     }
     let path = reference.strip_prefix("file://").unwrap_or(reference);
     let path = path.split_once('#').map_or(path, |(path, _)| path).trim_start_matches("./");
+    let path = match path.rsplit_once('@') {
+        Some((path, revision)) if !revision.is_empty() && revision.chars().all(|c| c.is_ascii_hexdigit()) => path,
+        _ => path,
+    };
     match source_detail(conn, path)? {
         Some(source) => Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source) }),
         None => Err(ReaderError::NotFound(reference.to_string())),

@@ -220,3 +220,75 @@ fn eval_scores_a_judged_collection_and_gates_on_a_threshold() {
     let human = run(&[]);
     assert!(crate::stdout(&human).contains("nDCG@10    1.0000"), "{}", crate::stdout(&human));
 }
+
+#[test]
+fn a_context_pack_keeps_to_its_budget_and_cites_exactly_what_it_carries() {
+    let test = corpus();
+    for budget in [40, 80, 150, 400, 2000] {
+        let pack: serde_json::Value = serde_json::from_str(&test.ok(&[
+            "context",
+            "pack",
+            "ownership rules memory owner",
+            "--max-tokens",
+            &budget.to_string(),
+            "--max-items",
+            "3",
+            "--json",
+        ]))
+        .unwrap();
+        assert_eq!(pack["schema"], "knowledge-agent-context-pack");
+        assert_eq!(pack["schema_version"], 1);
+        let items = pack["items"].as_array().unwrap();
+        assert!(items.len() <= 3);
+        let mut total = 0;
+        for item in items {
+            let text = item["text"].as_str().unwrap();
+            let reference = item["ref"].as_str().unwrap();
+            let tokens = item["tokens"].as_u64().unwrap() as usize;
+            assert_eq!(tokens, text.len().div_ceil(4) + reference.len().div_ceil(4), "the stated count");
+            total += tokens;
+            let path = item["source"]["path"].as_str().unwrap();
+            let bytes = std::fs::read(test.path(path)).unwrap();
+            let c = &item["citation"];
+            let cited =
+                &bytes[c["start_offset"].as_u64().unwrap() as usize..c["end_offset"].as_u64().unwrap() as usize];
+            assert_eq!(std::str::from_utf8(cited).unwrap(), text, "offsets cover exactly the excerpt, cut or not");
+            assert_eq!(item["source"]["hash"], knowledge_queries::content_hash(text.as_bytes()));
+            let resolved: serde_json::Value = serde_json::from_str(&test.ok(&["get", reference, "--json"])).unwrap();
+            assert_eq!(resolved["source"]["path"], path, "the compact ref resolves");
+        }
+        assert!(total <= budget, "budget {budget} exceeded: {total}");
+        assert_eq!(pack["budget"]["used_tokens"], total);
+    }
+    let small: serde_json::Value =
+        serde_json::from_str(&test.ok(&["context", "pack", "ownership rules", "--max-tokens", "80", "--json"]))
+            .unwrap();
+    let large: serde_json::Value =
+        serde_json::from_str(&test.ok(&["context", "pack", "ownership rules", "--max-tokens", "2000", "--json"]))
+            .unwrap();
+    assert!(small["budget"]["omitted"].as_u64() > large["budget"]["omitted"].as_u64());
+    assert_eq!(large["items"][0]["title"], "Understanding Ownership > Ownership Rules");
+    let none: serde_json::Value = serde_json::from_str(&test.ok(&["context", "pack", "xylophone", "--json"])).unwrap();
+    assert_eq!(none["items"], serde_json::json!([]));
+    assert_eq!(none["suggested_wiki_updates"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
+    let test = CliTest::new();
+    let sentences: Vec<String> = (1..=12).map(|i| format!("Sentence {i} explains the borrow checker in detail.")).collect();
+    test.write("long.md", &format!("# Borrowing\n\n{}\n", sentences.join(" ")));
+    test.build();
+    let pack: serde_json::Value =
+        serde_json::from_str(&test.ok(&["context", "pack", "borrow checker", "--max-tokens", "90", "--json"])).unwrap();
+    let item = &pack["items"][0];
+    assert_eq!(item["truncated"], true, "{pack:#}");
+    let text = item["text"].as_str().unwrap();
+    assert!(text.ends_with("in detail."), "cut at a sentence end: {text:?}");
+    assert!(pack["budget"]["used_tokens"].as_u64().unwrap() <= 90);
+    let bytes = std::fs::read(test.path("long.md")).unwrap();
+    let c = &item["citation"];
+    let cited = &bytes[c["start_offset"].as_u64().unwrap() as usize..c["end_offset"].as_u64().unwrap() as usize];
+    assert_eq!(std::str::from_utf8(cited).unwrap(), text);
+    assert!(item["ref"].as_str().unwrap().ends_with(&format!("#L{}-L{}", c["start_line"], c["end_line"])));
+}

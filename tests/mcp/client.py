@@ -36,6 +36,7 @@ EXPECTED_TOOLS = {
     "knowledge_recent_changes",
     "knowledge_stats",
     "knowledge_lint",
+    "knowledge_context_pack",
 }
 
 passed, failed = 0, 0
@@ -198,6 +199,12 @@ async def main():
             _, changes = await call(session, "knowledge_recent_changes", {"runs": 1})
             events = changes["changes"][0]["events"]
             check("recent changes name the sources a build added", {e["path"] for e in events if e["kind"] == "source_added"} >= set(seen), events)
+
+            # A context pack within its budget.
+            _, pack = await call(session, "knowledge_context_pack", {"query": "ownership rules memory", "max_tokens": 120})
+            check("context pack has its schema", pack["schema"] == "knowledge-agent-context-pack" and pack["schema_version"] == 1)
+            check("context pack keeps to its budget", 0 < pack["budget"]["used_tokens"] <= 120, pack["budget"])
+            check("context pack items cite their source", all(i["ref"].startswith("file://") for i in pack["items"]))
 
             # Lint results stored by the build.
             _, linted = await call(session, "knowledge_lint", {})

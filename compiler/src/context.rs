@@ -1,0 +1,248 @@
+//! Context packs: the best cited excerpts for a query that fit a token budget, for an agent's prompt.
+//!
+//! One function for `knowledge context pack` and the MCP tool `knowledge_context_pack`. The budget is a
+//! hard limit under a stated, deterministic count: a token is ⌈UTF-8 bytes / 4⌉ of an excerpt's text and of
+//! its citation ref. Excerpts are taken in search order, at most two per source so one long document does
+//! not crowd out the rest; an excerpt that does not fit is cut at a sentence or line end that fits, or left
+//! out when too little of it would remain. Every excerpt keeps the offsets of exactly the text it carries.
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::search::{self, Highlight, SearchRequest};
+
+/// The schema name and version every pack carries.
+pub const SCHEMA: &str = "knowledge-agent-context-pack";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// At most this many excerpts come from one source.
+const PER_SOURCE: usize = 2;
+/// A cut excerpt must keep at least this many tokens to be worth including.
+const MIN_EXCERPT_TOKENS: usize = 24;
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ContextPack {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub query: String,
+    /// The query as search reads it: its meaningful terms, lowercased.
+    pub intent: Vec<String>,
+    pub items: Vec<PackItem>,
+    pub budget: Budget,
+    /// How current the excerpts are.
+    pub freshness: Freshness,
+    /// How permissions shaped the pack.
+    pub permissions: String,
+    /// Selected sources that carry an unresolved contradiction marker (see `knowledge lint`).
+    pub conflicts: Vec<Conflict>,
+    /// Durable wiki updates the pack suggests.
+    pub suggested_wiki_updates: Vec<String>,
+    /// The pack could not use semantic search; `degraded_reason` says why.
+    pub degraded: bool,
+    pub degraded_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PackItem {
+    /// A compact citation: `file://PATH@REV12#Lstart-Lend`, resolvable with `knowledge get`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub chunk_id: String,
+    pub title: String,
+    pub text: String,
+    /// The excerpt was cut to fit the budget; its offsets and lines cover exactly `text`.
+    pub truncated: bool,
+    pub source: search::SourceRef,
+    pub citation: search::Citation,
+    pub tokens: usize,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Budget {
+    pub max_tokens: usize,
+    pub max_items: usize,
+    pub used_tokens: usize,
+    /// How tokens are counted.
+    pub counting: &'static str,
+    /// Search results left out because the budget or the per-source limit was reached.
+    pub omitted: usize,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Freshness {
+    /// The build that wrote the index, and when it finished.
+    pub index_run: Option<String>,
+    pub index_built_at: Option<String>,
+    /// Every excerpt's revision is its source's current revision in the index.
+    pub all_current: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Conflict {
+    pub path: String,
+    pub line: u32,
+    pub marker: String,
+}
+
+/// Tokens of a text under the pack's counting rule.
+#[must_use]
+pub fn tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+/// Builds a pack for `query` within `max_tokens` and `max_items`.
+pub fn pack(conn: &Connection, query: &str, max_tokens: usize, max_items: usize) -> rusqlite::Result<ContextPack> {
+    let request = SearchRequest {
+        query: query.to_string(),
+        limit: (max_items * 4).clamp(20, 100),
+        kinds: Vec::new(),
+        highlight: Highlight::Markdown,
+    };
+    let response = search::search(conn, &request)?;
+    let mut items: Vec<PackItem> = Vec::new();
+    let mut per_source: HashMap<String, usize> = HashMap::new();
+    let mut used = 0;
+    let mut omitted = 0;
+    for result in response.results {
+        let from_source = per_source.entry(result.source.path.clone()).or_default();
+        if items.len() >= max_items || *from_source >= PER_SOURCE {
+            omitted += 1;
+            continue;
+        }
+        let reference = citation_ref(
+            &result.source.path,
+            &result.source.revision,
+            result.citation.start_line,
+            result.citation.end_line,
+        );
+        let overhead = tokens(&reference);
+        let available = max_tokens.saturating_sub(used + overhead);
+        let Some((text, truncated)) = fit(&result.text, available) else {
+            omitted += 1;
+            continue;
+        };
+        let mut citation = result.citation.clone();
+        let mut reference = reference;
+        if truncated {
+            citation.end_offset = citation.start_offset + u32::try_from(text.len()).unwrap_or(u32::MAX);
+            citation.end_line = citation.start_line + u32::try_from(text.matches('\n').count()).unwrap_or(0);
+            reference =
+                citation_ref(&result.source.path, &result.source.revision, citation.start_line, citation.end_line);
+        }
+        let cost = tokens(&text) + tokens(&reference);
+        if used + cost > max_tokens {
+            omitted += 1;
+            continue;
+        }
+        used += cost;
+        *from_source += 1;
+        let mut source = result.source.clone();
+        source.hash = knowledge_queries::content_hash(text.as_bytes());
+        items.push(PackItem {
+            reference,
+            chunk_id: result.id,
+            title: result.title,
+            text,
+            truncated,
+            source,
+            citation,
+            tokens: cost,
+            score: result.score,
+        });
+    }
+
+    let freshness = freshness(conn, &items)?;
+    let conflicts = conflicts(conn, &items)?;
+    let suggested_wiki_updates = if items.is_empty() {
+        vec![format!("Nothing in the knowledge base answers \"{query}\": a page on it would fill the gap.")]
+    } else {
+        Vec::new()
+    };
+    Ok(ContextPack {
+        schema: SCHEMA,
+        schema_version: SCHEMA_VERSION,
+        query: query.to_string(),
+        intent: response.terms,
+        items,
+        budget: Budget {
+            max_tokens,
+            max_items,
+            used_tokens: used,
+            counting: "ceil(UTF-8 bytes / 4) of each excerpt's text and citation ref",
+            omitted,
+        },
+        freshness,
+        permissions: "no permission labels are configured: every indexed source is readable".to_string(),
+        conflicts,
+        suggested_wiki_updates,
+        degraded: true,
+        degraded_reason: Some(crate::reader::NO_EMBEDDINGS.to_string()),
+    })
+}
+
+/// `file://PATH@REV12#Lstart-Lend`.
+fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
+    format!("file://{path}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
+}
+
+/// The longest prefix of `text` within `available` tokens that ends at a sentence or line end, or all of it;
+/// `None` when less than `MIN_EXCERPT_TOKENS` would remain.
+fn fit(text: &str, available: usize) -> Option<(String, bool)> {
+    if tokens(text) <= available {
+        return Some((text.to_string(), false));
+    }
+    let mut limit = (available * 4).min(text.len());
+    while !text.is_char_boundary(limit) {
+        limit -= 1;
+    }
+    let window = &text[..limit];
+    // A line end, or a sentence end: a period before a space, not after a digit (that is list numbering).
+    let sentence_end = window
+        .match_indices(". ")
+        .map(|(at, _)| at)
+        .filter(|&at| !window[..at].ends_with(|c: char| c.is_ascii_digit()))
+        .last()
+        .map(|at| at + 1);
+    let end = window.rfind('\n').into_iter().chain(sentence_end).max()?;
+    let cut = window[..end].trim_end();
+    (tokens(cut) >= MIN_EXCERPT_TOKENS).then(|| (cut.to_string(), true))
+}
+
+fn freshness(conn: &Connection, items: &[PackItem]) -> rusqlite::Result<Freshness> {
+    let index_run = crate::store::meta(conn, "last_run")?;
+    let index_built_at = match &index_run {
+        Some(run) => conn
+            .query_row("SELECT finished_at FROM runs WHERE id = ?1", [run], |row| row.get(0))
+            .map(Some)
+            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })?,
+        None => None,
+    };
+    let mut current = conn.prepare_cached("SELECT revision FROM sources WHERE path = ?1")?;
+    let mut all_current = true;
+    for item in items {
+        let revision: String = current.query_row([&item.source.path], |row| row.get(0))?;
+        all_current &= revision == item.source.revision;
+    }
+    Ok(Freshness { index_run, index_built_at, all_current })
+}
+
+/// Contradiction markers recorded in the lint facts of the selected sources.
+fn conflicts(conn: &Connection, items: &[PackItem]) -> rusqlite::Result<Vec<Conflict>> {
+    let mut facts = conn.prepare_cached("SELECT lint_facts FROM sources WHERE path = ?1")?;
+    let mut conflicts = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for item in items.iter().filter(|item| seen.insert(item.source.path.clone())) {
+        let json: String = facts.query_row([&item.source.path], |row| row.get(0))?;
+        let Ok(parsed) = serde_json::from_str::<knowledge_queries::LintFacts>(&json) else { continue };
+        conflicts.extend(parsed.markers.into_iter().map(|m| Conflict {
+            path: item.source.path.clone(),
+            line: m.line,
+            marker: m.value,
+        }));
+    }
+    Ok(conflicts)
+}
