@@ -276,7 +276,8 @@ fn a_context_pack_keeps_to_its_budget_and_cites_exactly_what_it_carries() {
 #[test]
 fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
     let test = CliTest::new();
-    let sentences: Vec<String> = (1..=12).map(|i| format!("Sentence {i} explains the borrow checker in detail.")).collect();
+    let sentences: Vec<String> =
+        (1..=12).map(|i| format!("Sentence {i} explains the borrow checker in detail.")).collect();
     test.write("long.md", format!("# Borrowing\n\n{}\n", sentences.join(" ")));
     test.build();
     let pack: serde_json::Value =
