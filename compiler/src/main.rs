@@ -93,6 +93,11 @@ enum Command {
         #[arg(long, value_name = "SCORE")]
         min_ndcg: Option<f64>,
     },
+    /// Sources in the index.
+    Source {
+        #[command(subcommand)]
+        command: SourceCommand,
+    },
     /// Context for an agent's prompt.
     Context {
         #[command(subcommand)]
@@ -123,6 +128,21 @@ enum Command {
         /// Allow --http on an address other than loopback.
         #[arg(long, requires = "http")]
         allow_remote: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum SourceCommand {
+    /// Resolve a chunk id, a `file://` ref (as search results and context packs cite) or a path to its
+    /// indexed text and provenance. The same answer as `knowledge get`.
+    Resolve {
+        reference: String,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
 }
 
@@ -289,7 +309,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
             })?;
         }
-        Command::Get { reference, json, db } => {
+        Command::Get { reference, json, db }
+        | Command::Source { command: SourceCommand::Resolve { reference, json, db } } => {
             let index = index_path(db, &start)?;
             let conn = store::open_read_only(&index)?;
             let resolved = knowledge::reader::resolve(&conn, &reference)?;

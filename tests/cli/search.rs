@@ -170,6 +170,11 @@ fn get_resolves_chunks_refs_and_paths_from_the_index_only() {
         assert_eq!(source["source"]["title"], "File IO");
         assert_eq!(source["source"]["chunks"].as_array().unwrap().len(), 1);
     }
+    assert_eq!(
+        test.ok(&["source", "resolve", "file://book/io.md", "--json"]),
+        test.ok(&["get", "file://book/io.md", "--json"]),
+        "`source resolve` and `get` give one answer"
+    );
     let human = test.ok(&["get", "book/io.md"]);
     assert!(human.starts_with("File IO\nfile://book/io.md  text/markdown"), "{human}");
 
