@@ -159,7 +159,7 @@ pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<Se
     )?;
     let stemmer = Stemmer::create(Algorithm::English);
     let query_stems: Vec<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
-    let query_phrase = phrase_tokens(&request.query);
+    let query_phrase = words(&request.query);
     let mut results = statement
         .query_map(params![match_expression, pool], |row| {
             let bm25: f64 = row.get(1)?;
@@ -271,11 +271,6 @@ pub fn query_terms(query: &str) -> Vec<String> {
     let mut terms = if meaningful.is_empty() { all } else { meaningful };
     terms.truncate(MAX_TERMS);
     terms
-}
-
-/// The query's words in order, lowercased, for phrase matching.
-fn phrase_tokens(query: &str) -> Vec<String> {
-    words(query)
 }
 
 fn words(text: &str) -> Vec<String> {

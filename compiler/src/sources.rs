@@ -101,7 +101,7 @@ fn classify(
     let entry = match entry {
         Ok(entry) => entry,
         Err(error) => {
-            return Some(Err(Skipped { path: error_path(&error, root), reason: walk_error_reason(&error) }));
+            return Some(Err(Skipped { path: error_path(&error, root), reason: walk_error_reason(&error, root) }));
         }
     };
     if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -168,12 +168,10 @@ fn error_path(error: &ignore::Error, root: &Path) -> String {
     }
 }
 
-fn walk_error_reason(error: &ignore::Error) -> String {
+fn walk_error_reason(error: &ignore::Error, root: &Path) -> String {
     match error {
-        ignore::Error::Loop { ancestor, .. } => {
-            format!("symlink loop back to `{}`", ancestor.display())
-        }
-        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => walk_error_reason(err),
+        ignore::Error::Loop { ancestor, .. } => format!("symlink loop back to `{}`", relative(ancestor, root)),
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => walk_error_reason(err, root),
         other => format!("unreadable: {other}"),
     }
 }
