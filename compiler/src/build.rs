@@ -116,6 +116,18 @@ pub struct QueryCounters {
     pub executed: u64,
 }
 
+/// What `knowledge build --check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub up_to_date: bool,
+    /// Why every source would be re-derived, when one would be.
+    pub reason: Option<String>,
+    pub added: Vec<String>,
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+    pub skipped: Vec<Skipped>,
+}
+
 /// A source to (re-)derive this build.
 pub(crate) struct Pending {
     pub(crate) found: FoundFile,
@@ -371,6 +383,44 @@ impl Compiler {
         summary.stages_ms = stages;
         summary.wall_ms = elapsed_ms(clock);
         Ok(summary)
+    }
+
+    /// What a build would change in the index, without writing anything: `knowledge build --check`.
+    /// Sources whose content is unchanged count as up to date even when their mtime moved.
+    pub fn check(&mut self, project: &Project) -> Check {
+        let index = project.output_dir().join(DB_FILE);
+        let prior = store::open_read_only(&index)
+            .ok()
+            .and_then(|conn| store::read_prior(&conn).ok())
+            .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
+        let fingerprint = fingerprint(project);
+        let full_rebuild = prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
+        let scan = scan(project, &prior, full_rebuild, &Silent);
+        let mut check = Check {
+            up_to_date: true,
+            reason: None,
+            added: Vec::new(),
+            changed: Vec::new(),
+            removed: scan.removed,
+            skipped: scan.skipped,
+        };
+        if prior.needs_schema {
+            check.reason = Some("no index in this binary's format".to_string());
+        } else if full_rebuild {
+            check.reason = Some("the index was built by another binary or with other settings".to_string());
+        } else if prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()) {
+            check.reason = Some("the [lint] settings changed".to_string());
+        }
+        for item in scan.pending {
+            if item.prior.is_some() {
+                check.changed.push(item.found.path);
+            } else {
+                check.added.push(item.found.path);
+            }
+        }
+        check.up_to_date =
+            check.reason.is_none() && check.added.is_empty() && check.changed.is_empty() && check.removed.is_empty();
+        check
     }
 
     /// Runs the outline and lint-facts queries of the pending sources, for `knowledge lint`.

@@ -41,6 +41,9 @@ enum Command {
         /// Print the build summary as JSON on stdout.
         #[arg(long)]
         json: bool,
+        /// Write nothing; exit 1 when a build would change the index, listing why (a CI gate).
+        #[arg(long)]
+        check: bool,
     },
     /// Search the index and print ranked, cited excerpts.
     Search {
@@ -211,7 +214,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             writeln!(out, "next: edit kc.toml, then run `knowledge build`")?;
         }
-        Command::Build { json } => {
+        Command::Build { json, check: true } => {
+            let project = Project::discover(&start)?;
+            let check = Compiler::new().check(&project);
+            print(json, &check, |out| {
+                if let Some(reason) = &check.reason {
+                    writeln!(out, "every source would be re-derived: {reason}")?;
+                }
+                for (label, paths) in
+                    [("added", &check.added), ("changed", &check.changed), ("removed", &check.removed)]
+                {
+                    for path in paths {
+                        writeln!(out, "{label}: {path}")?;
+                    }
+                }
+                if check.up_to_date {
+                    writeln!(out, "the index is up to date")
+                } else {
+                    writeln!(out, "the index is out of date")
+                }
+            })?;
+            if !check.up_to_date {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Build { json, check: false } => {
             let project = Project::discover(&start)?;
             let show_progress = !json && std::io::stderr().is_terminal();
             let summary = if show_progress {

@@ -293,3 +293,33 @@ fn an_index_whose_schema_differs_is_rebuilt_even_with_the_same_format_version() 
     assert_eq!(summary["sources"]["added"], 3, "the index is rebuilt from scratch");
     assert_eq!(test.result_paths("owner"), ["docs/ownership.md"]);
 }
+
+#[test]
+fn build_check_writes_nothing_and_says_whether_the_index_is_current() {
+    let test = fixture();
+    let missing = test.run(&["build", "--check"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        crate::stdout(&missing).contains("every source would be re-derived: no index"),
+        "{}",
+        crate::stdout(&missing)
+    );
+    assert!(!test.path(".hasna").exists(), "--check creates nothing");
+
+    test.build();
+    let bytes = std::fs::read(test.index()).unwrap();
+    let current = test.run(&["build", "--check"]);
+    assert_eq!(current.status.code(), Some(0));
+    assert_eq!(crate::stdout(&current), "the index is up to date\n");
+
+    test.write("docs/lifetimes.md", "# Lifetimes\n\nEdited.\n");
+    test.write("docs/new.md", "# New\n");
+    test.remove("notes/todo.txt");
+    let stale = test.run(&["build", "--check", "--json"]);
+    assert_eq!(stale.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&stale.stdout).unwrap();
+    assert_eq!(report["added"], json!(["docs/new.md"]));
+    assert_eq!(report["changed"], json!(["docs/lifetimes.md"]));
+    assert_eq!(report["removed"], json!(["notes/todo.txt"]));
+    assert_eq!(std::fs::read(test.index()).unwrap(), bytes, "and writes nothing");
+}
