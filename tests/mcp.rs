@@ -61,6 +61,12 @@ fn fixture(root: &Path) {
     };
     write("kc.toml", "version = 1\n[project]\nname = \"mcp-fixture\"\n[lint]\non_build = true\n");
     write("notes/broken.md", "# Broken\n\nSee [the missing page](missing.md).\n");
+    // Readable by no principal of this server: its words must never appear in any answer.
+    write(
+        "secret/plan.md",
+        "---\nvisibility: internal\n---\n# Xenomorphic ownership rules\n\nThe xenomorphic memory plan: ownership \
+         rules, borrowing and scope, for internal eyes only.\n",
+    );
     write(
         "book/ownership.md",
         "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\

@@ -314,8 +314,11 @@ impl Compiler {
                 source_owner: project.name(),
                 config: project.config_text.clone(),
                 lint_config,
+                principals: serde_json::to_string(&project.config.permissions.principals)
+                    .expect("principals serialize"),
             };
             let inputs = self.sync_inputs(project, &pending);
+            let rules = LabelRules::new(project);
             let counted = std::cell::RefCell::new(summary.chunks.clone());
             let rows_done = std::cell::Cell::new(None);
             let lint_counts = std::cell::Cell::new(None);
@@ -325,10 +328,12 @@ impl Compiler {
             std::thread::scope(|scope| {
                 let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
                 let db = self.db.clone();
-                let (inputs, pending) = (&inputs, &pending);
+                let (inputs, pending, rules) = (&inputs, &pending, &rules);
                 scope.spawn(move || {
                     inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
-                        let row = source_row(item, outline(db, file), &chunks(db, file), lint_facts(db, file));
+                        let outline = outline(db, file);
+                        let labels = rules.labels(&item.found.path, outline);
+                        let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), labels);
                         // Sending fails only once the writer has failed; the rows then have nowhere to go.
                         let _ = sender.send(row);
                     });
@@ -551,11 +556,54 @@ fn lint_fingerprint(project: &Project) -> String {
     content_hash(material.as_bytes())
 }
 
+/// The permission labels of sources: front matter `visibility` and `labels`, and `[permissions] rules`.
+struct LabelRules {
+    globs: globset::GlobSet,
+    labels: Vec<Vec<String>>,
+}
+
+impl LabelRules {
+    fn new(project: &Project) -> LabelRules {
+        let rules = &project.config.permissions.rules;
+        let mut builder = globset::GlobSetBuilder::new();
+        for rule in rules {
+            // Patterns were validated when the configuration was loaded.
+            if let Ok(glob) = globset::Glob::new(rule.path.get_ref()) {
+                builder.add(glob);
+            }
+        }
+        LabelRules {
+            globs: builder.build().unwrap_or_else(|_| globset::GlobSet::empty()),
+            labels: rules.iter().map(|rule| rule.labels.clone()).collect(),
+        }
+    }
+
+    /// Sorted, lowercased and comma-separated; empty when the source has none.
+    fn labels(&self, path: &str, outline: &Outline) -> String {
+        let mut labels: Vec<String> =
+            self.globs.matches(path).into_iter().flat_map(|i| self.labels[i].clone()).collect();
+        if let Some(front_matter) = &outline.front_matter {
+            for key in ["visibility", "labels"] {
+                match front_matter.fields.get(key) {
+                    Some(knowledge_queries::FrontMatterValue::Scalar(value)) => labels.push(value.clone()),
+                    Some(knowledge_queries::FrontMatterValue::List(values)) => labels.extend(values.iter().cloned()),
+                    None => {}
+                }
+            }
+        }
+        let mut labels: Vec<String> =
+            labels.iter().map(|l| l.trim().to_lowercase()).filter(|l| !l.is_empty() && !l.contains(',')).collect();
+        labels.sort();
+        labels.dedup();
+        labels.join(",")
+    }
+}
+
 /// Everything the derived rows depend on besides the sources themselves.
 pub(crate) fn fingerprint(project: &Project) -> String {
     let chunking = &project.config.chunking;
     let material = format!(
-        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\ncontradiction patterns {:?}\n",
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\n",
         env!("CARGO_PKG_VERSION"),
         store::FORMAT_VERSION,
         SOURCE_HASH,
@@ -563,11 +611,13 @@ pub(crate) fn fingerprint(project: &Project) -> String {
         chunking.overlap_bytes.get_ref(),
         project.name(),
         project.config.lint.contradiction_patterns,
+        project.config.permissions.rules.iter().map(|r| (r.path.get_ref(), &r.labels)).collect::<Vec<_>>(),
+        project.config.permissions.principals,
     );
     content_hash(material.as_bytes())
 }
 
-fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintFacts) -> SourceRow {
+fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintFacts, labels: String) -> SourceRow {
     let path = &item.found.path;
     let uri = format!("file://{path}");
     let kind = SourceKind::from_path(path);
@@ -598,6 +648,7 @@ fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintF
         title: outline.title.clone(),
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
+        labels,
         chunks: chunk_rows,
     }
 }

@@ -150,10 +150,23 @@ impl Default for LintConfig {
     }
 }
 
-/// Reserved for permission labels; no keys are accepted yet.
+/// Permission labels and who may read them. See docs/permissions.md.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PermissionsConfig {
+    /// Labels by path: every rule whose glob matches a source adds its labels, beside the source's front
+    /// matter `visibility` and `labels`.
+    pub rules: Vec<PathRule>,
+    /// The labels each principal may read, beyond unlabelled and `public` content.
+    pub principals: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PermissionsConfig {}
+pub struct PathRule {
+    pub path: Spanned<String>,
+    pub labels: Vec<String>,
+}
 
 /// A configuration error, located in the file.
 #[derive(Debug, thiserror::Error)]
@@ -260,7 +273,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
         ));
     }
-    for pattern in config.sources.include.iter().chain(&config.sources.exclude).chain(&config.lint.ignore_links) {
+    let rule_paths = config.permissions.rules.iter().map(|rule| &rule.path);
+    for pattern in
+        config.sources.include.iter().chain(&config.sources.exclude).chain(&config.lint.ignore_links).chain(rule_paths)
+    {
         if let Err(error) = globset::Glob::new(pattern.get_ref()) {
             return Err(invalid(
                 Some(pattern.span()),
@@ -344,6 +360,11 @@ ignore_links = []
 on_build = false
 
 [permissions]
+# Sources labelled by front matter (`visibility: internal`, `labels: [hr]`) or by path rules are readable
+# only by principals granted every label they carry; unlabelled and `public` sources are readable by all.
+# rules = [{ path = "internal/**", labels = ["internal"] }]
+# [permissions.principals]
+# staff = ["internal"]
 "#;
 
 #[cfg(test)]

@@ -94,15 +94,21 @@ pub fn tokens(text: &str) -> usize {
     text.len().div_ceil(4)
 }
 
-/// Builds a pack for `query` within `max_tokens` and `max_items`.
-pub fn pack(conn: &Connection, query: &str, max_tokens: usize, max_items: usize) -> rusqlite::Result<ContextPack> {
+/// Builds a pack for `query` within `max_tokens` and `max_items`, from what `access` may read.
+pub fn pack(
+    conn: &Connection,
+    query: &str,
+    max_tokens: usize,
+    max_items: usize,
+    access: &crate::access::Access,
+) -> rusqlite::Result<ContextPack> {
     let request = SearchRequest {
         query: query.to_string(),
         limit: (max_items * 4).clamp(20, 100),
         kinds: Vec::new(),
         highlight: Highlight::Markdown,
     };
-    let response = search::search(conn, &request)?;
+    let response = search::search(conn, &request, access)?;
     let mut items: Vec<PackItem> = Vec::new();
     let mut per_source: HashMap<String, usize> = HashMap::new();
     let mut used = 0;
@@ -176,7 +182,9 @@ pub fn pack(conn: &Connection, query: &str, max_tokens: usize, max_items: usize)
             omitted,
         },
         freshness,
-        permissions: "no permission labels are configured: every indexed source is readable".to_string(),
+        permissions:
+            "filtered by permission labels before search: every excerpt is readable by the requesting principal"
+                .to_string(),
         conflicts,
         suggested_wiki_updates,
         degraded: true,

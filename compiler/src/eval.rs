@@ -118,6 +118,10 @@ pub fn evaluate(
     let build_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let conn = store::open_read_only(&project.output_dir().join(store::DB_FILE))?;
+    let access = crate::access::Access::load(&conn, None).map_err(|e| match e {
+        crate::access::AccessError::Sqlite(e) => EvalError::Search(e),
+        crate::access::AccessError::Unknown { .. } => unreachable!("the default principal always exists"),
+    })?;
     let ids: HashMap<String, &str> =
         documents.iter().map(|d| (format!("corpus/{}.md", file_name(&d.id)), d.id.as_str())).collect();
     let mut totals = [0.0_f64; 4];
@@ -131,10 +135,10 @@ pub fn evaluate(
         let mut request =
             SearchRequest { query: query.text.clone(), limit: 10, kinds: Vec::new(), highlight: Highlight::Markdown };
         let clock = Instant::now();
-        search::search(&conn, &request).map_err(EvalError::Search)?;
+        search::search(&conn, &request, &access).map_err(EvalError::Search)?;
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
         request.limit = 100;
-        let response = search::search(&conn, &request).map_err(EvalError::Search)?;
+        let response = search::search(&conn, &request, &access).map_err(EvalError::Search)?;
         // A document split into several chunks counts once, at its best rank.
         let mut seen = HashSet::new();
         let ranking: Vec<&str> = response

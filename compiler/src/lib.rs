@@ -3,6 +3,7 @@
 //! The driver: it reads files and `kc.toml`, sets the salsa inputs of `knowledge-queries`, runs the queries,
 //! writes the index, and answers searches from it. See `docs/architecture.md` for the map.
 
+pub mod access;
 pub mod build;
 pub mod config;
 pub mod context;

@@ -24,6 +24,10 @@ struct Cli {
     /// relative to it.
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Read as this principal of `[permissions.principals]`: answers include only what it may read.
+    /// Without it, only unlabelled and public sources are read.
+    #[arg(long = "as", global = true, value_name = "PRINCIPAL")]
+    principal: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -205,6 +209,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(root) => root.clone(),
         None => std::env::current_dir().context("reading the working directory")?,
     };
+    let principal = cli.principal;
     match cli.command {
         Command::Init { force } => {
             let written = knowledge::init::init(&start, force)?;
@@ -261,7 +266,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let terminal = !json && std::io::stdout().is_terminal();
             let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
             let request = SearchRequest { query, limit, kinds: kind, highlight };
-            let response = knowledge::search::search(&conn, &request)
+            let access = knowledge::access::Access::load(&conn, principal.as_deref())?;
+            let response = knowledge::search::search(&conn, &request, &access)
                 .with_context(|| format!("searching `{}`", index.display()))?;
             print(json, &response, |out| print_search(out, &response))?;
         }
@@ -312,7 +318,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Context { command: ContextCommand::Pack { query, max_tokens, max_items, json, db } } => {
             let index = index_path(db, &start)?;
             let conn = store::open_read_only(&index)?;
-            let pack = knowledge::context::pack(&conn, &query, max_tokens, max_items)
+            let access = knowledge::access::Access::load(&conn, principal.as_deref())?;
+            let pack = knowledge::context::pack(&conn, &query, max_tokens, max_items, &access)
                 .with_context(|| format!("packing context from `{}`", index.display()))?;
             print(json, &pack, |out| {
                 for item in &pack.items {
@@ -340,15 +347,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Source { command: SourceCommand::Resolve { reference, json, db } } => {
             let index = index_path(db, &start)?;
             let conn = store::open_read_only(&index)?;
-            let resolved = knowledge::reader::resolve(&conn, &reference)?;
+            let access = knowledge::access::Access::load(&conn, principal.as_deref())?;
+            let resolved = knowledge::reader::resolve(&conn, &reference, &access)?;
             print(json, &resolved, |out| print_resolved(out, &resolved))?;
         }
         Command::Serve { dir, db, http, allow_remote } => {
             let index = index_path(db, dir.as_deref().unwrap_or(&start))?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             match http {
-                Some(address) => runtime.block_on(knowledge::mcp::serve_http(index, address, allow_remote))?,
-                None => runtime.block_on(knowledge::mcp::serve_stdio(index))?,
+                Some(address) => {
+                    runtime.block_on(knowledge::mcp::serve_http(index, principal, address, allow_remote))?
+                }
+                None => runtime.block_on(knowledge::mcp::serve_stdio(index, principal))?,
             }
         }
     }

@@ -21,6 +21,7 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::access::Access;
 use crate::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
 use crate::search::{self, Highlight, ResultKind, SearchRequest, SearchResponse};
 use crate::store;
@@ -29,6 +30,8 @@ use crate::store;
 #[derive(Clone)]
 pub struct KnowledgeServer {
     pool: Arc<ReadPool>,
+    /// Whose permissions every answer is filtered by; `None` is the default principal.
+    principal: Arc<Option<String>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -174,20 +177,28 @@ pub struct RecentChanges {
 #[tool_router]
 impl KnowledgeServer {
     #[must_use]
-    pub fn new(index: PathBuf) -> Self {
+    pub fn new(index: PathBuf, principal: Option<String>) -> Self {
         let pool = ReadPool { index, idle: std::sync::Mutex::new((None, Vec::new())) };
-        KnowledgeServer { pool: Arc::new(pool), tool_router: Self::tool_router() }
+        KnowledgeServer { pool: Arc::new(pool), principal: Arc::new(principal), tool_router: Self::tool_router() }
     }
 
-    /// Runs `f` on a blocking thread with a read-only connection to the index.
+    /// Runs `f` on a blocking thread with a read-only connection to the index and the principal's access,
+    /// loaded for each request so that it follows the newest build.
     async fn read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T, String> + Send + 'static,
+        f: impl FnOnce(&Connection, &Access) -> Result<T, String> + Send + 'static,
     ) -> Result<T, String> {
         let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || pool.with(f).and_then(std::convert::identity))
-            .await
-            .map_err(|e| format!("internal error: {e}"))?
+        let principal = self.principal.clone();
+        tokio::task::spawn_blocking(move || {
+            pool.with(|conn| {
+                let access = Access::load(conn, principal.as_deref()).map_err(|e| error_text(&e))?;
+                f(conn, &access)
+            })
+            .and_then(std::convert::identity)
+        })
+        .await
+        .map_err(|e| format!("internal error: {e}"))?
     }
 
     #[tool(
@@ -204,8 +215,8 @@ impl KnowledgeServer {
             kinds: args.kinds.unwrap_or_default(),
             highlight: Highlight::Markdown,
         };
-        self.read(move |conn| {
-            let mut response = search::search(conn, &request).map_err(|e| error_text(&e))?;
+        self.read(move |conn, access| {
+            let mut response = search::search(conn, &request, access).map_err(|e| error_text(&e))?;
             if mode != SearchMode::Keyword {
                 response.degraded = true;
                 response.degraded_reason = Some(reader::NO_EMBEDDINGS.to_string());
@@ -221,7 +232,10 @@ impl KnowledgeServer {
         annotations(read_only_hint = true)
     )]
     async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, String> {
-        self.read(move |conn| reader::resolve(conn, &args.reference).map(Json).map_err(|e| error_text(&e))).await
+        self.read(move |conn, access| {
+            reader::resolve(conn, &args.reference, access).map(Json).map_err(|e| error_text(&e))
+        })
+        .await
     }
 
     #[tool(
@@ -230,8 +244,8 @@ impl KnowledgeServer {
     )]
     async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, String> {
         let limit = args.limit.unwrap_or(100);
-        self.read(move |conn| {
-            reader::list(conn, args.kind, args.cursor.as_deref(), limit).map(Json).map_err(|e| error_text(&e))
+        self.read(move |conn, access| {
+            reader::list(conn, args.kind, args.cursor.as_deref(), limit, access).map(Json).map_err(|e| error_text(&e))
         })
         .await
     }
@@ -246,8 +260,8 @@ impl KnowledgeServer {
         Parameters(args): Parameters<RecentChangesArgs>,
     ) -> Result<Json<RecentChanges>, String> {
         let runs = args.runs.unwrap_or(10);
-        self.read(move |conn| {
-            reader::recent_changes(conn, runs, args.since.as_deref())
+        self.read(move |conn, access| {
+            reader::recent_changes(conn, runs, args.since.as_deref(), access)
                 .map(|changes| Json(RecentChanges { changes }))
                 .map_err(|e| error_text(&e))
         })
@@ -262,7 +276,10 @@ impl KnowledgeServer {
     async fn knowledge_lint(&self, Parameters(args): Parameters<LintArgs>) -> Result<Json<LintResults>, String> {
         let severity = args.severity.unwrap_or(crate::lint::Severity::Warning);
         let paths = args.paths.unwrap_or_default();
-        self.read(move |conn| reader::lint_results(conn, &paths, severity).map(Json).map_err(|e| error_text(&e))).await
+        self.read(move |conn, access| {
+            reader::lint_results(conn, &paths, severity, access).map(Json).map_err(|e| error_text(&e))
+        })
+        .await
     }
 
     #[tool(
@@ -276,8 +293,8 @@ impl KnowledgeServer {
     ) -> Result<Json<crate::context::ContextPack>, String> {
         let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
         let max_items = args.max_items.unwrap_or(8) as usize;
-        self.read(move |conn| {
-            crate::context::pack(conn, &args.query, max_tokens, max_items).map(Json).map_err(|e| error_text(&e))
+        self.read(move |conn, access| {
+            crate::context::pack(conn, &args.query, max_tokens, max_items, access).map(Json).map_err(|e| error_text(&e))
         })
         .await
     }
@@ -287,7 +304,7 @@ impl KnowledgeServer {
         annotations(read_only_hint = true)
     )]
     async fn knowledge_stats(&self, Parameters(_args): Parameters<StatsArgs>) -> Result<Json<Stats>, String> {
-        self.read(|conn| reader::stats(conn).map(Json).map_err(|e| error_text(&e))).await
+        self.read(|conn, access| reader::stats(conn, access).map(Json).map_err(|e| error_text(&e))).await
     }
 }
 
@@ -342,7 +359,8 @@ impl ServerHandler for KnowledgeServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.clone();
         let pool = self.pool.clone();
-        let read = tokio::task::spawn_blocking(move || read_resource(&pool, &uri))
+        let principal = self.principal.clone();
+        let read = tokio::task::spawn_blocking(move || read_resource(&pool, principal.as_deref(), &uri))
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         match read {
@@ -361,12 +379,17 @@ enum ResourceError {
 }
 
 /// A resource's MIME type and text.
-fn read_resource(pool: &ReadPool, uri: &str) -> Result<(&'static str, String), ResourceError> {
-    pool.with(|conn| resource_text(conn, &pool.index, uri)).map_err(ResourceError::Failed)?
+fn read_resource(pool: &ReadPool, principal: Option<&str>, uri: &str) -> Result<(&'static str, String), ResourceError> {
+    pool.with(|conn| {
+        let access = Access::load(conn, principal).map_err(|e| ResourceError::Failed(error_text(&e)))?;
+        resource_text(conn, &access, &pool.index, uri)
+    })
+    .map_err(ResourceError::Failed)?
 }
 
 fn resource_text(
     conn: &Connection,
+    access: &Access,
     index: &std::path::Path,
     uri: &str,
 ) -> Result<(&'static str, String), ResourceError> {
@@ -388,21 +411,21 @@ fn resource_text(
         }
         "knowledge://project/schema" => Ok(("application/sql", store::SCHEMA.to_string())),
         "knowledge://project/sources" => {
-            let listing = reader::list(conn, ListKind::Sources, None, 1000).map_err(|e| failed(&e))?;
+            let listing = reader::list(conn, ListKind::Sources, None, 1000, access).map_err(|e| failed(&e))?;
             Ok(("application/json", to_json(&listing)?))
         }
         "knowledge://project/runs" => {
-            let changes = reader::recent_changes(conn, 20, None).map_err(|e| failed(&e))?;
+            let changes = reader::recent_changes(conn, 20, None, access).map_err(|e| failed(&e))?;
             Ok(("application/json", to_json(&changes)?))
         }
         _ => {
             if let Some(path) = uri.strip_prefix("knowledge://source/") {
-                match reader::resolve(conn, path) {
+                match reader::resolve(conn, path, access) {
                     Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
                     _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
                 }
             } else if let Some(id) = uri.strip_prefix("knowledge://run/") {
-                let change = reader::recent_changes(conn, 1000, None)
+                let change = reader::recent_changes(conn, 1000, None, access)
                     .map_err(|e| failed(&e))?
                     .into_iter()
                     .find(|change| change.run.id == id)
@@ -434,7 +457,12 @@ fn error_text(error: &dyn std::error::Error) -> String {
 /// Serves MCP over streamable HTTP at `http://ADDRESS/mcp` until the process is stopped. The address must
 /// be a loopback address unless `allow_remote` is set; on loopback, requests must name a loopback host
 /// (`localhost`, `127.0.0.1`, `::1`), which keeps web pages from reaching the server through DNS rebinding.
-pub async fn serve_http(index: PathBuf, address: std::net::SocketAddr, allow_remote: bool) -> anyhow::Result<()> {
+pub async fn serve_http(
+    index: PathBuf,
+    principal: Option<String>,
+    address: std::net::SocketAddr,
+    allow_remote: bool,
+) -> anyhow::Result<()> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -446,7 +474,7 @@ pub async fn serve_http(index: PathBuf, address: std::net::SocketAddr, allow_rem
     if allow_remote {
         config = config.disable_allowed_hosts();
     }
-    let server = KnowledgeServer::new(index);
+    let server = KnowledgeServer::new(index, principal);
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let listener = tokio::net::TcpListener::bind(address).await?;
@@ -464,9 +492,9 @@ pub async fn serve_http(index: PathBuf, address: std::net::SocketAddr, allow_rem
 }
 
 /// Serves MCP over stdin and stdout until the client disconnects.
-pub async fn serve_stdio(index: PathBuf) -> anyhow::Result<()> {
+pub async fn serve_stdio(index: PathBuf, principal: Option<String>) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let service = KnowledgeServer::new(index).serve(rmcp::transport::stdio()).await?;
+    let service = KnowledgeServer::new(index, principal).serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }

@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::access::Access;
 use crate::search::{Citation, SourceRef};
 
 #[derive(Debug, thiserror::Error)]
@@ -76,9 +77,10 @@ pub struct ChunkSummary {
 
 /// Resolves a chunk id, a `file://` source ref (with an optional `@revision` and `#L<start>-L<end>`
 /// fragment, as context packs cite, which are ignored) or a project-relative path.
-pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, ReaderError> {
+/// What `access` may not read resolves as if it did not exist.
+pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Resolved, ReaderError> {
     let reference = reference.trim();
-    if let Some(chunk) = chunk_detail(conn, reference)? {
+    if let Some(chunk) = chunk_detail(conn, reference)?.filter(|c| access.can_read_path(&c.source.path)) {
         return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None });
     }
     let path = reference.strip_prefix("file://").unwrap_or(reference);
@@ -87,7 +89,7 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<Resolved, ReaderErr
         Some((path, revision)) if !revision.is_empty() && revision.chars().all(|c| c.is_ascii_hexdigit()) => path,
         _ => path,
     };
-    match source_detail(conn, path)? {
+    match source_detail(conn, path)?.filter(|s| access.can_read_path(&s.path)) {
         Some(source) => Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source) }),
         None => Err(ReaderError::NotFound(reference.to_string())),
     }
@@ -197,17 +199,24 @@ pub struct Listing {
 
 /// Lists sources (by path) or runs (newest first), `limit` at a time. The cursor is opaque to callers: it
 /// is the key of the last item of the previous page.
-pub fn list(conn: &Connection, kind: ListKind, cursor: Option<&str>, limit: u32) -> Result<Listing, ReaderError> {
+pub fn list(
+    conn: &Connection,
+    kind: ListKind,
+    cursor: Option<&str>,
+    limit: u32,
+    access: &Access,
+) -> Result<Listing, ReaderError> {
     let limit = limit.clamp(1, 1000);
     let fetch = i64::from(limit) + 1;
     match kind {
         ListKind::Sources => {
             let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
             let mut items: Vec<SourceItem> = conn
-                .prepare_cached(
+                .prepare_cached(&format!(
                     "SELECT uri, path, title, kind, revision, size, chunk_count FROM sources
-                     WHERE path > ?1 ORDER BY path LIMIT ?2",
-                )?
+                     WHERE path > ?1 AND {} ORDER BY path LIMIT ?2",
+                    access.source_filter("id")
+                ))?
                 .query_map(params![after, fetch], |row| {
                     Ok(SourceItem {
                         uri: row.get(0)?,
@@ -225,7 +234,7 @@ pub fn list(conn: &Connection, kind: ListKind, cursor: Option<&str>, limit: u32)
         }
         ListKind::Runs => {
             let before = decode_cursor(cursor, "r:")?;
-            let mut items = runs_where(conn, "id < ?1 OR ?1 IS NULL", params![before, fetch])?;
+            let mut items = runs_where(conn, "id < ?1 OR ?1 IS NULL", params![before, fetch], access)?;
             let next_cursor = page_cursor(&mut items, limit, |item| format!("r:{}", item.id));
             Ok(Listing { kind, sources: None, runs: Some(items), next_cursor })
         }
@@ -252,7 +261,15 @@ fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) -> String) ->
     }
 }
 
-fn runs_where(conn: &Connection, condition: &str, values: impl rusqlite::Params) -> rusqlite::Result<Vec<RunItem>> {
+/// Runs matching `condition`, newest first. A run's summary counts every source, readable or not, so a
+/// principal who cannot read everything sees it redacted.
+fn runs_where(
+    conn: &Connection,
+    condition: &str,
+    values: impl rusqlite::Params,
+    access: &Access,
+) -> rusqlite::Result<Vec<RunItem>> {
+    let redact = !access.reads_everything();
     conn.prepare(&format!(
         "SELECT id, started_at, finished_at, status, tool_version, vcs, summary FROM runs
          WHERE {condition} ORDER BY id DESC LIMIT ?2"
@@ -265,7 +282,11 @@ fn runs_where(conn: &Connection, condition: &str, values: impl rusqlite::Params)
             status: row.get(3)?,
             tool_version: row.get(4)?,
             vcs: serde_json::from_str(&row.get::<_, String>(5)?).unwrap_or_default(),
-            summary: serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default(),
+            summary: if redact {
+                serde_json::json!({ "redacted": "this build's counters include sources the principal may not read" })
+            } else {
+                serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default()
+            },
         })
     })?
     .collect()
@@ -290,28 +311,40 @@ pub struct ChangeEvent {
 
 /// The last `runs` builds that changed the index, newest first, or every build since `since` (a run id,
 /// or an RFC 3339 time compared with the build's start).
-pub fn recent_changes(conn: &Connection, runs: u32, since: Option<&str>) -> Result<Vec<Change>, ReaderError> {
+pub fn recent_changes(
+    conn: &Connection,
+    runs: u32,
+    since: Option<&str>,
+    access: &Access,
+) -> Result<Vec<Change>, ReaderError> {
     let limit = i64::from(runs.clamp(1, 1000));
     let found = match since {
-        Some(since) => runs_where(conn, "id > ?1 OR started_at > ?1", params![since, limit])?,
-        None => runs_where(conn, "?1 IS NULL", params![None::<String>, limit])?,
+        Some(since) => runs_where(conn, "id > ?1 OR started_at > ?1", params![since, limit], access)?,
+        None => runs_where(conn, "?1 IS NULL", params![None::<String>, limit], access)?,
     };
     let mut statement = conn.prepare_cached(
-        "SELECT kind, path, old_revision, new_revision, detail FROM run_events WHERE run_id = ?1 ORDER BY seq",
+        "SELECT kind, path, old_revision, new_revision, detail, labels FROM run_events WHERE run_id = ?1 ORDER BY seq",
     )?;
     found
         .into_iter()
         .map(|run| {
             let events = statement
                 .query_map([&run.id], |row| {
-                    Ok(ChangeEvent {
+                    let event = ChangeEvent {
                         kind: row.get(0)?,
                         path: row.get(1)?,
                         old_revision: row.get(2)?,
                         new_revision: row.get(3)?,
                         detail: row.get(4)?,
-                    })
+                    };
+                    Ok((event, row.get::<_, String>(5)?))
                 })?
+                .filter(|row| {
+                    row.as_ref().map_or(true, |(event, labels)| {
+                        access.can_read_labels(labels) && access.can_read_path(&event.path)
+                    })
+                })
+                .map(|row| row.map(|(event, _)| event))
                 .collect::<rusqlite::Result<_>>()?;
             Ok(Change { run, events })
         })
@@ -343,6 +376,7 @@ pub fn lint_results(
     conn: &Connection,
     paths: &[String],
     min_severity: crate::lint::Severity,
+    access: &Access,
 ) -> Result<LintResults, ReaderError> {
     let mut findings: Vec<LintFinding> = conn
         .prepare_cached(
@@ -365,7 +399,9 @@ pub fn lint_results(
         _ => crate::lint::Severity::Info,
     };
     findings.retain(|f| {
-        rank(&f.severity) <= min_severity
+        access.can_read_path(&f.path)
+            && !access.mentions_hidden(&f.message)
+            && rank(&f.severity) <= min_severity
             && (paths.is_empty()
                 || paths.iter().any(|p| f.path == *p || f.path.starts_with(&format!("{}/", p.trim_end_matches('/')))))
     });
@@ -388,16 +424,17 @@ pub struct Stats {
     pub degraded_reason: Option<&'static str>,
 }
 
-pub fn stats(conn: &Connection) -> Result<Stats, ReaderError> {
+/// Counts of what `access` may read.
+pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
     let count = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, i64>(0)).map(i64::cast_unsigned);
     let format_version: String =
         conn.query_row("SELECT value FROM meta WHERE key = 'format_version'", [], |row| row.get(0))?;
     Ok(Stats {
         format_version,
-        sources: count("SELECT count(*) FROM sources")?,
-        chunks: count("SELECT count(*) FROM chunks")?,
+        sources: count(&format!("SELECT count(*) FROM sources WHERE {}", access.source_filter("id")))?,
+        chunks: count(&format!("SELECT count(*) FROM chunks WHERE {}", access.source_filter("source_id")))?,
         runs: count("SELECT count(*) FROM runs")?,
-        last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1])?.into_iter().next(),
+        last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1], access)?.into_iter().next(),
         search_modes: vec!["keyword"],
         degraded: true,
         degraded_reason: Some(NO_EMBEDDINGS),

@@ -9,6 +9,8 @@
 use std::collections::HashSet;
 
 use rusqlite::{Connection, params};
+
+use crate::access::Access;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
@@ -131,7 +133,9 @@ const STOPWORDS: &[&str] = &[
 const MAX_TERMS: usize = 32;
 
 /// Runs a keyword search.
-pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<SearchResponse> {
+/// Runs a keyword search over what `access` may read: unreadable chunks are filtered inside the ranking
+/// query, so they reach neither ranking, snippets nor counts.
+pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
     let terms = query_terms(&request.query);
     let mut response = SearchResponse {
         query: request.query.clone(),
@@ -150,13 +154,14 @@ pub fn search(conn: &Connection, request: &SearchRequest) -> rusqlite::Result<Se
     let pool = i64::try_from((request.limit * 4).max(50)).unwrap_or(i64::MAX);
 
     // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
-    let mut statement = conn.prepare_cached(
+    let mut statement = conn.prepare_cached(&format!(
         "SELECT top.rowid, -top.score, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
                 c.start_line, c.end_line, s.uri, s.path
          FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
-               WHERE chunks_fts MATCH ?1 ORDER BY score LIMIT ?2) AS top
+               WHERE chunks_fts MATCH ?1 AND {} ORDER BY score LIMIT ?2) AS top
          JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id",
-    )?;
+        access.chunk_filter("rowid")
+    ))?;
     let stemmer = Stemmer::create(Algorithm::English);
     let query_stems: Vec<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
     let query_phrase = words(&request.query);

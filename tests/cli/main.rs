@@ -3,6 +3,7 @@
 mod build;
 mod errors;
 mod lint;
+mod permissions;
 #[path = "../support/python.rs"]
 mod python;
 mod search;

@@ -40,6 +40,9 @@ EXPECTED_TOOLS = {
 }
 
 passed, failed = 0, 0
+# Every answer the server gave, as text: no answer may carry what the principal cannot read.
+answers = []
+SECRET = "xenomorphic"
 
 
 def check(name, condition, detail=""):
@@ -58,7 +61,14 @@ def digest(path):
 
 async def call(session, tool, arguments):
     result = await session.call_tool(tool, arguments)
+    answers.append(json.dumps(result.structured_content) + " ".join(c.text for c in result.content if hasattr(c, "text")))
     return result, result.structured_content
+
+
+async def read_resource_text(session, uri):
+    text = (await session.read_resource(uri)).contents[0].text
+    answers.append(text)
+    return text
 
 
 async def expect_error(session, name, tool, arguments, needle):
@@ -216,18 +226,20 @@ async def main():
             await expect_error(session, "bad severity", "knowledge_lint", {"severity": "catastrophic"}, "unknown variant")
 
             # Resources.
-            config = (await session.read_resource("knowledge://project/config")).contents[0].text
+            config = await read_resource_text(session, "knowledge://project/config")
             check("config resource is the kc.toml", config == (PROJECT / "kc.toml").read_text())
-            schema = (await session.read_resource("knowledge://project/schema")).contents[0].text
+            schema = await read_resource_text(session, "knowledge://project/schema")
             check("schema resource", "CREATE TABLE chunks" in schema)
-            storage = json.loads((await session.read_resource("knowledge://project/storage")).contents[0].text)
+            storage = json.loads(await read_resource_text(session, "knowledge://project/storage"))
             check("storage resource", storage["size_bytes"] > 0 and "wiki" in storage["layout"])
-            listed = json.loads((await session.read_resource("knowledge://project/sources")).contents[0].text)
+            listed = json.loads(await read_resource_text(session, "knowledge://project/sources"))
             check("sources resource", len(listed["sources"]) == stats["sources"])
-            source = json.loads((await session.read_resource("knowledge://source/book/ownership.md")).contents[0].text)
+            source = json.loads(await read_resource_text(session, "knowledge://source/book/ownership.md"))
+            runs_resource = await read_resource_text(session, "knowledge://project/runs")
+            check("the runs resource lists builds", "events" in runs_resource)
             check("source template", source["path"] == "book/ownership.md" and source["chunks"])
             run_id = runs["runs"][0]["id"]
-            run = json.loads((await session.read_resource(f"knowledge://run/{run_id}")).contents[0].text)
+            run = json.loads(await read_resource_text(session, f"knowledge://run/{run_id}"))
             check("run template", run["run"]["id"] == run_id and run["events"])
             try:
                 await session.read_resource("knowledge://source/missing.md")
@@ -245,8 +257,8 @@ async def main():
 
             # Many requests at once.
             queries = ["ownership", "borrowing", "memory", "value", "reference", "scope", "rules", "stack"] * 3
-            answers = await asyncio.gather(*(call(session, "knowledge_search", {"query": q, "mode": "keyword"}) for q in queries))
-            check("concurrent searches all succeed", all(not r.is_error and a["results"] for r, a in answers))
+            concurrent = await asyncio.gather(*(call(session, "knowledge_search", {"query": q, "mode": "keyword"}) for q in queries))
+            check("concurrent searches all succeed", all(not r.is_error and a["results"] for r, a in concurrent))
 
             # A build while the server serves: the next answer sees it, without a restart.
             _, before = await call(session, "knowledge_search", {"query": "zyzzyva", "mode": "keyword"})
@@ -273,6 +285,8 @@ async def main():
             await call(session, "knowledge_stats", {})
             await session.read_resource("knowledge://project/sources")
 
+    leaks = [answer for answer in answers if SECRET in answer.lower() or "secret/plan.md" in answer]
+    check(f"no answer ({len(answers)} checked) carries an unreadable source", not leaks and len(answers) > 50, leaks[:1])
     check("the server never wrote the index", digest(INDEX) == index_digest and INDEX.stat().st_mtime_ns == index_mtime)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

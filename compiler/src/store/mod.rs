@@ -86,6 +86,8 @@ pub struct SourceRow {
     pub title: String,
     pub outline: String,
     pub lint_facts: String,
+    /// Permission labels, sorted and comma-separated; empty when none.
+    pub labels: String,
     pub chunks: Vec<ChunkRow>,
 }
 
@@ -144,6 +146,8 @@ pub struct BuildWrite {
     pub source_owner: String,
     /// A hash of the `[lint]` settings the stored lint results were computed with.
     pub lint_config: String,
+    /// JSON: the principals of `[permissions]` and the labels each may read, for readers without kc.toml.
+    pub principals: String,
     /// The text of `kc.toml`, so that a server can show it without the project tree.
     pub config: String,
 }
@@ -225,6 +229,16 @@ fn apply(
         tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
     }
+    // The labels of the rows about to be replaced, for the events of removed sources.
+    let mut prior_labels: HashMap<String, String> = HashMap::new();
+    let mut read_labels = tx.prepare_cached("SELECT path, labels FROM sources WHERE id = ?1")?;
+    for &source_id in &write.replaced {
+        if let Some((path, labels)) =
+            read_labels.query_row([source_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()?
+        {
+            prior_labels.insert(path, labels);
+        }
+    }
     let mut delete_source = tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?;
     for &source_id in &write.replaced {
         if !write.replace_all {
@@ -234,9 +248,9 @@ fn apply(
     }
 
     let mut insert_source = tx.prepare_cached(
-        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, chunk_count,
-                              indexed_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, labels,
+                              chunk_count, indexed_run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     let mut insert_revision = tx.prepare_cached(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
@@ -260,6 +274,7 @@ fn apply(
             source.title,
             source.outline,
             source.lint_facts,
+            source.labels,
             sql_int(source.chunks.len() as u64),
             write.run_id,
         ])?;
@@ -310,8 +325,8 @@ fn apply(
         params![run.id, run.started_at, run.finished_at, run.tool_version, run.fingerprint, run.vcs, run.summary],
     )?;
     let mut insert_event = tx.prepare_cached(
-        "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE((SELECT labels FROM sources WHERE path = ?4), ?8, ''))",
     )?;
     for (seq, event) in write.events.iter().enumerate() {
         insert_event.execute(params![
@@ -321,13 +336,15 @@ fn apply(
             event.path,
             event.old_revision,
             event.new_revision,
-            event.detail
+            event.detail,
+            prior_labels.get(&event.path)
         ])?;
     }
     set_meta(tx, "fingerprint", &run.fingerprint)?;
     set_meta(tx, "source_owner", &write.source_owner)?;
     set_meta(tx, "config", &write.config)?;
     set_meta(tx, "lint_config", &write.lint_config)?;
+    set_meta(tx, "principals", &write.principals)?;
     set_meta(tx, "last_run", &run.id)?;
     Ok(())
 }

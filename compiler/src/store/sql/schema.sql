@@ -20,6 +20,7 @@ CREATE TABLE sources (
     title TEXT NOT NULL,
     outline TEXT NOT NULL,              -- JSON: kind, title, headings, links, front_matter
     lint_facts TEXT NOT NULL,           -- JSON: the links, wikilinks, footnotes, anchors and markers lint checks
+    labels TEXT NOT NULL,               -- permission labels, sorted and comma-separated; '' when none
     chunk_count INTEGER NOT NULL,
     indexed_run TEXT NOT NULL           -- the run that last derived this source's rows
 );
@@ -107,5 +108,6 @@ CREATE TABLE run_events (
     old_revision TEXT,
     new_revision TEXT,
     detail TEXT,
+    labels TEXT NOT NULL,               -- the source's permission labels, so readers can filter events
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;

@@ -1,0 +1,108 @@
+//! Who may read what. A source's permission labels come from its front matter (`visibility`, `labels`)
+//! and from `[permissions] rules`; a principal reads a source when every label on it is `public` or granted
+//! to the principal in `[permissions.principals]`. The default principal is granted nothing: it reads
+//! unlabelled and public sources only.
+//!
+//! Every read applies an `Access` inside its query, before ranking, snippets and counts, and answers for an
+//! unreadable source exactly as for a missing one, so no output can tell that it exists.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rusqlite::Connection;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    #[error("unknown principal `{name}`; the index defines {}", if known.is_empty() { "none".to_string() } else { known.join(", ") })]
+    Unknown { name: String, known: Vec<String> },
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// What one principal may read in one index.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// Ids of the sources the principal may not read, sorted.
+    hidden: Vec<i64>,
+    hidden_paths: HashSet<String>,
+    granted: HashSet<String>,
+}
+
+impl Access {
+    /// The access of `principal` (`None`: the default principal) under the principals the index was built
+    /// with.
+    pub fn load(conn: &Connection, principal: Option<&str>) -> Result<Access, AccessError> {
+        let principals: BTreeMap<String, Vec<String>> = crate::store::meta(conn, "principals")?
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        let granted: HashSet<String> = match principal {
+            None => HashSet::new(),
+            Some(name) => principals
+                .get(name)
+                .ok_or_else(|| AccessError::Unknown {
+                    name: name.to_string(),
+                    known: principals.keys().cloned().collect(),
+                })?
+                .iter()
+                .map(|label| label.trim().to_lowercase())
+                .collect(),
+        };
+        let mut access = Access { granted, ..Access::default() };
+        let mut labelled =
+            conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?;
+        let rows = labelled
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
+        for row in rows {
+            let (id, path, labels) = row?;
+            if !access.can_read_labels(&labels) {
+                access.hidden.push(id);
+                access.hidden_paths.insert(path);
+            }
+        }
+        Ok(access)
+    }
+
+    /// Whether sources with these labels (comma-separated, as stored) are readable.
+    #[must_use]
+    pub fn can_read_labels(&self, labels: &str) -> bool {
+        labels.split(',').map(str::trim).filter(|l| !l.is_empty()).all(|l| l == "public" || self.granted.contains(l))
+    }
+
+    /// Whether the source at `path` is readable. A path the index does not hold is readable: there is
+    /// nothing of it to show.
+    #[must_use]
+    pub fn can_read_path(&self, path: &str) -> bool {
+        !self.hidden_paths.contains(path)
+    }
+
+    /// Whether nothing in the index is hidden from this principal.
+    #[must_use]
+    pub fn reads_everything(&self) -> bool {
+        self.hidden.is_empty()
+    }
+
+    /// Whether `text` names an unreadable source (a message that cites one must not be shown).
+    #[must_use]
+    pub fn mentions_hidden(&self, text: &str) -> bool {
+        self.hidden_paths.iter().any(|path| text.contains(path.as_str()))
+    }
+
+    /// An SQL condition on a source id column that keeps readable sources only (`TRUE` when all are).
+    /// The ids come from the index itself, so inlining them is safe.
+    #[must_use]
+    pub fn source_filter(&self, column: &str) -> String {
+        if self.hidden.is_empty() {
+            return "1".to_string();
+        }
+        let ids: Vec<String> = self.hidden.iter().map(i64::to_string).collect();
+        format!("{column} NOT IN ({})", ids.join(","))
+    }
+
+    /// An SQL condition on an FTS rowid (a chunk's `seq`) that keeps chunks of readable sources only.
+    #[must_use]
+    pub fn chunk_filter(&self, column: &str) -> String {
+        if self.hidden.is_empty() {
+            return "1".to_string();
+        }
+        format!("{column} NOT IN (SELECT seq FROM chunks WHERE NOT ({}))", self.source_filter("source_id"))
+    }
+}
