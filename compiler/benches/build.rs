@@ -99,6 +99,7 @@ fn bench_corpus(name: &str, source: &Path) {
     let (p50, p95) = percentiles(&mut search_times);
 
     let conn = knowledge::store::open_read_only(&index_dir.join("knowledge.db")).unwrap();
+    let access = knowledge::access::Access::load(&conn, None).unwrap();
     let mut in_process: Vec<Duration> = queries
         .iter()
         .cycle()
@@ -111,7 +112,7 @@ fn bench_corpus(name: &str, source: &Path) {
                 kinds: Vec::new(),
                 highlight: knowledge::search::Highlight::Markdown,
             };
-            knowledge::search::search(&conn, &request).unwrap();
+            knowledge::search::search(&conn, &request, &access).unwrap();
             start.elapsed()
         })
         .collect();
