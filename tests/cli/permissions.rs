@@ -21,14 +21,14 @@ fn fixture() -> CliTest {
     );
     test.write(
         "internal/plan.md",
-        &format!(
+        format!(
             "---\nvisibility: internal\n---\n# {INTERNAL_WORD} launch plan\n\nThe launch plan for {INTERNAL_WORD} \
              needs the budget review. See [the roadmap](../public/roadmap.md).\n"
         ),
     );
     test.write(
         "hr/salaries.md",
-        &format!("# Salaries\n\nThe {HR_WORD} budget review lists salaries for the launch plan.\n"),
+        format!("# Salaries\n\nThe {HR_WORD} budget review lists salaries for the launch plan.\n"),
     );
     test.build();
     test
@@ -102,7 +102,7 @@ fn a_principal_reads_exactly_the_labels_it_is_granted() {
 fn labels_follow_edits_to_front_matter() {
     let test = fixture();
     assert!(test.result_paths(INTERNAL_WORD).is_empty());
-    test.write("internal/plan.md", &format!("# Plan\n\nThe {INTERNAL_WORD} plan, now public.\n"));
+    test.write("internal/plan.md", format!("# Plan\n\nThe {INTERNAL_WORD} plan, now public.\n"));
     test.build();
     assert_eq!(test.result_paths(INTERNAL_WORD), ["internal/plan.md"]);
 }
