@@ -229,14 +229,15 @@ fn apply(
         tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
     }
-    // The labels of the rows about to be replaced, for the events of removed sources.
-    let mut prior_labels: HashMap<String, String> = HashMap::new();
+    // Every event records its source's labels: the new row's, or for a removed source the replaced row's.
+    // Kept in memory: a fresh index has no path index until its rows are in.
+    let mut labels_by_path: HashMap<String, String> = HashMap::new();
     let mut read_labels = tx.prepare_cached("SELECT path, labels FROM sources WHERE id = ?1")?;
     for &source_id in &write.replaced {
         if let Some((path, labels)) =
             read_labels.query_row([source_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()?
         {
-            prior_labels.insert(path, labels);
+            labels_by_path.insert(path, labels);
         }
     }
     let mut delete_source = tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?;
@@ -263,6 +264,7 @@ fn apply(
     let mut insert_fts =
         tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?;
     for source in rows {
+        labels_by_path.insert(source.path.clone(), source.labels.clone());
         insert_source.execute(params![
             source.path,
             source.uri,
@@ -326,7 +328,7 @@ fn apply(
     )?;
     let mut insert_event = tx.prepare_cached(
         "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, COALESCE((SELECT labels FROM sources WHERE path = ?4), ?8, ''))",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for (seq, event) in write.events.iter().enumerate() {
         insert_event.execute(params![
@@ -337,7 +339,7 @@ fn apply(
             event.old_revision,
             event.new_revision,
             event.detail,
-            prior_labels.get(&event.path)
+            labels_by_path.get(&event.path).map_or("", String::as_str)
         ])?;
     }
     set_meta(tx, "fingerprint", &run.fingerprint)?;
