@@ -310,7 +310,7 @@ impl Compiler {
                 replace_all: full_rebuild,
                 replaced,
                 stats,
-                events: run_events(&pending, &removed, &prior, &summary.skipped),
+                events: run_events(&pending, &removed, &prior, &summary.skipped, full_rebuild),
                 source_owner: project.name(),
                 config: project.config_text.clone(),
                 lint_config,
@@ -660,17 +660,37 @@ fn chunk_title(document_title: &str, heading_path: &[String]) -> String {
     parts.join(" > ")
 }
 
-fn run_events(pending: &[Pending], removed: &[String], prior: &Prior, skipped: &[Skipped]) -> Vec<RunEvent> {
-    let mut events: Vec<RunEvent> = pending
-        .iter()
-        .map(|item| RunEvent {
-            kind: if item.prior.is_some() { "source_changed" } else { "source_added" },
-            path: item.found.path.clone(),
-            old_revision: item.prior.as_ref().map(|p| p.revision.clone()),
-            new_revision: Some(item.revision.clone()),
-            detail: None,
-        })
-        .collect();
+/// One event per source the build added, changed, removed or skipped. A full rebuild derives every source
+/// again and records one `index_rebuilt` event instead of one per source: `source_revisions.first_run`
+/// already says when each revision first appeared.
+fn run_events(
+    pending: &[Pending],
+    removed: &[String],
+    prior: &Prior,
+    skipped: &[Skipped],
+    full_rebuild: bool,
+) -> Vec<RunEvent> {
+    let mut events: Vec<RunEvent> = if full_rebuild {
+        vec![RunEvent {
+            kind: "index_rebuilt",
+            path: String::new(),
+            old_revision: None,
+            new_revision: None,
+            // No count: it would include sources some readers may not know exist.
+            detail: Some("every source was derived again".to_string()),
+        }]
+    } else {
+        pending
+            .iter()
+            .map(|item| RunEvent {
+                kind: if item.prior.is_some() { "source_changed" } else { "source_added" },
+                path: item.found.path.clone(),
+                old_revision: item.prior.as_ref().map(|p| p.revision.clone()),
+                new_revision: Some(item.revision.clone()),
+                detail: None,
+            })
+            .collect()
+    };
     events.extend(removed.iter().map(|path| RunEvent {
         kind: "source_removed",
         path: path.clone(),

@@ -444,7 +444,8 @@ fn wikilink_key(from: &str, target: &str) -> Option<String> {
     Some(wiki_key(target))
 }
 
-/// Checks one link destination. External links (with a scheme) are not checked.
+/// Checks one link destination. Lint facts hold no external links (with a scheme, or protocol-relative):
+/// those are never checked.
 fn check_link(
     project: &Project,
     from: &str,
@@ -453,7 +454,7 @@ fn check_link(
     anchors: &HashMap<&str, HashSet<String>>,
 ) -> Option<(&'static str, String)> {
     let destination = destination.trim();
-    if destination.is_empty() || destination.starts_with("//") || has_scheme(destination) {
+    if destination.is_empty() {
         return None;
     }
     let (target, anchor) = match destination.split_once('#') {
@@ -494,14 +495,6 @@ fn check_link(
     (!known.contains(&anchor.to_lowercase())).then(|| {
         let shown = if target == from { "this file".to_string() } else { format!("`{target}`") };
         ("broken_anchor", format!("link to `{destination}`: {shown} has no heading or anchor `{anchor}`"))
-    })
-}
-
-fn has_scheme(destination: &str) -> bool {
-    destination.split_once(':').is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     })
 }
 

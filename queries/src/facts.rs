@@ -85,7 +85,13 @@ pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_pattern
     };
 
     let mut facts = LintFacts {
-        links: doc.links.iter().map(|link| located(&link.target, link.start)).collect(),
+        // Links with a scheme (`https:`, `mailto:`) or protocol-relative ones are never checked.
+        links: doc
+            .links
+            .iter()
+            .filter(|link| !is_external(&link.target))
+            .map(|link| located(&link.target, link.start))
+            .collect(),
         wikilinks: doc
             .wikilinks
             .iter()
@@ -151,6 +157,16 @@ pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_pattern
     }
     facts.markers.sort_by_key(|m| (m.line, m.column));
     facts
+}
+
+/// A destination with a URL scheme, or a protocol-relative one.
+fn is_external(target: &str) -> bool {
+    let target = target.trim();
+    target.starts_with("//")
+        || target.split_once(':').is_some_and(|(scheme, _)| {
+            scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        })
 }
 
 /// The codes of a suppression comment on this line, if it has one.

@@ -27,9 +27,12 @@ pub struct Outline {
     pub kind: SourceKind,
     /// The front matter `title`, else the first level-1 heading, else the file name without extension.
     pub title: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub headings: Vec<OutlineHeading>,
     /// Link targets in document order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub front_matter: Option<FrontMatter>,
 }
 

@@ -28,11 +28,10 @@ CREATE TABLE sources (
 -- Every revision a source has had while indexed: an append-only history.
 CREATE TABLE source_revisions (
     path TEXT NOT NULL,
-    revision TEXT NOT NULL,
+    revision TEXT NOT NULL,             -- unique per path (indexes.sql)
     size INTEGER NOT NULL,
-    first_run TEXT NOT NULL,
-    PRIMARY KEY (path, revision)
-) WITHOUT ROWID;
+    first_run TEXT NOT NULL
+);
 
 CREATE TABLE chunks (
     seq INTEGER PRIMARY KEY,            -- the FTS rowid
