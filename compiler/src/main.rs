@@ -100,6 +100,46 @@ enum Command {
         #[arg(long, value_name = "SCORE")]
         min_ndcg: Option<f64>,
     },
+    /// Counts of sources, chunks and builds, the last build, and which search modes work.
+    Stats {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// List indexed sources (by path) or builds (newest first), a page at a time.
+    List {
+        #[arg(value_enum)]
+        kind: knowledge::reader::ListKind,
+        /// The `next_cursor` of the previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// What recent builds changed, source by source, with the commit each build recorded.
+    Changes {
+        /// How many builds, newest first.
+        #[arg(long, default_value_t = 10)]
+        runs: u32,
+        /// Only builds after this run id or RFC 3339 time.
+        #[arg(long)]
+        since: Option<String>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// Sources in the index.
     Source {
         #[command(subcommand)]
@@ -343,6 +383,48 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
             })?;
         }
+        Command::Stats { json, db } => {
+            let (conn, access) = open_as(db, &start, principal.as_deref())?;
+            let stats = knowledge::reader::stats(&conn, &access)?;
+            print(json, &stats, |out| {
+                writeln!(out, "{} sources, {} chunks, {} builds", stats.sources, stats.chunks, stats.runs)?;
+                if let Some(run) = &stats.last_run {
+                    writeln!(out, "last build: {} at {}", run.id, run.finished_at)?;
+                }
+                writeln!(out, "search modes: {}", stats.search_modes.join(", "))
+            })?;
+        }
+        Command::List { kind, cursor, limit, json, db } => {
+            let (conn, access) = open_as(db, &start, principal.as_deref())?;
+            let listing = knowledge::reader::list(&conn, kind, cursor.as_deref(), limit, &access)?;
+            print(json, &listing, |out| {
+                for source in listing.sources.iter().flatten() {
+                    writeln!(out, "{}  {}  {} chunks", source.path, source.title, source.chunk_count)?;
+                }
+                for run in listing.runs.iter().flatten() {
+                    writeln!(out, "{}  {}", run.id, run.finished_at)?;
+                }
+                match &listing.next_cursor {
+                    Some(cursor) => writeln!(out, "more: --cursor {cursor}"),
+                    None => Ok(()),
+                }
+            })?;
+        }
+        Command::Changes { runs, since, json, db } => {
+            let (conn, access) = open_as(db, &start, principal.as_deref())?;
+            let changes = knowledge::reader::recent_changes(&conn, runs, since.as_deref(), &access)?;
+            print(json, &changes, |out| {
+                for change in &changes {
+                    let commit =
+                        change.run.vcs["commit"].as_str().map(|c| format!(" (commit {})", &c[..c.len().min(12)]));
+                    writeln!(out, "{} at {}{}", change.run.id, change.run.finished_at, commit.unwrap_or_default())?;
+                    for event in &change.events {
+                        writeln!(out, "  {} {}", event.kind, event.path)?;
+                    }
+                }
+                Ok(())
+            })?;
+        }
         Command::Get { reference, json, db }
         | Command::Source { command: SourceCommand::Resolve { reference, json, db } } => {
             let index = index_path(db, &start)?;
@@ -379,6 +461,17 @@ fn print<T: serde::Serialize>(
         human(&mut out)?;
     }
     Ok(())
+}
+
+/// A read-only connection to the index and the principal's access to it.
+fn open_as(
+    db: Option<PathBuf>,
+    start: &Path,
+    principal: Option<&str>,
+) -> anyhow::Result<(rusqlite::Connection, knowledge::access::Access)> {
+    let conn = store::open_read_only(&index_path(db, start)?)?;
+    let access = knowledge::access::Access::load(&conn, principal)?;
+    Ok((conn, access))
 }
 
 /// The index to read: `--db`, or the one the project's kc.toml names.

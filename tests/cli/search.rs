@@ -298,3 +298,35 @@ fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
     assert_eq!(std::str::from_utf8(cited).unwrap(), text);
     assert!(item["ref"].as_str().unwrap().ends_with(&format!("#L{}-L{}", c["start_line"], c["end_line"])));
 }
+
+#[test]
+fn stats_list_and_changes_answer_on_the_command_line() {
+    let test = corpus();
+    let stats: serde_json::Value = serde_json::from_str(&test.ok(&["stats", "--json"])).unwrap();
+    assert_eq!((stats["sources"].as_u64(), stats["runs"].as_u64()), (Some(4), Some(1)));
+
+    let first: serde_json::Value =
+        serde_json::from_str(&test.ok(&["list", "sources", "--limit", "3", "--json"])).unwrap();
+    let cursor = first["next_cursor"].as_str().unwrap().to_string();
+    let rest: serde_json::Value =
+        serde_json::from_str(&test.ok(&["list", "sources", "--limit", "3", "--cursor", &cursor, "--json"])).unwrap();
+    let paths: Vec<&str> = first["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(rest["sources"].as_array().unwrap())
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["book/borrowing.md", "book/io.md", "book/ownership.md", "notes/misc.txt"]);
+    assert_eq!(rest["next_cursor"], serde_json::Value::Null);
+
+    test.write("notes/misc.txt", "Unrelated notes about gardening, tomatoes and basil.\n");
+    test.build();
+    let changes: serde_json::Value = serde_json::from_str(&test.ok(&["changes", "--json"])).unwrap();
+    assert_eq!(changes[0]["events"][0]["kind"], "source_changed");
+    assert_eq!(changes[0]["events"][0]["path"], "notes/misc.txt");
+    assert_eq!(changes[1]["events"][0]["kind"], "index_rebuilt");
+    let human = test.ok(&["changes", "--runs", "1"]);
+    assert!(human.contains("  source_changed notes/misc.txt"), "{human}");
+    assert!(test.ok(&["list", "runs"]).lines().count() >= 2);
+}
