@@ -10,6 +10,9 @@ use std::process::Command;
 /// `packages` are pip requirements such as `mcp==2.3.0`; the module imported is the name before `==`, with
 /// `-` read as `_`.
 pub(crate) fn with_packages(packages: &[&str]) -> PathBuf {
+    // Tests of one binary run in parallel; only one of them may create and fill the environment.
+    static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _setup = SETUP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(python) = std::env::var_os("KNOWLEDGE_TEST_PYTHON") {
         return PathBuf::from(python);
     }
@@ -25,7 +28,12 @@ pub(crate) fn with_packages(packages: &[&str]) -> PathBuf {
     let python = venv.join("bin/python");
     if !python.exists() {
         let created = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().expect("python3 runs");
-        assert!(created.success(), "python3 -m venv failed");
+        assert!(
+            created.success(),
+            "`python3 -m venv` failed; install the test clients with `python3 -m pip install {}` or point \
+             KNOWLEDGE_TEST_PYTHON at a Python that has them",
+            packages.join(" ")
+        );
     }
     if !imports_all(&python) {
         let installed = Command::new(&python)
