@@ -157,7 +157,8 @@ pub(crate) struct Scan {
 pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporter: &dyn Reporter) -> Scan {
     let clock = Instant::now();
     reporter.stage("scanning", 0);
-    let walk = sources::walk(project);
+    let mut walk = sources::walk(project);
+    add_notes(project, &mut walk);
     reporter.finish_stage();
     let mut counters = SourceCounters {
         scanned: (walk.files.len() + walk.skipped.len()) as u64,
@@ -492,6 +493,34 @@ impl Compiler {
     }
 }
 
+/// Notes are sources too: `knowledge://item/ID`, with the note's text inline and its creation time as its
+/// mtime. A notes file that cannot be read is reported as skipped, and its notes lose their rows.
+fn add_notes(project: &Project, walk: &mut sources::Walk) {
+    let output_dir = project.output_dir();
+    match crate::notes::load(&output_dir) {
+        Ok(notes) => walk.files.extend(notes.into_iter().map(|note| FoundFile {
+            path: format!("{}{}", crate::notes::NOTE_PREFIX, note.id),
+            absolute: output_dir.join(crate::notes::NOTES_FILE),
+            size: note.text.len() as u64,
+            mtime_ns: note.created_ns,
+            inline: Some(note.text),
+        })),
+        Err(error) => walk.skipped.push(Skipped {
+            path: crate::notes::NOTES_FILE.to_string(),
+            reason: format!(
+                "{error}{}",
+                std::error::Error::source(&error).map(|e| format!(": {e}")).unwrap_or_default()
+            ),
+        }),
+    }
+}
+
+/// The stable ref of a source: `file://` and its path, or a note's own `knowledge://item/ID`.
+#[must_use]
+pub fn source_ref(path: &str) -> String {
+    if path.starts_with(crate::notes::NOTE_PREFIX) { path.to_string() } else { format!("file://{path}") }
+}
+
 /// Files whose size and mtime match their row are unchanged without being read.
 fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (Vec<FoundFile>, Vec<String>) {
     let mut to_read = Vec::new();
@@ -619,7 +648,7 @@ pub(crate) fn fingerprint(project: &Project) -> String {
 
 fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintFacts, labels: String) -> SourceRow {
     let path = &item.found.path;
-    let uri = format!("file://{path}");
+    let uri = source_ref(path);
     let kind = SourceKind::from_path(path);
     let chunk_rows = chunks
         .iter()

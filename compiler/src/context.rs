@@ -192,9 +192,10 @@ pub fn pack(
     })
 }
 
-/// `file://PATH@REV12#Lstart-Lend`.
+/// `file://PATH@REV12#Lstart-Lend` (`knowledge://item/ID@…` for a note).
 fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
-    format!("file://{path}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
+    let source = crate::build::source_ref(path);
+    format!("{source}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
 }
 
 /// The longest prefix of `text` within `available` tokens that ends at a sentence or line end, or all of it;

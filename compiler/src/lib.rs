@@ -12,6 +12,7 @@ pub mod eval;
 pub mod init;
 pub mod lint;
 pub mod mcp;
+pub mod notes;
 pub mod reader;
 pub mod search;
 pub mod sources;

@@ -100,6 +100,16 @@ enum Command {
         #[arg(long, value_name = "SCORE")]
         min_ndcg: Option<f64>,
     },
+    /// Add a note to the notes store; the next build indexes it as knowledge://item/ID.
+    Add {
+        /// The note's text.
+        text: String,
+    },
+    /// The notes store.
+    Notes {
+        #[command(subcommand)]
+        command: NotesCommand,
+    },
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     Stats {
         /// Print as JSON.
@@ -176,6 +186,18 @@ enum Command {
         #[arg(long, requires = "http")]
         allow_remote: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum NotesCommand {
+    /// The notes in the store, oldest first (from the store itself: no build needed).
+    List {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a note by id or `knowledge://item/ID`; the next build removes it from the index.
+    Rm { id: String },
 }
 
 #[derive(Subcommand)]
@@ -382,6 +404,44 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     pack.budget.counting
                 )
             })?;
+        }
+        Command::Add { text } => {
+            let project = Project::discover(&start)?;
+            let note = knowledge::notes::add(&project.output_dir(), &text)?;
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "added {}{} (the next `knowledge build` indexes it)",
+                knowledge::notes::NOTE_PREFIX,
+                note.id
+            )?;
+        }
+        Command::Notes { command: NotesCommand::List { json } } => {
+            let project = Project::discover(&start)?;
+            let notes = knowledge::notes::load(&project.output_dir())?;
+            print(json, &notes, |out| {
+                for note in &notes {
+                    writeln!(
+                        out,
+                        "{}{}  {}",
+                        knowledge::notes::NOTE_PREFIX,
+                        note.id,
+                        note.text.lines().next().unwrap_or_default()
+                    )?;
+                }
+                Ok(())
+            })?;
+        }
+        Command::Notes { command: NotesCommand::Rm { id } } => {
+            let project = Project::discover(&start)?;
+            let note = knowledge::notes::remove(&project.output_dir(), &id)?;
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "removed {}{} (the next `knowledge build` drops it from the index)",
+                knowledge::notes::NOTE_PREFIX,
+                note.id
+            )?;
         }
         Command::Stats { json, db } => {
             let (conn, access) = open_as(db, &start, principal.as_deref())?;

@@ -159,6 +159,8 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
 pub enum ListKind {
     Sources,
     Runs,
+    /// Notes added with `knowledge add`, indexed as `knowledge://item/ID`.
+    Notes,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -185,7 +187,7 @@ pub struct RunItem {
     pub summary: serde_json::Value,
 }
 
-/// One page of a listing: `sources` or `runs`, by `kind`. Pass `next_cursor` back to get the next page; it
+/// One page of a listing: `sources` (which holds the notes for kind `notes`) or `runs`, by `kind`. Pass `next_cursor` back to get the next page; it
 /// is absent on the last page.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Listing {
@@ -209,12 +211,13 @@ pub fn list(
     let limit = limit.clamp(1, 1000);
     let fetch = i64::from(limit) + 1;
     match kind {
-        ListKind::Sources => {
+        ListKind::Sources | ListKind::Notes => {
             let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
+            let notes = if kind == ListKind::Notes { "LIKE" } else { "NOT LIKE" };
             let mut items: Vec<SourceItem> = conn
                 .prepare_cached(&format!(
                     "SELECT uri, path, title, kind, revision, size, chunk_count FROM sources
-                     WHERE path > ?1 AND {} ORDER BY path LIMIT ?2",
+                     WHERE path > ?1 AND path {notes} 'knowledge://item/%' AND {} ORDER BY path LIMIT ?2",
                     access.source_filter("id")
                 ))?
                 .query_map(params![after, fetch], |row| {

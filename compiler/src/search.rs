@@ -129,6 +129,10 @@ const STOPWORDS: &[&str] = &[
     "your",
 ];
 
+/// The keyword-index rows of notes.
+const NOTE_CHUNKS: &str =
+    "SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE s.path LIKE 'knowledge://item/%'";
+
 /// At most this many distinct terms are searched; agents sometimes paste paragraphs.
 const MAX_TERMS: usize = 32;
 
@@ -145,8 +149,15 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         degraded_reason: None,
         results: Vec::new(),
     };
-    let wants_chunks = request.kinds.is_empty() || request.kinds.contains(&ResultKind::SourceChunk);
-    if terms.is_empty() || request.limit == 0 || !wants_chunks {
+    let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
+    // Source chunks and notes (`legacy_item`) are in the index; wiki pages and index entries are not yet.
+    let kind_filter = match (wants(ResultKind::SourceChunk), wants(ResultKind::LegacyItem)) {
+        (true, true) => "1".to_string(),
+        (true, false) => format!("rowid NOT IN ({NOTE_CHUNKS})"),
+        (false, true) => format!("rowid IN ({NOTE_CHUNKS})"),
+        (false, false) => return Ok(response),
+    };
+    if terms.is_empty() || request.limit == 0 {
         return Ok(response);
     }
     let match_expression =
@@ -158,7 +169,7 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         "SELECT top.rowid, -top.score, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
                 c.start_line, c.end_line, s.uri, s.path
          FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
-               WHERE chunks_fts MATCH ?1 AND {} ORDER BY score LIMIT ?2) AS top
+               WHERE chunks_fts MATCH ?1 AND {} AND {kind_filter} ORDER BY score LIMIT ?2) AS top
          JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id",
         access.chunk_filter("rowid")
     ))?;
@@ -170,7 +181,11 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
             let bm25: f64 = row.get(1)?;
             Ok(SearchResult {
                 rowid: row.get(0)?,
-                kind: ResultKind::SourceChunk,
+                kind: if row.get_ref(12)?.as_str()?.starts_with(crate::notes::NOTE_PREFIX) {
+                    ResultKind::LegacyItem
+                } else {
+                    ResultKind::SourceChunk
+                },
                 id: row.get(2)?,
                 title: row.get(3)?,
                 text: row.get(4)?,

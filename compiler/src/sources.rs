@@ -21,6 +21,8 @@ pub struct FoundFile {
     pub size: u64,
     /// Modification time in nanoseconds since the epoch: with `size`, the cheap change check.
     pub mtime_ns: i64,
+    /// The text of a source that is not a file of its own (a note), read with the notes file.
+    pub inline: Option<String>,
 }
 
 /// Why a file is not a source.
@@ -126,11 +128,14 @@ fn classify(
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Some(Ok(FoundFile { path, absolute: entry.into_path(), size: metadata.len(), mtime_ns }))
+    Some(Ok(FoundFile { path, absolute: entry.into_path(), size: metadata.len(), mtime_ns, inline: None }))
 }
 
 /// The text of a source, or why it is not one.
 pub fn read_text(file: &FoundFile) -> Result<String, String> {
+    if let Some(text) = &file.inline {
+        return Ok(text.clone());
+    }
     let bytes = std::fs::read(&file.absolute).map_err(|error| format!("unreadable: {error}"))?;
     // Git's heuristic: a NUL byte in the first 8 KiB means binary.
     if bytes.iter().take(8192).any(|&b| b == 0) {

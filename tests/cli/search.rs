@@ -330,3 +330,55 @@ fn stats_list_and_changes_answer_on_the_command_line() {
     assert!(human.contains("  source_changed notes/misc.txt"), "{human}");
     assert!(test.ok(&["list", "runs"]).lines().count() >= 2);
 }
+
+#[test]
+fn notes_are_added_indexed_as_legacy_items_cited_and_removed() {
+    let test = corpus();
+    let added = test.ok(&["add", "Remember: the wombat migration runs on Fridays."]);
+    let reference = added.split_whitespace().nth(1).unwrap().to_string();
+    assert!(reference.starts_with("knowledge://item/"), "{added}");
+    let listed: serde_json::Value = serde_json::from_str(&test.ok(&["notes", "list", "--json"])).unwrap();
+    assert_eq!(listed[0]["text"], "Remember: the wombat migration runs on Fridays.");
+    assert!(test.search("wombat")["results"].as_array().unwrap().is_empty(), "indexed by the next build");
+
+    let summary = test.build();
+    assert_eq!(summary["sources"]["added"], 1);
+    let hit = test.search("wombat migration")["results"][0].clone();
+    assert_eq!(hit["kind"], "legacy_item");
+    assert_eq!(hit["source"]["uri"], reference.as_str());
+    assert_eq!(hit["text"], "Remember: the wombat migration runs on Fridays.");
+    let only_files = test.ok(&["search", "wombat", "--kind", "source_chunk", "--json"]);
+    assert!(!only_files.contains("wombat migration"), "--kind source_chunk leaves notes out");
+    let only_notes: serde_json::Value =
+        serde_json::from_str(&test.ok(&["search", "the", "--kind", "legacy_item", "--json"])).unwrap();
+    assert!(only_notes["results"].as_array().unwrap().iter().all(|r| r["kind"] == "legacy_item"));
+    let resolved: serde_json::Value = serde_json::from_str(&test.ok(&["get", &reference, "--json"])).unwrap();
+    assert_eq!(resolved["source"]["uri"], reference.as_str());
+    let pack: serde_json::Value =
+        serde_json::from_str(&test.ok(&["context", "pack", "wombat migration", "--json"])).unwrap();
+    let cited = pack["items"][0]["ref"].as_str().unwrap();
+    assert!(cited.starts_with(&format!("{reference}@")), "{cited}");
+    test.ok(&["get", cited]);
+    let notes: serde_json::Value = serde_json::from_str(&test.ok(&["list", "notes", "--json"])).unwrap();
+    assert_eq!(notes["sources"][0]["path"], reference.as_str());
+
+    test.ok(&["notes", "rm", &reference]);
+    assert_eq!(test.build()["sources"]["removed"], 1);
+    assert!(test.search("wombat")["results"].as_array().unwrap().is_empty());
+    let missing = test.run(&["notes", "rm", &reference]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(test.run(&["add", "   "]).status.code(), Some(2), "an empty note is refused");
+}
+
+#[test]
+fn a_corrupt_notes_file_is_reported_and_the_build_goes_on() {
+    let test = corpus();
+    test.write(".hasna/knowledge/notes.json", "{ not json");
+    let output = test.run(&["build", "--json"]);
+    assert!(output.status.success(), "{}", crate::stderr(&output));
+    assert!(crate::stderr(&output).contains("warning: skipped `notes.json`: `"), "{}", crate::stderr(&output));
+    assert!(crate::stderr(&output).contains("is not a notes file"), "{}", crate::stderr(&output));
+    let list = test.run(&["notes", "list"]);
+    assert_eq!(list.status.code(), Some(2));
+    assert_eq!(test.result_paths("tomatoes"), ["notes/misc.txt"], "the sources are still compiled");
+}

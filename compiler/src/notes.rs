@@ -1,0 +1,102 @@
+//! The notes store: short texts added with `knowledge add`, kept in `notes.json` in the output folder (the
+//! layout of the systems `knowledge` is compatible with). Notes are sources like files: a build indexes
+//! each one as `knowledge://item/ID`, search returns it as a `legacy_item`, and it is not embedded.
+//!
+//! `add` and `notes rm` change this file, never the index; they write it atomically (a temporary file,
+//! then a rename), so a reader or a build sees the old notes or the new, never half of either.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// The notes file, in the output folder.
+pub const NOTES_FILE: &str = "notes.json";
+/// The ref prefix of a note, and the path its source has in the index.
+pub const NOTE_PREFIX: &str = "knowledge://item/";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Note {
+    pub id: String,
+    pub text: String,
+    /// Nanoseconds since the Unix epoch.
+    pub created_ns: i64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct NotesFile {
+    version: u32,
+    items: Vec<Note>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NotesError {
+    #[error("cannot read `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not a notes file: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("cannot write `{}`", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a note needs text")]
+    Empty,
+    #[error("no note `{0}`")]
+    Missing(String),
+}
+
+/// The notes in `output_dir`, oldest first; none when the file does not exist.
+pub fn load(output_dir: &Path) -> Result<Vec<Note>, NotesError> {
+    let path = output_dir.join(NOTES_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(NotesError::Read { path, source }),
+    };
+    let file: NotesFile =
+        serde_json::from_str(&text).map_err(|e| NotesError::Invalid { path: path.clone(), message: e.to_string() })?;
+    Ok(file.items)
+}
+
+/// Adds a note and returns it.
+pub fn add(output_dir: &Path, text: &str) -> Result<Note, NotesError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(NotesError::Empty);
+    }
+    let mut notes = load(output_dir)?;
+    let created_ns =
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    let mut id = knowledge_queries::content_hash(format!("{created_ns}\0{text}").as_bytes());
+    id.truncate(12);
+    let note = Note { id, text: text.to_string(), created_ns };
+    notes.push(note.clone());
+    save(output_dir, notes)?;
+    Ok(note)
+}
+
+/// Removes the note `id` (with or without its `knowledge://item/` prefix).
+pub fn remove(output_dir: &Path, id: &str) -> Result<Note, NotesError> {
+    let id = id.strip_prefix(NOTE_PREFIX).unwrap_or(id);
+    let mut notes = load(output_dir)?;
+    let position = notes.iter().position(|n| n.id == id).ok_or_else(|| NotesError::Missing(id.to_string()))?;
+    let removed = notes.remove(position);
+    save(output_dir, notes)?;
+    Ok(removed)
+}
+
+fn save(output_dir: &Path, items: Vec<Note>) -> Result<(), NotesError> {
+    let path = output_dir.join(NOTES_FILE);
+    let wrap = |source| NotesError::Write { path: path.clone(), source };
+    std::fs::create_dir_all(output_dir).map_err(wrap)?;
+    let temporary = output_dir.join(format!(".{NOTES_FILE}.{}", std::process::id()));
+    let json = serde_json::to_string_pretty(&NotesFile { version: 1, items }).expect("notes serialize") + "\n";
+    std::fs::write(&temporary, json).map_err(wrap)?;
+    std::fs::rename(&temporary, &path).map_err(wrap)
+}
