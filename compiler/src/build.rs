@@ -594,15 +594,8 @@ struct LabelRules {
 impl LabelRules {
     fn new(project: &Project) -> LabelRules {
         let rules = &project.config.permissions.rules;
-        let mut builder = globset::GlobSetBuilder::new();
-        for rule in rules {
-            // Patterns were validated when the configuration was loaded.
-            if let Ok(glob) = globset::Glob::new(rule.path.get_ref()) {
-                builder.add(glob);
-            }
-        }
         LabelRules {
-            globs: builder.build().unwrap_or_else(|_| globset::GlobSet::empty()),
+            globs: sources::glob_set(rules.iter().map(|rule| rule.path.get_ref().as_str())),
             labels: rules.iter().map(|rule| rule.labels.clone()).collect(),
         }
     }

@@ -303,7 +303,7 @@ fn wiki_key(name: &str) -> String {
 
 /// Runs every rule over the project's facts. Severities and suppressions are applied by the caller.
 fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
-    let ignored_links = glob_set(&project.config.lint.ignore_links);
+    let ignored_links = crate::sources::glob_set(project.config.lint.ignore_links.iter().map(|g| g.get_ref().as_str()));
     let paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let anchors: HashMap<&str, HashSet<String>> = files
         .iter()
@@ -415,17 +415,6 @@ fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
         }
     }
     diagnostics
-}
-
-fn glob_set(patterns: &[toml::Spanned<String>]) -> globset::GlobSet {
-    let mut builder = globset::GlobSetBuilder::new();
-    for pattern in patterns {
-        // Patterns were validated when the configuration was loaded.
-        if let Ok(glob) = globset::Glob::new(pattern.get_ref()) {
-            builder.add(glob);
-        }
-    }
-    builder.build().unwrap_or_else(|_| globset::GlobSet::empty())
 }
 
 /// The normalized name a wikilink side refers to, or `None` for a link to the page itself (`[[#heading]]`).

@@ -148,7 +148,8 @@ pub fn read_text(file: &FoundFile) -> Result<String, String> {
     })
 }
 
-fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
+/// The set of `patterns`, which the configuration validated when it was loaded.
+pub(crate) fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
         // Patterns were validated when the configuration was loaded.
