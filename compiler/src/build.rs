@@ -493,16 +493,19 @@ impl Compiler {
     }
 }
 
-/// Notes are sources too: `knowledge://item/ID`, with the note's text inline and its creation time as its
-/// mtime. A notes file that cannot be read is reported as skipped, and its notes lose their rows.
+/// Notes are sources too: `knowledge://item/ID`, with the note's text inline. Each takes the notes file's
+/// mtime, so any change to the file (a hand edit included) re-reads its notes, and the content hash decides
+/// which changed. A notes file that cannot be read is reported as skipped, and its notes lose their rows.
 fn add_notes(project: &Project, walk: &mut sources::Walk) {
     let output_dir = project.output_dir();
+    let file = output_dir.join(crate::notes::NOTES_FILE);
+    let mtime_ns = std::fs::metadata(&file).map_or(0, |metadata| sources::mtime_ns(&metadata));
     match crate::notes::load(&output_dir) {
         Ok(notes) => walk.files.extend(notes.into_iter().map(|note| FoundFile {
             path: format!("{}{}", crate::notes::NOTE_PREFIX, note.id),
-            absolute: output_dir.join(crate::notes::NOTES_FILE),
+            absolute: file.clone(),
             size: note.text.len() as u64,
-            mtime_ns: note.created_ns,
+            mtime_ns,
             inline: Some(note.text),
         })),
         Err(error) => walk.skipped.push(Skipped {

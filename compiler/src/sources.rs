@@ -123,12 +123,17 @@ fn classify(
         let reason = format!("too large: {} bytes, over `max_file_bytes` = {max_file_bytes}", metadata.len());
         return Some(Err(Skipped { path, reason }));
     }
-    let mtime_ns = metadata
+    let mtime_ns = mtime_ns(&metadata);
+    Some(Ok(FoundFile { path, absolute: entry.into_path(), size: metadata.len(), mtime_ns, inline: None }))
+}
+
+/// A file's modification time in nanoseconds since the epoch, 0 when unknown.
+pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
+    metadata
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Some(Ok(FoundFile { path, absolute: entry.into_path(), size: metadata.len(), mtime_ns, inline: None }))
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// The text of a source, or why it is not one.

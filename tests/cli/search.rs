@@ -382,3 +382,18 @@ fn a_corrupt_notes_file_is_reported_and_the_build_goes_on() {
     assert_eq!(list.status.code(), Some(2));
     assert_eq!(test.result_paths("tomatoes"), ["notes/misc.txt"], "the sources are still compiled");
 }
+
+#[test]
+fn a_hand_edit_of_the_notes_file_reaches_the_index_even_at_the_same_length() {
+    let test = corpus();
+    test.ok(&["add", "The kangaroo report is due."]);
+    test.build();
+    let path = test.path(".hasna/knowledge/notes.json");
+    let edited = std::fs::read_to_string(&path).unwrap().replace("kangaroo", "platypus");
+    std::fs::write(&path, edited).unwrap();
+    let summary = test.build();
+    assert_eq!(summary["sources"]["changed"], 1, "{summary:#}");
+    assert_eq!(test.search("platypus")["results"][0]["kind"], "legacy_item");
+    assert!(test.search("kangaroo")["results"].as_array().unwrap().is_empty());
+    assert_eq!(test.build()["wrote"], false, "and the next build has nothing to do");
+}
