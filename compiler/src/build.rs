@@ -305,13 +305,14 @@ impl Compiler {
                 .filter_map(|item| item.prior.as_ref().map(|p| p.id))
                 .chain(removed.iter().map(|path| prior.sources[path].id))
                 .collect();
+            let rules = LabelRules::new(project);
             let write = BuildWrite {
                 run_id: run_id.clone(),
                 create_schema: prior.needs_schema,
                 replace_all: full_rebuild,
                 replaced,
                 stats,
-                events: run_events(&pending, &removed, &prior, &summary.skipped, full_rebuild),
+                events: run_events(&pending, &removed, &prior, &summary.skipped, full_rebuild, &rules),
                 source_owner: project.name(),
                 config: project.config_text.clone(),
                 lint_config,
@@ -319,7 +320,6 @@ impl Compiler {
                     .expect("principals serialize"),
             };
             let inputs = self.sync_inputs(project, &pending);
-            let rules = LabelRules::new(project);
             let counted = std::cell::RefCell::new(summary.chunks.clone());
             let rows_done = std::cell::Cell::new(None);
             let lint_counts = std::cell::Cell::new(None);
@@ -333,7 +333,7 @@ impl Compiler {
                 scope.spawn(move || {
                     inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
                         let outline = outline(db, file);
-                        let labels = rules.labels(&item.found.path, outline);
+                        let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
                         let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), labels);
                         // Sending fails only once the writer has failed; the rows then have nowhere to go.
                         let _ = sender.send(row);
@@ -603,11 +603,12 @@ impl LabelRules {
         }
     }
 
-    /// Sorted, lowercased and comma-separated; empty when the source has none.
-    fn labels(&self, path: &str, outline: &Outline) -> String {
+    /// Sorted, lowercased and comma-separated; empty when the source has none. A file that is not a source
+    /// (skipped) has no front matter, but its path rules still label it.
+    fn labels(&self, path: &str, front_matter: Option<&knowledge_queries::FrontMatter>) -> String {
         let mut labels: Vec<String> =
             self.globs.matches(path).into_iter().flat_map(|i| self.labels[i].clone()).collect();
-        if let Some(front_matter) = &outline.front_matter {
+        if let Some(front_matter) = front_matter {
             for key in ["visibility", "labels"] {
                 match front_matter.fields.get(key) {
                     Some(knowledge_queries::FrontMatterValue::Scalar(value)) => labels.push(value.clone()),
@@ -694,6 +695,7 @@ fn run_events(
     prior: &Prior,
     skipped: &[Skipped],
     full_rebuild: bool,
+    rules: &LabelRules,
 ) -> Vec<RunEvent> {
     let mut events: Vec<RunEvent> = if full_rebuild {
         vec![RunEvent {
@@ -703,6 +705,7 @@ fn run_events(
             new_revision: None,
             // No count: it would include sources some readers may not know exist.
             detail: Some("every source was derived again".to_string()),
+            labels: None,
         }]
     } else {
         pending
@@ -713,6 +716,7 @@ fn run_events(
                 old_revision: item.prior.as_ref().map(|p| p.revision.clone()),
                 new_revision: Some(item.revision.clone()),
                 detail: None,
+                labels: None,
             })
             .collect()
     };
@@ -722,6 +726,7 @@ fn run_events(
         old_revision: Some(prior.sources[path].revision.clone()),
         new_revision: None,
         detail: None,
+        labels: None,
     }));
     events.extend(skipped.iter().map(|s| RunEvent {
         kind: "source_skipped",
@@ -729,6 +734,7 @@ fn run_events(
         old_revision: None,
         new_revision: None,
         detail: Some(s.reason.clone()),
+        labels: Some(rules.labels(&s.path, None)),
     }));
     events
 }

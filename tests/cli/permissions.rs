@@ -30,6 +30,8 @@ fn fixture() -> CliTest {
         "hr/salaries.md",
         format!("# Salaries\n\nThe {HR_WORD} budget review lists salaries for the launch plan.\n"),
     );
+    // Not a source (binary), but under a labelled path: even its name is not for every reader.
+    test.write("hr/payroll.md", b"\x00\x01 payroll");
     test.build();
     test
 }
@@ -53,6 +55,11 @@ fn everything_seen_by(test: &CliTest, principal: Option<&str>) -> String {
         run(&["context", "pack", query, "--json"]);
     }
     run(&["get", "public/roadmap.md", "--json"]);
+    for args in
+        [&["changes", "--json"][..], &["list", "sources", "--json"], &["list", "runs", "--json"], &["stats", "--json"]]
+    {
+        run(args);
+    }
     outputs
 }
 
@@ -60,7 +67,7 @@ fn everything_seen_by(test: &CliTest, principal: Option<&str>) -> String {
 fn the_default_principal_reads_only_unlabelled_and_public_sources() {
     let test = fixture();
     let seen = everything_seen_by(&test, None);
-    for secret in [INTERNAL_WORD, HR_WORD, "internal/plan.md", "hr/salaries.md", "Salaries"] {
+    for secret in [INTERNAL_WORD, HR_WORD, "internal/plan.md", "hr/salaries.md", "Salaries", "hr/payroll.md"] {
         assert!(!seen.contains(secret), "`{secret}` leaked to the default principal");
     }
     assert!(seen.contains("public/roadmap.md") && seen.contains("public/open.md"), "public sources are readable");
@@ -83,6 +90,7 @@ fn a_principal_reads_exactly_the_labels_it_is_granted() {
     let staff = everything_seen_by(&test, Some("staff"));
     assert!(staff.contains(INTERNAL_WORD) && staff.contains("internal/plan.md"), "staff reads internal");
     assert!(!staff.contains(HR_WORD) && !staff.contains("hr/salaries.md"), "but not hr");
+    assert!(!staff.contains("hr/payroll.md"), "nor the names of hr's skipped files");
     let people = everything_seen_by(&test, Some("people"));
     assert!(people.contains(INTERNAL_WORD) && people.contains(HR_WORD), "people read both");
     let hr: serde_json::Value =

@@ -117,6 +117,8 @@ pub struct RunEvent {
     pub old_revision: Option<String>,
     pub new_revision: Option<String>,
     pub detail: Option<String>,
+    /// Labels for an event whose source has no row (a skipped file); a row's labels take precedence.
+    pub labels: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -339,7 +341,7 @@ fn apply(
             event.old_revision,
             event.new_revision,
             event.detail,
-            labels_by_path.get(&event.path).map_or("", String::as_str)
+            labels_by_path.get(&event.path).or(event.labels.as_ref()).map_or("", String::as_str)
         ])?;
     }
     set_meta(tx, "fingerprint", &run.fingerprint)?;
