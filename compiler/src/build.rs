@@ -81,9 +81,10 @@ pub struct StageTimes {
     pub scan: u64,
     /// Reading and hashing files whose stats moved.
     pub read: u64,
-    /// Running the queries for changed sources.
+    /// Running the queries for changed sources while their rows are inserted (the two overlap).
     pub compile: u64,
-    /// Building rows and committing the transaction.
+    /// What follows the last row: a fresh index's secondary indexes, lint when it runs, the run record and
+    /// the commit.
     pub write: u64,
 }
 
@@ -255,7 +256,7 @@ impl Compiler {
         let prior = store.prior()?;
         stages.open = lap(&mut stage_clock);
         let fingerprint = fingerprint(project);
-        let full_rebuild = prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
+        let full_rebuild = !trusts(&prior, &fingerprint);
 
         let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms } =
             scan(project, &prior, full_rebuild, reporter);
@@ -391,44 +392,6 @@ impl Compiler {
         Ok(summary)
     }
 
-    /// What a build would change in the index, without writing anything: `knowledge build --check`.
-    /// Sources whose content is unchanged count as up to date even when their mtime moved.
-    pub fn check(&mut self, project: &Project) -> Check {
-        let index = project.output_dir().join(DB_FILE);
-        let prior = store::open_read_only(&index)
-            .ok()
-            .and_then(|conn| store::read_prior(&conn).ok())
-            .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
-        let fingerprint = fingerprint(project);
-        let full_rebuild = prior.needs_schema || prior.fingerprint.as_deref() != Some(fingerprint.as_str());
-        let scan = scan(project, &prior, full_rebuild, &Silent);
-        let mut check = Check {
-            up_to_date: true,
-            reason: None,
-            added: Vec::new(),
-            changed: Vec::new(),
-            removed: scan.removed,
-            skipped: scan.skipped,
-        };
-        if prior.needs_schema {
-            check.reason = Some("no index in this binary's format".to_string());
-        } else if full_rebuild {
-            check.reason = Some("the index was built by another binary or with other settings".to_string());
-        } else if prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()) {
-            check.reason = Some("the [lint] settings changed".to_string());
-        }
-        for item in scan.pending {
-            if item.prior.is_some() {
-                check.changed.push(item.found.path);
-            } else {
-                check.added.push(item.found.path);
-            }
-        }
-        check.up_to_date =
-            check.reason.is_none() && check.added.is_empty() && check.changed.is_empty() && check.removed.is_empty();
-        check
-    }
-
     /// Runs the outline and lint-facts queries of the pending sources, for `knowledge lint`.
     pub(crate) fn derive_facts(&mut self, project: &Project, pending: &[Pending]) -> Vec<(Outline, LintFacts)> {
         let inputs = self.sync_inputs(project, pending);
@@ -493,6 +456,49 @@ impl Compiler {
     }
 }
 
+/// Whether an index's rows were derived by this binary with these settings, so they can be reused.
+pub(crate) fn trusts(prior: &Prior, fingerprint: &str) -> bool {
+    !prior.needs_schema && prior.fingerprint.as_deref() == Some(fingerprint)
+}
+
+/// What a build would change in the index, without writing anything: `knowledge build --check`.
+/// Sources whose content is unchanged count as up to date even when their mtime moved.
+#[must_use]
+pub fn check(project: &Project) -> Check {
+    let index = project.output_dir().join(DB_FILE);
+    let prior = store::open_read_only(&index)
+        .ok()
+        .and_then(|conn| store::read_prior(&conn).ok())
+        .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
+    let full_rebuild = !trusts(&prior, &fingerprint(project));
+    let scan = scan(project, &prior, full_rebuild, &Silent);
+    let mut check = Check {
+        up_to_date: true,
+        reason: None,
+        added: Vec::new(),
+        changed: Vec::new(),
+        removed: scan.removed,
+        skipped: scan.skipped,
+    };
+    if prior.needs_schema {
+        check.reason = Some("no index in this binary's format".to_string());
+    } else if full_rebuild {
+        check.reason = Some("the index was built by another binary or with other settings".to_string());
+    } else if prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()) {
+        check.reason = Some("the [lint] settings changed".to_string());
+    }
+    for item in scan.pending {
+        if item.prior.is_some() {
+            check.changed.push(item.found.path);
+        } else {
+            check.added.push(item.found.path);
+        }
+    }
+    check.up_to_date =
+        check.reason.is_none() && check.added.is_empty() && check.changed.is_empty() && check.removed.is_empty();
+    check
+}
+
 /// Notes are sources too: `knowledge://item/ID`, with the note's text inline. Each takes the notes file's
 /// mtime, so any change to the file (a hand edit included) re-reads its notes, and the content hash decides
 /// which changed. A notes file that cannot be read is reported as skipped, and its notes lose their rows.
@@ -508,13 +514,9 @@ fn add_notes(project: &Project, walk: &mut sources::Walk) {
             mtime_ns,
             inline: Some(note.text),
         })),
-        Err(error) => walk.skipped.push(Skipped {
-            path: crate::notes::NOTES_FILE.to_string(),
-            reason: format!(
-                "{error}{}",
-                std::error::Error::source(&error).map(|e| format!(": {e}")).unwrap_or_default()
-            ),
-        }),
+        Err(error) => walk
+            .skipped
+            .push(Skipped { path: crate::notes::NOTES_FILE.to_string(), reason: crate::error_chain(&error) }),
     }
 }
 

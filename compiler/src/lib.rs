@@ -18,3 +18,16 @@ pub mod search;
 pub mod sources;
 pub mod store;
 pub mod vcs;
+
+/// An error and its causes on one line, `: `-separated, for answers and warnings that are one line.
+#[must_use]
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -161,7 +161,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         .ok()
         .and_then(|conn| Some((store::read_prior(&conn).ok()?, store::read_facts(&conn).ok()?)))
         .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new()));
-    let trusted = !prior.needs_schema && prior.fingerprint.as_deref() == Some(build::fingerprint(project).as_str());
+    let trusted = build::trusts(&prior, &build::fingerprint(project));
     let scan = build::scan(project, &prior, !trusted, &Silent);
 
     let reused_paths = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path));

@@ -283,7 +283,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Build { json, check: true } => {
             let project = Project::discover(&start)?;
-            let check = Compiler::new().check(&project);
+            let check = knowledge::build::check(&project);
             print(json, &check, |out| {
                 if let Some(reason) = &check.reason {
                     writeln!(out, "every source would be re-derived: {reason}")?;

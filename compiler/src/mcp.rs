@@ -59,7 +59,7 @@ impl ReadPool {
         };
         let conn = match pooled {
             Some(conn) => conn,
-            None => store::open_read_only(&self.index).map_err(|e| error_text(&e))?,
+            None => store::open_read_only(&self.index).map_err(|e| crate::error_chain(&e))?,
         };
         let result = f(&conn);
         let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -192,7 +192,7 @@ impl KnowledgeServer {
         let principal = self.principal.clone();
         tokio::task::spawn_blocking(move || {
             pool.with(|conn| {
-                let access = Access::load(conn, principal.as_deref()).map_err(|e| error_text(&e))?;
+                let access = Access::load(conn, principal.as_deref()).map_err(|e| crate::error_chain(&e))?;
                 f(conn, &access)
             })
             .and_then(std::convert::identity)
@@ -216,7 +216,7 @@ impl KnowledgeServer {
             highlight: Highlight::Markdown,
         };
         self.read(move |conn, access| {
-            let mut response = search::search(conn, &request, access).map_err(|e| error_text(&e))?;
+            let mut response = search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))?;
             if mode != SearchMode::Keyword {
                 response.degraded = true;
                 response.degraded_reason = Some(reader::NO_EMBEDDINGS.to_string());
@@ -233,7 +233,7 @@ impl KnowledgeServer {
     )]
     async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, String> {
         self.read(move |conn, access| {
-            reader::resolve(conn, &args.reference, access).map(Json).map_err(|e| error_text(&e))
+            reader::resolve(conn, &args.reference, access).map(Json).map_err(|e| crate::error_chain(&e))
         })
         .await
     }
@@ -245,7 +245,9 @@ impl KnowledgeServer {
     async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, String> {
         let limit = args.limit.unwrap_or(100);
         self.read(move |conn, access| {
-            reader::list(conn, args.kind, args.cursor.as_deref(), limit, access).map(Json).map_err(|e| error_text(&e))
+            reader::list(conn, args.kind, args.cursor.as_deref(), limit, access)
+                .map(Json)
+                .map_err(|e| crate::error_chain(&e))
         })
         .await
     }
@@ -263,7 +265,7 @@ impl KnowledgeServer {
         self.read(move |conn, access| {
             reader::recent_changes(conn, runs, args.since.as_deref(), access)
                 .map(|changes| Json(RecentChanges { changes }))
-                .map_err(|e| error_text(&e))
+                .map_err(|e| crate::error_chain(&e))
         })
         .await
     }
@@ -277,7 +279,7 @@ impl KnowledgeServer {
         let severity = args.severity.unwrap_or(crate::lint::Severity::Warning);
         let paths = args.paths.unwrap_or_default();
         self.read(move |conn, access| {
-            reader::lint_results(conn, &paths, severity, access).map(Json).map_err(|e| error_text(&e))
+            reader::lint_results(conn, &paths, severity, access).map(Json).map_err(|e| crate::error_chain(&e))
         })
         .await
     }
@@ -294,7 +296,9 @@ impl KnowledgeServer {
         let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
         let max_items = args.max_items.unwrap_or(8) as usize;
         self.read(move |conn, access| {
-            crate::context::pack(conn, &args.query, max_tokens, max_items, access).map(Json).map_err(|e| error_text(&e))
+            crate::context::pack(conn, &args.query, max_tokens, max_items, access)
+                .map(Json)
+                .map_err(|e| crate::error_chain(&e))
         })
         .await
     }
@@ -304,7 +308,7 @@ impl KnowledgeServer {
         annotations(read_only_hint = true)
     )]
     async fn knowledge_stats(&self, Parameters(_args): Parameters<StatsArgs>) -> Result<Json<Stats>, String> {
-        self.read(|conn, access| reader::stats(conn, access).map(Json).map_err(|e| error_text(&e))).await
+        self.read(|conn, access| reader::stats(conn, access).map(Json).map_err(|e| crate::error_chain(&e))).await
     }
 }
 
@@ -381,7 +385,7 @@ enum ResourceError {
 /// A resource's MIME type and text.
 fn read_resource(pool: &ReadPool, principal: Option<&str>, uri: &str) -> Result<(&'static str, String), ResourceError> {
     pool.with(|conn| {
-        let access = Access::load(conn, principal).map_err(|e| ResourceError::Failed(error_text(&e)))?;
+        let access = Access::load(conn, principal).map_err(|e| ResourceError::Failed(crate::error_chain(&e)))?;
         resource_text(conn, &access, &pool.index, uri)
     })
     .map_err(ResourceError::Failed)?
@@ -393,7 +397,7 @@ fn resource_text(
     index: &std::path::Path,
     uri: &str,
 ) -> Result<(&'static str, String), ResourceError> {
-    let failed = |e: &dyn std::error::Error| ResourceError::Failed(error_text(e));
+    let failed = |e: &dyn std::error::Error| ResourceError::Failed(crate::error_chain(e));
     match uri {
         "knowledge://project/config" => {
             let config = store::meta(conn, "config").map_err(|e| failed(&e))?.unwrap_or_default();
@@ -440,18 +444,6 @@ fn resource_text(
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, ResourceError> {
     serde_json::to_string_pretty(value).map_err(|e| ResourceError::Failed(e.to_string()))
-}
-
-/// An error and its causes on one line, for error results.
-fn error_text(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Serves MCP over streamable HTTP at `http://ADDRESS/mcp` until the process is stopped. The address must
