@@ -162,11 +162,18 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         .and_then(|conn| Some((store::read_prior(&conn).ok()?, store::read_facts(&conn).ok()?)))
         .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new()));
     let trusted = build::trusts(&prior, &build::fingerprint(project));
-    let scan = build::scan(project, &prior, !trusted, &Silent);
+    let mut scan = build::scan(project, &prior, !trusted, &Silent);
 
-    let reused_paths = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path));
-    let mut files: Vec<FileFacts> =
-        reused_paths.filter_map(|path| stored.remove(path).and_then(|facts| stored_file(path, facts))).collect();
+    let mut files: Vec<FileFacts> = Vec::new();
+    let intact = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path)).all(|path| {
+        let file = stored.remove(path).and_then(|facts| stored_file(path, facts));
+        file.map(|file| files.push(file)).is_some()
+    });
+    if !intact {
+        // A row whose facts cannot be read: trust none of them, and parse every file as without an index.
+        files.clear();
+        scan = build::scan(project, &prior, true, &Silent);
+    }
     let reused = files.len();
     let derived = compiler.derive_facts(project, &scan.pending);
     for (item, (outline, facts)) in scan.pending.iter().zip(derived) {
@@ -222,7 +229,7 @@ pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusq
     Ok(diagnose(project, &mut files))
 }
 
-/// A source's facts as the index stores them; `None` if they cannot be read (lint then parses the file).
+/// A source's facts as the index stores them; `None` if they cannot be read.
 fn stored_file(path: &str, stored: store::StoredFacts) -> Option<FileFacts> {
     let outline: serde_json::Value = serde_json::from_str(&stored.outline).ok()?;
     let facts: LintFacts = serde_json::from_str(&stored.lint_facts).ok()?;

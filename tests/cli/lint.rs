@@ -282,3 +282,16 @@ fn a_build_with_on_build_stores_lint_results_and_relints_on_a_lint_config_change
     assert_eq!(summary["queries"]["executed"], 4, "only the edited file is re-derived");
     assert_eq!(summary["lint"], serde_json::json!({"errors": 1, "warnings": 5, "info": 1}));
 }
+
+#[test]
+fn unreadable_stored_facts_make_lint_parse_instead_of_losing_a_file() {
+    let test = fixture();
+    test.build();
+    let before = lint_json(&test, &[]);
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    conn.execute("UPDATE sources SET lint_facts = '{broken' WHERE path = 'docs/guide.md'", []).unwrap();
+    drop(conn);
+    let after = lint_json(&test, &[]);
+    assert_eq!(findings(&after), findings(&before), "a bad cache makes lint slower, never different");
+    assert_eq!(after["summary"]["reused"], 0, "{:#}", after["summary"]);
+}
