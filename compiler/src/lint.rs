@@ -26,6 +26,12 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// The severity `as_str` names; `None` for anything else.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Severity> {
+        [Severity::Error, Severity::Warning, Severity::Info].into_iter().find(|s| s.as_str() == name)
+    }
+
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -187,9 +193,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
             facts,
         });
     }
-    let reported = |path: &str| {
-        only.is_empty() || only.iter().any(|p| p.is_empty() || path == p || path.starts_with(&format!("{p}/")))
-    };
+    let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
     let mut diagnostics = diagnose(project, files.as_mut_slice());
     diagnostics.retain(|d| reported(&d.path));
 
@@ -203,6 +207,13 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         parsed: scan.pending.len(),
     };
     LintReport { diagnostics, summary, skipped: scan.skipped }
+}
+
+/// Whether `path` is `prefix` or inside the folder `prefix` (an empty prefix holds everything).
+#[must_use]
+pub fn is_at_or_under(path: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    prefix.is_empty() || path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The findings of every enabled rule over `files`, with configured severities, without suppressed ones,

@@ -396,17 +396,11 @@ pub fn lint_results(
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let rank = |severity: &str| match severity {
-        "error" => crate::lint::Severity::Error,
-        "warning" => crate::lint::Severity::Warning,
-        _ => crate::lint::Severity::Info,
-    };
     findings.retain(|f| {
         access.can_read_path(&f.path)
             && !access.mentions_hidden(&f.message)
-            && rank(&f.severity) <= min_severity
-            && (paths.is_empty()
-                || paths.iter().any(|p| f.path == *p || f.path.starts_with(&format!("{}/", p.trim_end_matches('/')))))
+            && crate::lint::Severity::parse(&f.severity).is_some_and(|severity| severity <= min_severity)
+            && (paths.is_empty() || paths.iter().any(|prefix| crate::lint::is_at_or_under(&f.path, prefix)))
     });
     let run_id = crate::store::meta(conn, "lint_run")?.filter(|id| !id.is_empty());
     Ok(LintResults { run_id, findings })

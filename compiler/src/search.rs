@@ -136,7 +136,6 @@ const NOTE_CHUNKS: &str =
 /// At most this many distinct terms are searched; agents sometimes paste paragraphs.
 const MAX_TERMS: usize = 32;
 
-/// Runs a keyword search.
 /// Runs a keyword search over what `access` may read: unreadable chunks are filtered inside the ranking
 /// query, so they reach neither ranking, snippets nor counts.
 pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
