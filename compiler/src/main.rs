@@ -320,15 +320,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
         Command::Search { query, limit, kind, json, db } => {
-            let index = match db {
-                Some(path) => path,
-                None => Project::discover(&start)?.output_dir().join(DB_FILE),
-            };
-            let conn = store::open_read_only(&index)?;
+            let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
             let terminal = !json && std::io::stdout().is_terminal();
             let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
             let request = SearchRequest { query, limit, kinds: kind, highlight };
-            let access = knowledge::access::Access::load(&conn, principal.as_deref())?;
             let response = knowledge::search::search(&conn, &request, &access)
                 .with_context(|| format!("searching `{}`", index.display()))?;
             print(json, &response, |out| print_search(out, &response))?;
@@ -378,9 +373,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Context { command: ContextCommand::Pack { query, max_tokens, max_items, json, db } } => {
-            let index = index_path(db, &start)?;
-            let conn = store::open_read_only(&index)?;
-            let access = knowledge::access::Access::load(&conn, principal.as_deref())?;
+            let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
             let pack = knowledge::context::pack(&conn, &query, max_tokens, max_items, &access)
                 .with_context(|| format!("packing context from `{}`", index.display()))?;
             print(json, &pack, |out| {
@@ -444,7 +437,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )?;
         }
         Command::Stats { json, db } => {
-            let (conn, access) = open_as(db, &start, principal.as_deref())?;
+            let (_, conn, access) = open_as(db, &start, principal.as_deref())?;
             let stats = knowledge::reader::stats(&conn, &access)?;
             print(json, &stats, |out| {
                 writeln!(out, "{} sources, {} chunks, {} builds", stats.sources, stats.chunks, stats.runs)?;
@@ -455,7 +448,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
         }
         Command::List { kind, cursor, limit, json, db } => {
-            let (conn, access) = open_as(db, &start, principal.as_deref())?;
+            let (_, conn, access) = open_as(db, &start, principal.as_deref())?;
             let listing = knowledge::reader::list(&conn, kind, cursor.as_deref(), limit, &access)?;
             print(json, &listing, |out| {
                 for source in listing.sources.iter().flatten() {
@@ -471,7 +464,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
         }
         Command::Changes { runs, since, json, db } => {
-            let (conn, access) = open_as(db, &start, principal.as_deref())?;
+            let (_, conn, access) = open_as(db, &start, principal.as_deref())?;
             let changes = knowledge::reader::recent_changes(&conn, runs, since.as_deref(), &access)?;
             print(json, &changes, |out| {
                 for change in &changes {
@@ -487,9 +480,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Get { reference, json, db }
         | Command::Source { command: SourceCommand::Resolve { reference, json, db } } => {
-            let index = index_path(db, &start)?;
-            let conn = store::open_read_only(&index)?;
-            let access = knowledge::access::Access::load(&conn, principal.as_deref())?;
+            let (_, conn, access) = open_as(db, &start, principal.as_deref())?;
             let resolved = knowledge::reader::resolve(&conn, &reference, &access)?;
             print(json, &resolved, |out| print_resolved(out, &resolved))?;
         }
@@ -523,15 +514,16 @@ fn print<T: serde::Serialize>(
     Ok(())
 }
 
-/// A read-only connection to the index and the principal's access to it.
+/// The index (`--db`, or the one kc.toml names), a read-only connection to it, and the principal's access.
 fn open_as(
     db: Option<PathBuf>,
     start: &Path,
     principal: Option<&str>,
-) -> anyhow::Result<(rusqlite::Connection, knowledge::access::Access)> {
-    let conn = store::open_read_only(&index_path(db, start)?)?;
+) -> anyhow::Result<(PathBuf, rusqlite::Connection, knowledge::access::Access)> {
+    let index = index_path(db, start)?;
+    let conn = store::open_read_only(&index)?;
     let access = knowledge::access::Access::load(&conn, principal)?;
-    Ok((conn, access))
+    Ok((index, conn, access))
 }
 
 /// The index to read: `--db`, or the one the project's kc.toml names.
