@@ -70,10 +70,20 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         if relative.starts_with("knowledge.db-") {
             continue; // WAL and shared-memory files come and go with connections.
         }
+        // The day's log is named by the date and its records carry run ids: both are normalized.
+        let (relative, is_log) = match relative.strip_prefix("logs/") {
+            Some(dated) if dated.len() > 4 => {
+                (format!("logs/{}", if dated.ends_with(".jsonl") { "DAY.jsonl" } else { "DATE" }), true)
+            }
+            _ => (relative, false),
+        };
         let kind = if entry.is_dir() { "dir " } else { "file" };
-        writeln!(tree, "{kind} {relative}").unwrap();
+        if !tree.contains(&format!("{kind} {relative}\n")) {
+            writeln!(tree, "{kind} {relative}").unwrap();
+        }
         if entry.is_file() && relative != "knowledge.db" {
-            files.insert(relative, std::fs::read_to_string(&entry).unwrap());
+            let text = std::fs::read_to_string(&entry).unwrap();
+            files.insert(relative, if is_log { normalize_log(&text) } else { text });
         }
     }
     files.insert("tree.txt".to_string(), tree);
@@ -85,10 +95,24 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         "chunks": summary.chunks,
         "queries": summary.queries,
         "skipped": summary.skipped,
+        "pages": summary.pages,
+        "shards": summary.shards,
     });
     counters["sources"]["scanned"] = summary.sources.scanned.into();
     files.insert("summary.json".to_string(), serde_json::to_string_pretty(&counters).unwrap() + "\n");
     files
+}
+
+/// Log records without their run id and time.
+fn normalize_log(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+        record["run_id"] = "RUN".into();
+        record["at"] = "TIME".into();
+        writeln!(out, "{record}").unwrap();
+    }
+    out
 }
 
 /// The index as sorted text rows, without timestamps, run ids, mtimes, row ids or the fingerprint (which
@@ -96,10 +120,10 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
 fn dump_index(path: &Path) -> String {
     let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut out = String::new();
-    let sections: [(&str, &str); 5] = [
+    let sections: [(&str, &str); 11] = [
         (
             "meta",
-            "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run', 'schema_hash') ORDER BY key",
+            "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run', 'schema_hash', 'wiki_config') ORDER BY key",
         ),
         (
             "sources",
@@ -113,6 +137,19 @@ fn dump_index(path: &Path) -> String {
              FROM chunks c JOIN sources s ON s.id = c.source_id JOIN chunk_provenance p ON p.chunk_id = c.id
              ORDER BY s.path, c.ordinal",
         ),
+        (
+            "concept_signals",
+            "SELECT s.path, g.kind, g.label, g.other, g.chunk, g.start_offset, g.end_offset, g.start_line, g.end_line
+             FROM concept_signals g JOIN sources s ON s.id = g.source_id ORDER BY s.path, g.rowid",
+        ),
+        (
+            "wiki_pages",
+            "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY slug",
+        ),
+        ("citations", "SELECT * FROM citations ORDER BY page, note"),
+        ("wiki_backlinks", "SELECT * FROM wiki_backlinks ORDER BY page, from_ref, line"),
+        ("knowledge_indexes", "SELECT section, path, json_path, page_count FROM knowledge_indexes ORDER BY section"),
+        ("storage_objects", "SELECT uri, kind, path, hash, size, metadata FROM storage_objects ORDER BY uri"),
         (
             "run_events (latest run)",
             "SELECT kind, path, old_revision, new_revision, detail FROM run_events

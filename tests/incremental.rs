@@ -22,7 +22,7 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     }
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
-    assert_eq!(first.queries.executed, 12, "parse, outline, chunks and lint_facts of three files");
+    assert_eq!(first.queries.executed, 15, "parse, outline, chunks, lint_facts and concept_signals of three files");
     assert_eq!(first.sources.added, 3);
 
     let second = build(&mut compiler, root);
@@ -31,7 +31,7 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
 
     std::fs::write(root.join("b.md"), "# b\n\nText of b, edited.\n").unwrap();
     let third = build(&mut compiler, root);
-    assert_eq!(third.queries.executed, 4, "parse, outline, chunks and lint_facts of b only");
+    assert_eq!(third.queries.executed, 5, "parse, outline, chunks, lint_facts and concept_signals of b only");
     assert_eq!(third.sources.changed, 1);
 
     // A chunking change re-derives every source's rows; the kept database re-runs only `chunks`, since no
@@ -40,5 +40,58 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let fourth = build(&mut compiler, root);
     assert!(fourth.full_rebuild);
     assert_eq!(fourth.sources.changed, 3);
-    assert_eq!(fourth.queries.executed, 3, "chunks of a, b and c");
+    assert_eq!(
+        fourth.queries.by_query,
+        queries(&[("chunks", 3)]),
+        "chunks of a, b and c; each still fits one chunk, so their signals are not re-derived"
+    );
+}
+
+fn queries(counts: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
+    counts.iter().map(|(name, n)| ((*name).to_string(), *n)).collect()
+}
+
+#[test]
+fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n[wiki]\ntemplates_dir = \"my-templates\"\n").unwrap();
+    std::fs::write(root.join("a.md"), "# Alpha\n\nAlpha leans on [[Beta]].\n").unwrap();
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone.\n").unwrap();
+    std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
+    let mut compiler = Compiler::new();
+    let first = build(&mut compiler, root);
+    assert_eq!(first.pages.rendered, 2, "Alpha and Beta are linked from another source; Gamma is not");
+    assert_eq!(first.queries.by_query["render_page"], 2);
+
+    // Beta's body changes: only the page that quotes b.md is rendered again; b.md and the page are parsed
+    // and chunked, nothing else.
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, mostly.\n").unwrap();
+    let second = build(&mut compiler, root);
+    assert_eq!(
+        second.queries.by_query,
+        queries(&[
+            ("chunks", 2),
+            ("concept_signals", 1),
+            ("lint_facts", 1),
+            ("outline", 2),
+            ("parse", 2),
+            ("render_page", 1),
+        ])
+    );
+    assert_eq!(second.pages.rendered, 1);
+    assert_eq!((second.pages.written, second.pages.unchanged), (1, 1));
+
+    // A template edit renders every page again and re-derives no source.
+    std::fs::create_dir_all(root.join("my-templates")).unwrap();
+    std::fs::write(root.join("my-templates/page.md.j2"), "---\ngenerated: true\n---\n# {{ title }}\n").unwrap();
+    let third = build(&mut compiler, root);
+    assert!(!third.full_rebuild);
+    assert_eq!(third.sources.changed + third.sources.added, 0);
+    assert_eq!(third.chunks.computed, 0, "no source chunk is computed again");
+    assert_eq!(third.pages.rendered, 2);
+    assert_eq!(third.queries.by_query["render_page"], 2);
+    assert!(!third.queries.by_query.contains_key("concept_signals"), "{:?}", third.queries.by_query);
+    let page = std::fs::read_to_string(root.join(".hasna/knowledge/wiki/general/beta.md")).unwrap();
+    assert_eq!(page, "---\ngenerated: true\n---\n# Beta\n");
 }

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
 use knowledge_queries::{
-    Chunk, ChunkingSettings, LintFacts, LintSettings, Outline, SourceFile, SourceKind, chunks, content_hash,
-    lint_facts, outline,
+    Chunk, ChunkingSettings, LintFacts, LintSettings, Outline, SourceFile, SourceKind, chunks, concept_signals,
+    content_hash, lint_facts, outline, wiki::Signal,
 };
 use rayon::prelude::*;
 use salsa::{Durability, Setter};
@@ -24,6 +24,7 @@ use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{
     self, BuildWrite, ChunkRow, DB_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store, StoreError,
 };
+use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 
 /// The folders of the output layout, created by every build.
 pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
@@ -40,6 +41,14 @@ pub enum BuildError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Wiki(#[from] crate::wiki::WikiError),
+    #[error("cannot write the wiki under `{}`", path.display())]
+    WriteArtifacts {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Where a long build reports progress. The CLI draws bars on a terminal; tests and `--json` stay quiet.
@@ -66,6 +75,10 @@ pub struct BuildSummary {
     pub chunks: ChunkCounters,
     pub queries: QueryCounters,
     pub skipped: Vec<Skipped>,
+    /// Generated concept pages: rendered this build, files written or already equal, pages removed.
+    pub pages: ArtifactCounters,
+    /// Index shards (the root, a Markdown and a JSON file per section), counted like pages.
+    pub shards: ArtifactCounters,
     /// The findings the build's lint stored, when it ran one (`[lint] on_build`, and something was written).
     pub lint: Option<LintCounts>,
     /// Wall time per stage, in milliseconds.
@@ -115,6 +128,8 @@ pub struct ChunkCounters {
 pub struct QueryCounters {
     /// Tracked-function executions (salsa `WillExecute` events) during this build.
     pub executed: u64,
+    /// The same, per query, for the queries that ran.
+    pub by_query: std::collections::BTreeMap<String, u64>,
 }
 
 /// What `knowledge build --check` found.
@@ -127,6 +142,8 @@ pub struct Check {
     pub changed: Vec<String>,
     pub removed: Vec<String>,
     pub skipped: Vec<Skipped>,
+    /// Generated files that are missing or differ from what the index says (edited by hand, deleted).
+    pub artifacts: Vec<wiki::Drift>,
 }
 
 /// A source to (re-)derive this build.
@@ -159,6 +176,8 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
     let clock = Instant::now();
     reporter.stage("scanning", 0);
     let mut walk = sources::walk(project);
+    let generated = wiki::generated_in_project(project, &prior.generated);
+    walk.files.retain(|found| !generated.contains(&found.path));
     add_notes(project, &mut walk);
     reporter.finish_stage();
     let mut counters = SourceCounters {
@@ -196,6 +215,12 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
                 continue;
             }
         };
+        // A page an earlier build generated, which this index does not list (its index was deleted):
+        // compiler output, not a source.
+        if wiki::in_wiki_folder(project, &found.path) && wiki::looks_generated(&text) {
+            counters.scanned -= 1;
+            continue;
+        }
         present.insert(found.path.clone());
         let revision = content_hash(text.as_bytes());
         let prior_source = prior.sources.get(&found.path).cloned();
@@ -226,6 +251,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
 pub struct Compiler {
     db: KnowledgeDb,
     files: HashMap<String, SourceFile>,
+    pages: PageInputs,
 }
 
 impl Compiler {
@@ -245,6 +271,9 @@ impl Compiler {
         let clock = Instant::now();
         let started_at = SystemTime::now();
         let queries_before = self.db.executed_queries();
+        let by_query_before = self.db.executed_by_query();
+        // Templates are read and checked before anything is written: a broken one changes nothing.
+        let templates = TemplateSet::load(project)?;
         let output_dir = project.output_dir();
         for dir in std::iter::once(output_dir.clone()).chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d))) {
             std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir { path: dir.clone(), source })?;
@@ -257,6 +286,8 @@ impl Compiler {
         stages.open = lap(&mut stage_clock);
         let fingerprint = fingerprint(project);
         let full_rebuild = !trusts(&prior, &fingerprint);
+        let wiki_config = wiki::fingerprint(project, &templates);
+        let rewiki = prior.wiki_config.as_deref() != Some(wiki_config.as_str());
 
         let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms } =
             scan(project, &prior, full_rebuild, reporter);
@@ -284,7 +315,7 @@ impl Compiler {
         let lint_config = lint_fingerprint(project);
         // A change to `[lint]` alone re-lints the stored facts; no source is re-derived.
         let relint = prior.lint_config.as_deref() != Some(lint_config.as_str());
-        let wrote = full_rebuild || relint || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
+        let wrote = full_rebuild || relint || rewiki || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
         let mut summary = BuildSummary {
             run_id: None,
             index,
@@ -294,10 +325,13 @@ impl Compiler {
             chunks: chunk_counters,
             queries: QueryCounters::default(),
             skipped,
+            pages: ArtifactCounters::default(),
+            shards: ArtifactCounters::default(),
             lint: None,
             stages_ms: StageTimes::default(),
             wall_ms: 0,
         };
+        let mut removed_files = Vec::new();
         if wrote {
             let run_id = run_id(started_at);
             summary.run_id = Some(run_id.clone());
@@ -317,6 +351,7 @@ impl Compiler {
                 source_owner: project.name(),
                 config: project.config_text.clone(),
                 lint_config,
+                wiki_config,
                 principals: serde_json::to_string(&project.config.permissions.principals)
                     .expect("principals serialize"),
             };
@@ -324,6 +359,8 @@ impl Compiler {
             let counted = std::cell::RefCell::new(summary.chunks.clone());
             let rows_done = std::cell::Cell::new(None);
             let lint_counts = std::cell::Cell::new(None);
+            let wiki_stage = std::cell::RefCell::new(wiki::Stage::default());
+            let executed = self.db.executed_counter();
             let streamed = Instant::now();
             reporter.stage("compiling", pending.len() as u64);
             // The queries run on rayon's threads while this thread writes their rows into the transaction.
@@ -331,11 +368,13 @@ impl Compiler {
                 let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
                 let db = self.db.clone();
                 let (inputs, pending, rules) = (&inputs, &pending, &rules);
+                let (compiler_db, page_inputs) = (&mut self.db, &mut self.pages);
                 scope.spawn(move || {
                     inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
                         let outline = outline(db, file);
                         let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
-                        let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), labels);
+                        let signals = concept_signals(db, file);
+                        let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, labels);
                         // Sending fails only once the writer has failed; the rows then have nowhere to go.
                         let _ = sender.send(row);
                     });
@@ -350,8 +389,20 @@ impl Compiler {
                     counted.total += row.chunks.len() as u64;
                     reporter.advance(1);
                 };
-                let lint = |conn: &rusqlite::Connection| {
+                let wiki = |conn: &rusqlite::Connection| {
                     rows_done.set(Some(Instant::now()));
+                    let context = wiki::StageContext {
+                        project,
+                        templates: &templates,
+                        run_id: &run_id,
+                        full: full_rebuild || prior.needs_schema,
+                    };
+                    let stage = wiki::compile(conn, compiler_db, page_inputs, &context)?;
+                    let events = stage.events.clone();
+                    *wiki_stage.borrow_mut() = stage;
+                    Ok(events)
+                };
+                let lint = |conn: &rusqlite::Connection| {
                     if !project.config.lint.on_build {
                         return Ok(None);
                     }
@@ -362,11 +413,13 @@ impl Compiler {
                 let run = || {
                     let mut recorded = summary.clone();
                     recorded.chunks = counted.borrow().clone();
-                    recorded.queries.executed = self.db.executed_queries() - queries_before;
+                    recorded.queries.executed = executed() - queries_before;
+                    let stage = wiki_stage.borrow();
+                    (recorded.pages, recorded.shards) = (stage.pages, stage.shards);
                     recorded.wall_ms = elapsed_ms(clock);
                     recorded.lint = lint_counts.get();
                     RunRow {
-                        id: run_id,
+                        id: run_id.clone(),
                         started_at: humantime::format_rfc3339_millis(started_at).to_string(),
                         finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
                         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -375,17 +428,36 @@ impl Compiler {
                         summary: serde_json::to_string(&recorded).expect("summary serializes"),
                     }
                 };
-                store.commit(&write, receiver.into_iter(), observe, lint, run)
+                store.commit(&write, receiver.into_iter(), observe, wiki, lint, run)
             })?;
             reporter.finish_stage();
             summary.chunks = counted.into_inner();
             summary.lint = lint_counts.get();
+            let stage = wiki_stage.into_inner();
+            (summary.pages, summary.shards) = (stage.pages, stage.shards);
+            let started = humantime::format_rfc3339_millis(started_at).to_string();
+            let wrap = |source| BuildError::WriteArtifacts { path: output_dir.clone(), source };
+            wiki::append_log(&output_dir, summary.run_id.as_deref().unwrap_or_default(), &started, &stage.changes)
+                .map_err(wrap)?;
+            removed_files = stage.removed_files;
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             let rows_done = rows_done.get().unwrap_or_else(Instant::now);
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
             stage_clock = rows_done;
         }
+        // The index is committed; the files under the output folder follow it (and a file edited or deleted
+        // by hand since the last build is restored).
+        wiki::sync_files(store.connection(), &output_dir, &removed_files, &mut summary.pages, &mut summary.shards)
+            .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
         summary.queries.executed = self.db.executed_queries() - queries_before;
+        summary.queries.by_query = self
+            .db
+            .executed_by_query()
+            .into_iter()
+            .map(|(name, n)| (n - by_query_before.get(&name).copied().unwrap_or(0), name))
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, name)| (name, n))
+            .collect();
         stages.write = lap(&mut stage_clock);
         summary.stages_ms = stages;
         summary.wall_ms = elapsed_ms(clock);
@@ -466,9 +538,10 @@ pub(crate) fn trusts(prior: &Prior, fingerprint: &str) -> bool {
 #[must_use]
 pub fn check(project: &Project) -> Check {
     let index = project.output_dir().join(DB_FILE);
-    let prior = store::open_read_only(&index)
-        .ok()
-        .and_then(|conn| store::read_prior(&conn).ok())
+    let conn = store::open_read_only(&index).ok();
+    let prior = conn
+        .as_ref()
+        .and_then(|conn| store::read_prior(conn).ok())
         .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
     let full_rebuild = !trusts(&prior, &fingerprint(project));
     let scan = scan(project, &prior, full_rebuild, &Silent);
@@ -479,13 +552,24 @@ pub fn check(project: &Project) -> Check {
         changed: Vec::new(),
         removed: scan.removed,
         skipped: scan.skipped,
+        artifacts: Vec::new(),
     };
+    if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
+        check.artifacts = wiki::drift(conn, &project.output_dir()).unwrap_or_default();
+    }
     if prior.needs_schema {
         check.reason = Some("no index in this binary's format".to_string());
     } else if full_rebuild {
         check.reason = Some("the index was built by another binary or with other settings".to_string());
     } else if prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()) {
         check.reason = Some("the [lint] settings changed".to_string());
+    }
+    match TemplateSet::load(project) {
+        Ok(templates) if prior.wiki_config.as_deref() != Some(wiki::fingerprint(project, &templates).as_str()) => {
+            check.reason.get_or_insert_with(|| "the [wiki] settings or templates changed".to_string());
+        }
+        Ok(_) => {}
+        Err(error) => check.reason = Some(crate::error_chain(&error)),
     }
     for item in scan.pending {
         if item.prior.is_some() {
@@ -494,8 +578,11 @@ pub fn check(project: &Project) -> Check {
             check.added.push(item.found.path);
         }
     }
-    check.up_to_date =
-        check.reason.is_none() && check.added.is_empty() && check.changed.is_empty() && check.removed.is_empty();
+    check.up_to_date = check.reason.is_none()
+        && check.added.is_empty()
+        && check.changed.is_empty()
+        && check.removed.is_empty()
+        && check.artifacts.is_empty();
     check
 }
 
@@ -645,26 +732,37 @@ pub(crate) fn fingerprint(project: &Project) -> String {
     content_hash(material.as_bytes())
 }
 
-fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintFacts, labels: String) -> SourceRow {
-    let path = &item.found.path;
-    let uri = source_ref(path);
-    let kind = SourceKind::from_path(path);
-    let chunk_rows = chunks
+/// The chunk rows of a source's text.
+pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk]) -> Vec<ChunkRow> {
+    chunks
         .iter()
         .map(|chunk| ChunkRow {
             id: chunk.id.clone(),
             ordinal: chunk.ordinal,
             hash: chunk.hash.clone(),
             heading_path: serde_json::to_string(&chunk.heading_path).expect("strings serialize"),
-            title: chunk_title(&outline.title, &chunk.heading_path),
-            text: item.text[chunk.start as usize..chunk.end as usize].to_string(),
+            title: chunk_title(title, &chunk.heading_path),
+            text: text[chunk.start as usize..chunk.end as usize].to_string(),
             identifiers: chunk.identifiers.clone(),
             start_offset: chunk.start,
             end_offset: chunk.end,
             start_line: chunk.start_line,
             end_line: chunk.end_line,
         })
-        .collect();
+        .collect()
+}
+
+fn source_row(
+    item: &Pending,
+    outline: &Outline,
+    chunks: &[Chunk],
+    facts: &LintFacts,
+    signals: &[Signal],
+    labels: String,
+) -> SourceRow {
+    let path = &item.found.path;
+    let uri = source_ref(path);
+    let kind = SourceKind::from_path(path);
     SourceRow {
         path: path.clone(),
         uri,
@@ -677,7 +775,9 @@ fn source_row(item: &Pending, outline: &Outline, chunks: &[Chunk], facts: &LintF
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         labels,
-        chunks: chunk_rows,
+        chunks: chunk_rows(&item.text, &outline.title, chunks),
+        // Notes are not concepts' sources: they have no path a page could link to.
+        signals: if path.starts_with(crate::notes::NOTE_PREFIX) { Vec::new() } else { signals.to_vec() },
     }
 }
 

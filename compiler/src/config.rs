@@ -107,10 +107,38 @@ pub enum EmbeddingProvider {
     None,
 }
 
-/// Reserved for the wiki compiler; no keys are accepted yet.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WikiConfig {}
+/// The wiki compiler: which concepts get pages, how pages are grouped, and their templates. See docs/wiki.md.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WikiConfig {
+    /// Whether `knowledge build` generates concept pages and index shards.
+    pub enabled: bool,
+    /// A concept gets a page when at least this many sources mention it.
+    pub min_sources: Spanned<u32>,
+    /// Sources quoted on one page; the others are listed without a quote.
+    pub max_quotes: Spanned<u32>,
+    /// Related pages listed on a page.
+    pub max_related: u32,
+    /// A front matter field whose value names a page's section; without one (or when the defining source
+    /// lacks it), the section is the source's top-level folder.
+    pub section_field: Option<String>,
+    /// A folder (relative to the project root) whose `page.md.j2`, `shard.md.j2` and `root.md.j2` replace
+    /// the built-in templates.
+    pub templates_dir: Option<Spanned<String>>,
+}
+
+impl Default for WikiConfig {
+    fn default() -> Self {
+        WikiConfig {
+            enabled: true,
+            min_sources: Spanned::new(0..0, 2),
+            max_quotes: Spanned::new(0..0, 12),
+            max_related: 8,
+            section_field: None,
+            templates_dir: None,
+        }
+    }
+}
 
 /// `knowledge lint`: which rules run, at which severity, and their settings. See docs/lint.md.
 #[derive(Debug, Clone, Deserialize)]
@@ -273,6 +301,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
         ));
     }
+    for (name, value) in [("min_sources", &config.wiki.min_sources), ("max_quotes", &config.wiki.max_quotes)] {
+        if *value.get_ref() == 0 {
+            return Err(invalid(Some(value.span()), format!("`{name}` must be at least 1")));
+        }
+    }
     let rule_paths = config.permissions.rules.iter().map(|rule| &rule.path);
     for pattern in
         config.sources.include.iter().chain(&config.sources.exclude).chain(&config.lint.ignore_links).chain(rule_paths)
@@ -345,6 +378,16 @@ dir = ".hasna/knowledge"
 provider = "none"
 
 [wiki]
+# Generate cited concept pages and index shards under the output folder (docs/wiki.md).
+enabled = true
+# A concept gets a page when at least this many sources mention it.
+min_sources = 2
+# Sources quoted on a page; the others are listed without a quote.
+max_quotes = 12
+# Group pages by this front matter field of the defining source instead of its top-level folder.
+# section_field = "category"
+# A folder whose page.md.j2, shard.md.j2 or root.md.j2 replace the built-in templates.
+# templates_dir = "templates"
 
 [lint]
 # Rules that do not run (all run by default), and severities that differ from the defaults.

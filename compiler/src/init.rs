@@ -5,8 +5,6 @@ use std::path::{Path, PathBuf};
 use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
 
 const STARTER_WIKI: &str = "# Wiki\n\nHand-written pages in this folder are sources like any other: `knowledge build` indexes them\nand never overwrites them.\n";
-const STARTER_ROOT_INDEX: &str =
-    "# Index\n\nThe catalog of this knowledge base. `knowledge build` keeps the generated index shards here.\n";
 
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -20,8 +18,7 @@ pub enum InitError {
     },
 }
 
-/// Writes `kc.toml` in `root` and the starter `wiki/README.md` and `indexes/root.md` in the default output
-/// folder. Returns the files written. Starter pages that exist are left alone.
+/// Writes `kc.toml` in `root` and the starter `wiki/README.md` in the default output folder. Returns the files written. Starter pages that exist are left alone.
 pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     let config_path = root.join(CONFIG_FILE);
     if config_path.exists() && !force {
@@ -31,12 +28,10 @@ pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     write(&config_path, DEFAULT_CONFIG)?;
     written.push(config_path);
     let output = root.join(crate::config::OutputConfig::default().dir);
-    for (relative, text) in [("wiki/README.md", STARTER_WIKI), ("indexes/root.md", STARTER_ROOT_INDEX)] {
-        let path = output.join(relative);
-        if !path.exists() {
-            write(&path, text)?;
-            written.push(path);
-        }
+    let path = output.join("wiki/README.md");
+    if !path.exists() {
+        write(&path, STARTER_WIKI)?;
+        written.push(path);
     }
     Ok(written)
 }

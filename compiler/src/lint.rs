@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
+use knowledge_queries::links::{join, link_candidates, percent_decode, wiki_names, wikilink_key};
 use knowledge_queries::{LintFacts, SourceKind};
 use serde::{Deserialize, Serialize};
 
@@ -296,27 +297,15 @@ fn suppressed(diagnostic: &Diagnostic, file: Option<&&FileFacts>) -> bool {
 /// The names a wikilink may use for a source: its path and file name without extension, its title and its
 /// front matter aliases, all normalized.
 fn names(path: &str, title: &str, front_matter: &serde_json::Value) -> Vec<String> {
-    let without_extension = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
-    let file_name = without_extension.rsplit('/').next().unwrap_or(without_extension);
-    let mut names = vec![wiki_key(without_extension), wiki_key(file_name), wiki_key(title)];
+    let mut aliases = Vec::new();
     for key in ["aliases", "alias"] {
         match &front_matter[key] {
-            serde_json::Value::String(alias) => names.push(wiki_key(alias)),
-            serde_json::Value::Array(aliases) => {
-                names.extend(aliases.iter().filter_map(|a| a.as_str()).map(wiki_key));
-            }
+            serde_json::Value::String(alias) => aliases.push(alias.clone()),
+            serde_json::Value::Array(list) => aliases.extend(list.iter().filter_map(|a| a.as_str()).map(String::from)),
             _ => {}
         }
     }
-    names.retain(|n| !n.is_empty());
-    names
-}
-
-/// Wikilinks match case-insensitively, with spaces, hyphens and underscores alike.
-fn wiki_key(name: &str) -> String {
-    let name = name.trim();
-    let name = name.strip_suffix(".md").unwrap_or(name);
-    name.to_lowercase().replace([' ', '_'], "-")
+    wiki_names(path, title, &aliases)
 }
 
 /// Runs every rule over the project's facts. Severities and suppressions are applied by the caller.
@@ -435,22 +424,6 @@ fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// The normalized name a wikilink side refers to, or `None` for a link to the page itself (`[[#heading]]`).
-/// Path forms (`[[../other/file]]`) resolve against the linking file's folder.
-fn wikilink_key(from: &str, target: &str) -> Option<String> {
-    let target = target.split(['#', '^']).next().unwrap_or_default().trim();
-    if target.is_empty() {
-        return None;
-    }
-    if target.contains('/') {
-        let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
-        let joined =
-            if target.starts_with('/') { target.trim_start_matches('/').to_string() } else { join(folder, target)? };
-        return Some(wiki_key(joined.rsplit_once('.').filter(|(_, ext)| *ext == "md").map_or(&joined, |(s, _)| s)));
-    }
-    Some(wiki_key(target))
-}
-
 /// Checks one link destination. Lint facts hold no external links (with a scheme, or protocol-relative):
 /// those are never checked.
 fn check_link(
@@ -472,7 +445,7 @@ fn check_link(
     let resolved = if target.is_empty() {
         from.to_string()
     } else if let Some(rooted) = target.strip_prefix('/') {
-        normalize(rooted)?
+        join("", rooted)?
     } else {
         let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
         match join(folder, &target) {
@@ -485,14 +458,7 @@ fn check_link(
             }
         }
     };
-    // mdBook renders `x.md` as `x.html`, and books link to the rendered name.
-    // Wiki tools and site generators also link a note without its extension.
-    let markdown_twin = resolved.strip_suffix(".html").map(|stem| format!("{stem}.md"));
-    let extensionless = Some(format!("{resolved}.md"));
-    let indexed = [Some(resolved.clone()), markdown_twin, extensionless]
-        .into_iter()
-        .flatten()
-        .find(|p| paths.contains(p.as_str()));
+    let indexed = link_candidates(&resolved).into_iter().flatten().find(|p| paths.contains(p.as_str()));
     let exists = indexed.is_some() || project.root.join(&resolved).exists();
     if !exists {
         return Some(("broken_link", format!("link to `{destination}`: no such file or folder")));
@@ -503,46 +469,6 @@ fn check_link(
         let shown = if target == from { "this file".to_string() } else { format!("`{target}`") };
         ("broken_anchor", format!("link to `{destination}`: {shown} has no heading or anchor `{anchor}`"))
     })
-}
-
-/// `folder/target`, with `.` and `..` resolved; `None` when it climbs out of the project.
-fn join(folder: &str, target: &str) -> Option<String> {
-    normalize(&if folder.is_empty() { target.to_string() } else { format!("{folder}/{target}") })
-}
-
-fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    Some(parts.join("/"))
-}
-
-/// Decodes `%XX` escapes; invalid escapes are kept as written.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[at] == b'%'
-            && let (Some(high), Some(low)) =
-                (bytes.get(at + 1).and_then(|b| hex(*b)), bytes.get(at + 2).and_then(|b| hex(*b)))
-        {
-            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 /// `path:line:col: severity[code] message` lines, then a summary line.
@@ -682,7 +608,7 @@ pub fn relative_paths(project: &Project, working_dir: &Path, paths: &[std::path:
         .map(|path| {
             let absolute = std::path::absolute(working_dir.join(path)).unwrap_or_else(|_| path.clone());
             let relative = absolute.strip_prefix(&project.root).unwrap_or(&absolute);
-            normalize(&relative.to_string_lossy().replace('\\', "/")).unwrap_or_default()
+            join("", &relative.to_string_lossy().replace('\\', "/")).unwrap_or_default()
         })
         .collect()
 }

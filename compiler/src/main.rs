@@ -295,6 +295,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         writeln!(out, "{label}: {path}")?;
                     }
                 }
+                for drift in &check.artifacts {
+                    writeln!(out, "{}: {} (generated)", drift.state, drift.path)?;
+                }
                 if check.up_to_date {
                     writeln!(out, "the index is up to date")
                 } else {

@@ -76,7 +76,8 @@ pub struct ChunkSummary {
 }
 
 /// Resolves a chunk id, a `file://` source ref (with an optional `@revision` and `#L<start>-L<end>`
-/// fragment, as context packs cite, which are ignored) or a project-relative path.
+/// fragment, as context packs cite, which are ignored), a project-relative path, a generated page's
+/// `knowledge://wiki/SLUG` or its bare slug.
 /// What `access` may not read resolves as if it did not exist.
 pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Resolved, ReaderError> {
     let reference = reference.trim();
@@ -89,7 +90,16 @@ pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Re
         Some((path, revision)) if !revision.is_empty() && revision.chars().all(|c| c.is_ascii_hexdigit()) => path,
         _ => path,
     };
-    match source_detail(conn, path)?.filter(|s| access.can_read_path(&s.path)) {
+    // A bare slug names a generated page.
+    let page = (!path.contains('/')).then(|| format!("{}{path}", crate::wiki::PAGE_PREFIX));
+    let found = match source_detail(conn, path)? {
+        Some(source) => Some(source),
+        None => match page {
+            Some(page) => source_detail(conn, &page)?,
+            None => None,
+        },
+    };
+    match found.filter(|s| access.can_read_path(&s.path)) {
         Some(source) => Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source) }),
         None => Err(ReaderError::NotFound(reference.to_string())),
     }

@@ -14,7 +14,7 @@ use crate::access::Access;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
-/// Result kinds. Only source chunks exist in this version; the others come with the wiki and notes.
+/// Result kinds: chunks of sources, of generated wiki pages and of notes. Index entries are not searched yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
@@ -130,8 +130,16 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// The keyword-index rows of notes.
-const NOTE_CHUNKS: &str =
-    "SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE s.path LIKE 'knowledge://item/%'";
+/// The kind of a result, by its source's path.
+fn result_kind(path: &str) -> ResultKind {
+    if path.starts_with(crate::notes::NOTE_PREFIX) {
+        ResultKind::LegacyItem
+    } else if path.starts_with(crate::wiki::PAGE_PREFIX) {
+        ResultKind::WikiPage
+    } else {
+        ResultKind::SourceChunk
+    }
+}
 
 /// At most this many distinct terms are searched; agents sometimes paste paragraphs.
 const MAX_TERMS: usize = 32;
@@ -149,12 +157,21 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         results: Vec::new(),
     };
     let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
-    // Source chunks and notes (`legacy_item`) are in the index; wiki pages and index entries are not yet.
-    let kind_filter = match (wants(ResultKind::SourceChunk), wants(ResultKind::LegacyItem)) {
-        (true, true) => "1".to_string(),
-        (true, false) => format!("rowid NOT IN ({NOTE_CHUNKS})"),
-        (false, true) => format!("rowid IN ({NOTE_CHUNKS})"),
-        (false, false) => return Ok(response),
+    // Source chunks, generated wiki pages and notes (`legacy_item`) are in the index; index entries are not
+    // searched. Pages and notes are few, so a filter names their chunks rather than every source chunk.
+    let special = [(ResultKind::WikiPage, "knowledge://wiki/%"), (ResultKind::LegacyItem, "knowledge://item/%")];
+    let chunks_of = |kinds: Vec<&str>| {
+        let like = kinds.iter().map(|pattern| format!("s.path LIKE '{pattern}'")).collect::<Vec<_>>().join(" OR ");
+        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {like}")
+    };
+    let unwanted: Vec<&str> = special.iter().filter(|(kind, _)| !wants(*kind)).map(|(_, p)| *p).collect();
+    let wanted: Vec<&str> = special.iter().filter(|(kind, _)| wants(*kind)).map(|(_, p)| *p).collect();
+    let kind_filter = if wants(ResultKind::SourceChunk) {
+        if unwanted.is_empty() { "1".to_string() } else { format!("rowid NOT IN ({})", chunks_of(unwanted)) }
+    } else if wanted.is_empty() {
+        return Ok(response);
+    } else {
+        format!("rowid IN ({})", chunks_of(wanted))
     };
     if terms.is_empty() || request.limit == 0 {
         return Ok(response);
@@ -180,11 +197,7 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
             let bm25: f64 = row.get(1)?;
             Ok(SearchResult {
                 rowid: row.get(0)?,
-                kind: if row.get_ref(12)?.as_str()?.starts_with(crate::notes::NOTE_PREFIX) {
-                    ResultKind::LegacyItem
-                } else {
-                    ResultKind::SourceChunk
-                },
+                kind: result_kind(row.get_ref(12)?.as_str()?),
                 id: row.get(2)?,
                 title: row.get(3)?,
                 text: row.get(4)?,

@@ -44,6 +44,10 @@ impl SourceKind {
     /// The kind for a path, by extension: Markdown for `.md`, `.markdown` and `.mdx`, plain text otherwise.
     #[must_use]
     pub fn from_path(path: &str) -> Self {
+        // Generated wiki pages are Markdown, whatever their ref looks like.
+        if path.starts_with("knowledge://wiki/") {
+            return SourceKind::Markdown;
+        }
         let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
         match extension.as_deref() {
             Some("md" | "markdown" | "mdx" | "mdown" | "mkd") => SourceKind::Markdown,

@@ -10,9 +10,11 @@ mod front_matter;
 mod hash;
 mod identifiers;
 mod inputs;
+pub mod links;
 mod markdown;
 mod queries;
 mod text;
+pub mod wiki;
 
 #[cfg(test)]
 mod tests;
@@ -23,8 +25,8 @@ pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;
 pub use identifiers::identifier_parts;
 pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
-pub use markdown::{Block, BlockKind, Heading, Link, ParseProblem, ParsedDocument, WikiLink};
-pub use queries::{Outline, OutlineHeading, chunks, lint_facts, outline, parse};
+pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink};
+pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
 pub use text::LineIndex;
 
 /// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.

@@ -27,6 +27,8 @@ pub struct ParsedDocument {
     pub code_ranges: Vec<(u32, u32)>,
     /// `id` and `name` attributes of raw HTML, which links may target like heading anchors.
     pub html_anchors: Vec<String>,
+    /// Emphasized and strong spans outside headings, with their text: where defined terms are looked for.
+    pub emphasis: Vec<Emphasis>,
     pub problems: Vec<ParseProblem>,
     pub lines: LineIndex,
 }
@@ -37,6 +39,14 @@ pub struct ParsedDocument {
 pub struct WikiLink {
     pub first: String,
     pub second: Option<String>,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// An emphasized (`*term*`) or strong (`**term**`) span and its plain text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Emphasis {
+    pub text: String,
     pub start: u32,
     pub end: u32,
 }
@@ -119,6 +129,7 @@ fn parse_text(text: &str) -> ParsedDocument {
         footnote_defs: Vec::new(),
         code_ranges: Vec::new(),
         html_anchors: Vec::new(),
+        emphasis: Vec::new(),
         problems: Vec::new(),
         lines: LineIndex::new(text),
     }
@@ -144,6 +155,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
         footnote_defs: Vec::new(),
         code_ranges: Vec::new(),
         html_anchors: Vec::new(),
+        emphasis: Vec::new(),
         problems: Vec::new(),
         lines,
     };
@@ -154,6 +166,8 @@ fn parse_markdown(text: &str) -> ParsedDocument {
     let mut heading: Option<(u8, Option<String>, String)> = None;
     let mut front_matter: Option<(usize, String)> = None;
     let mut anchors = AnchorSet::default();
+    // The emphasized span being read: its start and its text so far.
+    let mut emphasis: Option<(usize, String)> = None;
 
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
@@ -199,6 +213,9 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                         end: offset(range.end),
                     }),
                     Tag::CodeBlock(_) => document.code_ranges.push((offset(range.start), offset(range.end))),
+                    Tag::Emphasis | Tag::Strong if heading.is_none() && emphasis.is_none() => {
+                        emphasis = Some((range.start, String::new()));
+                    }
                     Tag::FootnoteDefinition(label) => {
                         document.footnote_defs.push((label.to_string(), offset(range.start)))
                     }
@@ -218,6 +235,15 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                                 text: heading_text,
                                 anchor,
                                 line: document.lines.line_of(offset(range.start)),
+                            });
+                        }
+                    }
+                    TagEnd::Emphasis | TagEnd::Strong => {
+                        if let Some((start, span_text)) = emphasis.take_if(|(start, _)| *start == range.start) {
+                            document.emphasis.push(Emphasis {
+                                text: span_text,
+                                start: offset(start),
+                                end: offset(range.end),
                             });
                         }
                     }
@@ -247,6 +273,9 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                 }
             }
             Event::Text(content) => {
+                if let Some((_, span_text)) = &mut emphasis {
+                    span_text.push_str(&content);
+                }
                 if let Some((_, _, heading_text)) = &mut heading {
                     heading_text.push_str(&content);
                 } else if let Some((_, body)) = &mut front_matter {

@@ -12,6 +12,7 @@ use crate::facts::{LintFacts, lint_facts as derive_lint_facts};
 use crate::front_matter::FrontMatter;
 use crate::inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
 use crate::markdown::{ParsedDocument, parse_document};
+use crate::wiki::{Signal, signals_of};
 
 /// The structure of one source. Re-runs when the file's text changes.
 #[salsa::tracked(returns(ref), lru = 256)]
@@ -25,7 +26,8 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> ParsedDocument {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Outline {
     pub kind: SourceKind,
-    /// The front matter `title`, else the first level-1 heading, else the file name without extension.
+    /// The front matter `title`, else the first level-1 heading, else a heading that opens the document, else
+    /// the file name without extension.
     pub title: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub headings: Vec<OutlineHeading>,
@@ -57,6 +59,11 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
         .filter(|title| !title.is_empty())
         .map(str::to_string)
         .or_else(|| doc.headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
+        // Books whose chapters open with a level-2 heading (mdBook sub-chapters): the opening heading.
+        .or_else(|| match doc.blocks.first()?.kind {
+            crate::markdown::BlockKind::Heading(index) => Some(doc.headings[index as usize].text.clone()),
+            _ => None,
+        })
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| file_stem(path).to_string());
     Outline {
@@ -86,6 +93,13 @@ pub fn lint_facts(db: &dyn Db, file: SourceFile) -> LintFacts {
     let patterns =
         LintSettings::try_get(db).map(|settings| settings.contradiction_patterns(db).clone()).unwrap_or_default();
     derive_lint_facts(file.text(db), parse(db, file), &patterns)
+}
+
+/// The concept signals of one source: what it names and links, with the excerpts a page would quote.
+#[salsa::tracked(returns(ref))]
+pub fn concept_signals(db: &dyn Db, file: SourceFile) -> Vec<Signal> {
+    let chunks = chunks(db, file);
+    signals_of(&outline(db, file).title, file.text(db), parse(db, file), &chunks)
 }
 
 fn file_stem(path: &str) -> &str {

@@ -319,3 +319,148 @@ fn lint_facts_rerun_when_patterns_change_but_parse_does_not() {
     assert_eq!(crate::lint_facts(&db, file).markers.len(), 2);
     assert_eq!(db.take_executed(&[file]), ["lint_facts(a.md)"]);
 }
+
+/// `(kind, label)` of every signal of a document.
+fn signals(db: &TestDb, path: &str, text: &str) -> Vec<(&'static str, String)> {
+    let file = db.file(path, text);
+    crate::concept_signals(db, file).iter().map(|s| (s.kind.as_str(), s.label.clone())).collect()
+}
+
+#[test]
+fn signals_name_titles_aliases_tags_terms_headings_and_links_but_nothing_in_code() {
+    let db = TestDb::new(1000, 0);
+    let text = "---\ntitle: Compost\naliases: [humus heap]\ntags: soil, garden\n---\n# Compost\n\n\
+                **Compost** is rotted matter; it is also *called* nothing. See [[Soil|dirt]], `[[not-a-link]]`,\n\
+                [the scraps](../kitchen/scraps.md), ![a picture](heap.png) and [a site](https://example.com).\n\n\
+                ## Turning\n\nTurn it weekly; *leaf mould* means something else here.\n\n```\n[[in-a-fence]]\n```\n";
+    assert_eq!(
+        signals(&db, "garden/compost.md", text),
+        vec![
+            ("title", "Compost".to_string()),
+            ("alias", "humus heap".to_string()),
+            ("tag", "soil".to_string()),
+            ("tag", "garden".to_string()),
+            ("heading", "Turning".to_string()),
+            ("defined", "Compost".to_string()),
+            ("defined", "leaf mould".to_string()),
+            ("wikilink", "Soil".to_string()),
+            ("link", "../kitchen/scraps.md".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn a_signal_quotes_the_line_of_a_list_item_not_the_whole_list() {
+    let db = TestDb::new(1000, 0);
+    let text = "# Index\n\n- [[alpha]] first\n- [[beta]] second\n- [[gamma]] third\n";
+    let file = db.file("index.md", text);
+    let signals = crate::concept_signals(&db, file);
+    let beta = signals.iter().find(|s| s.label == "beta").unwrap();
+    assert_eq!(&text[beta.excerpt.start as usize..beta.excerpt.end as usize], "- [[beta]] second");
+    assert_eq!((beta.excerpt.start_line, beta.excerpt.end_line), (4, 4));
+}
+
+fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<crate::wiki::CatalogSource> {
+    files
+        .iter()
+        .map(|(path, text)| {
+            let file = db.file(path, text);
+            crate::wiki::CatalogSource {
+                path: (*path).to_string(),
+                title: outline(db, file).title.clone(),
+                section: "general".to_string(),
+                handwritten: path.starts_with("wiki/"),
+                signals: crate::concept_signals(db, file).clone(),
+            }
+        })
+        .collect()
+}
+
+fn planned(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, Vec<String>)> {
+    let sources = catalog(db, files);
+    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
+    crate::wiki::plan(&sources, settings)
+        .into_iter()
+        .map(|page| (page.slug, page.places.iter().map(|m| sources[m.source].path.clone()).collect()))
+        .collect()
+}
+
+#[test]
+fn a_page_needs_two_sources_and_more_than_a_shared_heading() {
+    let db = TestDb::new(1000, 0);
+    let pages = planned(
+        &db,
+        &[
+            ("a.md", "# Alpha\n\nAlpha uses [[Beta]].\n\n## Motivation\n\nWhy alpha.\n"),
+            ("b.md", "# Beta\n\nBeta alone.\n\n## Motivation\n\nWhy beta.\n"),
+            ("c.md", "# Gamma\n\nNobody links gamma.\n"),
+        ],
+    );
+    assert_eq!(pages, vec![("beta".to_string(), vec!["b.md".to_string(), "a.md".to_string()])]);
+}
+
+#[test]
+fn a_title_many_sources_share_names_no_concept() {
+    let db = TestDb::new(1000, 0);
+    let pages = planned(
+        &db,
+        &[
+            ("0001.md", "# Summary\n\nThe first proposal.\n"),
+            ("0002.md", "# Summary\n\nThe second proposal.\n"),
+            ("0003.md", "# Summary\n\nThe third one links [[0001]].\n"),
+        ],
+    );
+    assert!(pages.is_empty(), "{pages:?}");
+}
+
+#[test]
+fn dendron_targets_resolve_by_either_side_and_hand_written_pages_hold_their_slug() {
+    let db = TestDb::new(1000, 0);
+    let pages = planned(
+        &db,
+        &[
+            ("notes/dendron.topic.pods.md", "---\ntitle: Pods\n---\nPods move notes.\n"),
+            ("notes/intro.md", "# Intro\n\nRead about [[pods|dendron.topic.pods]] and [[Lonely]].\n"),
+            ("notes/other.md", "# Other\n\nAlso [[Lonely]] and [[Held]].\n"),
+            ("notes/more.md", "# More\n\n[[Held]] again.\n"),
+            ("wiki/held.md", "# Held by hand\n\nWritten by a person.\n"),
+        ],
+    );
+    let slugs: Vec<&str> = pages.iter().map(|(slug, _)| slug.as_str()).collect();
+    assert_eq!(slugs, ["lonely", "pods"], "an unresolved target two sources link gets a page; `held` is taken");
+    assert_eq!(pages[1].1, ["notes/dendron.topic.pods.md", "notes/intro.md"]);
+}
+
+#[test]
+fn render_page_reruns_for_a_changed_model_or_template_only() {
+    use crate::wiki::{PageModel, Templates, WikiPage, render_page};
+    let mut db = TestDb::new(1000, 0);
+    let model = |title: &str| PageModel {
+        schema: 1,
+        slug: crate::wiki::concept_key(title),
+        title: title.to_string(),
+        aliases: Vec::new(),
+        section: "general".to_string(),
+        lead: None,
+        places: Vec::new(),
+        also: Vec::new(),
+        related: Vec::new(),
+        backlinks: Vec::new(),
+    };
+    let templates = Templates::new(&db, "title: {{ title | yaml }}".to_string());
+    let one = WikiPage::new(&db, "one".to_string(), model("One \"quoted\""));
+    let two = WikiPage::new(&db, "two".to_string(), model("Two"));
+    assert_eq!(render_page(&db, one).as_deref(), Ok("title: \"One \\\"quoted\\\"\"\n"));
+    assert_eq!(render_page(&db, two).as_deref(), Ok("title: \"Two\"\n"));
+    db.take_executed(&[]);
+
+    two.set_model(&mut db).to(model("Deux"));
+    let _ = render_page(&db, one);
+    assert_eq!(render_page(&db, two).as_deref(), Ok("title: \"Deux\"\n"));
+    assert_eq!(db.take_executed(&[]), ["render_page"]);
+
+    templates.set_page(&mut db).to("# {{ title | md }}\n{% if".to_string());
+    assert!(render_page(&db, one).as_ref().is_err_and(|e| e.contains("page.md.j2") && e.contains("line 2")));
+    let _ = render_page(&db, two);
+    assert_eq!(db.take_executed(&[]), ["render_page", "render_page"]);
+}

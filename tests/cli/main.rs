@@ -7,6 +7,7 @@ mod permissions;
 #[path = "../support/python.rs"]
 mod python;
 mod search;
+mod wiki;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,7 +5,7 @@
 //! read-only. A file written in another format version is rebuilt from scratch, inside that same
 //! transaction.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -31,6 +31,8 @@ pub enum StoreError {
     },
     #[error("no index at `{}` (run `knowledge build` first)", .0.display())]
     Missing(PathBuf),
+    #[error("cannot compile the wiki: {0}")]
+    Wiki(String),
     #[error("the index at `{}` has format version {found}, this binary reads version {FORMAT_VERSION} (run `knowledge build` to rebuild it)", path.display())]
     Format { path: PathBuf, found: String },
 }
@@ -54,7 +56,11 @@ pub struct Prior {
     pub fingerprint: Option<String>,
     /// The hash of the `[lint]` settings its lint results were computed with.
     pub lint_config: Option<String>,
+    /// The hash of the `[wiki]` settings and templates its pages were rendered with.
+    pub wiki_config: Option<String>,
     pub sources: HashMap<String, PriorSource>,
+    /// Generated artifact files, relative to the output folder: never sources.
+    pub generated: HashSet<String>,
 }
 
 /// One chunk row to insert.
@@ -89,6 +95,8 @@ pub struct SourceRow {
     /// Permission labels, sorted and comma-separated; empty when none.
     pub labels: String,
     pub chunks: Vec<ChunkRow>,
+    /// Concept signals for the wiki compiler; none for generated pages.
+    pub signals: Vec<knowledge_queries::wiki::Signal>,
 }
 
 /// One lint finding to store.
@@ -148,6 +156,8 @@ pub struct BuildWrite {
     pub source_owner: String,
     /// A hash of the `[lint]` settings the stored lint results were computed with.
     pub lint_config: String,
+    /// A hash of the `[wiki]` settings and templates the pages were rendered with.
+    pub wiki_config: String,
     /// JSON: the principals of `[permissions]` and the labels each may read, for readers without kc.toml.
     pub principals: String,
     /// The text of `kc.toml`, so that a server can show it without the project tree.
@@ -178,6 +188,12 @@ impl Store {
         StoreError::Sqlite { path: self.path.clone(), source }
     }
 
+    /// The writer's connection, for reads after a commit.
+    #[must_use]
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
     /// Reads what the index holds. A file in another format reads as empty and needs its schema rebuilt.
     pub fn prior(&self) -> Result<Prior, StoreError> {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
@@ -197,6 +213,7 @@ impl Store {
         write: &BuildWrite,
         rows: impl Iterator<Item = SourceRow>,
         observe: impl FnMut(&SourceRow),
+        wiki: impl FnOnce(&Connection) -> Result<Vec<RunEvent>, StoreError>,
         lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
         run: impl FnOnce() -> RunRow,
     ) -> Result<(), StoreError> {
@@ -209,10 +226,7 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
-        apply(&tx, write, rows, observe, lint, run).map_err(wrap)?;
-        if write.create_schema {
-            tx.execute_batch(INDEXES).map_err(wrap)?;
-        }
+        apply(&tx, write, rows, observe, wiki, lint, run)?;
         failpoint("before-commit");
         tx.commit().map_err(wrap)?;
         Ok(())
@@ -223,13 +237,34 @@ fn apply(
     tx: &rusqlite::Transaction<'_>,
     write: &BuildWrite,
     rows: impl Iterator<Item = SourceRow>,
-    mut observe: impl FnMut(&SourceRow),
+    observe: impl FnMut(&SourceRow),
+    wiki: impl FnOnce(&Connection) -> Result<Vec<RunEvent>, StoreError>,
     lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
     run: impl FnOnce() -> RunRow,
-) -> rusqlite::Result<()> {
+) -> Result<(), StoreError> {
+    let path = tx.path().map(PathBuf::from).unwrap_or_default();
+    let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
+    let labels_by_path = apply_sources(tx, write, rows, observe).map_err(wrap)?;
+    // A fresh index gets its secondary indexes once its source rows are in, before the wiki stage looks
+    // rows up by source and page.
+    if write.create_schema {
+        tx.execute_batch(INDEXES).map_err(wrap)?;
+    }
+    let wiki_events = wiki(tx)?;
+    apply_run(tx, write, labels_by_path, wiki_events, lint, run).map_err(wrap)
+}
+
+/// Replaces the rows of changed and removed sources; returns every written or removed source's labels.
+fn apply_sources(
+    tx: &rusqlite::Transaction<'_>,
+    write: &BuildWrite,
+    rows: impl Iterator<Item = SourceRow>,
+    mut observe: impl FnMut(&SourceRow),
+) -> rusqlite::Result<HashMap<String, String>> {
     if write.replace_all {
         tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
+        tx.execute("DELETE FROM concept_signals", [])?;
     }
     // Every event records its source's labels: the new row's, or for a removed source the replaced row's.
     // Kept in memory: a fresh index has no path index until its rows are in.
@@ -242,14 +277,34 @@ fn apply(
             labels_by_path.insert(path, labels);
         }
     }
-    let mut delete_source = tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?;
     for &source_id in &write.replaced {
-        if !write.replace_all {
-            delete_chunks(tx, source_id)?;
-        }
-        delete_source.execute([source_id])?;
+        delete_source(tx, source_id, !write.replace_all)?;
+    }
+    for source in rows {
+        labels_by_path.insert(source.path.clone(), source.labels.clone());
+        insert_source(tx, &source, &write.run_id)?;
+        observe(&source);
     }
 
+    let mut update_stat = tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+    for stat in &write.stats {
+        update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
+    }
+    Ok(labels_by_path)
+}
+
+/// Deletes a source row with its signals and, unless they are already gone, its chunks.
+pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) -> rusqlite::Result<()> {
+    if with_chunks {
+        delete_chunks(tx, source_id)?;
+    }
+    tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+    tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?.execute([source_id])?;
+    Ok(())
+}
+
+/// Inserts a source row with its revision, chunks (into the keyword index too) and signals.
+pub(crate) fn insert_source(tx: &Connection, source: &SourceRow, run_id: &str) -> rusqlite::Result<i64> {
     let mut insert_source = tx.prepare_cached(
         "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, labels,
                               chunk_count, indexed_run)
@@ -265,51 +320,71 @@ fn apply(
     )?;
     let mut insert_fts =
         tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?;
-    for source in rows {
-        labels_by_path.insert(source.path.clone(), source.labels.clone());
-        insert_source.execute(params![
-            source.path,
-            source.uri,
-            source.kind,
-            source.mime,
-            sql_int(source.size),
-            source.mtime_ns,
+    insert_source.execute(params![
+        source.path,
+        source.uri,
+        source.kind,
+        source.mime,
+        sql_int(source.size),
+        source.mtime_ns,
+        source.revision,
+        source.title,
+        source.outline,
+        source.lint_facts,
+        source.labels,
+        sql_int(source.chunks.len() as u64),
+        run_id,
+    ])?;
+    let source_id = tx.last_insert_rowid();
+    insert_revision.execute(params![source.path, source.revision, sql_int(source.size), run_id])?;
+    for chunk in &source.chunks {
+        insert_chunk.execute(params![
+            chunk.id,
+            source_id,
+            chunk.ordinal,
             source.revision,
-            source.title,
-            source.outline,
-            source.lint_facts,
-            source.labels,
-            sql_int(source.chunks.len() as u64),
-            write.run_id,
+            chunk.hash,
+            chunk.heading_path,
+            chunk.title,
+            chunk.text,
+            chunk.identifiers,
+            chunk.start_offset,
+            chunk.end_offset,
+            chunk.start_line,
+            chunk.end_line,
         ])?;
-        let source_id = tx.last_insert_rowid();
-        insert_revision.execute(params![source.path, source.revision, sql_int(source.size), write.run_id])?;
-        for chunk in &source.chunks {
-            insert_chunk.execute(params![
-                chunk.id,
-                source_id,
-                chunk.ordinal,
-                source.revision,
-                chunk.hash,
-                chunk.heading_path,
-                chunk.title,
-                chunk.text,
-                chunk.identifiers,
-                chunk.start_offset,
-                chunk.end_offset,
-                chunk.start_line,
-                chunk.end_line,
-            ])?;
-            insert_fts.execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
-        }
-        observe(&source);
+        insert_fts.execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
     }
-
-    let mut update_stat = tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
-    for stat in &write.stats {
-        update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
+    let mut insert_signal = tx.prepare_cached(
+        "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for signal in &source.signals {
+        let excerpt = &signal.excerpt;
+        insert_signal.execute(params![
+            source_id,
+            signal.kind.as_str(),
+            signal.label,
+            signal.other,
+            excerpt.chunk,
+            excerpt.start,
+            excerpt.end,
+            excerpt.start_line,
+            excerpt.end_line,
+        ])?;
     }
+    Ok(source_id)
+}
 
+/// Records lint, the run and its events, and the meta keys, after every row is in.
+fn apply_run(
+    tx: &rusqlite::Transaction<'_>,
+    write: &BuildWrite,
+    labels_by_path: HashMap<String, String>,
+    wiki_events: Vec<RunEvent>,
+    lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
+    run: impl FnOnce() -> RunRow,
+) -> rusqlite::Result<()> {
     // Lint reads the facts of every source as this transaction leaves them; `None` means it did not run.
     let findings = lint(tx)?;
     set_meta(tx, "lint_run", if findings.is_some() { &write.run_id } else { "" })?;
@@ -332,7 +407,7 @@ fn apply(
         "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    for (seq, event) in write.events.iter().enumerate() {
+    for (seq, event) in write.events.iter().chain(&wiki_events).enumerate() {
         insert_event.execute(params![
             run.id,
             sql_int(seq as u64),
@@ -348,6 +423,7 @@ fn apply(
     set_meta(tx, "source_owner", &write.source_owner)?;
     set_meta(tx, "config", &write.config)?;
     set_meta(tx, "lint_config", &write.lint_config)?;
+    set_meta(tx, "wiki_config", &write.wiki_config)?;
     set_meta(tx, "principals", &write.principals)?;
     set_meta(tx, "last_run", &run.id)?;
     Ok(())
@@ -355,7 +431,7 @@ fn apply(
 
 /// Removes a source's chunks from the keyword index and the chunk table. External-content FTS needs the
 /// indexed values to delete a row, so they are read back from `chunks` first.
-fn delete_chunks(tx: &rusqlite::Transaction<'_>, source_id: i64) -> rusqlite::Result<()> {
+fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
          SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE source_id = ?1",
@@ -421,6 +497,9 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
     })
 }
 
+/// The SQL condition that keeps generated wiki pages out of a query over `sources`.
+pub const NOT_A_PAGE: &str = "path NOT LIKE 'knowledge://wiki/%'";
+
 /// What an index holds about its sources, from any connection. A file in another format reads as empty.
 pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     if format_mismatch(conn)?.is_some() {
@@ -428,8 +507,14 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     }
     let fingerprint = meta(conn, "fingerprint")?;
     let lint_config = meta(conn, "lint_config")?;
+    let wiki_config = meta(conn, "wiki_config")?;
+    let generated = conn
+        .prepare("SELECT path FROM storage_objects")?
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<HashSet<String>>>()?;
+    // Generated pages are rows too, for search; the wiki compiler replaces them, not the source scan.
     let sources = conn
-        .prepare("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources")?
+        .prepare(&format!("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {NOT_A_PAGE}"))?
         .query_map([], |row| {
             Ok((
                 row.get::<_, String>(0)?,
@@ -443,7 +528,7 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
             ))
         })?
         .collect::<rusqlite::Result<HashMap<_, _>>>()?;
-    Ok(Prior { needs_schema: false, fingerprint, lint_config, sources })
+    Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, sources, generated })
 }
 
 /// What the index stores about a source for lint.
@@ -459,7 +544,7 @@ pub struct StoredFacts {
 
 /// The stored outline and lint facts of every source, by path.
 pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredFacts>> {
-    conn.prepare("SELECT path, outline, lint_facts, size, revision FROM sources")?
+    conn.prepare(&format!("SELECT path, outline, lint_facts, size, revision FROM sources WHERE {NOT_A_PAGE}"))?
         .query_map([], |row| {
             Ok((
                 row.get(0)?,

@@ -7,3 +7,8 @@ CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
 CREATE INDEX lint_results_by_path ON lint_results(path, line, col);
 -- Readers look up labelled sources on every request; most projects have none.
 CREATE INDEX sources_labelled ON sources(id) WHERE labels != '';
+CREATE INDEX concept_signals_by_source ON concept_signals(source_id);
+CREATE INDEX citations_by_page ON citations(page, note);
+CREATE INDEX citations_by_source ON citations(source_ref);
+CREATE INDEX wiki_backlinks_by_page ON wiki_backlinks(page);
+CREATE INDEX wiki_backlinks_by_origin ON wiki_backlinks(from_ref);

@@ -110,3 +110,78 @@ CREATE TABLE run_events (
     labels TEXT NOT NULL,               -- the source's permission labels, so readers can filter events
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+
+-- What each source says about concepts: the signals the wiki compiler plans pages from (docs/wiki.md).
+CREATE TABLE concept_signals (
+    source_id INTEGER NOT NULL REFERENCES sources(id),
+    kind TEXT NOT NULL,                 -- title | alias | defined | heading | wikilink | link | tag
+    label TEXT NOT NULL,
+    other TEXT,                         -- a wikilink's part after `|`
+    chunk INTEGER NOT NULL,             -- the ordinal of the chunk that holds the excerpt
+    start_offset INTEGER NOT NULL,      -- the excerpt a page quotes, as a byte range of the source
+    end_offset INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL
+);
+
+-- One row per generated concept page. Its Markdown is also a source row (path 'knowledge://wiki/' || slug),
+-- so its chunks are searchable as `wiki_page` results.
+CREATE TABLE wiki_pages (
+    slug TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    section TEXT NOT NULL,
+    path TEXT NOT NULL,                 -- relative to the output folder: wiki/<section>/<slug>.md
+    aliases TEXT NOT NULL,              -- JSON array
+    source_count INTEGER NOT NULL,      -- sources that mention the concept
+    summary TEXT NOT NULL,              -- the first sentence of the lead, for the index shards
+    model_hash TEXT NOT NULL,           -- hash of what the page shows and the template: equal means not re-rendered
+    hash TEXT NOT NULL,                 -- content hash of markdown
+    markdown TEXT NOT NULL,
+    run_id TEXT NOT NULL                -- the run that last rendered it
+) WITHOUT ROWID;
+
+-- Documents that link to a page's concept, and pages that list it as related.
+CREATE TABLE wiki_backlinks (
+    page TEXT NOT NULL,                 -- wiki_pages.slug
+    from_ref TEXT NOT NULL,             -- file://PATH, or knowledge://wiki/SLUG for a related page
+    line INTEGER NOT NULL,              -- 0 for a related page
+    kind TEXT NOT NULL                  -- wikilink | link | related
+);
+
+-- Every quote on every page, with what it resolves to.
+CREATE TABLE citations (
+    page TEXT NOT NULL,                 -- wiki_pages.slug
+    note INTEGER NOT NULL,              -- the footnote number on the page
+    source_ref TEXT NOT NULL,
+    path TEXT NOT NULL,
+    revision TEXT NOT NULL,             -- the source revision the offsets refer to
+    hash TEXT NOT NULL,                 -- content hash of the quoted text
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    signal TEXT NOT NULL                -- how the source mentions the concept
+);
+
+-- The catalog shards: one per section, and the root ('').
+CREATE TABLE knowledge_indexes (
+    section TEXT PRIMARY KEY,
+    path TEXT NOT NULL,                 -- relative to the output folder: indexes/<section>.md or indexes/root.md
+    json_path TEXT,                     -- indexes/machine/<section>.json; NULL for the root
+    page_count INTEGER NOT NULL,
+    rows_hash TEXT NOT NULL,            -- hash of the rows it lists and the template: equal means not re-rendered
+    markdown TEXT NOT NULL,
+    json TEXT,
+    run_id TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Every generated artifact file, so builds can tell a current one from a stale, edited or missing one.
+CREATE TABLE storage_objects (
+    uri TEXT PRIMARY KEY,               -- knowledge://wiki/SLUG, knowledge://index/SECTION[.json], ...
+    kind TEXT NOT NULL,                 -- page | shard | shard_json | root | schema
+    path TEXT NOT NULL,                 -- relative to the output folder
+    hash TEXT NOT NULL,                 -- content hash of the file
+    size INTEGER NOT NULL,
+    metadata TEXT NOT NULL,             -- JSON: title, section, source count
+    run_id TEXT NOT NULL                -- the run that last changed it
+) WITHOUT ROWID;

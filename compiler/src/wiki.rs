@@ -1,0 +1,1044 @@
+//! The wiki compiler's driver half: reads the concept catalog from the index inside the build's
+//! transaction, plans pages with `knowledge_queries::wiki::plan`, renders the pages whose model changed,
+//! stores pages, citations, backlinks, shards and the artifact catalog, and after the commit brings the
+//! files under the output folder in line with the index. See docs/wiki.md.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+
+use knowledge_queries::wiki::{
+    self, Backlink, CatalogSource, Excerpt, PageLink, PageModel, PlanSettings, Quote, SCHEMA_VERSION, Signal,
+    SignalKind, SourceLink, Templates, WikiPage, concept_key,
+};
+use knowledge_queries::{SourceFile, chunks, content_hash, outline};
+use rusqlite::{Connection, OptionalExtension, params};
+use salsa::{Durability, Setter};
+use serde::Serialize;
+
+use crate::config::Project;
+use crate::db::KnowledgeDb;
+use crate::store::{self, RunEvent, SourceRow, StoreError};
+
+/// The ref prefix of generated pages: `knowledge://wiki/SLUG`.
+pub const PAGE_PREFIX: &str = "knowledge://wiki/";
+const INDEX_PREFIX: &str = "knowledge://index/";
+const ROOT_URI: &str = "knowledge://index/root";
+const SCHEMA_URI: &str = "knowledge://schema/v1";
+
+const PAGE_TEMPLATE: &str = include_str!("../../templates/page.md.j2");
+const SHARD_TEMPLATE: &str = include_str!("../../templates/shard.md.j2");
+const ROOT_TEMPLATE: &str = include_str!("../../templates/root.md.j2");
+/// `schemas/v1.md`: the page and index schema, written as is.
+const SCHEMA_DOC: &str = include_str!("../../templates/schema-v1.md");
+
+#[derive(Debug, thiserror::Error)]
+pub enum WikiError {
+    #[error("cannot read the template `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}`: {message}", path.display())]
+    Template { path: PathBuf, message: String },
+}
+
+/// What a build did to one kind of artifact. `rendered` counts renders; `written` and `unchanged` count
+/// files compared with the disk after the commit; `deleted` counts artifacts the build removed.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct ArtifactCounters {
+    pub rendered: u64,
+    pub written: u64,
+    pub unchanged: u64,
+    pub deleted: u64,
+}
+
+/// The templates a build renders with: the built-in ones, or those in `[wiki] templates_dir`.
+#[derive(Debug, Clone)]
+pub struct TemplateSet {
+    pub page: String,
+    pub shard: String,
+    pub root: String,
+}
+
+impl TemplateSet {
+    /// Loads and checks the templates: a syntax error names the template file and line.
+    pub fn load(project: &Project) -> Result<TemplateSet, WikiError> {
+        let folder = project.config.wiki.templates_dir.as_ref().map(|dir| project.root.join(dir.get_ref()));
+        let read = |name: &str, built_in: &str| -> Result<(PathBuf, String), WikiError> {
+            let Some(path) = folder.as_ref().map(|folder| folder.join(name)).filter(|path| path.exists()) else {
+                return Ok((PathBuf::from("templates").join(name), built_in.to_string()));
+            };
+            let text =
+                std::fs::read_to_string(&path).map_err(|source| WikiError::Read { path: path.clone(), source })?;
+            Ok((path, text))
+        };
+        let (page_path, page) = read("page.md.j2", PAGE_TEMPLATE)?;
+        let (shard_path, shard) = read("shard.md.j2", SHARD_TEMPLATE)?;
+        let (root_path, root) = read("root.md.j2", ROOT_TEMPLATE)?;
+        for (path, text) in [(&page_path, &page), (&shard_path, &shard), (&root_path, &root)] {
+            if let Err(message) = wiki::check_template("template", text) {
+                let message = message.trim_start_matches("template `template` ").to_string();
+                return Err(WikiError::Template { path: path.clone(), message });
+            }
+        }
+        Ok(TemplateSet { page, shard, root })
+    }
+}
+
+/// What the pages depend on besides the sources: the `[wiki]` settings, the templates and this binary's
+/// source. A change re-plans and re-renders; no source is re-derived.
+#[must_use]
+pub fn fingerprint(project: &Project, templates: &TemplateSet) -> String {
+    let wiki = &project.config.wiki;
+    let material = format!(
+        "{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}\n",
+        wiki.enabled,
+        wiki.min_sources.get_ref(),
+        wiki.max_quotes.get_ref(),
+        wiki.max_related,
+        wiki.section_field,
+        templates.page,
+        templates.shard,
+        templates.root,
+        env!("KNOWLEDGE_SOURCE_HASH"),
+    );
+    content_hash(material.as_bytes())
+}
+
+/// The salsa inputs of generated pages, kept for the life of a `Compiler`.
+#[derive(Default)]
+pub struct PageInputs {
+    templates: Option<Templates>,
+    pages: HashMap<String, (WikiPage, SourceFile)>,
+}
+
+/// One artifact the build added, changed or removed, for the day's log.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactChange {
+    pub artifact: String,
+    pub kind: &'static str,
+    pub old_hash: Option<String>,
+    pub new_hash: Option<String>,
+    /// The source revisions the artifact cites (`file://PATH@REVISION`).
+    pub sources: Vec<String>,
+}
+
+/// What the in-transaction stage did.
+#[derive(Debug, Default)]
+pub struct Stage {
+    pub pages: ArtifactCounters,
+    pub shards: ArtifactCounters,
+    pub changes: Vec<ArtifactChange>,
+    pub events: Vec<RunEvent>,
+    /// Files of removed artifacts, relative to the output folder, to delete after the commit.
+    pub removed_files: Vec<(String, Option<String>)>,
+}
+
+/// Everything the stage needs from the build.
+pub struct StageContext<'a> {
+    pub project: &'a Project,
+    pub templates: &'a TemplateSet,
+    pub run_id: &'a str,
+    /// Every page is rendered and stored again (the page rows' chunks were cleared with all others).
+    pub full: bool,
+}
+
+/// Plans, renders and stores the wiki inside the build's transaction.
+pub fn compile(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    context: &StageContext<'_>,
+) -> Result<Stage, StoreError> {
+    let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
+    let mut stage = Stage::default();
+    let catalog = read_catalog(conn, context.project).map_err(sql)?;
+    let wiki_config = &context.project.config.wiki;
+    let plans = if wiki_config.enabled {
+        let settings = PlanSettings {
+            min_sources: *wiki_config.min_sources.get_ref() as usize,
+            max_places: *wiki_config.max_quotes.get_ref() as usize,
+            max_related: wiki_config.max_related as usize,
+        };
+        wiki::plan(&catalog.sources, settings)
+    } else {
+        Vec::new()
+    };
+    set_templates(db, inputs, context.templates);
+    let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    let stored = stored_pages(conn).map_err(sql)?;
+    let layout = Layout::new(context.project);
+
+    let mut current: HashSet<String> = HashSet::new();
+    for page in &plans {
+        current.insert(page.slug.clone());
+        let mut model = page_model(page, &plans, &catalog, &layout);
+        let model_hash = content_hash(
+            format!("{}{template_hash}", serde_json::to_string(&model).expect("models serialize")).as_bytes(),
+        );
+        let before = stored.get(&page.slug);
+        if !context.full && before.is_some_and(|b| b.model_hash == model_hash) {
+            continue;
+        }
+        fill_quotes(conn, &mut model, &catalog).map_err(sql)?;
+        let markdown = render(db, inputs, &model)?;
+        stage.pages.rendered += 1;
+        let path = layout.page_path(&model.section, &model.slug);
+        if let Some(before) = before.filter(|b| b.path != path) {
+            stage.removed_files.push((before.path.clone(), Some(before.hash.clone())));
+        }
+        let hash = content_hash(markdown.as_bytes());
+        let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
+        if before.is_none_or(|b| b.hash != hash) {
+            stage.changes.push(ArtifactChange {
+                artifact: path.clone(),
+                kind: "page",
+                old_hash: before.map(|b| b.hash.clone()),
+                new_hash: Some(hash.clone()),
+                sources: cites.clone(),
+            });
+            stage.events.push(RunEvent {
+                kind: if before.is_some() { "page_changed" } else { "page_added" },
+                path: format!("{PAGE_PREFIX}{}", model.slug),
+                old_revision: before.map(|b| b.hash.clone()),
+                new_revision: Some(hash.clone()),
+                detail: Some(format!("cites {}", cites.join(", "))),
+                labels: None,
+            });
+        }
+        let row = page_source_row(db, inputs, &model, &markdown);
+        if before.is_some() || context.full {
+            remove_page(conn, &model.slug).map_err(sql)?;
+        }
+        store_page(conn, context, &model, page.places.len() + page.also.len(), &path, &model_hash, &markdown, &row)
+            .map_err(sql)?;
+    }
+    for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
+        remove_page(conn, slug).map_err(sql)?;
+        stage.pages.deleted += 1;
+        stage.removed_files.push((before.path.clone(), Some(before.hash.clone())));
+        stage.changes.push(ArtifactChange {
+            artifact: before.path.clone(),
+            kind: "page",
+            old_hash: Some(before.hash.clone()),
+            new_hash: None,
+            sources: Vec::new(),
+        });
+        stage.events.push(RunEvent {
+            kind: "page_removed",
+            path: format!("{PAGE_PREFIX}{slug}"),
+            old_revision: Some(before.hash.clone()),
+            new_revision: None,
+            detail: None,
+            labels: None,
+        });
+    }
+    // A template that fails while rendering a shard is the user's error, not the index's.
+    compile_shards(conn, context, &mut stage).map_err(|error| match error {
+        rusqlite::Error::UserFunctionError(message) => StoreError::Wiki(message.to_string()),
+        other => sql(other),
+    })?;
+    Ok(stage)
+}
+
+/// The sources the planner reads, with what the driver needs to turn a plan into a page.
+struct Catalog {
+    sources: Vec<CatalogSource>,
+    ids: Vec<i64>,
+    revisions: Vec<String>,
+}
+
+/// Reads every source a generated page may quote: files (not notes), readable by every principal (no
+/// labels, or only `public`), so a page never carries text some reader may not see.
+fn read_catalog(conn: &Connection, project: &Project) -> rusqlite::Result<Catalog> {
+    let wiki_folder = format!("{}/", Layout::new(project).wiki_folder_in_project);
+    let field = project.config.wiki.section_field.clone();
+    let mut statement = conn.prepare(
+        "SELECT id, path, title, revision,
+                CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END
+         FROM sources WHERE path NOT LIKE 'knowledge://%' AND labels IN ('', 'public') ORDER BY path",
+    )?;
+    let rows = statement.query_map([&field], |row| {
+        Ok((
+            row.get::<_, i64>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, String>(3)?,
+            row.get::<_, Option<String>>(4)?,
+        ))
+    })?;
+    let rows: Vec<(i64, String, String, String, Option<String>)> = rows.collect::<rusqlite::Result<_>>()?;
+    // Sections are the first folder below the folders every source shares (`docs/user/...` and
+    // `docs/dev/...` give `user` and `dev`, not one `docs`).
+    let shared = shared_folders(
+        rows.iter().map(|row| row.1.as_str()).filter(|path| path.contains('/') && !path.starts_with(&wiki_folder)),
+    );
+    let mut catalog = Catalog { sources: Vec::new(), ids: Vec::new(), revisions: Vec::new() };
+    let mut index_of: HashMap<i64, usize> = HashMap::new();
+    for (id, path, title, revision, field_value) in rows {
+        let handwritten = path.starts_with(&wiki_folder);
+        let folder_path = match path.strip_prefix(&wiki_folder) {
+            Some(inside) => inside,
+            None => path.strip_prefix(&shared).unwrap_or(&path),
+        };
+        let folder = folder_path.split_once('/').map(|(folder, _)| folder);
+        let section = [field_value.as_deref(), folder]
+            .into_iter()
+            .flatten()
+            .map(concept_key)
+            .find(|key| !key.is_empty())
+            .map_or_else(|| "general".to_string(), |key| if key == "root" { "root-section".to_string() } else { key });
+        index_of.insert(id, catalog.sources.len());
+        catalog.sources.push(CatalogSource { path, title, section, handwritten, signals: Vec::new() });
+        catalog.ids.push(id);
+        catalog.revisions.push(revision);
+    }
+    let mut statement = conn.prepare(
+        "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line
+         FROM concept_signals ORDER BY source_id, rowid",
+    )?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { continue };
+        let Some(kind) = SignalKind::parse(&row.get::<_, String>(1)?) else { continue };
+        catalog.sources[index].signals.push(Signal {
+            kind,
+            label: row.get(2)?,
+            other: row.get(3)?,
+            excerpt: Excerpt {
+                chunk: row.get(4)?,
+                start: row.get(5)?,
+                end: row.get(6)?,
+                start_line: row.get(7)?,
+                end_line: row.get(8)?,
+            },
+        });
+    }
+    Ok(catalog)
+}
+
+/// The longest folder prefix (with its trailing `/`) that every path shares.
+fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
+    let Some(first) = paths.next() else { return String::new() };
+    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
+    for path in paths {
+        while !shared.is_empty() && !path.starts_with(&format!("{shared}/")) {
+            shared = shared.rsplit_once('/').map_or(String::new(), |(parent, _)| parent.to_string());
+        }
+    }
+    if shared.is_empty() { shared } else { format!("{shared}/") }
+}
+
+/// Where generated files go, and how they link to sources.
+struct Layout {
+    root: PathBuf,
+    output: PathBuf,
+    /// The output folder's `wiki/`, relative to the project root (`/`-separated).
+    wiki_folder_in_project: String,
+}
+
+impl Layout {
+    fn new(project: &Project) -> Layout {
+        let output = project.output_dir();
+        let wiki = output.join("wiki");
+        let wiki_folder_in_project = wiki.strip_prefix(&project.root).map_or_else(
+            |_| wiki.to_string_lossy().into_owned(),
+            |relative| relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        );
+        Layout { root: project.root.clone(), output, wiki_folder_in_project }
+    }
+
+    /// A page's file, relative to the output folder.
+    fn page_path(&self, section: &str, slug: &str) -> String {
+        format!("wiki/{section}/{slug}.md")
+    }
+
+    /// A link from a page in `section` to a source.
+    fn source_href(&self, section: &str, source_path: &str) -> String {
+        relative_href(&self.output.join("wiki").join(section), &self.root.join(source_path))
+    }
+}
+
+/// The relative link from files in `from_dir` to `to`, `/`-separated.
+fn relative_href(from_dir: &Path, to: &Path) -> String {
+    let from: Vec<Component<'_>> = from_dir.components().collect();
+    let target: Vec<Component<'_>> = to.components().collect();
+    let common = from.iter().zip(&target).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), from.len() - common).collect();
+    parts.extend(target[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.join("/")
+}
+
+/// A page's model without the quoted texts, which are read only when the page is rendered.
+fn page_model(page: &wiki::PagePlan, plans: &[wiki::PagePlan], catalog: &Catalog, layout: &Layout) -> PageModel {
+    let source_link = |index: usize| {
+        let source = &catalog.sources[index];
+        SourceLink {
+            source_ref: crate::build::source_ref(&source.path),
+            path: source.path.clone(),
+            title: source.title.clone(),
+            href: layout.source_href(&page.section, &source.path),
+        }
+    };
+    let mut quotes: Vec<Quote> = page
+        .places
+        .iter()
+        .zip(1..)
+        .map(|(mention, note)| {
+            let signal = &catalog.sources[mention.source].signals[mention.signal];
+            Quote {
+                note,
+                source: source_link(mention.source),
+                signal: signal.kind.as_str().to_string(),
+                text: String::new(),
+                revision: catalog.revisions[mention.source].clone(),
+                hash: String::new(),
+                start: signal.excerpt.start,
+                end: signal.excerpt.end,
+                start_line: signal.excerpt.start_line,
+                end_line: signal.excerpt.end_line,
+            }
+        })
+        .collect();
+    let lead_is_definition = page.places.first().is_some_and(|m| page.defined_by.contains(&m.source));
+    let lead = if lead_is_definition && !quotes.is_empty() { Some(quotes.remove(0)) } else { None };
+    PageModel {
+        schema: SCHEMA_VERSION,
+        slug: page.slug.clone(),
+        title: page.title.clone(),
+        aliases: page.aliases.clone(),
+        section: page.section.clone(),
+        lead,
+        places: quotes,
+        also: page.also.iter().map(|&index| source_link(index)).collect(),
+        related: page
+            .related
+            .iter()
+            .map(|&other| PageLink {
+                slug: plans[other].slug.clone(),
+                title: plans[other].title.clone(),
+                href: format!("../{}/{}.md", plans[other].section, plans[other].slug),
+            })
+            .collect(),
+        backlinks: page
+            .backlinks
+            .iter()
+            .map(|m| {
+                let signal = &catalog.sources[m.source].signals[m.signal];
+                Backlink {
+                    source: source_link(m.source),
+                    line: signal.excerpt.start_line,
+                    kind: signal.kind.as_str().to_string(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Reads each quote's text from its chunk in the index.
+fn fill_quotes(conn: &Connection, model: &mut PageModel, catalog: &Catalog) -> rusqlite::Result<()> {
+    let index_of: HashMap<&str, usize> =
+        catalog.sources.iter().enumerate().map(|(index, s)| (s.path.as_str(), index)).collect();
+    let mut statement =
+        conn.prepare_cached("SELECT text, start_offset FROM chunks WHERE source_id = ?1 AND ordinal = ?2")?;
+    for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
+        let index = index_of[quote.source.path.as_str()];
+        let chunk_of = catalog.sources[index]
+            .signals
+            .iter()
+            .find(|s| s.excerpt.start == quote.start && s.excerpt.end == quote.end)
+            .map_or(0, |s| s.excerpt.chunk);
+        let chunk: Option<(String, u32)> = statement
+            .query_row(params![catalog.ids[index], chunk_of], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let text = chunk
+            .and_then(|(text, chunk_start)| {
+                let from = quote.start.checked_sub(chunk_start)? as usize;
+                let to = quote.end.checked_sub(chunk_start)? as usize;
+                text.get(from..to).map(str::to_string)
+            })
+            .unwrap_or_default();
+        quote.hash = content_hash(text.as_bytes());
+        quote.text = text;
+    }
+    Ok(())
+}
+
+fn set_templates(db: &mut KnowledgeDb, inputs: &mut PageInputs, templates: &TemplateSet) {
+    match inputs.templates {
+        Some(input) => {
+            if input.page(db) != &templates.page {
+                input.set_page(db).with_durability(Durability::MEDIUM).to(templates.page.clone());
+            }
+        }
+        None => {
+            inputs.templates = Some(Templates::builder(templates.page.clone()).durability(Durability::MEDIUM).new(db));
+        }
+    }
+}
+
+/// Renders a page through the `render_page` query, updating its input only when the model changed.
+fn render(db: &mut KnowledgeDb, inputs: &mut PageInputs, model: &PageModel) -> Result<String, StoreError> {
+    let page = match inputs.pages.get(&model.slug) {
+        Some(&(page, _)) => {
+            if page.model(db) != model {
+                page.set_model(db).to(model.clone());
+            }
+            page
+        }
+        None => {
+            let page = WikiPage::new(db, model.slug.clone(), model.clone());
+            let file = SourceFile::new(db, format!("{PAGE_PREFIX}{}", model.slug), String::new(), String::new());
+            inputs.pages.insert(model.slug.clone(), (page, file));
+            page
+        }
+    };
+    wiki::render_page(db, page).clone().map_err(StoreError::Wiki)
+}
+
+/// The page as a source row, chunked like any Markdown source, so search finds it.
+fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel, markdown: &str) -> SourceRow {
+    let file = inputs.pages[&model.slug].1;
+    let revision = content_hash(markdown.as_bytes());
+    if file.text(db) != markdown {
+        file.set_text(db).to(markdown.to_string());
+        file.set_revision(db).to(revision.clone());
+    }
+    let outline = outline(db, file).clone();
+    let page_chunks = chunks(db, file);
+    SourceRow {
+        path: format!("{PAGE_PREFIX}{}", model.slug),
+        uri: format!("{PAGE_PREFIX}{}", model.slug),
+        kind: "markdown",
+        mime: "text/markdown",
+        size: markdown.len() as u64,
+        mtime_ns: 0,
+        revision,
+        title: model.title.clone(),
+        outline: serde_json::to_string(&outline).expect("outline serializes"),
+        lint_facts: "{}".to_string(),
+        labels: String::new(),
+        chunks: crate::build::chunk_rows(markdown, &model.title, &page_chunks),
+        signals: Vec::new(),
+    }
+}
+
+/// What the index holds about a page before this build.
+struct StoredPage {
+    model_hash: String,
+    hash: String,
+    path: String,
+}
+
+fn stored_pages(conn: &Connection) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
+    conn.prepare("SELECT slug, model_hash, hash, path FROM wiki_pages")?
+        .query_map([], |row| {
+            Ok((row.get(0)?, StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)? }))
+        })?
+        .collect()
+}
+
+/// Stores every row of one page (whose old rows are gone): its source row and chunks, its catalog row,
+/// citations, backlinks and artifact row.
+#[allow(clippy::too_many_arguments)]
+fn store_page(
+    conn: &Connection,
+    context: &StageContext<'_>,
+    model: &PageModel,
+    source_count: usize,
+    path: &str,
+    model_hash: &str,
+    markdown: &str,
+    row: &SourceRow,
+) -> rusqlite::Result<()> {
+    store::insert_source(conn, row, context.run_id)?;
+    let summary = model.quotes().next().map(|q| first_sentence(&q.text)).unwrap_or_default();
+    let hash = content_hash(markdown.as_bytes());
+    conn.prepare_cached(
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        model.slug,
+        model.title,
+        model.section,
+        path,
+        serde_json::to_string(&model.aliases).expect("strings serialize"),
+        source_count as i64,
+        summary,
+        model_hash,
+        hash,
+        markdown,
+        context.run_id,
+    ])?;
+    let mut citation = conn.prepare_cached(
+        "INSERT INTO citations (page, note, source_ref, path, revision, hash, start_offset, end_offset, start_line, end_line, signal)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for quote in model.quotes() {
+        citation.execute(params![
+            model.slug,
+            quote.note,
+            quote.source.source_ref,
+            quote.source.path,
+            quote.revision,
+            quote.hash,
+            quote.start,
+            quote.end,
+            quote.start_line,
+            quote.end_line,
+            quote.signal,
+        ])?;
+    }
+    let mut backlink =
+        conn.prepare_cached("INSERT INTO wiki_backlinks (page, from_ref, line, kind) VALUES (?1, ?2, ?3, ?4)")?;
+    for link in &model.backlinks {
+        backlink.execute(params![model.slug, link.source.source_ref, link.line, link.kind])?;
+    }
+    for related in &model.related {
+        backlink.execute(params![related.slug, format!("{PAGE_PREFIX}{}", model.slug), 0, "related"])?;
+    }
+    upsert_object(
+        conn,
+        &format!("{PAGE_PREFIX}{}", model.slug),
+        "page",
+        path,
+        markdown,
+        context.run_id,
+        &serde_json::json!({
+            "title": model.title,
+            "section": model.section,
+            "sources": source_count,
+        }),
+    )
+}
+
+/// Deletes every row of one page.
+fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
+    let page_ref = format!("{PAGE_PREFIX}{slug}");
+    if let Some(id) = conn
+        .prepare_cached("SELECT id FROM sources WHERE path = ?1")?
+        .query_row([&page_ref], |row| row.get::<_, i64>(0))
+        .optional()?
+    {
+        store::delete_source(conn, id, true)?;
+    }
+    conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE page = ?1 AND kind != 'related'")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE from_ref = ?1 AND kind = 'related'")?.execute([&page_ref])?;
+    conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&page_ref])?;
+    Ok(())
+}
+
+fn upsert_object(
+    conn: &Connection,
+    uri: &str,
+    kind: &str,
+    path: &str,
+    content: &str,
+    run_id: &str,
+    metadata: &serde_json::Value,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO storage_objects (uri, kind, path, hash, size, metadata, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        uri,
+        kind,
+        path,
+        content_hash(content.as_bytes()),
+        content.len() as i64,
+        metadata.to_string(),
+        run_id
+    ])?;
+    Ok(())
+}
+
+/// The first sentence of a quote, on one line, at most about 160 characters.
+fn first_sentence(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = flat.trim_start_matches(['#', '>', '-', '*', ' ']);
+    let end = flat.find(". ").map_or(flat.len(), |at| at + 1);
+    let mut sentence: String = flat[..end].chars().take(160).collect();
+    if sentence.len() < flat[..end].len() {
+        sentence.push('…');
+    }
+    sentence
+}
+
+/// One row of an index shard.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+struct ShardRow {
+    slug: String,
+    title: String,
+    aliases: Vec<String>,
+    /// The page file, relative to the output folder.
+    path: String,
+    /// The page relative to `indexes/`.
+    href: String,
+    sources: u64,
+    summary: String,
+    hash: String,
+}
+
+#[derive(Serialize)]
+struct ShardModel<'a> {
+    schema: u32,
+    section: &'a str,
+    json_href: String,
+    pages: &'a [ShardRow],
+}
+
+#[derive(Serialize)]
+struct RootSection {
+    section: String,
+    pages: usize,
+    href: String,
+    json_href: String,
+}
+
+/// Re-renders the shards whose rows changed, and the root when the sections did; removes empty sections.
+fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Stage) -> rusqlite::Result<()> {
+    let templates = context.templates;
+    let template_hash =
+        content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    let mut sections: BTreeMap<String, Vec<ShardRow>> = BTreeMap::new();
+    let mut statement =
+        conn.prepare("SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY section, slug")?;
+    let rows = statement.query_map([], |row| {
+        let section: String = row.get(2)?;
+        let path: String = row.get(3)?;
+        Ok((
+            section,
+            ShardRow {
+                slug: row.get(0)?,
+                title: row.get(1)?,
+                aliases: serde_json::from_str(&row.get::<_, String>(4)?).unwrap_or_default(),
+                href: format!("../{path}"),
+                path,
+                sources: row.get::<_, i64>(5)?.cast_unsigned(),
+                summary: row.get(6)?,
+                hash: row.get(7)?,
+            },
+        ))
+    })?;
+    for row in rows {
+        let (section, row) = row?;
+        sections.entry(section).or_default().push(row);
+    }
+    let stored: HashMap<String, (String, String)> = conn
+        .prepare("SELECT section, rows_hash, markdown FROM knowledge_indexes")?
+        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
+        .collect::<rusqlite::Result<_>>()?;
+    let enabled = context.project.config.wiki.enabled;
+
+    for (section, rows) in &sections {
+        let rows_hash =
+            content_hash(format!("{}{template_hash}", serde_json::to_string(rows).expect("rows serialize")).as_bytes());
+        let before = stored.get(section);
+        if !context.full && before.is_some_and(|(hash, _)| *hash == rows_hash) {
+            continue;
+        }
+        let json_path = format!("indexes/machine/{section}.json");
+        let model =
+            ShardModel { schema: SCHEMA_VERSION, section, json_href: format!("machine/{section}.json"), pages: rows };
+        let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(user_error)?;
+        let json = format!(
+            "{}\n",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"schema": SCHEMA_VERSION, "section": section, "pages": rows})
+            )
+            .expect("rows serialize")
+        );
+        let path = format!("indexes/{section}.md");
+        stage.shards.rendered += 1;
+        record_shard(
+            conn,
+            context,
+            stage,
+            section,
+            &path,
+            Some(&json_path),
+            rows.len(),
+            &rows_hash,
+            &markdown,
+            Some(&json),
+            before,
+        )?;
+    }
+    for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
+        conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
+        for (uri, path) in [
+            (format!("{INDEX_PREFIX}{section}"), format!("indexes/{section}.md")),
+            (format!("{INDEX_PREFIX}{section}.json"), format!("indexes/machine/{section}.json")),
+        ] {
+            conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&uri])?;
+            stage.removed_files.push((path, None));
+        }
+        stage.shards.deleted += 1;
+        stage.changes.push(ArtifactChange {
+            artifact: format!("indexes/{section}.md"),
+            kind: "shard",
+            old_hash: Some(content_hash(markdown.as_bytes())),
+            new_hash: None,
+            sources: Vec::new(),
+        });
+    }
+
+    if !enabled {
+        for uri in [ROOT_URI, SCHEMA_URI] {
+            conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
+        }
+        conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
+        if stored.contains_key("") {
+            stage.removed_files.push(("indexes/root.md".to_string(), None));
+            stage.removed_files.push(("schemas/v1.md".to_string(), None));
+        }
+        return Ok(());
+    }
+    let root_sections: Vec<RootSection> = sections
+        .iter()
+        .map(|(section, rows)| RootSection {
+            section: section.clone(),
+            pages: rows.len(),
+            href: format!("{section}.md"),
+            json_href: format!("machine/{section}.json"),
+        })
+        .collect();
+    let total: usize = sections.values().map(Vec::len).sum();
+    let root_model = serde_json::json!({"schema": SCHEMA_VERSION, "pages": total, "sections": root_sections});
+    let rows_hash = content_hash(format!("{root_model}{template_hash}").as_bytes());
+    let before = stored.get("");
+    if context.full || before.is_none_or(|(hash, _)| *hash != rows_hash) {
+        let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(user_error)?;
+        stage.shards.rendered += 1;
+        record_shard(conn, context, stage, "", "indexes/root.md", None, total, &rows_hash, &markdown, None, before)?;
+    }
+    let schema_hash = content_hash(SCHEMA_DOC.as_bytes());
+    let schema_before: Option<String> = conn
+        .prepare_cached("SELECT hash FROM storage_objects WHERE uri = ?1")?
+        .query_row([SCHEMA_URI], |row| row.get(0))
+        .optional()?;
+    if schema_before.as_deref() != Some(schema_hash.as_str()) {
+        upsert_object(
+            conn,
+            SCHEMA_URI,
+            "schema",
+            "schemas/v1.md",
+            SCHEMA_DOC,
+            context.run_id,
+            &serde_json::json!({"version": SCHEMA_VERSION}),
+        )?;
+        stage.changes.push(ArtifactChange {
+            artifact: "schemas/v1.md".to_string(),
+            kind: "schema",
+            old_hash: schema_before,
+            new_hash: Some(schema_hash),
+            sources: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_shard(
+    conn: &Connection,
+    context: &StageContext<'_>,
+    stage: &mut Stage,
+    section: &str,
+    path: &str,
+    json_path: Option<&str>,
+    page_count: usize,
+    rows_hash: &str,
+    markdown: &str,
+    json: Option<&str>,
+    before: Option<&(String, String)>,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, json, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, json, context.run_id])?;
+    let (uri, kind) =
+        if section.is_empty() { (ROOT_URI.to_string(), "root") } else { (format!("{INDEX_PREFIX}{section}"), "shard") };
+    let metadata = serde_json::json!({"section": section, "pages": page_count});
+    upsert_object(conn, &uri, kind, path, markdown, context.run_id, &metadata)?;
+    if let (Some(json_path), Some(json)) = (json_path, json) {
+        upsert_object(conn, &format!("{uri}.json"), "shard_json", json_path, json, context.run_id, &metadata)?;
+    }
+    let old_hash = before.map(|(_, markdown)| content_hash(markdown.as_bytes()));
+    let new_hash = content_hash(markdown.as_bytes());
+    if old_hash.as_deref() != Some(new_hash.as_str()) {
+        stage.changes.push(ArtifactChange {
+            artifact: path.to_string(),
+            kind,
+            old_hash,
+            new_hash: Some(new_hash),
+            sources: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+fn user_error(message: String) -> rusqlite::Error {
+    rusqlite::Error::UserFunctionError(message.into())
+}
+
+/// An artifact on disk that differs from what the index says it should be.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Drift {
+    /// Relative to the output folder.
+    pub path: String,
+    /// `missing` or `modified`.
+    pub state: &'static str,
+}
+
+/// Every generated artifact and the text it should hold, from the index.
+fn expected_artifacts(conn: &Connection) -> rusqlite::Result<Vec<(String, &'static str, String)>> {
+    let pages: HashMap<String, String> = conn
+        .prepare("SELECT slug, markdown FROM wiki_pages")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let shards: HashMap<String, (String, Option<String>)> = conn
+        .prepare("SELECT section, markdown, json FROM knowledge_indexes")?
+        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    let objects: Vec<(String, String, String)> = conn
+        .prepare("SELECT uri, kind, path FROM storage_objects ORDER BY path")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (uri, kind, path) in objects {
+        let (kind, text): (&'static str, Option<String>) = match kind.as_str() {
+            "page" => ("page", uri.strip_prefix(PAGE_PREFIX).and_then(|slug| pages.get(slug)).cloned()),
+            "root" => ("shard", shards.get("").map(|(markdown, _)| markdown.clone())),
+            "shard" => ("shard", uri.strip_prefix(INDEX_PREFIX).and_then(|s| shards.get(s)).map(|(m, _)| m.clone())),
+            "shard_json" => (
+                "shard",
+                uri.strip_prefix(INDEX_PREFIX)
+                    .and_then(|s| s.strip_suffix(".json"))
+                    .and_then(|s| shards.get(s))
+                    .and_then(|(_, json)| json.clone()),
+            ),
+            "schema" => ("schema", Some(SCHEMA_DOC.to_string())),
+            _ => continue,
+        };
+        if let Some(text) = text {
+            out.push((path, kind, text));
+        }
+    }
+    Ok(out)
+}
+
+/// Generated artifacts whose file is missing or differs from the index: what `knowledge build --check`
+/// reports and what the next build rewrites.
+pub fn drift(conn: &Connection, output_dir: &Path) -> rusqlite::Result<Vec<Drift>> {
+    Ok(expected_artifacts(conn)?
+        .into_iter()
+        .filter_map(|(path, _, text)| match std::fs::read(output_dir.join(&path)) {
+            Ok(bytes) if bytes == text.as_bytes() => None,
+            Ok(_) => Some(Drift { path, state: "modified" }),
+            Err(_) => Some(Drift { path, state: "missing" }),
+        })
+        .collect())
+}
+
+/// After the commit: writes every artifact whose file differs from the index (new, changed, edited by
+/// hand or deleted), each atomically, and deletes the files of removed artifacts. Returns the page and
+/// shard counters' `written` and `unchanged`.
+pub fn sync_files(
+    conn: &Connection,
+    output_dir: &Path,
+    removed: &[(String, Option<String>)],
+    pages: &mut ArtifactCounters,
+    shards: &mut ArtifactCounters,
+) -> Result<(), std::io::Error> {
+    let expected = expected_artifacts(conn).map_err(std::io::Error::other)?;
+    let current: HashSet<&str> = expected.iter().map(|(path, _, _)| path.as_str()).collect();
+    for (path, old_hash) in removed.iter().filter(|(path, _)| !current.contains(path.as_str())) {
+        let file = output_dir.join(path);
+        let Ok(bytes) = std::fs::read(&file) else { continue };
+        // Only a file this compiler wrote: the hash it recorded, or a page that says it is generated.
+        let ours = old_hash.as_deref() == Some(content_hash(&bytes).as_str())
+            || (path.ends_with(".json") && path.starts_with("indexes/machine/"))
+            || String::from_utf8_lossy(&bytes).lines().take(40).any(|line| line.trim() == "generated: true");
+        if ours {
+            std::fs::remove_file(&file)?;
+        }
+    }
+    for (path, kind, text) in &expected {
+        let counters = if *kind == "page" { &mut *pages } else { &mut *shards };
+        let file = output_dir.join(path);
+        if std::fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes()) {
+            counters.unchanged += 1;
+            continue;
+        }
+        write_atomically(&file, text)?;
+        counters.written += 1;
+    }
+    Ok(())
+}
+
+fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {
+    let folder = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(folder)?;
+    let mut temporary = tempfile::NamedTempFile::new_in(folder)?;
+    std::io::Write::write_all(&mut temporary, text.as_bytes())?;
+    temporary.persist(file).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// Appends the build's artifact changes to `logs/YYYY/MM/DD.jsonl` (the day the build started, UTC).
+pub fn append_log(
+    output_dir: &Path,
+    run_id: &str,
+    started_at: &str,
+    changes: &[ArtifactChange],
+) -> Result<(), std::io::Error> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let (year, month, day) = (&started_at[0..4], &started_at[5..7], &started_at[8..10]);
+    let file = output_dir.join("logs").join(year).join(month).join(format!("{day}.jsonl"));
+    std::fs::create_dir_all(file.parent().expect("a log file has a folder"))?;
+    let mut lines = String::new();
+    for change in changes {
+        let record = serde_json::json!({
+            "run_id": run_id,
+            "at": started_at,
+            "artifact": change.artifact,
+            "kind": change.kind,
+            "old_hash": change.old_hash,
+            "new_hash": change.new_hash,
+            "sources": change.sources,
+        });
+        lines.push_str(&record.to_string());
+        lines.push('\n');
+    }
+    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&file)?;
+    std::io::Write::write_all(&mut log, lines.as_bytes())
+}
+
+/// The generated files an index lists, as project-relative paths: the source walk skips them.
+#[must_use]
+pub fn generated_in_project(project: &Project, generated: &HashSet<String>) -> HashSet<String> {
+    let output = Layout::new(project).wiki_folder_in_project;
+    let output = output.strip_suffix("/wiki").unwrap_or(&output).to_string();
+    generated.iter().map(|path| if output.is_empty() { path.clone() } else { format!("{output}/{path}") }).collect()
+}
+
+/// Whether a project-relative path is inside the output folder's `wiki/`.
+#[must_use]
+pub fn in_wiki_folder(project: &Project, path: &str) -> bool {
+    path.strip_prefix(&Layout::new(project).wiki_folder_in_project).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Whether a file's text is a page this compiler generated (front matter with `generated: true`).
+#[must_use]
+pub fn looks_generated(text: &str) -> bool {
+    let Some(body) = text.strip_prefix("---\n") else { return false };
+    body.lines().take_while(|line| *line != "---").any(|line| line.trim() == "generated: true")
+}

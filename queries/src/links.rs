@@ -1,0 +1,111 @@
+//! How documents name each other: wikilink names and relative link paths, resolved the same way by lint
+//! (to report what does not resolve) and by the wiki compiler (to follow what does).
+
+/// The names a wikilink may use for a source: its path and file name without extension, its title and
+/// its front matter aliases, all normalized with [`wiki_key`].
+#[must_use]
+pub fn wiki_names(path: &str, title: &str, aliases: &[String]) -> Vec<String> {
+    let without_extension = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+    let file_name = without_extension.rsplit('/').next().unwrap_or(without_extension);
+    let mut names = vec![wiki_key(without_extension), wiki_key(file_name), wiki_key(title)];
+    names.extend(aliases.iter().map(|alias| wiki_key(alias)));
+    names.retain(|n| !n.is_empty());
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Wikilinks match case-insensitively, with spaces, hyphens and underscores alike.
+#[must_use]
+pub fn wiki_key(name: &str) -> String {
+    let name = name.trim();
+    let name = name.strip_suffix(".md").unwrap_or(name);
+    name.to_lowercase().replace([' ', '_'], "-")
+}
+
+/// The normalized name a wikilink side refers to, or `None` for a link to the page itself (`[[#heading]]`)
+/// or one that climbs out of the project. Path forms (`[[../other/file]]`) resolve against the linking
+/// file's folder.
+#[must_use]
+pub fn wikilink_key(from: &str, target: &str) -> Option<String> {
+    let target = target.split(['#', '^']).next().unwrap_or_default().trim();
+    if target.is_empty() {
+        return None;
+    }
+    if target.contains('/') {
+        let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let joined =
+            if target.starts_with('/') { target.trim_start_matches('/').to_string() } else { join(folder, target)? };
+        return Some(wiki_key(joined.rsplit_once('.').filter(|(_, ext)| *ext == "md").map_or(&joined, |(s, _)| s)));
+    }
+    Some(wiki_key(target))
+}
+
+/// The project path a relative link destination names (query and anchor removed, `%XX` decoded), `from`
+/// itself for a bare anchor, or `None` when it climbs out of the project.
+#[must_use]
+pub fn link_path(from: &str, destination: &str) -> Option<String> {
+    let target = destination.split('#').next().unwrap_or_default();
+    let target = percent_decode(target.split('?').next().unwrap_or_default());
+    if target.is_empty() {
+        Some(from.to_string())
+    } else if let Some(rooted) = target.strip_prefix('/') {
+        normalize(rooted)
+    } else {
+        join(from.rsplit_once('/').map_or("", |(folder, _)| folder), &target)
+    }
+}
+
+/// The paths a resolved link may mean, in order: as written, the Markdown twin of an `.html` name (mdBook
+/// renders `x.md` as `x.html` and books link to the rendered name), and the name with `.md` added (wiki
+/// tools and site generators link a note without its extension).
+#[must_use]
+pub fn link_candidates(resolved: &str) -> [Option<String>; 3] {
+    [
+        Some(resolved.to_string()),
+        resolved.strip_suffix(".html").map(|stem| format!("{stem}.md")),
+        Some(format!("{resolved}.md")),
+    ]
+}
+
+/// `folder/target`, with `.` and `..` resolved; `None` when it climbs out of the project.
+#[must_use]
+pub fn join(folder: &str, target: &str) -> Option<String> {
+    normalize(&if folder.is_empty() { target.to_string() } else { format!("{folder}/{target}") })
+}
+
+fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Decodes `%XX` escapes; invalid escapes are kept as written.
+#[must_use]
+pub fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[at] == b'%'
+            && let (Some(high), Some(low)) =
+                (bytes.get(at + 1).and_then(|b| hex(*b)), bytes.get(at + 2).and_then(|b| hex(*b)))
+        {
+            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
+            at += 3;
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}

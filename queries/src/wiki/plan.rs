@@ -1,0 +1,334 @@
+//! Which concepts get a page, and what each page cites: a pure function of every source's signals.
+//!
+//! The rules (docs/wiki.md explains why):
+//! - A source's title names a concept only when no other source has the same title (every RFC titled
+//!   "Summary" names nothing). Its front matter aliases name the same concept.
+//! - A wikilink or a relative link to another source mentions that source's concept; an unresolved
+//!   wikilink mentions the concept its target names.
+//! - Defined terms and tags name concepts by their text; headings below the title only add places to a
+//!   concept that something else names.
+//! - A concept gets a page when at least `min_sources` sources mention it, at least one of them by
+//!   something other than a heading, and no hand-written page in the wiki folder defines it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::signals::{Signal, SignalKind};
+use crate::links::{link_candidates, link_path, wiki_names, wikilink_key};
+
+/// One source, as the planner sees it. Sources are given sorted by path.
+#[derive(Clone, Debug)]
+pub struct CatalogSource {
+    pub path: String,
+    pub title: String,
+    /// The section its pages go to: its top-level folder or a front matter field, decided by the driver.
+    pub section: String,
+    /// A hand-written page in the wiki folder: it holds its slug, and a concept it defines gets no page.
+    pub handwritten: bool,
+    pub signals: Vec<Signal>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PlanSettings {
+    pub min_sources: usize,
+    pub max_places: usize,
+    pub max_related: usize,
+}
+
+/// A signal of a source: indexes into the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Mention {
+    pub source: usize,
+    pub signal: usize,
+}
+
+/// A page to generate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PagePlan {
+    pub slug: String,
+    pub title: String,
+    pub aliases: Vec<String>,
+    pub section: String,
+    /// The sources that define the concept (title or alias), which come first in `places`.
+    pub defined_by: Vec<usize>,
+    /// One quoted place per source, best first, at most `max_places`.
+    pub places: Vec<Mention>,
+    /// Sources that mention the concept beyond `max_places`: listed, not quoted.
+    pub also: Vec<usize>,
+    /// Other pages (indexes into the plan) that share the most sources with this one.
+    pub related: Vec<usize>,
+    /// Links and wikilinks to the concept, in path and line order.
+    pub backlinks: Vec<Mention>,
+}
+
+/// The slug form of a name: lowercase letters and digits, other runs of characters as one `-`.
+#[must_use]
+pub fn concept_key(name: &str) -> String {
+    let mut key = String::new();
+    for c in name.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            key.push(c);
+        } else if !key.is_empty() && !key.ends_with('-') {
+            key.push('-');
+        }
+        if key.len() >= 80 {
+            break;
+        }
+    }
+    key.trim_end_matches('-').to_string()
+}
+
+/// Plans every page.
+#[must_use]
+pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> {
+    let resolver = Resolver::new(sources);
+    let mut concepts = UnionFind::default();
+    for (index, source) in sources.iter().enumerate() {
+        if let Some(own) = &resolver.own_key[index] {
+            for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias) {
+                concepts.union(own, &concept_key(&signal.label));
+            }
+        }
+    }
+
+    // Every mention, by concept.
+    let mut by_concept: BTreeMap<String, BTreeMap<usize, Vec<usize>>> = BTreeMap::new();
+    for (index, source) in sources.iter().enumerate() {
+        for (at, signal) in source.signals.iter().enumerate() {
+            let Some(key) = resolver.key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
+            let root = concepts.find(&key);
+            by_concept.entry(root).or_default().entry(index).or_default().push(at);
+        }
+    }
+
+    let handwritten_slugs: BTreeSet<String> = sources
+        .iter()
+        .filter(|s| s.handwritten)
+        .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(&s.path).trim_end_matches(".md")))
+        .collect();
+    let mut candidates: Vec<PagePlan> = Vec::new();
+    for mentions in by_concept.values() {
+        let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
+        let all: Vec<Mention> = mentions
+            .iter()
+            .flat_map(|(&source, signals)| signals.iter().map(move |&signal| Mention { source, signal }))
+            .collect();
+        let strong = all.iter().any(|m| kind(m) != SignalKind::Heading);
+        if mentions.len() < settings.min_sources.max(1) || !strong {
+            continue;
+        }
+        let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
+        let defined_by: Vec<usize> =
+            mentions.keys().copied().filter(|&s| all.iter().any(|m| m.source == s && defines(m))).collect();
+        if defined_by.iter().any(|&s| sources[s].handwritten) {
+            continue;
+        }
+        let title = match defined_by.first() {
+            Some(&definer) => sources[definer].title.clone(),
+            None => most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal]))),
+        };
+        // The best signal of each source, and the sources in the order their places are quoted.
+        let mut best: Vec<Mention> = mentions
+            .iter()
+            .map(|(&source, signals)| {
+                let signal = *signals
+                    .iter()
+                    .min_by_key(|&&at| (sources[source].signals[at].kind, sources[source].signals[at].excerpt.start))
+                    .expect("a concept's source mentions it");
+                Mention { source, signal }
+            })
+            .collect();
+        best.sort_by_key(|m| (!defined_by.contains(&m.source), kind(m), m.source));
+        let also = best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
+        let section = match defined_by.first() {
+            Some(&definer) => sources[definer].section.clone(),
+            None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
+        };
+        let mut aliases: Vec<String> = all
+            .iter()
+            .filter(|m| kind(m) == SignalKind::Alias && defined_by.contains(&m.source))
+            .map(|m| sources[m.source].signals[m.signal].label.clone())
+            .filter(|alias| !alias.eq_ignore_ascii_case(&title))
+            .collect();
+        aliases.sort();
+        aliases.dedup();
+        let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
+        backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].excerpt.start));
+        candidates.push(PagePlan {
+            slug: concept_key(&title),
+            title,
+            aliases,
+            section,
+            defined_by,
+            places: best,
+            also,
+            related: Vec::new(),
+            backlinks,
+        });
+    }
+
+    // Slugs: a concept named by a source comes first; a slug a hand-written page holds is never taken,
+    // and a second concept with the same slug gets a numbered one.
+    candidates.retain(|page| !page.slug.is_empty() && !handwritten_slugs.contains(&page.slug));
+    candidates.sort_by(|a, b| {
+        (a.defined_by.is_empty(), std::cmp::Reverse(a.places.len() + a.also.len()), &a.slug, &a.title).cmp(&(
+            b.defined_by.is_empty(),
+            std::cmp::Reverse(b.places.len() + b.also.len()),
+            &b.slug,
+            &b.title,
+        ))
+    });
+    let mut taken: BTreeSet<String> = handwritten_slugs;
+    for page in &mut candidates {
+        let base = page.slug.clone();
+        let mut n = 1;
+        while taken.contains(&page.slug) {
+            n += 1;
+            page.slug = format!("{base}-{n}");
+        }
+        taken.insert(page.slug.clone());
+    }
+    candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
+    relate(&mut candidates, settings.max_related);
+    candidates
+}
+
+/// Related pages: the pages that share the most sources with each page, then by slug.
+fn relate(pages: &mut [PagePlan], max_related: usize) {
+    let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (page, plan) in pages.iter().enumerate() {
+        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
+            pages_of_source.entry(source).or_default().push(page);
+        }
+    }
+    for page in 0..pages.len() {
+        let mut shared: HashMap<usize, usize> = HashMap::new();
+        for source in pages[page].places.iter().map(|m| m.source).chain(pages[page].also.iter().copied()) {
+            for &other in pages_of_source.get(&source).into_iter().flatten().filter(|&&other| other != page) {
+                *shared.entry(other).or_default() += 1;
+            }
+        }
+        let mut related: Vec<(usize, usize)> = shared.into_iter().collect();
+        related.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| pages[a.0].slug.cmp(&pages[b.0].slug)));
+        pages[page].related = related.into_iter().take(max_related).map(|(other, _)| other).collect();
+    }
+}
+
+/// The label a signal shows: a wikilink's target name without a heading part or folders.
+fn display_label(signal: &Signal) -> String {
+    match signal.kind {
+        SignalKind::Wikilink => {
+            let target = signal.label.split(['#', '^']).next().unwrap_or_default().trim();
+            let name = target.rsplit('/').next().unwrap_or(target);
+            name.strip_suffix(".md").unwrap_or(name).to_string()
+        }
+        _ => signal.label.trim().to_string(),
+    }
+}
+
+/// The most frequent value; ties go to the smallest.
+fn most_common(values: impl Iterator<Item = String>) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for value in values {
+        *counts.entry(value).or_default() += 1;
+    }
+    let top = counts.values().copied().max().unwrap_or(0);
+    counts.into_iter().find(|(_, count)| *count == top).map(|(value, _)| value).unwrap_or_default()
+}
+
+/// Resolves signals to concept keys.
+struct Resolver<'a> {
+    sources: &'a [CatalogSource],
+    /// The concept each source names itself: its title when no other source shares it, else its first alias.
+    own_key: Vec<Option<String>>,
+    by_name: HashMap<String, usize>,
+    by_path: HashMap<&'a str, usize>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(sources: &'a [CatalogSource]) -> Resolver<'a> {
+        let mut title_count: HashMap<String, usize> = HashMap::new();
+        for source in sources {
+            *title_count.entry(concept_key(&source.title)).or_default() += 1;
+        }
+        let aliases = |source: &CatalogSource| -> Vec<String> {
+            source.signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label.clone()).collect()
+        };
+        let own_key = sources
+            .iter()
+            .map(|source| {
+                let title = concept_key(&source.title);
+                if !title.is_empty() && title_count[&title] == 1 {
+                    return Some(title);
+                }
+                aliases(source).first().map(|alias| concept_key(alias)).filter(|key| !key.is_empty())
+            })
+            .collect();
+        let mut by_name = HashMap::new();
+        for (index, source) in sources.iter().enumerate() {
+            for name in wiki_names(&source.path, &source.title, &aliases(source)) {
+                by_name.entry(name).or_insert(index);
+            }
+        }
+        let by_path = sources.iter().enumerate().map(|(index, s)| (s.path.as_str(), index)).collect();
+        Resolver { sources, own_key, by_name, by_path }
+    }
+
+    fn key_of(&self, source: usize, signal: &Signal) -> Option<String> {
+        let path = &self.sources[source].path;
+        match signal.kind {
+            SignalKind::Title => self.own_key[source].clone().filter(|key| *key == concept_key(&signal.label)),
+            SignalKind::Alias | SignalKind::Defined | SignalKind::Heading | SignalKind::Tag => {
+                Some(concept_key(&signal.label))
+            }
+            SignalKind::Wikilink => {
+                let sides = std::iter::once(&signal.label).chain(signal.other.as_ref());
+                let target =
+                    sides.filter_map(|side| wikilink_key(path, side)).find_map(|name| self.by_name.get(&name).copied());
+                match target {
+                    Some(target) if target == source => None,
+                    Some(target) => self.own_key[target].clone().or_else(|| Some(concept_key(&display_label(signal)))),
+                    None => Some(concept_key(&display_label(signal))),
+                }
+            }
+            SignalKind::Link => {
+                let resolved = link_path(path, &signal.label)?;
+                let target = link_candidates(&resolved)
+                    .into_iter()
+                    .flatten()
+                    .find_map(|p| self.by_path.get(p.as_str()).copied())?;
+                if target == source { None } else { self.own_key[target].clone() }
+            }
+        }
+    }
+}
+
+/// Union-find over concept keys; the root of a set is its smallest key, so the result does not depend on
+/// the order of unions.
+#[derive(Default)]
+struct UnionFind {
+    parent: HashMap<String, String>,
+}
+
+impl UnionFind {
+    fn find(&mut self, key: &str) -> String {
+        let mut root = key.to_string();
+        while let Some(parent) = self.parent.get(&root).filter(|p| **p != root) {
+            root = parent.clone();
+        }
+        if root != key {
+            self.parent.insert(key.to_string(), root.clone());
+        }
+        root
+    }
+
+    fn union(&mut self, a: &str, b: &str) {
+        if b.is_empty() {
+            return;
+        }
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            let (small, large) = if a < b { (a, b) } else { (b, a) };
+            self.parent.insert(large, small);
+        }
+    }
+}

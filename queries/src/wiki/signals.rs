@@ -1,0 +1,242 @@
+//! Concept signals: the places in one source that name a concept, each with the excerpt a page would
+//! quote. Per file and pure; which signals make a page is decided across files by [`super::plan`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunking::Chunk;
+use crate::front_matter::{FrontMatter, FrontMatterValue};
+use crate::markdown::{BlockKind, ParsedDocument};
+use crate::text::offset;
+
+/// The longest excerpt a page quotes, in bytes.
+const EXCERPT_BYTES: usize = 600;
+
+/// What kind of mention a signal is. The order is the order of preference when one source mentions a
+/// concept several ways: the excerpt a page quotes comes from the first kind present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalKind {
+    /// The source's own title (front matter `title`, the first level-1 heading, or the file name).
+    Title,
+    /// A front matter alias of the source.
+    Alias,
+    /// A term the text defines: `**term** is ...`, `called *term*`.
+    Defined,
+    /// A heading below the title: counts as a place, never makes a page on its own.
+    Heading,
+    /// A `[[wikilink]]`; `label` is the part before `|`, `other` the part after it.
+    Wikilink,
+    /// A relative Markdown link to another file; `label` is the destination.
+    Link,
+    /// A front matter tag.
+    Tag,
+}
+
+impl SignalKind {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignalKind::Title => "title",
+            SignalKind::Alias => "alias",
+            SignalKind::Defined => "defined",
+            SignalKind::Heading => "heading",
+            SignalKind::Wikilink => "wikilink",
+            SignalKind::Link => "link",
+            SignalKind::Tag => "tag",
+        }
+    }
+
+    #[must_use]
+    pub fn parse(name: &str) -> Option<SignalKind> {
+        [
+            SignalKind::Title,
+            SignalKind::Alias,
+            SignalKind::Defined,
+            SignalKind::Heading,
+            SignalKind::Wikilink,
+            SignalKind::Link,
+            SignalKind::Tag,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
+    }
+
+    /// Links point at another source's concept; the other kinds name a concept by their label.
+    #[must_use]
+    pub fn is_reference(self) -> bool {
+        matches!(self, SignalKind::Wikilink | SignalKind::Link)
+    }
+}
+
+/// One mention of a concept in a source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signal {
+    pub kind: SignalKind,
+    pub label: String,
+    pub other: Option<String>,
+    pub excerpt: Excerpt,
+}
+
+/// A byte range of the source that a page quotes, inside one chunk, so its text can be read back from
+/// the index without the source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Excerpt {
+    pub chunk: u32,
+    pub start: u32,
+    pub end: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// The signals of one parsed source, given its text and chunks.
+#[must_use]
+pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk]) -> Vec<Signal> {
+    let Some(lead) = lead_block(doc) else { return Vec::new() };
+    let mut signals = Vec::new();
+    let mut push = |kind, label: &str, other: Option<String>, range: (usize, usize)| {
+        let label = label.trim();
+        if label.is_empty() || label.len() > 120 {
+            return;
+        }
+        if let Some(excerpt) = excerpt(text, doc, chunks, range) {
+            signals.push(Signal { kind, label: label.to_string(), other, excerpt });
+        }
+    };
+    push(SignalKind::Title, title, None, lead);
+    if let Some(front_matter) = &doc.front_matter {
+        for alias in values(front_matter, &["aliases", "alias"]) {
+            push(SignalKind::Alias, &alias, None, lead);
+        }
+        for tag in values(front_matter, &["tags", "tag"]) {
+            push(SignalKind::Tag, tag.trim_start_matches('#'), None, lead);
+        }
+    }
+    let mut blocks = doc.blocks.iter().peekable();
+    while let Some(block) = blocks.next() {
+        let BlockKind::Heading(index) = block.kind else { continue };
+        let heading = &doc.headings[index as usize];
+        // The title heading is the title signal; a heading with nothing under it has no place to quote.
+        if heading.level == 1 && heading.text == title {
+            continue;
+        }
+        if let Some(next) = blocks.peek().filter(|next| !matches!(next.kind, BlockKind::Heading(_))) {
+            push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize));
+        }
+    }
+    for term in &doc.emphasis {
+        if is_definition(text, term.start as usize, term.end as usize, &term.text) {
+            push(SignalKind::Defined, &term.text, None, block_around(text, doc, term.start as usize));
+        }
+    }
+    for link in &doc.wikilinks {
+        let place = block_around(text, doc, link.start as usize);
+        push(SignalKind::Wikilink, &link.first, link.second.clone(), place);
+    }
+    for link in doc.links.iter().filter(|link| is_relative_document(&link.target)) {
+        push(SignalKind::Link, &link.target, None, block_around(text, doc, link.start as usize));
+    }
+    signals
+}
+
+/// The first block of prose, or failing that the first block that is not a heading.
+fn lead_block(doc: &ParsedDocument) -> Option<(usize, usize)> {
+    let not_heading = |kind: &BlockKind| !matches!(kind, BlockKind::Heading(_));
+    doc.blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::Other)
+        .or_else(|| doc.blocks.iter().find(|b| not_heading(&b.kind)))
+        .map(|b| (b.start as usize, b.end as usize))
+}
+
+/// The top-level block that holds `at`.
+/// A long block or any list or table is narrowed to the line that holds `at`: one item is the place, not
+/// the whole list.
+fn block_around(text: &str, doc: &ParsedDocument, at: usize) -> (usize, usize) {
+    let index = doc.blocks.partition_point(|b| b.start as usize <= at).saturating_sub(1);
+    let Some(block) = doc.blocks.get(index) else { return (at, at) };
+    let (start, end) = (block.start as usize, block.end as usize);
+    let first = text[start..end].trim_start();
+    let listed = first.starts_with(['-', '*', '+', '|'])
+        || first.split_once(['.', ')']).is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if !listed && end - start <= EXCERPT_BYTES {
+        return (start, end);
+    }
+    let line_start = text[start..at.min(end)].rfind('\n').map_or(start, |n| start + n + 1);
+    let line_end = text[at.min(end)..end].find('\n').map_or(end, |n| at.min(end) + n);
+    (line_start, line_end)
+}
+
+/// The excerpt for a mention inside `range`: the whole block when it is short, else the line holding the
+/// mention's start; cut to [`EXCERPT_BYTES`] at a sentence end or a space, and kept inside one chunk.
+fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, usize)) -> Option<Excerpt> {
+    let (mut start, mut end) = range;
+    let chunk = chunks.iter().rev().find(|c| c.start as usize <= start && start < c.end as usize)?;
+    end = end.min(chunk.end as usize);
+    if end - start > EXCERPT_BYTES {
+        end = cut(text, start, start + EXCERPT_BYTES);
+    }
+    let trimmed = text[start..end].trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    start += text[start..end].find(trimmed).unwrap_or(0);
+    end = start + trimmed.len();
+    Some(Excerpt {
+        chunk: chunk.ordinal,
+        start: offset(start),
+        end: offset(end),
+        start_line: doc.lines.line_of(offset(start)),
+        end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
+    })
+}
+
+/// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else at the last
+/// space, else at a character boundary.
+fn cut(text: &str, start: usize, limit: usize) -> usize {
+    let mut limit = limit.min(text.len());
+    while !text.is_char_boundary(limit) {
+        limit -= 1;
+    }
+    let window = &text[start..limit];
+    if let Some(at) = window.rfind(". ").filter(|&at| at > window.len() / 3) {
+        return start + at + 1;
+    }
+    window.rfind(char::is_whitespace).filter(|&at| at > 0).map_or(limit, |at| start + at)
+}
+
+/// Whether an emphasized span is a term the text defines: a short phrase right before `is`, `are`,
+/// `means` or `refers to`, or right after `called`, `known as` or `termed`.
+fn is_definition(text: &str, start: usize, end: usize, term: &str) -> bool {
+    let words = term.split_whitespace().count();
+    if !(1..=4).contains(&words) || term.len() > 48 || !term.chars().any(char::is_alphabetic) {
+        return false;
+    }
+    if term.ends_with([':', '.', ',', '!', '?']) {
+        return false;
+    }
+    let after = text[end..].trim_start_matches(['*', '_']);
+    let before = text[..start].trim_end_matches(['*', '_']).to_lowercase();
+    [" is ", " are ", " means ", " refers to "].iter().any(|verb| after.starts_with(verb))
+        || [" called", " known as", " termed"].iter().any(|lead| before.ends_with(lead))
+}
+
+/// A link to another document of the project: relative, not an image, not only an anchor.
+fn is_relative_document(target: &str) -> bool {
+    let target = target.trim();
+    let path = target.split(['#', '?']).next().unwrap_or_default();
+    if path.is_empty() || target.starts_with("//") || target.contains("://") || target.starts_with("mailto:") {
+        return false;
+    }
+    let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
+    !matches!(extension.as_deref(), Some("png" | "jpg" | "jpeg" | "gif" | "svg" | "webp" | "ico" | "pdf"))
+}
+
+/// The values of the first of `keys` the front matter holds: a list, or a scalar of comma-separated values.
+fn values(front_matter: &FrontMatter, keys: &[&str]) -> Vec<String> {
+    let Some(value) = keys.iter().find_map(|key| front_matter.fields.get(*key)) else { return Vec::new() };
+    let list = match value {
+        FrontMatterValue::List(list) => list.clone(),
+        FrontMatterValue::Scalar(scalar) => scalar.split(',').map(str::to_string).collect(),
+    };
+    list.into_iter().map(|v| v.trim().trim_matches(['"', '\'']).to_string()).filter(|v| !v.is_empty()).collect()
+}

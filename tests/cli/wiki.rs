@@ -1,0 +1,162 @@
+//! The wiki compiler across process runs: pages re-rendered only where an edit reaches, files left alone
+//! when unchanged, removals logged, drift caught by `build --check`, pages searchable.
+
+use std::time::SystemTime;
+
+use serde_json::json;
+
+use crate::{CliTest, stderr, stdout};
+
+const ALPHA: &str = ".hasna/knowledge/wiki/general/alpha.md";
+const BETA: &str = ".hasna/knowledge/wiki/general/beta.md";
+
+/// Alpha and Beta are each linked from another source, so each gets a page; Gamma is linked by none.
+fn fixture() -> CliTest {
+    let test = CliTest::new();
+    test.write("a.md", "# Alpha\n\nAlpha leans on [[Beta]] for its footing.\n");
+    test.write("b.md", "# Beta\n\nBeta stands alone in the meadow.\n");
+    test.write("c.md", "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]] in one breath.\n");
+    test
+}
+
+fn modified(path: &std::path::Path) -> SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+fn day_log(test: &CliTest) -> String {
+    let mut logs = Vec::new();
+    for year in std::fs::read_dir(test.path(".hasna/knowledge/logs")).unwrap() {
+        for month in std::fs::read_dir(year.unwrap().path()).unwrap() {
+            for day in std::fs::read_dir(month.unwrap().path()).unwrap() {
+                logs.push(std::fs::read_to_string(day.unwrap().path()).unwrap());
+            }
+        }
+    }
+    logs.concat()
+}
+
+#[test]
+fn an_edit_rerenders_only_the_pages_that_quote_it_and_leaves_other_files_alone() {
+    let test = fixture();
+    let first = test.build();
+    assert_eq!(first["pages"], json!({"rendered": 2, "written": 2, "unchanged": 0, "deleted": 0}));
+    assert_eq!(first["sources"]["scanned"], 3);
+    let alpha_mtime = modified(&test.path(ALPHA));
+    let root_mtime = modified(&test.path(".hasna/knowledge/indexes/root.md"));
+
+    let second = test.build();
+    assert_eq!(second["wrote"], false);
+    assert_eq!(second["sources"]["scanned"], 3, "generated pages are not sources");
+    assert_eq!(second["pages"], json!({"rendered": 0, "written": 0, "unchanged": 2, "deleted": 0}));
+
+    test.write("b.md", "# Beta\n\nBeta stands alone in the meadow, mostly.\n");
+    let third = test.build();
+    assert_eq!(third["pages"], json!({"rendered": 1, "written": 1, "unchanged": 1, "deleted": 0}));
+    assert_eq!(third["shards"]["rendered"], 1, "the section's shard lists Beta's new hash; the root is unchanged");
+    assert_eq!(modified(&test.path(ALPHA)), alpha_mtime, "Alpha's page does not quote b.md");
+    assert_eq!(modified(&test.path(".hasna/knowledge/indexes/root.md")), root_mtime);
+    let beta = std::fs::read_to_string(test.path(BETA)).unwrap();
+    assert!(beta.contains("> Beta stands alone in the meadow, mostly."), "{beta}");
+    assert!(beta.contains("generated: true") && beta.contains("ref: \"file://b.md\""), "{beta}");
+}
+
+#[test]
+fn deleting_a_source_removes_the_pages_it_alone_kept_and_logs_it() {
+    let test = fixture();
+    test.build();
+    assert!(test.path(ALPHA).is_file());
+    test.remove("c.md");
+    let summary = test.build();
+    assert_eq!(summary["pages"]["deleted"], 1, "Alpha was linked only from c.md");
+    assert_eq!(summary["pages"]["rendered"], 1, "Beta no longer quotes c.md");
+    assert!(!test.path(ALPHA).exists());
+    let beta = std::fs::read_to_string(test.path(BETA)).unwrap();
+    assert!(!beta.contains("c.md"), "{beta}");
+
+    let removal = day_log(&test)
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|record| record["artifact"] == "wiki/general/alpha.md" && record["new_hash"].is_null())
+        .expect("the log records the removal");
+    assert!(removal["old_hash"].is_string());
+    assert_eq!(removal["run_id"], summary["run_id"]);
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let count = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, i64>(0)).unwrap();
+    assert_eq!(count("SELECT count(*) FROM citations WHERE path = 'c.md'"), 0);
+    assert_eq!(count("SELECT count(*) FROM wiki_pages WHERE slug = 'alpha'"), 0);
+    assert_eq!(count("SELECT count(*) FROM sources WHERE path = 'knowledge://wiki/alpha'"), 0);
+    assert_eq!(
+        count("SELECT count(*) FROM run_events WHERE kind = 'page_removed' AND path = 'knowledge://wiki/alpha'"),
+        1
+    );
+}
+
+#[test]
+fn build_check_reports_a_hand_edited_page_and_a_build_restores_it() {
+    let test = fixture();
+    test.build();
+    assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
+    let original = std::fs::read_to_string(test.path(BETA)).unwrap();
+    test.write(BETA, "# Beta\n\nEdited by hand.\n");
+    std::fs::remove_file(test.path(".hasna/knowledge/indexes/machine/general.json")).unwrap();
+
+    let check = test.run(&["build", "--check"]);
+    assert_eq!(check.status.code(), Some(1));
+    let out = stdout(&check);
+    assert!(out.contains("modified: wiki/general/beta.md (generated)"), "{out}");
+    assert!(out.contains("missing: indexes/machine/general.json (generated)"), "{out}");
+
+    let summary = test.build();
+    assert_eq!(summary["wrote"], false, "the index is current; only files are restored");
+    assert_eq!(summary["pages"]["written"], 1);
+    assert_eq!(summary["shards"]["written"], 1);
+    assert_eq!(std::fs::read_to_string(test.path(BETA)).unwrap(), original);
+    assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
+}
+
+#[test]
+fn pages_are_searchable_as_wiki_page_results_and_resolve_by_slug() {
+    let test = fixture();
+    test.build();
+    let results =
+        serde_json::from_str::<serde_json::Value>(&test.ok(&["search", "meadow", "--kind", "wiki_page", "--json"]))
+            .unwrap();
+    let results = results["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    assert!(results.iter().all(|r| r["kind"] == "wiki_page"), "{results:#?}");
+    assert_eq!(results[0]["source"]["uri"], "knowledge://wiki/beta");
+    let sources_only = test.ok(&["search", "meadow", "--kind", "source_chunk", "--json"]);
+    assert!(!sources_only.contains("knowledge://wiki/"), "{sources_only}");
+
+    let page: serde_json::Value = serde_json::from_str(&test.ok(&["get", "beta", "--json"])).unwrap();
+    assert_eq!(page["source"]["uri"], "knowledge://wiki/beta", "{page:#}");
+    assert_eq!(page["source"]["title"], "Beta");
+    let chunk_id = page["source"]["chunks"][0]["id"].as_str().unwrap().to_string();
+    let chunk: serde_json::Value = serde_json::from_str(&test.ok(&["get", &chunk_id, "--json"])).unwrap();
+    assert_eq!(chunk["chunk"]["source"]["uri"], "knowledge://wiki/beta", "{chunk:#}");
+}
+
+#[test]
+fn a_template_error_names_the_template_and_line_and_writes_nothing() {
+    let test = fixture();
+    test.write("kc.toml", "version = 1\n[wiki]\ntemplates_dir = \"tpl\"\n");
+    test.write("tpl/page.md.j2", "# {{ title }}\n{% for x in %}\n");
+    let output = test.run(&["build"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("page.md.j2") && message.contains("line 2"), "{message}");
+    assert!(!test.index().exists());
+}
+
+#[test]
+fn turning_the_wiki_off_removes_what_it_generated() {
+    let test = fixture();
+    test.build();
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n[wiki]\nenabled = false\n");
+    let summary = test.build();
+    assert_eq!(summary["pages"]["deleted"], 2);
+    assert_eq!(summary["sources"]["changed"], 0, "no source is re-derived");
+    assert!(!test.path(ALPHA).exists() && !test.path(BETA).exists());
+    assert!(!test.path(".hasna/knowledge/indexes/root.md").exists());
+    assert_eq!(test.result_paths("meadow"), ["b.md"]);
+}
