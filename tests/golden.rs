@@ -120,7 +120,7 @@ fn normalize_log(text: &str) -> String {
 fn dump_index(path: &Path) -> String {
     let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut out = String::new();
-    let sections: [(&str, &str); 11] = [
+    let sections: [(&str, &str); 12] = [
         (
             "meta",
             "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run', 'schema_hash', 'wiki_config') ORDER BY key",
@@ -148,6 +148,7 @@ fn dump_index(path: &Path) -> String {
         ),
         ("citations", "SELECT * FROM citations ORDER BY page, note"),
         ("wiki_backlinks", "SELECT * FROM wiki_backlinks ORDER BY page, from_ref, line"),
+        ("page_sources", "SELECT * FROM page_sources ORDER BY page, path"),
         ("knowledge_indexes", "SELECT section, path, json_path, page_count FROM knowledge_indexes ORDER BY section"),
         ("storage_objects", "SELECT uri, kind, path, hash, size, metadata FROM storage_objects ORDER BY uri"),
         (

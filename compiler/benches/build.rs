@@ -20,7 +20,12 @@ use std::time::{Duration, Instant};
 use knowledge::build::{Compiler, Silent};
 use knowledge::config::Project;
 
-const CORPORA: [(&str, &str); 3] = [("rust-rfcs", "rust-rfcs/text"), ("rust-book", "rust-book/src"), ("tldr", "tldr")];
+const CORPORA: [(&str, &str); 4] = [
+    ("rust-rfcs", "rust-rfcs/text"),
+    ("rust-book", "rust-book/src"),
+    ("tldr", "tldr"),
+    ("dendron-vault", "dendron-vault/vault"),
+];
 
 fn main() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");

@@ -305,9 +305,13 @@ impl Compiler {
             chunk_counters.deleted += prior.sources[path].chunk_count;
         }
         let mut old_ids: HashMap<&str, HashSet<String>> = HashMap::new();
+        // What each changed source gave the wiki planner: while it stays equal, the edit reaches only pages
+        // that list the source.
+        let mut old_plan_inputs: HashMap<&str, String> = HashMap::new();
         for item in &pending {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
+                old_plan_inputs.insert(item.found.path.as_str(), store.plan_inputs(p.id)?);
             }
         }
         chunk_counters.total = chunk_counters.reused;
@@ -360,6 +364,16 @@ impl Compiler {
             let rows_done = std::cell::Cell::new(None);
             let lint_counts = std::cell::Cell::new(None);
             let wiki_stage = std::cell::RefCell::new(wiki::Stage::default());
+            // Whether the plan may change (a source's signals or labels changed, a source came or went, or
+            // the settings did), and the changed sources whose signals did not.
+            let replan = std::cell::Cell::new(
+                full_rebuild
+                    || prior.needs_schema
+                    || rewiki
+                    || !removed.is_empty()
+                    || project.config.wiki.section_field.is_some(),
+            );
+            let touched = std::cell::RefCell::new(Vec::new());
             let executed = self.db.executed_counter();
             let streamed = Instant::now();
             reporter.stage("compiling", pending.len() as u64);
@@ -380,6 +394,12 @@ impl Compiler {
                     });
                 });
                 let observe = |row: &SourceRow| {
+                    match old_plan_inputs.get(row.path.as_str()) {
+                        Some(old) if *old == wiki::plan_inputs(&row.signals, &row.labels) => {
+                            touched.borrow_mut().push(row.path.clone());
+                        }
+                        _ => replan.set(true),
+                    }
                     let old = old_ids.get(row.path.as_str());
                     let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
                     let mut counted = counted.borrow_mut();
@@ -391,6 +411,10 @@ impl Compiler {
                 };
                 let wiki = |conn: &rusqlite::Connection| {
                     rows_done.set(Some(Instant::now()));
+                    let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
+                    if !replan.get() && !wiki::any_page_lists(conn, &touched.borrow()).map_err(sql)? {
+                        return Ok(Vec::new());
+                    }
                     let context = wiki::StageContext {
                         project,
                         templates: &templates,

@@ -443,7 +443,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (_, conn, access) = open_as(db, &start, principal.as_deref())?;
             let stats = knowledge::reader::stats(&conn, &access)?;
             print(json, &stats, |out| {
-                writeln!(out, "{} sources, {} chunks, {} builds", stats.sources, stats.chunks, stats.runs)?;
+                writeln!(
+                    out,
+                    "{} sources, {} chunks, {} wiki pages, {} builds",
+                    stats.sources, stats.chunks, stats.pages, stats.runs
+                )?;
                 if let Some(run) = &stats.last_run {
                     writeln!(out, "last build: {} at {}", run.id, run.finished_at)?;
                 }
@@ -459,6 +463,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 for run in listing.runs.iter().flatten() {
                     writeln!(out, "{}  {}", run.id, run.finished_at)?;
+                }
+                for page in listing.pages.iter().flatten() {
+                    writeln!(out, "{}  {}  {} sources  {}", page.slug, page.title, page.source_count, page.path)?;
+                }
+                for index in listing.indexes.iter().flatten() {
+                    writeln!(out, "{}  {} pages", index.path, index.page_count)?;
                 }
                 match &listing.next_cursor {
                     Some(cursor) => writeln!(out, "more: --cursor {cursor}"),

@@ -312,12 +312,14 @@ impl KnowledgeServer {
     }
 }
 
-const PROJECT_RESOURCES: [(&str, &str, &str, &str); 5] = [
+const PROJECT_RESOURCES: [(&str, &str, &str, &str); 7] = [
     ("knowledge://project/config", "config", "application/toml", "The kc.toml the index was built with."),
     ("knowledge://project/storage", "storage", "application/json", "Where the index is and its size and format."),
     ("knowledge://project/schema", "schema", "application/sql", "The SQL schema of the index."),
     ("knowledge://project/sources", "sources", "application/json", "The first 1000 indexed sources."),
     ("knowledge://project/runs", "runs", "application/json", "The last 20 builds and what they changed."),
+    ("knowledge://project/wiki/pages", "wiki pages", "application/json", "The first 1000 generated concept pages."),
+    ("knowledge://project/indexes", "indexes", "application/json", "The catalog shards: the root and one per section."),
 ];
 
 #[tool_handler(router = self.tool_router)]
@@ -350,6 +352,14 @@ impl ServerHandler for KnowledgeServer {
             ResourceTemplate::new("knowledge://source/{path}", "source")
                 .with_description("One indexed source by project-relative path: metadata, outline and chunks.")
                 .with_mime_type("application/json"),
+            ResourceTemplate::new("knowledge://wiki/{slug}", "page")
+                .with_description(
+                    "One generated concept page as Markdown: quotes, citations, related pages, backlinks.",
+                )
+                .with_mime_type("text/markdown"),
+            ResourceTemplate::new("knowledge://index/{section}", "index")
+                .with_description("One catalog shard as Markdown (`root` for the root).")
+                .with_mime_type("text/markdown"),
             ResourceTemplate::new("knowledge://run/{id}", "run")
                 .with_description("One build by run id: its counters, commit and the changes it made.")
                 .with_mime_type("application/json"),
@@ -418,6 +428,14 @@ fn resource_text(
             let listing = reader::list(conn, ListKind::Sources, None, 1000, access).map_err(|e| failed(&e))?;
             Ok(("application/json", to_json(&listing)?))
         }
+        "knowledge://project/wiki/pages" => {
+            let listing = reader::list(conn, ListKind::Pages, None, 1000, access).map_err(|e| failed(&e))?;
+            Ok(("application/json", to_json(&listing)?))
+        }
+        "knowledge://project/indexes" => {
+            let listing = reader::list(conn, ListKind::Indexes, None, 1000, access).map_err(|e| failed(&e))?;
+            Ok(("application/json", to_json(&listing)?))
+        }
         "knowledge://project/runs" => {
             let changes = reader::recent_changes(conn, 20, None, access).map_err(|e| failed(&e))?;
             Ok(("application/json", to_json(&changes)?))
@@ -428,6 +446,16 @@ fn resource_text(
                     Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
                     _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
                 }
+            } else if let Some(slug) = uri.strip_prefix(crate::wiki::PAGE_PREFIX) {
+                reader::page_markdown(conn, slug)
+                    .map_err(|e| failed(&e))?
+                    .map(|markdown| ("text/markdown", markdown))
+                    .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
+            } else if let Some(section) = uri.strip_prefix("knowledge://index/") {
+                reader::shard_markdown(conn, section)
+                    .map_err(|e| failed(&e))?
+                    .map(|markdown| ("text/markdown", markdown))
+                    .ok_or_else(|| ResourceError::NotFound(format!("no index shard `{section}`")))
             } else if let Some(id) = uri.strip_prefix("knowledge://run/") {
                 let change = reader::recent_changes(conn, 1000, None, access)
                     .map_err(|e| failed(&e))?

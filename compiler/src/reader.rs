@@ -65,6 +65,22 @@ pub struct SourceDetail {
     /// The run that last derived this source's rows.
     pub indexed_run: String,
     pub chunks: Vec<ChunkSummary>,
+    /// For a generated page: the documents that link to its concept and the pages that list it as related.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub backlinks: Vec<Backlink>,
+    /// For a source: the generated pages that quote it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cited_by: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Backlink {
+    /// `file://PATH` of a linking source, or `knowledge://wiki/SLUG` of a page that lists this one as related.
+    pub from_ref: String,
+    /// The line of the link; 0 for a related page.
+    pub line: u32,
+    /// `wikilink`, `link` or `related`.
+    pub kind: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -146,6 +162,8 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
                         outline: serde_json::from_str(&row.get::<_, String>(8)?).unwrap_or_default(),
                         indexed_run: row.get(9)?,
                         chunks: Vec::new(),
+                        backlinks: Vec::new(),
+                        cited_by: Vec::new(),
                     },
                 ))
             },
@@ -160,7 +178,33 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
             Ok(ChunkSummary { id: row.get(0)?, title: row.get(1)?, start_line: row.get(2)?, end_line: row.get(3)? })
         })?
         .collect::<rusqlite::Result<_>>()?;
+    if let Some(slug) = detail.path.strip_prefix(crate::wiki::PAGE_PREFIX) {
+        detail.backlinks = conn
+            .prepare_cached(
+                "SELECT from_ref, line, kind FROM wiki_backlinks WHERE page = ?1 ORDER BY kind, from_ref, line",
+            )?
+            .query_map([slug], |row| Ok(Backlink { from_ref: row.get(0)?, line: row.get(1)?, kind: row.get(2)? }))?
+            .collect::<rusqlite::Result<_>>()?;
+    } else {
+        detail.cited_by = conn
+            .prepare_cached(
+                "SELECT DISTINCT 'knowledge://wiki/' || page FROM citations WHERE source_ref = ?1 ORDER BY 1",
+            )?
+            .query_map([&detail.uri], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+    }
     Ok(Some(detail))
+}
+
+/// A generated page's Markdown, as its file holds it. Pages quote only what every principal may read.
+pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT markdown FROM wiki_pages WHERE slug = ?1", [slug], |row| row.get(0)).optional()
+}
+
+/// A catalog shard's Markdown; `root` names the root.
+pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
+    let section = if section == "root" { "" } else { section };
+    conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
 }
 
 /// What `list` enumerates.
@@ -171,6 +215,42 @@ pub enum ListKind {
     Runs,
     /// Notes added with `knowledge add`, indexed as `knowledge://item/ID`.
     Notes,
+    /// Generated concept pages, by slug.
+    Pages,
+    /// The catalog shards, by section (the root is the section `""`).
+    Indexes,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PageItem {
+    /// `knowledge://wiki/SLUG`: what `knowledge_get` resolves.
+    pub uri: String,
+    pub slug: String,
+    pub title: String,
+    pub section: String,
+    /// The page file, relative to the output folder.
+    pub path: String,
+    pub aliases: Vec<String>,
+    /// Sources that mention the concept.
+    pub source_count: u64,
+    pub summary: String,
+    /// Content hash of the page file.
+    pub hash: String,
+    /// The run that last rendered it.
+    pub run_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IndexItem {
+    /// `knowledge://index/SECTION`, or `knowledge://index/root`.
+    pub uri: String,
+    pub section: String,
+    /// The Markdown shard, relative to the output folder.
+    pub path: String,
+    /// The JSON shard; absent for the root.
+    pub json_path: Option<String>,
+    pub page_count: u64,
+    pub run_id: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -206,6 +286,10 @@ pub struct Listing {
     pub sources: Option<Vec<SourceItem>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<Vec<RunItem>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Vec<PageItem>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<Vec<IndexItem>>,
     pub next_cursor: Option<String>,
 }
 
@@ -223,11 +307,11 @@ pub fn list(
     match kind {
         ListKind::Sources | ListKind::Notes => {
             let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
-            let notes = if kind == ListKind::Notes { "LIKE" } else { "NOT LIKE" };
+            let notes = if kind == ListKind::Notes { "LIKE 'knowledge://item/%'" } else { "NOT LIKE 'knowledge://%'" };
             let mut items: Vec<SourceItem> = conn
                 .prepare_cached(&format!(
                     "SELECT uri, path, title, kind, revision, size, chunk_count FROM sources
-                     WHERE path > ?1 AND path {notes} 'knowledge://item/%' AND {} ORDER BY path LIMIT ?2",
+                     WHERE path > ?1 AND path {notes} AND {} ORDER BY path LIMIT ?2",
                     access.source_filter("id")
                 ))?
                 .query_map(params![after, fetch], |row| {
@@ -243,13 +327,62 @@ pub fn list(
                 })?
                 .collect::<rusqlite::Result<_>>()?;
             let next_cursor = page_cursor(&mut items, limit, |item| format!("s:{}", item.path));
-            Ok(Listing { kind, sources: Some(items), runs: None, next_cursor })
+            Ok(Listing { kind, sources: Some(items), runs: None, pages: None, indexes: None, next_cursor })
         }
         ListKind::Runs => {
             let before = decode_cursor(cursor, "r:")?;
             let mut items = runs_where(conn, "id < ?1 OR ?1 IS NULL", params![before, fetch], access)?;
             let next_cursor = page_cursor(&mut items, limit, |item| format!("r:{}", item.id));
-            Ok(Listing { kind, sources: None, runs: Some(items), next_cursor })
+            Ok(Listing { kind, sources: None, runs: Some(items), pages: None, indexes: None, next_cursor })
+        }
+        // Pages quote only sources every principal may read, so they need no permission filter.
+        ListKind::Pages => {
+            let after = decode_cursor(cursor, "p:")?.unwrap_or_default();
+            let mut items: Vec<PageItem> = conn
+                .prepare_cached(
+                    "SELECT slug, title, section, path, aliases, source_count, summary, hash, run_id FROM wiki_pages
+                     WHERE slug > ?1 ORDER BY slug LIMIT ?2",
+                )?
+                .query_map(params![after, fetch], |row| {
+                    let slug: String = row.get(0)?;
+                    Ok(PageItem {
+                        uri: format!("{}{slug}", crate::wiki::PAGE_PREFIX),
+                        slug,
+                        title: row.get(1)?,
+                        section: row.get(2)?,
+                        path: row.get(3)?,
+                        aliases: serde_json::from_str(&row.get::<_, String>(4)?).unwrap_or_default(),
+                        source_count: row.get::<_, i64>(5)?.cast_unsigned(),
+                        summary: row.get(6)?,
+                        hash: row.get(7)?,
+                        run_id: row.get(8)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let next_cursor = page_cursor(&mut items, limit, |item| format!("p:{}", item.slug));
+            Ok(Listing { kind, sources: None, runs: None, pages: Some(items), indexes: None, next_cursor })
+        }
+        ListKind::Indexes => {
+            let after = decode_cursor(cursor, "i:")?;
+            let mut items: Vec<IndexItem> = conn
+                .prepare_cached(
+                    "SELECT section, path, json_path, page_count, run_id FROM knowledge_indexes
+                     WHERE ?1 IS NULL OR section > ?1 ORDER BY section LIMIT ?2",
+                )?
+                .query_map(params![after, fetch], |row| {
+                    let section: String = row.get(0)?;
+                    Ok(IndexItem {
+                        uri: format!("knowledge://index/{}", if section.is_empty() { "root" } else { &section }),
+                        section,
+                        path: row.get(1)?,
+                        json_path: row.get(2)?,
+                        page_count: row.get::<_, i64>(3)?.cast_unsigned(),
+                        run_id: row.get(4)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let next_cursor = page_cursor(&mut items, limit, |item| format!("i:{}", item.section));
+            Ok(Listing { kind, sources: None, runs: None, pages: None, indexes: Some(items), next_cursor })
         }
     }
 }
@@ -420,8 +553,12 @@ pub fn lint_results(
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Stats {
     pub format_version: String,
+    /// Sources and notes (generated pages are counted in `pages`).
     pub sources: u64,
+    /// Chunks of sources, notes and pages.
     pub chunks: u64,
+    /// Generated concept pages.
+    pub pages: u64,
     pub runs: u64,
     pub last_run: Option<RunItem>,
     /// Which search modes work on this index.
@@ -438,8 +575,12 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
         conn.query_row("SELECT value FROM meta WHERE key = 'format_version'", [], |row| row.get(0))?;
     Ok(Stats {
         format_version,
-        sources: count(&format!("SELECT count(*) FROM sources WHERE {}", access.source_filter("id")))?,
+        sources: count(&format!(
+            "SELECT count(*) FROM sources WHERE path NOT LIKE 'knowledge://wiki/%' AND {}",
+            access.source_filter("id")
+        ))?,
         chunks: count(&format!("SELECT count(*) FROM chunks WHERE {}", access.source_filter("source_id")))?,
+        pages: count("SELECT count(*) FROM wiki_pages")?,
         runs: count("SELECT count(*) FROM runs")?,
         last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1], access)?.into_iter().next(),
         search_modes: vec!["keyword"],

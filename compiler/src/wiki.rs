@@ -144,6 +144,28 @@ pub struct StageContext<'a> {
     pub full: bool,
 }
 
+/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, and its
+/// permission labels. While these stay equal, the source can change only pages that list it.
+#[must_use]
+pub fn plan_inputs(signals: &[Signal], labels: &str) -> String {
+    let mut text = String::from(labels);
+    for signal in signals {
+        text.push_str(&format!("\n{}\t{}\t{:?}", signal.kind.as_str(), signal.label, signal.other));
+    }
+    text
+}
+
+/// Whether any page lists one of `paths` (quoted, listed or linking).
+pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
+    let mut statement = conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM page_sources WHERE path = ?1)")?;
+    for path in paths {
+        if statement.query_row([path], |row| row.get::<_, bool>(0))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Plans, renders and stores the wiki inside the build's transaction.
 pub fn compile(
     conn: &Connection,
@@ -591,6 +613,17 @@ fn store_page(
             quote.signal,
         ])?;
     }
+    let mut depends = conn.prepare_cached("INSERT INTO page_sources (page, path) VALUES (?1, ?2)")?;
+    let paths: std::collections::BTreeSet<&str> = model
+        .quotes()
+        .map(|q| &q.source)
+        .chain(&model.also)
+        .chain(model.backlinks.iter().map(|b| &b.source))
+        .map(|source| source.path.as_str())
+        .collect();
+    for path in paths {
+        depends.execute(params![model.slug, path])?;
+    }
     let mut backlink =
         conn.prepare_cached("INSERT INTO wiki_backlinks (page, from_ref, line, kind) VALUES (?1, ?2, ?3, ?4)")?;
     for link in &model.backlinks {
@@ -626,6 +659,7 @@ fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
     }
     conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM wiki_backlinks WHERE page = ?1 AND kind != 'related'")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM wiki_backlinks WHERE from_ref = ?1 AND kind = 'related'")?.execute([&page_ref])?;
     conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&page_ref])?;

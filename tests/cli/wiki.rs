@@ -160,3 +160,23 @@ fn turning_the_wiki_off_removes_what_it_generated() {
     assert!(!test.path(".hasna/knowledge/indexes/root.md").exists());
     assert_eq!(test.result_paths("meadow"), ["b.md"]);
 }
+
+#[test]
+fn an_edit_that_changes_no_signal_of_an_unlisted_source_leaves_the_wiki_alone() {
+    let test = fixture();
+    test.write("d.md", "# Delta\n\nDelta is off on its own.\n");
+    test.build();
+    test.write("d.md", "# Delta\n\nDelta is off on its own, still.\n");
+    let summary = test.build();
+    assert_eq!(summary["sources"]["changed"], 1);
+    assert_eq!(summary["pages"], json!({"rendered": 0, "written": 0, "unchanged": 2, "deleted": 0}));
+    assert_eq!(summary["shards"]["rendered"], 0);
+
+    // A new wikilink is a new signal: the plan runs again and Alpha's page gains a quote and a backlink.
+    test.write("d.md", "# Delta\n\nDelta is off on its own, but envies [[Alpha]].\n");
+    let summary = test.build();
+    assert_eq!(summary["pages"]["rendered"], 1);
+    let alpha = std::fs::read_to_string(test.path(ALPHA)).unwrap();
+    assert!(alpha.contains("> Delta is off on its own, but envies [[Alpha]]."), "{alpha}");
+    assert!(alpha.contains("[Delta](../../../../d.md), line 3"), "{alpha}");
+}

@@ -199,6 +199,36 @@ impl Store {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
+    /// A source's stored signals and labels, as [`crate::wiki::plan_inputs`] renders them.
+    pub fn plan_inputs(&self, source_id: i64) -> Result<String, StoreError> {
+        let read = || -> rusqlite::Result<String> {
+            let labels: String =
+                self.conn.query_row("SELECT labels FROM sources WHERE id = ?1", [source_id], |row| row.get(0))?;
+            let signals: Vec<knowledge_queries::wiki::Signal> = self
+                .conn
+                .prepare_cached("SELECT kind, label, other FROM concept_signals WHERE source_id = ?1 ORDER BY rowid")?
+                .query_map([source_id], |row| {
+                    let kind: String = row.get(0)?;
+                    Ok(knowledge_queries::wiki::Signal {
+                        kind: knowledge_queries::wiki::SignalKind::parse(&kind)
+                            .unwrap_or(knowledge_queries::wiki::SignalKind::Heading),
+                        label: row.get(1)?,
+                        other: row.get(2)?,
+                        excerpt: knowledge_queries::wiki::Excerpt {
+                            chunk: 0,
+                            start: 0,
+                            end: 0,
+                            start_line: 0,
+                            end_line: 0,
+                        },
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(crate::wiki::plan_inputs(&signals, &labels))
+        };
+        read().map_err(|e| self.wrap(e))
+    }
+
     /// The ids of a source's current chunks.
     pub fn chunk_ids(&self, source_id: i64) -> Result<Vec<String>, StoreError> {
         let mut statement =

@@ -85,20 +85,35 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
     for (index, source) in sources.iter().enumerate() {
         if let Some(own) = &resolver.own_key[index] {
             for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias) {
-                concepts.union(own, &concept_key(&signal.label));
+                concepts.union(own.clone(), concept_key(&signal.label));
             }
         }
     }
 
-    // Every mention, by concept.
-    let mut by_concept: BTreeMap<String, BTreeMap<usize, Vec<usize>>> = BTreeMap::new();
+    // Every mention, by concept; then only concepts enough sources mention, in key order.
+    let mut by_key: HashMap<String, Vec<Mention>> = HashMap::new();
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let Some(key) = resolver.key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
-            let root = concepts.find(&key);
-            by_concept.entry(root).or_default().entry(index).or_default().push(at);
+            by_key.entry(concepts.find(key)).or_default().push(Mention { source: index, signal: at });
         }
     }
+    let min_sources = settings.min_sources.max(1);
+    let mut by_concept: Vec<(String, BTreeMap<usize, Vec<usize>>)> = by_key
+        .into_iter()
+        .filter(|(_, mentions)| {
+            mentions.len() >= min_sources
+                && mentions.iter().map(|m| m.source).collect::<BTreeSet<_>>().len() >= min_sources
+        })
+        .map(|(key, mentions)| {
+            let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for m in mentions {
+                by_source.entry(m.source).or_default().push(m.signal);
+            }
+            (key, by_source)
+        })
+        .collect();
+    by_concept.sort_by(|a, b| a.0.cmp(&b.0));
 
     let handwritten_slugs: BTreeSet<String> = sources
         .iter()
@@ -106,14 +121,14 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
         .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(&s.path).trim_end_matches(".md")))
         .collect();
     let mut candidates: Vec<PagePlan> = Vec::new();
-    for mentions in by_concept.values() {
+    for (_, mentions) in &by_concept {
         let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
         let all: Vec<Mention> = mentions
             .iter()
             .flat_map(|(&source, signals)| signals.iter().map(move |&signal| Mention { source, signal }))
             .collect();
         let strong = all.iter().any(|m| kind(m) != SignalKind::Heading);
-        if mentions.len() < settings.min_sources.max(1) || !strong {
+        if !strong {
             continue;
         }
         let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
@@ -246,27 +261,31 @@ struct Resolver<'a> {
 
 impl<'a> Resolver<'a> {
     fn new(sources: &'a [CatalogSource]) -> Resolver<'a> {
-        let mut title_count: HashMap<String, usize> = HashMap::new();
-        for source in sources {
-            *title_count.entry(concept_key(&source.title)).or_default() += 1;
+        let title_keys: Vec<String> = sources.iter().map(|source| concept_key(&source.title)).collect();
+        let mut title_count: HashMap<&str, usize> = HashMap::new();
+        for key in &title_keys {
+            *title_count.entry(key.as_str()).or_default() += 1;
         }
         let aliases = |source: &CatalogSource| -> Vec<String> {
             source.signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label.clone()).collect()
         };
         let own_key = sources
             .iter()
-            .map(|source| {
-                let title = concept_key(&source.title);
-                if !title.is_empty() && title_count[&title] == 1 {
-                    return Some(title);
+            .zip(&title_keys)
+            .map(|(source, title)| {
+                if !title.is_empty() && title_count[title.as_str()] == 1 {
+                    return Some(title.clone());
                 }
                 aliases(source).first().map(|alias| concept_key(alias)).filter(|key| !key.is_empty())
             })
             .collect();
+        // Names matter only to wikilinks, which many projects have none of.
         let mut by_name = HashMap::new();
-        for (index, source) in sources.iter().enumerate() {
-            for name in wiki_names(&source.path, &source.title, &aliases(source)) {
-                by_name.entry(name).or_insert(index);
+        if sources.iter().any(|s| s.signals.iter().any(|signal| signal.kind == SignalKind::Wikilink)) {
+            for (index, source) in sources.iter().enumerate() {
+                for name in wiki_names(&source.path, &source.title, &aliases(source)) {
+                    by_name.entry(name).or_insert(index);
+                }
             }
         }
         let by_path = sources.iter().enumerate().map(|(index, s)| (s.path.as_str(), index)).collect();
@@ -310,18 +329,21 @@ struct UnionFind {
 }
 
 impl UnionFind {
-    fn find(&mut self, key: &str) -> String {
-        let mut root = key.to_string();
+    fn find(&mut self, key: String) -> String {
+        if self.parent.is_empty() {
+            return key;
+        }
+        let mut root = key.clone();
         while let Some(parent) = self.parent.get(&root).filter(|p| **p != root) {
             root = parent.clone();
         }
         if root != key {
-            self.parent.insert(key.to_string(), root.clone());
+            self.parent.insert(key, root.clone());
         }
         root
     }
 
-    fn union(&mut self, a: &str, b: &str) {
+    fn union(&mut self, a: String, b: String) {
         if b.is_empty() {
             return;
         }

@@ -12,3 +12,4 @@ CREATE INDEX citations_by_page ON citations(page, note);
 CREATE INDEX citations_by_source ON citations(source_ref);
 CREATE INDEX wiki_backlinks_by_page ON wiki_backlinks(page);
 CREATE INDEX wiki_backlinks_by_origin ON wiki_backlinks(from_ref);
+CREATE INDEX page_sources_by_path ON page_sources(path);

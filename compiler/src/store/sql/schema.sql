@@ -148,6 +148,13 @@ CREATE TABLE wiki_backlinks (
     kind TEXT NOT NULL                  -- wikilink | link | related
 );
 
+-- Every source a page's content depends on (quoted, listed, linking): an edit to a source no page lists,
+-- which changes none of its signals, cannot change the wiki.
+CREATE TABLE page_sources (
+    page TEXT NOT NULL,                 -- wiki_pages.slug
+    path TEXT NOT NULL
+);
+
 -- Every quote on every page, with what it resolves to.
 CREATE TABLE citations (
     page TEXT NOT NULL,                 -- wiki_pages.slug
