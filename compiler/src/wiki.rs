@@ -269,6 +269,8 @@ struct Catalog {
     sources: Vec<CatalogSource>,
     ids: Vec<i64>,
     revisions: Vec<String>,
+    /// Source index by path.
+    index_of: HashMap<String, usize>,
 }
 
 /// Reads every source a generated page may quote: files (not notes), readable by every principal (no
@@ -296,7 +298,7 @@ fn read_catalog(conn: &Connection, project: &Project) -> rusqlite::Result<Catalo
     let shared = shared_folders(
         rows.iter().map(|row| row.1.as_str()).filter(|path| path.contains('/') && !path.starts_with(&wiki_folder)),
     );
-    let mut catalog = Catalog { sources: Vec::new(), ids: Vec::new(), revisions: Vec::new() };
+    let mut catalog = Catalog { sources: Vec::new(), ids: Vec::new(), revisions: Vec::new(), index_of: HashMap::new() };
     let mut index_of: HashMap<i64, usize> = HashMap::new();
     for (id, path, title, revision, field_value) in rows {
         let handwritten = path.starts_with(&wiki_folder);
@@ -312,6 +314,7 @@ fn read_catalog(conn: &Connection, project: &Project) -> rusqlite::Result<Catalo
             .find(|key| !key.is_empty())
             .map_or_else(|| "general".to_string(), |key| if key == "root" { "root-section".to_string() } else { key });
         index_of.insert(id, catalog.sources.len());
+        catalog.index_of.insert(path.clone(), catalog.sources.len());
         catalog.sources.push(CatalogSource { path, title, section, handwritten, signals: Vec::new() });
         catalog.ids.push(id);
         catalog.revisions.push(revision);
@@ -460,8 +463,7 @@ fn page_model(page: &wiki::PagePlan, plans: &[wiki::PagePlan], catalog: &Catalog
 
 /// Reads each quote's text from its chunk in the index.
 fn fill_quotes(conn: &Connection, model: &mut PageModel, catalog: &Catalog) -> rusqlite::Result<()> {
-    let index_of: HashMap<&str, usize> =
-        catalog.sources.iter().enumerate().map(|(index, s)| (s.path.as_str(), index)).collect();
+    let index_of = &catalog.index_of;
     let mut statement =
         conn.prepare_cached("SELECT text, start_offset FROM chunks WHERE source_id = ?1 AND ordinal = ?2")?;
     for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
@@ -1016,13 +1018,20 @@ pub fn sync_files(
     Ok(())
 }
 
+/// Writes a file through a temporary sibling (named by this process, so two builds never share one) and a
+/// rename, so a reader sees the old file or the new one.
 fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {
     let folder = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(folder)?;
-    let mut temporary = tempfile::NamedTempFile::new_in(folder)?;
-    std::io::Write::write_all(&mut temporary, text.as_bytes())?;
-    temporary.persist(file).map_err(|error| error.error)?;
-    Ok(())
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    match std::fs::write(&temporary, text) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(folder)?;
+            std::fs::write(&temporary, text)?;
+        }
+        other => other?,
+    }
+    std::fs::rename(&temporary, file)
 }
 
 /// Appends the build's artifact changes to `logs/YYYY/MM/DD.jsonl` (the day the build started, UTC).

@@ -181,6 +181,9 @@ impl Store {
         // 64 MiB of page cache and in-memory sorting keep a large build's inserts and index builds off disk.
         conn.pragma_update(None, "cache_size", -65536).map_err(wrap)?;
         conn.pragma_update(None, "temp_store", "memory").map_err(wrap)?;
+        // A build prepares a few dozen distinct statements (sources, chunks, signals, wiki rows); the default
+        // cache of 16 would evict and re-parse them for every page.
+        conn.set_prepared_statement_cache_capacity(64);
         Ok(Store { path: path.to_path_buf(), conn })
     }
 

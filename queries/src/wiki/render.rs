@@ -114,18 +114,31 @@ pub fn check_template(name: &str, template: &str) -> Result<(), String> {
     environment(name, template).map(|_| ())
 }
 
-/// Renders any model with a template's source text.
-pub fn render(name: &str, template: &str, model: &impl Serialize) -> Result<String, String> {
-    let env = environment(name, template)?;
-    let rendered = env
-        .get_template(name)
-        .and_then(|template| template.render(minijinja::Value::from(minijinja::value::Serde(model))))
-        .map_err(|error| describe(name, &error))?;
-    // One trailing newline, whatever the template ends with.
-    Ok(format!("{}\n", rendered.trim_end()))
+thread_local! {
+    /// The last template compiled on this thread, by name and text: a build renders hundreds of pages with
+    /// one template, and compiling it is most of the cost of a render.
+    static COMPILED: std::cell::RefCell<Option<(String, String, minijinja::Environment<'static>)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
-fn environment<'a>(name: &'a str, template: &'a str) -> Result<minijinja::Environment<'a>, String> {
+/// Renders any model with a template's source text.
+pub fn render(name: &str, template: &str, model: &impl Serialize) -> Result<String, String> {
+    COMPILED.with(|compiled| {
+        let mut compiled = compiled.borrow_mut();
+        if !compiled.as_ref().is_some_and(|(n, t, _)| n == name && t == template) {
+            *compiled = Some((name.to_string(), template.to_string(), environment(name, template)?));
+        }
+        let (_, _, env) = compiled.as_ref().expect("compiled just now");
+        let rendered = env
+            .get_template(name)
+            .and_then(|template| template.render(minijinja::Value::from(minijinja::value::Serde(model))))
+            .map_err(|error| describe(name, &error))?;
+        // One trailing newline, whatever the template ends with.
+        Ok(format!("{}\n", rendered.trim_end()))
+    })
+}
+
+fn environment(name: &str, template: &str) -> Result<minijinja::Environment<'static>, String> {
     let mut env = minijinja::Environment::new();
     let syntax = minijinja::syntax::SyntaxConfig::builder()
         .trim_blocks(true)
@@ -137,7 +150,7 @@ fn environment<'a>(name: &'a str, template: &'a str) -> Result<minijinja::Enviro
     env.add_filter("yaml", yaml_string);
     env.add_filter("quote", quote);
     env.add_filter("md", markdown_text);
-    env.add_template(name, template).map_err(|error| describe(name, &error))?;
+    env.add_template_owned(name.to_string(), template.to_string()).map_err(|error| describe(name, &error))?;
     Ok(env)
 }
 

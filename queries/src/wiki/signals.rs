@@ -91,7 +91,7 @@ pub struct Excerpt {
 /// The signals of one parsed source, given its text and chunks.
 #[must_use]
 pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk]) -> Vec<Signal> {
-    let Some(lead) = lead_block(doc) else { return Vec::new() };
+    let Some(lead) = lead_block(text, doc) else { return Vec::new() };
     let mut signals = Vec::new();
     let mut push = |kind, label: &str, other: Option<String>, range: (usize, usize)| {
         let label = label.trim();
@@ -138,12 +138,21 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
     signals
 }
 
-/// The first block of prose, or failing that the first block that is not a heading.
-fn lead_block(doc: &ParsedDocument) -> Option<(usize, usize)> {
+/// The first block of prose (a few words, not markup: no HTML, embed, template or key-value line), else the
+/// first block that is not a heading.
+fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
     let not_heading = |kind: &BlockKind| !matches!(kind, BlockKind::Heading(_));
+    let prose = |start: u32, end: u32| {
+        let block = text[start as usize..end as usize].trim_start();
+        let first_line = block.lines().next().unwrap_or_default();
+        block.split_whitespace().count() >= 5
+            && !block.starts_with(['<', '!', '{', '|', '['])
+            && first_line.split_once(": ").is_none_or(|(key, _)| key.contains(' '))
+    };
     doc.blocks
         .iter()
-        .find(|b| b.kind == BlockKind::Other)
+        .find(|b| b.kind == BlockKind::Other && prose(b.start, b.end))
+        .or_else(|| doc.blocks.iter().find(|b| b.kind == BlockKind::Other))
         .or_else(|| doc.blocks.iter().find(|b| not_heading(&b.kind)))
         .map(|b| (b.start as usize, b.end as usize))
 }
