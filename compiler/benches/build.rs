@@ -34,6 +34,7 @@ fn main() {
         "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 | search p95 |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut wiki_rows = Vec::new();
     for (name, relative) in CORPORA {
         if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
             continue;
@@ -43,11 +44,18 @@ fn main() {
             eprintln!("skipping {name}: {} not found", source.display());
             continue;
         }
-        bench_corpus(name, &source);
+        wiki_rows.push(bench_corpus(name, &source));
+    }
+    println!();
+    println!("| corpus | pages | cold build | cold, wiki off | wiki share of cold |");
+    println!("|---|---|---|---|---|");
+    for row in wiki_rows {
+        println!("{row}");
     }
 }
 
-fn bench_corpus(name: &str, source: &Path) {
+/// Prints the corpus' row of the main table and returns its row of the wiki table.
+fn bench_corpus(name: &str, source: &Path) -> String {
     let work = tempfile::tempdir().unwrap();
     let root = work.path();
     let (files, bytes) = copy_markdown(source, &root.join("corpus"));
@@ -55,13 +63,25 @@ fn bench_corpus(name: &str, source: &Path) {
     let project = Project::load(&root.join("kc.toml")).unwrap();
     let index_dir = project.output_dir();
 
-    let cold = median(3, || {
+    let mut pages = 0;
+    let mut cold_build = |project: &Project| {
         let _ = std::fs::remove_dir_all(&index_dir);
         let start = Instant::now();
-        let summary = Compiler::new().build(&project, &Silent).unwrap();
+        let summary = Compiler::new().build(project, &Silent).unwrap();
         assert_eq!(summary.sources.added as usize, files);
+        pages = summary.pages.rendered;
         start.elapsed()
-    });
+    };
+    // The wiki's share: the same cold build with `[wiki] enabled = false`.
+    std::fs::write(
+        root.join("kc.toml"),
+        "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n[wiki]\nenabled = false\n",
+    )
+    .unwrap();
+    let without_wiki = Project::load(&root.join("kc.toml")).unwrap();
+    let cold_no_wiki = median(3, || cold_build(&without_wiki));
+    std::fs::write(root.join("kc.toml"), "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n").unwrap();
+    let cold = median(3, || cold_build(&project));
     let floor = median(3, || fts5_floor(&index_dir.join("knowledge.db"), &root.join("floor.db")));
     let noop = median(5, || {
         let start = Instant::now();
@@ -139,6 +159,12 @@ fn bench_corpus(name: &str, source: &Path) {
         ms(in_p50),
         ms(in_p95),
     );
+    format!(
+        "| {name} | {pages} | {} | {} | {:.0}% |",
+        ms(cold),
+        ms(cold_no_wiki),
+        100.0 * (cold.as_secs_f64() - cold_no_wiki.as_secs_f64()).max(0.0) / cold.as_secs_f64()
+    )
 }
 
 fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {

@@ -501,9 +501,11 @@ impl Compiler {
     /// starts a new revision even for an equal value, so every value is compared first.
     fn sync_inputs(&mut self, project: &Project, pending: &[Pending]) -> Vec<SourceFile> {
         let patterns = &project.config.lint.contradiction_patterns;
+        let wiki_folder = wiki::wiki_folder(project);
         match LintSettings::try_get(&self.db) {
             None => {
-                let _settings = LintSettings::builder(patterns.clone()).durability(Durability::HIGH).new(&self.db);
+                let _settings =
+                    LintSettings::builder(patterns.clone(), wiki_folder).durability(Durability::HIGH).new(&self.db);
             }
             Some(settings) => {
                 if settings.contradiction_patterns(&self.db) != patterns {
@@ -511,6 +513,9 @@ impl Compiler {
                         .set_contradiction_patterns(&mut self.db)
                         .with_durability(Durability::HIGH)
                         .to(patterns.clone());
+                }
+                if settings.wiki_folder(&self.db) != &wiki_folder {
+                    settings.set_wiki_folder(&mut self.db).with_durability(Durability::HIGH).to(wiki_folder);
                 }
             }
         }
@@ -742,7 +747,7 @@ impl LabelRules {
 pub(crate) fn fingerprint(project: &Project) -> String {
     let chunking = &project.config.chunking;
     let material = format!(
-        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\n",
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\nwiki folder {}\n",
         env!("CARGO_PKG_VERSION"),
         store::FORMAT_VERSION,
         SOURCE_HASH,
@@ -752,6 +757,7 @@ pub(crate) fn fingerprint(project: &Project) -> String {
         project.config.lint.contradiction_patterns,
         project.config.permissions.rules.iter().map(|r| (r.path.get_ref(), &r.labels)).collect::<Vec<_>>(),
         project.config.permissions.principals,
+        wiki::wiki_folder(project),
     );
     content_hash(material.as_bytes())
 }

@@ -51,8 +51,7 @@ pub struct Rule {
     pub summary: &'static str,
 }
 
-/// Every rule, in documentation order. Rules marked "(wiki)" come with the wiki compiler; their codes are
-/// accepted in configuration already, so a configuration written for them keeps working.
+/// Every rule, in documentation order.
 pub const RULES: &[Rule] = &[
     Rule {
         code: "broken_link",
@@ -94,15 +93,19 @@ pub const RULES: &[Rule] = &[
     Rule {
         code: "missing_citation",
         severity: Severity::Warning,
-        summary: "(wiki) A wiki page's claim section cites nothing.",
+        summary: "A section of a hand-written wiki page makes claims (a paragraph of prose) but cites nothing.",
     },
     Rule {
         code: "stale_citation",
         severity: Severity::Warning,
-        summary: "(wiki) A citation's recorded revision no longer matches its source.",
+        summary: "A citation's recorded revision no longer matches its source: a generated page that needs a build, or a `file://PATH@REV` ref.",
     },
-    Rule { code: "unresolved_source_ref", severity: Severity::Error, summary: "(wiki) A citation's source is gone." },
-    Rule { code: "orphan_page", severity: Severity::Info, summary: "(wiki) A wiki page nothing links to." },
+    Rule {
+        code: "unresolved_source_ref",
+        severity: Severity::Error,
+        summary: "A citation names a source that is not in the project.",
+    },
+    Rule { code: "orphan_page", severity: Severity::Info, summary: "A hand-written wiki page nothing links to." },
 ];
 
 #[must_use]
@@ -164,10 +167,13 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     let index = project.output_dir().join(DB_FILE);
     // No index, one in another format or one that cannot be read: every file is parsed here. A cache makes
     // lint faster, never different.
-    let (prior, mut stored) = store::open_read_only(&index)
+    let (prior, mut stored, page_citations) = store::open_read_only(&index)
         .ok()
-        .and_then(|conn| Some((store::read_prior(&conn).ok()?, store::read_facts(&conn).ok()?)))
-        .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new()));
+        .and_then(|conn| {
+            let citations = store::read_page_citations(&conn).unwrap_or_default();
+            Some((store::read_prior(&conn).ok()?, store::read_facts(&conn).ok()?, citations))
+        })
+        .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new(), Vec::new()));
     let trusted = build::trusts(&prior, &build::fingerprint(project));
     let mut scan = build::scan(project, &prior, !trusted, &Silent);
 
@@ -195,7 +201,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         });
     }
     let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
-    let mut diagnostics = diagnose(project, files.as_mut_slice());
+    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations);
     diagnostics.retain(|d| reported(&d.path));
 
     let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
@@ -219,9 +225,10 @@ pub fn is_at_or_under(path: &str, prefix: &str) -> bool {
 
 /// The findings of every enabled rule over `files`, with configured severities, without suppressed ones,
 /// sorted by path, line, column and code.
-fn diagnose(project: &Project, files: &mut [FileFacts]) -> Vec<Diagnostic> {
+fn diagnose(project: &Project, files: &mut [FileFacts], page_citations: &[store::PageCitation]) -> Vec<Diagnostic> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut diagnostics = check(project, files);
+    diagnostics.extend(check_page_citations(project, files, page_citations));
     let settings = Settings::from_project(project);
     let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
     diagnostics.retain(|d| settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
@@ -238,7 +245,8 @@ fn diagnose(project: &Project, files: &mut [FileFacts]) -> Vec<Diagnostic> {
 pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Diagnostic>> {
     let mut files: Vec<FileFacts> =
         store::read_facts(conn)?.into_iter().filter_map(|(path, facts)| stored_file(&path, facts)).collect();
-    Ok(diagnose(project, &mut files))
+    // Inside a build the pages were just rendered from these very sources: their citations are current.
+    Ok(diagnose(project, &mut files, &[]))
 }
 
 /// A source's facts as the index stores them; `None` if they cannot be read.
@@ -384,6 +392,9 @@ fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
             report(marker.line, marker.column, "contradiction_marker", message);
         }
     }
+
+    diagnostics.extend(check_wiki_pages(project, files));
+    diagnostics.extend(check_source_refs(files));
 
     let min_sources = project.config.lint.new_article_min_sources.max(1) as usize;
     for (linking, path, line, column, shown) in unresolved.into_values() {
@@ -611,4 +622,165 @@ pub fn relative_paths(project: &Project, working_dir: &Path, paths: &[std::path:
             join("", &relative.to_string_lossy().replace('\\', "/")).unwrap_or_default()
         })
         .collect()
+}
+
+/// A folder's landing page (`README.md`, `index.md`): it introduces the folder rather than making claims, and
+/// nothing needs to link to it.
+fn is_landing_page(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    matches!(name.as_str(), "readme.md" | "index.md")
+}
+
+/// `missing_citation` and `orphan_page`: hand-written pages in the output folder's `wiki/`.
+fn check_wiki_pages(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
+    let pages: Vec<&FileFacts> =
+        files.iter().filter(|f| crate::wiki::in_wiki_folder(project, &f.path) && !is_landing_page(&f.path)).collect();
+    if pages.is_empty() {
+        return Vec::new();
+    }
+    let mut diagnostics = Vec::new();
+    for page in &pages {
+        for section in &page.facts.uncited_sections {
+            let what = if section.value.is_empty() {
+                "the text before the first heading".to_string()
+            } else {
+                format!("section `{}`", section.value)
+            };
+            diagnostics.push(Diagnostic {
+                path: page.path.clone(),
+                line: section.line,
+                column: section.column,
+                severity: Severity::Warning,
+                code: "missing_citation",
+                message: format!("{what} makes claims but cites nothing: link, wikilink or footnote its sources"),
+            });
+        }
+    }
+    // Which files other files link to, by path or by a wikilink name.
+    let paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
+    for file in files {
+        for name in &file.names {
+            by_name.entry(name.as_str()).or_default().push(file.path.as_str());
+        }
+    }
+    let mut linked: HashSet<&str> = HashSet::new();
+    for file in files {
+        for link in &file.facts.links {
+            let Some(resolved) = knowledge_queries::links::link_path(&file.path, &link.value) else { continue };
+            if let Some(target) = link_candidates(&resolved).into_iter().flatten().find_map(|p| paths.get(p.as_str()))
+                && *target != file.path
+            {
+                linked.insert(target);
+            }
+        }
+        for wikilink in &file.facts.wikilinks {
+            for side in std::iter::once(&wikilink.first).chain(wikilink.second.as_ref()) {
+                let Some(key) = wikilink_key(&file.path, side) else { continue };
+                for target in by_name.get(key.as_str()).into_iter().flatten() {
+                    if *target != file.path {
+                        linked.insert(target);
+                    }
+                }
+            }
+        }
+    }
+    for page in pages.iter().filter(|page| !linked.contains(page.path.as_str())) {
+        diagnostics.push(Diagnostic {
+            path: page.path.clone(),
+            line: 1,
+            column: 1,
+            severity: Severity::Info,
+            code: "orphan_page",
+            message: "no other document links to this wiki page".to_string(),
+        });
+    }
+    diagnostics
+}
+
+/// `stale_citation` and `unresolved_source_ref` for `file://PATH@REV` refs written in any source.
+fn check_source_refs(files: &[FileFacts]) -> Vec<Diagnostic> {
+    let revisions: HashMap<&str, &str> = files.iter().map(|f| (f.path.as_str(), f.revision.as_str())).collect();
+    let mut diagnostics = Vec::new();
+    for file in files {
+        for reference in &file.facts.source_refs {
+            let Some((path, revision)) = reference.value.trim_start_matches("file://").split_once('@') else {
+                continue;
+            };
+            let revision = revision.split(['#', '?']).next().unwrap_or_default();
+            let path = percent_decode(path);
+            // A revision is hex; anything else after `@` is not a citation this rule understands.
+            if revision.len() < 6 || !revision.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let finding = match revisions.get(path.as_str()) {
+                None => Some((
+                    "unresolved_source_ref",
+                    Severity::Error,
+                    format!("cites `{path}`, which is not a source of this project"),
+                )),
+                Some(current) if !current.starts_with(&revision.to_ascii_lowercase()) => Some((
+                    "stale_citation",
+                    Severity::Warning,
+                    format!(
+                        "cites `{path}` at revision {revision}, but the source is now at {}: check the claim and update the ref",
+                        &current[..12.min(current.len())]
+                    ),
+                )),
+                Some(_) => None,
+            };
+            if let Some((code, severity, message)) = finding {
+                diagnostics.push(Diagnostic {
+                    path: file.path.clone(),
+                    line: reference.line,
+                    column: reference.column,
+                    severity,
+                    code,
+                    message,
+                });
+            }
+        }
+    }
+    diagnostics
+}
+
+/// `stale_citation` and `unresolved_source_ref` for generated pages: the index records what each quote
+/// cites; a source edited or deleted since the last build leaves the page behind until the next one.
+fn check_page_citations(project: &Project, files: &[FileFacts], citations: &[store::PageCitation]) -> Vec<Diagnostic> {
+    let revisions: HashMap<&str, &str> = files.iter().map(|f| (f.path.as_str(), f.revision.as_str())).collect();
+    let mut diagnostics = Vec::new();
+    for citation in citations {
+        let page_file = crate::wiki::project_path_of_artifact(project, &citation.page_path);
+        let finding = match revisions.get(citation.source_path.as_str()) {
+            None => Some((
+                "unresolved_source_ref",
+                Severity::Error,
+                format!(
+                    "quotes `{}`, which is no longer a source: run `knowledge build` to update the wiki",
+                    citation.source_path
+                ),
+            )),
+            Some(current) if *current != citation.revision => Some((
+                "stale_citation",
+                Severity::Warning,
+                format!(
+                    "quotes `{}` at revision {}, but the source changed since: run `knowledge build` to update the wiki",
+                    citation.source_path,
+                    &citation.revision[..12.min(citation.revision.len())]
+                ),
+            )),
+            Some(_) => None,
+        };
+        if let Some((code, severity, message)) = finding {
+            diagnostics.push(Diagnostic {
+                path: page_file,
+                line: citation.note_line,
+                column: 1,
+                severity,
+                code,
+                message,
+            });
+        }
+    }
+    diagnostics
 }

@@ -597,13 +597,18 @@ fn store_page(
         context.run_id,
     ])?;
     let mut citation = conn.prepare_cached(
-        "INSERT INTO citations (page, note, source_ref, path, revision, hash, start_offset, end_offset, start_line, end_line, signal)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO citations (page, note, note_line, source_ref, path, revision, hash, start_offset, end_offset,
+                                start_line, end_line, signal)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     for quote in model.quotes() {
+        // The line of the quote's footnote on the page, where lint points at a stale citation.
+        let marker = format!("[^{}]:", quote.note);
+        let note_line = markdown.lines().position(|line| line.starts_with(&marker)).map_or(1, |at| at + 1);
         citation.execute(params![
             model.slug,
             quote.note,
+            note_line as i64,
             quote.source.source_ref,
             quote.source.path,
             quote.revision,
@@ -1068,9 +1073,23 @@ pub fn append_log(
 /// The generated files an index lists, as project-relative paths: the source walk skips them.
 #[must_use]
 pub fn generated_in_project(project: &Project, generated: &HashSet<String>) -> HashSet<String> {
-    let output = Layout::new(project).wiki_folder_in_project;
-    let output = output.strip_suffix("/wiki").unwrap_or(&output).to_string();
-    generated.iter().map(|path| if output.is_empty() { path.clone() } else { format!("{output}/{path}") }).collect()
+    generated.iter().map(|path| project_path_of_artifact(project, path)).collect()
+}
+
+/// A generated file's path relative to the project root, from its path relative to the output folder.
+#[must_use]
+pub fn project_path_of_artifact(project: &Project, path: &str) -> String {
+    let wiki = Layout::new(project).wiki_folder_in_project;
+    match wiki.strip_suffix("wiki").map(|output| output.trim_end_matches('/')) {
+        Some("") | None => path.to_string(),
+        Some(output) => format!("{output}/{path}"),
+    }
+}
+
+/// The output folder's `wiki/`, relative to the project root, `/`-separated.
+#[must_use]
+pub fn wiki_folder(project: &Project) -> String {
+    Layout::new(project).wiki_folder_in_project
 }
 
 /// Whether a project-relative path is inside the output folder's `wiki/`.

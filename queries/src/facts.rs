@@ -64,7 +64,17 @@ pub struct LintFacts {
     /// Codes suppressed in the whole file.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suppressed_file: Vec<String>,
+    /// Sections with prose that hold no link, wikilink, footnote reference or source ref: the section's heading (empty
+    /// for text before the first heading), where it starts. Recorded for hand-written wiki pages only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncited_sections: Vec<Located>,
+    /// Source refs with a revision (`file://PATH@REV`, as context packs cite) outside code.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub source_refs: Vec<Located>,
 }
+
+/// A section needs this many words of prose to make claims worth a citation.
+const CLAIM_WORDS: usize = 12;
 
 /// The marker `<!-- lint-ignore CODE[, CODE] -->` suppresses codes on the next line when it stands alone,
 /// and on its own line when it follows other text; the marker
@@ -73,7 +83,13 @@ const IGNORE_MARK: &str = "<!-- lint-ignore";
 const IGNORE_LINE: &str = "<!-- lint-ignore ";
 const IGNORE_FILE: &str = "<!-- lint-ignore-file ";
 
-pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_patterns: &[String]) -> LintFacts {
+/// `wiki_page`: the source is a hand-written wiki page, whose uncited sections are recorded.
+pub(crate) fn lint_facts(
+    text: &str,
+    doc: &ParsedDocument,
+    contradiction_patterns: &[String],
+    wiki_page: bool,
+) -> LintFacts {
     let at = |start: u32| doc.lines.line_column(text, start);
     let located = |value: &str, start: u32| {
         let (line, column) = at(start);
@@ -156,7 +172,63 @@ pub(crate) fn lint_facts(text: &str, doc: &ParsedDocument, contradiction_pattern
         }
     }
     facts.markers.sort_by_key(|m| (m.line, m.column));
+    let mut ref_offsets = Vec::new();
+    for (found, _) in text.match_indices("file://") {
+        let end = text[found..]
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '>' | ']' | '`' | '"' | '\''))
+            .map_or(text.len(), |n| found + n);
+        let reference = text[found..end].trim_end_matches(['.', ',', ';', ':']);
+        if reference.contains('@') && !in_code(found) {
+            facts.source_refs.push(located(reference, offset(found)));
+            ref_offsets.push(offset(found));
+        }
+    }
+    if wiki_page {
+        facts.uncited_sections = uncited_sections(text, doc, &ref_offsets, &located);
+    }
     facts
+}
+
+/// Sections (split at headings) with at least [`CLAIM_WORDS`] words of prose outside code and no link,
+/// wikilink, footnote reference or source ref.
+fn uncited_sections(
+    text: &str,
+    doc: &ParsedDocument,
+    source_refs: &[u32],
+    located: &dyn Fn(&str, u32) -> Located,
+) -> Vec<Located> {
+    let citations: Vec<u32> = doc
+        .links
+        .iter()
+        .map(|l| l.start)
+        .chain(source_refs.iter().copied())
+        .chain(doc.wikilinks.iter().map(|w| w.start))
+        .chain(doc.footnote_refs.iter().map(|(_, at)| *at))
+        .collect();
+    // (heading, start of the section, prose words, cites)
+    let mut sections: Vec<(String, u32, usize, bool)> = Vec::new();
+    for block in &doc.blocks {
+        match block.kind {
+            crate::markdown::BlockKind::Heading(index) => {
+                sections.push((doc.headings[index as usize].text.clone(), block.start, 0, false));
+            }
+            kind => {
+                if sections.is_empty() {
+                    sections.push((String::new(), block.start, 0, false));
+                }
+                let section = sections.last_mut().expect("a section was just opened");
+                if kind == crate::markdown::BlockKind::Other {
+                    section.2 += text[block.start as usize..block.end as usize].split_whitespace().count();
+                }
+                section.3 |= citations.iter().any(|&at| block.start <= at && at < block.end);
+            }
+        }
+    }
+    sections
+        .into_iter()
+        .filter(|(_, _, words, cites)| *words >= CLAIM_WORDS && !cites)
+        .map(|(heading, start, _, _)| located(&heading, start))
+        .collect()
 }
 
 /// A destination with a URL scheme, or a protocol-relative one.

@@ -30,6 +30,10 @@ pub struct ChunkingSettings {
 pub struct LintSettings {
     #[returns(ref)]
     pub contradiction_patterns: Vec<String>,
+    /// The folder (project-relative, `/`-separated, no trailing `/`) of hand-written wiki pages, whose
+    /// sections are checked for citations.
+    #[returns(ref)]
+    pub wiki_folder: String,
 }
 
 /// How a source is read, decided by its file extension.

@@ -90,9 +90,12 @@ pub fn chunks(db: &dyn Db, file: SourceFile) -> Arc<[Chunk]> {
 /// What lint rules look at in one source. Re-runs when the text or the contradiction patterns change.
 #[salsa::tracked(returns(ref))]
 pub fn lint_facts(db: &dyn Db, file: SourceFile) -> LintFacts {
-    let patterns =
-        LintSettings::try_get(db).map(|settings| settings.contradiction_patterns(db).clone()).unwrap_or_default();
-    derive_lint_facts(file.text(db), parse(db, file), &patterns)
+    let settings = LintSettings::try_get(db);
+    let patterns = settings.map(|settings| settings.contradiction_patterns(db).clone()).unwrap_or_default();
+    let in_wiki = settings.is_some_and(|settings| {
+        file.path(db).strip_prefix(settings.wiki_folder(db).as_str()).is_some_and(|rest| rest.starts_with('/'))
+    });
+    derive_lint_facts(file.text(db), parse(db, file), &patterns, in_wiki)
 }
 
 /// The concept signals of one source: what it names and links, with the excerpts a page would quote.

@@ -259,7 +259,7 @@ fn a_body_edit_that_keeps_the_outline_does_not_rerun_outline_readers() {
 
 fn facts_of(text: &str, patterns: &[&str]) -> crate::LintFacts {
     let db = TestDb::new(1000, 0);
-    let _settings = crate::LintSettings::builder(patterns.iter().map(|p| (*p).to_string()).collect())
+    let _settings = crate::LintSettings::builder(patterns.iter().map(|p| (*p).to_string()).collect(), "wiki".into())
         .durability(Durability::HIGH)
         .new(&db);
     let file = db.file("doc.md", text);
@@ -311,7 +311,8 @@ fn lint_facts_find_markers_suppressions_and_broken_front_matter() {
 #[test]
 fn lint_facts_rerun_when_patterns_change_but_parse_does_not() {
     let mut db = TestDb::new(1000, 0);
-    let settings = crate::LintSettings::builder(vec!["XX".to_string()]).durability(Durability::HIGH).new(&db);
+    let settings =
+        crate::LintSettings::builder(vec!["XX".to_string()], "wiki".into()).durability(Durability::HIGH).new(&db);
     let file = db.file("a.md", "# A\n\nXX and YY.\n");
     assert_eq!(crate::lint_facts(&db, file).markers.len(), 1);
     db.take_executed(&[file]);

@@ -295,3 +295,65 @@ fn unreadable_stored_facts_make_lint_parse_instead_of_losing_a_file() {
     assert_eq!(findings(&after), findings(&before), "a bad cache makes lint slower, never different");
     assert_eq!(after["summary"]["reused"], 0, "{:#}", after["summary"]);
 }
+
+/// Hand-written wiki pages: an uncited claim section, an orphan, and `file://PATH@REV` refs that are
+/// current, stale or gone; generated pages whose sources changed after the build.
+#[test]
+fn wiki_rules_check_citations_refs_and_orphans() {
+    let test = CliTest::new();
+    test.write("docs/alpha.md", "# Alpha\n\nAlpha is the first subsystem, and it leans on [[Beta]].\n");
+    test.write("docs/beta.md", "# Beta\n\nBeta is the second subsystem, quiet and dependable.\n");
+    test.write("docs/gone.md", "# Gone\n\nSoon deleted.\n");
+    test.build();
+    let revision = |path: &str| -> String {
+        let source: Value = serde_json::from_str(&test.ok(&["get", path, "--json"])).unwrap();
+        source["source"]["revision"].as_str().unwrap().to_string()
+    };
+    let (alpha, gone) = (revision("docs/alpha.md"), revision("docs/gone.md"));
+    test.write(
+        ".hasna/knowledge/wiki/design.md",
+        format!(
+            "# Design\n\n## Claims\n\nBAD: the alpha subsystem is fast, never fails and everyone agrees on that point.\n\n\
+             ## Sourced\n\nAlpha leans on beta, as [the alpha notes](../../../docs/alpha.md) explain in some detail.\n\n\
+             ## Refs\n\nCurrent: file://docs/alpha.md@{}#L3-L3 says so in its own words, plainly.\n\
+             BAD: file://docs/gone.md@{} is cited here but will be deleted.\n\n\
+             In code `file://docs/nowhere.md@abcdef123456` is not a citation.\n",
+            &alpha[..12],
+            &gone[..12]
+        ),
+    );
+    test.write(".hasna/knowledge/wiki/lonely.md", "# Lonely\n\nBAD (orphan): nobody links here [[Design]].\n");
+    test.write(
+        ".hasna/knowledge/wiki/README.md",
+        "# Wiki\n\nA landing page says what the folder is for, without citing anything.\n",
+    );
+    test.remove("docs/gone.md");
+    let report = lint_json(&test, &[]);
+    let found = findings(&report);
+    let wiki = |name: &str| format!(".hasna/knowledge/wiki/{name}");
+    assert!(found.contains(&(wiki("design.md"), 3, "missing_citation".to_string())), "{found:#?}");
+    assert!(found.contains(&(wiki("design.md"), 14, "unresolved_source_ref".to_string())), "{found:#?}");
+    assert!(found.contains(&(wiki("lonely.md"), 1, "orphan_page".to_string())), "{found:#?}");
+    let codes_in = |name: &str| -> Vec<&str> {
+        found.iter().filter(|(path, _, _)| *path == wiki(name)).map(|(_, _, code)| code.as_str()).collect()
+    };
+    assert_eq!(
+        codes_in("design.md"),
+        ["missing_citation", "unresolved_source_ref"],
+        "the current ref and the sourced section pass; design.md is linked from lonely.md"
+    );
+    assert_eq!(codes_in("lonely.md"), ["orphan_page"], "its one paragraph is short of a claim");
+    assert!(codes_in("README.md").is_empty(), "a landing page is neither a claim nor an orphan");
+
+    // Editing a source the generated Beta page quotes leaves that page stale until the next build.
+    test.write("docs/beta.md", "# Beta\n\nBeta is the second subsystem, quiet and mostly dependable.\n");
+    let stale: Vec<_> =
+        findings(&lint_json(&test, &[])).into_iter().filter(|(_, _, code)| code == "stale_citation").collect();
+    assert_eq!(stale.len(), 1, "{stale:#?}");
+    assert_eq!(stale[0].0, ".hasna/knowledge/wiki/general/beta.md");
+    let page = std::fs::read_to_string(test.path(&stale[0].0)).unwrap();
+    let line = page.lines().nth(stale[0].1 as usize - 1).unwrap();
+    assert!(line.starts_with("[^") && line.contains("file://docs/beta.md"), "points at the footnote: {line}");
+    test.build();
+    assert!(findings(&lint_json(&test, &[])).iter().all(|(_, _, code)| code != "stale_citation"));
+}

@@ -564,6 +564,33 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, sources, generated })
 }
 
+/// One quote of a generated page, as lint checks it against the sources on disk.
+#[derive(Debug, Clone)]
+pub struct PageCitation {
+    /// The page file, relative to the output folder.
+    pub page_path: String,
+    pub note_line: u32,
+    pub source_path: String,
+    pub revision: String,
+}
+
+/// Every quote of every generated page.
+pub fn read_page_citations(conn: &Connection) -> rusqlite::Result<Vec<PageCitation>> {
+    conn.prepare(
+        "SELECT p.path, c.note_line, c.path, c.revision FROM citations c JOIN wiki_pages p ON p.slug = c.page
+         ORDER BY p.path, c.note",
+    )?
+    .query_map([], |row| {
+        Ok(PageCitation {
+            page_path: row.get(0)?,
+            note_line: row.get(1)?,
+            source_path: row.get(2)?,
+            revision: row.get(3)?,
+        })
+    })?
+    .collect()
+}
+
 /// What the index stores about a source for lint.
 #[derive(Debug, Clone)]
 pub struct StoredFacts {

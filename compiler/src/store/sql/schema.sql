@@ -159,6 +159,7 @@ CREATE TABLE page_sources (
 CREATE TABLE citations (
     page TEXT NOT NULL,                 -- wiki_pages.slug
     note INTEGER NOT NULL,              -- the footnote number on the page
+    note_line INTEGER NOT NULL,         -- the line of that footnote's definition in the page file
     source_ref TEXT NOT NULL,
     path TEXT NOT NULL,
     revision TEXT NOT NULL,             -- the source revision the offsets refer to
