@@ -75,7 +75,8 @@ fn fixture(root: &Path) {
     );
     write(
         "book/borrowing.md",
-        "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n",
+        "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe, as \
+         [[Understanding Ownership]] explains.\n",
     );
     write("notes/scope.txt", "Scope is the range within a program for which an item is valid.\n");
 }

@@ -596,6 +596,14 @@ fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std
     } else {
         writeln!(out, "nothing changed: {} sources up to date, {} skipped", s.unchanged, s.skipped)?;
     }
+    let (p, i) = (&summary.pages, &summary.shards);
+    if p.rendered + p.written + p.deleted + i.rendered + i.written + i.deleted > 0 {
+        writeln!(
+            out,
+            "wiki: {} pages rendered, {} written, {} unchanged, {} deleted; {} index files written",
+            p.rendered, p.written, p.unchanged, p.deleted, i.written
+        )?;
+    }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
 }

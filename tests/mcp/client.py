@@ -150,11 +150,17 @@ async def main():
             resources = {r.uri for r in (await session.list_resources()).resources}
             check(
                 "list_resources offers the project resources",
-                {f"knowledge://project/{n}" for n in ["config", "storage", "schema", "sources", "runs"]} <= resources,
+                {f"knowledge://project/{n}" for n in ["config", "storage", "schema", "sources", "runs", "wiki/pages", "indexes"]}
+                <= resources,
                 resources,
             )
             templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
-            check("resource templates", {"knowledge://source/{path}", "knowledge://run/{id}"} <= templates, templates)
+            check(
+                "resource templates",
+                {"knowledge://source/{path}", "knowledge://wiki/{slug}", "knowledge://index/{section}", "knowledge://run/{id}"}
+                <= templates,
+                templates,
+            )
 
             # Search: provenance resolves to the source bytes.
             result, answer = await call(session, "knowledge_search", {"query": "ownership rules", "mode": "keyword"})
@@ -162,13 +168,20 @@ async def main():
             check("search finds results", not result.is_error and len(hits) > 0, answer)
             check("keyword mode is not degraded", answer and answer["degraded"] is False)
             for hit in hits:
-                source = PROJECT / hit["source"]["path"]
-                data = source.read_bytes()
+                uri = hit["source"]["uri"]
+                # A generated page's text is its resource; a source's is its file.
+                if uri.startswith("knowledge://wiki/"):
+                    data = (await read_resource_text(session, uri)).encode()
+                else:
+                    data = (PROJECT / hit["source"]["path"]).read_bytes()
                 c = hit["citation"]
                 cited = data[c["start_offset"] : c["end_offset"]].decode()
                 check(f"search hit {hit['id'][:8]} text is the cited bytes", cited == hit["text"])
                 revision = hit["source"]["revision"]
-                check(f"search hit {hit['id'][:8]} names its revision", len(revision) == 32 and hit["source"]["uri"].startswith("file://"))
+                check(
+                    f"search hit {hit['id'][:8]} names its revision",
+                    len(revision) == 32 and (uri.startswith("file://") or hit["kind"] == "wiki_page"),
+                )
             check("best hit is the rules section", hits and hits[0]["title"].endswith("Ownership Rules"), hits[:1])
 
             _, hybrid = await call(session, "knowledge_search", {"query": "ownership"})
@@ -208,7 +221,12 @@ async def main():
 
             _, changes = await call(session, "knowledge_recent_changes", {"runs": 1})
             events = changes["changes"][0]["events"]
-            check("a first build records one index_rebuilt event", [e["kind"] for e in events] == ["index_rebuilt"], events)
+            check(
+                "a first build records one index_rebuilt event, then the pages it generated",
+                [e["kind"] for e in events] == ["index_rebuilt", "page_added"]
+                and events[1]["path"] == "knowledge://wiki/understanding-ownership",
+                events,
+            )
 
             # A context pack within its budget.
             _, pack = await call(session, "knowledge_context_pack", {"query": "ownership rules memory", "max_tokens": 120})
@@ -241,6 +259,36 @@ async def main():
             run_id = runs["runs"][0]["id"]
             run = json.loads(await read_resource_text(session, f"knowledge://run/{run_id}"))
             check("run template", run["run"]["id"] == run_id and run["events"])
+            # The wiki: pages and shards as listings, resources and get.
+            _, pages = await call(session, "knowledge_list", {"kind": "pages"})
+            slugs = [p["slug"] for p in pages["pages"]]
+            check("list pages", slugs == ["understanding-ownership"] and stats["pages"] == 1, pages)
+            _, indexes = await call(session, "knowledge_list", {"kind": "indexes"})
+            check("list indexes", [i["section"] for i in indexes["indexes"]] == ["", "book"], indexes)
+            pages_resource = json.loads(await read_resource_text(session, "knowledge://project/wiki/pages"))
+            check("wiki pages resource", [p["slug"] for p in pages_resource["pages"]] == slugs, pages_resource)
+            indexes_resource = json.loads(await read_resource_text(session, "knowledge://project/indexes"))
+            check("indexes resource", len(indexes_resource["indexes"]) == 2, indexes_resource)
+            page_text = await read_resource_text(session, "knowledge://wiki/understanding-ownership")
+            check(
+                "page template: the page's Markdown, citing its sources",
+                "generated: true" in page_text and "file://book/borrowing.md" in page_text,
+                page_text,
+            )
+            shard_text = await read_resource_text(session, "knowledge://index/book")
+            check("index template: the section's shard", "Understanding Ownership" in shard_text, shard_text)
+            root_text = await read_resource_text(session, "knowledge://index/root")
+            check("index template: the root", "book" in root_text, root_text)
+            _, got = await call(session, "knowledge_get", {"ref": "understanding-ownership"})
+            check(
+                "get a page by slug, with its backlinks",
+                got["source"]["uri"] == "knowledge://wiki/understanding-ownership"
+                and any(b["from_ref"] == "file://book/borrowing.md" for b in got["source"]["backlinks"]),
+                got,
+            )
+            _, quoted = await call(session, "knowledge_get", {"ref": "file://book/ownership.md"})
+            check("get a source names the pages that quote it", quoted["source"]["cited_by"] == ["knowledge://wiki/understanding-ownership"], quoted)
+
             try:
                 await session.read_resource("knowledge://source/missing.md")
                 check("a missing resource is an error", False)

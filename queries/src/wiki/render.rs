@@ -150,6 +150,7 @@ fn environment(name: &str, template: &str) -> Result<minijinja::Environment<'sta
     env.add_filter("yaml", yaml_string);
     env.add_filter("quote", quote);
     env.add_filter("md", markdown_text);
+    env.add_filter("cell", table_cell);
     env.add_template_owned(name.to_string(), template.to_string()).map_err(|error| describe(name, &error))?;
     Ok(env)
 }
@@ -186,6 +187,11 @@ fn quote(value: &str) -> String {
         .map(|line| if line.is_empty() { ">".to_string() } else { format!("> {line}") })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Markdown on one line that cannot end a table cell.
+fn table_cell(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
 }
 
 /// Text that shows as written inside Markdown link text or a table cell.
