@@ -489,11 +489,20 @@ impl Compiler {
     }
 
     /// Runs the outline and lint-facts queries of the pending sources, for `knowledge lint`.
-    pub(crate) fn derive_facts(&mut self, project: &Project, pending: &[Pending]) -> Vec<(Outline, LintFacts)> {
+    /// With `chunks`, each source's chunks too, for near-duplicate detection.
+    pub(crate) fn derive_facts(
+        &mut self,
+        project: &Project,
+        pending: &[Pending],
+        with_chunks: bool,
+    ) -> Vec<(Outline, LintFacts, Vec<Chunk>)> {
         let inputs = self.sync_inputs(project, pending);
         inputs
             .par_iter()
-            .map_with(self.db.clone(), |db, &file| (outline(db, file).clone(), lint_facts(db, file).clone()))
+            .map_with(self.db.clone(), |db, &file| {
+                let file_chunks = if with_chunks { chunks(db, file).to_vec() } else { Vec::new() };
+                (outline(db, file).clone(), lint_facts(db, file).clone(), file_chunks)
+            })
             .collect()
     }
 
@@ -694,12 +703,13 @@ fn lint_fingerprint(project: &Project) -> String {
     let severities: Vec<(String, &str)> =
         lint.severity.iter().map(|(c, s)| (c.get_ref().clone(), s.as_str())).collect();
     let material = format!(
-        "{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}\n{}\n",
+        "{:?}\n{:?}\n{:?}\n{:?}\n{}\n{}\n{:?}\n{}\n",
         codes(&lint.enable),
         codes(&lint.disable),
         severities,
         lint.contradiction_patterns,
         lint.new_article_min_sources,
+        lint.near_duplicate_threshold.get_ref(),
         codes(&lint.ignore_links),
         lint.on_build,
     );

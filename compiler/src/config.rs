@@ -154,6 +154,9 @@ pub struct LintConfig {
     pub contradiction_patterns: Vec<String>,
     /// An unresolved wikilink target linked from at least this many sources is a new-article candidate.
     pub new_article_min_sources: u32,
+    /// Chunks of two sources whose word 5-grams overlap at least this much (Jaccard similarity) are reported
+    /// as near duplicates (`duplicate_page`); 1 reports exact duplicates only.
+    pub near_duplicate_threshold: Spanned<f64>,
     /// Globs matched against link destinations as written; matching links are not checked (for example
     /// `../std/**` in a book whose links reach a site the repository does not hold).
     pub ignore_links: Vec<Spanned<String>>,
@@ -172,6 +175,7 @@ impl Default for LintConfig {
                 .map(str::to_string)
                 .to_vec(),
             new_article_min_sources: 3,
+            near_duplicate_threshold: Spanned::new(0..0, 0.9),
             ignore_links: Vec::new(),
             on_build: false,
         }
@@ -306,6 +310,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             return Err(invalid(Some(value.span()), format!("`{name}` must be at least 1")));
         }
     }
+    let threshold = &config.lint.near_duplicate_threshold;
+    if !(*threshold.get_ref() > 0.0 && *threshold.get_ref() <= 1.0) {
+        return Err(invalid(
+            Some(threshold.span()),
+            "`near_duplicate_threshold` must be above 0 and at most 1".to_string(),
+        ));
+    }
     let rule_paths = config.permissions.rules.iter().map(|rule| &rule.path);
     for pattern in
         config.sources.include.iter().chain(&config.sources.exclude).chain(&config.lint.ignore_links).chain(rule_paths)
@@ -396,6 +407,8 @@ disable = []
 # severity = { broken_anchor = "error" }
 # Literal text that marks an unresolved contradiction.
 contradiction_patterns = ["CONTRADICTION:", "[!contradiction]", "<!-- contradiction"]
+# Chunks of two sources sharing at least this share of their word 5-grams are near duplicates; 1: exact only.
+near_duplicate_threshold = 0.9
 # Link destinations (globs, as written) that are not checked, such as links to a site the repository does not hold.
 ignore_links = []
 # Lint in every writing build and store the results in the index, where `knowledge serve` reads them.

@@ -12,6 +12,10 @@ use knowledge_queries::links::{join, link_candidates, percent_decode, wiki_names
 use knowledge_queries::{LintFacts, SourceKind};
 use serde::{Deserialize, Serialize};
 
+mod near_duplicates;
+
+pub use near_duplicates::ChunkText;
+
 use crate::build::{self, Compiler, Silent};
 use crate::config::Project;
 use crate::sources::Skipped;
@@ -167,13 +171,16 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     let index = project.output_dir().join(DB_FILE);
     // No index, one in another format or one that cannot be read: every file is parsed here. A cache makes
     // lint faster, never different.
-    let (prior, mut stored, page_citations) = store::open_read_only(&index)
-        .ok()
+    let conn = store::open_read_only(&index).ok();
+    let (prior, mut stored, page_citations) = conn
+        .as_ref()
         .and_then(|conn| {
-            let citations = store::read_page_citations(&conn).unwrap_or_default();
-            Some((store::read_prior(&conn).ok()?, store::read_facts(&conn).ok()?, citations))
+            let citations = store::read_page_citations(conn).unwrap_or_default();
+            Some((store::read_prior(conn).ok()?, store::read_facts(conn).ok()?, citations))
         })
         .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new(), Vec::new()));
+    let near = Settings::from_project(project).runs("duplicate_page")
+        && *project.config.lint.near_duplicate_threshold.get_ref() < 1.0;
     let trusted = build::trusts(&prior, &build::fingerprint(project));
     let mut scan = build::scan(project, &prior, !trusted, &Silent);
 
@@ -188,8 +195,21 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         scan = build::scan(project, &prior, true, &Silent);
     }
     let reused = files.len();
-    let derived = compiler.derive_facts(project, &scan.pending);
-    for (item, (outline, facts)) in scan.pending.iter().zip(derived) {
+    // Chunks: the index's for sources that did not change, the queries' for those that did.
+    let mut chunks: Vec<ChunkText> = Vec::new();
+    if near && let Some(conn) = conn.as_ref().filter(|_| trusted && intact) {
+        let changed: HashSet<String> = scan.pending.iter().map(|item| item.found.path.clone()).collect();
+        chunks = store::read_chunk_texts(conn, &changed).unwrap_or_default();
+    }
+    let derived = compiler.derive_facts(project, &scan.pending, near);
+    for (item, (outline, facts, file_chunks)) in scan.pending.iter().zip(derived) {
+        chunks.extend(file_chunks.iter().map(|chunk| ChunkText {
+            path: item.found.path.clone(),
+            revision: item.revision.clone(),
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            text: item.text[chunk.start as usize..chunk.end as usize].to_string(),
+        }));
         let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
         files.push(FileFacts {
             path: item.found.path.clone(),
@@ -201,7 +221,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         });
     }
     let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
-    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations);
+    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations, &chunks);
     diagnostics.retain(|d| reported(&d.path));
 
     let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
@@ -225,10 +245,16 @@ pub fn is_at_or_under(path: &str, prefix: &str) -> bool {
 
 /// The findings of every enabled rule over `files`, with configured severities, without suppressed ones,
 /// sorted by path, line, column and code.
-fn diagnose(project: &Project, files: &mut [FileFacts], page_citations: &[store::PageCitation]) -> Vec<Diagnostic> {
+fn diagnose(
+    project: &Project,
+    files: &mut [FileFacts],
+    page_citations: &[store::PageCitation],
+    chunks: &[ChunkText],
+) -> Vec<Diagnostic> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut diagnostics = check(project, files);
     diagnostics.extend(check_page_citations(project, files, page_citations));
+    diagnostics.extend(check_near_duplicates(project, chunks));
     let settings = Settings::from_project(project);
     let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
     diagnostics.retain(|d| settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
@@ -245,8 +271,15 @@ fn diagnose(project: &Project, files: &mut [FileFacts], page_citations: &[store:
 pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Diagnostic>> {
     let mut files: Vec<FileFacts> =
         store::read_facts(conn)?.into_iter().filter_map(|(path, facts)| stored_file(&path, facts)).collect();
+    let chunks = if Settings::from_project(project).runs("duplicate_page")
+        && *project.config.lint.near_duplicate_threshold.get_ref() < 1.0
+    {
+        store::read_chunk_texts(conn, &HashSet::new())?
+    } else {
+        Vec::new()
+    };
     // Inside a build the pages were just rendered from these very sources: their citations are current.
-    Ok(diagnose(project, &mut files, &[]))
+    Ok(diagnose(project, &mut files, &[], &chunks))
 }
 
 /// A source's facts as the index stores them; `None` if they cannot be read.
@@ -779,6 +812,30 @@ fn check_page_citations(project: &Project, files: &[FileFacts], citations: &[sto
                 severity,
                 code,
                 message,
+            });
+        }
+    }
+    diagnostics
+}
+
+/// `duplicate_page`, near: chunks of two sources that share most of their word 5-grams. Both get a finding.
+fn check_near_duplicates(project: &Project, chunks: &[ChunkText]) -> Vec<Diagnostic> {
+    let threshold = *project.config.lint.near_duplicate_threshold.get_ref();
+    let mut diagnostics = Vec::new();
+    for pair in near_duplicates::near_duplicates(chunks, threshold) {
+        let percent = (pair.similarity * 100.0).floor();
+        for (this, other) in [(pair.first, pair.second), (pair.second, pair.first)] {
+            let (this, other) = (&chunks[this], &chunks[other]);
+            diagnostics.push(Diagnostic {
+                path: this.path.clone(),
+                line: this.start_line,
+                column: 1,
+                severity: Severity::Warning,
+                code: "duplicate_page",
+                message: format!(
+                    "lines {}-{} nearly duplicate `{}` lines {}-{} ({percent}% of their word 5-grams are shared)",
+                    this.start_line, this.end_line, other.path, other.start_line, other.end_line
+                ),
             });
         }
     }

@@ -357,3 +357,41 @@ fn wiki_rules_check_citations_refs_and_orphans() {
     test.build();
     assert!(findings(&lint_json(&test, &[])).iter().all(|(_, _, code)| code != "stale_citation"));
 }
+
+/// Near duplicates: a lightly edited copy of a section in another file is reported on both, with a
+/// working-tree edit seen before any build, and the threshold can turn it off.
+#[test]
+fn near_duplicate_sections_across_sources_are_reported_on_both() {
+    let test = CliTest::new();
+    let section = "Ownership is a set of rules that govern how a Rust program manages memory. All programs have to \
+                   manage the way they use a computer's memory while running. Some languages have garbage collection \
+                   that regularly looks for no-longer-used memory as the program runs; in other languages, the \
+                   programmer must explicitly allocate and free the memory. Rust uses a third approach: memory is \
+                   managed through a system of ownership with a set of rules that the compiler checks. If any of \
+                   the rules are violated, the program will not compile, and none of the features of ownership \
+                   will slow down your program while it is running. Because ownership is a new concept for many \
+                   programmers, it does take some time to get used to. The good news is that the more experienced \
+                   you become with Rust and the rules of the ownership system, the easier you will find it to \
+                   naturally develop code that is safe and efficient.";
+    test.write("docs/original.md", format!("# Original\n\nAn introduction of its own.\n\n## Memory\n\n{section}\n"));
+    test.write("docs/unrelated.md", "# Unrelated\n\nLifetimes ensure that references stay valid for as long as we need them, which is a different topic altogether.\n");
+    test.build();
+    let copy = section.replace("regularly looks", "constantly looks");
+    test.write("docs/copy.md", format!("# Copy\n\nSomething else first.\n\n## Memory\n\n{copy}\n"));
+    let near: Vec<(String, u64, String)> =
+        findings(&lint_json(&test, &[])).into_iter().filter(|(_, _, code)| code == "duplicate_page").collect();
+    assert_eq!(
+        near,
+        [
+            ("docs/copy.md".to_string(), 5, "duplicate_page".to_string()),
+            ("docs/original.md".to_string(), 5, "duplicate_page".to_string())
+        ],
+        "the chunks of the two Memory sections, each at its heading"
+    );
+    let report = lint_json(&test, &[]);
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("nearly duplicate `docs/original.md` lines 5-7"), "{message}");
+
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n[lint]\nnear_duplicate_threshold = 1.0\n");
+    assert!(findings(&lint_json(&test, &[])).iter().all(|(_, _, code)| code != "duplicate_page"));
+}

@@ -564,6 +564,34 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, sources, generated })
 }
 
+/// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection.
+pub fn read_chunk_texts(
+    conn: &Connection,
+    skip: &std::collections::HashSet<String>,
+) -> rusqlite::Result<Vec<crate::lint::ChunkText>> {
+    let mut statement = conn.prepare(
+        "SELECT s.path, s.revision, c.start_line, c.end_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE s.path NOT LIKE 'knowledge://%'",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok(crate::lint::ChunkText {
+            path: row.get(0)?,
+            revision: row.get(1)?,
+            start_line: row.get(2)?,
+            end_line: row.get(3)?,
+            text: row.get(4)?,
+        })
+    })?;
+    let mut chunks = Vec::new();
+    for chunk in rows {
+        let chunk = chunk?;
+        if !skip.contains(&chunk.path) {
+            chunks.push(chunk);
+        }
+    }
+    Ok(chunks)
+}
+
 /// One quote of a generated page, as lint checks it against the sources on disk.
 #[derive(Debug, Clone)]
 pub struct PageCitation {

@@ -1,0 +1,213 @@
+//! Near-duplicate chunks across sources: the share of word 5-grams two chunks have in common (their
+//! Jaccard similarity), found without comparing every pair. Each chunk gets a MinHash signature; chunks
+//! whose signatures agree on a whole band of it become candidates (locality-sensitive hashing), and only
+//! candidates are compared exactly, so a report never rests on an estimate.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+/// A chunk to compare: where it is and its text.
+#[derive(Debug, Clone)]
+pub struct ChunkText {
+    pub path: String,
+    /// The source's revision: chunks of byte-identical files are exact duplicates, reported as such.
+    pub revision: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+}
+
+/// A pair of near-duplicate chunks (indexes into the input) and their similarity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct NearDuplicate {
+    pub(super) first: usize,
+    pub(super) second: usize,
+    pub(super) similarity: f64,
+}
+
+/// Words per shingle.
+const SHINGLE_WORDS: usize = 5;
+/// Chunks with fewer shingles than this are too short for similarity to mean anything (a title and a
+/// sentence of boilerplate).
+const MIN_SHINGLES: usize = 24;
+/// The signature: `BANDS` bands of `ROWS` hashes (a power of two slots). Two chunks of similarity s share a
+/// band with probability about 1 − (1 − s⁴)⁸: 0.98 at s = 0.8, 0.71 at 0.6, 0.25 at 0.4; the exact check then
+/// applies the threshold.
+const BANDS: usize = 8;
+const ROWS: usize = 4;
+/// A band bucket this full is boilerplate shared by many files; its members are not paired with each other.
+const MAX_BUCKET: usize = 64;
+/// A chunk with near duplicates in more sources than this is a standard text the project repeats on
+/// purpose (a license header, RFC 2119's key words), not a copy someone forgot: none of its pairs is reported.
+const MAX_COPIES: usize = 3;
+
+/// Pairs of chunks from different sources whose word 5-gram Jaccard similarity is at least `threshold`.
+#[must_use]
+pub(super) fn near_duplicates(chunks: &[ChunkText], threshold: f64) -> Vec<NearDuplicate> {
+    let signatures: Vec<Option<[u64; BANDS * ROWS]>> = chunks.par_iter().map(|chunk| signature(&chunk.text)).collect();
+    let mut buckets: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    for (index, signature) in signatures.iter().enumerate() {
+        let Some(signature) = signature else { continue };
+        for band in 0..BANDS {
+            let key = signature[band * ROWS..(band + 1) * ROWS].iter().fold(band as u64, |h, v| mix(h ^ v));
+            buckets.entry((band, key)).or_default().push(index);
+        }
+    }
+    let mut candidates: Vec<(usize, usize)> = Vec::new();
+    for members in buckets.values().filter(|m| m.len() > 1 && m.len() <= MAX_BUCKET) {
+        for (at, &a) in members.iter().enumerate() {
+            for &b in &members[at + 1..] {
+                let (first, second) = (a.min(b), a.max(b));
+                let (x, y) = (&chunks[first], &chunks[second]);
+                if x.path != y.path && x.revision != y.revision {
+                    candidates.push((first, second));
+                }
+            }
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    // Exact shingle sets, for the candidates only.
+    let mut involved: Vec<usize> = candidates.iter().flat_map(|&(a, b)| [a, b]).collect();
+    involved.sort_unstable();
+    involved.dedup();
+    let sets: HashMap<usize, Vec<u64>> =
+        involved.into_par_iter().map(|index| (index, shingle_set(&chunks[index].text))).collect();
+    let pairs: Vec<NearDuplicate> = candidates
+        .into_iter()
+        .filter_map(|(first, second)| {
+            let similarity = jaccard(&sets[&first], &sets[&second]);
+            (similarity >= threshold).then_some(NearDuplicate { first, second, similarity })
+        })
+        .collect();
+    let mut copies: HashMap<usize, std::collections::HashSet<&str>> = HashMap::new();
+    for pair in &pairs {
+        copies.entry(pair.first).or_default().insert(&chunks[pair.second].path);
+        copies.entry(pair.second).or_default().insert(&chunks[pair.first].path);
+    }
+    let boilerplate = |chunk: usize| copies.get(&chunk).is_some_and(|sources| sources.len() > MAX_COPIES);
+    pairs.into_iter().filter(|pair| !boilerplate(pair.first) && !boilerplate(pair.second)).collect()
+}
+
+/// Calls `each` with the hash of every word 5-gram of a text, in order. Words are runs of ASCII letters
+/// and digits and non-ASCII bytes (so letters of any script), lowercased; each word is hashed with FNV-1a.
+fn for_each_shingle(text: &str, mut each: impl FnMut(u64)) {
+    let mut window = [0_u64; SHINGLE_WORDS];
+    let mut words = 0usize;
+    let mut word: Option<u64> = None;
+    for byte in text.bytes().chain(std::iter::once(b' ')) {
+        if byte.is_ascii_alphanumeric() || byte >= 0x80 {
+            let h = word.unwrap_or(0xcbf2_9ce4_8422_2325);
+            word = Some((h ^ u64::from(byte.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3));
+        } else if let Some(hash) = word.take() {
+            window[words % SHINGLE_WORDS] = hash;
+            words += 1;
+            if words >= SHINGLE_WORDS {
+                // The window in word order, oldest first.
+                let shingle = (0..SHINGLE_WORDS)
+                    .map(|k| window[(words + k) % SHINGLE_WORDS])
+                    .fold(0_u64, |h, w| mix(h.rotate_left(7) ^ w));
+                each(shingle);
+            }
+        }
+    }
+}
+
+/// The sorted, distinct shingle hashes of a text.
+fn shingle_set(text: &str) -> Vec<u64> {
+    let mut hashes = Vec::new();
+    for_each_shingle(text, |h| hashes.push(h));
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
+/// One-permutation MinHash: each shingle hash falls into one slot of the signature by its top bits, and a
+/// slot keeps the least of its hashes, in one pass over the text. `None` for a text with fewer than
+/// [`MIN_SHINGLES`] shingles. An empty slot stays `u64::MAX`.
+fn signature(text: &str) -> Option<[u64; BANDS * ROWS]> {
+    const SLOT_BITS: u32 = (BANDS * ROWS).trailing_zeros();
+    let mut signature = [u64::MAX; BANDS * ROWS];
+    let mut count = 0;
+    for_each_shingle(text, |shingle| {
+        count += 1;
+        let slot = (shingle >> (64 - SLOT_BITS)) as usize;
+        signature[slot] = signature[slot].min(shingle << SLOT_BITS);
+    });
+    (count >= MIN_SHINGLES).then_some(signature)
+}
+
+/// Jaccard similarity of two sorted, distinct hash lists.
+fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared as f64 / (a.len() + b.len() - shared) as f64
+}
+
+/// SplitMix64's finalizer: a fast, well-mixed 64-bit hash step.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(path: &str, text: &str) -> ChunkText {
+        ChunkText {
+            path: path.to_string(),
+            revision: knowledge_queries::content_hash(text.as_bytes()),
+            start_line: 1,
+            end_line: 3,
+            text: text.to_string(),
+        }
+    }
+
+    const BASE: &str = "Ownership is a set of rules that govern how a Rust program manages memory. All programs have \
+                        to manage the way they use a computer's memory while running. Some languages have garbage \
+                        collection that regularly looks for no-longer-used memory as the program runs; in other \
+                        languages, the programmer must explicitly allocate and free the memory.";
+
+    #[test]
+    fn a_lightly_edited_copy_is_found_and_an_unrelated_text_is_not() {
+        let edited = BASE.replace("regularly looks", "constantly looks");
+        let unrelated = "Lifetimes are another kind of generic that we have already been using. Rather than \
+                         ensuring that a type has the behavior we want, lifetimes ensure that references are valid \
+                         as long as we need them to be, which every reference in Rust has as its scope.";
+        let chunks = [chunk("a.md", BASE), chunk("b.md", &edited), chunk("c.md", unrelated)];
+        let found = near_duplicates(&chunks, 0.8);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].first, found[0].second), (0, 1));
+        assert!(found[0].similarity > 0.8 && found[0].similarity < 1.0);
+    }
+
+    #[test]
+    fn text_repeated_in_many_sources_is_boilerplate() {
+        let chunks: Vec<ChunkText> =
+            (0..6).map(|n| chunk(&format!("{n}.md"), &format!("{BASE} Number {n}."))).collect();
+        assert!(near_duplicates(&chunks, 0.8).is_empty());
+        assert_eq!(near_duplicates(&chunks[..4], 0.8).len(), 6, "four copies: each has three others, all reported");
+    }
+
+    #[test]
+    fn the_threshold_holds_exactly_and_short_or_same_file_chunks_are_skipped() {
+        let half = format!("{} Something else entirely, about lifetimes and borrowing and the stack.", &BASE[..150]);
+        let chunks = [chunk("a.md", BASE), chunk("b.md", &half), chunk("a.md", &BASE.replace("Some", "Many"))];
+        assert!(near_duplicates(&chunks, 0.9).is_empty(), "a different half is below 0.9; the same file never pairs");
+        let short = [chunk("a.md", "A short note."), chunk("b.md", "A short note!")];
+        assert!(near_duplicates(&short, 0.5).is_empty());
+    }
+}
