@@ -133,6 +133,7 @@ fn bench_corpus(name: &str, source: &Path) -> String {
             let start = Instant::now();
             let request = knowledge::search::SearchRequest {
                 query: query.clone(),
+                mode: knowledge::search::SearchMode::Keyword,
                 limit: 10,
                 kinds: Vec::new(),
                 highlight: knowledge::search::Highlight::Markdown,

@@ -79,6 +79,8 @@ pub struct BuildSummary {
     pub pages: ArtifactCounters,
     /// Index shards (the root, a Markdown and a JSON file per section), counted like pages.
     pub shards: ArtifactCounters,
+    /// What the build did to the embeddings generation, when a provider is configured and the build wrote.
+    pub embeddings: Option<crate::embeddings::EmbeddingCounters>,
     /// The findings the build's lint stored, when it ran one (`[lint] on_build`, and something was written).
     pub lint: Option<LintCounts>,
     /// Wall time per stage, in milliseconds.
@@ -288,6 +290,14 @@ impl Compiler {
         let full_rebuild = !trusts(&prior, &fingerprint);
         let wiki_config = wiki::fingerprint(project, &templates);
         let rewiki = prior.wiki_config.as_deref() != Some(wiki_config.as_str());
+        let embedder = crate::embeddings::configured(project);
+        // Another model, or chunks a provider failed on last time, make a build write with no source changed.
+        let reembed = if prior.needs_schema {
+            embedder.is_some()
+        } else {
+            crate::embeddings::needs_stage(store.connection(), embedder.as_deref())
+                .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?
+        };
 
         let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms } =
             scan(project, &prior, full_rebuild, reporter);
@@ -319,7 +329,13 @@ impl Compiler {
         let lint_config = lint_fingerprint(project);
         // A change to `[lint]` alone re-lints the stored facts; no source is re-derived.
         let relint = prior.lint_config.as_deref() != Some(lint_config.as_str());
-        let wrote = full_rebuild || relint || rewiki || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
+        let wrote = full_rebuild
+            || relint
+            || rewiki
+            || reembed
+            || !pending.is_empty()
+            || !removed.is_empty()
+            || !stats.is_empty();
         let mut summary = BuildSummary {
             run_id: None,
             index,
@@ -331,6 +347,7 @@ impl Compiler {
             skipped,
             pages: ArtifactCounters::default(),
             shards: ArtifactCounters::default(),
+            embeddings: None,
             lint: None,
             stages_ms: StageTimes::default(),
             wall_ms: 0,
@@ -364,6 +381,7 @@ impl Compiler {
             let rows_done = std::cell::Cell::new(None);
             let lint_counts = std::cell::Cell::new(None);
             let wiki_stage = std::cell::RefCell::new(wiki::Stage::default());
+            let embedding_counters = std::cell::RefCell::new(None);
             // Whether the plan may change (a source's signals or labels changed, a source came or went, or
             // the settings did), and the changed sources whose signals did not.
             let replan = std::cell::Cell::new(
@@ -412,18 +430,23 @@ impl Compiler {
                 let wiki = |conn: &rusqlite::Connection| {
                     rows_done.set(Some(Instant::now()));
                     let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
-                    if !replan.get() && !wiki::any_page_lists(conn, &touched.borrow()).map_err(sql)? {
-                        return Ok(Vec::new());
+                    let mut events = Vec::new();
+                    if replan.get() || wiki::any_page_lists(conn, &touched.borrow()).map_err(sql)? {
+                        let context = wiki::StageContext {
+                            project,
+                            templates: &templates,
+                            run_id: &run_id,
+                            full: full_rebuild || prior.needs_schema,
+                        };
+                        let stage = wiki::compile(conn, compiler_db, page_inputs, &context)?;
+                        events.clone_from(&stage.events);
+                        *wiki_stage.borrow_mut() = stage;
                     }
-                    let context = wiki::StageContext {
-                        project,
-                        templates: &templates,
-                        run_id: &run_id,
-                        full: full_rebuild || prior.needs_schema,
-                    };
-                    let stage = wiki::compile(conn, compiler_db, page_inputs, &context)?;
-                    let events = stage.events.clone();
-                    *wiki_stage.borrow_mut() = stage;
+                    // Embeddings last, so generated pages are embedded with the sources.
+                    let batch = project.config.embeddings.batch_size as usize;
+                    let counters =
+                        crate::embeddings::embed_stage(conn, embedder.as_deref(), batch, &run_id).map_err(sql)?;
+                    *embedding_counters.borrow_mut() = counters;
                     Ok(events)
                 };
                 let lint = |conn: &rusqlite::Connection| {
@@ -440,6 +463,7 @@ impl Compiler {
                     recorded.queries.executed = executed() - queries_before;
                     let stage = wiki_stage.borrow();
                     (recorded.pages, recorded.shards) = (stage.pages, stage.shards);
+                    recorded.embeddings.clone_from(&embedding_counters.borrow());
                     recorded.wall_ms = elapsed_ms(clock);
                     recorded.lint = lint_counts.get();
                     RunRow {
@@ -459,6 +483,7 @@ impl Compiler {
             summary.lint = lint_counts.get();
             let stage = wiki_stage.into_inner();
             (summary.pages, summary.shards) = (stage.pages, stage.shards);
+            summary.embeddings = embedding_counters.into_inner();
             let started = humantime::format_rfc3339_millis(started_at).to_string();
             let wrap = |source| BuildError::WriteArtifacts { path: output_dir.clone(), source };
             wiki::append_log(&output_dir, summary.run_id.as_deref().unwrap_or_default(), &started, &stage.changes)

@@ -93,18 +93,30 @@ impl Default for OutputConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmbeddingsConfig {
     pub provider: EmbeddingProvider,
+    /// Vector dimensions of the `fake` provider.
+    pub dimensions: Spanned<u32>,
+    /// Texts sent to the provider at once.
+    pub batch_size: u32,
 }
 
-/// Semantic search providers. Only `none` exists in this version: builds are keyword-only.
+impl Default for EmbeddingsConfig {
+    fn default() -> Self {
+        EmbeddingsConfig { provider: EmbeddingProvider::None, dimensions: Spanned::new(0..0, 256), batch_size: 64 }
+    }
+}
+
+/// Semantic search providers. `none`: builds are keyword-only. `fake`: deterministic vectors from hashed
+/// words, for tests and offline checks; every answer that used it says so.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbeddingProvider {
     #[default]
     None,
+    Fake,
 }
 
 /// The wiki compiler: which concepts get pages, how pages are grouped, and their templates. See docs/wiki.md.
@@ -305,6 +317,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
         ));
     }
+    let dimensions = &config.embeddings.dimensions;
+    if !(8..=4096).contains(dimensions.get_ref()) {
+        return Err(invalid(Some(dimensions.span()), "`dimensions` must be between 8 and 4096".to_string()));
+    }
     for (name, value) in [("min_sources", &config.wiki.min_sources), ("max_quotes", &config.wiki.max_quotes)] {
         if *value.get_ref() == 0 {
             return Err(invalid(Some(value.span()), format!("`{name}` must be at least 1")));
@@ -385,7 +401,8 @@ overlap_bytes = 160
 dir = ".hasna/knowledge"
 
 [embeddings]
-# "none": keyword search only, no network and no model.
+# "none": keyword search only, no network and no model. "fake": deterministic hashed-word vectors, for tests
+# and offline checks only (every answer that used them says so).
 provider = "none"
 
 [wiki]

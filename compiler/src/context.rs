@@ -104,6 +104,7 @@ pub fn pack(
 ) -> rusqlite::Result<ContextPack> {
     let request = SearchRequest {
         query: query.to_string(),
+        mode: search::SearchMode::Keyword,
         limit: (max_items * 4).clamp(20, 100),
         kinds: Vec::new(),
         highlight: Highlight::Markdown,

@@ -132,8 +132,13 @@ pub fn evaluate(
             continue;
         };
         // Latency is that of the call agents make (10 results); the ranking is scored 100 deep.
-        let mut request =
-            SearchRequest { query: query.text.clone(), limit: 10, kinds: Vec::new(), highlight: Highlight::Markdown };
+        let mut request = SearchRequest {
+            query: query.text.clone(),
+            mode: crate::search::SearchMode::Keyword,
+            limit: 10,
+            kinds: Vec::new(),
+            highlight: Highlight::Markdown,
+        };
         let clock = Instant::now();
         search::search(&conn, &request, &access).map_err(EvalError::Search)?;
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);

@@ -8,6 +8,7 @@ pub mod build;
 pub mod config;
 pub mod context;
 pub mod db;
+pub mod embeddings;
 pub mod eval;
 pub mod init;
 pub mod lint;

@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::build::{BuildSummary, Compiler, Reporter, Silent};
 use knowledge::config::Project;
 use knowledge::reader::Resolved;
-use knowledge::search::{Highlight, ResultKind, SearchRequest, SearchResponse};
+use knowledge::search::{Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use knowledge::store::{self, DB_FILE};
 
 #[derive(Parser)]
@@ -59,12 +59,28 @@ enum Command {
         /// Only results of this kind (repeatable).
         #[arg(long, value_enum)]
         kind: Vec<ResultKind>,
+        /// How to retrieve: keyword (BM25), semantic (embeddings) or hybrid (both, fused by rank).
+        #[arg(long, value_enum, default_value_t = SearchMode::Keyword)]
+        mode: SearchMode,
+        /// Shorthand for `--mode hybrid`.
+        #[arg(long, conflicts_with = "mode")]
+        semantic: bool,
         /// Print the results as JSON.
         #[arg(long)]
         json: bool,
         /// The index file to read, instead of the one kc.toml names.
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
+    },
+    /// Embeddings: vector-only search over the index's generation.
+    Embeddings {
+        #[command(subcommand)]
+        command: EmbeddingsCommand,
+    },
+    /// The embeddings generations: what is ready, pending and missing.
+    Reindex {
+        #[command(subcommand)]
+        command: ReindexCommand,
     },
     /// Check links, wikilinks, footnotes, front matter and duplicates. Read-only; exits 1 on errors.
     Lint {
@@ -185,6 +201,35 @@ enum Command {
         /// Allow --http on an address other than loopback.
         #[arg(long, requires = "http")]
         allow_remote: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum EmbeddingsCommand {
+    /// Vector-only search: the chunks nearest the query's embedding, with `scores.semantic`.
+    Search {
+        query: String,
+        #[arg(long, short = 'n', default_value_t = 10)]
+        limit: usize,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ReindexCommand {
+    /// Per generation: ready, pending, missing and stale entries, and stored vectors.
+    Status {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The index file to read, instead of the one kc.toml names.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
 }
 
@@ -320,16 +365,56 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for skipped in &summary.skipped {
                 writeln!(stderr, "warning: skipped `{}`: {}", skipped.path, skipped.reason)?;
             }
+            if let Some(reason) = summary.embeddings.as_ref().and_then(|e| e.degraded.as_ref()) {
+                writeln!(stderr, "warning: embeddings incomplete, semantic search is degraded: {reason}")?;
+            }
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
-        Command::Search { query, limit, kind, json, db } => {
+        Command::Search { query, limit, kind, mode, semantic, json, db } => {
             let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
             let terminal = !json && std::io::stdout().is_terminal();
             let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
-            let request = SearchRequest { query, limit, kinds: kind, highlight };
+            let mode = if semantic { SearchMode::Hybrid } else { mode };
+            let request = SearchRequest { query, mode, limit, kinds: kind, highlight };
             let response = knowledge::search::search(&conn, &request, &access)
                 .with_context(|| format!("searching `{}`", index.display()))?;
             print(json, &response, |out| print_search(out, &response))?;
+        }
+        Command::Embeddings { command: EmbeddingsCommand::Search { query, limit, json, db } } => {
+            let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
+            let terminal = !json && std::io::stdout().is_terminal();
+            let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
+            let request = SearchRequest { query, mode: SearchMode::Semantic, limit, kinds: Vec::new(), highlight };
+            let response = knowledge::search::search(&conn, &request, &access)
+                .with_context(|| format!("searching `{}`", index.display()))?;
+            print(json, &response, |out| print_search(out, &response))?;
+            if response.degraded {
+                return Ok(ExitCode::from(2));
+            }
+        }
+        Command::Reindex { command: ReindexCommand::Status { json, db } } => {
+            let (_, conn, _) = open_as(db, &start, principal.as_deref())?;
+            let generations = knowledge::embeddings::status(&conn)?;
+            print(json, &generations, |out| {
+                if generations.is_empty() {
+                    writeln!(out, "no embeddings generation ([embeddings] provider is `none`)")?;
+                }
+                for g in &generations {
+                    writeln!(
+                        out,
+                        "{}{}: {} ready, {} pending, {} missing, {} stale, {} vectors ({} dimensions)",
+                        g.model,
+                        if g.current { " (current)" } else { "" },
+                        g.ready,
+                        g.pending,
+                        g.missing,
+                        g.stale,
+                        g.vectors,
+                        g.dimensions
+                    )?;
+                }
+                Ok(())
+            })?;
         }
         Command::Lint { paths, format, error_on_warning, exit_zero } => {
             let project = Project::discover(&start)?;
@@ -604,6 +689,18 @@ fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std
             p.rendered, p.written, p.unchanged, p.deleted, i.written
         )?;
     }
+    if let Some(e) = &summary.embeddings {
+        writeln!(
+            out,
+            "embeddings ({}{}): {} computed, {} reused, {} pending, {} deleted",
+            e.model,
+            if e.fake { ", fake: for tests only" } else { "" },
+            e.computed,
+            e.reused,
+            e.pending,
+            e.deleted
+        )?;
+    }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
 }
@@ -622,7 +719,7 @@ fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Res
         writeln!(out, "{}. {}", rank + 1, result.title)?;
         writeln!(
             out,
-            "   {}:{}  rev {}  score {:.2}",
+            "   {}:{}  rev {}  score {:.3}",
             result.source.path,
             lines,
             &result.source.revision[..12],

@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use crate::access::Access;
 use crate::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
-use crate::search::{self, Highlight, ResultKind, SearchRequest, SearchResponse};
+use crate::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use crate::store;
 
 /// The MCP server: a pool of read-only connections to the index file, and its tools.
@@ -80,16 +80,6 @@ fn file_identity(path: &std::path::Path) -> Option<FileIdentity> {
 #[cfg(not(unix))]
 fn file_identity(_path: &std::path::Path) -> Option<FileIdentity> {
     None
-}
-
-/// Search modes. Without an embeddings generation, `semantic` and `hybrid` answer by keyword and say so.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchMode {
-    Keyword,
-    Semantic,
-    #[default]
-    Hybrid,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -208,19 +198,17 @@ impl KnowledgeServer {
     )]
     async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<Json<SearchResponse>, String> {
         let limit = args.limit.unwrap_or(10).clamp(1, 100) as usize;
-        let mode = args.mode.unwrap_or_default();
+        // Hybrid by default: without an embeddings generation it answers by keyword and says so.
+        let mode = args.mode.unwrap_or(SearchMode::Hybrid);
         let request = SearchRequest {
             query: args.query,
+            mode,
             limit,
             kinds: args.kinds.unwrap_or_default(),
             highlight: Highlight::Markdown,
         };
         self.read(move |conn, access| {
-            let mut response = search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))?;
-            if mode != SearchMode::Keyword {
-                response.degraded = true;
-                response.degraded_reason = Some(reader::NO_EMBEDDINGS.to_string());
-            }
+            let response = search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))?;
             Ok(Json(response))
         })
         .await

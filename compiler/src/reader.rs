@@ -563,9 +563,12 @@ pub struct Stats {
     pub last_run: Option<RunItem>,
     /// Which search modes work on this index.
     pub search_modes: Vec<&'static str>,
-    /// No embeddings generation exists: semantic and hybrid searches fall back to keyword.
+    /// No embeddings generation exists (semantic and hybrid searches fall back to keyword), or chunks are
+    /// still waiting for their embeddings.
     pub degraded: bool,
-    pub degraded_reason: Option<&'static str>,
+    pub degraded_reason: Option<String>,
+    /// The embeddings generation searches use, if any.
+    pub embeddings_model: Option<String>,
 }
 
 /// Counts of what `access` may read.
@@ -573,6 +576,12 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
     let count = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, i64>(0)).map(i64::cast_unsigned);
     let format_version: String =
         conn.query_row("SELECT value FROM meta WHERE key = 'format_version'", [], |row| row.get(0))?;
+    let model = crate::store::meta(conn, "embeddings_model")?.filter(|m| !m.is_empty());
+    let pending: i64 = conn.query_row(
+        "SELECT count(*) FROM vector_index_entries WHERE model = (SELECT value FROM meta WHERE key = 'embeddings_model') AND status = 'pending'",
+        [],
+        |row| row.get(0),
+    )?;
     Ok(Stats {
         format_version,
         sources: count(&format!(
@@ -583,9 +592,14 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
         pages: count("SELECT count(*) FROM wiki_pages")?,
         runs: count("SELECT count(*) FROM runs")?,
         last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1], access)?.into_iter().next(),
-        search_modes: vec!["keyword"],
-        degraded: true,
-        degraded_reason: Some(NO_EMBEDDINGS),
+        search_modes: if model.is_some() { vec!["keyword", "semantic", "hybrid"] } else { vec!["keyword"] },
+        degraded: model.is_none() || pending > 0,
+        degraded_reason: match (&model, pending) {
+            (None, _) => Some(NO_EMBEDDINGS.to_string()),
+            (Some(_), 0) => None,
+            (Some(_), n) => Some(format!("{n} chunks are waiting for their embeddings; the next build retries them")),
+        },
+        embeddings_model: model,
     })
 }
 

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::access::Access;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -25,9 +25,33 @@ pub enum ResultKind {
     LegacyItem,
 }
 
+/// How results are retrieved: keyword (BM25), semantic (vector similarity) or both fused.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+#[value(rename_all = "lowercase")]
+pub enum SearchMode {
+    #[default]
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+impl SearchMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Keyword => "keyword",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     pub query: String,
+    pub mode: SearchMode,
     pub limit: usize,
     /// Empty means every kind.
     pub kinds: Vec<ResultKind>,
@@ -62,6 +86,12 @@ pub struct SearchResponse {
     pub degraded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded_reason: Option<String>,
+    /// The embeddings generation semantic scores came from, when any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings_model: Option<String>,
+    /// The semantic scores come from the `fake` provider: fine for tests, meaningless for quality.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fake_embeddings: bool,
     pub results: Vec<SearchResult>,
 }
 
@@ -90,6 +120,12 @@ pub struct Scores {
     pub bm25: f64,
     /// Fraction of distinct query terms the chunk contains.
     pub coverage: f64,
+    /// Cosine similarity to the query's embedding, when the chunk was among the nearest vectors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<f64>,
+    /// The reciprocal-rank fusion score of a hybrid search (k = 60).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -144,9 +180,147 @@ fn result_kind(path: &str) -> ResultKind {
 /// At most this many distinct terms are searched; agents sometimes paste paragraphs.
 const MAX_TERMS: usize = 32;
 
-/// Runs a keyword search over what `access` may read: unreadable chunks are filtered inside the ranking
-/// query, so they reach neither ranking, snippets nor counts.
+/// Reciprocal-rank fusion's constant: ranks, not scores, are fused, since BM25 and cosine are not comparable.
+const RRF_K: f64 = 60.0;
+
+/// Runs a search over what `access` may read. Unreadable chunks are filtered inside each retriever (the
+/// keyword ranking query, the vector scan), so they reach neither fusion, ranking, snippets nor counts.
+/// Semantic and hybrid modes need an embeddings generation; without one the answer is keyword results,
+/// marked degraded with the reason.
 pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
+    if request.mode == SearchMode::Keyword {
+        return keyword(conn, request, access, false);
+    }
+    let degrade = |reason: String| -> rusqlite::Result<SearchResponse> {
+        let mut response = keyword(conn, request, access, false)?;
+        response.degraded = true;
+        response.degraded_reason = Some(reason);
+        Ok(response)
+    };
+    let Some(embedder) = crate::embeddings::for_index(conn)? else {
+        return degrade(crate::reader::NO_EMBEDDINGS.to_string());
+    };
+    let query_vector = match embedder.embed(&[request.query.as_str()]) {
+        Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
+        Ok(_) => return degrade("the embeddings provider returned no vector for the query".to_string()),
+        Err(error) => return degrade(format!("the embeddings provider failed: {error}")),
+    };
+    let index = crate::embeddings::VectorIndex::load(conn, embedder.model(), access)?;
+    let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
+    let pool = (request.limit * 4).max(50);
+    let hits = index.search(&query_vector, pool, &|path| wants(result_kind(path)));
+    let mut semantic = Vec::with_capacity(hits.len());
+    for (seq, similarity) in hits {
+        if let Some(mut result) = chunk_result(conn, seq)? {
+            result.scores.semantic = Some(f64::from(similarity));
+            result.score = f64::from(similarity);
+            result.reason.push("semantic_match");
+            semantic.push(result);
+        }
+    }
+    let mut response = if request.mode == SearchMode::Semantic {
+        let mut response = keyword(conn, &SearchRequest { limit: 0, ..request.clone() }, access, true)?;
+        response.results = semantic;
+        response
+    } else {
+        let mut response = keyword(conn, request, access, true)?;
+        response.results = fuse(std::mem::take(&mut response.results), semantic);
+        response
+    };
+    response.mode = request.mode.as_str();
+    response.embeddings_model = Some(embedder.model().to_string());
+    response.fake_embeddings = embedder.provider() == "fake";
+    response.results.truncate(request.limit);
+    let match_expression = match_expression(&response.terms);
+    add_snippets(conn, &match_expression, request.highlight, &mut response.results)?;
+    for result in &mut response.results {
+        if result.snippet.is_empty() {
+            result.snippet = leading_text(&result.text);
+        }
+    }
+    Ok(response)
+}
+
+/// Reciprocal-rank fusion of the keyword and the semantic ranking, deduplicated by chunk.
+fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> Vec<SearchResult> {
+    let mut fused: Vec<SearchResult> = Vec::new();
+    let mut at: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    for (rank, result) in keyword.into_iter().enumerate() {
+        at.insert(result.rowid, fused.len());
+        let mut result = result;
+        result.scores.fused = Some(1.0 / (RRF_K + rank as f64 + 1.0));
+        fused.push(result);
+    }
+    for (rank, result) in semantic.into_iter().enumerate() {
+        let share = 1.0 / (RRF_K + rank as f64 + 1.0);
+        match at.get(&result.rowid) {
+            Some(&index) => {
+                let existing = &mut fused[index];
+                existing.scores.semantic = result.scores.semantic;
+                existing.scores.fused = Some(existing.scores.fused.unwrap_or(0.0) + share);
+                existing.reason.push("semantic_match");
+            }
+            None => {
+                let mut result = result;
+                result.scores.fused = Some(share);
+                fused.push(result);
+            }
+        }
+    }
+    for result in &mut fused {
+        result.score = result.scores.fused.unwrap_or(0.0);
+    }
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    fused
+}
+
+/// One chunk as a result, by its keyword-index row, for a semantic hit.
+fn chunk_result(conn: &Connection, seq: i64) -> rusqlite::Result<Option<SearchResult>> {
+    conn.prepare_cached(
+        "SELECT c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset, c.start_line,
+                c.end_line, s.uri, s.path
+         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1",
+    )?
+    .query_row([seq], |row| {
+        Ok(SearchResult {
+            rowid: row.get(0)?,
+            kind: result_kind(row.get_ref(11)?.as_str()?),
+            id: row.get(1)?,
+            title: row.get(2)?,
+            text: row.get(3)?,
+            snippet: String::new(),
+            score: 0.0,
+            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
+            source: SourceRef { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
+            citation: Citation::from_row(row, 6)?,
+            reason: Vec::new(),
+        })
+    })
+    .optional()
+}
+
+/// The start of a text, on one line, for results no keyword matched.
+fn leading_text(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut snippet: String = flat.chars().take(160).collect();
+    if snippet.len() < flat.len() {
+        snippet.push('…');
+    }
+    snippet
+}
+
+fn match_expression(terms: &[String]) -> String {
+    terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
+}
+
+/// The keyword retrieval. With `pool`, the whole ranked candidate pool is returned, without snippets, for
+/// fusion; otherwise the best `limit`, with snippets.
+fn keyword(
+    conn: &Connection,
+    request: &SearchRequest,
+    access: &Access,
+    pool: bool,
+) -> rusqlite::Result<SearchResponse> {
     let terms = query_terms(&request.query);
     let mut response = SearchResponse {
         query: request.query.clone(),
@@ -154,6 +328,8 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         mode: "keyword",
         degraded: false,
         degraded_reason: None,
+        embeddings_model: None,
+        fake_embeddings: false,
         results: Vec::new(),
     };
     let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
@@ -176,9 +352,8 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
     if terms.is_empty() || request.limit == 0 {
         return Ok(response);
     }
-    let match_expression =
-        terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ");
-    let pool = i64::try_from((request.limit * 4).max(50)).unwrap_or(i64::MAX);
+    let match_expression = match_expression(&terms);
+    let pool_size = i64::try_from((request.limit * 4).max(50)).unwrap_or(i64::MAX);
 
     // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
     let mut statement = conn.prepare_cached(&format!(
@@ -193,7 +368,7 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
     let query_stems: Vec<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
     let query_phrase = words(&request.query);
     let mut results = statement
-        .query_map(params![match_expression, pool], |row| {
+        .query_map(params![match_expression, pool_size], |row| {
             let bm25: f64 = row.get(1)?;
             Ok(SearchResult {
                 rowid: row.get(0)?,
@@ -203,7 +378,7 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
                 text: row.get(4)?,
                 snippet: String::new(),
                 score: bm25,
-                scores: Scores { keyword: bm25, bm25, coverage: 0.0 },
+                scores: Scores { keyword: bm25, bm25, coverage: 0.0, semantic: None, fused: None },
                 source: SourceRef { uri: row.get(11)?, path: row.get(12)?, revision: row.get(6)?, hash: row.get(5)? },
                 citation: Citation::from_row(row, 7)?,
                 reason: Vec::new(),
@@ -215,8 +390,10 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         rerank(result, &stemmer, &terms, &query_stems, &query_phrase);
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    results.truncate(request.limit);
-    add_snippets(conn, &match_expression, request.highlight, &mut results)?;
+    if !pool {
+        results.truncate(request.limit);
+        add_snippets(conn, &match_expression, request.highlight, &mut results)?;
+    }
     response.results = results;
     Ok(response)
 }

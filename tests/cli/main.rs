@@ -1,6 +1,7 @@
 //! End-to-end tests of the `knowledge` binary: each runs the real executable in a temporary project.
 
 mod build;
+mod embeddings;
 mod errors;
 mod lint;
 mod permissions;

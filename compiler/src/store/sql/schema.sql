@@ -193,3 +193,30 @@ CREATE TABLE storage_objects (
     metadata TEXT NOT NULL,             -- JSON: title, section, source count
     run_id TEXT NOT NULL                -- the run that last changed it
 ) WITHOUT ROWID;
+
+-- Embedding vectors, keyed by content: (model, hash of the embedded text). A renamed file or a moved chunk
+-- reuses its vector; a vector no entry uses is deleted in the build that drops its last entry.
+CREATE TABLE chunk_embeddings (
+    model TEXT NOT NULL,                -- the generation: provider and model id, e.g. 'fake:256'
+    text_hash TEXT NOT NULL,            -- content hash of the embedded text (title, blank line, chunk text)
+    dimensions INTEGER NOT NULL,
+    vector BLOB NOT NULL,               -- little-endian f32 × dimensions, L2-normalized
+    created_run TEXT NOT NULL,
+    PRIMARY KEY (model, text_hash)
+) WITHOUT ROWID;
+
+-- One entry per chunk and generation: which vector a chunk has, or that it is still pending.
+CREATE TABLE vector_index_entries (
+    chunk_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    provider TEXT NOT NULL,             -- 'fake'
+    dimensions INTEGER NOT NULL,
+    source_ref TEXT NOT NULL,
+    revision TEXT NOT NULL,             -- the source revision the chunk was read from
+    text_hash TEXT NOT NULL,
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    status TEXT NOT NULL,               -- ready | pending (the provider failed; the next build retries)
+    updated_run TEXT NOT NULL,
+    PRIMARY KEY (chunk_id, model)
+) WITHOUT ROWID;

@@ -1,0 +1,458 @@
+//! Embeddings: the providers, one generation per model, vectors reused by content hash, and the vector
+//! index searches scan.
+//!
+//! A build embeds, inside its transaction, every chunk that has no ready entry for the configured model:
+//! the embedded text is the chunk's title, a blank line and its text, and a vector is keyed by (model, hash
+//! of that text), so an edit embeds only changed chunks and a rename embeds nothing. A provider that fails
+//! leaves its chunks `pending`; the build finishes, says it is degraded, and the next one retries them.
+
+use std::collections::HashMap;
+
+use knowledge_queries::content_hash;
+use rayon::prelude::*;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::access::Access;
+use crate::config::{EmbeddingProvider, Project};
+
+/// Turns texts into vectors.
+pub trait Embedder: Sync {
+    /// The generation's id: provider and model, and whatever changes the vectors (`fake:256`).
+    fn model(&self) -> &str;
+    fn provider(&self) -> &'static str;
+    fn dimensions(&self) -> usize;
+    /// One L2-normalized vector per text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+}
+
+/// Deterministic vectors from hashed words (feature hashing with signs): texts that share words point the
+/// same way. For tests and offline checks, never for quality.
+pub struct FakeEmbedder {
+    model: String,
+    dimensions: usize,
+}
+
+impl FakeEmbedder {
+    #[must_use]
+    pub fn new(dimensions: usize) -> FakeEmbedder {
+        FakeEmbedder { model: format!("fake:{dimensions}"), dimensions }
+    }
+}
+
+impl Embedder for FakeEmbedder {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn provider(&self) -> &'static str {
+        "fake"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        // Tests stand in for a provider outage with `KNOWLEDGE_FAILPOINT=embed`.
+        if std::env::var_os("KNOWLEDGE_FAILPOINT").is_some_and(|v| v == "embed") {
+            return Err("the provider is unreachable (failpoint `embed`)".to_string());
+        }
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let mut vector = vec![0.0_f32; self.dimensions];
+                for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 1) {
+                    let hash = word.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+                    });
+                    // FNV's low bits are weak; SplitMix64's finalizer spreads them before the modulo.
+                    let hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                    let hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                    let hash = hash ^ (hash >> 31);
+                    let slot = (hash % self.dimensions as u64) as usize;
+                    vector[slot] += if hash >> 63 == 0 { 1.0 } else { -1.0 };
+                }
+                normalize(&mut vector);
+                vector
+            })
+            .collect())
+    }
+}
+
+fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// The embedder `kc.toml` configures, or `None` for `provider = "none"`.
+#[must_use]
+pub fn configured(project: &Project) -> Option<Box<dyn Embedder>> {
+    let config = &project.config.embeddings;
+    match config.provider {
+        EmbeddingProvider::None => None,
+        EmbeddingProvider::Fake => Some(Box::new(FakeEmbedder::new(*config.dimensions.get_ref() as usize))),
+    }
+}
+
+/// The embedder an index's vectors were made with, to embed queries the same way; `None` when the index
+/// has no generation (or one this binary cannot reproduce).
+pub fn for_index(conn: &Connection) -> rusqlite::Result<Option<Box<dyn Embedder>>> {
+    let model = crate::store::meta(conn, "embeddings_model")?;
+    Ok(model.as_deref().and_then(|model| {
+        let dimensions: usize = model.strip_prefix("fake:")?.parse().ok()?;
+        Some(Box::new(FakeEmbedder::new(dimensions)) as Box<dyn Embedder>)
+    }))
+}
+
+/// What a build did to the embeddings of its generation. Printed in `knowledge build --json`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct EmbeddingCounters {
+    pub model: String,
+    pub provider: &'static str,
+    /// Vectors the provider computed this build.
+    pub computed: u64,
+    /// Chunks that got a vector another chunk (or an earlier build) had computed for the same text.
+    pub reused: u64,
+    /// Chunks left without a vector because the provider failed; the next build retries them.
+    pub pending: u64,
+    /// Entries of chunks that no longer exist.
+    pub deleted: u64,
+    /// Why the generation is incomplete, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<String>,
+    /// The vectors are the `fake` provider's: fine for tests, meaningless for search quality.
+    pub fake: bool,
+}
+
+/// Whether a build must run the embedding stage even with no source changed: another model, or pending
+/// entries to retry.
+pub fn needs_stage(conn: &Connection, embedder: Option<&dyn Embedder>) -> rusqlite::Result<bool> {
+    let Some(embedder) = embedder else {
+        return Ok(crate::store::meta(conn, "embeddings_model")?.is_some_and(|m| !m.is_empty()));
+    };
+    if crate::store::meta(conn, "embeddings_model")?.as_deref() != Some(embedder.model()) {
+        return Ok(true);
+    }
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending')",
+        [embedder.model()],
+        |row| row.get(0),
+    )
+}
+
+/// Embeds what the generation lacks and drops what no chunk needs, inside the build's transaction.
+/// Without an embedder, removes every generation (the provider was turned off).
+pub fn embed_stage(
+    conn: &Connection,
+    embedder: Option<&dyn Embedder>,
+    batch_size: usize,
+    run_id: &str,
+) -> rusqlite::Result<Option<EmbeddingCounters>> {
+    let Some(embedder) = embedder else {
+        conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', '')", [])?;
+        return Ok(None);
+    };
+    let model = embedder.model();
+    let mut counters = EmbeddingCounters {
+        model: model.to_string(),
+        provider: embedder.provider(),
+        fake: embedder.provider() == "fake",
+        ..EmbeddingCounters::default()
+    };
+    // Other generations are kept (a model switch builds beside them), but not for chunks that are gone.
+    counters.deleted = conn.execute(
+        "DELETE FROM vector_index_entries WHERE model = ?1 AND chunk_id NOT IN (SELECT id FROM chunks)",
+        [model],
+    )? as u64;
+    conn.execute("DELETE FROM vector_index_entries WHERE chunk_id NOT IN (SELECT id FROM chunks)", [])?;
+
+    struct Missing {
+        chunk_id: String,
+        text: String,
+        hash: String,
+        source_ref: String,
+        revision: String,
+        start: u32,
+        end: u32,
+    }
+    let missing: Vec<Missing> = conn
+        .prepare(
+            "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
+             FROM chunks c JOIN sources s ON s.id = c.source_id
+             WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
+                               WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready')",
+        )?
+        .query_map([model], |row| {
+            let title: String = row.get(1)?;
+            let body: String = row.get(2)?;
+            let text = format!("{title}\n\n{body}");
+            Ok(Missing {
+                chunk_id: row.get(0)?,
+                hash: content_hash(text.as_bytes()),
+                text,
+                source_ref: row.get(3)?,
+                revision: row.get(4)?,
+                start: row.get(5)?,
+                end: row.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+
+    let mut have = conn.prepare_cached("SELECT 1 FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+    let mut to_embed: Vec<&Missing> = Vec::new();
+    let mut queued: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut ready: Vec<&Missing> = Vec::new();
+    for item in &missing {
+        if have.query_row(params![model, item.hash], |_| Ok(())).optional()?.is_some() {
+            counters.reused += 1;
+            ready.push(item);
+        } else if queued.insert(item.hash.as_str()) {
+            to_embed.push(item);
+        } else {
+            // The same text twice in this build: one vector serves both.
+            counters.reused += 1;
+            ready.push(item);
+        }
+    }
+
+    let mut insert_vector = conn.prepare_cached(
+        "INSERT OR REPLACE INTO chunk_embeddings (model, text_hash, dimensions, vector, created_run)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut failed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for batch in to_embed.chunks(batch_size.max(1)) {
+        if counters.degraded.is_some() {
+            failed.extend(batch.iter().map(|item| item.hash.as_str()));
+            continue;
+        }
+        let texts: Vec<&str> = batch.iter().map(|item| item.text.as_str()).collect();
+        match embedder.embed(&texts) {
+            Ok(vectors) if vectors.len() == batch.len() => {
+                for (item, vector) in batch.iter().zip(vectors) {
+                    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    insert_vector.execute(params![model, item.hash, vector.len() as i64, bytes, run_id])?;
+                    counters.computed += 1;
+                }
+            }
+            Ok(vectors) => {
+                counters.degraded =
+                    Some(format!("the provider returned {} vectors for {} texts", vectors.len(), batch.len()));
+                failed.extend(batch.iter().map(|item| item.hash.as_str()));
+            }
+            Err(error) => {
+                counters.degraded = Some(format!("the provider failed: {error}"));
+                failed.extend(batch.iter().map(|item| item.hash.as_str()));
+            }
+        }
+    }
+
+    let mut upsert_entry = conn.prepare_cached(
+        "INSERT OR REPLACE INTO vector_index_entries (chunk_id, model, provider, dimensions, source_ref, revision,
+                                                       text_hash, start_offset, end_offset, status, updated_run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for item in &missing {
+        let status = if failed.contains(item.hash.as_str()) { "pending" } else { "ready" };
+        if status == "pending" {
+            counters.pending += 1;
+        }
+        upsert_entry.execute(params![
+            item.chunk_id,
+            model,
+            embedder.provider(),
+            embedder.dimensions() as i64,
+            item.source_ref,
+            item.revision,
+            item.hash,
+            item.start,
+            item.end,
+            status,
+            run_id,
+        ])?;
+    }
+    // Vectors no entry uses any more: the text is gone from every chunk.
+    conn.execute(
+        "DELETE FROM chunk_embeddings WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
+            WHERE e.model = chunk_embeddings.model AND e.text_hash = chunk_embeddings.text_hash)",
+        [],
+    )?;
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', ?1)", [model])?;
+    Ok(Some(counters))
+}
+
+/// The vectors of one generation as one contiguous matrix, with the rows searches may return.
+pub struct VectorIndex {
+    dimensions: usize,
+    /// Row i's vector is `matrix[i * dimensions..(i + 1) * dimensions]`.
+    matrix: Vec<f32>,
+    /// The chunk's row in `chunks` (`seq`), and its source's path, for filters.
+    rows: Vec<(i64, String)>,
+}
+
+impl VectorIndex {
+    /// Loads the ready vectors of `model` that `access` may read.
+    pub fn load(conn: &Connection, model: &str, access: &Access) -> rusqlite::Result<VectorIndex> {
+        let mut statement = conn.prepare(&format!(
+            "SELECT c.seq, s.path, v.vector, v.dimensions
+             FROM vector_index_entries e
+             JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
+             JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
+             WHERE e.model = ?1 AND e.status = 'ready' AND {}",
+            access.source_filter("s.id")
+        ))?;
+        let mut index = VectorIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
+        let mut rows = statement.query([model])?;
+        while let Some(row) = rows.next()? {
+            let bytes: Vec<u8> = row.get(2)?;
+            let dimensions = usize::try_from(row.get::<_, i64>(3)?).unwrap_or(0);
+            if dimensions == 0
+                || bytes.len() != dimensions * 4
+                || (index.dimensions != 0 && dimensions != index.dimensions)
+            {
+                continue;
+            }
+            index.dimensions = dimensions;
+            index.matrix.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            index.rows.push((row.get(0)?, row.get(1)?));
+        }
+        Ok(index)
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The `k` rows most similar to `query` (cosine: the vectors are normalized) among those `allow`
+    /// accepts, best first, as (`chunks.seq`, similarity). The filter runs inside the scan.
+    pub fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)> {
+        if query.len() != self.dimensions || k == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, f32)> = self
+            .matrix
+            .par_chunks(self.dimensions * 1024)
+            .enumerate()
+            .flat_map_iter(|(block, vectors)| {
+                vectors.chunks_exact(self.dimensions).enumerate().filter_map(move |(at, vector)| {
+                    let row = block * 1024 + at;
+                    if !allow(&self.rows[row].1) {
+                        return None;
+                    }
+                    Some((row, vector.iter().zip(query).map(|(a, b)| a * b).sum::<f32>()))
+                })
+            })
+            .collect();
+        let k = k.min(scored.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().map(|(row, score)| (self.rows[row].0, score)).collect()
+    }
+}
+
+/// Counts per generation for `knowledge reindex status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerationStatus {
+    pub model: String,
+    pub provider: String,
+    pub dimensions: u64,
+    pub ready: u64,
+    pub pending: u64,
+    /// Chunks of the index with no entry in this generation.
+    pub missing: u64,
+    /// Entries whose chunk's revision is not its source's current one (after a complete build: none).
+    pub stale: u64,
+    pub vectors: u64,
+    /// The generation the last build embedded with, which searches use.
+    pub current: bool,
+}
+
+/// Every generation in the index, with its counts.
+pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
+    let current = crate::store::meta(conn, "embeddings_model")?.unwrap_or_default();
+    let chunks: u64 = conn.query_row("SELECT count(*) FROM chunks", [], |row| row.get::<_, i64>(0))?.cast_unsigned();
+    let mut counts: HashMap<String, GenerationStatus> = HashMap::new();
+    let mut statement = conn.prepare(
+        "SELECT e.model, e.provider, e.dimensions, e.status, count(*),
+                sum(CASE WHEN c.revision != s.revision THEN 1 ELSE 0 END)
+         FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
+         GROUP BY e.model, e.provider, e.dimensions, e.status",
+    )?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        let model: String = row.get(0)?;
+        let entry = counts.entry(model.clone()).or_insert_with(|| GenerationStatus {
+            current: model == current,
+            model,
+            provider: String::new(),
+            dimensions: 0,
+            ready: 0,
+            pending: 0,
+            missing: 0,
+            stale: 0,
+            vectors: 0,
+        });
+        entry.provider = row.get(1)?;
+        entry.dimensions = row.get::<_, i64>(2)?.cast_unsigned();
+        let (status, count): (String, i64) = (row.get(3)?, row.get(4)?);
+        entry.stale += row.get::<_, i64>(5)?.cast_unsigned();
+        if status == "ready" {
+            entry.ready += count.cast_unsigned();
+        } else {
+            entry.pending += count.cast_unsigned();
+        }
+    }
+    let mut generations: Vec<GenerationStatus> = counts.into_values().collect();
+    for generation in &mut generations {
+        generation.missing = chunks.saturating_sub(generation.ready + generation.pending);
+        generation.vectors = conn
+            .query_row("SELECT count(*) FROM chunk_embeddings WHERE model = ?1", [&generation.model], |row| {
+                row.get::<_, i64>(0)
+            })?
+            .cast_unsigned();
+    }
+    generations.sort_by(|a, b| b.current.cmp(&a.current).then(a.model.cmp(&b.model)));
+    Ok(generations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_vectors_are_deterministic_normalized_and_closer_for_shared_words() {
+        let fake = FakeEmbedder::new(64);
+        let vectors = fake.embed(&["ownership rules memory", "memory ownership", "lifetimes of references"]).unwrap();
+        assert_eq!(
+            vectors,
+            fake.embed(&["ownership rules memory", "memory ownership", "lifetimes of references"]).unwrap()
+        );
+        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        assert!((dot(&vectors[0], &vectors[0]) - 1.0).abs() < 1e-5);
+        assert!(dot(&vectors[0], &vectors[1]) > dot(&vectors[0], &vectors[2]));
+    }
+
+    #[test]
+    fn the_scan_keeps_the_best_k_and_applies_the_filter_inside() {
+        let index = VectorIndex {
+            dimensions: 2,
+            matrix: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8, -1.0, 0.0],
+            rows: vec![(10, "a.md".into()), (11, "b.md".into()), (12, "secret.md".into()), (13, "d.md".into())],
+        };
+        assert_eq!(index.search(&[1.0, 0.0], 2, &|_| true), [(10, 1.0), (12, 0.6)]);
+        assert_eq!(index.search(&[1.0, 0.0], 2, &|path| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
+    }
+}

@@ -1,0 +1,137 @@
+//! Embeddings with the `fake` provider: one generation, vectors keyed by content, counters that prove what
+//! was embedded, an outage that leaves chunks pending until the next build, and semantic and hybrid search.
+
+use serde_json::{Value, json};
+
+use crate::CliTest;
+
+fn fixture() -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[embeddings]\nprovider = \"fake\"\ndimensions = 512\n",
+    );
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nOwnership rules govern how a program manages memory.\n\n## Borrowing\n\nReferences borrow values without taking ownership.\n",
+    );
+    test.write("docs/lifetimes.md", "# Lifetimes\n\nLifetimes name the scopes that references are valid for.\n");
+    test
+}
+
+fn counters(summary: &Value) -> (u64, u64, u64, u64) {
+    let e = &summary["embeddings"];
+    let n = |k: &str| e[k].as_u64().unwrap();
+    (n("computed"), n("reused"), n("pending"), n("deleted"))
+}
+
+fn count(test: &CliTest, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    conn.query_row(sql, [], |row| row.get(0)).unwrap()
+}
+
+#[test]
+fn vectors_are_computed_once_reused_on_rename_and_deleted_with_their_source() {
+    let test = fixture();
+    let first = test.build();
+    assert_eq!(counters(&first), (3, 0, 0, 0), "three chunks, each embedded once");
+    assert_eq!(first["embeddings"]["model"], "fake:512");
+    assert_eq!(first["embeddings"]["fake"], true);
+    assert_eq!(test.build()["wrote"], false, "nothing to embed: nothing written");
+
+    // An edit to one chunk embeds that chunk only.
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nOwnership rules govern how a program manages its memory.\n\n## Borrowing\n\nReferences borrow values without taking ownership.\n",
+    );
+    assert_eq!(counters(&test.build()), (1, 0, 0, 1));
+
+    // A rename changes chunk ids but not texts: every vector is reused.
+    std::fs::rename(test.path("docs/lifetimes.md"), test.path("docs/scopes.md")).unwrap();
+    assert_eq!(counters(&test.build()), (0, 1, 0, 1));
+
+    // A deleted source's entries and vectors go in the same build.
+    test.remove("docs/scopes.md");
+    assert_eq!(counters(&test.build()), (0, 0, 0, 1));
+    assert_eq!(count(&test, "SELECT count(*) FROM vector_index_entries"), 2);
+    assert_eq!(
+        count(&test, "SELECT count(*) FROM chunk_embeddings"),
+        2,
+        "no vector outlives every chunk with its text"
+    );
+    assert_eq!(
+        count(&test, "SELECT count(*) FROM chunk_embeddings WHERE length(vector) = 512 * 4"),
+        2,
+        "little-endian f32"
+    );
+}
+
+#[test]
+fn a_provider_outage_leaves_chunks_pending_and_the_next_build_backfills_them() {
+    let test = fixture();
+    let output = test.run_with_env(&["build", "--json"], &[("KNOWLEDGE_FAILPOINT", "embed")]);
+    assert!(output.status.success(), "the build finishes");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(counters(&summary), (0, 0, 3, 0));
+    assert!(summary["embeddings"]["degraded"].as_str().unwrap().contains("failpoint"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("semantic search is degraded"));
+    let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
+    assert_eq!((status[0]["ready"].as_u64(), status[0]["pending"].as_u64()), (Some(0), Some(3)));
+
+    let next = test.build();
+    assert_eq!(next["wrote"], true, "pending chunks make a build write with no source changed");
+    assert_eq!(counters(&next), (3, 0, 0, 0));
+    let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
+    assert_eq!(status[0]["ready"], 3);
+    assert_eq!(status[0]["missing"], 0);
+    assert_eq!(status[0]["vectors"], 3);
+}
+
+#[test]
+fn semantic_and_hybrid_search_use_the_generation_and_say_the_vectors_are_fake() {
+    let test = fixture();
+    test.build();
+    let semantic: Value =
+        serde_json::from_str(&test.ok(&["embeddings", "search", "scopes references valid", "--json"])).unwrap();
+    assert_eq!(semantic["mode"], "semantic");
+    assert_eq!(semantic["fake_embeddings"], true);
+    assert_eq!(semantic["embeddings_model"], "fake:512");
+    let first = &semantic["results"][0];
+    assert_eq!(first["source"]["path"], "docs/lifetimes.md");
+    assert!(first["scores"]["semantic"].as_f64().unwrap() > 0.3, "{first:#}");
+    assert_eq!(first["reason"], json!(["semantic_match"]));
+
+    let hybrid: Value = serde_json::from_str(&test.ok(&["search", "borrow memory", "--semantic", "--json"])).unwrap();
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert_eq!(hybrid["degraded"], false);
+    let results = hybrid["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["scores"]["fused"].as_f64().unwrap() > 0.0));
+    assert!(results.iter().any(|r| r["reason"].as_array().unwrap().contains(&json!("semantic_match"))));
+    let fused: Vec<f64> = results.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert!(fused.windows(2).all(|w| w[0] >= w[1]), "ranked by the fused score: {fused:?}");
+}
+
+#[test]
+fn without_a_generation_semantic_modes_answer_by_keyword_and_say_why() {
+    let test = fixture();
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n");
+    test.build();
+    let answer: Value =
+        serde_json::from_str(&test.ok(&["search", "ownership", "--mode", "semantic", "--json"])).unwrap();
+    assert_eq!(answer["mode"], "keyword");
+    assert_eq!(answer["degraded"], true);
+    assert!(answer["degraded_reason"].as_str().unwrap().contains("provider is `none`"));
+    assert!(!answer["results"].as_array().unwrap().is_empty());
+    assert_eq!(test.run(&["embeddings", "search", "ownership"]).status.code(), Some(2));
+
+    // Turning a provider on and off again builds the generation and then drops it.
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[embeddings]\nprovider = \"fake\"\ndimensions = 512\n",
+    );
+    assert_eq!(counters(&test.build()), (3, 0, 0, 0));
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n");
+    let off = test.build();
+    assert_eq!(off["wrote"], true);
+    assert_eq!(count(&test, "SELECT count(*) FROM chunk_embeddings"), 0);
+}
