@@ -97,15 +97,42 @@ impl Default for OutputConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct EmbeddingsConfig {
     pub provider: EmbeddingProvider,
-    /// Vector dimensions of the `fake` provider.
-    pub dimensions: Spanned<u32>,
+    /// Vector dimensions: the `fake` provider's, or the `dimensions` asked of an `openai` endpoint (models
+    /// that can shorten their vectors); without it an endpoint answers with its model's own.
+    pub dimensions: Option<Spanned<u32>>,
     /// Texts sent to the provider at once.
     pub batch_size: u32,
+    /// `openai`: the endpoint up to and including `/v1` (`https://api.openai.com/v1`, `http://127.0.0.1:8000/v1`),
+    /// or an Azure OpenAI resource URL with `api_version`.
+    pub base_url: Option<String>,
+    /// `openai`: the model (Azure: the deployment) that embeds documents; it names the generation.
+    pub model: Option<String>,
+    /// `openai`: the model that embeds queries, when it differs (E5-style query and passage models).
+    pub query_model: Option<String>,
+    /// `openai`: the environment variable holding the API key. The key is never stored or logged.
+    pub api_key_env: Option<String>,
+    /// `openai`: Azure OpenAI's `api-version`; with it, requests go to the deployment URL with an `api-key` header.
+    pub api_version: Option<String>,
+    /// `openai`: seconds before a request is abandoned (then retried).
+    pub timeout_seconds: u32,
+    /// `openai`: retries after a timeout, a connection failure, 429 or a 5xx, with exponential backoff.
+    pub max_retries: u32,
 }
 
 impl Default for EmbeddingsConfig {
     fn default() -> Self {
-        EmbeddingsConfig { provider: EmbeddingProvider::None, dimensions: Spanned::new(0..0, 256), batch_size: 64 }
+        EmbeddingsConfig {
+            provider: EmbeddingProvider::None,
+            dimensions: None,
+            batch_size: 64,
+            base_url: None,
+            model: None,
+            query_model: None,
+            api_key_env: None,
+            api_version: None,
+            timeout_seconds: 30,
+            max_retries: 3,
+        }
     }
 }
 
@@ -117,6 +144,9 @@ pub enum EmbeddingProvider {
     #[default]
     None,
     Fake,
+    /// Any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Azure OpenAI, local servers).
+    #[serde(rename = "openai")]
+    OpenAi,
 }
 
 /// The wiki compiler: which concepts get pages, how pages are grouped, and their templates. See docs/wiki.md.
@@ -317,9 +347,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
         ));
     }
-    let dimensions = &config.embeddings.dimensions;
-    if !(8..=4096).contains(dimensions.get_ref()) {
+    let embeddings = &config.embeddings;
+    if let Some(dimensions) = &embeddings.dimensions
+        && !(8..=4096).contains(dimensions.get_ref())
+    {
         return Err(invalid(Some(dimensions.span()), "`dimensions` must be between 8 and 4096".to_string()));
+    }
+    if embeddings.provider == EmbeddingProvider::OpenAi && (embeddings.base_url.is_none() || embeddings.model.is_none())
+    {
+        return Err(invalid(None, "[embeddings] provider \"openai\" needs `base_url` and `model`".to_string()));
     }
     for (name, value) in [("min_sources", &config.wiki.min_sources), ("max_quotes", &config.wiki.max_quotes)] {
         if *value.get_ref() == 0 {

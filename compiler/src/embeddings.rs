@@ -24,6 +24,13 @@ pub trait Embedder: Sync {
     fn dimensions(&self) -> usize;
     /// One L2-normalized vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+    /// The vector of a search query (some models embed queries differently from documents).
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        let mut vectors = self.embed(&[query])?;
+        if vectors.len() == 1 { Ok(vectors.remove(0)) } else { Err("no vector for the query".to_string()) }
+    }
+    /// The settings that reproduce this embedder for queries, without secrets: stored in the index.
+    fn settings(&self) -> serde_json::Value;
 }
 
 /// Deterministic vectors from hashed words (feature hashing with signs): texts that share words point the
@@ -51,6 +58,10 @@ impl Embedder for FakeEmbedder {
 
     fn dimensions(&self) -> usize {
         self.dimensions
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({"provider": "fake", "dimensions": self.dimensions})
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
@@ -91,20 +102,187 @@ fn normalize(vector: &mut [f32]) {
 #[must_use]
 pub fn configured(project: &Project) -> Option<Box<dyn Embedder>> {
     let config = &project.config.embeddings;
+    let dimensions = config.dimensions.as_ref().map(|d| *d.get_ref() as usize);
     match config.provider {
         EmbeddingProvider::None => None,
-        EmbeddingProvider::Fake => Some(Box::new(FakeEmbedder::new(*config.dimensions.get_ref() as usize))),
+        EmbeddingProvider::Fake => Some(Box::new(FakeEmbedder::new(dimensions.unwrap_or(256)))),
+        EmbeddingProvider::OpenAi => Some(Box::new(OpenAiEmbedder::new(OpenAiSettings {
+            base_url: config.base_url.clone().unwrap_or_default(),
+            model: config.model.clone().unwrap_or_default(),
+            query_model: config.query_model.clone(),
+            dimensions,
+            api_key_env: config.api_key_env.clone(),
+            api_version: config.api_version.clone(),
+            timeout_seconds: config.timeout_seconds,
+            max_retries: config.max_retries,
+        }))),
     }
 }
 
-/// The embedder an index's vectors were made with, to embed queries the same way; `None` when the index
-/// has no generation (or one this binary cannot reproduce).
+/// The embedder an index's vectors were made with (from the settings the build stored), to embed queries
+/// the same way; `None` when the index has no generation.
 pub fn for_index(conn: &Connection) -> rusqlite::Result<Option<Box<dyn Embedder>>> {
-    let model = crate::store::meta(conn, "embeddings_model")?;
-    Ok(model.as_deref().and_then(|model| {
-        let dimensions: usize = model.strip_prefix("fake:")?.parse().ok()?;
-        Some(Box::new(FakeEmbedder::new(dimensions)) as Box<dyn Embedder>)
-    }))
+    let Some(model) = crate::store::meta(conn, "embeddings_model")?.filter(|m| !m.is_empty()) else { return Ok(None) };
+    let settings: serde_json::Value = crate::store::meta(conn, "embeddings_settings")?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    Ok(match settings["provider"].as_str() {
+        Some("openai") => serde_json::from_value::<OpenAiSettings>(settings)
+            .ok()
+            .map(|settings| Box::new(OpenAiEmbedder::new(settings)) as Box<dyn Embedder>),
+        _ => model
+            .strip_prefix("fake:")
+            .and_then(|dims| dims.parse().ok())
+            .map(|dims| Box::new(FakeEmbedder::new(dims)) as Box<dyn Embedder>),
+    })
+}
+
+/// An OpenAI-compatible endpoint's settings, as `kc.toml` gives them (the key's variable, never the key).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct OpenAiSettings {
+    pub base_url: String,
+    pub model: String,
+    pub query_model: Option<String>,
+    pub dimensions: Option<usize>,
+    pub api_key_env: Option<String>,
+    pub api_version: Option<String>,
+    pub timeout_seconds: u32,
+    pub max_retries: u32,
+}
+
+/// Any OpenAI-compatible `/v1/embeddings` endpoint: OpenAI, Azure OpenAI (deployment URL, `api-version`,
+/// `api-key` header), or a local server. Retries timeouts, connection failures, 429 and 5xx with
+/// exponential backoff; a 4xx is an error at once, with the endpoint's message.
+pub struct OpenAiEmbedder {
+    settings: OpenAiSettings,
+    id: String,
+    agent: ureq::Agent,
+}
+
+impl OpenAiEmbedder {
+    #[must_use]
+    pub fn new(settings: OpenAiSettings) -> OpenAiEmbedder {
+        let id = match settings.dimensions {
+            Some(dimensions) => format!("openai:{}:{dimensions}", settings.model),
+            None => format!("openai:{}", settings.model),
+        };
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(std::time::Duration::from_secs(u64::from(settings.timeout_seconds.max(1)))))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        OpenAiEmbedder { settings, id, agent }
+    }
+
+    fn request(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let base = self.settings.base_url.trim_end_matches('/');
+        let url = match &self.settings.api_version {
+            Some(version) => format!("{base}/openai/deployments/{model}/embeddings?api-version={version}"),
+            None => format!("{base}/embeddings"),
+        };
+        let key = match &self.settings.api_key_env {
+            Some(variable) => {
+                Some(std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?)
+            }
+            None => None,
+        };
+        let mut body = serde_json::json!({"model": model, "input": texts, "encoding_format": "float"});
+        if let Some(dimensions) = self.settings.dimensions {
+            body["dimensions"] = dimensions.into();
+        }
+        let mut attempt = 0;
+        loop {
+            let mut request = self.agent.post(&url).header("Content-Type", "application/json");
+            if let Some(key) = &key {
+                request = if self.settings.api_version.is_some() {
+                    request.header("api-key", key)
+                } else {
+                    request.header("Authorization", format!("Bearer {key}"))
+                };
+            }
+            let retryable = match request.send_json(&body) {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let text = response.into_body().read_to_string().map_err(|e| format!("reading the answer: {e}"))?;
+                    if status == 200 {
+                        return parse_embeddings(&text, texts.len());
+                    }
+                    let message = serde_json::from_str::<serde_json::Value>(&text)
+                        .ok()
+                        .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+                        .unwrap_or_else(|| text.chars().take(200).collect());
+                    let error = format!("{url} answered {status}: {message}");
+                    if status != 429 && status < 500 {
+                        return Err(error);
+                    }
+                    error
+                }
+                Err(error) => format!("{url}: {error}"),
+            };
+            if attempt >= self.settings.max_retries {
+                return Err(format!("{retryable} (after {} attempts)", attempt + 1));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200 << attempt.min(6)));
+            attempt += 1;
+        }
+    }
+}
+
+/// The vectors of an embeddings answer, in input order, L2-normalized.
+fn parse_embeddings(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        data: Vec<Item>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Item {
+        embedding: Vec<f32>,
+        index: usize,
+    }
+    let mut answer: Answer =
+        serde_json::from_str(text).map_err(|e| format!("an answer that is not embeddings: {e}"))?;
+    answer.data.sort_by_key(|item| item.index);
+    if answer.data.len() != expected || answer.data.iter().enumerate().any(|(at, item)| item.index != at) {
+        return Err(format!("{} vectors for {expected} texts", answer.data.len()));
+    }
+    Ok(answer
+        .data
+        .into_iter()
+        .map(|item| {
+            let mut vector = item.embedding;
+            normalize(&mut vector);
+            vector
+        })
+        .collect())
+}
+
+impl Embedder for OpenAiEmbedder {
+    fn model(&self) -> &str {
+        &self.id
+    }
+
+    fn provider(&self) -> &'static str {
+        "openai"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.settings.dimensions.unwrap_or(0)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        self.request(&self.settings.model, texts)
+    }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        let model = self.settings.query_model.as_deref().unwrap_or(&self.settings.model);
+        self.request(model, &[query])?.pop().ok_or_else(|| "no vector for the query".to_string())
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(&self.settings).expect("settings serialize");
+        value["provider"] = "openai".into();
+        value
+    }
 }
 
 /// What a build did to the embeddings of its generation. Printed in `knowledge build --json`.
@@ -202,12 +380,15 @@ pub fn embed_stage(
         })?
         .collect::<rusqlite::Result<_>>()?;
 
-    let mut have = conn.prepare_cached("SELECT 1 FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+    let mut have =
+        conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+    let mut known_dimensions = embedder.dimensions();
     let mut to_embed: Vec<&Missing> = Vec::new();
     let mut queued: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut ready: Vec<&Missing> = Vec::new();
     for item in &missing {
-        if have.query_row(params![model, item.hash], |_| Ok(())).optional()?.is_some() {
+        if let Some(stored) = have.query_row(params![model, item.hash], |row| row.get::<_, i64>(0)).optional()? {
+            known_dimensions = usize::try_from(stored).unwrap_or(known_dimensions);
             counters.reused += 1;
             ready.push(item);
         } else if queued.insert(item.hash.as_str()) {
@@ -224,6 +405,8 @@ pub fn embed_stage(
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut failed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // An endpoint may choose the dimensions; the vectors say what they are.
+    let mut dimensions = known_dimensions;
     for batch in to_embed.chunks(batch_size.max(1)) {
         if counters.degraded.is_some() {
             failed.extend(batch.iter().map(|item| item.hash.as_str()));
@@ -236,6 +419,7 @@ pub fn embed_stage(
                     let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
                     insert_vector.execute(params![model, item.hash, vector.len() as i64, bytes, run_id])?;
                     counters.computed += 1;
+                    dimensions = vector.len();
                 }
             }
             Ok(vectors) => {
@@ -264,7 +448,7 @@ pub fn embed_stage(
             item.chunk_id,
             model,
             embedder.provider(),
-            embedder.dimensions() as i64,
+            dimensions as i64,
             item.source_ref,
             item.revision,
             item.hash,
@@ -281,6 +465,10 @@ pub fn embed_stage(
         [],
     )?;
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', ?1)", [model])?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_settings', ?1)",
+        [embedder.settings().to_string()],
+    )?;
     Ok(Some(counters))
 }
 

