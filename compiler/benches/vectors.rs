@@ -21,7 +21,7 @@ fn main() {
         state ^= state << 17;
         (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
     };
-    let mut vector = |random: &mut dyn FnMut() -> f32| {
+    let vector = |random: &mut dyn FnMut() -> f32| {
         let mut v: Vec<f32> = (0..DIMENSIONS).map(|_| random()).collect();
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter_mut().for_each(|x| *x /= norm);

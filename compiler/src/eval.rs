@@ -29,6 +29,8 @@ pub enum EvalError {
         "mode `{0}` needs an embeddings provider; `[embeddings] provider` is `none`, so only `keyword` can be evaluated"
     )]
     Unavailable(&'static str),
+    #[error("the corpus could not be embedded: {0}")]
+    Embeddings(String),
     #[error(transparent)]
     Build(#[from] crate::build::BuildError),
     #[error(transparent)]
@@ -95,7 +97,12 @@ pub fn evaluate(
     qrels: &Path,
     mode: Mode,
 ) -> Result<EvalReport, EvalError> {
-    if mode != Mode::Keyword {
+    let search_mode = match mode {
+        Mode::Keyword => crate::search::SearchMode::Keyword,
+        Mode::Semantic => crate::search::SearchMode::Semantic,
+        Mode::Hybrid => crate::search::SearchMode::Hybrid,
+    };
+    if mode != Mode::Keyword && settings.config.embeddings.provider == crate::config::EmbeddingProvider::None {
         return Err(EvalError::Unavailable(if mode == Mode::Semantic { "semantic" } else { "hybrid" }));
     }
     let documents: Vec<Document> = read_jsonl(corpus)?;
@@ -113,8 +120,13 @@ pub fn evaluate(
     project.config.sources = crate::config::SourcesConfig::default();
     project.config.sources.include = vec![toml::Spanned::new(0..0, "corpus/*.md".to_string())];
     project.config.output.dir = "index".to_string();
+    // The collection's documents are scored, not pages generated from them.
+    project.config.wiki.enabled = false;
     let clock = Instant::now();
-    Compiler::new().build(&project, &Silent)?;
+    let built = Compiler::new().build(&project, &Silent)?;
+    if let Some(reason) = built.embeddings.as_ref().and_then(|e| e.degraded.clone()) {
+        return Err(EvalError::Embeddings(reason));
+    }
     let build_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let conn = store::open_read_only(&project.output_dir().join(store::DB_FILE))?;
@@ -134,7 +146,7 @@ pub fn evaluate(
         // Latency is that of the call agents make (10 results); the ranking is scored 100 deep.
         let mut request = SearchRequest {
             query: query.text.clone(),
-            mode: crate::search::SearchMode::Keyword,
+            mode: search_mode,
             limit: 10,
             kinds: Vec::new(),
             highlight: Highlight::Markdown,
@@ -144,6 +156,9 @@ pub fn evaluate(
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
         request.limit = 100;
         let response = search::search(&conn, &request, &access).map_err(EvalError::Search)?;
+        if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
+            return Err(EvalError::Embeddings(reason));
+        }
         // A document split into several chunks counts once, at its best rank.
         let mut seen = HashSet::new();
         let ranking: Vec<&str> = response
