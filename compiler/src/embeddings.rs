@@ -13,7 +13,6 @@ use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use crate::access::Access;
 use crate::config::{EmbeddingProvider, Project};
 
 /// Turns texts into vectors.
@@ -482,16 +481,35 @@ pub struct VectorIndex {
 }
 
 impl VectorIndex {
-    /// Loads the ready vectors of `model` that `access` may read.
-    pub fn load(conn: &Connection, model: &str, access: &Access) -> rusqlite::Result<VectorIndex> {
-        let mut statement = conn.prepare(&format!(
+    /// The ready vectors of `model`, from a cache that lives as long as the process and holds the latest
+    /// index state it saw: a search after a new build (another `last_run`) loads again. Every principal
+    /// shares it; permissions are applied by the scan.
+    pub fn cached(conn: &Connection, model: &str) -> rusqlite::Result<std::sync::Arc<VectorIndex>> {
+        type Cache = std::sync::Mutex<HashMap<(String, String), (String, std::sync::Arc<VectorIndex>)>>;
+        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        let file = conn.path().unwrap_or_default().to_string();
+        let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
+        let cache = CACHE.get_or_init(Cache::default);
+        let key = (file, model.to_string());
+        if let Some((seen, index)) = cache.lock().expect("the cache lock is never poisoned").get(&key)
+            && *seen == run
+        {
+            return Ok(index.clone());
+        }
+        let index = std::sync::Arc::new(VectorIndex::load(conn, model)?);
+        cache.lock().expect("the cache lock is never poisoned").insert(key, (run, index.clone()));
+        Ok(index)
+    }
+
+    /// Loads the ready vectors of `model`.
+    pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<VectorIndex> {
+        let mut statement = conn.prepare(
             "SELECT c.seq, s.path, v.vector, v.dimensions
              FROM vector_index_entries e
              JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
              JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
-             WHERE e.model = ?1 AND e.status = 'ready' AND {}",
-            access.source_filter("s.id")
-        ))?;
+             WHERE e.model = ?1 AND e.status = 'ready'",
+        )?;
         let mut index = VectorIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
         let mut rows = statement.query([model])?;
         while let Some(row) = rows.next()? {

@@ -204,10 +204,12 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         Ok(vector) => vector,
         Err(error) => return degrade(format!("the embeddings provider failed: {error}")),
     };
-    let index = crate::embeddings::VectorIndex::load(conn, embedder.model(), access)?;
+    let index = crate::embeddings::VectorIndex::cached(conn, embedder.model())?;
     let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
     let pool = (request.limit * 4).max(50);
-    let hits = index.search(&query_vector, pool, &|path| wants(result_kind(path)));
+    // Kinds and permissions are checked row by row inside the scan: what a principal may not read is never
+    // scored.
+    let hits = index.search(&query_vector, pool, &|path| access.can_read_path(path) && wants(result_kind(path)));
     let mut semantic = Vec::with_capacity(hits.len());
     for (seq, similarity) in hits {
         if let Some(mut result) = chunk_result(conn, seq)? {

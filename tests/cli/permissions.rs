@@ -11,6 +11,7 @@ fn fixture() -> CliTest {
     test.write(
         "kc.toml",
         "version = 1\n[project]\nname = \"perm\"\n[lint]\non_build = true\n\
+         [embeddings]\nprovider = \"fake\"\ndimensions = 512\n\
          [permissions]\nrules = [{ path = \"hr/**\", labels = [\"hr\"] }]\n\
          [permissions.principals]\nstaff = [\"internal\"]\npeople = [\"internal\", \"hr\"]\n",
     );
@@ -52,6 +53,9 @@ fn everything_seen_by(test: &CliTest, principal: Option<&str>) -> String {
     for query in ["launch plan budget review", "salaries", "plan", "roadmap", "the"] {
         run(&["search", query, "--json"]);
         run(&["search", query]);
+        // The vector scan and the fusion see only what the principal may read, too.
+        run(&["search", query, "--semantic", "--json"]);
+        run(&["embeddings", "search", query, "--json"]);
         run(&["context", "pack", query, "--json"]);
     }
     run(&["get", "public/roadmap.md", "--json"]);
