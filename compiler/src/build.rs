@@ -43,6 +43,8 @@ pub enum BuildError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Wiki(#[from] crate::wiki::WikiError),
+    #[error("cannot load the embeddings model: {0}")]
+    Embeddings(String),
     #[error("cannot write the wiki under `{}`", path.display())]
     WriteArtifacts {
         path: PathBuf,
@@ -290,7 +292,7 @@ impl Compiler {
         let full_rebuild = !trusts(&prior, &fingerprint);
         let wiki_config = wiki::fingerprint(project, &templates);
         let rewiki = prior.wiki_config.as_deref() != Some(wiki_config.as_str());
-        let embedder = crate::embeddings::configured(project);
+        let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
         // Another model, or chunks a provider failed on last time, make a build write with no source changed.
         let reembed = if prior.needs_schema {
             embedder.is_some()

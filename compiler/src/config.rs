@@ -117,6 +117,9 @@ pub struct EmbeddingsConfig {
     pub timeout_seconds: u32,
     /// `openai`: retries after a timeout, a connection failure, 429 or a 5xx, with exponential backoff.
     pub max_retries: u32,
+    /// `local`: the folder with `config.json`, `tokenizer.json` and `model.safetensors`, relative to the
+    /// project root.
+    pub model_dir: Option<Spanned<String>>,
 }
 
 impl Default for EmbeddingsConfig {
@@ -132,6 +135,7 @@ impl Default for EmbeddingsConfig {
             api_version: None,
             timeout_seconds: 30,
             max_retries: 3,
+            model_dir: None,
         }
     }
 }
@@ -147,6 +151,8 @@ pub enum EmbeddingProvider {
     /// Any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Azure OpenAI, local servers).
     #[serde(rename = "openai")]
     OpenAi,
+    /// A sentence-transformers BERT model run in process (binaries built with `local-embeddings`).
+    Local,
 }
 
 /// The wiki compiler: which concepts get pages, how pages are grouped, and their templates. See docs/wiki.md.
@@ -352,6 +358,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         && !(8..=4096).contains(dimensions.get_ref())
     {
         return Err(invalid(Some(dimensions.span()), "`dimensions` must be between 8 and 4096".to_string()));
+    }
+    if embeddings.provider == EmbeddingProvider::Local {
+        if !cfg!(feature = "local-embeddings") {
+            return Err(invalid(
+                None,
+                "[embeddings] provider \"local\" needs a binary built with the `local-embeddings` feature \
+                 (cargo install --path compiler --features local-embeddings)"
+                    .to_string(),
+            ));
+        }
+        if embeddings.model_dir.is_none() {
+            return Err(invalid(None, "[embeddings] provider \"local\" needs `model_dir`".to_string()));
+        }
     }
     if embeddings.provider == EmbeddingProvider::OpenAi && (embeddings.base_url.is_none() || embeddings.model.is_none())
     {

