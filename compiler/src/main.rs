@@ -206,6 +206,16 @@ enum Command {
 
 #[derive(Subcommand)]
 enum EmbeddingsCommand {
+    /// Embed every chunk that has no vector in the generation (a build with the embedding stage);
+    /// `--model` builds a parallel generation with another model of the `openai` provider, which searches
+    /// then use.
+    Index {
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the build summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Vector-only search: the chunks nearest the query's embedding, with `scores.semantic`.
     Search {
         query: String,
@@ -222,6 +232,23 @@ enum EmbeddingsCommand {
 
 #[derive(Subcommand)]
 enum ReindexCommand {
+    /// Queue an embedding job for the configured model (idempotent); the next build does it. `--full`
+    /// drops the generation's vectors first, so every chunk is embedded again.
+    Enqueue {
+        #[arg(long)]
+        full: bool,
+        /// Print the job as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue the job and run the build that does it.
+    Embeddings {
+        #[arg(long)]
+        full: bool,
+        /// Print the build summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Per generation: ready, pending, missing and stale entries, and stored vectors.
     Status {
         /// Print as JSON.
@@ -392,6 +419,35 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         }
+        Command::Reindex { command: ReindexCommand::Enqueue { full, json } } => {
+            let project = Project::discover(&start)?;
+            let job = enqueue(&project, full)?;
+            print(json, &serde_json::json!({ "job": job }), |out| {
+                writeln!(out, "queued {job}; the next build does it")
+            })?;
+        }
+        Command::Reindex { command: ReindexCommand::Embeddings { full, json } } => {
+            let project = Project::discover(&start)?;
+            enqueue(&project, full)?;
+            let summary = Compiler::new().build(&project, &Silent)?;
+            print(json, &summary, |out| print_build(out, &project.root, &summary))?;
+        }
+        Command::Embeddings { command: EmbeddingsCommand::Index { model, json } } => {
+            let mut project = Project::discover(&start)?;
+            if let Some(model) = model {
+                anyhow::ensure!(
+                    project.config.embeddings.provider == knowledge::config::EmbeddingProvider::OpenAi,
+                    "--model names a model of the `openai` provider; [embeddings] provider is another"
+                );
+                project.config.embeddings.model = Some(model);
+            }
+            anyhow::ensure!(
+                project.config.embeddings.provider != knowledge::config::EmbeddingProvider::None,
+                "[embeddings] provider is `none`: there is nothing to embed with"
+            );
+            let summary = Compiler::new().build(&project, &Silent)?;
+            print(json, &summary, |out| print_build(out, &project.root, &summary))?;
+        }
         Command::Reindex { command: ReindexCommand::Status { json, db } } => {
             let (_, conn, _) = open_as(db, &start, principal.as_deref())?;
             let generations = knowledge::embeddings::status(&conn)?;
@@ -402,13 +458,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 for g in &generations {
                     writeln!(
                         out,
-                        "{}{}: {} ready, {} pending, {} missing, {} stale, {} vectors ({} dimensions)",
+                        "{}{}: {} ready, {} pending, {} missing, {} stale, {} queued jobs, {} vectors ({} dimensions)",
                         g.model,
                         if g.current { " (current)" } else { "" },
                         g.ready,
                         g.pending,
                         g.missing,
                         g.stale,
+                        g.queued,
                         g.vectors,
                         g.dimensions
                     )?;
@@ -703,6 +760,16 @@ fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std
     }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
+}
+
+/// Queues an embedding job for the configured model in the project's index.
+fn enqueue(project: &Project, full: bool) -> anyhow::Result<String> {
+    let embedder = knowledge::embeddings::configured(project).map_err(anyhow::Error::msg)?;
+    let embedder = embedder.context("[embeddings] provider is `none`: there is nothing to reindex")?;
+    let index = project.output_dir().join(knowledge::store::DB_FILE);
+    // Only an index this binary can read gets a job; otherwise a build must come first.
+    knowledge::store::open_read_only(&index)?;
+    Ok(knowledge::store::Store::open_for_build(&index)?.enqueue_embeddings(embedder.model(), full)?)
 }
 
 fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {

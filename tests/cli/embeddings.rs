@@ -184,6 +184,20 @@ fn an_openai_compatible_endpoint_embeds_documents_and_queries() {
     let summary = test.build();
     assert_eq!(summary["embeddings"]["pending"], 0, "{summary:#}");
     assert_eq!(count(&test, "SELECT count(*) FROM vector_index_entries WHERE status = 'ready'"), 3);
+
+    // Another model builds a parallel generation, which searches then use; the first one is kept.
+    let other: Value =
+        serde_json::from_str(&test.ok(&["embeddings", "index", "--model", "e5-document", "--json"])).unwrap();
+    assert_eq!(other["embeddings"]["model"], "openai:e5-document");
+    assert_eq!(counters(&other), (3, 0, 0, 0));
+    let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
+    let models: Vec<(&str, bool)> = status
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["model"].as_str().unwrap(), g["current"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(models, [("openai:e5-document", true), ("openai:e5-passage", false)]);
 }
 
 /// The `local` provider: all-MiniLM-L6-v2 in process, from the files of its PyPI package.
@@ -214,4 +228,31 @@ fn the_local_model_embeds_in_process() {
     let output = test.run(&["build"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(crate::stderr(&output).contains("no-model/config.json"), "{}", crate::stderr(&output));
+}
+
+#[test]
+fn reindex_jobs_are_idempotent_and_a_full_one_embeds_everything_again() {
+    let test = fixture();
+    test.build();
+    test.ok(&["reindex", "enqueue", "--full"]);
+    let job: Value = serde_json::from_str(&test.ok(&["reindex", "enqueue", "--full", "--json"])).unwrap();
+    assert_eq!(job["job"], "embeddings:fake:512:full");
+    assert_eq!(count(&test, "SELECT count(*) FROM reindex_queue WHERE status = 'queued'"), 1, "queued twice, one job");
+    let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
+    assert_eq!(status[0]["queued"], 1);
+
+    let summary = test.build();
+    assert_eq!(summary["wrote"], true, "a queued job makes a build write with no source changed");
+    assert_eq!(counters(&summary), (3, 0, 0, 0), "the full job dropped the vectors: every chunk embedded again");
+    let done_run: String = rusqlite::Connection::open(test.index())
+        .unwrap()
+        .query_row("SELECT done_run FROM reindex_queue", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(Some(done_run.as_str()), summary["run_id"].as_str());
+    assert_eq!(test.build()["wrote"], false, "and then nothing is left to do");
+
+    // `reindex embeddings` queues and builds at once; with nothing missing it embeds nothing.
+    let again: Value = serde_json::from_str(&test.ok(&["reindex", "embeddings", "--json"])).unwrap();
+    assert_eq!(counters(&again), (0, 0, 0, 0));
+    assert_eq!(test.run(&["embeddings", "index", "--model", "other"]).status.code(), Some(2), "--model is for openai");
 }

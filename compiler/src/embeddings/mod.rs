@@ -324,8 +324,8 @@ pub struct EmbeddingCounters {
     pub fake: bool,
 }
 
-/// Whether a build must run the embedding stage even with no source changed: another model, or pending
-/// entries to retry.
+/// Whether a build must run the embedding stage even with no source changed: another model, pending
+/// entries to retry, or a queued job.
 pub fn needs_stage(conn: &Connection, embedder: Option<&dyn Embedder>) -> rusqlite::Result<bool> {
     let Some(embedder) = embedder else {
         return Ok(crate::store::meta(conn, "embeddings_model")?.is_some_and(|m| !m.is_empty()));
@@ -334,10 +334,42 @@ pub fn needs_stage(conn: &Connection, embedder: Option<&dyn Embedder>) -> rusqli
         return Ok(true);
     }
     conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending')",
+        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending')
+             OR EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued')",
         [embedder.model()],
         |row| row.get(0),
     )
+}
+
+/// Queues an embedding job for `model` (idempotent: the same job queued twice is one job). `full` drops
+/// the generation's vectors first, so every chunk is embedded again.
+pub fn enqueue(conn: &Connection, model: &str, full: bool, at: &str) -> rusqlite::Result<String> {
+    let job = if full { format!("embeddings:{model}:full") } else { format!("embeddings:{model}") };
+    conn.execute(
+        "INSERT INTO reindex_queue (job, kind, model, full, status, queued_at) VALUES (?1, 'embeddings', ?2, ?3, 'queued', ?4)
+         ON CONFLICT (job) DO UPDATE SET status = 'queued', queued_at = excluded.queued_at, done_run = NULL",
+        params![job, model, i64::from(full), at],
+    )?;
+    Ok(job)
+}
+
+/// Carries out the queued jobs of `model` before the embedding stage: a full job drops the generation, so
+/// the stage embeds every chunk. Jobs for another model wait for a build with that model.
+fn run_queue(conn: &Connection, model: &str, run_id: &str) -> rusqlite::Result<()> {
+    let full: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
+        [model],
+        |row| row.get(0),
+    )?;
+    if full {
+        conn.execute("DELETE FROM vector_index_entries WHERE model = ?1", [model])?;
+        conn.execute("DELETE FROM chunk_embeddings WHERE model = ?1", [model])?;
+    }
+    conn.execute(
+        "UPDATE reindex_queue SET status = 'done', done_run = ?2 WHERE model = ?1 AND status = 'queued'",
+        params![model, run_id],
+    )?;
+    Ok(())
 }
 
 /// Embeds what the generation lacks and drops what no chunk needs, inside the build's transaction.
@@ -354,6 +386,7 @@ pub fn embed_stage(
         return Ok(None);
     };
     let model = embedder.model();
+    run_queue(conn, model, run_id)?;
     let mut counters = EmbeddingCounters {
         model: model.to_string(),
         provider: embedder.provider(),
@@ -657,6 +690,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerationStatus {
     pub model: String,
+    /// Jobs queued for this generation and not yet done by a build.
+    pub queued: u64,
     pub provider: String,
     pub dimensions: u64,
     pub ready: u64,
@@ -687,6 +722,7 @@ pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
         let entry = counts.entry(model.clone()).or_insert_with(|| GenerationStatus {
             current: model == current,
             model,
+            queued: 0,
             provider: String::new(),
             dimensions: 0,
             ready: 0,
@@ -708,6 +744,13 @@ pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
     let mut generations: Vec<GenerationStatus> = counts.into_values().collect();
     for generation in &mut generations {
         generation.missing = chunks.saturating_sub(generation.ready + generation.pending);
+        generation.queued = conn
+            .query_row(
+                "SELECT count(*) FROM reindex_queue WHERE model = ?1 AND status = 'queued'",
+                [&generation.model],
+                |row| row.get::<_, i64>(0),
+            )?
+            .cast_unsigned();
         generation.vectors = conn
             .query_row("SELECT count(*) FROM chunk_embeddings WHERE model = ?1", [&generation.model], |row| {
                 row.get::<_, i64>(0)

@@ -191,6 +191,18 @@ impl Store {
         StoreError::Sqlite { path: self.path.clone(), source }
     }
 
+    /// Queues an embedding job in its own transaction: `knowledge reindex enqueue`, which, like a build,
+    /// writes only through this writer.
+    pub fn enqueue_embeddings(&mut self, model: &str, full: bool) -> Result<String, StoreError> {
+        let at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let path = self.path.clone();
+        let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(wrap)?;
+        let job = crate::embeddings::enqueue(&tx, model, full, &at).map_err(wrap)?;
+        tx.commit().map_err(wrap)?;
+        Ok(job)
+    }
+
     /// The writer's connection, for reads after a commit.
     #[must_use]
     pub fn connection(&self) -> &Connection {

@@ -220,3 +220,14 @@ CREATE TABLE vector_index_entries (
     updated_run TEXT NOT NULL,
     PRIMARY KEY (chunk_id, model)
 ) WITHOUT ROWID;
+
+-- Embedding jobs asked for with `knowledge reindex`: idempotent (one row per job id), done by the next build.
+CREATE TABLE reindex_queue (
+    job TEXT PRIMARY KEY,               -- 'embeddings:MODEL' or 'embeddings:MODEL:full'
+    kind TEXT NOT NULL,                 -- 'embeddings'
+    model TEXT NOT NULL,
+    full INTEGER NOT NULL,              -- 1: drop the generation's vectors and embed everything again
+    status TEXT NOT NULL,               -- queued | done
+    queued_at TEXT NOT NULL,
+    done_run TEXT                       -- the build that did it
+) WITHOUT ROWID;
