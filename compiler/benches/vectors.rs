@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use knowledge::embeddings::VectorIndex;
+use knowledge::embeddings::{MatrixIndex, VectorIndex};
 use rayon::prelude::*;
 
 const ROWS: usize = 100_000;
@@ -31,7 +31,7 @@ fn main() {
     let rows: Vec<(i64, String)> =
         (0..ROWS).map(|i| (i as i64, if i % 2 == 0 { "a.md" } else { "b.md" }.to_string())).collect();
     let bytes = matrix.len() * 4;
-    let index = VectorIndex::from_matrix(DIMENSIONS, matrix.clone(), rows);
+    let index = MatrixIndex::from_matrix(DIMENSIONS, matrix.clone(), rows);
     let queries: Vec<Vec<f32>> = (0..100).map(|_| vector(&mut random)).collect();
 
     // The floor: read every byte of the matrix once, on every core, doing the least work per byte (a sum);

@@ -204,7 +204,8 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         Ok(vector) => vector,
         Err(error) => return degrade(format!("the embeddings provider failed: {error}")),
     };
-    let index = crate::embeddings::VectorIndex::cached(conn, embedder.model())?;
+    let index: std::sync::Arc<dyn crate::embeddings::VectorIndex> =
+        crate::embeddings::MatrixIndex::cached(conn, embedder.model())?;
     let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
     let pool = (request.limit * 4).max(50);
     // Kinds and permissions are checked row by row inside the scan: what a principal may not read is never

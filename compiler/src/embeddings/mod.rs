@@ -124,9 +124,50 @@ pub fn configured(project: &Project) -> Result<Option<Box<dyn Embedder>>, String
     })
 }
 
+/// The local model of `dir`, loaded once per process: searches embed every query with it, and loading
+/// reads the whole weights file.
 #[cfg(feature = "local-embeddings")]
 fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
-    Ok(Some(Box::new(local::LocalEmbedder::load(dir)?)))
+    type Loaded = std::sync::Mutex<HashMap<std::path::PathBuf, std::sync::Arc<local::LocalEmbedder>>>;
+    static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
+    let loaded = LOADED.get_or_init(Loaded::default);
+    let mut loaded = loaded.lock().expect("the model cache lock is never poisoned");
+    let model = match loaded.get(dir) {
+        Some(model) => model.clone(),
+        None => {
+            let model = std::sync::Arc::new(local::LocalEmbedder::load(dir)?);
+            loaded.insert(dir.to_path_buf(), model.clone());
+            model
+        }
+    };
+    Ok(Some(Box::new(model)))
+}
+
+/// A shared embedder is an embedder.
+impl<T: Embedder + Send> Embedder for std::sync::Arc<T> {
+    fn model(&self) -> &str {
+        T::model(self)
+    }
+
+    fn provider(&self) -> &'static str {
+        T::provider(self)
+    }
+
+    fn dimensions(&self) -> usize {
+        T::dimensions(self)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        T::embed(self, texts)
+    }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        T::embed_query(self, query)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        T::settings(self)
+    }
 }
 
 /// Without the `local-embeddings` feature the configuration is refused before a build starts.
@@ -488,8 +529,9 @@ pub fn embed_stage(
 
     let mut upsert_entry = conn.prepare_cached(
         "INSERT OR REPLACE INTO vector_index_entries (chunk_id, model, provider, dimensions, source_ref, revision,
-                                                       text_hash, start_offset, end_offset, status, updated_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                                       text_hash, start_offset, end_offset, status, updated_run,
+                                                       updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
     )?;
     for item in &missing {
         let status = if failed.contains(item.hash.as_str()) { "pending" } else { "ready" };
@@ -524,8 +566,22 @@ pub fn embed_stage(
     Ok(Some(counters))
 }
 
-/// The vectors of one generation as one contiguous matrix, with the rows searches may return.
-pub struct VectorIndex {
+/// Nearest-vector search over one generation. Searches and their output depend only on this interface:
+/// [`MatrixIndex`] scans; an ANN index or pgvector can take its place.
+pub trait VectorIndex: Send + Sync {
+    /// How many vectors it holds.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The `k` rows most similar to `query` (cosine: the vectors are normalized) among those `allow`
+    /// accepts (by source path), best first, as (`chunks.seq`, similarity). `allow` is applied inside the
+    /// search, never to its results.
+    fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)>;
+}
+
+/// The vectors of one generation as one contiguous matrix, scanned in parallel.
+pub struct MatrixIndex {
     dimensions: usize,
     /// Row i's vector is `matrix[i * dimensions..(i + 1) * dimensions]`.
     matrix: Vec<f32>,
@@ -533,12 +589,12 @@ pub struct VectorIndex {
     rows: Vec<(i64, String)>,
 }
 
-impl VectorIndex {
+impl MatrixIndex {
     /// The ready vectors of `model`, from a cache that lives as long as the process and holds the latest
     /// index state it saw: a search after a new build (another `last_run`) loads again. Every principal
     /// shares it; permissions are applied by the scan.
-    pub fn cached(conn: &Connection, model: &str) -> rusqlite::Result<std::sync::Arc<VectorIndex>> {
-        type Cache = std::sync::Mutex<HashMap<(String, String), (String, std::sync::Arc<VectorIndex>)>>;
+    pub fn cached(conn: &Connection, model: &str) -> rusqlite::Result<std::sync::Arc<MatrixIndex>> {
+        type Cache = std::sync::Mutex<HashMap<(String, String), (String, std::sync::Arc<MatrixIndex>)>>;
         static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
         let file = conn.path().unwrap_or_default().to_string();
         let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
@@ -549,13 +605,13 @@ impl VectorIndex {
         {
             return Ok(index.clone());
         }
-        let index = std::sync::Arc::new(VectorIndex::load(conn, model)?);
+        let index = std::sync::Arc::new(MatrixIndex::load(conn, model)?);
         cache.lock().expect("the cache lock is never poisoned").insert(key, (run, index.clone()));
         Ok(index)
     }
 
     /// Loads the ready vectors of `model`.
-    pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<VectorIndex> {
+    pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<MatrixIndex> {
         let mut statement = conn.prepare(
             "SELECT c.seq, s.path, v.vector, v.dimensions
              FROM vector_index_entries e
@@ -563,7 +619,7 @@ impl VectorIndex {
              JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
              WHERE e.model = ?1 AND e.status = 'ready'",
         )?;
-        let mut index = VectorIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
+        let mut index = MatrixIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
         let mut rows = statement.query([model])?;
         while let Some(row) = rows.next()? {
             let bytes: Vec<u8> = row.get(2)?;
@@ -584,25 +640,20 @@ impl VectorIndex {
     /// An index over vectors already in memory (`matrix` holds `rows.len()` vectors of `dimensions`), for
     /// benchmarks and tests. `rows` are (`chunks.seq`, source path).
     #[must_use]
-    pub fn from_matrix(dimensions: usize, matrix: Vec<f32>, rows: Vec<(i64, String)>) -> VectorIndex {
+    pub fn from_matrix(dimensions: usize, matrix: Vec<f32>, rows: Vec<(i64, String)>) -> MatrixIndex {
         assert_eq!(matrix.len(), dimensions * rows.len(), "one vector per row");
-        VectorIndex { dimensions, matrix, rows }
+        MatrixIndex { dimensions, matrix, rows }
     }
+}
 
-    #[must_use]
-    pub fn len(&self) -> usize {
+impl VectorIndex for MatrixIndex {
+    fn len(&self) -> usize {
         self.rows.len()
     }
 
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
-    /// The `k` rows most similar to `query` (cosine: the vectors are normalized) among those `allow`
-    /// accepts, best first, as (`chunks.seq`, similarity). The filter runs inside the scan: each block of
-    /// rows keeps its own best `k` (in parallel), and the blocks' lists are merged.
-    pub fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)> {
+    /// Each block of rows keeps its own best `k` (in parallel), checking `allow` for the rows that would
+    /// enter it, and the blocks' lists are merged.
+    fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)> {
         const BLOCK: usize = 4096;
         if query.len() != self.dimensions || k == 0 || self.rows.is_empty() {
             return Vec::new();
@@ -780,7 +831,7 @@ mod tests {
 
     #[test]
     fn the_scan_keeps_the_best_k_and_applies_the_filter_inside() {
-        let index = VectorIndex {
+        let index = MatrixIndex {
             dimensions: 2,
             matrix: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8, -1.0, 0.0],
             rows: vec![(10, "a.md".into()), (11, "b.md".into()), (12, "secret.md".into()), (13, "d.md".into())],

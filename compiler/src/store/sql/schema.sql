@@ -218,6 +218,7 @@ CREATE TABLE vector_index_entries (
     end_offset INTEGER NOT NULL,
     status TEXT NOT NULL,               -- ready | pending (the provider failed; the next build retries)
     updated_run TEXT NOT NULL,
+    updated_at TEXT NOT NULL,           -- when that build wrote the entry (UTC, RFC 3339)
     PRIMARY KEY (chunk_id, model)
 ) WITHOUT ROWID;
 
