@@ -909,7 +909,7 @@ fn run_events(
 }
 
 /// A run id unique across processes (pid) and across builds of one process (a counter), ordered by time.
-fn run_id(started_at: SystemTime) -> String {
+pub(crate) fn run_id(started_at: SystemTime) -> String {
     static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let stamp: String =
         humantime::format_rfc3339_millis(started_at).to_string().chars().filter(char::is_ascii_alphanumeric).collect();

@@ -4,6 +4,7 @@
 //! writes the index, and answers searches from it. See `docs/architecture.md` for the map.
 
 pub mod access;
+pub mod ask;
 pub mod build;
 pub mod config;
 pub mod context;

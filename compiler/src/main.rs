@@ -72,6 +72,16 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Answer a question with sentences from the knowledge base, each cited; records the run in the index.
+    Ask {
+        question: String,
+        /// The budget of the context pack the answer draws on (tokens: ⌈UTF-8 bytes / 4⌉).
+        #[arg(long, default_value_t = 1200)]
+        max_tokens: usize,
+        /// Print the answer as JSON (schema knowledge-answer v1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Embeddings: vector-only search over the index's generation.
     Embeddings {
         #[command(subcommand)]
@@ -406,6 +416,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let response = knowledge::search::search(&conn, &request, &access)
                 .with_context(|| format!("searching `{}`", index.display()))?;
             print(json, &response, |out| print_search(out, &response))?;
+        }
+        Command::Ask { question, max_tokens, json } => {
+            let (index, conn, access) = open_as(None, &start, principal.as_deref())?;
+            let mut answer = knowledge::ask::answer(&conn, &question, max_tokens, &access)?;
+            drop(conn);
+            if let Err(error) = knowledge::ask::record(&index, &mut answer) {
+                writeln!(
+                    std::io::stderr(),
+                    "warning: the answer was not recorded: {}",
+                    knowledge::error_chain(&error)
+                )?;
+            }
+            print(json, &answer, |out| {
+                writeln!(out, "{}", answer.answer)?;
+                for citation in &answer.citations {
+                    writeln!(out, "[{}] {} ({})", citation.n, citation.reference, citation.title)?;
+                }
+                Ok(())
+            })?;
         }
         Command::Embeddings { command: EmbeddingsCommand::Search { query, limit, json, db } } => {
             let (index, conn, access) = open_as(db, &start, principal.as_deref())?;

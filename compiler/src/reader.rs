@@ -418,7 +418,7 @@ fn runs_where(
     let redact = !access.reads_everything();
     conn.prepare(&format!(
         "SELECT id, started_at, finished_at, status, tool_version, vcs, summary FROM runs
-         WHERE {condition} ORDER BY id DESC LIMIT ?2"
+         WHERE kind = 'build' AND ({condition}) ORDER BY id DESC LIMIT ?2"
     ))?
     .query_map(values, |row| {
         Ok(RunItem {
@@ -590,7 +590,7 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
         ))?,
         chunks: count(&format!("SELECT count(*) FROM chunks WHERE {}", access.source_filter("source_id")))?,
         pages: count("SELECT count(*) FROM wiki_pages")?,
-        runs: count("SELECT count(*) FROM runs")?,
+        runs: count("SELECT count(*) FROM runs WHERE kind = 'build'")?,
         last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1], access)?.into_iter().next(),
         search_modes: if model.is_some() { vec!["keyword", "semantic", "hybrid"] } else { vec!["keyword"] },
         degraded: model.is_none() || pending > 0,

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `knowledge` binary: each runs the real executable in a temporary project.
 
+mod ask;
 mod build;
 mod embeddings;
 mod errors;

@@ -57,6 +57,7 @@ fn everything_seen_by(test: &CliTest, principal: Option<&str>) -> String {
         run(&["search", query, "--semantic", "--json"]);
         run(&["embeddings", "search", query, "--json"]);
         run(&["context", "pack", query, "--json"]);
+        run(&["ask", query, "--json"]);
     }
     run(&["get", "public/roadmap.md", "--json"]);
     for args in

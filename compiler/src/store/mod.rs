@@ -203,6 +203,50 @@ impl Store {
         Ok(job)
     }
 
+    /// Records a `knowledge ask` as a run of kind `ask`, in its own transaction: the tool call, the sources
+    /// the answer cites (with their labels, so readers can filter), and the answer.
+    pub fn record_ask(&mut self, run_id: &str, answer: &crate::ask::Answer) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
+        let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let tx = self.conn.transaction().map_err(wrap)?;
+        let fingerprint = meta(&tx, "fingerprint").map_err(wrap)?.unwrap_or_default();
+        let summary = serde_json::json!({
+            "question": answer.question,
+            "found": answer.found,
+            "citations": answer.citations.len(),
+        });
+        tx.execute(
+            "INSERT INTO runs (id, kind, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
+             VALUES (?1, 'ask', ?2, ?2, 'answered', ?3, ?4, '{}', ?5)",
+            params![run_id, now, env!("CARGO_PKG_VERSION"), fingerprint, summary.to_string()],
+        )
+        .map_err(wrap)?;
+        let mut events: Vec<(&str, String, Option<String>, Option<String>)> =
+            vec![("tool_call", "knowledge_context_pack".to_string(), None, Some(answer.question.clone()))];
+        for citation in &answer.citations {
+            events.push((
+                "ask_source",
+                citation.path.clone(),
+                Some(citation.revision.clone()),
+                Some(citation.reference.clone()),
+            ));
+        }
+        events.push(("ask_answer", String::new(), None, Some(answer.answer.clone())));
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
+                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, COALESCE((SELECT labels FROM sources WHERE path = ?4), ''))",
+            )
+            .map_err(wrap)?;
+        for (seq, (kind, event_path, revision, detail)) in events.iter().enumerate() {
+            insert.execute(params![run_id, seq as i64, kind, event_path, revision, detail]).map_err(wrap)?;
+        }
+        drop(insert);
+        tx.commit().map_err(wrap)?;
+        Ok(())
+    }
+
     /// The writer's connection, for reads after a commit.
     #[must_use]
     pub fn connection(&self) -> &Connection {

@@ -87,9 +87,10 @@ CREATE TABLE lint_results (
     message TEXT NOT NULL
 );
 
--- One row per build that changed the index.
+-- One row per build that changed the index, and one per `knowledge ask` (kind 'ask').
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL DEFAULT 'build', -- build | ask
     started_at TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     status TEXT NOT NULL,

@@ -1,0 +1,178 @@
+//! `knowledge ask`: a context pack turned into an extractive, cited draft answer. No model writes
+//! anything: the answer is sentences of the knowledge base itself, each with the citation of the excerpt
+//! it comes from, and a question nothing answers gets "Not found in the knowledge base." instead of a guess.
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::access::Access;
+use crate::context::{self, ContextPack};
+
+pub const SCHEMA: &str = "knowledge-answer";
+pub const SCHEMA_VERSION: u32 = 1;
+/// What the answer says when no excerpt answers the question.
+pub const NOT_FOUND: &str = "Not found in the knowledge base.";
+
+/// Sentences in an answer, at most.
+const MAX_SENTENCES: usize = 3;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub question: String,
+    /// Whether the knowledge base answers the question; when not, `answer` says so and cites nothing.
+    pub found: bool,
+    /// The draft: sentences quoted from the excerpts, each followed by its citation number, `[1]`.
+    pub answer: String,
+    pub citations: Vec<AnswerCitation>,
+    /// The run that recorded this answer in the index, when it could be recorded.
+    pub run_id: Option<String>,
+    /// The context pack's excerpts the answer chose from.
+    pub excerpts_considered: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswerCitation {
+    pub n: usize,
+    /// `file://PATH@REV12#Lstart-Lend`, as context packs cite; `knowledge get` resolves it.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub title: String,
+    pub path: String,
+    pub revision: String,
+}
+
+/// Answers `question` from what `access` may read.
+pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Access) -> rusqlite::Result<Answer> {
+    let pack = context::pack(conn, question, max_tokens, 6, access)?;
+    Ok(draft(question, &pack))
+}
+
+/// Records the answer as a run in the index (the run id is set on the answer).
+pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate::store::StoreError> {
+    let run_id = crate::build::run_id(std::time::SystemTime::now());
+    crate::store::Store::open_for_build(index)?.record_ask(&run_id, answer)?;
+    answer.run_id = Some(run_id);
+    Ok(())
+}
+
+/// The sentences that hold the most of the question's terms (at least half of them), best first, in the
+/// order of the pack's excerpts on ties.
+fn draft(question: &str, pack: &ContextPack) -> Answer {
+    let terms: Vec<String> = pack.intent.iter().map(|t| stem(t)).collect();
+    let needed = terms.len().div_ceil(2).max(1);
+    let mut candidates: Vec<(usize, usize, usize, String)> = Vec::new();
+    for (item, excerpt) in pack.items.iter().enumerate() {
+        for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
+            let words: Vec<String> = sentence
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| stem(&w.to_lowercase()))
+                .collect();
+            let covered = terms.iter().filter(|t| words.contains(t)).count();
+            if covered >= needed {
+                candidates.push((covered, item, at, sentence));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    candidates.truncate(MAX_SENTENCES);
+    let mut citations: Vec<AnswerCitation> = Vec::new();
+    let mut parts = Vec::new();
+    for (_, item, _, sentence) in candidates {
+        let excerpt = &pack.items[item];
+        let n = match citations.iter().find(|c| c.reference == excerpt.reference) {
+            Some(citation) => citation.n,
+            None => {
+                citations.push(AnswerCitation {
+                    n: citations.len() + 1,
+                    reference: excerpt.reference.clone(),
+                    title: excerpt.title.clone(),
+                    path: excerpt.source.path.clone(),
+                    revision: excerpt.source.revision.clone(),
+                });
+                citations.len()
+            }
+        };
+        parts.push(format!("{sentence} [{n}]"));
+    }
+    let found = !parts.is_empty();
+    Answer {
+        schema: SCHEMA,
+        schema_version: SCHEMA_VERSION,
+        question: question.to_string(),
+        found,
+        answer: if found { parts.join(" ") } else { NOT_FOUND.to_string() },
+        citations,
+        run_id: None,
+        excerpts_considered: pack.items.len(),
+    }
+}
+
+/// An excerpt's sentences and list items, on one line each, without Markdown heading marks.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let block = block.trim();
+        if block.is_empty() || block.starts_with("```") {
+            continue;
+        }
+        let lines: Vec<&str> = block.lines().collect();
+        let listed = lines.iter().all(|l| l.trim_start().starts_with(['-', '*', '#', '|']));
+        let pieces: Vec<String> = if listed {
+            lines.iter().map(|l| l.trim().to_string()).collect()
+        } else {
+            let flat = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+            let mut pieces = Vec::new();
+            let mut rest = flat.as_str();
+            while let Some(at) = rest.find(". ") {
+                pieces.push(rest[..=at].to_string());
+                rest = &rest[at + 2..];
+            }
+            pieces.push(rest.to_string());
+            pieces
+        };
+        for piece in pieces {
+            let piece = piece.trim_start_matches(['#', ' ']).trim().to_string();
+            if piece.split_whitespace().count() >= 3 {
+                out.push(piece);
+            }
+        }
+    }
+    out
+}
+
+/// A crude English stem, so `borrowing` meets `borrow`: the word less a common suffix.
+fn stem(word: &str) -> String {
+    for suffix in ["ing", "es", "ed", "s"] {
+        if let Some(stem) = word.strip_suffix(suffix).filter(|s| s.len() >= 3) {
+            return stem.to_string();
+        }
+    }
+    word.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_split_prose_and_lists_and_drop_code() {
+        let text = "## Rules\n\nEach value has an owner. There is one owner at a time.\n\n- First rule here\n- Second rule here\n\n```\ncode here now\n```";
+        assert_eq!(
+            sentences(text),
+            [
+                "Rules",
+                "Each value has an owner.",
+                "There is one owner at a time.",
+                "- First rule here",
+                "- Second rule here"
+            ]
+            .iter()
+            .filter(|s| s.split_whitespace().count() >= 3)
+            .map(|s| (*s).to_string())
+            .collect::<Vec<_>>()
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! `knowledge ask`: an extractive answer whose every sentence is cited, "not found" instead of a guess,
+//! and the run recorded in the index without showing up as a build.
+
+use serde_json::Value;
+
+use crate::CliTest;
+
+fn fixture() -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nEach value in Rust has an owner. When the owner goes out of scope, the value is dropped.\n\n\
+         ## Borrowing\n\nReferences borrow values without taking ownership of them.\n",
+    );
+    test.write("docs/cooking.md", "# Cooking\n\nA risotto needs stock added one ladle at a time.\n");
+    test.build();
+    test
+}
+
+fn ask(test: &CliTest, question: &str) -> Value {
+    serde_json::from_str(&test.ok(&["ask", question, "--json"])).unwrap()
+}
+
+#[test]
+fn an_answer_quotes_the_sources_and_cites_every_sentence() {
+    let test = fixture();
+    let answer = ask(&test, "what happens when the owner goes out of scope?");
+    assert_eq!(answer["schema"], "knowledge-answer");
+    assert_eq!(answer["found"], true);
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.starts_with("When the owner goes out of scope, the value is dropped. [1]"), "{text}");
+    let citation = &answer["citations"][0];
+    assert_eq!(citation["path"], "docs/ownership.md");
+    // The citation resolves to the source, and the quoted sentence is in the lines it names.
+    let reference = citation["ref"].as_str().unwrap();
+    let resolved: Value = serde_json::from_str(&test.ok(&["get", reference, "--json"])).unwrap();
+    assert_eq!(resolved["source"]["path"], "docs/ownership.md");
+    let lines = reference.rsplit_once("#L").unwrap().1;
+    let (first, last) = lines.split_once("-L").unwrap();
+    let (first, last): (usize, usize) = (first.parse().unwrap(), last.parse().unwrap());
+    let file = std::fs::read_to_string(test.path("docs/ownership.md")).unwrap();
+    let cited: Vec<&str> = file.lines().skip(first - 1).take(last - first + 1).collect();
+    assert!(cited.join(" ").contains("the value is dropped"), "{cited:?}");
+    assert!(!text.contains("risotto"));
+}
+
+#[test]
+fn a_question_nothing_answers_gets_not_found() {
+    let test = fixture();
+    let answer = ask(&test, "what is the airspeed velocity of an unladen swallow");
+    assert_eq!(answer["found"], false);
+    assert_eq!(answer["answer"], "Not found in the knowledge base.");
+    assert_eq!(answer["citations"], serde_json::json!([]));
+}
+
+#[test]
+fn the_run_is_recorded_with_its_tool_call_sources_and_answer_but_is_not_a_build() {
+    let test = fixture();
+    let answer = ask(&test, "what do references borrow?");
+    let run_id = answer["run_id"].as_str().unwrap().to_string();
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let kind: String = conn.query_row("SELECT kind FROM runs WHERE id = ?1", [&run_id], |r| r.get(0)).unwrap();
+    assert_eq!(kind, "ask");
+    let events: Vec<(String, String)> = conn
+        .prepare("SELECT kind, path FROM run_events WHERE run_id = ?1 ORDER BY seq")
+        .unwrap()
+        .query_map([&run_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(events.first().unwrap(), &("tool_call".to_string(), "knowledge_context_pack".to_string()));
+    assert!(events.contains(&("ask_source".to_string(), "docs/ownership.md".to_string())), "{events:?}");
+    assert_eq!(events.last().unwrap().0, "ask_answer");
+    drop(conn);
+    let runs: Value = serde_json::from_str(&test.ok(&["list", "runs", "--json"])).unwrap();
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "only the build is a build");
+    assert_eq!(test.build()["wrote"], false, "asking changes nothing a build derives");
+}
