@@ -226,13 +226,21 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         response
     } else {
         let mut response = keyword(conn, request, access, true)?;
-        response.results = fuse(std::mem::take(&mut response.results), semantic);
+        let fused = fuse(std::mem::take(&mut response.results), semantic);
+        // Graph expansion: the best candidates bring in what they cite or what cites them, as a third
+        // ranking fused like the other two.
+        let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
+        let related = expand(conn, &fused[..fused.len().min(EXPAND_FROM)], &|path: &str| {
+            access.can_read_path(path) && wants(result_kind(path))
+        })?;
+        response.results = merge_ranked(fused, related);
         response
     };
     response.mode = request.mode.as_str();
     response.embeddings_model = Some(embedder.model().to_string());
     response.fake_embeddings = embedder.provider() == "fake";
     response.results.truncate(request.limit);
+    mark_fresh(conn, &mut response.results)?;
     let match_expression = match_expression(&response.terms);
     add_snippets(conn, &match_expression, request.highlight, &mut response.results)?;
     for result in &mut response.results {
@@ -271,6 +279,98 @@ fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> Vec<SearchRe
     }
     for result in &mut fused {
         result.score = result.scores.fused.unwrap_or(0.0);
+    }
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    fused
+}
+
+/// Adds the reason `fresh_source` to results whose source the last build added or changed (a build that
+/// derived everything again marks nothing: it changed no source).
+fn mark_fresh(conn: &Connection, results: &mut [SearchResult]) -> rusqlite::Result<()> {
+    let mut fresh = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM run_events WHERE path = ?1 AND kind IN ('source_added', 'source_changed')
+                        AND run_id = (SELECT value FROM meta WHERE key = 'last_run'))",
+    )?;
+    for result in results {
+        if fresh.query_row([&result.source.path], |row| row.get::<_, bool>(0))? {
+            result.reason.push("fresh_source");
+        }
+    }
+    Ok(())
+}
+
+/// How many of the fused results are expanded through the wiki graph.
+const EXPAND_FROM: usize = 10;
+
+/// The graph neighbours of `results`, in the order of the results they come from: for a generated page,
+/// the chunks holding the quotes it cites (reason `citation`); for a source chunk, the pages that quote
+/// its source (reason `backlink`). `allow` filters them (permissions and kinds) before they are read.
+fn expand(
+    conn: &Connection,
+    results: &[SearchResult],
+    allow: &dyn Fn(&str) -> bool,
+) -> rusqlite::Result<Vec<SearchResult>> {
+    let mut seen: HashSet<i64> = HashSet::new();
+    let mut related = Vec::new();
+    let mut cited = conn.prepare_cached(
+        "SELECT DISTINCT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
+                          WHERE s.path = t.path AND c.start_offset <= t.start_offset AND t.start_offset < c.end_offset
+                          ORDER BY c.ordinal LIMIT 1), t.path
+         FROM citations t WHERE t.page = ?1 ORDER BY t.note",
+    )?;
+    let mut quoting = conn.prepare_cached(
+        "SELECT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
+                 WHERE s.path = 'knowledge://wiki/' || p.page ORDER BY c.ordinal LIMIT 1), 'knowledge://wiki/' || p.page
+         FROM page_sources p WHERE p.path = ?1 ORDER BY p.page",
+    )?;
+    for result in results {
+        let (neighbours, reason): (Vec<(Option<i64>, String)>, &'static str) =
+            match result.source.path.strip_prefix(crate::wiki::PAGE_PREFIX) {
+                Some(slug) => (
+                    cited.query_map([slug], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?,
+                    "citation",
+                ),
+                None => (
+                    quoting
+                        .query_map([&result.source.path], |row| Ok((row.get(0)?, row.get(1)?)))?
+                        .collect::<rusqlite::Result<_>>()?,
+                    "backlink",
+                ),
+            };
+        for (seq, path) in neighbours {
+            let Some(seq) = seq.filter(|seq| allow(&path) && seen.insert(*seq)) else { continue };
+            if let Some(mut neighbour) = chunk_result(conn, seq)? {
+                neighbour.reason.push(reason);
+                related.push(neighbour);
+            }
+        }
+    }
+    Ok(related)
+}
+
+/// Adds a third ranking to fused results by reciprocal rank, as `fuse` does for the first two: a result
+/// both rankings hold gains the share and the reason, once.
+fn merge_ranked(mut fused: Vec<SearchResult>, related: Vec<SearchResult>) -> Vec<SearchResult> {
+    let at: std::collections::HashMap<i64, usize> = fused.iter().enumerate().map(|(i, r)| (r.rowid, i)).collect();
+    for (rank, mut result) in related.into_iter().enumerate() {
+        let share = 1.0 / (RRF_K + rank as f64 + 1.0);
+        match at.get(&result.rowid) {
+            Some(&index) => {
+                let existing = &mut fused[index];
+                existing.score += share;
+                existing.scores.fused = Some(existing.score);
+                for reason in result.reason {
+                    if !existing.reason.contains(&reason) {
+                        existing.reason.push(reason);
+                    }
+                }
+            }
+            None => {
+                result.scores.fused = Some(share);
+                result.score = share;
+                fused.push(result);
+            }
+        }
     }
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     fused
@@ -395,6 +495,7 @@ fn keyword(
     if !pool {
         results.truncate(request.limit);
         add_snippets(conn, &match_expression, request.highlight, &mut results)?;
+        mark_fresh(conn, &mut results)?;
     }
     response.results = results;
     Ok(response)

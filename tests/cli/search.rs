@@ -397,3 +397,50 @@ fn a_hand_edit_of_the_notes_file_reaches_the_index_even_at_the_same_length() {
     assert!(test.search("kangaroo")["results"].as_array().unwrap().is_empty());
     assert_eq!(test.build()["wrote"], false, "and the next build has nothing to do");
 }
+
+/// The hybrid pipeline expands its best candidates through the wiki graph (a page brings the chunks it
+/// quotes, `citation`; a source brings the pages that quote it, `backlink`), and marks results from
+/// sources the last build changed (`fresh_source`).
+#[test]
+fn hybrid_search_expands_through_the_wiki_graph_and_marks_fresh_sources() {
+    let test = CliTest::new();
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[embeddings]\nprovider = \"fake\"\ndimensions = 512\n",
+    );
+    test.write("a.md", "# Alpha\n\nAlpha leans on [[Beta]] for its footing.\n");
+    test.write("b.md", "# Beta\n\nBeta stands alone in the meadow.\n");
+    test.write("c.md", "# Gamma\n\nGamma cites [[Beta]] in one breath.\n");
+    test.build();
+    let reasons = |query: &str| -> Vec<(String, Vec<String>)> {
+        let answer: serde_json::Value =
+            serde_json::from_str(&test.ok(&["search", query, "--semantic", "--json", "--limit", "20"])).unwrap();
+        answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let reasons = r["reason"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+                (r["source"]["path"].as_str().unwrap().to_string(), reasons)
+            })
+            .collect()
+    };
+    let found = reasons("meadow");
+    assert!(
+        found.iter().any(|(path, why)| path == "knowledge://wiki/beta" && why.contains(&"backlink".to_string())
+            || path == "c.md" && why.contains(&"citation".to_string())),
+        "the Beta page (which quotes b.md) or a source it quotes comes in through the graph: {found:?}"
+    );
+    assert!(
+        found.iter().all(|(_, why)| !why.contains(&"fresh_source".to_string())),
+        "a first build marks nothing fresh"
+    );
+
+    test.write("b.md", "# Beta\n\nBeta stands alone in the meadow, mostly.\n");
+    test.build();
+    let found = reasons("meadow");
+    let fresh: Vec<&String> =
+        found.iter().filter(|(_, why)| why.contains(&"fresh_source".to_string())).map(|(path, _)| path).collect();
+    assert!(fresh.contains(&&"b.md".to_string()), "{found:?}");
+    assert!(!fresh.contains(&&"c.md".to_string()), "{found:?}");
+}
