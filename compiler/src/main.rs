@@ -65,6 +65,9 @@ enum Command {
         /// Shorthand for `--mode hybrid`.
         #[arg(long, conflicts_with = "mode")]
         semantic: bool,
+        /// Add a context pack for the query (2,000 tokens) to the answer: with `--json`, as `context`.
+        #[arg(long)]
+        context: bool,
         /// Print the results as JSON.
         #[arg(long)]
         json: bool,
@@ -407,15 +410,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
-        Command::Search { query, limit, kind, mode, semantic, json, db } => {
+        Command::Search { query, limit, kind, mode, semantic, context, json, db } => {
             let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
             let terminal = !json && std::io::stdout().is_terminal();
             let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
             let mode = if semantic { SearchMode::Hybrid } else { mode };
-            let request = SearchRequest { query, mode, limit, kinds: kind, highlight };
+            let request = SearchRequest { query: query.clone(), mode, limit, kinds: kind, highlight };
             let response = knowledge::search::search(&conn, &request, &access)
                 .with_context(|| format!("searching `{}`", index.display()))?;
-            print(json, &response, |out| print_search(out, &response))?;
+            let pack = if context { Some(knowledge::context::pack(&conn, &query, 2000, 8, &access)?) } else { None };
+            let answer = serde_json::json!({"search": response, "context": pack});
+            if json && pack.is_some() {
+                print(true, &answer, |_| Ok(()))?;
+            } else {
+                print(json, &response, |out| print_search(out, &response))?;
+                if let Some(pack) = &pack.filter(|_| !json) {
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "context pack: {} excerpts, {} tokens", pack.items.len(), pack.budget.used_tokens)?;
+                    for item in &pack.items {
+                        writeln!(out, "  {}", item.reference)?;
+                    }
+                }
+            }
         }
         Command::Ask { question, max_tokens, json } => {
             let (index, conn, access) = open_as(None, &start, principal.as_deref())?;

@@ -381,7 +381,7 @@ fn chunk_result(conn: &Connection, seq: i64) -> rusqlite::Result<Option<SearchRe
     conn.prepare_cached(
         "SELECT c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset, c.start_line,
                 c.end_line, s.uri, s.path
-         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1",
+         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1 AND c.revision = s.revision",
     )?
     .query_row([seq], |row| {
         Ok(SearchResult {
@@ -463,7 +463,9 @@ fn keyword(
                 c.start_line, c.end_line, s.uri, s.path
          FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
                WHERE chunks_fts MATCH ?1 AND {} AND {kind_filter} ORDER BY score LIMIT ?2) AS top
-         JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id",
+         JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id
+         -- A chunk whose revision is not its source's current one could cite text that is gone.
+         WHERE c.revision = s.revision",
         access.chunk_filter("rowid")
     ))?;
     let stemmer = Stemmer::create(Algorithm::English);

@@ -444,3 +444,27 @@ fn hybrid_search_expands_through_the_wiki_graph_and_marks_fresh_sources() {
     assert!(fresh.contains(&&"b.md".to_string()), "{found:?}");
     assert!(!fresh.contains(&&"c.md".to_string()), "{found:?}");
 }
+
+/// A chunk whose recorded revision is not its source's current one is never returned: its offsets could
+/// point at text that is gone. (A build keeps them equal; the test breaks that on purpose.)
+#[test]
+fn a_chunk_of_another_revision_is_dropped_and_context_can_ride_along() {
+    let test = CliTest::new();
+    test.write("a.md", "# Alpha\n\nThe okapi grazes at dawn.\n");
+    test.write("b.md", "# Beta\n\nThe okapi sleeps at noon.\n");
+    test.build();
+    assert_eq!(test.result_paths("okapi").len(), 2);
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    conn.execute(
+        "UPDATE chunks SET revision = 'stale' WHERE source_id = (SELECT id FROM sources WHERE path = 'a.md')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(test.result_paths("okapi"), ["b.md"]);
+
+    let both: serde_json::Value = serde_json::from_str(&test.ok(&["search", "okapi", "--context", "--json"])).unwrap();
+    assert_eq!(both["search"]["results"][0]["source"]["path"], "b.md");
+    assert_eq!(both["context"]["schema"], "knowledge-agent-context-pack");
+    assert!(both["context"]["items"].as_array().unwrap().iter().all(|i| i["source"]["path"] == "b.md"));
+}
