@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::access::Access;
 use crate::context::{self, ContextPack};
+use crate::search;
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -60,16 +61,13 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
 /// The sentences that hold the most of the question's terms (at least half of them), best first, in the
 /// order of the pack's excerpts on ties.
 fn draft(question: &str, pack: &ContextPack) -> Answer {
-    let terms: Vec<String> = pack.intent.iter().map(|t| stem(t)).collect();
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let terms: Vec<String> = pack.intent.iter().flat_map(|t| search::stems(&stemmer, t)).collect();
     let needed = terms.len().div_ceil(2).max(1);
     let mut candidates: Vec<(usize, usize, usize, String)> = Vec::new();
     for (item, excerpt) in pack.items.iter().enumerate() {
         for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
-            let words: Vec<String> = sentence
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(|w| stem(&w.to_lowercase()))
-                .collect();
+            let words = search::stems(&stemmer, &sentence);
             let covered = terms.iter().filter(|t| words.contains(t)).count();
             if covered >= needed {
                 candidates.push((covered, item, at, sentence));
@@ -141,16 +139,6 @@ fn sentences(text: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// A crude English stem, so `borrowing` meets `borrow`: the word less a common suffix.
-fn stem(word: &str) -> String {
-    for suffix in ["ing", "es", "ed", "s"] {
-        if let Some(stem) = word.strip_suffix(suffix).filter(|s| s.len() >= 3) {
-            return stem.to_string();
-        }
-    }
-    word.to_string()
 }
 
 #[cfg(test)]

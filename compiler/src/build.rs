@@ -415,7 +415,7 @@ impl Compiler {
                 });
                 let observe = |row: &SourceRow| {
                     match old_plan_inputs.get(row.path.as_str()) {
-                        Some(old) if *old == wiki::plan_inputs(&row.signals, &row.labels) => {
+                        Some(old) if *old == wiki::plan_inputs_of(&row.signals, &row.labels) => {
                             touched.borrow_mut().push(row.path.clone());
                         }
                         _ => replan.set(true),

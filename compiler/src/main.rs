@@ -411,26 +411,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
         Command::Search { query, limit, kind, mode, semantic, context, json, db } => {
-            let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
-            let terminal = !json && std::io::stdout().is_terminal();
-            let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
             let mode = if semantic { SearchMode::Hybrid } else { mode };
-            let request = SearchRequest { query: query.clone(), mode, limit, kinds: kind, highlight };
-            let response = knowledge::search::search(&conn, &request, &access)
-                .with_context(|| format!("searching `{}`", index.display()))?;
-            let pack = if context { Some(knowledge::context::pack(&conn, &query, 2000, 8, &access)?) } else { None };
-            let answer = serde_json::json!({"search": response, "context": pack});
-            if json && pack.is_some() {
-                print(true, &answer, |_| Ok(()))?;
-            } else {
+            let (conn, access, response) =
+                cli_search(db, &start, principal.as_deref(), &query, mode, limit, kind, json)?;
+            if !context {
                 print(json, &response, |out| print_search(out, &response))?;
-                if let Some(pack) = &pack.filter(|_| !json) {
-                    let mut out = std::io::stdout().lock();
+            } else {
+                let pack = knowledge::context::pack(&conn, &query, 2000, 8, &access)?;
+                print(json, &serde_json::json!({"search": response, "context": pack}), |out| {
+                    print_search(out, &response)?;
                     writeln!(out, "context pack: {} excerpts, {} tokens", pack.items.len(), pack.budget.used_tokens)?;
-                    for item in &pack.items {
-                        writeln!(out, "  {}", item.reference)?;
-                    }
-                }
+                    pack.items.iter().try_for_each(|item| writeln!(out, "  {}", item.reference))
+                })?;
             }
         }
         Command::Ask { question, max_tokens, json } => {
@@ -453,12 +445,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
         }
         Command::Embeddings { command: EmbeddingsCommand::Search { query, limit, json, db } } => {
-            let (index, conn, access) = open_as(db, &start, principal.as_deref())?;
-            let terminal = !json && std::io::stdout().is_terminal();
-            let highlight = if terminal { Highlight::Ansi } else { Highlight::Markdown };
-            let request = SearchRequest { query, mode: SearchMode::Semantic, limit, kinds: Vec::new(), highlight };
-            let response = knowledge::search::search(&conn, &request, &access)
-                .with_context(|| format!("searching `{}`", index.display()))?;
+            let (_, _, response) =
+                cli_search(db, &start, principal.as_deref(), &query, SearchMode::Semantic, limit, Vec::new(), json)?;
             print(json, &response, |out| print_search(out, &response))?;
             if response.degraded {
                 return Ok(ExitCode::from(2));
@@ -805,6 +793,27 @@ fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std
     }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
+}
+
+/// A search as the CLI runs it: on the index `--db` names or the project's, as the principal, with terminal
+/// highlighting unless the answer is JSON. Returns the connection and access for what follows.
+#[allow(clippy::too_many_arguments)]
+fn cli_search(
+    db: Option<PathBuf>,
+    start: &Path,
+    principal: Option<&str>,
+    query: &str,
+    mode: SearchMode,
+    limit: usize,
+    kinds: Vec<ResultKind>,
+    json: bool,
+) -> anyhow::Result<(rusqlite::Connection, knowledge::access::Access, SearchResponse)> {
+    let (index, conn, access) = open_as(db, start, principal)?;
+    let highlight = if !json && std::io::stdout().is_terminal() { Highlight::Ansi } else { Highlight::Markdown };
+    let request = SearchRequest { query: query.to_string(), mode, limit, kinds, highlight };
+    let response = knowledge::search::search(&conn, &request, &access)
+        .with_context(|| format!("searching `{}`", index.display()))?;
+    Ok((conn, access, response))
 }
 
 /// Queues an embedding job for the configured model in the project's index.

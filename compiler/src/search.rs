@@ -48,6 +48,13 @@ impl SearchMode {
     }
 }
 
+impl SearchRequest {
+    /// Whether results of `kind` were asked for (no kinds: every kind).
+    fn wants(&self, kind: ResultKind) -> bool {
+        self.kinds.is_empty() || self.kinds.contains(&kind)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     pub query: String,
@@ -206,11 +213,10 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
     };
     let index: std::sync::Arc<dyn crate::embeddings::VectorIndex> =
         crate::embeddings::MatrixIndex::cached(conn, embedder.model())?;
-    let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
-    let pool = (request.limit * 4).max(50);
-    // Kinds and permissions are checked row by row inside the scan: what a principal may not read is never
-    // scored.
-    let hits = index.search(&query_vector, pool, &|path| access.can_read_path(path) && wants(result_kind(path)));
+    // Kinds and permissions are checked row by row inside the scan (and the graph expansion): what a
+    // principal may not read is never scored.
+    let allowed = |path: &str| access.can_read_path(path) && request.wants(result_kind(path));
+    let hits = index.search(&query_vector, (request.limit * 4).max(50), &allowed);
     let mut semantic = Vec::with_capacity(hits.len());
     for (seq, similarity) in hits {
         if let Some(mut result) = chunk_result(conn, seq)? {
@@ -221,18 +227,13 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
         }
     }
     let mut response = if request.mode == SearchMode::Semantic {
-        let mut response = keyword(conn, &SearchRequest { limit: 0, ..request.clone() }, access, true)?;
-        response.results = semantic;
-        response
+        SearchResponse { results: semantic, ..empty_response(request) }
     } else {
         let mut response = keyword(conn, request, access, true)?;
         let fused = fuse(std::mem::take(&mut response.results), semantic);
         // Graph expansion: the best candidates bring in what they cite or what cites them, as a third
         // ranking fused like the other two.
-        let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
-        let related = expand(conn, &fused[..fused.len().min(EXPAND_FROM)], &|path: &str| {
-            access.can_read_path(path) && wants(result_kind(path))
-        })?;
+        let related = expand(conn, &fused[..fused.len().min(EXPAND_FROM)], &allowed)?;
         response.results = merge_ranked(fused, related);
         response
     };
@@ -415,6 +416,20 @@ fn match_expression(terms: &[String]) -> String {
     terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
 }
 
+/// An answer to `request` with no results yet: its query terms, keyword mode, not degraded.
+fn empty_response(request: &SearchRequest) -> SearchResponse {
+    SearchResponse {
+        query: request.query.clone(),
+        terms: query_terms(&request.query),
+        mode: "keyword",
+        degraded: false,
+        degraded_reason: None,
+        embeddings_model: None,
+        fake_embeddings: false,
+        results: Vec::new(),
+    }
+}
+
 /// The keyword retrieval. With `pool`, the whole ranked candidate pool is returned, without snippets, for
 /// fusion; otherwise the best `limit`, with snippets.
 fn keyword(
@@ -423,18 +438,9 @@ fn keyword(
     access: &Access,
     pool: bool,
 ) -> rusqlite::Result<SearchResponse> {
-    let terms = query_terms(&request.query);
-    let mut response = SearchResponse {
-        query: request.query.clone(),
-        terms: terms.clone(),
-        mode: "keyword",
-        degraded: false,
-        degraded_reason: None,
-        embeddings_model: None,
-        fake_embeddings: false,
-        results: Vec::new(),
-    };
-    let wants = |kind| request.kinds.is_empty() || request.kinds.contains(&kind);
+    let mut response = empty_response(request);
+    let terms = response.terms.clone();
+    let wants = |kind| request.wants(kind);
     // Source chunks, generated wiki pages and notes (`legacy_item`) are in the index; index entries are not
     // searched. Pages and notes are few, so a filter names their chunks rather than every source chunk.
     let special = [(ResultKind::WikiPage, "knowledge://wiki/%"), (ResultKind::LegacyItem, "knowledge://item/%")];
@@ -587,8 +593,13 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// The English stems of a text's words, as the keyword index and the re-rank compare them.
+pub(crate) fn stems(stemmer: &Stemmer, text: &str) -> Vec<String> {
+    words(text).iter().map(|w| stem_word(stemmer, w)).collect()
 }
 
 fn stem_word(stemmer: &Stemmer, word: &str) -> String {

@@ -39,8 +39,9 @@ pub enum WikiError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{}`: {message}", path.display())]
-    Template { path: PathBuf, message: String },
+    /// A template that does not compile: its file, line and what is wrong.
+    #[error("{0}")]
+    Template(String),
 }
 
 /// What a build did to one kind of artifact. `rendered` counts renders; `written` and `unchanged` count
@@ -77,10 +78,7 @@ impl TemplateSet {
         let (shard_path, shard) = read("shard.md.j2", SHARD_TEMPLATE)?;
         let (root_path, root) = read("root.md.j2", ROOT_TEMPLATE)?;
         for (path, text) in [(&page_path, &page), (&shard_path, &shard), (&root_path, &root)] {
-            if let Err(message) = wiki::check_template("template", text) {
-                let message = message.trim_start_matches("template `template` ").to_string();
-                return Err(WikiError::Template { path: path.clone(), message });
-            }
+            wiki::check_template(&path.display().to_string(), text).map_err(WikiError::Template)?;
         }
         Ok(TemplateSet { page, shard, root })
     }
@@ -147,12 +145,19 @@ pub struct StageContext<'a> {
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, and its
 /// permission labels. While these stay equal, the source can change only pages that list it.
 #[must_use]
-pub fn plan_inputs(signals: &[Signal], labels: &str) -> String {
+/// `signals` are (kind, label, other), as `concept_signals` stores them.
+pub fn plan_inputs<'a>(signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>, labels: &str) -> String {
     let mut text = String::from(labels);
-    for signal in signals {
-        text.push_str(&format!("\n{}\t{}\t{:?}", signal.kind.as_str(), signal.label, signal.other));
+    for (kind, label, other) in signals {
+        text.push_str(&format!("\n{kind}\t{label}\t{other:?}"));
     }
     text
+}
+
+/// [`plan_inputs`] of a source's derived signals.
+#[must_use]
+pub fn plan_inputs_of(signals: &[Signal], labels: &str) -> String {
+    plan_inputs(signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref())), labels)
 }
 
 /// Whether any page lists one of `paths` (quoted, listed or linking).
@@ -256,10 +261,9 @@ pub fn compile(
             labels: None,
         });
     }
-    // A template that fails while rendering a shard is the user's error, not the index's.
     compile_shards(conn, context, &mut stage).map_err(|error| match error {
-        rusqlite::Error::UserFunctionError(message) => StoreError::Wiki(message.to_string()),
-        other => sql(other),
+        ShardError::Template(message) => StoreError::Wiki(message),
+        ShardError::Sqlite(error) => sql(error),
     })?;
     Ok(stage)
 }
@@ -418,6 +422,7 @@ fn page_model(page: &wiki::PagePlan, plans: &[wiki::PagePlan], catalog: &Catalog
                 signal: signal.kind.as_str().to_string(),
                 text: String::new(),
                 revision: catalog.revisions[mention.source].clone(),
+                chunk: signal.excerpt.chunk,
                 hash: String::new(),
                 start: signal.excerpt.start,
                 end: signal.excerpt.end,
@@ -468,13 +473,8 @@ fn fill_quotes(conn: &Connection, model: &mut PageModel, catalog: &Catalog) -> r
         conn.prepare_cached("SELECT text, start_offset FROM chunks WHERE source_id = ?1 AND ordinal = ?2")?;
     for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
         let index = index_of[quote.source.path.as_str()];
-        let chunk_of = catalog.sources[index]
-            .signals
-            .iter()
-            .find(|s| s.excerpt.start == quote.start && s.excerpt.end == quote.end)
-            .map_or(0, |s| s.excerpt.chunk);
         let chunk: Option<(String, u32)> = statement
-            .query_row(params![catalog.ids[index], chunk_of], |row| Ok((row.get(0)?, row.get(1)?)))
+            .query_row(params![catalog.ids[index], quote.chunk], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?;
         let text = chunk
             .and_then(|(text, chunk_start)| {
@@ -742,7 +742,20 @@ struct RootSection {
 }
 
 /// Re-renders the shards whose rows changed, and the root when the sections did; removes empty sections.
-fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Stage) -> rusqlite::Result<()> {
+/// Why shards could not be compiled: a template that fails while rendering is the user's error, not the
+/// index's.
+enum ShardError {
+    Sqlite(rusqlite::Error),
+    Template(String),
+}
+
+impl From<rusqlite::Error> for ShardError {
+    fn from(error: rusqlite::Error) -> ShardError {
+        ShardError::Sqlite(error)
+    }
+}
+
+fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Stage) -> Result<(), ShardError> {
     let templates = context.templates;
     let template_hash =
         content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
@@ -786,7 +799,7 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
         let json_path = format!("indexes/machine/{section}.json");
         let model =
             ShardModel { schema: SCHEMA_VERSION, section, json_href: format!("machine/{section}.json"), pages: rows };
-        let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(user_error)?;
+        let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
         let json = format!(
             "{}\n",
             serde_json::to_string_pretty(
@@ -854,7 +867,7 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
     let rows_hash = content_hash(format!("{root_model}{template_hash}").as_bytes());
     let before = stored.get("");
     if context.full || before.is_none_or(|(hash, _)| *hash != rows_hash) {
-        let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(user_error)?;
+        let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(ShardError::Template)?;
         stage.shards.rendered += 1;
         record_shard(conn, context, stage, "", "indexes/root.md", None, total, &rows_hash, &markdown, None, before)?;
     }
@@ -922,10 +935,6 @@ fn record_shard(
         });
     }
     Ok(())
-}
-
-fn user_error(message: String) -> rusqlite::Error {
-    rusqlite::Error::UserFunctionError(message.into())
 }
 
 /// An artifact on disk that differs from what the index says it should be.

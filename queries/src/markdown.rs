@@ -91,6 +91,27 @@ pub struct ParseProblem {
     pub message: String,
 }
 
+impl ParsedDocument {
+    /// A document with nothing found in it yet.
+    fn empty(kind: SourceKind, lines: LineIndex) -> ParsedDocument {
+        ParsedDocument {
+            kind,
+            front_matter: None,
+            blocks: Vec::new(),
+            headings: Vec::new(),
+            links: Vec::new(),
+            wikilinks: Vec::new(),
+            footnote_refs: Vec::new(),
+            footnote_defs: Vec::new(),
+            code_ranges: Vec::new(),
+            html_anchors: Vec::new(),
+            emphasis: Vec::new(),
+            problems: Vec::new(),
+            lines,
+        }
+    }
+}
+
 pub(crate) fn parse_document(kind: SourceKind, text: &str) -> ParsedDocument {
     match kind {
         SourceKind::Markdown => parse_markdown(text),
@@ -118,21 +139,7 @@ fn parse_text(text: &str) -> ParsedDocument {
     if let Some(block_start) = start {
         blocks.push(Block { kind: BlockKind::Other, start: offset(block_start), end: offset(end) });
     }
-    ParsedDocument {
-        kind: SourceKind::Text,
-        front_matter: None,
-        blocks,
-        headings: Vec::new(),
-        links: Vec::new(),
-        wikilinks: Vec::new(),
-        footnote_refs: Vec::new(),
-        footnote_defs: Vec::new(),
-        code_ranges: Vec::new(),
-        html_anchors: Vec::new(),
-        emphasis: Vec::new(),
-        problems: Vec::new(),
-        lines: LineIndex::new(text),
-    }
+    ParsedDocument { blocks, ..ParsedDocument::empty(SourceKind::Text, LineIndex::new(text)) }
 }
 
 fn parse_markdown(text: &str) -> ParsedDocument {
@@ -144,21 +151,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_HEADING_ATTRIBUTES
         | Options::ENABLE_WIKILINKS;
-    let mut document = ParsedDocument {
-        kind: SourceKind::Markdown,
-        front_matter: None,
-        blocks: Vec::new(),
-        headings: Vec::new(),
-        links: Vec::new(),
-        wikilinks: Vec::new(),
-        footnote_refs: Vec::new(),
-        footnote_defs: Vec::new(),
-        code_ranges: Vec::new(),
-        html_anchors: Vec::new(),
-        emphasis: Vec::new(),
-        problems: Vec::new(),
-        lines,
-    };
+    let mut document = ParsedDocument::empty(SourceKind::Markdown, lines);
     let mut depth = 0usize;
     let mut block_start = 0usize;
     let mut block_kind = BlockKind::Other;

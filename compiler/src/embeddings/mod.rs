@@ -422,8 +422,11 @@ pub fn embed_stage(
     run_id: &str,
 ) -> rusqlite::Result<Option<EmbeddingCounters>> {
     let Some(embedder) = embedder else {
-        conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', '')", [])?;
+        // Only a provider turned off has vectors to drop.
+        if crate::store::meta(conn, "embeddings_model")?.is_some_and(|model| !model.is_empty()) {
+            conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', '')", [])?;
+        }
         return Ok(None);
     };
     let model = embedder.model();

@@ -263,27 +263,13 @@ impl Store {
         let read = || -> rusqlite::Result<String> {
             let labels: String =
                 self.conn.query_row("SELECT labels FROM sources WHERE id = ?1", [source_id], |row| row.get(0))?;
-            let signals: Vec<knowledge_queries::wiki::Signal> = self
+            let signals: Vec<(String, String, Option<String>)> = self
                 .conn
                 .prepare_cached("SELECT kind, label, other FROM concept_signals WHERE source_id = ?1 ORDER BY rowid")?
-                .query_map([source_id], |row| {
-                    let kind: String = row.get(0)?;
-                    Ok(knowledge_queries::wiki::Signal {
-                        kind: knowledge_queries::wiki::SignalKind::parse(&kind)
-                            .unwrap_or(knowledge_queries::wiki::SignalKind::Heading),
-                        label: row.get(1)?,
-                        other: row.get(2)?,
-                        excerpt: knowledge_queries::wiki::Excerpt {
-                            chunk: 0,
-                            start: 0,
-                            end: 0,
-                            start_line: 0,
-                            end_line: 0,
-                        },
-                    })
-                })?
+                .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()?;
-            Ok(crate::wiki::plan_inputs(&signals, &labels))
+            let signals = signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
+            Ok(crate::wiki::plan_inputs(signals, &labels))
         };
         read().map_err(|e| self.wrap(e))
     }
@@ -315,15 +301,17 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
-        apply(&tx, write, rows, observe, wiki, lint, run)?;
+        apply(&tx, &self.path, write, rows, observe, wiki, lint, run)?;
         failpoint("before-commit");
         tx.commit().map_err(wrap)?;
         Ok(())
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply(
     tx: &rusqlite::Transaction<'_>,
+    path: &Path,
     write: &BuildWrite,
     rows: impl Iterator<Item = SourceRow>,
     observe: impl FnMut(&SourceRow),
@@ -331,8 +319,7 @@ fn apply(
     lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
     run: impl FnOnce() -> RunRow,
 ) -> Result<(), StoreError> {
-    let path = tx.path().map(PathBuf::from).unwrap_or_default();
-    let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
+    let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
     let labels_by_path = apply_sources(tx, write, rows, observe).map_err(wrap)?;
     // A fresh index gets its secondary indexes once its source rows are in, before the wiki stage looks
     // rows up by source and page.

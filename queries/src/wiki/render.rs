@@ -59,6 +59,8 @@ pub struct Quote {
     pub signal: String,
     pub text: String,
     pub revision: String,
+    /// The ordinal of the source's chunk that holds the quote, where its text is read from.
+    pub chunk: u32,
     /// Content hash of `text`.
     pub hash: String,
     pub start: u32,
