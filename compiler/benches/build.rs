@@ -31,7 +31,7 @@ fn main() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     println!(
-        "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 | search p95 |"
+        "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 (process) | search p95 (process) | search p50 (in-process) | search p95 (in-process) |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut wiki_rows = Vec::new();

@@ -585,7 +585,8 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
     Ok(Stats {
         format_version,
         sources: count(&format!(
-            "SELECT count(*) FROM sources WHERE path NOT LIKE 'knowledge://wiki/%' AND {}",
+            "SELECT count(*) FROM sources WHERE {} AND {}",
+            crate::store::NOT_GENERATED,
             access.source_filter("id")
         ))?,
         chunks: count(&format!("SELECT count(*) FROM chunks WHERE {}", access.source_filter("source_id")))?,

@@ -14,7 +14,7 @@ use crate::access::Access;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
-/// Result kinds: chunks of sources, of generated wiki pages and of notes. Index entries are not searched yet.
+/// Result kinds: chunks of sources, of generated wiki pages, rows of the wiki's index shards, and notes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
@@ -118,6 +118,12 @@ pub struct SearchResult {
     pub source: SourceRef,
     pub citation: Citation,
     pub reason: Vec<&'static str>,
+    /// Other sources holding this result's text word for word (copies are returned once).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
+    /// The generated page a `wiki_page` chunk or an `index_entry` row belongs to; internal.
+    #[serde(skip)]
+    page: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -133,6 +139,9 @@ pub struct Scores {
     /// The reciprocal-rank fusion score of a hybrid search (k = 60).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused: Option<f64>,
+    /// The factor the final rerank multiplied the score by (freshness, citation by the wiki, wiki
+    /// authority); 1 when none applied.
+    pub boost: f64,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -172,13 +181,14 @@ const STOPWORDS: &[&str] = &[
     "your",
 ];
 
-/// The keyword-index rows of notes.
 /// The kind of a result, by its source's path.
 fn result_kind(path: &str) -> ResultKind {
     if path.starts_with(crate::notes::NOTE_PREFIX) {
         ResultKind::LegacyItem
     } else if path.starts_with(crate::wiki::PAGE_PREFIX) {
         ResultKind::WikiPage
+    } else if path.starts_with(crate::wiki::INDEX_PREFIX) {
+        ResultKind::IndexEntry
     } else {
         ResultKind::SourceChunk
     }
@@ -195,11 +205,26 @@ const RRF_K: f64 = 60.0;
 /// Semantic and hybrid modes need an embeddings generation; without one the answer is keyword results,
 /// marked degraded with the reason.
 pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
+    let mut response = retrieve(conn, request, access)?;
+    let hybrid = response.mode == SearchMode::Hybrid.as_str();
+    response.results = finish(conn, &response.terms, std::mem::take(&mut response.results), hybrid, request.limit)?;
+    let match_expression = match_expression(&response.terms);
+    add_snippets(conn, &match_expression, request.highlight, &mut response.results)?;
+    for result in &mut response.results {
+        if result.snippet.is_empty() {
+            result.snippet = leading_text(&result.text);
+        }
+    }
+    Ok(response)
+}
+
+/// Every candidate of the requested mode, ranked by its retrievers (and fused), before the final rerank.
+fn retrieve(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
     if request.mode == SearchMode::Keyword {
-        return keyword(conn, request, access, false);
+        return keyword(conn, request, access);
     }
     let degrade = |reason: String| -> rusqlite::Result<SearchResponse> {
-        let mut response = keyword(conn, request, access, false)?;
+        let mut response = keyword(conn, request, access)?;
         response.degraded = true;
         response.degraded_reason = Some(reason);
         Ok(response)
@@ -229,7 +254,7 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
     let mut response = if request.mode == SearchMode::Semantic {
         SearchResponse { results: semantic, ..empty_response(request) }
     } else {
-        let mut response = keyword(conn, request, access, true)?;
+        let mut response = keyword(conn, request, access)?;
         let fused = fuse(std::mem::take(&mut response.results), semantic);
         // Graph expansion: the best candidates bring in what they cite or what cites them, as a third
         // ranking fused like the other two.
@@ -240,16 +265,111 @@ pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> ru
     response.mode = request.mode.as_str();
     response.embeddings_model = Some(embedder.model().to_string());
     response.fake_embeddings = embedder.provider() == "fake";
-    response.results.truncate(request.limit);
-    mark_fresh(conn, &mut response.results)?;
-    let match_expression = match_expression(&response.terms);
-    add_snippets(conn, &match_expression, request.highlight, &mut response.results)?;
-    for result in &mut response.results {
-        if result.snippet.is_empty() {
-            result.snippet = leading_text(&result.text);
-        }
-    }
     Ok(response)
+}
+
+/// How far the final rerank moves a result: small factors on the retrieval score, so they reorder near
+/// ties and never bury a strong match under a weak one.
+const FRESH_BOOST: f64 = 1.05;
+const CITED_BOOST: f64 = 1.1;
+const AUTHORITY_WEIGHT: f64 = 0.1;
+
+/// The last stage of every mode, over all ranked candidates: rerank by what the retrievers cannot see,
+/// dedupe, and cut to `limit`. Exact-term coverage is in the keyword score, and reaches a hybrid ranking
+/// through the keyword ranking it fuses; a second coverage factor after fusion lowered Cranfield's
+/// nDCG@10 (docs/performance.md), so hybrid results only report their coverage. The factors, in
+/// `scores.boost`:
+/// - freshness: 1.05 when the last build added or changed the source (reason `fresh_source`);
+/// - citation: 1.1 for a source chunk a generated page quotes (reason `cited_by_page`);
+/// - wiki authority: 1 + 0.1 × ln(sources) for a page's chunks and its index entry, by how many sources
+///   the page quotes.
+fn finish(
+    conn: &Connection,
+    terms: &[String],
+    mut results: Vec<SearchResult>,
+    hybrid: bool,
+    limit: usize,
+) -> rusqlite::Result<Vec<SearchResult>> {
+    let fresh = fresh_paths(conn, &results)?;
+    let stemmer = Stemmer::create(Algorithm::English);
+    let query_stems: HashSet<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
+    let mut quoted = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM citations WHERE source_ref = ?1 AND revision = ?2
+                        AND start_offset < ?4 AND end_offset > ?3)",
+    )?;
+    let mut entry_page = conn.prepare_cached("SELECT identifiers FROM chunks WHERE seq = ?1")?;
+    let mut page_sources = conn.prepare_cached("SELECT source_count FROM wiki_pages WHERE slug = ?1")?;
+    for result in &mut results {
+        let mut boost = 1.0;
+        if hybrid && result.scores.keyword == 0.0 {
+            result.scores.coverage = coverage(&stemmer, &query_stems, &result.title, &result.text);
+        }
+        if fresh.contains(&result.source.path) {
+            boost *= FRESH_BOOST;
+            result.reason.push("fresh_source");
+        }
+        result.page = match result.kind {
+            ResultKind::WikiPage => result.source.path.strip_prefix(crate::wiki::PAGE_PREFIX).map(str::to_string),
+            ResultKind::IndexEntry => entry_page.query_row([result.rowid], |row| row.get(0)).optional()?,
+            ResultKind::SourceChunk | ResultKind::LegacyItem => None,
+        };
+        if let Some(page) = &result.page {
+            let sources: i64 = page_sources.query_row([page], |row| row.get(0)).optional()?.unwrap_or(1);
+            boost *= 1.0 + AUTHORITY_WEIGHT * (sources.max(1) as f64).ln();
+        } else if result.kind == ResultKind::SourceChunk {
+            let citation = &result.citation;
+            let by_page: bool = quoted.query_row(
+                params![result.source.uri, result.source.revision, citation.start_offset, citation.end_offset],
+                |row| row.get(0),
+            )?;
+            if by_page {
+                boost *= CITED_BOOST;
+                result.reason.push("cited_by_page");
+            }
+        }
+        result.scores.boost = boost;
+        result.score *= boost;
+    }
+    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    let mut results = dedupe(results);
+    results.truncate(limit);
+    Ok(results)
+}
+
+/// One result per text and per page. A chunk whose text (by hash) a better result already holds, a
+/// section copied between files, is dropped and its source named in the better one's `also_in`. An index
+/// entry is dropped when a chunk of its page ranks above it: the page says more than its catalog row.
+fn dedupe(results: Vec<SearchResult>) -> Vec<SearchResult> {
+    let mut kept: Vec<SearchResult> = Vec::with_capacity(results.len());
+    let mut by_text: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut pages: HashSet<String> = HashSet::new();
+    for result in results {
+        if let Some(&at) = by_text.get(&result.source.hash) {
+            let original = &mut kept[at];
+            if original.source.uri != result.source.uri && !original.also_in.contains(&result.source.uri) {
+                original.also_in.push(result.source.uri);
+            }
+            continue;
+        }
+        if result.kind == ResultKind::IndexEntry && result.page.as_ref().is_some_and(|page| pages.contains(page)) {
+            continue;
+        }
+        if let (ResultKind::WikiPage, Some(page)) = (result.kind, &result.page) {
+            pages.insert(page.clone());
+        }
+        by_text.insert(result.source.hash.clone(), kept.len());
+        kept.push(result);
+    }
+    kept
+}
+
+/// The fraction of the query's distinct stems a title and text contain.
+fn coverage(stemmer: &Stemmer, query_stems: &HashSet<String>, title: &str, text: &str) -> f64 {
+    if query_stems.is_empty() {
+        return 0.0;
+    }
+    let found: HashSet<String> = stems(stemmer, title).into_iter().chain(stems(stemmer, text)).collect();
+    query_stems.iter().filter(|stem| found.contains(*stem)).count() as f64 / query_stems.len() as f64
 }
 
 /// Reciprocal-rank fusion of the keyword and the semantic ranking, deduplicated by chunk.
@@ -285,19 +405,20 @@ fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> Vec<SearchRe
     fused
 }
 
-/// Adds the reason `fresh_source` to results whose source the last build added or changed (a build that
-/// derived everything again marks nothing: it changed no source).
-fn mark_fresh(conn: &Connection, results: &mut [SearchResult]) -> rusqlite::Result<()> {
-    let mut fresh = conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM run_events WHERE path = ?1 AND kind IN ('source_added', 'source_changed')
-                        AND run_id = (SELECT value FROM meta WHERE key = 'last_run'))",
-    )?;
-    for result in results {
-        if fresh.query_row([&result.source.path], |row| row.get::<_, bool>(0))? {
-            result.reason.push("fresh_source");
-        }
+/// The paths among `results` whose source the last build added or changed (a build that derived
+/// everything again records no such events, so it marks nothing). One query over the last run's events.
+fn fresh_paths(conn: &Connection, results: &[SearchResult]) -> rusqlite::Result<HashSet<String>> {
+    let paths: HashSet<&str> = results.iter().map(|r| r.source.path.as_str()).collect();
+    if paths.is_empty() {
+        return Ok(HashSet::new());
     }
-    Ok(())
+    let placeholders = vec!["?"; paths.len()].join(", ");
+    let mut statement = conn.prepare(&format!(
+        "SELECT DISTINCT path FROM run_events
+         WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run')
+               AND kind IN ('source_added', 'source_changed') AND path IN ({placeholders})"
+    ))?;
+    statement.query_map(rusqlite::params_from_iter(paths), |row| row.get(0))?.collect()
 }
 
 /// How many of the fused results are expanded through the wiki graph.
@@ -393,10 +514,12 @@ fn chunk_result(conn: &Connection, seq: i64) -> rusqlite::Result<Option<SearchRe
             text: row.get(3)?,
             snippet: String::new(),
             score: 0.0,
-            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
+            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
             source: SourceRef { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
             citation: Citation::from_row(row, 6)?,
             reason: Vec::new(),
+            also_in: Vec::new(),
+            page: None,
         })
     })
     .optional()
@@ -430,20 +553,18 @@ fn empty_response(request: &SearchRequest) -> SearchResponse {
     }
 }
 
-/// The keyword retrieval. With `pool`, the whole ranked candidate pool is returned, without snippets, for
-/// fusion; otherwise the best `limit`, with snippets.
-fn keyword(
-    conn: &Connection,
-    request: &SearchRequest,
-    access: &Access,
-    pool: bool,
-) -> rusqlite::Result<SearchResponse> {
+/// The keyword retrieval: the whole ranked candidate pool, without snippets.
+fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
     let mut response = empty_response(request);
     let terms = response.terms.clone();
     let wants = |kind| request.wants(kind);
-    // Source chunks, generated wiki pages and notes (`legacy_item`) are in the index; index entries are not
-    // searched. Pages and notes are few, so a filter names their chunks rather than every source chunk.
-    let special = [(ResultKind::WikiPage, "knowledge://wiki/%"), (ResultKind::LegacyItem, "knowledge://item/%")];
+    // Pages, index entries and notes are few, so a kind filter names their chunks rather than every source
+    // chunk.
+    let special = [
+        (ResultKind::WikiPage, "knowledge://wiki/%"),
+        (ResultKind::IndexEntry, "knowledge://index/%"),
+        (ResultKind::LegacyItem, "knowledge://item/%"),
+    ];
     let chunks_of = |kinds: Vec<&str>| {
         let like = kinds.iter().map(|pattern| format!("s.path LIKE '{pattern}'")).collect::<Vec<_>>().join(" OR ");
         format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {like}")
@@ -488,10 +609,12 @@ fn keyword(
                 text: row.get(4)?,
                 snippet: String::new(),
                 score: bm25,
-                scores: Scores { keyword: bm25, bm25, coverage: 0.0, semantic: None, fused: None },
+                scores: Scores { keyword: bm25, bm25, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
                 source: SourceRef { uri: row.get(11)?, path: row.get(12)?, revision: row.get(6)?, hash: row.get(5)? },
                 citation: Citation::from_row(row, 7)?,
                 reason: Vec::new(),
+                also_in: Vec::new(),
+                page: None,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -500,11 +623,6 @@ fn keyword(
         rerank(result, &stemmer, &terms, &query_stems, &query_phrase);
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    if !pool {
-        results.truncate(request.limit);
-        add_snippets(conn, &match_expression, request.highlight, &mut results)?;
-        mark_fresh(conn, &mut results)?;
-    }
     response.results = results;
     Ok(response)
 }
@@ -608,7 +726,47 @@ fn stem_word(stemmer: &Stemmer, word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::query_terms;
+    use super::{Citation, ResultKind, Scores, SearchResult, SourceRef, dedupe, query_terms};
+
+    fn result(id: &str, kind: ResultKind, uri: &str, hash: &str, page: Option<&str>) -> SearchResult {
+        SearchResult {
+            rowid: 0,
+            kind,
+            id: id.to_string(),
+            title: String::new(),
+            text: String::new(),
+            snippet: String::new(),
+            score: 0.0,
+            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
+            source: SourceRef {
+                uri: uri.to_string(),
+                path: uri.to_string(),
+                revision: String::new(),
+                hash: hash.to_string(),
+            },
+            citation: Citation { start_offset: 0, end_offset: 0, start_line: 1, end_line: 1 },
+            reason: Vec::new(),
+            also_in: Vec::new(),
+            page: page.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn dedupe_keeps_the_best_of_a_text_and_drops_an_entry_below_its_page() {
+        let ranked = vec![
+            result("entry-a", ResultKind::IndexEntry, "knowledge://index/s", "h1", Some("a")),
+            result("page-a", ResultKind::WikiPage, "knowledge://wiki/a", "h2", Some("a")),
+            result("x", ResultKind::SourceChunk, "file://x.md", "h3", None),
+            result("copy", ResultKind::SourceChunk, "file://copy/x.md", "h3", None),
+            result("again", ResultKind::SourceChunk, "file://copy/x.md", "h3", None),
+            result("page-b", ResultKind::WikiPage, "knowledge://wiki/b", "h4", Some("b")),
+            result("entry-b", ResultKind::IndexEntry, "knowledge://index/s", "h5", Some("b")),
+        ];
+        let kept = dedupe(ranked);
+        let ids: Vec<&str> = kept.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["entry-a", "page-a", "x", "page-b"], "an entry above its page stays; one below goes");
+        assert_eq!(kept[2].also_in, ["file://copy/x.md"], "each copy's source is named once");
+    }
 
     #[test]
     fn query_terms_drop_fts_syntax_and_stopwords() {

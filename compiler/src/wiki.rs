@@ -17,11 +17,13 @@ use serde::Serialize;
 
 use crate::config::Project;
 use crate::db::KnowledgeDb;
-use crate::store::{self, RunEvent, SourceRow, StoreError};
+use crate::store::{self, ChunkRow, RunEvent, SourceRow, StoreError};
 
 /// The ref prefix of generated pages: `knowledge://wiki/SLUG`.
 pub const PAGE_PREFIX: &str = "knowledge://wiki/";
-const INDEX_PREFIX: &str = "knowledge://index/";
+/// The ref prefix of index shards: `knowledge://index/SECTION`. A shard is also a source row whose chunks
+/// are its page rows, one each: search's `index_entry` results.
+pub const INDEX_PREFIX: &str = "knowledge://index/";
 const ROOT_URI: &str = "knowledge://index/root";
 const SCHEMA_URI: &str = "knowledge://schema/v1";
 
@@ -548,6 +550,65 @@ fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel,
     }
 }
 
+/// Deletes the source row of a generated page or shard, with its chunks, if there is one.
+fn remove_generated_source(conn: &Connection, path: &str) -> rusqlite::Result<()> {
+    let id = conn
+        .prepare_cached("SELECT id FROM sources WHERE path = ?1")?
+        .query_row([path], |row| row.get(0))
+        .optional()?;
+    match id {
+        Some(id) => store::delete_source(conn, id, true),
+        None => Ok(()),
+    }
+}
+
+/// A shard as a source row: one chunk per page row, the row's line in the shard's Markdown, so an
+/// `index_entry` result cites the bytes the shard holds. The chunk's identifiers hold the page's slug,
+/// which search uses to tell an entry from its page. A row a custom template leaves without the page's
+/// link gets no chunk.
+fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow]) -> SourceRow {
+    let path = format!("{INDEX_PREFIX}{section}");
+    let mut chunks = Vec::with_capacity(rows.len());
+    let mut from = 0;
+    for row in rows {
+        let Some(at) = markdown[from..].find(&format!("]({})", row.href)).map(|at| at + from) else { continue };
+        let start = markdown[..at].rfind('\n').map_or(0, |newline| newline + 1);
+        let end = markdown[at..].find('\n').map_or(markdown.len(), |newline| at + newline);
+        from = end;
+        let text = &markdown[start..end];
+        let hash = content_hash(text.as_bytes());
+        let line = u32::try_from(markdown[..start].matches('\n').count() + 1).unwrap_or(u32::MAX);
+        chunks.push(ChunkRow {
+            id: content_hash(format!("{path}\0{}", row.slug).as_bytes()),
+            ordinal: u32::try_from(chunks.len()).unwrap_or(u32::MAX),
+            hash,
+            heading_path: serde_json::to_string(&[section]).expect("strings serialize"),
+            title: row.title.clone(),
+            text: text.to_string(),
+            identifiers: row.slug.clone(),
+            start_offset: u32::try_from(start).unwrap_or(u32::MAX),
+            end_offset: u32::try_from(end).unwrap_or(u32::MAX),
+            start_line: line,
+            end_line: line,
+        });
+    }
+    SourceRow {
+        uri: path.clone(),
+        path,
+        kind: "markdown",
+        mime: "text/markdown",
+        size: markdown.len() as u64,
+        mtime_ns: 0,
+        revision: content_hash(markdown.as_bytes()),
+        title: format!("Index: {section}"),
+        outline: "{}".to_string(),
+        lint_facts: "{}".to_string(),
+        labels: String::new(),
+        chunks,
+        signals: Vec::new(),
+    }
+}
+
 /// What the index holds about a page before this build.
 struct StoredPage {
     model_hash: String,
@@ -657,13 +718,7 @@ fn store_page(
 /// Deletes every row of one page.
 fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
     let page_ref = format!("{PAGE_PREFIX}{slug}");
-    if let Some(id) = conn
-        .prepare_cached("SELECT id FROM sources WHERE path = ?1")?
-        .query_row([&page_ref], |row| row.get::<_, i64>(0))
-        .optional()?
-    {
-        store::delete_source(conn, id, true)?;
-    }
+    remove_generated_source(conn, &page_ref)?;
     conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
@@ -701,7 +756,10 @@ fn upsert_object(
 /// The first sentence of a quote, on one line, at most about 160 characters.
 fn first_sentence(text: &str) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let flat = flat.trim_start_matches(['#', '>', '-', '*', ' ']);
+    // Block markers go, and emphasis marks with them: a summary cut at a sentence must not open a `**`
+    // it never closes.
+    let flat = flat.trim_start_matches(['#', '>', '-', '*', ' ']).replace("**", "");
+    let flat = flat.as_str();
     let end = flat.find(". ").map_or(flat.len(), |at| at + 1);
     let mut sentence: String = flat[..end].chars().take(160).collect();
     if sentence.len() < flat[..end].len() {
@@ -809,6 +867,8 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
         );
         let path = format!("indexes/{section}.md");
         stage.shards.rendered += 1;
+        remove_generated_source(conn, &format!("{INDEX_PREFIX}{section}"))?;
+        store::insert_source(conn, &shard_source_row(section, &markdown, rows), context.run_id)?;
         record_shard(
             conn,
             context,
@@ -825,6 +885,7 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
     }
     for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
+        remove_generated_source(conn, &format!("{INDEX_PREFIX}{section}"))?;
         for (uri, path) in [
             (format!("{INDEX_PREFIX}{section}"), format!("indexes/{section}.md")),
             (format!("{INDEX_PREFIX}{section}.json"), format!("indexes/machine/{section}.json")),

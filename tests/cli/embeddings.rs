@@ -256,3 +256,15 @@ fn reindex_jobs_are_idempotent_and_a_full_one_embeds_everything_again() {
     assert_eq!(counters(&again), (0, 0, 0, 0));
     assert_eq!(test.run(&["embeddings", "index", "--model", "other"]).status.code(), Some(2), "--model is for openai");
 }
+
+/// Notes are searchable by keyword but not embedded, and never count as missing vectors.
+#[test]
+fn notes_are_not_embedded() {
+    let test = fixture();
+    test.ok(&["add", "The quokka smiles at dawn."]);
+    let summary = test.build();
+    assert_eq!(counters(&summary), (3, 0, 0, 0), "the three file chunks, not the note");
+    let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
+    assert_eq!((status[0]["ready"].as_u64(), status[0]["missing"].as_u64()), (Some(3), Some(0)), "{status:#}");
+    assert!(test.ok(&["search", "quokka", "--json"]).contains("legacy_item"), "the note is still found by keyword");
+}

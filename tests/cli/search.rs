@@ -468,3 +468,53 @@ fn a_chunk_of_another_revision_is_dropped_and_context_can_ride_along() {
     assert_eq!(both["context"]["schema"], "knowledge-agent-context-pack");
     assert!(both["context"]["items"].as_array().unwrap().iter().all(|i| i["source"]["path"] == "b.md"));
 }
+
+/// A section copied word for word into another file is returned once, naming the copy in `also_in`.
+#[test]
+fn copied_text_is_returned_once_and_names_its_copies() {
+    let test = CliTest::new();
+    let text = "# Okapi\n\nThe okapi grazes at dawn in the forest.\n";
+    test.write("a.md", text);
+    test.write("copies/a.md", text);
+    test.write("b.md", "# Other\n\nAn okapi was seen at noon.\n");
+    test.build();
+    let answer = test.search("okapi dawn");
+    let results = answer["results"].as_array().unwrap();
+    let paths: Vec<&str> = results.iter().map(|r| r["source"]["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.len(), 2, "{answer:#}");
+    assert!(paths.contains(&"b.md"));
+    let copied = results.iter().find(|r| r["source"]["path"] != "b.md").unwrap();
+    let other = if copied["source"]["path"] == "a.md" { "file://copies/a.md" } else { "file://a.md" };
+    assert_eq!(copied["also_in"], serde_json::json!([other]), "{answer:#}");
+    assert!(results.iter().find(|r| r["source"]["path"] == "b.md").unwrap().get("also_in").is_none());
+}
+
+/// After fusion, a source chunk a generated page quotes is marked `cited_by_page` and boosted; a page's
+/// chunks are boosted by how many sources the page quotes; every result reports its boost.
+#[test]
+fn the_final_rerank_boosts_cited_chunks_and_wiki_pages() {
+    let test = CliTest::new();
+    test.write("a.md", "# Alpha\n\nAlpha leans on [[Beta]] for its footing.\n");
+    test.write("b.md", "# Beta\n\nBeta stands alone in the meadow.\n");
+    test.write("c.md", "# Gamma\n\nGamma cites [[Beta]] in one breath.\n");
+    test.write("d.md", "# Delta\n\nA meadow nobody quotes.\n");
+    test.build();
+    let answer = test.search("meadow");
+    let results = answer["results"].as_array().unwrap();
+    let by_path = |path: &str| {
+        results.iter().find(|r| r["source"]["path"] == path).unwrap_or_else(|| panic!("{path}: {answer:#}"))
+    };
+    let quoted = by_path("b.md");
+    assert!(quoted["reason"].as_array().unwrap().contains(&"cited_by_page".into()), "{quoted:#}");
+    assert!((quoted["scores"]["boost"].as_f64().unwrap() - 1.1).abs() < 1e-9, "{quoted:#}");
+    let unquoted = by_path("d.md");
+    assert!(!unquoted["reason"].as_array().unwrap().contains(&"cited_by_page".into()));
+    assert_eq!(unquoted["scores"]["boost"], 1.0);
+    let page = by_path("knowledge://wiki/beta");
+    let sources = 3.0_f64; // b.md by its title, a.md and c.md by their wikilinks
+    assert!((page["scores"]["boost"].as_f64().unwrap() - (1.0 + 0.1 * sources.ln())).abs() < 1e-9, "{page:#}");
+    for result in results {
+        let boosted = result["scores"]["keyword"].as_f64().unwrap() * result["scores"]["boost"].as_f64().unwrap();
+        assert!((result["score"].as_f64().unwrap() - boosted).abs() < 1e-9, "keyword score × boost: {result:#}");
+    }
+}

@@ -180,3 +180,42 @@ fn an_edit_that_changes_no_signal_of_an_unlisted_source_leaves_the_wiki_alone() 
     assert!(alpha.contains("> Delta is off on its own, but envies [[Alpha]]."), "{alpha}");
     assert!(alpha.contains("[Delta](../../../../d.md), line 3"), "{alpha}");
 }
+
+/// Each row of an index shard is an `index_entry`: it cites the shard's bytes and line, resolves with
+/// `get`, and is found by what the row says (title, alias, summary).
+#[test]
+fn index_entries_are_searchable_and_cite_the_shard_row() {
+    let test = fixture();
+    test.write("b.md", "---\naliases: [Bee]\n---\n# Beta\n\nBeta stands alone in the meadow.\n");
+    test.build();
+    let answer: serde_json::Value =
+        serde_json::from_str(&test.ok(&["search", "alone meadow", "--kind", "index_entry", "--json"])).unwrap();
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{answer:#}");
+    let entry = &results[0];
+    assert_eq!(entry["kind"], "index_entry");
+    assert_eq!(entry["title"], "Beta");
+    assert_eq!(entry["source"]["uri"], "knowledge://index/general");
+    let shard = std::fs::read_to_string(test.path(".hasna/knowledge/indexes/general.md")).unwrap();
+    let (start, end) = (
+        entry["citation"]["start_offset"].as_u64().unwrap() as usize,
+        entry["citation"]["end_offset"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(entry["text"], &shard[start..end], "the entry is the row's bytes in the shard");
+    assert!(shard[start..end].contains("(../wiki/general/beta.md)"));
+    let line = shard[..start].lines().count() + 1;
+    assert_eq!(entry["citation"]["start_line"], line);
+
+    let resolved: serde_json::Value =
+        serde_json::from_str(&test.ok(&["get", entry["id"].as_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(resolved["chunk"]["source"]["uri"], "knowledge://index/general", "{resolved:#}");
+    assert_eq!(resolved["chunk"]["provenance"]["stale"], false);
+
+    // The row carries the page's aliases, so an alias finds the entry.
+    let by_alias = test.ok(&["search", "bee", "--kind", "index_entry", "--json"]);
+    assert!(by_alias.contains("knowledge://index/general"), "{by_alias}");
+
+    // Sources are files: shards are counted neither as sources nor listed with them.
+    let stats: serde_json::Value = serde_json::from_str(&test.ok(&["stats", "--json"])).unwrap();
+    assert_eq!(stats["sources"], 3, "{stats:#}");
+}

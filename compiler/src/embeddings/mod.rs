@@ -457,7 +457,8 @@ pub fn embed_stage(
         .prepare(
             "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
              FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
+             WHERE s.path NOT LIKE 'knowledge://item/%'
+               AND NOT EXISTS (SELECT 1 FROM vector_index_entries e
                                WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready')",
         )?
         .query_map([model], |row| {
@@ -762,7 +763,15 @@ pub struct GenerationStatus {
 /// Every generation in the index, with its counts.
 pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
     let current = crate::store::meta(conn, "embeddings_model")?.unwrap_or_default();
-    let chunks: u64 = conn.query_row("SELECT count(*) FROM chunks", [], |row| row.get::<_, i64>(0))?.cast_unsigned();
+    // Notes are not embedded, so they are never missing.
+    let chunks: u64 = conn
+        .query_row(
+            "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source_id
+             WHERE s.path NOT LIKE 'knowledge://item/%'",
+            [],
+            |row| row.get::<_, i64>(0),
+        )?
+        .cast_unsigned();
     let mut counts: HashMap<String, GenerationStatus> = HashMap::new();
     let mut statement = conn.prepare(
         "SELECT e.model, e.provider, e.dimensions, e.status, count(*),

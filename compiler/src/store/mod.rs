@@ -573,8 +573,8 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
     })
 }
 
-/// The SQL condition that keeps generated wiki pages out of a query over `sources`.
-pub const NOT_A_PAGE: &str = "path NOT LIKE 'knowledge://wiki/%'";
+/// The SQL condition that keeps generated wiki pages and index shards out of a query over `sources`.
+pub const NOT_GENERATED: &str = "path NOT LIKE 'knowledge://wiki/%' AND path NOT LIKE 'knowledge://index/%'";
 
 /// What an index holds about its sources, from any connection. A file in another format reads as empty.
 pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
@@ -590,7 +590,7 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
         .collect::<rusqlite::Result<HashSet<String>>>()?;
     // Generated pages are rows too, for search; the wiki compiler replaces them, not the source scan.
     let sources = conn
-        .prepare(&format!("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {NOT_A_PAGE}"))?
+        .prepare(&format!("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {NOT_GENERATED}"))?
         .query_map([], |row| {
             Ok((
                 row.get::<_, String>(0)?,
@@ -675,7 +675,7 @@ pub struct StoredFacts {
 
 /// The stored outline and lint facts of every source, by path.
 pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredFacts>> {
-    conn.prepare(&format!("SELECT path, outline, lint_facts, size, revision FROM sources WHERE {NOT_A_PAGE}"))?
+    conn.prepare(&format!("SELECT path, outline, lint_facts, size, revision FROM sources WHERE {NOT_GENERATED}"))?
         .query_map([], |row| {
             Ok((
                 row.get(0)?,
