@@ -238,7 +238,7 @@ pub fn compile(
         }
         let row = page_source_row(db, inputs, &model, &markdown);
         if before.is_some() || context.full {
-            remove_page(conn, &model.slug).map_err(sql)?;
+            remove_page_rows(conn, &model.slug).map_err(sql)?;
         }
         store_page(conn, context, &model, page.places.len() + page.also.len(), &path, &model_hash, &markdown, &row)
             .map_err(sql)?;
@@ -550,16 +550,9 @@ fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel,
     }
 }
 
-/// Deletes the source row of a generated page or shard, with its chunks, if there is one.
-fn remove_generated_source(conn: &Connection, path: &str) -> rusqlite::Result<()> {
-    let id = conn
-        .prepare_cached("SELECT id FROM sources WHERE path = ?1")?
-        .query_row([path], |row| row.get(0))
-        .optional()?;
-    match id {
-        Some(id) => store::delete_source(conn, id, true),
-        None => Ok(()),
-    }
+/// The id of a generated page's or shard's source row, if it has one.
+fn generated_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM sources WHERE path = ?1")?.query_row([path], |row| row.get(0)).optional()
 }
 
 /// A shard as a source row: one chunk per page row, the row's line in the shard's Markdown, so an
@@ -637,7 +630,7 @@ fn store_page(
     markdown: &str,
     row: &SourceRow,
 ) -> rusqlite::Result<()> {
-    store::insert_source(conn, row, context.run_id)?;
+    store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     let summary = model.quotes().next().map(|q| first_sentence(&q.text)).unwrap_or_default();
     let hash = content_hash(markdown.as_bytes());
     conn.prepare_cached(
@@ -717,8 +710,15 @@ fn store_page(
 
 /// Deletes every row of one page.
 fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
+    if let Some(id) = generated_source(conn, &format!("{PAGE_PREFIX}{slug}"))? {
+        store::delete_source(conn, id, true)?;
+    }
+    remove_page_rows(conn, slug)
+}
+
+/// Removes a page's rows other than its source row, which a re-rendered page updates in place.
+fn remove_page_rows(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
     let page_ref = format!("{PAGE_PREFIX}{slug}");
-    remove_generated_source(conn, &page_ref)?;
     conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
@@ -867,8 +867,8 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
         );
         let path = format!("indexes/{section}.md");
         stage.shards.rendered += 1;
-        remove_generated_source(conn, &format!("{INDEX_PREFIX}{section}"))?;
-        store::insert_source(conn, &shard_source_row(section, &markdown, rows), context.run_id)?;
+        let shard = shard_source_row(section, &markdown, rows);
+        store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
         record_shard(
             conn,
             context,
@@ -885,7 +885,9 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
     }
     for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
-        remove_generated_source(conn, &format!("{INDEX_PREFIX}{section}"))?;
+        if let Some(id) = generated_source(conn, &format!("{INDEX_PREFIX}{section}"))? {
+            store::delete_source(conn, id, true)?;
+        }
         for (uri, path) in [
             (format!("{INDEX_PREFIX}{section}"), format!("indexes/{section}.md")),
             (format!("{INDEX_PREFIX}{section}.json"), format!("indexes/machine/{section}.json")),

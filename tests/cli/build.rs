@@ -110,6 +110,61 @@ fn editing_one_file_rederives_only_that_file() {
     assert!(!texts.is_empty() && texts.iter().all(|t| !t.contains("has an owner.")), "the old text is gone: {texts:?}");
 }
 
+/// An edited source keeps the rows of its unchanged chunks (and their place in the keyword index); only
+/// their revision and offsets move, so every chunk still cites exactly the bytes of the new revision.
+#[test]
+fn an_edit_keeps_the_rows_of_unchanged_chunks_and_moves_their_offsets() {
+    let test = fixture();
+    test.build();
+    let rows = |test: &CliTest| -> Vec<(i64, String, String, u32, u32)> {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        let mut statement = conn
+            .prepare(
+                "SELECT c.seq, c.title, c.revision, c.start_offset, c.end_offset FROM chunks c
+                 JOIN sources s ON s.id = c.source_id WHERE s.path = 'docs/ownership.md' ORDER BY c.ordinal",
+            )
+            .unwrap();
+        statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let before = rows(&test);
+    assert_eq!(before.len(), 2);
+    let edited = "# Ownership
+
+Each value has exactly one owner, a wombat, and it is dropped with it.
+
+## Borrowing
+
+References borrow values.
+";
+    test.write("docs/ownership.md", edited);
+    test.build();
+    let after = rows(&test);
+    assert_eq!(after.len(), 2);
+    assert_ne!(after[0].0, before[0].0, "the edited chunk is a new row");
+    assert_eq!(after[1].0, before[1].0, "the untouched Borrowing chunk keeps its row");
+    assert!(after[1].3 > before[1].3, "and its offsets moved with the longer text before it");
+    let revision = test.ok(&["get", "docs/ownership.md", "--json"]);
+    let revision: serde_json::Value = serde_json::from_str(&revision).unwrap();
+    for (_, _, chunk_revision, start, end) in &after {
+        assert_eq!(chunk_revision, revision["source"]["revision"].as_str().unwrap());
+        assert!(edited[*start as usize..*end as usize].starts_with('#'), "offsets cite the new bytes");
+    }
+    let borrowing = test.search("borrow");
+    let hit = &borrowing["results"][0];
+    let (start, end) = (
+        hit["citation"]["start_offset"].as_u64().unwrap() as usize,
+        hit["citation"]["end_offset"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(hit["text"].as_str().unwrap(), &edited[start..end]);
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')", [])
+        .expect("the keyword index matches the chunk rows");
+}
+
 #[test]
 fn touching_a_file_without_changing_it_rederives_nothing() {
     let test = fixture();

@@ -346,20 +346,30 @@ fn apply_sources(
     // Kept in memory: a fresh index has no path index until its rows are in.
     let mut labels_by_path: HashMap<String, String> = HashMap::new();
     let mut read_labels = tx.prepare_cached("SELECT path, labels FROM sources WHERE id = ?1")?;
+    // The prior row of each changed source, by path: a changed source's row is updated in place.
+    let mut prior_ids: HashMap<String, i64> = HashMap::new();
     for &source_id in &write.replaced {
         if let Some((path, labels)) =
             read_labels.query_row([source_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()?
         {
+            prior_ids.insert(String::clone(&path), source_id);
             labels_by_path.insert(path, labels);
         }
     }
-    for &source_id in &write.replaced {
-        delete_source(tx, source_id, !write.replace_all)?;
+    if write.replace_all {
+        for &source_id in &write.replaced {
+            delete_source(tx, source_id, false)?;
+        }
+        prior_ids.clear();
     }
     for source in rows {
         labels_by_path.insert(source.path.clone(), source.labels.clone());
-        insert_source(tx, &source, &write.run_id)?;
+        write_source(tx, prior_ids.remove(&source.path), &source, &write.run_id)?;
         observe(&source);
+    }
+    // What is left had no new row: removed sources.
+    for source_id in prior_ids.into_values() {
+        delete_source(tx, source_id, true)?;
     }
 
     let mut update_stat = tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
@@ -379,24 +389,131 @@ pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) 
     Ok(())
 }
 
-/// Inserts a source row with its revision, chunks (into the keyword index too) and signals.
-pub(crate) fn insert_source(tx: &Connection, source: &SourceRow, run_id: &str) -> rusqlite::Result<i64> {
-    let mut insert_source = tx.prepare_cached(
-        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, labels,
-                              chunk_count, indexed_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?;
-    let mut insert_revision = tx.prepare_cached(
+/// Writes a source's rows: inserts them, or, given the id of the source's prior row, replaces that row's
+/// in place. A chunk whose id (path, text and occurrence), title and identifiers are unchanged keeps its
+/// row and its entry in the keyword index, which costs most to write; only its position and revision
+/// columns move. The keyword index changes only where the text did.
+pub(crate) fn write_source(
+    tx: &Connection,
+    prior: Option<i64>,
+    source: &SourceRow,
+    run_id: &str,
+) -> rusqlite::Result<i64> {
+    let Some(source_id) = prior else { return insert_source(tx, source, run_id) };
+    tx.prepare_cached(
+        "UPDATE sources SET path = ?2, uri = ?3, kind = ?4, mime = ?5, size = ?6, mtime_ns = ?7, revision = ?8,
+                            title = ?9, outline = ?10, lint_facts = ?11, labels = ?12, chunk_count = ?13,
+                            indexed_run = ?14
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        source_id,
+        source.path,
+        source.uri,
+        source.kind,
+        source.mime,
+        sql_int(source.size),
+        source.mtime_ns,
+        source.revision,
+        source.title,
+        source.outline,
+        source.lint_facts,
+        source.labels,
+        sql_int(source.chunks.len() as u64),
+        run_id,
+    ])?;
+    tx.prepare_cached(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![source.path, source.revision, sql_int(source.size), run_id])?;
+    let mut old: HashMap<String, (i64, String, String)> = tx
+        .prepare_cached("SELECT id, seq, title, identifiers FROM chunks WHERE source_id = ?1")?
+        .query_map([source_id], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?))))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut moved = tx.prepare_cached(
+        "UPDATE chunks SET ordinal = ?2, revision = ?3, heading_path = ?4, start_offset = ?5, end_offset = ?6,
+                           start_line = ?7, end_line = ?8
+         WHERE seq = ?1",
     )?;
-    let mut insert_chunk = tx.prepare_cached(
+    let mut fresh = Vec::new();
+    for chunk in &source.chunks {
+        match old.remove(&chunk.id) {
+            Some((seq, title, identifiers)) if title == chunk.title && identifiers == chunk.identifiers => {
+                moved.execute(params![
+                    seq,
+                    chunk.ordinal,
+                    source.revision,
+                    chunk.heading_path,
+                    chunk.start_offset,
+                    chunk.end_offset,
+                    chunk.start_line,
+                    chunk.end_line,
+                ])?;
+            }
+            Some((seq, ..)) => {
+                delete_chunk(tx, seq)?;
+                fresh.push(chunk);
+            }
+            None => fresh.push(chunk),
+        }
+    }
+    for (seq, ..) in old.into_values() {
+        delete_chunk(tx, seq)?;
+    }
+    for chunk in fresh {
+        insert_chunk(tx, source_id, &source.revision, chunk)?;
+    }
+    tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+    insert_signals(tx, source_id, &source.signals)?;
+    Ok(source_id)
+}
+
+/// Removes one chunk from the keyword index and the chunk table.
+fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
+         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE seq = ?1",
+    )?
+    .execute([seq])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE seq = ?1")?.execute([seq])?;
+    Ok(())
+}
+
+/// Inserts one chunk into the chunk table and the keyword index.
+fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chunk: &ChunkRow) -> rusqlite::Result<()> {
+    tx.prepare_cached(
         "INSERT INTO chunks (id, source_id, ordinal, revision, hash, heading_path, title, text, identifiers,
                              start_offset, end_offset, start_line, end_line)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?;
-    let mut insert_fts =
-        tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?;
-    insert_source.execute(params![
+    )?
+    .execute(params![
+        chunk.id,
+        source_id,
+        chunk.ordinal,
+        revision,
+        chunk.hash,
+        chunk.heading_path,
+        chunk.title,
+        chunk.text,
+        chunk.identifiers,
+        chunk.start_offset,
+        chunk.end_offset,
+        chunk.start_line,
+        chunk.end_line,
+    ])?;
+    tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
+    Ok(())
+}
+
+/// Inserts a source row with its revision, chunks (into the keyword index too) and signals.
+fn insert_source(tx: &Connection, source: &SourceRow, run_id: &str) -> rusqlite::Result<i64> {
+    tx.prepare_cached(
+        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, labels,
+                              chunk_count, indexed_run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
         source.path,
         source.uri,
         source.kind,
@@ -412,30 +529,27 @@ pub(crate) fn insert_source(tx: &Connection, source: &SourceRow, run_id: &str) -
         run_id,
     ])?;
     let source_id = tx.last_insert_rowid();
-    insert_revision.execute(params![source.path, source.revision, sql_int(source.size), run_id])?;
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![source.path, source.revision, sql_int(source.size), run_id])?;
     for chunk in &source.chunks {
-        insert_chunk.execute(params![
-            chunk.id,
-            source_id,
-            chunk.ordinal,
-            source.revision,
-            chunk.hash,
-            chunk.heading_path,
-            chunk.title,
-            chunk.text,
-            chunk.identifiers,
-            chunk.start_offset,
-            chunk.end_offset,
-            chunk.start_line,
-            chunk.end_line,
-        ])?;
-        insert_fts.execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
+        insert_chunk(tx, source_id, &source.revision, chunk)?;
     }
+    insert_signals(tx, source_id, &source.signals)?;
+    Ok(source_id)
+}
+
+fn insert_signals(
+    tx: &Connection,
+    source_id: i64,
+    signals: &[knowledge_queries::wiki::Signal],
+) -> rusqlite::Result<()> {
     let mut insert_signal = tx.prepare_cached(
         "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    for signal in &source.signals {
+    for signal in signals {
         let excerpt = &signal.excerpt;
         insert_signal.execute(params![
             source_id,
@@ -449,7 +563,7 @@ pub(crate) fn insert_source(tx: &Connection, source: &SourceRow, run_id: &str) -
             excerpt.end_line,
         ])?;
     }
-    Ok(source_id)
+    Ok(())
 }
 
 /// Records lint, the run and its events, and the meta keys, after every row is in.
