@@ -81,7 +81,8 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         if !tree.contains(&format!("{kind} {relative}\n")) {
             writeln!(tree, "{kind} {relative}").unwrap();
         }
-        if entry.is_file() && relative != "knowledge.db" {
+        // The stat cache records mtimes: its presence is compared, its contents are not.
+        if entry.is_file() && relative != "knowledge.db" && relative != knowledge::wiki::STAT_CACHE {
             let text = std::fs::read_to_string(&entry).unwrap();
             files.insert(relative, if is_log { normalize_log(&text) } else { text });
         }

@@ -47,12 +47,15 @@ pub enum WikiError {
 }
 
 /// What a build did to one kind of artifact. `rendered` counts renders; `written` and `unchanged` count
-/// files compared with the disk after the commit; `deleted` counts artifacts the build removed.
+/// files checked against the index after the commit, and `compared` those of them read back because the
+/// stat cache could not vouch for them (new, re-rendered, missing or touched since); `deleted` counts
+/// artifacts the build removed.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct ArtifactCounters {
     pub rendered: u64,
     pub written: u64,
     pub unchanged: u64,
+    pub compared: u64,
     pub deleted: u64,
 }
 
@@ -1009,59 +1012,104 @@ pub struct Drift {
     pub state: &'static str,
 }
 
-/// Every generated artifact and the text it should hold, from the index.
-fn expected_artifacts(conn: &Connection) -> rusqlite::Result<Vec<(String, &'static str, String)>> {
-    let pages: HashMap<String, String> = conn
-        .prepare("SELECT slug, markdown FROM wiki_pages")?
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let shards: HashMap<String, (String, Option<String>)> = conn
-        .prepare("SELECT section, markdown, json FROM knowledge_indexes")?
-        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut out = Vec::new();
-    let objects: Vec<(String, String, String)> = conn
-        .prepare("SELECT uri, kind, path FROM storage_objects ORDER BY path")?
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    for (uri, kind, path) in objects {
-        let (kind, text): (&'static str, Option<String>) = match kind.as_str() {
-            "page" => ("page", uri.strip_prefix(PAGE_PREFIX).and_then(|slug| pages.get(slug)).cloned()),
-            "root" => ("shard", shards.get("").map(|(markdown, _)| markdown.clone())),
-            "shard" => ("shard", uri.strip_prefix(INDEX_PREFIX).and_then(|s| shards.get(s)).map(|(m, _)| m.clone())),
-            "shard_json" => (
-                "shard",
-                uri.strip_prefix(INDEX_PREFIX)
-                    .and_then(|s| s.strip_suffix(".json"))
-                    .and_then(|s| shards.get(s))
-                    .and_then(|(_, json)| json.clone()),
-            ),
-            "schema" => ("schema", Some(SCHEMA_DOC.to_string())),
-            _ => continue,
+/// A generated artifact as the index records it: where it goes, what it is, and its content's hash.
+struct Artifact {
+    uri: String,
+    kind: String,
+    path: String,
+    hash: String,
+}
+
+fn artifacts(conn: &Connection) -> rusqlite::Result<Vec<Artifact>> {
+    conn.prepare("SELECT uri, kind, path, hash FROM storage_objects ORDER BY path")?
+        .query_map([], |row| {
+            Ok(Artifact { uri: row.get(0)?, kind: row.get(1)?, path: row.get(2)?, hash: row.get(3)? })
+        })?
+        .collect()
+}
+
+impl Artifact {
+    /// Which build counter the file counts under.
+    fn counter(&self) -> &'static str {
+        if self.kind == "page" { "page" } else { "shard" }
+    }
+
+    /// The text the file should hold, from the index.
+    fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
+        let section = |uri: &str| uri.strip_prefix(INDEX_PREFIX).map(str::to_string);
+        let query = |sql: &str, key: Option<String>| -> rusqlite::Result<Option<String>> {
+            let Some(key) = key else { return Ok(None) };
+            Ok(conn.prepare_cached(sql)?.query_row([key], |row| row.get(0)).optional()?.flatten())
         };
-        if let Some(text) = text {
-            out.push((path, kind, text));
+        match self.kind.as_str() {
+            "page" => query(
+                "SELECT markdown FROM wiki_pages WHERE slug = ?1",
+                self.uri.strip_prefix(PAGE_PREFIX).map(str::to_string),
+            ),
+            "root" => query("SELECT markdown FROM knowledge_indexes WHERE section = ?1", Some(String::new())),
+            "shard" => query("SELECT markdown FROM knowledge_indexes WHERE section = ?1", section(&self.uri)),
+            "shard_json" => query(
+                "SELECT json FROM knowledge_indexes WHERE section = ?1",
+                section(&self.uri).and_then(|s| s.strip_suffix(".json").map(str::to_string)),
+            ),
+            "schema" => Ok(Some(SCHEMA_DOC.to_string())),
+            _ => Ok(None),
         }
     }
-    Ok(out)
 }
 
 /// Generated artifacts whose file is missing or differs from the index: what `knowledge build --check`
-/// reports and what the next build rewrites.
+/// reports and what the next build rewrites. Every file is read: a check trusts no cache.
 pub fn drift(conn: &Connection, output_dir: &Path) -> rusqlite::Result<Vec<Drift>> {
-    Ok(expected_artifacts(conn)?
-        .into_iter()
-        .filter_map(|(path, _, text)| match std::fs::read(output_dir.join(&path)) {
-            Ok(bytes) if bytes == text.as_bytes() => None,
-            Ok(_) => Some(Drift { path, state: "modified" }),
-            Err(_) => Some(Drift { path, state: "missing" }),
-        })
-        .collect())
+    let mut drift = Vec::new();
+    for artifact in artifacts(conn)? {
+        let Some(text) = artifact.text(conn)? else { continue };
+        match std::fs::read(output_dir.join(&artifact.path)) {
+            Ok(bytes) if bytes == text.as_bytes() => {}
+            Ok(_) => drift.push(Drift { path: artifact.path, state: "modified" }),
+            Err(_) => drift.push(Drift { path: artifact.path, state: "missing" }),
+        }
+    }
+    Ok(drift)
 }
 
-/// After the commit: writes every artifact whose file differs from the index (new, changed, edited by
-/// hand or deleted), each atomically, and deletes the files of removed artifacts. Returns the page and
-/// shard counters' `written` and `unchanged`.
+/// The file under the output folder where builds remember each generated file's size, mtime and hash
+/// as they left it. A cache: missing, stale or unreadable, it only makes the next build read more files.
+pub const STAT_CACHE: &str = "artifacts.stat";
+
+/// Size, mtime and content hash of a generated file as the last build left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileStat {
+    size: u64,
+    mtime_ns: u128,
+    hash: String,
+}
+
+fn file_stat(file: &Path, hash: &str) -> Option<FileStat> {
+    let metadata = std::fs::metadata(file).ok()?;
+    let mtime = metadata.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(FileStat { size: metadata.len(), mtime_ns: mtime.as_nanos(), hash: hash.to_string() })
+}
+
+fn read_stat_cache(output_dir: &Path) -> HashMap<String, FileStat> {
+    let text = std::fs::read_to_string(output_dir.join(STAT_CACHE)).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let (path, size, mtime, hash) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+            Some((
+                path.to_string(),
+                FileStat { size: size.parse().ok()?, mtime_ns: mtime.parse().ok()?, hash: hash.to_string() },
+            ))
+        })
+        .collect()
+}
+
+/// Makes the generated files match the index after a commit: removes what the build removed (only files
+/// it wrote) and writes each artifact whose file is missing or differs. A file whose size and mtime are
+/// those the stat cache recorded with the hash the index now expects is taken as unchanged without being
+/// read (as sources are); any other file is read and compared, so a page edited or deleted by hand is
+/// restored.
 pub fn sync_files(
     conn: &Connection,
     output_dir: &Path,
@@ -1069,8 +1117,8 @@ pub fn sync_files(
     pages: &mut ArtifactCounters,
     shards: &mut ArtifactCounters,
 ) -> Result<(), std::io::Error> {
-    let expected = expected_artifacts(conn).map_err(std::io::Error::other)?;
-    let current: HashSet<&str> = expected.iter().map(|(path, _, _)| path.as_str()).collect();
+    let artifacts = artifacts(conn).map_err(std::io::Error::other)?;
+    let current: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     for (path, old_hash) in removed.iter().filter(|(path, _)| !current.contains(path.as_str())) {
         let file = output_dir.join(path);
         let Ok(bytes) = std::fs::read(&file) else { continue };
@@ -1082,15 +1130,35 @@ pub fn sync_files(
             std::fs::remove_file(&file)?;
         }
     }
-    for (path, kind, text) in &expected {
-        let counters = if *kind == "page" { &mut *pages } else { &mut *shards };
-        let file = output_dir.join(path);
-        if std::fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes()) {
+    let cached = read_stat_cache(output_dir);
+    let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
+    for artifact in &artifacts {
+        let counters = if artifact.counter() == "page" { &mut *pages } else { &mut *shards };
+        let file = output_dir.join(&artifact.path);
+        if let Some(now) = file_stat(&file, &artifact.hash).filter(|now| cached.get(&artifact.path) == Some(now)) {
             counters.unchanged += 1;
+            stats.push((artifact.path.clone(), now));
             continue;
         }
-        write_atomically(&file, text)?;
-        counters.written += 1;
+        let Some(text) = artifact.text(conn).map_err(std::io::Error::other)? else { continue };
+        counters.compared += 1;
+        if std::fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes()) {
+            counters.unchanged += 1;
+        } else {
+            write_atomically(&file, &text)?;
+            counters.written += 1;
+        }
+        if let Some(stat) = file_stat(&file, &artifact.hash) {
+            stats.push((artifact.path.clone(), stat));
+        }
+    }
+    let changed = stats.len() != cached.len() || stats.iter().any(|(path, stat)| cached.get(path) != Some(stat));
+    if changed {
+        let mut text = String::new();
+        for (path, stat) in &stats {
+            text.push_str(&format!("{path}\t{}\t{}\t{}\n", stat.size, stat.mtime_ns, stat.hash));
+        }
+        write_atomically(&output_dir.join(STAT_CACHE), &text)?;
     }
     Ok(())
 }

@@ -39,7 +39,7 @@ fn day_log(test: &CliTest) -> String {
 fn an_edit_rerenders_only_the_pages_that_quote_it_and_leaves_other_files_alone() {
     let test = fixture();
     let first = test.build();
-    assert_eq!(first["pages"], json!({"rendered": 2, "written": 2, "unchanged": 0, "deleted": 0}));
+    assert_eq!(first["pages"], json!({"rendered": 2, "written": 2, "unchanged": 0, "compared": 2, "deleted": 0}));
     assert_eq!(first["sources"]["scanned"], 3);
     let alpha_mtime = modified(&test.path(ALPHA));
     let root_mtime = modified(&test.path(".hasna/knowledge/indexes/root.md"));
@@ -47,11 +47,15 @@ fn an_edit_rerenders_only_the_pages_that_quote_it_and_leaves_other_files_alone()
     let second = test.build();
     assert_eq!(second["wrote"], false);
     assert_eq!(second["sources"]["scanned"], 3, "generated pages are not sources");
-    assert_eq!(second["pages"], json!({"rendered": 0, "written": 0, "unchanged": 2, "deleted": 0}));
+    assert_eq!(
+        second["pages"],
+        json!({"rendered": 0, "written": 0, "unchanged": 2, "compared": 0, "deleted": 0}),
+        "a no-op build reads no generated file back: the stat cache vouches for them"
+    );
 
     test.write("b.md", "# Beta\n\nBeta stands alone in the meadow, mostly.\n");
     let third = test.build();
-    assert_eq!(third["pages"], json!({"rendered": 1, "written": 1, "unchanged": 1, "deleted": 0}));
+    assert_eq!(third["pages"], json!({"rendered": 1, "written": 1, "unchanged": 1, "compared": 1, "deleted": 0}));
     assert_eq!(third["shards"]["rendered"], 1, "the section's shard lists Beta's new hash; the root is unchanged");
     assert_eq!(modified(&test.path(ALPHA)), alpha_mtime, "Alpha's page does not quote b.md");
     assert_eq!(modified(&test.path(".hasna/knowledge/indexes/root.md")), root_mtime);
@@ -109,9 +113,20 @@ fn build_check_reports_a_hand_edited_page_and_a_build_restores_it() {
     let summary = test.build();
     assert_eq!(summary["wrote"], false, "the index is current; only files are restored");
     assert_eq!(summary["pages"]["written"], 1);
+    assert_eq!(summary["pages"]["compared"], 1, "only the touched page is read back");
     assert_eq!(summary["shards"]["written"], 1);
     assert_eq!(std::fs::read_to_string(test.path(BETA)).unwrap(), original);
     assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
+
+    // The stat cache is only a cache: garbage in it, or no cache at all, costs reads, never a wrong file.
+    test.write(".hasna/knowledge/artifacts.stat", "wiki/general/beta.md\tnot a number\n\u{0}garbage");
+    test.write(BETA, "# Beta\n\nEdited by hand again.\n");
+    let summary = test.build();
+    assert_eq!((summary["pages"]["compared"].as_u64(), summary["pages"]["written"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(std::fs::read_to_string(test.path(BETA)).unwrap(), original);
+    std::fs::remove_file(test.path(".hasna/knowledge/artifacts.stat")).unwrap();
+    assert_eq!(test.build()["pages"]["compared"], 2);
+    assert_eq!(test.build()["pages"]["compared"], 0, "the cache is written again");
 }
 
 #[test]
@@ -169,7 +184,7 @@ fn an_edit_that_changes_no_signal_of_an_unlisted_source_leaves_the_wiki_alone() 
     test.write("d.md", "# Delta\n\nDelta is off on its own, still.\n");
     let summary = test.build();
     assert_eq!(summary["sources"]["changed"], 1);
-    assert_eq!(summary["pages"], json!({"rendered": 0, "written": 0, "unchanged": 2, "deleted": 0}));
+    assert_eq!(summary["pages"], json!({"rendered": 0, "written": 0, "unchanged": 2, "compared": 0, "deleted": 0}));
     assert_eq!(summary["shards"]["rendered"], 0);
 
     // A new wikilink is a new signal: the plan runs again and Alpha's page gains a quote and a backlink.
