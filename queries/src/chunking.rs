@@ -5,7 +5,7 @@
 //! line ends, then at whitespace. When one section needs several chunks, each chunk after the first starts
 //! up to `overlap_bytes` before the previous one ended, at a line or sentence start, so a sentence cut at a
 //! boundary is whole in one of them. A heading with no content of its own before its first sub-heading
-//! joins the chunk that follows. Every chunk is a byte range of the source: its text is the source slice,
+//! joins the chunk that follows, and a heading is never a chunk alone: it stays with its first block. Every chunk is a byte range of the source: its text is the source slice,
 //! so offsets in a citation always resolve.
 
 use crate::hash::content_hash;
@@ -152,9 +152,12 @@ fn pack_section(
 ) {
     let mut chunk_start: Option<usize> = None;
     let mut last_unit: Option<Unit> = None;
-    for unit in &section.units {
+    // A section after a heading starts with the heading's unit, which never stands alone as a chunk: it
+    // stays with the block after it, even when the two exceed the target.
+    let starts_with_heading = !section.heading_path.is_empty();
+    for (index, unit) in section.units.iter().enumerate() {
         match (chunk_start, last_unit) {
-            (Some(start), Some(last)) if unit.end - start > target => {
+            (Some(start), Some(last)) if unit.end - start > target && !(starts_with_heading && index == 1) => {
                 out.push((section.heading_path.clone(), start, last.end));
                 // The overlap comes from the previous chunk's last unit only, and never from a code block.
                 chunk_start = Some(if last.code {

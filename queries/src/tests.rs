@@ -98,6 +98,19 @@ fn a_heading_without_content_joins_the_next_chunk() {
 }
 
 #[test]
+fn a_heading_stays_with_its_first_block_even_past_the_target() {
+    let db = TestDb::new(80, 0);
+    // One paragraph far over the target: it splits into pieces of about the target each.
+    let paragraph: String = (1..=20).map(|n| format!("word{n} ")).collect();
+    let text = format!("# Page\n\nIntro.\n\n## Backlinks\n\n{paragraph}\n");
+    let file = db.file("page.md", &text);
+    let texts = chunk_texts(&db, file);
+    assert!(texts.iter().all(|(_, t)| t.trim() != "## Backlinks"), "no chunk is a bare heading: {texts:#?}");
+    let first = texts.iter().find(|(path, _)| path == "Page > Backlinks").unwrap();
+    assert!(first.1.starts_with("## Backlinks\n\nword1 "), "{texts:#?}");
+}
+
+#[test]
 fn code_fences_stay_whole_even_when_larger_than_the_target() {
     let db = TestDb::new(60, 0);
     let fence = format!("```rust\n{}```", "let x = 1;\n".repeat(20));
