@@ -243,8 +243,15 @@ pub fn compile(
         if before.is_some() || context.full {
             remove_page_rows(conn, &model.slug).map_err(sql)?;
         }
-        store_page(conn, context, &model, page.places.len() + page.also.len(), &path, &model_hash, &markdown, &row)
-            .map_err(sql)?;
+        let rendered = RenderedPage {
+            model: &model,
+            source_count: page.places.len() + page.also.len(),
+            path: &path,
+            model_hash: &model_hash,
+            markdown: &markdown,
+            row: &row,
+        };
+        store_page(conn, context, &rendered).map_err(sql)?;
     }
     for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
         remove_page(conn, slug).map_err(sql)?;
@@ -620,19 +627,23 @@ fn stored_pages(conn: &Connection) -> rusqlite::Result<BTreeMap<String, StoredPa
         .collect()
 }
 
+/// A page rendered by this build, with what its rows record.
+struct RenderedPage<'a> {
+    model: &'a PageModel,
+    /// How many sources the page quotes or lists.
+    source_count: usize,
+    /// The page file, relative to the output folder.
+    path: &'a str,
+    model_hash: &'a str,
+    markdown: &'a str,
+    /// The page as a source row, for search.
+    row: &'a SourceRow,
+}
+
 /// Stores every row of one page (whose old rows are gone): its source row and chunks, its catalog row,
 /// citations, backlinks and artifact row.
-#[allow(clippy::too_many_arguments)]
-fn store_page(
-    conn: &Connection,
-    context: &StageContext<'_>,
-    model: &PageModel,
-    source_count: usize,
-    path: &str,
-    model_hash: &str,
-    markdown: &str,
-    row: &SourceRow,
-) -> rusqlite::Result<()> {
+fn store_page(conn: &Connection, context: &StageContext<'_>, page: &RenderedPage<'_>) -> rusqlite::Result<()> {
+    let RenderedPage { model, source_count, path, model_hash, markdown, row } = *page;
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     let summary = model.quotes().next().map(|q| first_sentence(&q.text)).unwrap_or_default();
     let hash = content_hash(markdown.as_bytes());
@@ -872,19 +883,15 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
         stage.shards.rendered += 1;
         let shard = shard_source_row(section, &markdown, rows);
         store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
-        record_shard(
-            conn,
-            context,
-            stage,
+        let shard = RenderedShard {
             section,
-            &path,
-            Some(&json_path),
-            rows.len(),
-            &rows_hash,
-            &markdown,
-            Some(&json),
-            before,
-        )?;
+            path: &path,
+            json: Some((&json_path, &json)),
+            page_count: rows.len(),
+            rows_hash: &rows_hash,
+            markdown: &markdown,
+        };
+        record_shard(conn, context, stage, &shard, before)?;
     }
     for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
@@ -935,7 +942,15 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
     if context.full || before.is_none_or(|(hash, _)| *hash != rows_hash) {
         let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(ShardError::Template)?;
         stage.shards.rendered += 1;
-        record_shard(conn, context, stage, "", "indexes/root.md", None, total, &rows_hash, &markdown, None, before)?;
+        let root = RenderedShard {
+            section: "",
+            path: "indexes/root.md",
+            json: None,
+            page_count: total,
+            rows_hash: &rows_hash,
+            markdown: &markdown,
+        };
+        record_shard(conn, context, stage, &root, before)?;
     }
     let schema_hash = content_hash(SCHEMA_DOC.as_bytes());
     let schema_before: Option<String> = conn
@@ -963,20 +978,28 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A shard (or, with the empty section, the root) rendered by this build.
+struct RenderedShard<'a> {
+    section: &'a str,
+    /// The Markdown file, relative to the output folder.
+    path: &'a str,
+    /// The JSON file's path and text; the root has none.
+    json: Option<(&'a str, &'a str)>,
+    page_count: usize,
+    rows_hash: &'a str,
+    markdown: &'a str,
+}
+
+/// Stores a rendered shard's catalog and artifact rows, and records the change for the log.
 fn record_shard(
     conn: &Connection,
     context: &StageContext<'_>,
     stage: &mut Stage,
-    section: &str,
-    path: &str,
-    json_path: Option<&str>,
-    page_count: usize,
-    rows_hash: &str,
-    markdown: &str,
-    json: Option<&str>,
+    shard: &RenderedShard<'_>,
     before: Option<&(String, String)>,
 ) -> rusqlite::Result<()> {
+    let RenderedShard { section, path, json, page_count, rows_hash, markdown } = *shard;
+    let (json_path, json) = (json.map(|(path, _)| path), json.map(|(_, text)| text));
     conn.prepare_cached(
         "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, json, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
