@@ -799,8 +799,9 @@ pub(crate) fn fingerprint(project: &Project) -> String {
     content_hash(material.as_bytes())
 }
 
-/// The chunk rows of a source's text.
-pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk]) -> Vec<ChunkRow> {
+/// A source's chunks as rows. `signatures`: with the MinHash signatures near-duplicate lint reads (files
+/// only: lint compares neither generated pages nor notes).
+pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: bool) -> Vec<ChunkRow> {
     chunks
         .iter()
         .map(|chunk| ChunkRow {
@@ -815,6 +816,10 @@ pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk]) -> Vec<Chunk
             end_offset: chunk.end,
             start_line: chunk.start_line,
             end_line: chunk.end_line,
+            minhash: signatures
+                .then(|| crate::lint::signature(&text[chunk.start as usize..chunk.end as usize]))
+                .flatten()
+                .map(|signature| crate::lint::signature_bytes(&signature)),
         })
         .collect()
 }
@@ -842,7 +847,7 @@ fn source_row(
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         labels,
-        chunks: chunk_rows(&item.text, &outline.title, chunks),
+        chunks: chunk_rows(&item.text, &outline.title, chunks, !path.starts_with(crate::notes::NOTE_PREFIX)),
         // Notes are not concepts' sources: they have no path a page could link to.
         signals: if path.starts_with(crate::notes::NOTE_PREFIX) { Vec::new() } else { signals.to_vec() },
     }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 mod near_duplicates;
 
-pub use near_duplicates::ChunkText;
+pub use near_duplicates::{Body, ChunkText, Signature, signature, signature_bytes, signature_from_bytes};
 
 use crate::build::{self, Compiler, Silent};
 use crate::config::Project;
@@ -203,12 +203,16 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     }
     let derived = compiler.derive_facts(project, &scan.pending, near);
     for (item, (outline, facts, file_chunks)) in scan.pending.iter().zip(derived) {
-        chunks.extend(file_chunks.iter().map(|chunk| ChunkText {
-            path: item.found.path.clone(),
-            revision: item.revision.clone(),
-            start_line: chunk.start_line,
-            end_line: chunk.end_line,
-            text: item.text[chunk.start as usize..chunk.end as usize].to_string(),
+        chunks.extend(file_chunks.iter().map(|chunk| {
+            let text = &item.text[chunk.start as usize..chunk.end as usize];
+            ChunkText {
+                path: item.found.path.clone(),
+                revision: item.revision.clone(),
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                signature: signature(text),
+                body: Body::Text(text.to_string()),
+            }
         }));
         let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
         files.push(FileFacts {
@@ -221,7 +225,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         });
     }
     let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
-    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations, &chunks);
+    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations, &chunks, conn.as_ref());
     diagnostics.retain(|d| reported(&d.path));
 
     let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
@@ -250,11 +254,12 @@ fn diagnose(
     files: &mut [FileFacts],
     page_citations: &[store::PageCitation],
     chunks: &[ChunkText],
+    index: Option<&rusqlite::Connection>,
 ) -> Vec<Diagnostic> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut diagnostics = check(project, files);
     diagnostics.extend(check_page_citations(project, files, page_citations));
-    diagnostics.extend(check_near_duplicates(project, chunks));
+    diagnostics.extend(check_near_duplicates(project, chunks, index));
     let settings = Settings::from_project(project);
     let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
     diagnostics.retain(|d| settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
@@ -279,7 +284,7 @@ pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusq
         Vec::new()
     };
     // Inside a build the pages were just rendered from these very sources: their citations are current.
-    Ok(diagnose(project, &mut files, &[], &chunks))
+    Ok(diagnose(project, &mut files, &[], &chunks, Some(conn)))
 }
 
 /// A source's facts as the index stores them; `None` if they cannot be read.
@@ -819,10 +824,20 @@ fn check_page_citations(project: &Project, files: &[FileFacts], citations: &[sto
 }
 
 /// `duplicate_page`, near: chunks of two sources that share most of their word 5-grams. Both get a finding.
-fn check_near_duplicates(project: &Project, chunks: &[ChunkText]) -> Vec<Diagnostic> {
+/// Stored chunks' texts come from `index` (an index that cannot be read reports no near duplicates).
+fn check_near_duplicates(
+    project: &Project,
+    chunks: &[ChunkText],
+    index: Option<&rusqlite::Connection>,
+) -> Vec<Diagnostic> {
     let threshold = *project.config.lint.near_duplicate_threshold.get_ref();
+    let stored_texts = |rows: &[i64]| match index {
+        Some(conn) => store::read_chunk_bodies(conn, rows),
+        None => Ok(HashMap::new()),
+    };
+    let pairs = near_duplicates::near_duplicates(chunks, threshold, stored_texts).unwrap_or_default();
     let mut diagnostics = Vec::new();
-    for pair in near_duplicates::near_duplicates(chunks, threshold) {
+    for pair in pairs {
         let percent = (pair.similarity * 100.0).floor();
         for (this, other) in [(pair.first, pair.second), (pair.second, pair.first)] {
             let (this, other) = (&chunks[this], &chunks[other]);

@@ -555,7 +555,7 @@ fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel,
         outline: serde_json::to_string(&outline).expect("outline serializes"),
         lint_facts: "{}".to_string(),
         labels: String::new(),
-        chunks: crate::build::chunk_rows(markdown, &model.title, &page_chunks),
+        chunks: crate::build::chunk_rows(markdown, &model.title, &page_chunks, false),
         signals: Vec::new(),
     }
 }
@@ -593,6 +593,7 @@ fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow]) -> SourceR
             end_offset: u32::try_from(end).unwrap_or(u32::MAX),
             start_line: line,
             end_line: line,
+            minhash: None,
         });
     }
     SourceRow {

@@ -1,13 +1,14 @@
 //! Near-duplicate chunks across sources: the share of word 5-grams two chunks have in common (their
 //! Jaccard similarity), found without comparing every pair. Each chunk gets a MinHash signature; chunks
 //! whose signatures agree on a whole band of it become candidates (locality-sensitive hashing), and only
-//! candidates are compared exactly, so a report never rests on an estimate.
+//! candidates are compared exactly, so a report never rests on an estimate. A build stores each chunk's
+//! signature with it, so lint reads signatures, and the text of candidates only.
 
 use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-/// A chunk to compare: where it is and its text.
+/// A chunk to compare: where it is, its signature, and where its text is.
 #[derive(Debug, Clone)]
 pub struct ChunkText {
     pub path: String,
@@ -15,8 +16,20 @@ pub struct ChunkText {
     pub revision: String,
     pub start_line: u32,
     pub end_line: u32,
-    pub text: String,
+    /// `None` for a chunk too short to compare.
+    pub signature: Option<Signature>,
+    pub body: Body,
 }
+
+/// A chunk's text: in hand (a file lint parsed), or the chunk's row in the index, read only if needed.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Text(String),
+    Stored(i64),
+}
+
+/// A MinHash signature: `BANDS` bands of `ROWS` hashes.
+pub type Signature = [u64; BANDS * ROWS];
 
 /// A pair of near-duplicate chunks (indexes into the input) and their similarity.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,21 +56,27 @@ const MAX_BUCKET: usize = 64;
 const MAX_COPIES: usize = 3;
 
 /// Pairs of chunks from different sources whose word 5-gram Jaccard similarity is at least `threshold`.
-#[must_use]
-pub(super) fn near_duplicates(chunks: &[ChunkText], threshold: f64) -> Vec<NearDuplicate> {
-    let signatures: Vec<Option<[u64; BANDS * ROWS]>> = chunks.par_iter().map(|chunk| signature(&chunk.text)).collect();
-    let mut buckets: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
-    for (index, signature) in signatures.iter().enumerate() {
-        let Some(signature) = signature else { continue };
+/// `stored_texts` reads the texts of stored chunks by row, for the candidates only.
+pub(super) fn near_duplicates<E>(
+    chunks: &[ChunkText],
+    threshold: f64,
+    stored_texts: impl FnOnce(&[i64]) -> Result<HashMap<i64, String>, E>,
+) -> Result<Vec<NearDuplicate>, E> {
+    // Band buckets: each (band key, chunk) entry, sorted so that a bucket is a run of equal keys (the key
+    // hashes the band's number with its rows). Sorting a flat list beats a map of vectors here.
+    let mut entries: Vec<(u64, usize)> = Vec::with_capacity(chunks.len() * BANDS);
+    for (index, chunk) in chunks.iter().enumerate() {
+        let Some(signature) = &chunk.signature else { continue };
         for band in 0..BANDS {
             let key = signature[band * ROWS..(band + 1) * ROWS].iter().fold(band as u64, |h, v| mix(h ^ v));
-            buckets.entry((band, key)).or_default().push(index);
+            entries.push((key, index));
         }
     }
+    entries.sort_unstable();
     let mut candidates: Vec<(usize, usize)> = Vec::new();
-    for members in buckets.values().filter(|m| m.len() > 1 && m.len() <= MAX_BUCKET) {
-        for (at, &a) in members.iter().enumerate() {
-            for &b in &members[at + 1..] {
+    for bucket in entries.chunk_by(|a, b| a.0 == b.0).filter(|m| m.len() > 1 && m.len() <= MAX_BUCKET) {
+        for (at, &(_, a)) in bucket.iter().enumerate() {
+            for &(_, b) in &bucket[at + 1..] {
                 let (first, second) = (a.min(b), a.max(b));
                 let (x, y) = (&chunks[first], &chunks[second]);
                 if x.path != y.path && x.revision != y.revision {
@@ -72,8 +91,24 @@ pub(super) fn near_duplicates(chunks: &[ChunkText], threshold: f64) -> Vec<NearD
     let mut involved: Vec<usize> = candidates.iter().flat_map(|&(a, b)| [a, b]).collect();
     involved.sort_unstable();
     involved.dedup();
-    let sets: HashMap<usize, Vec<u64>> =
-        involved.into_par_iter().map(|index| (index, shingle_set(&chunks[index].text))).collect();
+    let rows: Vec<i64> = involved
+        .iter()
+        .filter_map(|&index| match chunks[index].body {
+            Body::Stored(row) => Some(row),
+            Body::Text(_) => None,
+        })
+        .collect();
+    let stored = stored_texts(&rows)?;
+    let sets: HashMap<usize, Vec<u64>> = involved
+        .into_par_iter()
+        .map(|index| {
+            let text = match &chunks[index].body {
+                Body::Text(text) => text.as_str(),
+                Body::Stored(row) => stored.get(row).map_or("", String::as_str),
+            };
+            (index, shingle_set(text))
+        })
+        .collect();
     let pairs: Vec<NearDuplicate> = candidates
         .into_iter()
         .filter_map(|(first, second)| {
@@ -87,7 +122,7 @@ pub(super) fn near_duplicates(chunks: &[ChunkText], threshold: f64) -> Vec<NearD
         copies.entry(pair.second).or_default().insert(&chunks[pair.first].path);
     }
     let boilerplate = |chunk: usize| copies.get(&chunk).is_some_and(|sources| sources.len() > MAX_COPIES);
-    pairs.into_iter().filter(|pair| !boilerplate(pair.first) && !boilerplate(pair.second)).collect()
+    Ok(pairs.into_iter().filter(|pair| !boilerplate(pair.first) && !boilerplate(pair.second)).collect())
 }
 
 /// Calls `each` with the hash of every word 5-gram of a text, in order. Words are runs of ASCII letters
@@ -104,11 +139,12 @@ fn for_each_shingle(text: &str, mut each: impl FnMut(u64)) {
             window[words % SHINGLE_WORDS] = hash;
             words += 1;
             if words >= SHINGLE_WORDS {
-                // The window in word order, oldest first.
-                let shingle = (0..SHINGLE_WORDS)
-                    .map(|k| window[(words + k) % SHINGLE_WORDS])
-                    .fold(0_u64, |h, w| mix(h.rotate_left(7) ^ w));
-                each(shingle);
+                // The window in word order, oldest first, each word rotated by its place so that order
+                // counts, then one finalizer: a full mix per word cost more than the rest of lint.
+                let combined = (0..SHINGLE_WORDS)
+                    .map(|k| window[(words + k) % SHINGLE_WORDS].rotate_left(13 * k as u32))
+                    .fold(0_u64, |h, w| h ^ w);
+                each(mix(combined));
             }
         }
     }
@@ -126,7 +162,8 @@ fn shingle_set(text: &str) -> Vec<u64> {
 /// One-permutation MinHash: each shingle hash falls into one slot of the signature by its top bits, and a
 /// slot keeps the least of its hashes, in one pass over the text. `None` for a text with fewer than
 /// [`MIN_SHINGLES`] shingles. An empty slot stays `u64::MAX`.
-fn signature(text: &str) -> Option<[u64; BANDS * ROWS]> {
+#[must_use]
+pub fn signature(text: &str) -> Option<Signature> {
     const SLOT_BITS: u32 = (BANDS * ROWS).trailing_zeros();
     let mut signature = [u64::MAX; BANDS * ROWS];
     let mut count = 0;
@@ -136,6 +173,25 @@ fn signature(text: &str) -> Option<[u64; BANDS * ROWS]> {
         signature[slot] = signature[slot].min(shingle << SLOT_BITS);
     });
     (count >= MIN_SHINGLES).then_some(signature)
+}
+
+/// A signature as the index stores it: its hashes as little-endian bytes.
+#[must_use]
+pub fn signature_bytes(signature: &Signature) -> Vec<u8> {
+    signature.iter().flat_map(|hash| hash.to_le_bytes()).collect()
+}
+
+/// A stored signature; `None` for bytes of another length (an index from another version is not read).
+#[must_use]
+pub fn signature_from_bytes(bytes: &[u8]) -> Option<Signature> {
+    let mut signature = [0_u64; BANDS * ROWS];
+    if bytes.len() != signature.len() * 8 {
+        return None;
+    }
+    for (slot, word) in signature.iter_mut().zip(bytes.chunks_exact(8)) {
+        *slot = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+    }
+    Some(signature)
 }
 
 /// Jaccard similarity of two sorted, distinct hash lists.
@@ -172,8 +228,34 @@ mod tests {
             revision: knowledge_queries::content_hash(text.as_bytes()),
             start_line: 1,
             end_line: 3,
-            text: text.to_string(),
+            signature: signature(text),
+            body: Body::Text(text.to_string()),
         }
+    }
+
+    fn near_duplicates(chunks: &[ChunkText], threshold: f64) -> Vec<NearDuplicate> {
+        super::near_duplicates(chunks, threshold, |_| Ok::<_, ()>(HashMap::new())).unwrap()
+    }
+
+    #[test]
+    fn stored_texts_are_read_for_candidates_only_and_signatures_survive_storage() {
+        let edited = BASE.replace("regularly looks", "constantly looks");
+        let stored = |path: &str, text: &str, row: i64| ChunkText {
+            signature: signature(text).and_then(|signature| signature_from_bytes(&signature_bytes(&signature))),
+            body: Body::Stored(row),
+            ..chunk(path, text)
+        };
+        let unrelated = "A short note that is far too short to compare with anything at all.";
+        let chunks = [stored("a.md", BASE, 7), chunk("b.md", &edited), stored("c.md", unrelated, 9)];
+        let mut asked = Vec::new();
+        let found = super::near_duplicates(&chunks, 0.8, |rows: &[i64]| {
+            asked = rows.to_vec();
+            Ok::<_, ()>(HashMap::from([(7, BASE.to_string())]))
+        })
+        .unwrap();
+        assert_eq!(asked, [7], "only the candidate's text is read");
+        assert_eq!(found.len(), 1);
+        assert_eq!(signature_from_bytes(&[0; 7]), None);
     }
 
     const BASE: &str = "Ownership is a set of rules that govern how a Rust program manages memory. All programs have \

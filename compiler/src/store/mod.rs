@@ -77,6 +77,9 @@ pub struct ChunkRow {
     pub end_offset: u32,
     pub start_line: u32,
     pub end_line: u32,
+    /// The text's MinHash signature for near-duplicate lint (`crate::lint::signature_bytes`); `None` for a
+    /// text too short to compare.
+    pub minhash: Option<Vec<u8>>,
 }
 
 /// A source whose derived rows are replaced.
@@ -483,8 +486,8 @@ fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
 fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chunk: &ChunkRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO chunks (id, source_id, ordinal, revision, hash, heading_path, title, text, identifiers,
-                             start_offset, end_offset, start_line, end_line)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                             start_offset, end_offset, start_line, end_line, minhash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         chunk.id,
@@ -500,6 +503,7 @@ fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chunk: &ChunkRo
         chunk.end_offset,
         chunk.start_line,
         chunk.end_line,
+        chunk.minhash,
     ])?;
     tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
@@ -721,22 +725,29 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, sources, generated })
 }
 
-/// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection.
+/// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection: their
+/// stored signatures, and their rows for the texts of those that turn out to be candidates.
 pub fn read_chunk_texts(
     conn: &Connection,
     skip: &std::collections::HashSet<String>,
 ) -> rusqlite::Result<Vec<crate::lint::ChunkText>> {
     let mut statement = conn.prepare(
-        "SELECT s.path, s.revision, c.start_line, c.end_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
+        "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
+         FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE s.path NOT LIKE 'knowledge://%'",
     )?;
     let rows = statement.query_map([], |row| {
+        let signature = match row.get_ref(4)? {
+            rusqlite::types::ValueRef::Blob(bytes) => crate::lint::signature_from_bytes(bytes),
+            _ => None,
+        };
         Ok(crate::lint::ChunkText {
             path: row.get(0)?,
             revision: row.get(1)?,
             start_line: row.get(2)?,
             end_line: row.get(3)?,
-            text: row.get(4)?,
+            signature,
+            body: crate::lint::Body::Stored(row.get(5)?),
         })
     })?;
     let mut chunks = Vec::new();
@@ -747,6 +758,18 @@ pub fn read_chunk_texts(
         }
     }
     Ok(chunks)
+}
+
+/// The texts of chunks, by row.
+pub fn read_chunk_bodies(conn: &Connection, rows: &[i64]) -> rusqlite::Result<HashMap<i64, String>> {
+    let mut statement = conn.prepare_cached("SELECT text FROM chunks WHERE seq = ?1")?;
+    let mut texts = HashMap::with_capacity(rows.len());
+    for &row in rows {
+        if let Some(text) = statement.query_row([row], |r| r.get(0)).optional()? {
+            texts.insert(row, text);
+        }
+    }
+    Ok(texts)
 }
 
 /// One quote of a generated page, as lint checks it against the sources on disk.

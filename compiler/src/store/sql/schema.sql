@@ -47,7 +47,8 @@ CREATE TABLE chunks (
     start_offset INTEGER NOT NULL,
     end_offset INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL
+    end_line INTEGER NOT NULL,
+    minhash BLOB                        -- MinHash signature for near-duplicate lint; NULL when too short
 );
 
 -- The provenance of every chunk as the design's JSON object, derived from the columns it restates, so it
