@@ -41,16 +41,71 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let summary = build(&mut compiler, work.path());
     check(&render(work.path(), &summary), &case.join("expected"), bless, &mut outcome);
 
+    // The inputs alone, step by step, for a clean build to compare each incremental one with.
+    let inputs = tempfile::tempdir().unwrap();
+    copy_tree(&case.join("input"), inputs.path());
     let steps = case.join("steps");
     if steps.is_dir() {
         for step in sorted_dirs(&steps) {
             let name = step.file_name().unwrap().to_string_lossy().into_owned();
             overlay(&step, work.path());
             let summary = build(&mut compiler, work.path());
-            check(&render(work.path(), &summary), &case.join(format!("expected-{name}")), bless, &mut outcome);
+            let incremental = render(work.path(), &summary);
+            check(&incremental, &case.join(format!("expected-{name}")), bless, &mut outcome);
+
+            overlay(&step, inputs.path());
+            let clean = tempfile::tempdir().unwrap();
+            copy_tree(inputs.path(), clean.path());
+            let clean_summary = build(&mut Compiler::new(), clean.path());
+            if let Err(difference) = same_derived_output(&incremental, &render(clean.path(), &clean_summary)) {
+                outcome = Err(format!(
+                    "{}{}: step {name} built incrementally differs from a clean build: {difference}\n",
+                    outcome.err().unwrap_or_default(),
+                    case.display()
+                ));
+            }
         }
     }
     outcome
+}
+
+/// Incremental output equals a clean build's (the invariant): every generated file, and the index's
+/// chunks, pages and citations. Run history (runs, events, revisions seen, logs, counters) differs by
+/// design.
+fn same_derived_output(incremental: &BTreeMap<String, String>, clean: &BTreeMap<String, String>) -> Result<(), String> {
+    let derived = |files: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        let mut out: BTreeMap<String, String> = files
+            .iter()
+            .filter(|(path, _)| ["wiki/", "indexes/", "schemas/"].iter().any(|prefix| path.starts_with(prefix)))
+            .map(|(path, text)| (path.clone(), text.clone()))
+            .collect();
+        let dump = &files["knowledge.db.txt"];
+        for table in ["chunks", "wiki_pages", "citations", "wiki_backlinks", "knowledge_indexes"] {
+            out.insert(format!("[{table}]"), dump_section(dump, table));
+        }
+        out
+    };
+    let (incremental, clean) = (derived(incremental), derived(clean));
+    for (key, text) in &clean {
+        if incremental.get(key) != Some(text) {
+            return Err(format!("{key}:\n{}", diff(text, incremental.get(key).map_or("", String::as_str))));
+        }
+    }
+    match incremental.keys().find(|key| !clean.contains_key(*key)) {
+        Some(extra) => Err(format!("{extra}: only in the incremental build")),
+        None => Ok(()),
+    }
+}
+
+/// The lines of one `[table]` section of an index dump.
+fn dump_section(dump: &str, table: &str) -> String {
+    let header = format!("[{table}]");
+    dump.lines()
+        .skip_while(|line| *line != header)
+        .skip(1)
+        .take_while(|line| !line.starts_with('['))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn build(compiler: &mut Compiler, root: &Path) -> BuildSummary {

@@ -433,12 +433,18 @@ impl Compiler {
                     rows_done.set(Some(Instant::now()));
                     let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
                     let mut events = Vec::new();
-                    if replan.get() || wiki::any_page_lists(conn, &touched.borrow()).map_err(sql)? {
+                    let listing = if replan.get() {
+                        None
+                    } else {
+                        Some(wiki::pages_listing(conn, &touched.borrow()).map_err(sql)?)
+                    };
+                    if listing.as_ref().is_none_or(|pages| !pages.is_empty()) {
                         let context = wiki::StageContext {
                             project,
                             templates: &templates,
                             run_id: &run_id,
                             full: full_rebuild || prior.needs_schema,
+                            only: listing.as_ref(),
                         };
                         let stage = wiki::compile(conn, compiler_db, page_inputs, &context)?;
                         events.clone_from(&stage.events);

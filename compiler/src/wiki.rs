@@ -145,6 +145,10 @@ pub struct StageContext<'a> {
     pub run_id: &'a str,
     /// Every page is rendered and stored again (the page rows' chunks were cleared with all others).
     pub full: bool,
+    /// When no source's plan inputs changed, so the plan is the last build's: the pages that list an
+    /// edited source, the only ones whose model can differ. The others are not modelled again. `None`:
+    /// any page may have changed.
+    pub only: Option<&'a HashSet<String>>,
 }
 
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, and its
@@ -165,15 +169,16 @@ pub fn plan_inputs_of(signals: &[Signal], labels: &str) -> String {
     plan_inputs(signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref())), labels)
 }
 
-/// Whether any page lists one of `paths` (quoted, listed or linking).
-pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
-    let mut statement = conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM page_sources WHERE path = ?1)")?;
+/// The pages that list one of `paths` (quote, list or link from it).
+pub fn pages_listing(conn: &Connection, paths: &[String]) -> rusqlite::Result<HashSet<String>> {
+    let mut statement = conn.prepare_cached("SELECT page FROM page_sources WHERE path = ?1")?;
+    let mut pages = HashSet::new();
     for path in paths {
-        if statement.query_row([path], |row| row.get::<_, bool>(0))? {
-            return Ok(true);
+        for page in statement.query_map([path], |row| row.get(0))? {
+            pages.insert(page?);
         }
     }
-    Ok(false)
+    Ok(pages)
 }
 
 /// Plans, renders and stores the wiki inside the build's transaction.
@@ -205,6 +210,9 @@ pub fn compile(
     let mut current: HashSet<String> = HashSet::new();
     for page in &plans {
         current.insert(page.slug.clone());
+        if context.only.is_some_and(|only| !only.contains(&page.slug)) && stored.contains_key(&page.slug) {
+            continue;
+        }
         let mut model = page_model(page, &plans, &catalog, &layout);
         let model_hash = content_hash(
             format!("{}{template_hash}", serde_json::to_string(&model).expect("models serialize")).as_bytes(),
