@@ -541,7 +541,9 @@ fn render(db: &mut KnowledgeDb, inputs: &mut PageInputs, model: &PageModel) -> R
     wiki::render_page(db, page).clone().map_err(StoreError::Wiki)
 }
 
-/// The page as a source row, chunked like any Markdown source, so search finds it.
+/// The page as a source row, chunked like any Markdown source, so search finds it. Chunks that are only
+/// navigation (the Related and Backlinks lists) are left out: they repeat other pages' and sources'
+/// titles, which search should find where they are the subject.
 fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel, markdown: &str) -> SourceRow {
     let file = inputs.pages[&model.slug].1;
     let revision = content_hash(markdown.as_bytes());
@@ -563,9 +565,27 @@ fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel,
         outline: serde_json::to_string(&outline).expect("outline serializes"),
         lint_facts: "{}".to_string(),
         labels: String::new(),
-        chunks: crate::build::chunk_rows(markdown, &model.title, &page_chunks, false),
+        chunks: crate::build::chunk_rows(markdown, &model.title, &page_chunks, false)
+            .into_iter()
+            .filter(|chunk| !is_navigation(&chunk.text))
+            .collect(),
         signals: Vec::new(),
     }
+}
+
+/// Whether a chunk holds nothing but headings, list items that link elsewhere, and footnote definitions
+/// (the citations, which the `citations` table holds).
+fn is_navigation(text: &str) -> bool {
+    let mut items = 0;
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')) {
+        let link_item = line.starts_with("- [") && line.contains("](");
+        let footnote = line.starts_with("[^") && line.contains("]:");
+        if !(link_item || footnote) {
+            return false;
+        }
+        items += 1;
+    }
+    items > 0
 }
 
 /// The id of a generated page's or shard's source row, if it has one.

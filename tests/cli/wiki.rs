@@ -234,3 +234,28 @@ fn index_entries_are_searchable_and_cite_the_shard_row() {
     let stats: serde_json::Value = serde_json::from_str(&test.ok(&["stats", "--json"])).unwrap();
     assert_eq!(stats["sources"], 3, "{stats:#}");
 }
+
+/// A page's Related and Backlinks lists are navigation, not knowledge: the page file has them, search
+/// does not index them (they would match other pages' titles).
+#[test]
+fn navigation_lists_of_a_page_are_not_indexed() {
+    let test = fixture();
+    test.build();
+    let page = std::fs::read_to_string(test.path(BETA)).unwrap();
+    assert!(page.contains("## Backlinks\n\n- [Alpha]"), "{page}");
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let (chunks, navigation): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), sum(c.text LIKE '%## Backlinks%' OR c.text LIKE '%## Related%') FROM chunks c
+             JOIN sources s ON s.id = c.source_id WHERE s.path = 'knowledge://wiki/beta'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert!(chunks > 0);
+    assert_eq!(navigation, 0);
+    let count: i64 = conn
+        .query_row("SELECT chunk_count FROM sources WHERE path = 'knowledge://wiki/beta'", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(count, chunks);
+}
