@@ -40,12 +40,21 @@ fn vectors_are_computed_once_reused_on_rename_and_deleted_with_their_source() {
     assert_eq!(first["embeddings"]["fake"], true);
     assert_eq!(test.build()["wrote"], false, "nothing to embed: nothing written");
 
-    // An edit to one chunk embeds that chunk only.
+    // An edit to one chunk embeds that chunk only; the file's other chunk reuses its vector, and its
+    // entry moves to the new revision.
     test.write(
         "docs/ownership.md",
         "# Ownership\n\nOwnership rules govern how a program manages its memory.\n\n## Borrowing\n\nReferences borrow values without taking ownership.\n",
     );
-    assert_eq!(counters(&test.build()), (1, 0, 0, 1));
+    assert_eq!(counters(&test.build()), (1, 1, 0, 1));
+    assert_eq!(
+        count(
+            &test,
+            "SELECT count(*) FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id WHERE e.revision != c.revision"
+        ),
+        0,
+        "every entry names its chunk's current revision"
+    );
 
     // A rename changes chunk ids but not texts: every vector is reused.
     std::fs::rename(test.path("docs/lifetimes.md"), test.path("docs/scopes.md")).unwrap();
@@ -267,4 +276,18 @@ fn notes_are_not_embedded() {
     let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
     assert_eq!((status[0]["ready"].as_u64(), status[0]["missing"].as_u64()), (Some(3), Some(0)), "{status:#}");
     assert!(test.ok(&["search", "quokka", "--json"]).contains("legacy_item"), "the note is still found by keyword");
+}
+
+/// A chunk's embedded text includes its title (the heading path): renaming a parent heading re-embeds
+/// the child chunk whose own text did not change.
+#[test]
+fn a_renamed_parent_heading_re_embeds_the_chunks_under_it() {
+    let test = fixture();
+    test.build();
+    test.write(
+        "docs/ownership.md",
+        "# Owning\n\nOwnership rules govern how a program manages memory.\n\n## Borrowing\n\nReferences borrow values without taking ownership.\n",
+    );
+    assert_eq!(counters(&test.build()), (2, 0, 0, 1), "the edited chunk and the retitled Borrowing chunk");
+    assert_eq!(count(&test, "SELECT count(*) FROM vector_index_entries"), 3);
 }

@@ -459,7 +459,8 @@ pub fn embed_stage(
              FROM chunks c JOIN sources s ON s.id = c.source_id
              WHERE s.path NOT LIKE 'knowledge://item/%'
                AND NOT EXISTS (SELECT 1 FROM vector_index_entries e
-                               WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready')",
+                               WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
+                                     AND e.revision = c.revision)",
         )?
         .query_map([model], |row| {
             let title: String = row.get(1)?;
