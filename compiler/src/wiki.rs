@@ -600,15 +600,17 @@ fn generated_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<i6
 fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow]) -> SourceRow {
     let path = format!("{INDEX_PREFIX}{section}");
     let mut chunks = Vec::with_capacity(rows.len());
-    let mut from = 0;
+    // Rows are found in order, and lines counted from the previous row on: one pass over the shard.
+    let (mut from, mut line) = (0, 1);
     for row in rows {
         let Some(at) = markdown[from..].find(&format!("]({})", row.href)).map(|at| at + from) else { continue };
         let start = markdown[..at].rfind('\n').map_or(0, |newline| newline + 1);
         let end = markdown[at..].find('\n').map_or(markdown.len(), |newline| at + newline);
+        line += markdown[from..start].matches('\n').count();
         from = end;
         let text = &markdown[start..end];
         let hash = content_hash(text.as_bytes());
-        let line = u32::try_from(markdown[..start].matches('\n').count() + 1).unwrap_or(u32::MAX);
+        let line = u32::try_from(line).unwrap_or(u32::MAX);
         chunks.push(ChunkRow {
             id: content_hash(format!("{path}\0{}", row.slug).as_bytes()),
             ordinal: u32::try_from(chunks.len()).unwrap_or(u32::MAX),
