@@ -104,17 +104,18 @@ pub fn pack(
 ) -> rusqlite::Result<ContextPack> {
     let request = SearchRequest {
         query: query.to_string(),
-        mode: search::SearchMode::Keyword,
+        // Hybrid where the index has an embeddings generation; keyword, and `degraded` with the reason, where not.
+        mode: search::SearchMode::Hybrid,
         limit: (max_items * 4).clamp(20, 100),
         kinds: Vec::new(),
         highlight: Highlight::Markdown,
     };
-    let response = search::search(conn, &request, access)?;
+    let mut response = search::search(conn, &request, access)?;
     let mut items: Vec<PackItem> = Vec::new();
     let mut per_source: HashMap<String, usize> = HashMap::new();
     let mut used = 0;
     let mut omitted = 0;
-    for result in response.results {
+    for result in std::mem::take(&mut response.results) {
         let from_source = per_source.entry(result.source.path.clone()).or_default();
         if items.len() >= max_items || *from_source >= PER_SOURCE {
             omitted += 1;
@@ -188,8 +189,8 @@ pub fn pack(
                 .to_string(),
         conflicts,
         suggested_wiki_updates,
-        degraded: true,
-        degraded_reason: Some(crate::reader::NO_EMBEDDINGS.to_string()),
+        degraded: response.degraded,
+        degraded_reason: response.degraded_reason,
     })
 }
 

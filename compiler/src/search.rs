@@ -498,30 +498,36 @@ fn merge_ranked(mut fused: Vec<SearchResult>, related: Vec<SearchResult>) -> Vec
     fused
 }
 
+/// The columns [`result_from_row`] reads, first in a query over `chunks c JOIN sources s`.
+const RESULT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
+                              c.start_line, c.end_line, s.uri, s.path";
+
+/// A chunk as an unscored result, from a row that starts with [`RESULT_COLUMNS`].
+fn result_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SearchResult> {
+    Ok(SearchResult {
+        rowid: row.get(0)?,
+        kind: result_kind(row.get_ref(11)?.as_str()?),
+        id: row.get(1)?,
+        title: row.get(2)?,
+        text: row.get(3)?,
+        snippet: String::new(),
+        score: 0.0,
+        scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
+        source: SourceRef { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
+        citation: Citation::from_row(row, 6)?,
+        reason: Vec::new(),
+        also_in: Vec::new(),
+        page: None,
+    })
+}
+
 /// One chunk as a result, by its keyword-index row, for a semantic hit.
 fn chunk_result(conn: &Connection, seq: i64) -> rusqlite::Result<Option<SearchResult>> {
-    conn.prepare_cached(
-        "SELECT c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset, c.start_line,
-                c.end_line, s.uri, s.path
-         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1 AND c.revision = s.revision",
-    )?
-    .query_row([seq], |row| {
-        Ok(SearchResult {
-            rowid: row.get(0)?,
-            kind: result_kind(row.get_ref(11)?.as_str()?),
-            id: row.get(1)?,
-            title: row.get(2)?,
-            text: row.get(3)?,
-            snippet: String::new(),
-            score: 0.0,
-            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
-            source: SourceRef { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
-            citation: Citation::from_row(row, 6)?,
-            reason: Vec::new(),
-            also_in: Vec::new(),
-            page: None,
-        })
-    })
+    conn.prepare_cached(&format!(
+        "SELECT {RESULT_COLUMNS}
+         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1 AND c.revision = s.revision"
+    ))?
+    .query_row([seq], result_from_row)
     .optional()
 }
 
@@ -586,8 +592,7 @@ fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusql
 
     // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT top.rowid, -top.score, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
-                c.start_line, c.end_line, s.uri, s.path
+        "SELECT {RESULT_COLUMNS}, -top.score
          FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
                WHERE chunks_fts MATCH ?1 AND {} AND {kind_filter} ORDER BY score LIMIT ?2) AS top
          JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id
@@ -600,22 +605,11 @@ fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusql
     let query_phrase = words(&request.query);
     let mut results = statement
         .query_map(params![match_expression, pool_size], |row| {
-            let bm25: f64 = row.get(1)?;
-            Ok(SearchResult {
-                rowid: row.get(0)?,
-                kind: result_kind(row.get_ref(12)?.as_str()?),
-                id: row.get(2)?,
-                title: row.get(3)?,
-                text: row.get(4)?,
-                snippet: String::new(),
-                score: bm25,
-                scores: Scores { keyword: bm25, bm25, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
-                source: SourceRef { uri: row.get(11)?, path: row.get(12)?, revision: row.get(6)?, hash: row.get(5)? },
-                citation: Citation::from_row(row, 7)?,
-                reason: Vec::new(),
-                also_in: Vec::new(),
-                page: None,
-            })
+            let bm25: f64 = row.get(12)?;
+            let mut result = result_from_row(row)?;
+            result.score = bm25;
+            (result.scores.keyword, result.scores.bm25) = (bm25, bm25);
+            Ok(result)
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
 

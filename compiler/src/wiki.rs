@@ -153,8 +153,8 @@ pub struct StageContext<'a> {
 
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, and its
 /// permission labels. While these stay equal, the source can change only pages that list it.
-#[must_use]
 /// `signals` are (kind, label, other), as `concept_signals` stores them.
+#[must_use]
 pub fn plan_inputs<'a>(signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>, labels: &str) -> String {
     let mut text = String::from(labels);
     for (kind, label, other) in signals {
@@ -247,7 +247,7 @@ pub fn compile(
                 labels: None,
             });
         }
-        let row = page_source_row(db, inputs, &model, &markdown);
+        let row = page_source_row(db, inputs, &model, &markdown, &hash);
         if before.is_some() || context.full {
             remove_page_rows(conn, &model.slug).map_err(sql)?;
         }
@@ -257,6 +257,7 @@ pub fn compile(
             path: &path,
             model_hash: &model_hash,
             markdown: &markdown,
+            hash: &hash,
             row: &row,
         };
         store_page(conn, context, &rendered).map_err(sql)?;
@@ -544,12 +545,18 @@ fn render(db: &mut KnowledgeDb, inputs: &mut PageInputs, model: &PageModel) -> R
 /// The page as a source row, chunked like any Markdown source, so search finds it. Chunks that are only
 /// navigation (the Related and Backlinks lists) are left out: they repeat other pages' and sources'
 /// titles, which search should find where they are the subject.
-fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel, markdown: &str) -> SourceRow {
+/// `revision` is the markdown's hash.
+fn page_source_row(
+    db: &mut KnowledgeDb,
+    inputs: &PageInputs,
+    model: &PageModel,
+    markdown: &str,
+    revision: &str,
+) -> SourceRow {
     let file = inputs.pages[&model.slug].1;
-    let revision = content_hash(markdown.as_bytes());
     if file.text(db) != markdown {
         file.set_text(db).to(markdown.to_string());
-        file.set_revision(db).to(revision.clone());
+        file.set_revision(db).to(revision.to_string());
     }
     let outline = outline(db, file).clone();
     let page_chunks = chunks(db, file);
@@ -560,7 +567,7 @@ fn page_source_row(db: &mut KnowledgeDb, inputs: &PageInputs, model: &PageModel,
         mime: "text/markdown",
         size: markdown.len() as u64,
         mtime_ns: 0,
-        revision,
+        revision: revision.to_string(),
         title: model.title.clone(),
         outline: serde_json::to_string(&outline).expect("outline serializes"),
         lint_facts: "{}".to_string(),
@@ -667,6 +674,8 @@ struct RenderedPage<'a> {
     path: &'a str,
     model_hash: &'a str,
     markdown: &'a str,
+    /// The markdown's hash.
+    hash: &'a str,
     /// The page as a source row, for search.
     row: &'a SourceRow,
 }
@@ -674,10 +683,9 @@ struct RenderedPage<'a> {
 /// Stores every row of one page (whose old rows are gone): its source row and chunks, its catalog row,
 /// citations, backlinks and artifact row.
 fn store_page(conn: &Connection, context: &StageContext<'_>, page: &RenderedPage<'_>) -> rusqlite::Result<()> {
-    let RenderedPage { model, source_count, path, model_hash, markdown, row } = *page;
+    let RenderedPage { model, source_count, path, model_hash, markdown, hash, row } = *page;
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     let summary = model.quotes().next().map(|q| first_sentence(&q.text)).unwrap_or_default();
-    let hash = content_hash(markdown.as_bytes());
     conn.prepare_cached(
         "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -700,10 +708,15 @@ fn store_page(conn: &Connection, context: &StageContext<'_>, page: &RenderedPage
                                 start_line, end_line, signal)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
+    // The line of each footnote's definition on the page, where lint points at a stale citation.
+    let mut note_lines: HashMap<&str, usize> = HashMap::new();
+    for (line, number) in markdown.lines().zip(1..) {
+        if let Some((note, _)) = line.strip_prefix("[^").and_then(|rest| rest.split_once("]:")) {
+            note_lines.entry(note).or_insert(number);
+        }
+    }
     for quote in model.quotes() {
-        // The line of the quote's footnote on the page, where lint points at a stale citation.
-        let marker = format!("[^{}]:", quote.note);
-        let note_line = markdown.lines().position(|line| line.starts_with(&marker)).map_or(1, |at| at + 1);
+        let note_line = note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1);
         citation.execute(params![
             model.slug,
             quote.note,
@@ -951,9 +964,10 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
             conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
         }
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
-        if stored.contains_key("") {
-            stage.removed_files.push(("indexes/root.md".to_string(), None));
-            stage.removed_files.push(("schemas/v1.md".to_string(), None));
+        if let Some((_, root)) = stored.get("") {
+            // With their hashes: the schema document has no front matter to say it was generated.
+            stage.removed_files.push(("indexes/root.md".to_string(), Some(content_hash(root.as_bytes()))));
+            stage.removed_files.push(("schemas/v1.md".to_string(), Some(content_hash(SCHEMA_DOC.as_bytes()))));
         }
         return Ok(());
     }
@@ -1090,23 +1104,20 @@ impl Artifact {
 
     /// The text the file should hold, from the index.
     fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
-        let section = |uri: &str| uri.strip_prefix(INDEX_PREFIX).map(str::to_string);
-        let query = |sql: &str, key: Option<String>| -> rusqlite::Result<Option<String>> {
-            let Some(key) = key else { return Ok(None) };
-            Ok(conn.prepare_cached(sql)?.query_row([key], |row| row.get(0)).optional()?.flatten())
-        };
-        match self.kind.as_str() {
-            "page" => query(
-                "SELECT markdown FROM wiki_pages WHERE slug = ?1",
-                self.uri.strip_prefix(PAGE_PREFIX).map(str::to_string),
-            ),
-            "root" => query("SELECT markdown FROM knowledge_indexes WHERE section = ?1", Some(String::new())),
-            "shard" => query("SELECT markdown FROM knowledge_indexes WHERE section = ?1", section(&self.uri)),
-            "shard_json" => query(
-                "SELECT json FROM knowledge_indexes WHERE section = ?1",
-                section(&self.uri).and_then(|s| s.strip_suffix(".json").map(str::to_string)),
-            ),
-            "schema" => Ok(Some(SCHEMA_DOC.to_string())),
+        let section = self.uri.strip_prefix(INDEX_PREFIX);
+        match (self.kind.as_str(), self.uri.strip_prefix(PAGE_PREFIX)) {
+            ("page", Some(slug)) => crate::reader::page_markdown(conn, slug),
+            // The root's uri is `knowledge://index/root`, which `shard_markdown` reads as the root.
+            ("root" | "shard", _) => section.map_or(Ok(None), |section| crate::reader::shard_markdown(conn, section)),
+            ("shard_json", _) => match section.and_then(|s| s.strip_suffix(".json")) {
+                Some(section) => Ok(conn
+                    .prepare_cached("SELECT json FROM knowledge_indexes WHERE section = ?1")?
+                    .query_row([section], |row| row.get(0))
+                    .optional()?
+                    .flatten()),
+                None => Ok(None),
+            },
+            ("schema", _) => Ok(Some(SCHEMA_DOC.to_string())),
             _ => Ok(None),
         }
     }
@@ -1179,7 +1190,7 @@ pub fn sync_files(
         // Only a file this compiler wrote: the hash it recorded, or a page that says it is generated.
         let ours = old_hash.as_deref() == Some(content_hash(&bytes).as_str())
             || (path.ends_with(".json") && path.starts_with("indexes/machine/"))
-            || String::from_utf8_lossy(&bytes).lines().take(40).any(|line| line.trim() == "generated: true");
+            || looks_generated(&String::from_utf8_lossy(&bytes));
         if ours {
             std::fs::remove_file(&file)?;
         }

@@ -291,3 +291,14 @@ fn a_renamed_parent_heading_re_embeds_the_chunks_under_it() {
     assert_eq!(counters(&test.build()), (2, 0, 0, 1), "the edited chunk and the retitled Borrowing chunk");
     assert_eq!(count(&test, "SELECT count(*) FROM vector_index_entries"), 3);
 }
+
+/// With a generation, a context pack is built from hybrid search and is not degraded.
+#[test]
+fn a_context_pack_uses_the_generation() {
+    let test = fixture();
+    test.build();
+    let pack: Value = serde_json::from_str(&test.ok(&["context", "pack", "memory scopes", "--json"])).unwrap();
+    assert_eq!(pack["degraded"], false, "{pack:#}");
+    assert!(pack["degraded_reason"].is_null());
+    assert!(!pack["items"].as_array().unwrap().is_empty());
+}

@@ -276,6 +276,8 @@ fn a_context_pack_keeps_to_its_budget_and_cites_exactly_what_it_carries() {
     let none: serde_json::Value = serde_json::from_str(&test.ok(&["context", "pack", "xylophone", "--json"])).unwrap();
     assert_eq!(none["items"], serde_json::json!([]));
     assert_eq!(none["suggested_wiki_updates"].as_array().unwrap().len(), 1);
+    assert_eq!(large["degraded"], true, "no embeddings: keyword excerpts only, and the pack says so");
+    assert!(large["degraded_reason"].as_str().unwrap().contains("embeddings"), "{large:#}");
 }
 
 #[test]

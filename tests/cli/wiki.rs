@@ -173,6 +173,7 @@ fn turning_the_wiki_off_removes_what_it_generated() {
     assert_eq!(summary["sources"]["changed"], 0, "no source is re-derived");
     assert!(!test.path(ALPHA).exists() && !test.path(BETA).exists());
     assert!(!test.path(".hasna/knowledge/indexes/root.md").exists());
+    assert!(!test.path(".hasna/knowledge/schemas/v1.md").exists());
     assert_eq!(test.result_paths("meadow"), ["b.md"]);
 }
 

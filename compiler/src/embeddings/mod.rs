@@ -1,9 +1,9 @@
 //! Embeddings: the providers, one generation per model, vectors reused by content hash, and the vector
 //! index searches scan.
 //!
-//! A build embeds, inside its transaction, every chunk that has no ready entry for the configured model:
-//! the embedded text is the chunk's title, a blank line and its text, and a vector is keyed by (model, hash
-//! of that text), so an edit embeds only changed chunks and a rename embeds nothing. A provider that fails
+//! A build embeds, inside its transaction, every chunk that has no ready entry for its current revision in
+//! the configured model: the embedded text is the chunk's title, a blank line and its text, and a vector is
+//! keyed by (model, hash of that text), so an edit embeds only changed chunks and a rename embeds nothing. A provider that fails
 //! leaves its chunks `pending`; the build finishes, says it is degraded, and the next one retries them.
 
 use std::collections::HashMap;

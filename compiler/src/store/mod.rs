@@ -402,37 +402,58 @@ pub(crate) fn write_source(
     source: &SourceRow,
     run_id: &str,
 ) -> rusqlite::Result<i64> {
-    let Some(source_id) = prior else { return insert_source(tx, source, run_id) };
-    tx.prepare_cached(
-        "UPDATE sources SET path = ?2, uri = ?3, kind = ?4, mime = ?5, size = ?6, mtime_ns = ?7, revision = ?8,
-                            title = ?9, outline = ?10, lint_facts = ?11, labels = ?12, chunk_count = ?13,
-                            indexed_run = ?14
-         WHERE id = ?1",
-    )?
-    .execute(params![
-        source_id,
-        source.path,
-        source.uri,
-        source.kind,
-        source.mime,
-        sql_int(source.size),
-        source.mtime_ns,
-        source.revision,
-        source.title,
-        source.outline,
-        source.lint_facts,
-        source.labels,
-        sql_int(source.chunks.len() as u64),
-        run_id,
-    ])?;
+    let (size, chunk_count) = (sql_int(source.size), sql_int(source.chunks.len() as u64));
+    let columns: [&dyn rusqlite::ToSql; 13] = [
+        &source.path,
+        &source.uri,
+        &source.kind,
+        &source.mime,
+        &size,
+        &source.mtime_ns,
+        &source.revision,
+        &source.title,
+        &source.outline,
+        &source.lint_facts,
+        &source.labels,
+        &chunk_count,
+        &run_id,
+    ];
+    let source_id = match prior {
+        Some(source_id) => {
+            let mut values = columns.to_vec();
+            values.push(&source_id);
+            tx.prepare_cached(
+                "UPDATE sources SET path = ?1, uri = ?2, kind = ?3, mime = ?4, size = ?5, mtime_ns = ?6,
+                                    revision = ?7, title = ?8, outline = ?9, lint_facts = ?10, labels = ?11,
+                                    chunk_count = ?12, indexed_run = ?13
+                 WHERE id = ?14",
+            )?
+            .execute(values.as_slice())?;
+            tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+            source_id
+        }
+        None => {
+            tx.prepare_cached(
+                "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts,
+                                      labels, chunk_count, indexed_run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?
+            .execute(columns.as_slice())?;
+            tx.last_insert_rowid()
+        }
+    };
     tx.prepare_cached(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
     )?
-    .execute(params![source.path, source.revision, sql_int(source.size), run_id])?;
-    let mut old: HashMap<String, (i64, String, String)> = tx
-        .prepare_cached("SELECT id, seq, title, identifiers FROM chunks WHERE source_id = ?1")?
-        .query_map([source_id], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?))))?
-        .collect::<rusqlite::Result<_>>()?;
+    .execute(params![source.path, source.revision, size, run_id])?;
+    // The prior row's chunks, by id (none for a new source).
+    let mut old: HashMap<String, (i64, String, String)> = match prior {
+        Some(source_id) => tx
+            .prepare_cached("SELECT id, seq, title, identifiers FROM chunks WHERE source_id = ?1")?
+            .query_map([source_id], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?))))?
+            .collect::<rusqlite::Result<_>>()?,
+        None => HashMap::new(),
+    };
     let mut moved = tx.prepare_cached(
         "UPDATE chunks SET ordinal = ?2, revision = ?3, heading_path = ?4, start_offset = ?5, end_offset = ?6,
                            start_line = ?7, end_line = ?8
@@ -466,7 +487,6 @@ pub(crate) fn write_source(
     for chunk in fresh {
         insert_chunk(tx, source_id, &source.revision, chunk)?;
     }
-    tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
     insert_signals(tx, source_id, &source.signals)?;
     Ok(source_id)
 }
@@ -508,40 +528,6 @@ fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chunk: &ChunkRo
     tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
     Ok(())
-}
-
-/// Inserts a source row with its revision, chunks (into the keyword index too) and signals.
-fn insert_source(tx: &Connection, source: &SourceRow, run_id: &str) -> rusqlite::Result<i64> {
-    tx.prepare_cached(
-        "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts, labels,
-                              chunk_count, indexed_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        source.path,
-        source.uri,
-        source.kind,
-        source.mime,
-        sql_int(source.size),
-        source.mtime_ns,
-        source.revision,
-        source.title,
-        source.outline,
-        source.lint_facts,
-        source.labels,
-        sql_int(source.chunks.len() as u64),
-        run_id,
-    ])?;
-    let source_id = tx.last_insert_rowid();
-    tx.prepare_cached(
-        "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![source.path, source.revision, sql_int(source.size), run_id])?;
-    for chunk in &source.chunks {
-        insert_chunk(tx, source_id, &source.revision, chunk)?;
-    }
-    insert_signals(tx, source_id, &source.signals)?;
-    Ok(source_id)
 }
 
 fn insert_signals(
