@@ -810,22 +810,23 @@ pub(crate) fn fingerprint(project: &Project) -> String {
 pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: bool) -> Vec<ChunkRow> {
     chunks
         .iter()
-        .map(|chunk| ChunkRow {
-            id: chunk.id.clone(),
-            ordinal: chunk.ordinal,
-            hash: chunk.hash.clone(),
-            heading_path: serde_json::to_string(&chunk.heading_path).expect("strings serialize"),
-            title: chunk_title(title, &chunk.heading_path),
-            text: text[chunk.start as usize..chunk.end as usize].to_string(),
-            identifiers: chunk.identifiers.clone(),
-            start_offset: chunk.start,
-            end_offset: chunk.end,
-            start_line: chunk.start_line,
-            end_line: chunk.end_line,
-            minhash: signatures
-                .then(|| crate::lint::signature(&text[chunk.start as usize..chunk.end as usize]))
-                .flatten()
-                .map(|signature| crate::lint::signature_bytes(&signature)),
+        .map(|chunk| {
+            let slice = &text[chunk.start as usize..chunk.end as usize];
+            ChunkRow {
+                id: chunk.id.clone(),
+                ordinal: chunk.ordinal,
+                hash: chunk.hash.clone(),
+                heading_path: serde_json::to_string(&chunk.heading_path).expect("strings serialize"),
+                title: chunk_title(title, &chunk.heading_path),
+                text: slice.to_string(),
+                identifiers: chunk.identifiers.clone(),
+                start_offset: chunk.start,
+                end_offset: chunk.end,
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                minhash: if signatures { crate::lint::signature(slice) } else { None }
+                    .map(|signature| crate::lint::signature_bytes(&signature)),
+            }
         })
         .collect()
 }

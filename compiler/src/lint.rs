@@ -179,8 +179,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
             Some((store::read_prior(conn).ok()?, store::read_facts(conn).ok()?, citations))
         })
         .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new(), Vec::new()));
-    let near = Settings::from_project(project).runs("duplicate_page")
-        && *project.config.lint.near_duplicate_threshold.get_ref() < 1.0;
+    let near = compares_near_duplicates(project);
     let trusted = build::trusts(&prior, &build::fingerprint(project));
     let mut scan = build::scan(project, &prior, !trusted, &Silent);
 
@@ -276,13 +275,8 @@ fn diagnose(
 pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Diagnostic>> {
     let mut files: Vec<FileFacts> =
         store::read_facts(conn)?.into_iter().filter_map(|(path, facts)| stored_file(&path, facts)).collect();
-    let chunks = if Settings::from_project(project).runs("duplicate_page")
-        && *project.config.lint.near_duplicate_threshold.get_ref() < 1.0
-    {
-        store::read_chunk_texts(conn, &HashSet::new())?
-    } else {
-        Vec::new()
-    };
+    let chunks =
+        if compares_near_duplicates(project) { store::read_chunk_texts(conn, &HashSet::new())? } else { Vec::new() };
     // Inside a build the pages were just rendered from these very sources: their citations are current.
     Ok(diagnose(project, &mut files, &[], &chunks, Some(conn)))
 }
@@ -821,6 +815,12 @@ fn check_page_citations(project: &Project, files: &[FileFacts], citations: &[sto
         }
     }
     diagnostics
+}
+
+/// Whether lint looks for near duplicates: `duplicate_page` runs and the threshold is below 1.
+fn compares_near_duplicates(project: &Project) -> bool {
+    Settings::from_project(project).runs("duplicate_page")
+        && *project.config.lint.near_duplicate_threshold.get_ref() < 1.0
 }
 
 /// `duplicate_page`, near: chunks of two sources that share most of their word 5-grams. Both get a finding.

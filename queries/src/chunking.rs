@@ -226,7 +226,8 @@ fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &
     }
 }
 
-fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+/// The last char boundary at or before `at` (at most the text's length).
+pub(crate) fn floor_char_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;

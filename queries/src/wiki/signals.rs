@@ -202,10 +202,7 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
 /// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else at the last
 /// space, else at a character boundary.
 fn cut(text: &str, start: usize, limit: usize) -> usize {
-    let mut limit = limit.min(text.len());
-    while !text.is_char_boundary(limit) {
-        limit -= 1;
-    }
+    let limit = crate::chunking::floor_char_boundary(text, limit);
     let window = &text[start..limit];
     if let Some(at) = window.rfind(". ").filter(|&at| at > window.len() / 3) {
         return start + at + 1;
