@@ -439,7 +439,7 @@ fn resource_text(
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))
                     .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
-            } else if let Some(section) = uri.strip_prefix("knowledge://index/") {
+            } else if let Some(section) = uri.strip_prefix(crate::wiki::INDEX_PREFIX) {
                 reader::shard_markdown(conn, section)
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))

@@ -372,7 +372,11 @@ pub fn list(
                 .query_map(params![after, fetch], |row| {
                     let section: String = row.get(0)?;
                     Ok(IndexItem {
-                        uri: format!("knowledge://index/{}", if section.is_empty() { "root" } else { &section }),
+                        uri: format!(
+                            "{}{}",
+                            crate::wiki::INDEX_PREFIX,
+                            if section.is_empty() { "root" } else { &section }
+                        ),
                         section,
                         path: row.get(1)?,
                         json_path: row.get(2)?,
