@@ -320,10 +320,11 @@ impl Compiler {
         // What each changed source gave the wiki planner: while it stays equal, the edit reaches only pages
         // that list the source.
         let mut old_plan_inputs: HashMap<&str, String> = HashMap::new();
+        let section_field = project.config.wiki.section_field.as_deref();
         for item in &pending {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
-                old_plan_inputs.insert(item.found.path.as_str(), store.plan_inputs(p.id)?);
+                old_plan_inputs.insert(item.found.path.as_str(), store.plan_inputs(p.id, section_field)?);
             }
         }
         chunk_counters.total = chunk_counters.reused;
@@ -386,13 +387,7 @@ impl Compiler {
             let embedding_counters = std::cell::RefCell::new(None);
             // Whether the plan may change (a source's signals or labels changed, a source came or went, or
             // the settings did), and the changed sources whose signals did not.
-            let replan = std::cell::Cell::new(
-                full_rebuild
-                    || prior.needs_schema
-                    || rewiki
-                    || !removed.is_empty()
-                    || project.config.wiki.section_field.is_some(),
-            );
+            let replan = std::cell::Cell::new(full_rebuild || prior.needs_schema || rewiki || !removed.is_empty());
             let touched = std::cell::RefCell::new(Vec::new());
             let executed = self.db.executed_counter();
             let streamed = Instant::now();
@@ -415,7 +410,7 @@ impl Compiler {
                 });
                 let observe = |row: &SourceRow| {
                     match old_plan_inputs.get(row.path.as_str()) {
-                        Some(old) if *old == wiki::plan_inputs_of(&row.signals, &row.labels) => {
+                        Some(old) if *old == wiki::plan_inputs_of(row, section_field) => {
                             touched.borrow_mut().push(row.path.clone());
                         }
                         _ => replan.set(true),

@@ -151,22 +151,33 @@ pub struct StageContext<'a> {
     pub only: Option<&'a HashSet<String>>,
 }
 
-/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, and its
-/// permission labels. While these stay equal, the source can change only pages that list it.
-/// `signals` are (kind, label, other), as `concept_signals` stores them.
+/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, its
+/// permission labels, and the value of its `[wiki] section_field` (from its outline's front matter). While
+/// these stay equal, the source can change only pages that list it. `signals` are (kind, label, other), as
+/// `concept_signals` stores them.
 #[must_use]
-pub fn plan_inputs<'a>(signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>, labels: &str) -> String {
-    let mut text = String::from(labels);
+pub fn plan_inputs<'a>(
+    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+    labels: &str,
+    outline: &str,
+    section_field: Option<&str>,
+) -> String {
+    let section = section_field.map_or(serde_json::Value::Null, |field| {
+        serde_json::from_str::<serde_json::Value>(outline)
+            .map_or(serde_json::Value::Null, |outline| outline["front_matter"][field].clone())
+    });
+    let mut text = format!("{labels}\n{section}");
     for (kind, label, other) in signals {
         text.push_str(&format!("\n{kind}\t{label}\t{other:?}"));
     }
     text
 }
 
-/// [`plan_inputs`] of a source's derived signals.
+/// [`plan_inputs`] of a source's derived rows.
 #[must_use]
-pub fn plan_inputs_of(signals: &[Signal], labels: &str) -> String {
-    plan_inputs(signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref())), labels)
+pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
+    let signals = row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref()));
+    plan_inputs(signals, &row.labels, &row.outline, section_field)
 }
 
 /// The pages that list one of `paths` (quote, list or link from it).

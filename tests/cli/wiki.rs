@@ -260,3 +260,25 @@ fn navigation_lists_of_a_page_are_not_indexed() {
         .unwrap();
     assert_eq!(count, chunks);
 }
+
+/// With `[wiki] section_field`, a source's field value is part of what it gives the plan: changing it
+/// moves its page to another section, and every page that links to that page follows it.
+#[test]
+fn a_section_field_edit_moves_the_page_and_the_links_to_it() {
+    let test = CliTest::new();
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n[wiki]\nsection_field = \"category\"\n");
+    test.write("a.md", "---\ncategory: north\n---\n# Alpha\n\nAlpha leans on [[Beta]] for its footing.\n");
+    test.write("b.md", "---\ncategory: north\n---\n# Beta\n\nBeta stands alone in the meadow.\n");
+    test.write("c.md", "---\ncategory: north\n---\n# Gamma\n\nGamma cites [[Beta]] and [[Alpha]] in one breath.\n");
+    test.build();
+    let alpha = ".hasna/knowledge/wiki/north/alpha.md";
+    assert!(std::fs::read_to_string(test.path(alpha)).unwrap().contains("(../north/beta.md)"));
+
+    test.write("b.md", "---\ncategory: south\n---\n# Beta\n\nBeta stands alone in the meadow.\n");
+    test.build();
+    assert!(test.path(".hasna/knowledge/wiki/south/beta.md").exists());
+    assert!(!test.path(".hasna/knowledge/wiki/north/beta.md").exists());
+    let page = std::fs::read_to_string(test.path(alpha)).unwrap();
+    assert!(page.contains("(../south/beta.md)"), "Alpha's related link follows Beta: {page}");
+    assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
+}

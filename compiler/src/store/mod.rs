@@ -261,18 +261,20 @@ impl Store {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
-    /// A source's stored signals and labels, as [`crate::wiki::plan_inputs`] renders them.
-    pub fn plan_inputs(&self, source_id: i64) -> Result<String, StoreError> {
+    /// A source's stored signals, labels and outline, as [`crate::wiki::plan_inputs`] renders them.
+    pub fn plan_inputs(&self, source_id: i64, section_field: Option<&str>) -> Result<String, StoreError> {
         let read = || -> rusqlite::Result<String> {
-            let labels: String =
-                self.conn.query_row("SELECT labels FROM sources WHERE id = ?1", [source_id], |row| row.get(0))?;
+            let (labels, outline): (String, String) =
+                self.conn.query_row("SELECT labels, outline FROM sources WHERE id = ?1", [source_id], |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })?;
             let signals: Vec<(String, String, Option<String>)> = self
                 .conn
                 .prepare_cached("SELECT kind, label, other FROM concept_signals WHERE source_id = ?1 ORDER BY rowid")?
                 .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             let signals = signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
-            Ok(crate::wiki::plan_inputs(signals, &labels))
+            Ok(crate::wiki::plan_inputs(signals, &labels, &outline, section_field))
         };
         read().map_err(|e| self.wrap(e))
     }
@@ -493,13 +495,7 @@ pub(crate) fn write_source(
 
 /// Removes one chunk from the keyword index and the chunk table.
 fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
-         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE seq = ?1",
-    )?
-    .execute([seq])?;
-    tx.prepare_cached("DELETE FROM chunks WHERE seq = ?1")?.execute([seq])?;
-    Ok(())
+    delete_chunks_where(tx, "seq", seq)
 }
 
 /// Inserts one chunk into the chunk table and the keyword index.
@@ -609,15 +605,20 @@ fn apply_run(
     Ok(())
 }
 
-/// Removes a source's chunks from the keyword index and the chunk table. External-content FTS needs the
-/// indexed values to delete a row, so they are read back from `chunks` first.
+/// Removes a source's chunks from the keyword index and the chunk table.
 fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result<()> {
-    tx.prepare_cached(
+    delete_chunks_where(tx, "source_id", source_id)
+}
+
+/// Removes the chunks whose `column` (`seq` or `source_id`) is `value` from the keyword index and the chunk
+/// table. External-content FTS needs the indexed values to delete a row, so they are read back first.
+fn delete_chunks_where(tx: &Connection, column: &str, value: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(&format!(
         "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
-         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE source_id = ?1",
-    )?
-    .execute([source_id])?;
-    tx.prepare_cached("DELETE FROM chunks WHERE source_id = ?1")?.execute([source_id])?;
+         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE {column} = ?1"
+    ))?
+    .execute([value])?;
+    tx.prepare_cached(&format!("DELETE FROM chunks WHERE {column} = ?1"))?.execute([value])?;
     Ok(())
 }
 
