@@ -1,17 +1,25 @@
-//! Hashes the source files of the queries and of this crate, so that a build can tell whether a stored
-//! index was derived by the same code. Any edit to either changes the hash, and with it the pipeline
-//! fingerprint: the index is then re-derived instead of trusted.
+//! Hashes what decides the bytes a build derives: the source files of the queries and of this crate, the
+//! templates, the manifests and `Cargo.lock` (the dependency versions: another pulldown-cmark may parse
+//! differently). Any edit to one changes the hash, and with it the pipeline fingerprint: the index is then
+//! re-derived instead of trusted. Where the tree sits is not part of it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 fn main() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let roots = [crate_dir.join("src"), crate_dir.join("../queries/src")];
+    let roots = [crate_dir.join("src"), crate_dir.join("../queries/src"), crate_dir.join("../templates")];
     let mut files = Vec::new();
     for root in &roots {
         println!("cargo::rerun-if-changed={}", root.display());
         collect(root, &mut files);
+    }
+    // A packaged crate has no workspace around it: the files it lacks are simply not hashed.
+    for file in ["Cargo.toml", "../queries/Cargo.toml", "../Cargo.lock"].map(|f| crate_dir.join(f)) {
+        println!("cargo::rerun-if-changed={}", file.display());
+        if file.is_file() {
+            files.push(file);
+        }
     }
     files.sort();
     // FNV-1a over relative path and contents: stable across platforms and enough to detect a change.

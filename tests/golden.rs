@@ -136,8 +136,10 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         if !tree.contains(&format!("{kind} {relative}\n")) {
             writeln!(tree, "{kind} {relative}").unwrap();
         }
-        // The stat cache records mtimes: its presence is compared, its contents are not.
-        if entry.is_file() && relative != "knowledge.db" && relative != knowledge::wiki::STAT_CACHE {
+        // The stat cache records mtimes and the lock file a pid: their presence is compared, their contents
+        // are not.
+        let volatile = [knowledge::wiki::STAT_CACHE, knowledge::store::LOCK_FILE];
+        if entry.is_file() && relative != "knowledge.db" && !volatile.contains(&relative.as_str()) {
             let text = std::fs::read_to_string(&entry).unwrap();
             files.insert(relative, if is_log { normalize_log(&text) } else { text });
         }
@@ -179,7 +181,7 @@ fn dump_index(path: &Path) -> String {
     let sections: [(&str, &str); 12] = [
         (
             "meta",
-            "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run', 'schema_hash', 'wiki_config') ORDER BY key",
+            "SELECT key, value FROM meta WHERE key NOT IN ('fingerprint', 'last_run', 'scan_started_ns', 'schema_hash', 'wiki_config') ORDER BY key",
         ),
         (
             "sources",

@@ -22,7 +22,8 @@ use crate::config::Project;
 use crate::db::KnowledgeDb;
 use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{
-    self, BuildWrite, ChunkRow, DB_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store, StoreError,
+    self, BuildWrite, ChunkRow, DB_FILE, LOCK_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store,
+    StoreError, WriterLock,
 };
 use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 
@@ -45,6 +46,14 @@ pub enum BuildError {
     Wiki(#[from] crate::wiki::WikiError),
     #[error("cannot load the embeddings model: {0}")]
     Embeddings(String),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("cannot take the build lock `{}`", path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot write the wiki under `{}`", path.display())]
     WriteArtifacts {
         path: PathBuf,
@@ -58,6 +67,8 @@ pub trait Reporter: Sync {
     fn stage(&self, _name: &'static str, _total: u64) {}
     fn advance(&self, _by: u64) {}
     fn finish_stage(&self) {}
+    /// Another build holds the output folder (its pid, when known); this one waits for it.
+    fn waiting(&self, _holder: Option<u32>) {}
 }
 
 /// A reporter that shows nothing.
@@ -85,6 +96,9 @@ pub struct BuildSummary {
     pub embeddings: Option<crate::embeddings::EmbeddingCounters>,
     /// The findings the build's lint stored, when it ran one (`[lint] on_build`, and something was written).
     pub lint: Option<LintCounts>,
+    /// Generated files the build did not write because a file it did not generate is in their place
+    /// (relative to the output folder). The build never overwrites a file of the user's.
+    pub blocked: Vec<String>,
     /// Wall time per stage, in milliseconds.
     pub stages_ms: StageTimes,
     pub wall_ms: u64,
@@ -142,6 +156,8 @@ pub struct Check {
     pub up_to_date: bool,
     /// Why every source would be re-derived, when one would be.
     pub reason: Option<String>,
+    /// What else the build would do with no source changed: settings, templates, embeddings.
+    pub work: Vec<String>,
     pub added: Vec<String>,
     pub changed: Vec<String>,
     pub removed: Vec<String>,
@@ -172,12 +188,17 @@ pub(crate) struct Scan {
     pub(crate) removed: Vec<String>,
     pub(crate) scan_ms: u64,
     pub(crate) read_ms: u64,
+    /// When the walk began, in nanoseconds since the epoch: stored with the index for the racy-stat check.
+    pub(crate) started_ns: i64,
 }
 
 /// Walks the project and sorts every file by what a build must do with it. Reads only files whose size or
 /// mtime moved (or every file, when `full_rebuild`).
 pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporter: &dyn Reporter) -> Scan {
     let clock = Instant::now();
+    let started_ns = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
     reporter.stage("scanning", 0);
     let mut walk = sources::walk(project);
     let generated = wiki::generated_in_project(project, &prior.generated);
@@ -190,7 +211,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
         ..SourceCounters::default()
     };
     let mut skipped = walk.skipped;
-    let (to_read, unchanged) = split_by_stat(walk.files, prior, full_rebuild);
+    let (to_read, mut unchanged) = split_by_stat(walk.files, prior, full_rebuild);
     counters.unchanged = unchanged.len() as u64;
     counters.hashed = to_read.len() as u64;
     let scan_ms = elapsed_ms(clock);
@@ -231,7 +252,12 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
         match &prior_source {
             Some(p) if !full_rebuild && p.revision == revision => {
                 counters.unchanged += 1;
-                stats.push(StatRow { path: found.path, size: found.size, mtime_ns: found.mtime_ns });
+                // A racy file read again with its stat unchanged has nothing to refresh.
+                if (p.size, p.mtime_ns) == (found.size, found.mtime_ns) {
+                    unchanged.push(found.path);
+                } else {
+                    stats.push(StatRow { path: found.path, size: found.size, mtime_ns: found.mtime_ns });
+                }
             }
             Some(_) => {
                 counters.changed += 1;
@@ -247,7 +273,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
     let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
     removed.sort();
     counters.removed = removed.len() as u64;
-    Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms: elapsed_ms(clock) }
+    Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms: elapsed_ms(clock), started_ns }
 }
 
 /// The compiler: a salsa database that lives as long as the process, and the inputs it holds.
@@ -279,9 +305,12 @@ impl Compiler {
         // Templates are read and checked before anything is written: a broken one changes nothing.
         let templates = TemplateSet::load(project)?;
         let output_dir = project.output_dir();
+        check_output_folder(project)?;
         for dir in std::iter::once(output_dir.clone()).chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d))) {
             std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir { path: dir.clone(), source })?;
         }
+        let _lock = WriterLock::acquire(&output_dir, |holder| reporter.waiting(holder))
+            .map_err(|source| BuildError::Lock { path: output_dir.join(LOCK_FILE), source })?;
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
@@ -289,19 +318,14 @@ impl Compiler {
         let prior = store.prior()?;
         stages.open = lap(&mut stage_clock);
         let fingerprint = fingerprint(project);
-        let full_rebuild = !trusts(&prior, &fingerprint);
         let wiki_config = wiki::fingerprint(project, &templates);
-        let rewiki = prior.wiki_config.as_deref() != Some(wiki_config.as_str());
         let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
-        // Another model, or chunks a provider failed on last time, make a build write with no source changed.
-        let reembed = if prior.needs_schema {
-            embedder.is_some()
-        } else {
-            crate::embeddings::needs_stage(store.connection(), embedder.as_deref())
-                .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?
-        };
+        let settings = SettingsWork::decide(project, &prior, &wiki_config, store.connection(), embedder.as_deref())
+            .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+        let SettingsWork { full_rebuild, relint, rewiki, .. } = settings;
+        let reembed = settings.reembed.is_some();
 
-        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms } =
+        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns } =
             scan(project, &prior, full_rebuild, reporter);
         // The scan measured its own two stages.
         lap(&mut stage_clock);
@@ -330,8 +354,6 @@ impl Compiler {
         chunk_counters.total = chunk_counters.reused;
 
         let lint_config = lint_fingerprint(project);
-        // A change to `[lint]` alone re-lints the stored facts; no source is re-derived.
-        let relint = prior.lint_config.as_deref() != Some(lint_config.as_str());
         let wrote = full_rebuild
             || relint
             || rewiki
@@ -352,10 +374,10 @@ impl Compiler {
             shards: ArtifactCounters::default(),
             embeddings: None,
             lint: None,
+            blocked: Vec::new(),
             stages_ms: StageTimes::default(),
             wall_ms: 0,
         };
-        let mut removed_files = Vec::new();
         if wrote {
             let run_id = run_id(started_at);
             summary.run_id = Some(run_id.clone());
@@ -378,6 +400,7 @@ impl Compiler {
                 wiki_config,
                 principals: serde_json::to_string(&project.config.permissions.principals)
                     .expect("principals serialize"),
+                scan_started_ns: started_ns,
             };
             let inputs = self.sync_inputs(project, &pending);
             let counted = std::cell::RefCell::new(summary.chunks.clone());
@@ -489,9 +512,9 @@ impl Compiler {
             summary.embeddings = embedding_counters.into_inner();
             let started = humantime::format_rfc3339_millis(started_at).to_string();
             let wrap = |source| BuildError::WriteArtifacts { path: output_dir.clone(), source };
+            crate::failpoint("after-commit");
             wiki::append_log(&output_dir, summary.run_id.as_deref().unwrap_or_default(), &started, &stage.changes)
                 .map_err(wrap)?;
-            removed_files = stage.removed_files;
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             let rows_done = rows_done.get().unwrap_or_else(Instant::now);
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
@@ -499,7 +522,7 @@ impl Compiler {
         }
         // The index is committed; the files under the output folder follow it (and a file edited or deleted
         // by hand since the last build is restored).
-        wiki::sync_files(store.connection(), &output_dir, &removed_files, &mut summary.pages, &mut summary.shards)
+        summary.blocked = wiki::sync_files(store.connection(), &output_dir, &mut summary.pages, &mut summary.shards)
             .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
         summary.queries.executed = self.db.executed_queries() - queries_before;
         summary.queries.by_query = self
@@ -599,21 +622,106 @@ pub(crate) fn trusts(prior: &Prior, fingerprint: &str) -> bool {
     !prior.needs_schema && prior.fingerprint.as_deref() == Some(fingerprint)
 }
 
-/// What a build would change in the index, without writing anything: `knowledge build --check`.
-/// Sources whose content is unchanged count as up to date even when their mtime moved.
-#[must_use]
-pub fn check(project: &Project) -> Check {
+/// What a build must do with no source changed, decided the same way for `knowledge build` and for
+/// `knowledge build --check`, so the check answers exactly whether a build would change anything.
+pub(crate) struct SettingsWork {
+    /// Every source is re-derived: no index in this format, or another pipeline fingerprint.
+    pub(crate) full_rebuild: bool,
+    /// The `[lint]` settings changed: the stored facts are linted again.
+    pub(crate) relint: bool,
+    /// The `[wiki]` settings or templates changed: the wiki is planned and rendered again.
+    pub(crate) rewiki: bool,
+    /// Why the embedding stage must run (another model, pending or queued work).
+    pub(crate) reembed: Option<String>,
+}
+
+impl SettingsWork {
+    pub(crate) fn decide(
+        project: &Project,
+        prior: &Prior,
+        wiki_config: &str,
+        conn: &rusqlite::Connection,
+        embedder: Option<&dyn crate::embeddings::Embedder>,
+    ) -> rusqlite::Result<SettingsWork> {
+        let model = embedder.map(crate::embeddings::Embedder::model);
+        let reembed = if prior.needs_schema {
+            model.map(|model| format!("nothing is embedded with `{model}` yet"))
+        } else {
+            crate::embeddings::needs_stage(conn, model)?
+        };
+        Ok(SettingsWork {
+            full_rebuild: !trusts(prior, &fingerprint(project)),
+            relint: prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()),
+            rewiki: prior.wiki_config.as_deref() != Some(wiki_config),
+            reembed,
+        })
+    }
+}
+
+/// A build refuses an output folder that holds sources (say `[output] dir = "docs"`): it would hide them
+/// from the walk and put generated files among them. Hand-written pages in its `wiki/` are sources by
+/// design, and the other folders of the layout are the tool's.
+fn check_output_folder(project: &Project) -> Result<(), crate::config::ConfigError> {
+    let output_dir = project.output_dir();
+    let Ok(entries) = std::fs::read_dir(&output_dir) else { return Ok(()) };
+    let sources = &project.config.sources;
+    let include = sources::glob_set(sources.include.iter().map(|g| g.get_ref().as_str()));
+    let exclude = sources::glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
+    let prefix = project.config.output.dir.get_ref().trim_matches('/').trim_start_matches("./").to_string();
+    let mut folders: Vec<(PathBuf, String)> = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !OUTPUT_LAYOUT.contains(&name.as_str()) {
+            folders.push((entry.path(), format!("{prefix}/{name}")));
+        }
+    }
+    while let Some((path, relative)) = folders.pop() {
+        let Ok(kind) = std::fs::symlink_metadata(&path).map(|m| m.file_type()) else { continue };
+        if kind.is_dir() {
+            for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                folders.push((entry.path(), format!("{relative}/{}", entry.file_name().to_string_lossy())));
+            }
+        } else if include.is_match(&relative) && !exclude.is_match(&relative) {
+            return Err(project.invalid_output(format!(
+                "`[output] dir` = {:?} holds sources (`{}`); the output needs a folder of its own (the default is \".hasna/knowledge\")",
+                project.config.output.dir.get_ref(),
+                crate::escape(&relative),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What a build would change in the index or the generated files, without writing anything: `knowledge
+/// build --check`. Sources whose content is unchanged count as up to date even when their mtime moved
+/// (a build would only refresh its stat cache).
+pub fn check(project: &Project) -> Result<Check, BuildError> {
+    check_output_folder(project)?;
+    let templates = TemplateSet::load(project)?;
     let index = project.output_dir().join(DB_FILE);
     let conn = store::open_read_only(&index).ok();
     let prior = conn
         .as_ref()
         .and_then(|conn| store::read_prior(conn).ok())
         .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
-    let full_rebuild = !trusts(&prior, &fingerprint(project));
-    let scan = scan(project, &prior, full_rebuild, &Silent);
+    let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
+    let in_memory;
+    let conn_for_settings = match conn.as_ref() {
+        Some(conn) => conn,
+        None => {
+            in_memory = rusqlite::Connection::open_in_memory()
+                .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+            &in_memory
+        }
+    };
+    let wiki_config = wiki::fingerprint(project, &templates);
+    let settings = SettingsWork::decide(project, &prior, &wiki_config, conn_for_settings, embedder.as_deref())
+        .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+    let scan = scan(project, &prior, settings.full_rebuild, &Silent);
     let mut check = Check {
         up_to_date: true,
         reason: None,
+        work: Vec::new(),
         added: Vec::new(),
         changed: Vec::new(),
         removed: scan.removed,
@@ -621,21 +729,24 @@ pub fn check(project: &Project) -> Check {
         artifacts: Vec::new(),
     };
     if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
-        check.artifacts = wiki::drift(conn, &project.output_dir()).unwrap_or_default();
+        check.artifacts = wiki::drift(conn, &project.output_dir())
+            .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
     }
     if prior.needs_schema {
         check.reason = Some("no index in this binary's format".to_string());
-    } else if full_rebuild {
+    } else if settings.full_rebuild {
         check.reason = Some("the index was built by another binary or with other settings".to_string());
-    } else if prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()) {
-        check.reason = Some("the [lint] settings changed".to_string());
     }
-    match TemplateSet::load(project) {
-        Ok(templates) if prior.wiki_config.as_deref() != Some(wiki::fingerprint(project, &templates).as_str()) => {
-            check.reason.get_or_insert_with(|| "the [wiki] settings or templates changed".to_string());
+    if !settings.full_rebuild {
+        if settings.relint {
+            check.work.push("the [lint] settings changed: lint would run again on the stored facts".to_string());
         }
-        Ok(_) => {}
-        Err(error) => check.reason = Some(crate::error_chain(&error)),
+        if settings.rewiki {
+            check.work.push("the [wiki] settings or templates changed: the wiki would be planned again".to_string());
+        }
+    }
+    if let Some(reason) = settings.reembed {
+        check.work.push(format!("embeddings: {reason}"));
     }
     for item in scan.pending {
         if item.prior.is_some() {
@@ -645,11 +756,12 @@ pub fn check(project: &Project) -> Check {
         }
     }
     check.up_to_date = check.reason.is_none()
+        && check.work.is_empty()
         && check.added.is_empty()
         && check.changed.is_empty()
         && check.removed.is_empty()
         && check.artifacts.is_empty();
-    check
+    Ok(check)
 }
 
 /// Notes are sources too: `knowledge://item/ID`, with the note's text inline. Each takes the notes file's
@@ -679,13 +791,17 @@ pub fn source_ref(path: &str) -> String {
     if path.starts_with(crate::notes::NOTE_PREFIX) { path.to_string() } else { format!("file://{path}") }
 }
 
-/// Files whose size and mtime match their row are unchanged without being read.
+/// Files whose size and mtime match their row are unchanged without being read, unless the row's mtime is
+/// racy: a file modified within [`RACY_NS`] of the moment the last writing build began its scan may be
+/// modified again within the same clock tick, at the same size, and its stat would not show it (Git's
+/// "racily clean" entries). Those are read and hashed; only their content decides.
 fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (Vec<FoundFile>, Vec<String>) {
     let mut to_read = Vec::new();
     let mut unchanged = Vec::new();
+    let racy = |mtime_ns: i64| prior.scan_started_ns.is_some_and(|started| mtime_ns >= started - RACY_NS);
     for found in files {
         match prior.sources.get(&found.path) {
-            Some(p) if !full_rebuild && p.size == found.size && p.mtime_ns == found.mtime_ns => {
+            Some(p) if !full_rebuild && p.size == found.size && p.mtime_ns == found.mtime_ns && !racy(p.mtime_ns) => {
                 unchanged.push(found.path);
             }
             _ => to_read.push(found),
@@ -693,6 +809,10 @@ fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (V
     }
     (to_read, unchanged)
 }
+
+/// How close to a scan a file's mtime makes its stat untrustworthy: above the coarsest clock tick of the
+/// file systems this runs on (Linux updates file times once per scheduler tick, at most 10 ms).
+const RACY_NS: i64 = 20_000_000;
 
 /// Findings by severity.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
@@ -781,17 +901,17 @@ impl LabelRules {
     }
 }
 
-/// Everything the derived rows depend on besides the sources themselves.
+/// Everything the derived rows depend on besides the sources themselves. Nothing about where the tree sits
+/// (its folder, the project's default name) is part of it, so a clone elsewhere trusts the same index.
 pub(crate) fn fingerprint(project: &Project) -> String {
     let chunking = &project.config.chunking;
     let material = format!(
-        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\nowner {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\nwiki folder {}\n",
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\nwiki folder {}\n",
         env!("CARGO_PKG_VERSION"),
         store::FORMAT_VERSION,
         SOURCE_HASH,
         chunking.target_bytes.get_ref(),
         chunking.overlap_bytes.get_ref(),
-        project.name(),
         project.config.lint.contradiction_patterns,
         project.config.permissions.rules.iter().map(|r| (r.path.get_ref(), &r.labels)).collect::<Vec<_>>(),
         project.config.permissions.principals,

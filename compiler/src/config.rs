@@ -83,13 +83,13 @@ impl Default for ChunkingConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputConfig {
-    /// Relative to the project root.
-    pub dir: String,
+    /// Relative to the project root: a folder the tool owns (see [`check_output_dir`]).
+    pub dir: toml::Spanned<String>,
 }
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { dir: ".hasna/knowledge".to_string() }
+        OutputConfig { dir: toml::Spanned::new(0..0, ".hasna/knowledge".to_string()) }
     }
 }
 
@@ -314,7 +314,15 @@ impl Project {
     /// The output folder, absolute.
     #[must_use]
     pub fn output_dir(&self) -> PathBuf {
-        self.root.join(&self.config.output.dir)
+        self.root.join(self.config.output.dir.get_ref())
+    }
+
+    /// An error about `[output] dir`, located at its value in `kc.toml`.
+    #[must_use]
+    pub fn invalid_output(&self, message: String) -> ConfigError {
+        let span = self.config.output.dir.span();
+        let (line, column) = if span.is_empty() { (1, 1) } else { line_column(&self.config_text, span.start) };
+        ConfigError::Invalid { path: self.config_path.clone(), line, column, message }
     }
 
     /// The project name recorded as `source_owner`.
@@ -415,10 +423,34 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     if config.sources.include.is_empty() {
         return Err(invalid(None, "`[sources] include` is empty: nothing would be compiled".to_string()));
     }
-    if Path::new(&config.output.dir).is_absolute() || config.output.dir.split(['/', '\\']).any(|part| part == "..") {
-        return Err(invalid(None, "`[output] dir` must be a relative path inside the project".to_string()));
+    let dir = &config.output.dir;
+    if let Err(message) = check_output_dir(dir.get_ref()) {
+        return Err(invalid(Some(dir.span()), message));
     }
     Ok(config)
+}
+
+/// The output folder must be one the tool owns: a folder inside the project, below its root, that is not
+/// `.git` and not a `~` someone meant as their home. A build writes and deletes generated files there, so
+/// any of these would put user files at risk. (A folder that holds sources is refused by the build, which
+/// walks the tree.)
+fn check_output_dir(dir: &str) -> Result<(), String> {
+    let parts: Vec<&str> = dir.split(['/', '\\']).filter(|part| !part.is_empty() && *part != ".").collect();
+    if Path::new(dir).is_absolute() || dir.starts_with(['/', '\\']) || parts.contains(&"..") {
+        return Err(format!("`[output] dir` = {dir:?} must be a relative path inside the project"));
+    }
+    if parts.is_empty() {
+        return Err(format!(
+            "`[output] dir` = {dir:?} is the project root; the output needs a folder of its own (the default is \".hasna/knowledge\")"
+        ));
+    }
+    if parts.iter().any(|part| part.eq_ignore_ascii_case(".git")) {
+        return Err(format!("`[output] dir` = {dir:?} is inside `.git`, which belongs to Git"));
+    }
+    if parts[0].starts_with('~') {
+        return Err(format!("`[output] dir` = {dir:?}: `~` is not expanded; give a folder inside the project"));
+    }
+    Ok(())
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -507,7 +539,7 @@ mod tests {
     fn the_default_config_parses() {
         let config = parse(Path::new("kc.toml"), DEFAULT_CONFIG).unwrap();
         assert_eq!(*config.chunking.target_bytes.get_ref(), 1600);
-        assert_eq!(config.output.dir, ".hasna/knowledge");
+        assert_eq!(config.output.dir.get_ref(), ".hasna/knowledge");
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub fn evaluate(
     project.root = work.path().to_path_buf();
     project.config.sources = crate::config::SourcesConfig::default();
     project.config.sources.include = vec![toml::Spanned::new(0..0, "corpus/*.md".to_string())];
-    project.config.output.dir = "index".to_string();
+    project.config.output.dir = toml::Spanned::new(0..0, "index".to_string());
     // The collection's documents are scored, not pages generated from them.
     project.config.wiki.enabled = false;
     let clock = Instant::now();

@@ -27,7 +27,7 @@ pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     let mut written = Vec::new();
     write(&config_path, DEFAULT_CONFIG)?;
     written.push(config_path);
-    let output = root.join(crate::config::OutputConfig::default().dir);
+    let output = root.join(crate::config::OutputConfig::default().dir.get_ref());
     let path = output.join("wiki/README.md");
     if !path.exists() {
         write(&path, STARTER_WIKI)?;

@@ -34,3 +34,44 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// Test hook for crash tests: `KNOWLEDGE_FAILPOINT=NAME` aborts the process (as a kill would) the first time
+/// the build reaches the failpoint `NAME`, and `NAME:N` the N-th time. The failpoints sit at every kind of
+/// write a build makes: `before-commit` (inside the index transaction), `after-commit`, `log`, `write`
+/// (a generated file's temporary file), `rename`, `unlink` and `stat-cache`.
+pub fn failpoint(name: &str) {
+    static TARGET: std::sync::OnceLock<Option<(String, u64)>> = std::sync::OnceLock::new();
+    static HITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let target = TARGET.get_or_init(|| {
+        let value = std::env::var("KNOWLEDGE_FAILPOINT").ok()?;
+        match value.split_once(':') {
+            Some((name, nth)) => Some((name.to_string(), nth.parse().ok()?)),
+            None => Some((value, 1)),
+        }
+    });
+    if let Some((target, nth)) = target
+        && target == name
+        && HITS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == *nth
+    {
+        std::process::abort();
+    }
+}
+
+/// A file name or other untrusted text as a human-readable output shows it: control characters (a newline,
+/// an escape sequence) are written as Rust escapes (`\n`, `\u{1b}`), so a hostile name cannot start a line
+/// of its own in a terminal or a CI log (GitHub reads `::error ...` lines as workflow commands).
+#[must_use]
+pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}

@@ -141,6 +141,9 @@ pub struct LintReport {
     pub summary: LintSummary,
     /// Files that are not sources (binary, invalid UTF-8, too large, unreadable).
     pub skipped: Vec<Skipped>,
+    /// Paths given on the command line that name no source lint checked: a file the `[sources]` globs do
+    /// not select, or a folder holding none. Reported, never passed over in silence.
+    pub unlinted: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -236,7 +239,15 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         reused,
         parsed: scan.pending.len(),
     };
-    LintReport { diagnostics, summary, skipped: scan.skipped }
+    let unlinted = only
+        .iter()
+        .filter(|prefix| {
+            !files.iter().any(|f| is_at_or_under(&f.path, prefix))
+                && !scan.skipped.iter().any(|s| is_at_or_under(&s.path, prefix))
+        })
+        .cloned()
+        .collect();
+    LintReport { diagnostics, summary, skipped: scan.skipped, unlinted }
 }
 
 /// Whether `path` is `prefix` or inside the folder `prefix` (an empty prefix holds everything).
@@ -530,7 +541,8 @@ pub fn render_human(report: &LintReport, color: bool) -> String {
         } else {
             d.severity.as_str().to_string()
         };
-        let _ = writeln!(out, "{}:{}:{}: {severity}[{}] {}", d.path, d.line, d.column, d.code, d.message);
+        let (path, message) = (crate::escape(&d.path), crate::escape(&d.message));
+        let _ = writeln!(out, "{path}:{}:{}: {severity}[{}] {message}", d.line, d.column, d.code);
     }
     let s = &report.summary;
     let _ = writeln!(
@@ -559,6 +571,7 @@ pub fn render_json(report: &LintReport) -> String {
         "diagnostics": report.diagnostics,
         "summary": report.summary,
         "skipped": report.skipped,
+        "unlinted": report.unlinted,
     });
     serde_json::to_string_pretty(&value).expect("the report serializes") + "\n"
 }
@@ -619,7 +632,7 @@ pub fn render_sarif(report: &LintReport) -> String {
                 "message": { "text": d.message },
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": { "uri": d.path, "uriBaseId": "%SRCROOT%" },
+                        "artifactLocation": { "uri": uri_reference(&d.path), "uriBaseId": "%SRCROOT%" },
                         "region": { "startLine": d.line, "startColumn": d.column },
                     }
                 }],
@@ -643,17 +656,52 @@ pub fn render_sarif(report: &LintReport) -> String {
     serde_json::to_string_pretty(&log).expect("the log serializes") + "\n"
 }
 
-/// Project-relative forms of paths given on the command line (relative to the working directory).
-#[must_use]
-pub fn relative_paths(project: &Project, working_dir: &Path, paths: &[std::path::PathBuf]) -> Vec<String> {
-    paths
-        .iter()
-        .map(|path| {
-            let absolute = std::path::absolute(working_dir.join(path)).unwrap_or_else(|_| path.clone());
-            let relative = absolute.strip_prefix(&project.root).unwrap_or(&absolute);
-            join("", &relative.to_string_lossy().replace('\\', "/")).unwrap_or_default()
-        })
-        .collect()
+/// A project-relative path as a relative URI reference (RFC 3986): every byte but the unreserved
+/// characters and `/` percent-encoded, so a name with spaces, `#`, `%` or control characters stays one
+/// path that a SARIF consumer resolves against `%SRCROOT%`.
+fn uri_reference(path: &str) -> String {
+    let mut uri = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+/// Project-relative forms of paths given on the command line (relative to the working directory). A path
+/// that does not exist, or that leads out of the project (`..`, an absolute path elsewhere, a symlink to
+/// elsewhere), is an error naming it: lint reads nothing outside the project.
+pub fn relative_paths(
+    project: &Project,
+    working_dir: &Path,
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<String>, String> {
+    let root = project.root.canonicalize().unwrap_or_else(|_| project.root.clone());
+    let mut relative_paths = Vec::with_capacity(paths.len());
+    let mut missing = Vec::new();
+    for path in paths {
+        let Ok(real) = working_dir.join(path).canonicalize() else {
+            missing.push(format!("`{}`", crate::escape(&path.to_string_lossy())));
+            continue;
+        };
+        let Ok(relative) = real.strip_prefix(&root) else {
+            return Err(format!(
+                "`{}` is outside the project (`{}`): lint checks only the project's files",
+                crate::escape(&path.to_string_lossy()),
+                crate::escape(&root.to_string_lossy())
+            ));
+        };
+        let relative: Vec<String> =
+            relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        relative_paths.push(relative.join("/"));
+    }
+    if !missing.is_empty() {
+        return Err(format!("no such file or folder: {}", missing.join(", ")));
+    }
+    Ok(relative_paths)
 }
 
 /// A folder's landing page (`README.md`, `index.md`): it introduces the folder rather than making claims, and

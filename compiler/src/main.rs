@@ -11,8 +11,9 @@ use std::sync::Mutex;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use knowledge::build::{BuildSummary, Compiler, Reporter, Silent};
+use knowledge::build::{BuildSummary, Compiler, Reporter};
 use knowledge::config::Project;
+use knowledge::escape;
 use knowledge::reader::Resolved;
 use knowledge::search::{Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use knowledge::store::{self, DB_FILE};
@@ -368,20 +369,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Build { json, check: true } => {
             let project = Project::discover(&start)?;
-            let check = knowledge::build::check(&project);
+            let check = knowledge::build::check(&project)?;
             print(json, &check, |out| {
                 if let Some(reason) = &check.reason {
                     writeln!(out, "every source would be re-derived: {reason}")?;
+                }
+                for work in &check.work {
+                    writeln!(out, "would run: {work}")?;
                 }
                 for (label, paths) in
                     [("added", &check.added), ("changed", &check.changed), ("removed", &check.removed)]
                 {
                     for path in paths {
-                        writeln!(out, "{label}: {path}")?;
+                        writeln!(out, "{label}: {}", escape(path))?;
                     }
                 }
                 for drift in &check.artifacts {
-                    writeln!(out, "{}: {} (generated)", drift.state, drift.path)?;
+                    writeln!(out, "{}: {} (generated)", drift.state, escape(&drift.path))?;
                 }
                 if check.up_to_date {
                     writeln!(out, "the index is up to date")
@@ -399,11 +403,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let summary = if show_progress {
                 Compiler::new().build(&project, &Bars::default())?
             } else {
-                Compiler::new().build(&project, &Silent)?
+                Compiler::new().build(&project, &Quiet)?
             };
             let mut stderr = std::io::stderr().lock();
             for skipped in &summary.skipped {
-                writeln!(stderr, "warning: skipped `{}`: {}", skipped.path, skipped.reason)?;
+                writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;
+            }
+            for path in &summary.blocked {
+                writeln!(
+                    stderr,
+                    "warning: not writing `{}`: a file the build did not generate is in its place",
+                    escape(path)
+                )?;
             }
             if let Some(reason) = summary.embeddings.as_ref().and_then(|e| e.degraded.as_ref()) {
                 writeln!(stderr, "warning: embeddings incomplete, semantic search is degraded: {reason}")?;
@@ -421,7 +432,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print(json, &serde_json::json!({"search": response, "context": pack}), |out| {
                     print_search(out, &response)?;
                     writeln!(out, "context pack: {} excerpts, {} tokens", pack.items.len(), pack.budget.used_tokens)?;
-                    pack.items.iter().try_for_each(|item| writeln!(out, "  {}", item.reference))
+                    pack.items.iter().try_for_each(|item| writeln!(out, "  {}", escape(&item.reference)))
                 })?;
             }
         }
@@ -439,7 +450,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print(json, &answer, |out| {
                 writeln!(out, "{}", answer.answer)?;
                 for citation in &answer.citations {
-                    writeln!(out, "[{}] {} ({})", citation.n, citation.reference, citation.title)?;
+                    writeln!(out, "[{}] {} ({})", citation.n, escape(&citation.reference), escape(&citation.title))?;
                 }
                 Ok(())
             })?;
@@ -462,7 +473,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reindex { command: ReindexCommand::Embeddings { full, json } } => {
             let project = Project::discover(&start)?;
             enqueue(&project, full)?;
-            let summary = Compiler::new().build(&project, &Silent)?;
+            let summary = Compiler::new().build(&project, &Quiet)?;
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
         Command::Embeddings { command: EmbeddingsCommand::Index { model, json } } => {
@@ -478,7 +489,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 project.config.embeddings.provider != knowledge::config::EmbeddingProvider::None,
                 "[embeddings] provider is `none`: there is nothing to embed with"
             );
-            let summary = Compiler::new().build(&project, &Silent)?;
+            let summary = Compiler::new().build(&project, &Quiet)?;
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
         Command::Reindex { command: ReindexCommand::Status { json, db } } => {
@@ -509,11 +520,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lint { paths, format, error_on_warning, exit_zero } => {
             let project = Project::discover(&start)?;
             // Like `git -C`, `-C DIR` makes paths relative to DIR.
-            let only = knowledge::lint::relative_paths(&project, &start, &paths);
+            let only = knowledge::lint::relative_paths(&project, &start, &paths).map_err(anyhow::Error::msg)?;
             let report = knowledge::lint::lint(&mut Compiler::new(), &project, &only);
             let mut stderr = std::io::stderr().lock();
             for skipped in &report.skipped {
-                writeln!(stderr, "warning: skipped `{}`: {}", skipped.path, skipped.reason)?;
+                writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;
+            }
+            for path in &report.unlinted {
+                writeln!(stderr, "warning: not linted: `{}` holds no source that `[sources]` selects", escape(path))?;
             }
             let rendered = match format {
                 LintFormat::Human => knowledge::lint::render_human(&report, std::io::stdout().is_terminal()),
@@ -634,13 +648,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let listing = knowledge::reader::list(&conn, kind, cursor.as_deref(), limit, &access)?;
             print(json, &listing, |out| {
                 for source in listing.sources.iter().flatten() {
-                    writeln!(out, "{}  {}  {} chunks", source.path, source.title, source.chunk_count)?;
+                    writeln!(
+                        out,
+                        "{}  {}  {} chunks",
+                        escape(&source.path),
+                        escape(&source.title),
+                        source.chunk_count
+                    )?;
                 }
                 for run in listing.runs.iter().flatten() {
                     writeln!(out, "{}  {}", run.id, run.finished_at)?;
                 }
                 for page in listing.pages.iter().flatten() {
-                    writeln!(out, "{}  {}  {} sources  {}", page.slug, page.title, page.source_count, page.path)?;
+                    writeln!(
+                        out,
+                        "{}  {}  {} sources  {}",
+                        escape(&page.slug),
+                        escape(&page.title),
+                        page.source_count,
+                        escape(&page.path)
+                    )?;
                 }
                 for index in listing.indexes.iter().flatten() {
                     writeln!(out, "{}  {} pages", index.path, index.page_count)?;
@@ -660,7 +687,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         change.run.vcs["commit"].as_str().map(|c| format!(" (commit {})", &c[..c.len().min(12)]));
                     writeln!(out, "{} at {}{}", change.run.id, change.run.finished_at, commit.unwrap_or_default())?;
                     for event in &change.events {
-                        writeln!(out, "  {} {}", event.kind, event.path)?;
+                        writeln!(out, "  {} {}", event.kind, escape(&event.path))?;
                     }
                 }
                 Ok(())
@@ -726,21 +753,25 @@ fn print_resolved(out: &mut impl Write, resolved: &Resolved) -> std::io::Result<
     match (&resolved.chunk, &resolved.source) {
         (Some(chunk), _) => {
             let c = &chunk.citation;
-            writeln!(out, "{}", chunk.title)?;
+            writeln!(out, "{}", escape(&chunk.title))?;
             writeln!(
                 out,
                 "{}:{}-{}  rev {}  hash {}",
-                chunk.source.path, c.start_line, c.end_line, chunk.source.revision, chunk.source.hash
+                escape(&chunk.source.path),
+                c.start_line,
+                c.end_line,
+                chunk.source.revision,
+                chunk.source.hash
             )?;
             writeln!(out)?;
             writeln!(out, "{}", chunk.text)
         }
         (None, Some(source)) => {
-            writeln!(out, "{}", source.title)?;
-            writeln!(out, "{}  {}  {} bytes  rev {}", source.uri, source.mime, source.size, source.revision)?;
+            writeln!(out, "{}", escape(&source.title))?;
+            writeln!(out, "{}  {}  {} bytes  rev {}", escape(&source.uri), source.mime, source.size, source.revision)?;
             writeln!(out)?;
             for chunk in &source.chunks {
-                writeln!(out, "{}  lines {}-{}  {}", chunk.id, chunk.start_line, chunk.end_line, chunk.title)?;
+                writeln!(out, "{}  lines {}-{}  {}", chunk.id, chunk.start_line, chunk.end_line, escape(&chunk.title))?;
             }
             Ok(())
         }
@@ -837,11 +868,11 @@ fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Res
         } else {
             format!("{}-{}", c.start_line, c.end_line)
         };
-        writeln!(out, "{}. {}", rank + 1, result.title)?;
+        writeln!(out, "{}. {}", rank + 1, escape(&result.title))?;
         writeln!(
             out,
             "   {}:{}  rev {}  score {:.3}",
-            result.source.path,
+            escape(&result.source.path),
             lines,
             &result.source.revision[..12],
             result.score
@@ -858,6 +889,20 @@ fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Res
 #[derive(Default)]
 struct Bars {
     current: Mutex<Option<ProgressBar>>,
+}
+
+/// No progress, but a build that waits for another one says so.
+struct Quiet;
+
+impl Reporter for Quiet {
+    fn waiting(&self, holder: Option<u32>) {
+        say_waiting(holder);
+    }
+}
+
+fn say_waiting(holder: Option<u32>) {
+    let holder = holder.map_or_else(String::new, |pid| format!(" (pid {pid})"));
+    let _ = writeln!(std::io::stderr(), "waiting for another build to finish{holder}");
 }
 
 impl Reporter for Bars {
@@ -885,5 +930,9 @@ impl Reporter for Bars {
         if let Some(bar) = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
             bar.finish_and_clear();
         }
+    }
+
+    fn waiting(&self, holder: Option<u32>) {
+        say_waiting(holder);
     }
 }

@@ -21,6 +21,9 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+mod transport;
+pub use transport::{serve_http, serve_stdio};
+
 use crate::access::Access;
 use crate::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
 use crate::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
@@ -460,49 +463,4 @@ fn resource_text(
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, ResourceError> {
     serde_json::to_string_pretty(value).map_err(|e| ResourceError::Failed(e.to_string()))
-}
-
-/// Serves MCP over streamable HTTP at `http://ADDRESS/mcp` until the process is stopped. The address must
-/// be a loopback address unless `allow_remote` is set; on loopback, requests must name a loopback host
-/// (`localhost`, `127.0.0.1`, `::1`), which keeps web pages from reaching the server through DNS rebinding.
-pub async fn serve_http(
-    index: PathBuf,
-    principal: Option<String>,
-    address: std::net::SocketAddr,
-    allow_remote: bool,
-) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-
-    anyhow::ensure!(
-        allow_remote || address.ip().is_loopback(),
-        "refusing to serve on `{address}`, which is not a loopback address (pass --allow-remote to serve other hosts)"
-    );
-    let mut config = StreamableHttpServerConfig::default();
-    if allow_remote {
-        config = config.disable_allowed_hosts();
-    }
-    let server = KnowledgeServer::new(index, principal);
-    let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
-    let listener = tokio::net::TcpListener::bind(address).await?;
-    // The bound address goes to stderr, so that a caller that asked for port 0 learns the port.
-    eprintln!("knowledge: serving MCP at http://{}/mcp", listener.local_addr()?);
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let service = hyper_util::service::TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(stream);
-            // A connection that fails is that client's problem; the server keeps accepting.
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
-        });
-    }
-}
-
-/// Serves MCP over stdin and stdout until the client disconnects.
-pub async fn serve_stdio(index: PathBuf, principal: Option<String>) -> anyhow::Result<()> {
-    use rmcp::ServiceExt;
-    let service = KnowledgeServer::new(index, principal).serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
-    Ok(())
 }

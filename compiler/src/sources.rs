@@ -2,8 +2,9 @@
 //!
 //! The walk honours `.gitignore` (through the `ignore` crate, which ripgrep uses; walkdir alone would need a
 //! hand-written gitignore stack), the include and exclude globs, and never enters `.git` or the output
-//! folder, except the output folder's `wiki/`, where hand-written pages are sources like any other. Files that cannot be sources (binary, invalid UTF-8, too large, unreadable, symlink loops) are
-//! skipped with a reason that names the file, and the build goes on.
+//! folder, except the output folder's `wiki/`, where hand-written pages are sources like any other. Files
+//! that cannot be sources (binary, invalid UTF-8, too large, unreadable, symlink loops, symlinks that lead
+//! outside the project) are skipped with a reason that names the file, and the build goes on.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -47,6 +48,12 @@ pub fn walk(project: &Project) -> Walk {
     let output_dir = project.output_dir();
     let root = project.root.clone();
 
+    // A symlink may lead anywhere; a build reads nothing outside the project, whatever `follow_symlinks`
+    // says. Links are resolved against the real root, and one that leads out is skipped with a warning.
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Skipped>::new()));
+    let outside_in_filter = outside.clone();
+    let (include_in_filter, exclude_in_filter, root_in_filter) = (include.clone(), exclude.clone(), root.clone());
     let mut builder = ignore::WalkBuilder::new(&root);
     builder
         .hidden(false)
@@ -62,6 +69,28 @@ pub fn walk(project: &Project) -> Walk {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             if is_dir && entry.file_name() == ".git" {
                 return false;
+            }
+            if entry.path_is_symlink() && entry.depth() > 0 {
+                let relative = relative(path, &root_in_filter);
+                let selected =
+                    is_dir || (include_in_filter.is_match(&relative) && !exclude_in_filter.is_match(&relative));
+                match path.canonicalize() {
+                    Ok(target) if !target.starts_with(&real_root) => {
+                        if selected {
+                            let reason = format!(
+                                "symlink to `{}`, outside the project: a build reads nothing outside it",
+                                target.display()
+                            );
+                            let mut outside =
+                                outside_in_filter.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                            outside.push(Skipped { path: relative, reason });
+                        }
+                        return false;
+                    }
+                    // A dangling link: the walk reports it when it follows links, and it is no source.
+                    Err(_) => return false,
+                    Ok(_) => {}
+                }
             }
             // In the output folder only `wiki/` holds sources: hand-written pages live there.
             match path.strip_prefix(&output_dir) {
@@ -86,6 +115,7 @@ pub fn walk(project: &Project) -> Walk {
         })
     });
     let mut walk = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    walk.skipped.extend(std::mem::take(&mut *outside.lock().unwrap_or_else(std::sync::PoisonError::into_inner)));
     walk.files.sort_by(|a, b| a.path.cmp(&b.path));
     walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     walk

@@ -134,8 +134,6 @@ pub struct Stage {
     pub shards: ArtifactCounters,
     pub changes: Vec<ArtifactChange>,
     pub events: Vec<RunEvent>,
-    /// Files of removed artifacts, relative to the output folder, to delete after the commit.
-    pub removed_files: Vec<(String, Option<String>)>,
 }
 
 /// Everything the stage needs from the build.
@@ -236,9 +234,6 @@ pub fn compile(
         let markdown = render(db, inputs, &model)?;
         stage.pages.rendered += 1;
         let path = layout.page_path(&model.section, &model.slug);
-        if let Some(before) = before.filter(|b| b.path != path) {
-            stage.removed_files.push((before.path.clone(), Some(before.hash.clone())));
-        }
         let hash = content_hash(markdown.as_bytes());
         let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
         if before.is_none_or(|b| b.hash != hash) {
@@ -276,7 +271,6 @@ pub fn compile(
     for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
         remove_page(conn, slug).map_err(sql)?;
         stage.pages.deleted += 1;
-        stage.removed_files.push((before.path.clone(), Some(before.hash.clone())));
         stage.changes.push(ArtifactChange {
             artifact: before.path.clone(),
             kind: "page",
@@ -953,12 +947,8 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
         if let Some(id) = generated_source(conn, &format!("{INDEX_PREFIX}{section}"))? {
             store::delete_source(conn, id, true)?;
         }
-        for (uri, path) in [
-            (format!("{INDEX_PREFIX}{section}"), format!("indexes/{section}.md")),
-            (format!("{INDEX_PREFIX}{section}.json"), format!("indexes/machine/{section}.json")),
-        ] {
+        for uri in [format!("{INDEX_PREFIX}{section}"), format!("{INDEX_PREFIX}{section}.json")] {
             conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&uri])?;
-            stage.removed_files.push((path, None));
         }
         stage.shards.deleted += 1;
         stage.changes.push(ArtifactChange {
@@ -975,11 +965,6 @@ fn compile_shards(conn: &Connection, context: &StageContext<'_>, stage: &mut Sta
             conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
         }
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
-        if let Some((_, root)) = stored.get("") {
-            // With their hashes: the schema document has no front matter to say it was generated.
-            stage.removed_files.push(("indexes/root.md".to_string(), Some(content_hash(root.as_bytes()))));
-            stage.removed_files.push(("schemas/v1.md".to_string(), Some(content_hash(SCHEMA_DOC.as_bytes()))));
-        }
         return Ok(());
     }
     let root_sections: Vec<RootSection> = sections
@@ -1134,24 +1119,37 @@ impl Artifact {
     }
 }
 
-/// Generated artifacts whose file is missing or differs from the index: what `knowledge build --check`
-/// reports and what the next build rewrites. Every file is read: a check trusts no cache.
+/// Generated artifacts whose file is missing or differs from the index, and generated files the index no
+/// longer lists (a build killed between its commit and its file sync leaves them): what `knowledge build
+/// --check` reports and what the next build puts right. Every file is read: a check trusts no cache.
 pub fn drift(conn: &Connection, output_dir: &Path) -> rusqlite::Result<Vec<Drift>> {
     let mut drift = Vec::new();
-    for artifact in artifacts(conn)? {
+    let artifacts = artifacts(conn)?;
+    let owned = read_stat_cache(output_dir);
+    for artifact in &artifacts {
         let Some(text) = artifact.text(conn)? else { continue };
         match std::fs::read(output_dir.join(&artifact.path)) {
             Ok(bytes) if bytes == text.as_bytes() => {}
-            Ok(_) => drift.push(Drift { path: artifact.path, state: "modified" }),
-            Err(_) => drift.push(Drift { path: artifact.path, state: "missing" }),
+            Ok(bytes) if !may_replace(&artifact.path, &bytes, &owned) => {
+                drift.push(Drift { path: artifact.path.clone(), state: "blocked" });
+            }
+            Ok(_) => drift.push(Drift { path: artifact.path.clone(), state: "modified" }),
+            Err(_) => drift.push(Drift { path: artifact.path.clone(), state: "missing" }),
         }
     }
+    let listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    drift.extend(leftovers(output_dir, &listed, &owned).into_iter().map(|path| Drift { path, state: "stale" }));
+    drift.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(drift)
 }
 
 /// The file under the output folder where builds remember each generated file's size, mtime and hash
-/// as they left it. A cache: missing, stale or unreadable, it only makes the next build read more files.
+/// as they left it. It is also the record of which files the tool wrote: a file it lists is never taken
+/// for the user's. A cache: missing, stale or unreadable, it only makes the next build read more files.
 pub const STAT_CACHE: &str = "artifacts.stat";
+
+/// The folders of the output layout that hold generated files (and, in `wiki/`, hand-written pages).
+const GENERATED_FOLDERS: [&str; 3] = ["wiki", "indexes", "schemas"];
 
 /// Size, mtime and content hash of a generated file as the last build left it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1181,32 +1179,106 @@ fn read_stat_cache(output_dir: &Path) -> HashMap<String, FileStat> {
         .collect()
 }
 
-/// Makes the generated files match the index after a commit: removes what the build removed (only files
-/// it wrote) and writes each artifact whose file is missing or differs. A file whose size and mtime are
-/// those the stat cache recorded with the hash the index now expects is taken as unchanged without being
-/// read (as sources are); any other file is read and compared, so a page edited or deleted by hand is
-/// restored.
+/// Whether a build may replace the file at `path` (relative to the output folder) holding `bytes`: the
+/// stat cache records that the tool wrote a file there (a hand edit of a generated file is undone), or its
+/// text says it was generated (front matter `generated: true`, a machine shard's JSON, the built-in schema
+/// document). Anything else is the user's and is never overwritten.
+fn may_replace(path: &str, bytes: &[u8], owned: &HashMap<String, FileStat>) -> bool {
+    owned.contains_key(path) || looks_written_by_us(path, bytes)
+}
+
+/// Whether a build may delete the file at `path` that the index no longer lists: only the bytes the tool
+/// wrote (the hash the stat cache recorded) or a text that says it was generated. A hand-written page that
+/// took the place of a generated one stays.
+fn may_delete(path: &str, bytes: &[u8], owned: &HashMap<String, FileStat>) -> bool {
+    owned.get(path).is_some_and(|stat| stat.hash == content_hash(bytes)) || looks_written_by_us(path, bytes)
+}
+
+fn looks_written_by_us(path: &str, bytes: &[u8]) -> bool {
+    if bytes == SCHEMA_DOC.as_bytes() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    if path.starts_with("indexes/machine/") && path.ends_with(".json") {
+        return serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|json| json.get("schema").is_some() && json.get("pages").is_some());
+    }
+    looks_generated(&text)
+}
+
+/// Files in the generated folders that the index does not list and that a build may remove: generated
+/// files of artifacts the index dropped, and temporary files a killed build left. Hand-written pages in
+/// `wiki/` and any other file of the user's stay. Sorted, relative to the output folder.
+fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashMap<String, FileStat>) -> Vec<String> {
+    let mut found = Vec::new();
+    for folder in GENERATED_FOLDERS {
+        files_under(output_dir, folder, &mut found);
+    }
+    // The stat cache's own temporary file sits in the output folder itself.
+    if let Ok(entries) = std::fs::read_dir(output_dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_temporary(&name) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                found.push(name);
+            }
+        }
+    }
+    let mut leftovers: Vec<String> = found
+        .into_iter()
+        .filter(|path| !listed.contains(path.as_str()))
+        .filter(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            is_temporary(name) || std::fs::read(output_dir.join(path)).is_ok_and(|b| may_delete(path, &b, owned))
+        })
+        .collect();
+    leftovers.sort();
+    leftovers
+}
+
+/// Whether a file name is one of [`write_atomically`]'s temporary files (`.NAME.PID.tmp`).
+fn is_temporary(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .and_then(|rest| rest.rsplit_once('.'))
+        .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The files below `output_dir/folder`, relative to `output_dir`, `/`-separated. Symlinks are not
+/// followed: the output folder holds no links of the tool's.
+fn files_under(output_dir: &Path, folder: &str, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(output_dir.join(folder)) else { return };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let path = format!("{folder}/{}", entry.file_name().to_string_lossy());
+        if kind.is_dir() {
+            files_under(output_dir, &path, found);
+        } else if kind.is_file() {
+            found.push(path);
+        }
+    }
+}
+
+/// Makes the generated files match the index: removes generated files the index no longer lists (and the
+/// temporary files of a killed build), and writes each artifact whose file is missing or differs. A file
+/// whose size and mtime are those the stat cache recorded with the hash the index now expects is taken as
+/// unchanged without being read (as sources are); any other file is read and compared, so a page edited
+/// or deleted by hand is restored. A file in the way that the tool did not write is left alone and
+/// returned. Runs after every build, a no-op one too, so a build killed after its commit is completed by
+/// the next: the index is the record, the files follow it.
 pub fn sync_files(
     conn: &Connection,
     output_dir: &Path,
-    removed: &[(String, Option<String>)],
     pages: &mut ArtifactCounters,
     shards: &mut ArtifactCounters,
-) -> Result<(), std::io::Error> {
+) -> Result<Vec<String>, std::io::Error> {
     let artifacts = artifacts(conn).map_err(std::io::Error::other)?;
-    let current: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
-    for (path, old_hash) in removed.iter().filter(|(path, _)| !current.contains(path.as_str())) {
-        let file = output_dir.join(path);
-        let Ok(bytes) = std::fs::read(&file) else { continue };
-        // Only a file this compiler wrote: the hash it recorded, or a page that says it is generated.
-        let ours = old_hash.as_deref() == Some(content_hash(&bytes).as_str())
-            || (path.ends_with(".json") && path.starts_with("indexes/machine/"))
-            || looks_generated(&String::from_utf8_lossy(&bytes));
-        if ours {
-            std::fs::remove_file(&file)?;
-        }
-    }
     let cached = read_stat_cache(output_dir);
+    let listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    for path in leftovers(output_dir, &listed, &cached) {
+        crate::failpoint("unlink");
+        std::fs::remove_file(output_dir.join(&path))?;
+    }
+    let mut blocked = Vec::new();
     let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
     for artifact in &artifacts {
         let counters = if artifact.counter() == "page" { &mut *pages } else { &mut *shards };
@@ -1218,11 +1290,16 @@ pub fn sync_files(
         }
         let Some(text) = artifact.text(conn).map_err(std::io::Error::other)? else { continue };
         counters.compared += 1;
-        if std::fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes()) {
-            counters.unchanged += 1;
-        } else {
-            write_atomically(&file, &text)?;
-            counters.written += 1;
+        match std::fs::read(&file) {
+            Ok(bytes) if bytes == text.as_bytes() => counters.unchanged += 1,
+            Ok(bytes) if !may_replace(&artifact.path, &bytes, &cached) => {
+                blocked.push(artifact.path.clone());
+                continue;
+            }
+            _ => {
+                write_atomically(&file, &text)?;
+                counters.written += 1;
+            }
         }
         if let Some(stat) = file_stat(&file, &artifact.hash) {
             stats.push((artifact.path.clone(), stat));
@@ -1234,17 +1311,20 @@ pub fn sync_files(
         for (path, stat) in &stats {
             text.push_str(&format!("{path}\t{}\t{}\t{}\n", stat.size, stat.mtime_ns, stat.hash));
         }
+        crate::failpoint("stat-cache");
         write_atomically(&output_dir.join(STAT_CACHE), &text)?;
     }
-    Ok(())
+    Ok(blocked)
 }
 
 /// Writes a file through a temporary sibling (named by this process, so two builds never share one) and a
-/// rename, so a reader sees the old file or the new one.
+/// rename, so a reader sees the old file or the new one. A temporary file a killed build leaves behind is
+/// removed by the next build's sync.
 fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {
     let folder = file.parent().unwrap_or(Path::new("."));
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    crate::failpoint("write");
     match std::fs::write(&temporary, text) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             std::fs::create_dir_all(folder)?;
@@ -1252,6 +1332,7 @@ fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {
         }
         other => other?,
     }
+    crate::failpoint("rename");
     std::fs::rename(&temporary, file)
 }
 

@@ -53,10 +53,16 @@ impl CliTest {
         self.root().join(relative)
     }
 
+    /// Writes a file, dated a second back: a file modified in the same instant as a build's scan is
+    /// "racy" (read again by the next build, whatever its stat), and tests that count reads mean a file
+    /// edited well before the build, as a person's edits are. `racy_build_reads_a_fresh_file_again` tests
+    /// the racy case itself.
     pub fn write(&self, relative: &str, contents: impl AsRef<[u8]>) {
         let path = self.path(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
+        std::fs::write(&path, contents).unwrap();
+        let a_second_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(a_second_ago).unwrap();
     }
 
     pub fn remove(&self, relative: &str) {

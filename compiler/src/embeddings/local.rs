@@ -27,23 +27,46 @@ pub(super) struct LocalEmbedder {
     dir: PathBuf,
 }
 
+/// What names a local model's generation, read without loading its weights: a build that has nothing to
+/// embed never pays for loading them.
+pub(super) struct Identity {
+    /// `local:` and a hash of the configuration, the tokenizer and the weights' size.
+    pub(super) id: String,
+    pub(super) dimensions: usize,
+}
+
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(dir.join(name)).map_err(|e| format!("`{}`: {e}", dir.join(name).display()))
+}
+
+fn parse_config(dir: &Path, bytes: &[u8]) -> Result<Config, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("`{}`: {e}", dir.join("config.json").display()))
+}
+
+/// The generation is the model: its configuration, tokenizer and weights' size.
+fn id_of(config: &[u8], tokenizer: &[u8], weights_len: u64) -> String {
+    let material = [config, tokenizer, weights_len.to_string().as_bytes()].concat();
+    format!("local:{}", &knowledge_queries::content_hash(&material)[..16])
+}
+
+/// The model in `dir` as its generation knows it; an error names the file that is missing or unreadable.
+pub(super) fn identity(dir: &Path) -> Result<Identity, String> {
+    let config_bytes = read(dir, "config.json")?;
+    let tokenizer_bytes = read(dir, "tokenizer.json")?;
+    let weights = dir.join("model.safetensors");
+    let weights_len = std::fs::metadata(&weights).map_err(|e| format!("`{}`: {e}", weights.display()))?.len();
+    let config = parse_config(dir, &config_bytes)?;
+    Ok(Identity { id: id_of(&config_bytes, &tokenizer_bytes, weights_len), dimensions: config.hidden_size })
+}
+
 impl LocalEmbedder {
     /// Loads the model in `dir`; an error names the file that is missing or unreadable.
     pub(super) fn load(dir: &Path) -> Result<LocalEmbedder, String> {
-        let read =
-            |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("`{}`: {e}", dir.join(name).display()));
-        let config_bytes = read("config.json")?;
-        let tokenizer_bytes = read("tokenizer.json")?;
-        let weights = read("model.safetensors")?;
-        let config: Config = serde_json::from_slice(&config_bytes)
-            .map_err(|e| format!("`{}`: {e}", dir.join("config.json").display()))?;
-        // The generation is the model: its configuration, tokenizer and weights' size.
-        let id = format!(
-            "local:{}",
-            &knowledge_queries::content_hash(
-                &[config_bytes.as_slice(), tokenizer_bytes.as_slice(), weights.len().to_string().as_bytes()].concat()
-            )[..16]
-        );
+        let config_bytes = read(dir, "config.json")?;
+        let tokenizer_bytes = read(dir, "tokenizer.json")?;
+        let weights = read(dir, "model.safetensors")?;
+        let config = parse_config(dir, &config_bytes)?;
+        let id = id_of(&config_bytes, &tokenizer_bytes, weights.len() as u64);
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| format!("`{}`: {e}", dir.join("model.safetensors").display()))?;
         let model = BertModel::load(vb, &config).map_err(|e| format!("loading the model: {e}"))?;

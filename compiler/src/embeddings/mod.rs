@@ -124,23 +124,69 @@ pub fn configured(project: &Project) -> Result<Option<Box<dyn Embedder>>, String
     })
 }
 
+/// The local model of `dir`: named at once, loaded on its first embedding (a no-op build loads nothing).
+#[cfg(feature = "local-embeddings")]
+fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
+    let identity = local::identity(dir)?;
+    Ok(Some(Box::new(LazyLocal { identity, dir: dir.to_path_buf(), loaded: std::sync::OnceLock::new() })))
+}
+
 /// The local model of `dir`, loaded once per process: searches embed every query with it, and loading
 /// reads the whole weights file.
 #[cfg(feature = "local-embeddings")]
-fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
+fn loaded_local_model(dir: &std::path::Path) -> Result<std::sync::Arc<local::LocalEmbedder>, String> {
     type Loaded = std::sync::Mutex<HashMap<std::path::PathBuf, std::sync::Arc<local::LocalEmbedder>>>;
     static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
     let loaded = LOADED.get_or_init(Loaded::default);
     let mut loaded = loaded.lock().expect("the model cache lock is never poisoned");
-    let model = match loaded.get(dir) {
-        Some(model) => model.clone(),
-        None => {
-            let model = std::sync::Arc::new(local::LocalEmbedder::load(dir)?);
-            loaded.insert(dir.to_path_buf(), model.clone());
-            model
-        }
-    };
-    Ok(Some(Box::new(model)))
+    if let Some(model) = loaded.get(dir) {
+        return Ok(model.clone());
+    }
+    let model = std::sync::Arc::new(local::LocalEmbedder::load(dir)?);
+    loaded.insert(dir.to_path_buf(), model.clone());
+    Ok(model)
+}
+
+/// A local model known by its identity until something is embedded.
+#[cfg(feature = "local-embeddings")]
+struct LazyLocal {
+    identity: local::Identity,
+    dir: std::path::PathBuf,
+    loaded: std::sync::OnceLock<Result<std::sync::Arc<local::LocalEmbedder>, String>>,
+}
+
+#[cfg(feature = "local-embeddings")]
+impl LazyLocal {
+    fn model(&self) -> Result<&std::sync::Arc<local::LocalEmbedder>, String> {
+        self.loaded.get_or_init(|| loaded_local_model(&self.dir)).as_ref().map_err(Clone::clone)
+    }
+}
+
+#[cfg(feature = "local-embeddings")]
+impl Embedder for LazyLocal {
+    fn model(&self) -> &str {
+        &self.identity.id
+    }
+
+    fn provider(&self) -> &'static str {
+        "local"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.identity.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        self.model()?.embed(texts)
+    }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        self.model()?.embed_query(query)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({"provider": "local", "model_dir": self.dir})
+    }
 }
 
 /// A shared embedder is an embedder.
@@ -365,21 +411,35 @@ pub struct EmbeddingCounters {
     pub fake: bool,
 }
 
-/// Whether a build must run the embedding stage even with no source changed: another model, pending
-/// entries to retry, or a queued job.
-pub fn needs_stage(conn: &Connection, embedder: Option<&dyn Embedder>) -> rusqlite::Result<bool> {
-    let Some(embedder) = embedder else {
-        return Ok(crate::store::meta(conn, "embeddings_model")?.is_some_and(|m| !m.is_empty()));
+/// Why a build must run the embedding stage even with no source changed (another model, a provider turned
+/// off, pending entries to retry, or a queued job), or `None` when it need not. `model` is the configured
+/// generation's id, known without loading a model.
+pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<Option<String>> {
+    let stored = crate::store::meta(conn, "embeddings_model")?.filter(|m| !m.is_empty());
+    let Some(model) = model else {
+        return Ok(
+            stored.map(|stored| format!("the provider was turned off: the vectors of `{stored}` would be dropped"))
+        );
     };
-    if crate::store::meta(conn, "embeddings_model")?.as_deref() != Some(embedder.model()) {
-        return Ok(true);
+    if stored.as_deref() != Some(model) {
+        return Ok(Some(match stored {
+            Some(stored) => format!("the embedding model changed from `{stored}` to `{model}`"),
+            None => format!("nothing is embedded with `{model}` yet"),
+        }));
     }
-    conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending')
-             OR EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued')",
-        [embedder.model()],
-        |row| row.get(0),
-    )
+    let (pending, queued): (bool, bool) = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending'),
+                EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued')",
+        [model],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    Ok(if pending {
+        Some("chunks a provider failed on are pending".to_string())
+    } else if queued {
+        Some("a reindex job is queued".to_string())
+    } else {
+        None
+    })
 }
 
 /// Queues an embedding job for `model` (idempotent: the same job queued twice is one job). `full` drops

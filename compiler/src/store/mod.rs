@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+mod lock;
+pub use lock::{LOCK_FILE, WriterLock};
+
 /// The index format this binary reads and writes. Bump it with any change to `sql/schema.sql`.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -58,6 +61,9 @@ pub struct Prior {
     pub lint_config: Option<String>,
     /// The hash of the `[wiki]` settings and templates its pages were rendered with.
     pub wiki_config: Option<String>,
+    /// When the last writing build began its scan (ns since the epoch): rows whose mtime is not clearly
+    /// older cannot be trusted by their stat alone.
+    pub scan_started_ns: Option<i64>,
     pub sources: HashMap<String, PriorSource>,
     /// Generated artifact files, relative to the output folder: never sources.
     pub generated: HashSet<String>,
@@ -165,6 +171,8 @@ pub struct BuildWrite {
     pub principals: String,
     /// The text of `kc.toml`, so that a server can show it without the project tree.
     pub config: String,
+    /// When this build's scan began (ns since the epoch).
+    pub scan_started_ns: i64,
 }
 
 /// The writer's connection, held only by `knowledge build`.
@@ -307,7 +315,7 @@ impl Store {
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
         apply(&tx, &self.path, write, rows, observe, wiki, lint, run)?;
-        failpoint("before-commit");
+        crate::failpoint("before-commit");
         tx.commit().map_err(wrap)?;
         Ok(())
     }
@@ -395,7 +403,7 @@ pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) 
 }
 
 /// Writes a source's rows: inserts them, or, given the id of the source's prior row, replaces that row's
-/// in place. A chunk whose id (path, text and occurrence), title and identifiers are unchanged keeps its
+/// in place. A chunk whose id, text hash, title and identifiers are unchanged keeps its
 /// row and its entry in the keyword index, which costs most to write; only its position and revision
 /// columns move. The keyword index changes only where the text did.
 pub(crate) fn write_source(
@@ -449,10 +457,10 @@ pub(crate) fn write_source(
     )?
     .execute(params![source.path, source.revision, size, run_id])?;
     // The prior row's chunks, by id (none for a new source).
-    let mut old: HashMap<String, (i64, String, String)> = match prior {
+    let mut old: HashMap<String, (i64, String, String, String)> = match prior {
         Some(source_id) => tx
-            .prepare_cached("SELECT id, seq, title, identifiers FROM chunks WHERE source_id = ?1")?
-            .query_map([source_id], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?))))?
+            .prepare_cached("SELECT id, seq, title, identifiers, hash FROM chunks WHERE source_id = ?1")?
+            .query_map([source_id], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))))?
             .collect::<rusqlite::Result<_>>()?,
         None => HashMap::new(),
     };
@@ -464,7 +472,11 @@ pub(crate) fn write_source(
     let mut fresh = Vec::new();
     for chunk in &source.chunks {
         match old.remove(&chunk.id) {
-            Some((seq, title, identifiers)) if title == chunk.title && identifiers == chunk.identifiers => {
+            // The text's hash is compared too: a file chunk's id already depends on its text, but an index
+            // entry's id is its shard and page, and its row's text changes with the page's source count.
+            Some((seq, title, identifiers, hash))
+                if title == chunk.title && identifiers == chunk.identifiers && hash == chunk.hash =>
+            {
                 moved.execute(params![
                     seq,
                     chunk.ordinal,
@@ -602,6 +614,7 @@ fn apply_run(
     set_meta(tx, "wiki_config", &write.wiki_config)?;
     set_meta(tx, "principals", &write.principals)?;
     set_meta(tx, "last_run", &run.id)?;
+    set_meta(tx, "scan_started_ns", &write.scan_started_ns.to_string())?;
     Ok(())
 }
 
@@ -689,6 +702,7 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     let fingerprint = meta(conn, "fingerprint")?;
     let lint_config = meta(conn, "lint_config")?;
     let wiki_config = meta(conn, "wiki_config")?;
+    let scan_started_ns = meta(conn, "scan_started_ns")?.and_then(|ns| ns.parse().ok());
     let generated = conn
         .prepare("SELECT path FROM storage_objects")?
         .query_map([], |row| row.get(0))?
@@ -709,7 +723,7 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
             ))
         })?
         .collect::<rusqlite::Result<HashMap<_, _>>>()?;
-    Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, sources, generated })
+    Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, scan_started_ns, sources, generated })
 }
 
 /// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection: their
@@ -826,12 +840,4 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         return Err(StoreError::Format { path: path.to_path_buf(), found });
     }
     Ok(conn)
-}
-
-/// Test hook: `KNOWLEDGE_FAILPOINT=before-commit` aborts the process inside the build transaction, the
-/// way a kill would, so tests can prove the previous index survives.
-fn failpoint(name: &str) {
-    if std::env::var_os("KNOWLEDGE_FAILPOINT").is_some_and(|v| v == name) {
-        std::process::abort();
-    }
 }
