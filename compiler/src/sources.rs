@@ -72,8 +72,10 @@ pub fn walk(project: &Project) -> Walk {
             }
             if entry.path_is_symlink() && entry.depth() > 0 {
                 let relative = relative(path, &root_in_filter);
+                // A link to a folder is reported whatever its name; a link to a file only when the globs
+                // would have selected it.
                 let selected =
-                    is_dir || (include_in_filter.is_match(&relative) && !exclude_in_filter.is_match(&relative));
+                    path.is_dir() || (include_in_filter.is_match(&relative) && !exclude_in_filter.is_match(&relative));
                 match path.canonicalize() {
                     Ok(target) if !target.starts_with(&real_root) => {
                         if selected {

@@ -14,6 +14,7 @@ mod permissions;
 #[path = "../support/python.rs"]
 mod python;
 mod search;
+mod trust;
 mod wiki;
 
 use std::path::{Path, PathBuf};
@@ -128,4 +129,45 @@ pub fn stderr(output: &Output) -> String {
 
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The invariant "every chunk resolves": each chunk's text is exactly its source's bytes at its offsets,
+/// in the revision the source row names, with the text's hash. Sources are read from the project, and
+/// generated pages and shards from their files under the output folder.
+pub fn assert_every_chunk_resolves(test: &CliTest) {
+    let conn = rusqlite::Connection::open_with_flags(test.index(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut statement = conn
+        .prepare(
+            "SELECT s.path, s.revision, c.revision, c.text, c.hash, c.start_offset, c.end_offset,
+                    (SELECT o.path FROM storage_objects o WHERE o.uri = s.uri)
+             FROM chunks c JOIN sources s ON s.id = c.source_id WHERE s.path NOT LIKE 'knowledge://item/%'",
+        )
+        .unwrap();
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, i64>(5)?,
+                row.get::<_, i64>(6)?,
+                row.get::<_, Option<String>>(7)?,
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (path, source_revision, revision, text, hash, start, end, artifact) = row.unwrap();
+        let file = match artifact {
+            Some(artifact) => test.path(".hasna/knowledge").join(artifact),
+            None => test.path(&path),
+        };
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{path}: {}: {e}", file.display()));
+        assert_eq!(revision, source_revision, "{path}: a chunk of another revision");
+        assert_eq!(knowledge_queries::content_hash(&bytes), revision, "{path}: the file is not the revision");
+        let (start, end) = (usize::try_from(start).unwrap(), usize::try_from(end).unwrap());
+        assert_eq!(&bytes[start..end], text.as_bytes(), "{path}: the chunk's text is not the file's bytes");
+        assert_eq!(knowledge_queries::content_hash(text.as_bytes()), hash, "{path}: the chunk's hash");
+    }
 }
