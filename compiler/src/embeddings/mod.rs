@@ -485,7 +485,8 @@ pub fn embed_stage(
         // Only a provider turned off has vectors to drop.
         if crate::store::meta(conn, "embeddings_model")?.is_some_and(|model| !model.is_empty()) {
             conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', '')", [])?;
+            // As if there had never been a provider: a clean build without one has neither key.
+            conn.execute("DELETE FROM meta WHERE key IN ('embeddings_model', 'embeddings_settings')", [])?;
         }
         return Ok(None);
     };

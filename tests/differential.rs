@@ -1,0 +1,545 @@
+//! The differential test: random edit sequences against a small vault, and after every step the
+//! incremental index and output folder compared with a clean build of the same tree. Hand-picked golden
+//! steps missed a stale index-entry bug that random sequences hit at once; this test is the promise
+//! "incremental output equals a clean build" checked rather than hoped.
+//!
+//! Each step edits, appends, inserts mid-file, adds, deletes, renames or empties files; changes wikilinks,
+//! titles, aliases, definitions and front matter (labels included); or changes `kc.toml` (`[chunking]`,
+//! `[wiki]`, `[lint]`, permission rules) or a template. The incremental build either keeps its `Compiler`
+//! (as `--watch` would) or starts a new one (as a new CLI process does). After each step, the comparison
+//! covers every table's content rows (history tables and run ids, mtimes and row ids aside), every file
+//! under the output folder, every chunk's text against its file's bytes, the keyword index's integrity,
+//! and no temporary files.
+//!
+//! `KNOWLEDGE_DIFF_CASES` (default 24) and `KNOWLEDGE_DIFF_STEPS` (default 10) size the run,
+//! `KNOWLEDGE_DIFF_SEED_BASE` moves it to other seeds, and `KNOWLEDGE_DIFF_SEED` replays one case. A failure
+//! prints the seed and a shrunk list of steps. docs/architecture.md gives the longer run for a release.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use knowledge::build::{Compiler, Silent};
+use knowledge::config::Project;
+
+const OUTPUT: &str = ".hasna/knowledge";
+const BUILT_IN_PAGE: &str = include_str!("../templates/page.md.j2");
+const CONCEPTS: [&str; 6] = ["Alpha", "Beta", "Gamma", "Delta Force", "Foo", "Compost"];
+const FILES: [&str; 8] = [
+    "docs/a.md",
+    "docs/b.md",
+    "docs/c.md",
+    "docs/guide/d.md",
+    "docs/guide/e.md",
+    "notes/f.txt",
+    "docs/secret/g.md",
+    ".hasna/knowledge/wiki/handwritten.md",
+];
+
+/// SplitMix64: small, seedable, and the same everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// One change to the tree, concrete enough to replay on its own.
+#[derive(Debug, Clone)]
+enum Action {
+    Write(String, String),
+    Remove(String),
+    Rename(String, String),
+}
+
+/// One step: its changes, and whether the build runs in a new process (a new `Compiler`).
+#[derive(Debug, Clone)]
+struct Step {
+    actions: Vec<Action>,
+    new_process: bool,
+}
+
+/// The tree as the steps leave it: what a clean build is given.
+#[derive(Default, Clone)]
+struct Tree(BTreeMap<String, String>);
+
+impl Tree {
+    fn apply(&mut self, action: &Action) {
+        match action {
+            Action::Write(path, text) => {
+                self.0.insert(path.clone(), text.clone());
+            }
+            Action::Remove(path) => {
+                self.0.remove(path);
+            }
+            Action::Rename(from, to) => {
+                if let Some(text) = self.0.remove(from) {
+                    self.0.insert(to.clone(), text);
+                }
+            }
+        }
+    }
+
+    fn write_all(&self, root: &Path) {
+        for (path, text) in &self.0 {
+            write(&root.join(path), text);
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Applies an action to a working folder the way a person would: a rename is a rename.
+fn apply_on_disk(root: &Path, action: &Action) {
+    match action {
+        Action::Write(path, text) => write(&root.join(path), text),
+        Action::Remove(path) => {
+            let _ = std::fs::remove_file(root.join(path));
+        }
+        Action::Rename(from, to) => {
+            if root.join(from).is_file() {
+                std::fs::create_dir_all(root.join(to).parent().unwrap()).unwrap();
+                std::fs::rename(root.join(from), root.join(to)).unwrap();
+            }
+        }
+    }
+}
+
+fn sentence(rng: &mut Rng) -> String {
+    let concept = *rng.pick(&CONCEPTS);
+    let other = *rng.pick(&CONCEPTS);
+    match rng.below(8) {
+        0 => format!("See [[{concept}]] for the details."),
+        1 => format!(
+            "**{concept}** is what {} calls the {} layer.",
+            other.to_lowercase(),
+            rng.pick(&["soil", "tide", "wire"])
+        ),
+        2 => format!("[[{concept}|the {}]] leans on [[{other}]].", other.to_lowercase()),
+        3 => format!("Read [the guide](guide/d.md) and [{concept}](b.md#{}).", other.to_lowercase()),
+        4 => format!("Words about {} and zqxv{} here.", concept.to_lowercase(), rng.below(5)),
+        5 => format!("This is called *{concept}* in the field. Also see #{}.", other.to_lowercase().replace(' ', "-")),
+        6 => "```\ncode [[NotALink]] here\n```".to_string(),
+        _ => format!(
+            "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."
+        ),
+    }
+}
+
+fn document(rng: &mut Rng, path: &str) -> String {
+    let mut text = String::new();
+    if rng.chance(40) {
+        text.push_str("---\n");
+        if rng.chance(50) {
+            let _ = writeln!(text, "title: {}", rng.pick(&CONCEPTS));
+        }
+        if rng.chance(40) {
+            let _ = writeln!(text, "aliases: [{}]", rng.pick(&["Al", "Bee", "Gam", "Compo"]));
+        }
+        if rng.chance(30) {
+            let _ = writeln!(text, "tags: [{}]", rng.pick(&["garden", "soil"]));
+        }
+        if rng.chance(25) {
+            let _ = writeln!(text, "visibility: {}", rng.pick(&["internal", "public"]));
+        }
+        if rng.chance(30) {
+            let _ = writeln!(text, "category: {}", rng.pick(&["plants", "tools"]));
+        }
+        text.push_str("---\n\n");
+    }
+    if !path.ends_with(".txt") || rng.chance(30) {
+        let _ = write!(text, "# {}\n\n", rng.pick(&CONCEPTS));
+    }
+    for _ in 0..rng.below(4) + 1 {
+        if rng.chance(25) {
+            let _ = write!(text, "## {}\n\n", rng.pick(&CONCEPTS));
+        }
+        text.push_str(&sentence(rng));
+        text.push_str("\n\n");
+    }
+    text
+}
+
+fn config(rng: &mut Rng) -> String {
+    let mut text = String::from("version = 1\n[project]\nname = \"vault\"\n");
+    let _ = write!(
+        text,
+        "[chunking]\ntarget_bytes = {}\noverlap_bytes = {}\n",
+        rng.pick(&[200, 400, 1600]),
+        rng.pick(&[0, 40])
+    );
+    let _ = write!(
+        text,
+        "[wiki]\nenabled = {}\nmin_sources = {}\nmax_quotes = {}\nmax_related = {}\n",
+        rng.chance(85),
+        rng.pick(&[1, 2, 3]),
+        rng.pick(&[1, 3, 12]),
+        rng.pick(&[0, 2, 8])
+    );
+    if rng.chance(30) {
+        text.push_str("section_field = \"category\"\n");
+    }
+    if rng.chance(40) {
+        text.push_str("templates_dir = \"tpl\"\n");
+    }
+    if rng.chance(30) {
+        text.push_str("[lint]\non_build = true\n");
+    }
+    if rng.chance(40) {
+        text.push_str("[embeddings]\nprovider = \"fake\"\ndimensions = 32\n");
+    }
+    if rng.chance(30) {
+        text.push_str("[permissions]\nrules = [{ path = \"docs/secret/**\", labels = [\"internal\"] }]\n");
+    }
+    text
+}
+
+/// A random step over the tree as it stands.
+fn step(rng: &mut Rng, tree: &Tree) -> Step {
+    let present: Vec<String> = tree.0.keys().filter(|p| FILES.contains(&p.as_str())).cloned().collect();
+    let mut actions = Vec::new();
+    for _ in 0..rng.below(2) + 1 {
+        let existing = if present.is_empty() { None } else { Some(rng.pick(&present).clone()) };
+        let action = match (rng.below(12), existing) {
+            (0, Some(path)) => {
+                let text = &tree.0[&path];
+                Action::Write(path, format!("{text}{}\n\n", sentence(rng)))
+            }
+            (1, Some(path)) => {
+                // Mid-file: after a line break near the middle, so offsets of later chunks move.
+                let text = &tree.0[&path];
+                let middle = text[..text.len() / 2].rfind('\n').map_or(0, |at| at + 1);
+                Action::Write(path, format!("{}{}\n\n{}", &text[..middle], sentence(rng), &text[middle..]))
+            }
+            (2, Some(path)) => Action::Write(path, String::new()),
+            (3, Some(path)) => Action::Remove(path),
+            (4, Some(path)) => {
+                let to = rng.pick(&FILES).to_string();
+                if tree.0.contains_key(&to) { Action::Remove(path) } else { Action::Rename(path, to) }
+            }
+            (5, Some(path)) => {
+                // Rewrite one sentence-bearing line in place, the same length where possible.
+                let text = &tree.0[&path];
+                let (from, to) = (*rng.pick(&CONCEPTS), *rng.pick(&CONCEPTS));
+                let replaced = text.replacen(from, to, 1);
+                Action::Write(path, replaced)
+            }
+            (6, _) => Action::Write("kc.toml".to_string(), config(rng)),
+            (7, _) => {
+                if rng.chance(50) {
+                    Action::Write(
+                        "tpl/page.md.j2".to_string(),
+                        BUILT_IN_PAGE.replace("generated: true", "generated: true\nvariant: one"),
+                    )
+                } else {
+                    Action::Remove("tpl/page.md.j2".to_string())
+                }
+            }
+            _ => {
+                let path = rng.pick(&FILES).to_string();
+                let text = document(rng, &path);
+                Action::Write(path, text)
+            }
+        };
+        actions.push(action);
+    }
+    Step { actions, new_process: rng.chance(50) }
+}
+
+fn initial(rng: &mut Rng) -> Tree {
+    let mut tree = Tree::default();
+    tree.0.insert("kc.toml".to_string(), config(rng));
+    for path in FILES.iter().take(5) {
+        tree.0.insert((*path).to_string(), document(rng, path));
+    }
+    tree
+}
+
+fn build(compiler: &mut Compiler, root: &Path) -> Result<(), String> {
+    let project = Project::load(&root.join("kc.toml")).map_err(|e| e.to_string())?;
+    compiler.build(&project, &Silent).map(|_| ()).map_err(|e| knowledge::error_chain(&e))
+}
+
+/// Runs a sequence of steps from `tree`; `Err` describes the first step whose incremental output differs
+/// from a clean build's.
+fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
+    let work = tempfile::tempdir().unwrap();
+    tree.write_all(work.path());
+    let mut compiler = Compiler::new();
+    build(&mut compiler, work.path())?;
+    let mut now = tree.clone();
+    for (n, step) in steps.iter().enumerate() {
+        for action in &step.actions {
+            apply_on_disk(work.path(), action);
+            now.apply(action);
+        }
+        if step.new_process {
+            compiler = Compiler::new();
+        }
+        let incremental = build(&mut compiler, work.path());
+        let clean = tempfile::tempdir().unwrap();
+        now.write_all(clean.path());
+        let clean_result = build(&mut Compiler::new(), clean.path());
+        match (incremental, clean_result) {
+            (Ok(()), Ok(())) => {}
+            // A step may make the tree unbuildable (a template or setting); both builds must say so.
+            (Err(_), Err(_)) => continue,
+            (a, b) => return Err(format!("step {n}: incremental {a:?}, clean {b:?}")),
+        }
+        compare(work.path(), clean.path()).map_err(|difference| format!("step {n}: {difference}"))?;
+    }
+    Ok(())
+}
+
+fn compare(incremental: &Path, clean: &Path) -> Result<(), String> {
+    let (a, b) = (snapshot(incremental)?, snapshot(clean)?);
+    for (key, value) in &b {
+        match a.get(key) {
+            Some(mine) if mine == value => {}
+            Some(mine) => return Err(format!("{key} differs:\n{}", first_difference(value, mine))),
+            None => return Err(format!("{key}: only in the clean build")),
+        }
+    }
+    if let Some(key) = a.keys().find(|key| !b.contains_key(*key)) {
+        return Err(format!("{key}: only in the incremental build:\n{}", a[key]));
+    }
+    Ok(())
+}
+
+fn first_difference(clean: &str, incremental: &str) -> String {
+    for (i, (c, m)) in clean.lines().zip(incremental.lines()).enumerate() {
+        if c != m {
+            return format!("  line {}:\n  clean:       {c}\n  incremental: {m}", i + 1);
+        }
+    }
+    format!("  line counts {} (clean) and {} (incremental)", clean.lines().count(), incremental.lines().count())
+}
+
+/// Everything a build derives, as comparable text: each table's rows and each generated file. Checks the
+/// invariants of one index on the way (every chunk resolves, FTS integrity, no temporary files).
+fn snapshot(root: &Path) -> Result<BTreeMap<String, String>, String> {
+    let output = root.join(OUTPUT);
+    let mut out = BTreeMap::new();
+    // Read-write only for FTS5's integrity check, which is an INSERT that changes nothing.
+    let conn = rusqlite::Connection::open(output.join("knowledge.db")).map_err(|e| e.to_string())?;
+    check_chunks_resolve(&conn, root, &output)?;
+    conn.execute_batch("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+        .map_err(|e| format!("the keyword index does not match the chunk rows: {e}"))?;
+    for (table, text) in dump_tables(&conn) {
+        out.insert(format!("table {table}"), text);
+    }
+    let mut folders = vec![output.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let relative = path.strip_prefix(&output).unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if relative != "logs" {
+                    folders.push(path);
+                }
+                continue;
+            }
+            if relative.ends_with(".tmp") {
+                return Err(format!("a temporary file was left: {relative}"));
+            }
+            let volatile =
+                relative.starts_with("knowledge.db") || relative == "artifacts.stat" || relative == "build.lock";
+            if !volatile {
+                out.insert(format!("file {relative}"), std::fs::read_to_string(&path).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Columns that record history or identity rather than derived content.
+const VOLATILE_COLUMNS: [&str; 10] = [
+    "id",
+    "seq",
+    "indexed_run",
+    "run_id",
+    "mtime_ns",
+    "created_run",
+    "updated_run",
+    "updated_at",
+    "done_run",
+    "queued_at",
+];
+/// Tables that are history (one row per build) rather than derived content, or the keyword index's
+/// shadow tables (checked by FTS5's own integrity check).
+const HISTORY_TABLES: [&str; 4] = ["runs", "run_events", "source_revisions", "reindex_queue"];
+
+fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'chunks_fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut dumps = Vec::new();
+    for table in tables.into_iter().filter(|t| !HISTORY_TABLES.contains(&t.as_str())) {
+        let columns: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let selected: Vec<String> = columns
+            .iter()
+            .filter(|c| !VOLATILE_COLUMNS.contains(&c.as_str()))
+            .map(|c| {
+                if c == "source_id" {
+                    "(SELECT path FROM sources WHERE id = source_id) AS source".to_string()
+                } else {
+                    format!("\"{c}\"")
+                }
+            })
+            .collect();
+        let mut sql = format!("SELECT {} FROM \"{table}\"", selected.join(", "));
+        if table == "meta" {
+            sql.push_str(" WHERE key NOT IN ('last_run', 'lint_run', 'scan_started_ns')");
+        }
+        if table == "chunk_embeddings" {
+            // A cache of vectors by text: entries decide which are in use.
+            sql.push_str(" WHERE text_hash IN (SELECT text_hash FROM vector_index_entries)");
+        }
+        let mut statement = conn.prepare(&sql).unwrap();
+        let names: Vec<String> = statement.column_names().map(str::to_string).collect();
+        let mut rows: Vec<String> = statement
+            .query_map([], |row| {
+                let mut line = String::new();
+                for (i, name) in names.iter().enumerate() {
+                    let value = match row.get_ref(i)? {
+                        rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                        rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                        rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                        rusqlite::types::ValueRef::Text(v) => format!("{:?}", String::from_utf8_lossy(v)),
+                        rusqlite::types::ValueRef::Blob(v) => knowledge_queries::content_hash(v),
+                    };
+                    let _ = write!(line, "{name}={value} | ");
+                }
+                Ok(line)
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        rows.sort();
+        dumps.push((table, rows.join("\n")));
+    }
+    dumps
+}
+
+fn check_chunks_resolve(conn: &rusqlite::Connection, root: &Path, output: &Path) -> Result<(), String> {
+    let mut statement = conn
+        .prepare(
+            "SELECT s.path, s.revision, c.revision, c.text, c.hash, c.start_offset, c.end_offset,
+                    (SELECT o.path FROM storage_objects o WHERE o.uri = s.uri)
+             FROM chunks c JOIN sources s ON s.id = c.source_id",
+        )
+        .unwrap();
+    let mut rows = statement.query([]).unwrap();
+    while let Some(row) = rows.next().unwrap() {
+        let path: String = row.get(0).unwrap();
+        let (source_revision, revision): (String, String) = (row.get(1).unwrap(), row.get(2).unwrap());
+        let (text, hash): (String, String) = (row.get(3).unwrap(), row.get(4).unwrap());
+        let (start, end): (i64, i64) = (row.get(5).unwrap(), row.get(6).unwrap());
+        let artifact: Option<String> = row.get(7).unwrap();
+        let file = match &artifact {
+            Some(artifact) => output.join(artifact),
+            None => root.join(&path),
+        };
+        let bytes = std::fs::read(&file).map_err(|e| format!("{path}: {}: {e}", file.display()))?;
+        let slice = bytes.get(start as usize..end as usize).unwrap_or_default();
+        if revision != source_revision
+            || knowledge_queries::content_hash(&bytes) != revision
+            || slice != text.as_bytes()
+        {
+            return Err(format!("a chunk of {path} does not resolve: {text:?} at {start}..{end}"));
+        }
+        if knowledge_queries::content_hash(text.as_bytes()) != hash {
+            return Err(format!("a chunk of {path} has another text's hash"));
+        }
+    }
+    Ok(())
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Drops steps (and actions within them) while the sequence still fails, so a failure reads short.
+fn shrink(tree: &Tree, mut steps: Vec<Step>) -> (Vec<Step>, String) {
+    let mut failure = run(tree, &steps).expect_err("the sequence failed before");
+    let mut i = 0;
+    while i < steps.len() {
+        let mut fewer = steps.clone();
+        fewer.remove(i);
+        match run(tree, &fewer) {
+            Err(message) => (steps, failure) = (fewer, message),
+            Ok(()) => i += 1,
+        }
+    }
+    (steps, failure)
+}
+
+#[test]
+fn random_edit_sequences_build_what_a_clean_build_builds() {
+    let cases = env_number("KNOWLEDGE_DIFF_CASES", 24);
+    let steps_per_case = env_number("KNOWLEDGE_DIFF_STEPS", 10) as usize;
+    let seeds: Vec<u64> = match std::env::var("KNOWLEDGE_DIFF_SEED").ok().and_then(|s| s.parse().ok()) {
+        Some(seed) => vec![seed],
+        None => {
+            let base = env_number("KNOWLEDGE_DIFF_SEED_BASE", 0x5eed_0000);
+            (0..cases).map(|case| base + case).collect()
+        }
+    };
+    for seed in seeds {
+        let mut rng = Rng(seed);
+        let tree = initial(&mut rng);
+        let mut now = tree.clone();
+        let mut steps = Vec::new();
+        for _ in 0..steps_per_case {
+            let step = step(&mut rng, &now);
+            for action in &step.actions {
+                now.apply(action);
+            }
+            steps.push(step);
+        }
+        if run(&tree, &steps).is_err() {
+            let (steps, failure) = shrink(&tree, steps);
+            let mut listing = String::new();
+            for (n, step) in steps.iter().enumerate() {
+                let _ = writeln!(listing, "step {n} (new process: {}):", step.new_process);
+                for action in &step.actions {
+                    let _ = writeln!(listing, "  {action:?}");
+                }
+            }
+            panic!(
+                "seed {seed} (replay with KNOWLEDGE_DIFF_SEED={seed}): {failure}\ninitial tree: {:?}\nshrunk steps:\n{listing}",
+                tree.0
+            );
+        }
+    }
+}
