@@ -419,7 +419,7 @@ fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
             .collect();
         let mut sql = format!("SELECT {} FROM \"{table}\"", selected.join(", "));
         if table == "meta" {
-            sql.push_str(" WHERE key NOT IN ('last_run', 'lint_run', 'scan_started_ns')");
+            sql.push_str(" WHERE key NOT IN ('last_run', 'lint_run', 'scan_started_ns', 'log_due')");
         }
         if table == "chunk_embeddings" {
             // A cache of vectors by text: entries decide which are in use.
@@ -541,5 +541,92 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
                 tree.0
             );
         }
+    }
+}
+
+/// Runs the `knowledge` binary in `root` with a failpoint (or none).
+fn run_binary(root: &Path, failpoint: Option<&str>) -> std::process::Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"));
+    command.arg("-C").arg(root).arg("build").env_remove("KNOWLEDGE_FAILPOINT");
+    if let Some(failpoint) = failpoint {
+        command.env("KNOWLEDGE_FAILPOINT", failpoint);
+    }
+    command.output().unwrap()
+}
+
+/// The crash tests: a build killed at each kind of write it makes (inside the index transaction, after
+/// the commit, appending the log, writing a generated file's temporary file, renaming it into place,
+/// deleting a file the index dropped, writing the stat cache), then a normal build, must converge to a
+/// clean build's result with no stray files, and the log must hold each build's lines once.
+#[test]
+fn a_build_killed_at_any_write_is_completed_by_the_next() {
+    let mut tree = Tree::default();
+    tree.0.insert("kc.toml".to_string(), "version = 1\n[project]\nname = \"vault\"\n".to_string());
+    for (path, text) in [
+        ("docs/a.md", "# A\n\nSee [[Foo]] and [[Bar]].\n"),
+        ("docs/b.md", "# B\n\nAlso [[Foo]] and [[Bar]].\n"),
+        ("docs/c.md", "# C\n\nOnly [[Baz]].\n"),
+        ("docs/d.md", "# D\n\nAnd [[Baz]].\n"),
+    ] {
+        tree.0.insert(path.to_string(), text.to_string());
+    }
+    // One edit that removes a page (Baz), adds one (Qux) and changes another (Foo).
+    let edit = [
+        Action::Remove("docs/c.md".to_string()),
+        Action::Write("docs/e.md".to_string(), "# E\n\nNew [[Qux]].\n".to_string()),
+        Action::Write("docs/f.md".to_string(), "# F\n\nMore [[Qux]].\n".to_string()),
+        Action::Write("docs/a.md".to_string(), "# A\n\nSee [[Foo]], then [[Bar]].\n".to_string()),
+    ];
+    let mut edited = tree.clone();
+    edit.iter().for_each(|action| edited.apply(action));
+    let clean = tempfile::tempdir().unwrap();
+    edited.write_all(clean.path());
+    assert!(run_binary(clean.path(), None).status.success());
+
+    for failpoint in
+        ["before-commit", "after-commit", "log", "write", "write:3", "rename", "rename:3", "unlink", "stat-cache"]
+    {
+        let work = tempfile::tempdir().unwrap();
+        tree.write_all(work.path());
+        assert!(run_binary(work.path(), None).status.success());
+        edit.iter().for_each(|action| apply_on_disk(work.path(), action));
+        let killed = run_binary(work.path(), Some(failpoint));
+        assert!(!killed.status.success(), "{failpoint}: the build never reached the failpoint");
+        let index = work.path().join(OUTPUT).join("knowledge.db");
+        let conn = rusqlite::Connection::open_with_flags(&index, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let integrity: String = conn.query_row("PRAGMA integrity_check", [], |row| row.get(0)).unwrap();
+        assert_eq!(integrity, "ok", "{failpoint}: the index stays readable and intact");
+        let killed_run: String =
+            conn.query_row("SELECT value FROM meta WHERE key = 'last_run'", [], |r| r.get(0)).unwrap();
+        drop(conn);
+
+        let next = run_binary(work.path(), None);
+        assert!(next.status.success(), "{failpoint}: {}", String::from_utf8_lossy(&next.stderr));
+        if let Err(difference) = compare(work.path(), clean.path()) {
+            panic!("{failpoint}: after the next build, the output differs from a clean build's: {difference}");
+        }
+        let mut log = String::new();
+        let mut folders = vec![work.path().join(OUTPUT).join("logs")];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else {
+                    log.push_str(&std::fs::read_to_string(path).unwrap());
+                }
+            }
+        }
+        assert!(log.ends_with('\n'), "{failpoint}: the log ends with a whole line");
+        let mut lines: Vec<&str> = log.lines().collect();
+        let count = lines.len();
+        for line in &lines {
+            serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{failpoint}: `{line}`: {e}"));
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        assert_eq!(lines.len(), count, "{failpoint}: no line is logged twice");
+        // The last committed run (the killed one, unless it died before its commit) is in the log.
+        assert!(log.contains(&format!("\"run_id\":\"{killed_run}\"")), "{failpoint}: {killed_run} is not logged");
     }
 }

@@ -468,6 +468,8 @@ impl Compiler {
                         events.clone_from(&stage.events);
                         *wiki_stage.borrow_mut() = stage;
                     }
+                    let started = humantime::format_rfc3339_millis(started_at).to_string();
+                    wiki::record_log(conn, &run_id, &started, &wiki_stage.borrow().changes).map_err(sql)?;
                     // Embeddings last, so generated pages are embedded with the sources.
                     let batch = project.config.embeddings.batch_size as usize;
                     let counters =
@@ -510,11 +512,7 @@ impl Compiler {
             let stage = wiki_stage.into_inner();
             (summary.pages, summary.shards) = (stage.pages, stage.shards);
             summary.embeddings = embedding_counters.into_inner();
-            let started = humantime::format_rfc3339_millis(started_at).to_string();
-            let wrap = |source| BuildError::WriteArtifacts { path: output_dir.clone(), source };
             crate::failpoint("after-commit");
-            wiki::append_log(&output_dir, summary.run_id.as_deref().unwrap_or_default(), &started, &stage.changes)
-                .map_err(wrap)?;
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             let rows_done = rows_done.get().unwrap_or_else(Instant::now);
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
@@ -522,6 +520,8 @@ impl Compiler {
         }
         // The index is committed; the files under the output folder follow it (and a file edited or deleted
         // by hand since the last build is restored).
+        wiki::complete_log(store.connection(), &output_dir)
+            .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
         summary.blocked = wiki::sync_files(store.connection(), &output_dir, &mut summary.pages, &mut summary.shards)
             .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
         summary.queries.executed = self.db.executed_queries() - queries_before;

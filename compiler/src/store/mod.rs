@@ -656,8 +656,13 @@ fn sql_int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [key, value])?;
+    Ok(())
+}
+
+pub(crate) fn delete_meta(conn: &Connection, key: &str) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM meta WHERE key = ?1", [key])?;
     Ok(())
 }
 
