@@ -669,9 +669,15 @@ fn check_output_folder(project: &Project) -> Result<(), crate::config::ConfigErr
     let exclude = sources::glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
     let prefix = project.config.output.dir.get_ref().trim_matches('/').trim_start_matches("./").to_string();
     let mut folders: Vec<(PathBuf, String)> = Vec::new();
+    // The tool's own files: the index and its journal, the stat cache, the lock, the notes, temporary files.
+    let own = |name: &str| {
+        name.starts_with(DB_FILE)
+            || [wiki::STAT_CACHE, LOCK_FILE, crate::notes::NOTES_FILE].contains(&name)
+            || name.starts_with('.')
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !OUTPUT_LAYOUT.contains(&name.as_str()) {
+        if !OUTPUT_LAYOUT.contains(&name.as_str()) && !own(&name) {
             folders.push((entry.path(), format!("{prefix}/{name}")));
         }
     }

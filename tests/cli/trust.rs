@@ -134,6 +134,20 @@ fn an_output_folder_the_tool_cannot_own_is_refused_with_its_location() {
     }
 }
 
+// 4: the tool's own files in its folder are not sources, whatever the globs select.
+#[test]
+fn the_tools_own_files_do_not_count_as_sources_in_its_folder() {
+    let test = CliTest::new();
+    test.write("kc.toml", "version = 1\n[sources]\ninclude = [\"**/*\"]\n");
+    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
+    test.write("docs/b.md", "# B\n\nAlso [[Foo]].\n");
+    test.ok(&["add", "a note"]);
+    test.build();
+    let second = test.build();
+    assert_eq!(second["wrote"], false, "{second}");
+    assert_eq!(check(&test).0, 0);
+}
+
 // 4, second half.
 #[test]
 fn a_file_the_build_did_not_generate_is_never_overwritten() {

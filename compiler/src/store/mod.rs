@@ -34,6 +34,12 @@ pub enum StoreError {
     },
     #[error("no index at `{}` (run `knowledge build` first)", .0.display())]
     Missing(PathBuf),
+    #[error("cannot take the writer's lock `{}`", path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot compile the wiki: {0}")]
     Wiki(String),
     #[error("the index at `{}` has format version {found}, this binary reads version {FORMAT_VERSION} (run `knowledge build` to rebuild it)", path.display())]
@@ -198,6 +204,12 @@ impl Store {
         Ok(Store { path: path.to_path_buf(), conn })
     }
 
+    /// The writer's lock on the index's folder, for the small writes besides builds: they wait for a build.
+    fn writer_lock(&self) -> Result<WriterLock, StoreError> {
+        let folder = self.path.parent().unwrap_or(Path::new("."));
+        WriterLock::acquire(folder, |_| {}).map_err(|source| StoreError::Lock { path: folder.join(LOCK_FILE), source })
+    }
+
     fn wrap(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sqlite { path: self.path.clone(), source }
     }
@@ -208,6 +220,7 @@ impl Store {
         let at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let path = self.path.clone();
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
+        let _lock = self.writer_lock()?;
         let tx = self.conn.transaction().map_err(wrap)?;
         let job = crate::embeddings::enqueue(&tx, model, full, &at).map_err(wrap)?;
         tx.commit().map_err(wrap)?;
@@ -220,6 +233,7 @@ impl Store {
         let path = self.path.clone();
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let _lock = self.writer_lock()?;
         let tx = self.conn.transaction().map_err(wrap)?;
         let fingerprint = meta(&tx, "fingerprint").map_err(wrap)?.unwrap_or_default();
         let summary = serde_json::json!({
