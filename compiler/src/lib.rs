@@ -20,6 +20,7 @@ pub mod search;
 pub mod sources;
 pub mod store;
 pub mod vcs;
+pub mod watch;
 pub mod wiki;
 
 /// An error and its causes on one line, `: `-separated, for answers and warnings that are one line.

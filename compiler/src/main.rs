@@ -47,8 +47,11 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Write nothing; exit 1 when a build would change the index, listing why (a CI gate).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "watch")]
         check: bool,
+        /// Keep running: watch the project and build again after each change, one line per build.
+        #[arg(long)]
+        watch: bool,
     },
     /// Search the index and print ranked, cited excerpts.
     Search {
@@ -367,7 +370,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             writeln!(out, "next: edit kc.toml, then run `knowledge build`")?;
         }
-        Command::Build { json, check: true } => {
+        Command::Build { json, watch: true, .. } => {
+            let project = Project::discover(&start)?;
+            let root = project.root.clone();
+            knowledge::watch::watch(&project.config_path, &Quiet, |rebuild| {
+                print_rebuild(json, &root, rebuild).is_ok()
+            })?;
+        }
+        Command::Build { json, check: true, .. } => {
             let project = Project::discover(&start)?;
             let check = knowledge::build::check(&project)?;
             print(json, &check, |out| {
@@ -397,7 +407,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Build { json, check: false } => {
+        Command::Build { json, check: false, watch: false } => {
             let project = Project::discover(&start)?;
             let show_progress = !json && std::io::stderr().is_terminal();
             let summary = if show_progress {
@@ -855,6 +865,49 @@ fn enqueue(project: &Project, full: bool) -> anyhow::Result<String> {
     // Only an index this binary can read gets a job; otherwise a build must come first.
     knowledge::store::open_read_only(&index)?;
     Ok(knowledge::store::Store::open_for_build(&index)?.enqueue_embeddings(embedder.model(), full)?)
+}
+
+/// One line per build of `--watch`: what changed, what was derived again, how long from the first change
+/// to the committed index; or one JSON object per line with `--json`. Warnings go to stderr.
+fn print_rebuild(json: bool, root: &Path, rebuild: &knowledge::watch::Rebuild) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let ms = rebuild.latency.as_secs_f64() * 1000.0;
+    let changed: Vec<String> = rebuild.changed.iter().map(|path| escape(path).into_owned()).collect();
+    match &rebuild.outcome {
+        Err(error) => {
+            writeln!(std::io::stderr(), "error: {}", escape(error))?;
+            if json {
+                let line = serde_json::json!({"changed": rebuild.changed, "error": error, "latency_ms": ms});
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(summary) if json => {
+            let mut line = serde_json::to_value(summary).map_err(std::io::Error::other)?;
+            line["changed"] = serde_json::json!(rebuild.changed);
+            line["latency_ms"] = serde_json::json!(ms);
+            writeln!(out, "{line}")?;
+        }
+        Ok(summary) if rebuild.changed.is_empty() => print_build(&mut out, root, summary)?,
+        Ok(summary) => {
+            let (s, c, p) = (&summary.sources, &summary.chunks, &summary.pages);
+            let what = if summary.wrote {
+                format!(
+                    "{} added, {} changed, {} removed; {} chunks computed, {} reused; {} queries; {} pages rendered",
+                    s.added, s.changed, s.removed, c.computed, c.reused, summary.queries.executed, p.rendered
+                )
+            } else {
+                "nothing to rebuild".to_string()
+            };
+            writeln!(out, "{ms:.1} ms  {}: {what}", changed.join(", "))?;
+        }
+    }
+    if let Ok(summary) = &rebuild.outcome {
+        let mut stderr = std::io::stderr().lock();
+        for skipped in &summary.skipped {
+            writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;
+        }
+    }
+    out.flush()
 }
 
 fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {

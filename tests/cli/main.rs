@@ -15,6 +15,7 @@ mod permissions;
 mod python;
 mod search;
 mod trust;
+mod watch;
 mod wiki;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,171 @@
+//! `knowledge build --watch`: one `Compiler` (and with it the salsa database) kept for the life of the
+//! process, the project watched with `notify`, and a build after each burst of changes. A kept database
+//! re-runs only the queries an edit invalidates; each build is the ordinary build, so the index, the files
+//! and their guarantees are exactly those of `knowledge build`, and a running `knowledge serve` answers
+//! from each new index without a restart.
+//!
+//! The build's own writes (the index, generated files, the stat cache, the lock, the log) are not changes:
+//! events under the output folder count only for hand-written pages in its `wiki/` and for the notes file.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use notify::{RecursiveMode, Watcher};
+
+use crate::build::{BuildSummary, Compiler, Reporter};
+use crate::config::{ConfigError, Project};
+
+/// How long the tree must stay quiet before a build starts: an editor's save is often several events (a
+/// temporary file, a rename), which come within a millisecond of each other.
+const QUIET: Duration = Duration::from_millis(5);
+/// The longest a burst of events may delay a build.
+const MOST_DELAY: Duration = Duration::from_millis(250);
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot watch `{}`", path.display())]
+    Watch {
+        path: PathBuf,
+        #[source]
+        source: notify::Error,
+    },
+}
+
+/// One build of the watch loop: what set it off, and how it went.
+pub struct Rebuild {
+    /// Project-relative paths whose events started this build (empty for the first build).
+    pub changed: Vec<String>,
+    /// From the first event to the committed index and files.
+    pub latency: Duration,
+    pub outcome: Result<BuildSummary, String>,
+}
+
+/// Builds `config_path`'s project, then again after each change, calling `report` after every build.
+/// Runs until the process is stopped (or `report` returns false, for tests and benchmarks). A broken
+/// `kc.toml` or a failing build is reported and the watch goes on.
+pub fn watch(
+    config_path: &Path,
+    reporter: &dyn Reporter,
+    mut report: impl FnMut(&Rebuild) -> bool,
+) -> Result<(), WatchError> {
+    let project = Project::load(config_path)?;
+    let root = project.root.clone();
+    let (sender, events) = std::sync::mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |event| {
+        // The receiver is gone only when the watch has ended.
+        let _ = sender.send(event);
+    })
+    .map_err(|source| WatchError::Watch { path: root.clone(), source })?;
+    watcher
+        .watch(&root, RecursiveMode::Recursive)
+        .map_err(|source| WatchError::Watch { path: root.clone(), source })?;
+
+    let mut compiler = Compiler::new();
+    let mut output_dir = project.output_dir();
+    let mut changed = Vec::new();
+    let mut first_event = Instant::now();
+    loop {
+        // The configuration is read again for every build: an edit to `kc.toml` is a change like any other,
+        // and one that breaks it is reported until it is fixed.
+        let mut generated = HashSet::new();
+        let outcome = match Project::load(config_path) {
+            Ok(project) => {
+                output_dir = project.output_dir();
+                // The files the build may delete are those the index listed before it; those it may write,
+                // those it lists after.
+                generated = generated_files(&project);
+                let outcome = compiler.build(&project, reporter).map_err(|error| crate::error_chain(&error));
+                generated.extend(generated_files(&project));
+                outcome
+            }
+            Err(error) => Err(error.to_string()),
+        };
+        let rebuild = Rebuild { changed: std::mem::take(&mut changed), latency: first_event.elapsed(), outcome };
+        if !report(&rebuild) {
+            return Ok(());
+        }
+        let Some((paths, started)) = next_changes(&events, &root, &output_dir, &generated) else { return Ok(()) };
+        (changed, first_event) = (paths, started);
+    }
+}
+
+/// The generated files the index lists (relative to the output folder), whose events are the build's own.
+fn generated_files(project: &Project) -> HashSet<String> {
+    let index = project.output_dir().join(crate::store::DB_FILE);
+    crate::store::open_read_only(&index)
+        .ok()
+        .and_then(|conn| crate::store::read_prior(&conn).ok())
+        .map(|prior| prior.generated)
+        .unwrap_or_default()
+}
+
+/// Blocks until a change that matters arrives, then gathers the burst it belongs to. Returns the changed
+/// paths and when the first of them was seen, or `None` when the watcher is gone.
+fn next_changes(
+    events: &Receiver<notify::Result<notify::Event>>,
+    root: &Path,
+    output_dir: &Path,
+    generated: &HashSet<String>,
+) -> Option<(Vec<String>, Instant)> {
+    let mut changed = BTreeSet::new();
+    let mut started = None;
+    loop {
+        let event = match started {
+            None => events.recv().ok()?,
+            Some(at) => {
+                let left = MOST_DELAY.saturating_sub(Instant::elapsed(&at));
+                match events.recv_timeout(QUIET.min(left)) {
+                    Ok(event) => event,
+                    Err(RecvTimeoutError::Timeout) => return Some((changed.into_iter().collect(), at)),
+                    Err(RecvTimeoutError::Disconnected) => return None,
+                }
+            }
+        };
+        // An error from the watcher (an overflowed queue, say) may hide changes: rebuild to be sure.
+        let paths = match event {
+            Ok(event) if matters(&event.kind) => event.paths,
+            Ok(_) => continue,
+            Err(_) => vec![root.to_path_buf()],
+        };
+        for path in paths {
+            if let Some(relative) = relevant(&path, root, output_dir, generated) {
+                started.get_or_insert_with(Instant::now);
+                changed.insert(relative);
+            }
+        }
+    }
+}
+
+/// Whether an event can change what a build reads: creating, writing, renaming or removing, not reading.
+fn matters(kind: &notify::EventKind) -> bool {
+    matches!(kind, notify::EventKind::Create(_) | notify::EventKind::Modify(_) | notify::EventKind::Remove(_))
+        && !matches!(kind, notify::EventKind::Modify(notify::event::ModifyKind::Metadata(_)))
+}
+
+/// The project-relative path of an event that may change a build's inputs, or `None` for the build's
+/// own writes and for `.git`.
+fn relevant(path: &Path, root: &Path, output_dir: &Path, generated: &HashSet<String>) -> Option<String> {
+    let relative = path.strip_prefix(root).ok()?;
+    if relative.components().any(|c| c.as_os_str() == ".git") {
+        return None;
+    }
+    // The build creates the output folder and its folders; a folder is no source.
+    if output_dir.starts_with(path) || (path.starts_with(output_dir) && path.is_dir()) {
+        return None;
+    }
+    let as_text =
+        |path: &Path| path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+    if let Ok(inside) = path.strip_prefix(output_dir) {
+        let inside = as_text(inside);
+        let name = inside.rsplit('/').next().unwrap_or_default();
+        let hand_written = inside.starts_with("wiki/") && !generated.contains(&inside) && !name.starts_with('.');
+        if !(hand_written || inside == crate::notes::NOTES_FILE) {
+            return None;
+        }
+    }
+    Some(as_text(relative))
+}

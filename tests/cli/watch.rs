@@ -1,0 +1,115 @@
+//! `knowledge build --watch`: one process, one kept salsa database, a build after each change with one
+//! line per build, and only the queries an edit reaches run again.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::CliTest;
+
+/// A running `knowledge build --watch --json` and its lines.
+struct Watching {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Watching {
+    fn start(test: &CliTest) -> Watching {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("-C")
+            .arg(test.root())
+            .args(["build", "--watch", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watching { child, lines }
+    }
+
+    /// The next build's line.
+    fn next(&self) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("a build within 20 s");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ran(line: &Value, query: &str) -> u64 {
+    line["queries"]["by_query"][query].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n\nA paragraph of its own.\n");
+    test.write("docs/b.md", "# B\n\nAlso [[Foo]] and [[Bar]].\n");
+    test.write("docs/c.md", "# C\n\nOnly [[Baz]].\n");
+    test.write("docs/d.md", "# D\n\nAnd [[Baz]].\n");
+    let watching = Watching::start(&test);
+    let first = watching.next();
+    assert_eq!(first["sources"]["added"], 4);
+    assert_eq!(first["pages"]["rendered"], 2, "Foo and Baz");
+    let baz = test.path(".hasna/knowledge/wiki/general/baz.md");
+    let baz_mtime = std::fs::metadata(&baz).unwrap().modified().unwrap();
+
+    // An edit inside a paragraph: that file's queries, and the one page that quotes it.
+    std::fs::write(test.path("docs/a.md"), "# A\n\nSee [[Foo]].\n\nA paragraph of its own, edited.\n").unwrap();
+    let edit = watching.next();
+    assert_eq!(edit["changed"], serde_json::json!(["docs/a.md"]));
+    assert_eq!(edit["sources"]["changed"], 1);
+    for query in ["lint_facts", "concept_signals"] {
+        assert_eq!(ran(&edit, query), 1, "{query} of docs/a.md only: {}", edit["queries"]);
+    }
+    assert_eq!(ran(&edit, "render_page"), 1, "Foo's page, which quotes docs/a.md: {}", edit["queries"]);
+    for query in ["parse", "outline", "chunks"] {
+        assert_eq!(ran(&edit, query), 2, "{query} of docs/a.md and of Foo's new page: {}", edit["queries"]);
+    }
+    assert_eq!(edit["queries"]["executed"], 9, "nothing else: {}", edit["queries"]);
+    assert_eq!(test.result_paths("edited").first().map(String::as_str), Some("docs/a.md"), "the index is current");
+
+    // A new wikilink: the concept it makes (Bar, now named by two sources) gets its page; Baz is untouched.
+    std::fs::write(test.path("docs/a.md"), "# A\n\nSee [[Foo]] and [[Bar]].\n\nA paragraph of its own, edited.\n")
+        .unwrap();
+    let link = watching.next();
+    assert!(test.path(".hasna/knowledge/wiki/general/bar.md").is_file(), "{link}");
+    assert!(ran(&link, "render_page") <= 2, "Bar's and Foo's pages at most: {}", link["queries"]);
+    assert_eq!(std::fs::metadata(&baz).unwrap().modified().unwrap(), baz_mtime, "Baz's page is not written again");
+
+    // A broken kc.toml is reported and the watch goes on; fixing it builds again.
+    std::fs::write(test.path("kc.toml"), "version = 1\n[chunking\n").unwrap();
+    let broken = watching.next();
+    assert!(broken["error"].as_str().unwrap().contains("kc.toml:2:10"), "{broken}");
+    std::fs::write(test.path("kc.toml"), "version = 1\n[project]\nname = \"fixture\"\n").unwrap();
+    let fixed = watching.next();
+    assert!(fixed["error"].is_null(), "{fixed}");
+    assert_eq!(fixed["wrote"], false, "the same settings as before: nothing to rebuild");
+
+    // A deletion, and a hand-written page in the output folder's wiki/, are changes too.
+    std::fs::remove_file(test.path("docs/d.md")).unwrap();
+    let removed = watching.next();
+    assert_eq!(removed["sources"]["removed"], 1);
+    assert!(!baz.exists(), "Baz has one source left: its page goes");
+    std::fs::write(test.path(".hasna/knowledge/wiki/notes.md"), "# Notes\n\nBy hand about [[Baz]].\n").unwrap();
+    let hand = watching.next();
+    assert_eq!(hand["changed"], serde_json::json!([".hasna/knowledge/wiki/notes.md"]));
+    assert_eq!(hand["sources"]["added"], 1);
+    assert!(watching.lines.recv_timeout(Duration::from_millis(500)).is_err(), "the build's own writes start no build");
+}
