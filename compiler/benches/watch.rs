@@ -1,0 +1,149 @@
+//! `knowledge build --watch` edit-to-index latency: `cargo bench -p knowledge --bench watch [CORPUS...]`.
+//!
+//! For each corpus it copies the Markdown files into a temporary project, builds it once, starts
+//! `knowledge build --watch --json` (the release binary) and makes 20 edits of different kinds, one at a
+//! time: a line appended, a paragraph inserted mid-file, a title changed, a wikilink added, a file added,
+//! a file deleted, a file renamed. Each is timed from just before the write to the moment the watch prints
+//! that build's line, which it does after the index is committed and the files are synced. The watch's own
+//! figure (from the first file event) is reported beside it. Prints a Markdown table for
+//! `docs/performance.md`.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CORPORA: [(&str, &str); 2] = [("rust-rfcs", "rust-rfcs/text"), ("dendron-vault", "dendron-vault/vault")];
+
+fn main() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    println!("| corpus | files | edits | write to index p50 | p95 | first event to index p50 | p95 | kinds |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (name, relative) in CORPORA {
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
+            continue;
+        }
+        let source = shared.join(relative);
+        if !source.is_dir() {
+            eprintln!("skipping {name}: {} not found", source.display());
+            continue;
+        }
+        bench_corpus(name, &source);
+    }
+}
+
+fn bench_corpus(name: &str, source: &Path) {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    let files = copy_markdown(source, &root.join("corpus"));
+    std::fs::write(root.join("kc.toml"), "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n").unwrap();
+    let binary = env!("CARGO_BIN_EXE_knowledge");
+    assert!(Command::new(binary).args(["-C", root.to_str().unwrap(), "build"]).output().unwrap().status.success());
+
+    let mut watch = Command::new(binary)
+        .args(["-C", root.to_str().unwrap(), "build", "--watch", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (sender, lines) = std::sync::mpsc::channel::<(Instant, String)>();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if sender.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || lines.recv_timeout(Duration::from_secs(60)).expect("a build line");
+    next();
+    // Let the tree settle: the first build's own events are behind us.
+    std::thread::sleep(Duration::from_millis(300));
+    while lines.try_recv().is_ok() {}
+
+    let mut targets = walk_files(&root.join("corpus"));
+    targets.sort();
+    let step = (targets.len() / 20).max(1);
+    let targets: Vec<PathBuf> = targets.into_iter().step_by(step).take(20).collect();
+    let kinds = ["append", "insert", "title", "wikilink", "add", "delete", "rename"];
+    let (mut wall, mut reported) = (Vec::new(), Vec::new());
+    for (n, path) in targets.iter().enumerate() {
+        let kind = kinds[n % kinds.len()];
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let start = Instant::now();
+        match kind {
+            "append" => std::fs::write(path, format!("{text}\nAn appended line for the watch benchmark.\n")).unwrap(),
+            "insert" => {
+                let middle = text[..text.len() / 2].rfind('\n').map_or(0, |at| at + 1);
+                std::fs::write(path, format!("{}A paragraph inserted mid-file.\n\n{}", &text[..middle], &text[middle..]))
+                    .unwrap();
+            }
+            "title" => std::fs::write(path, format!("# A retitled page {n}\n\n{text}")).unwrap(),
+            "wikilink" => std::fs::write(path, format!("{text}\nSee [[Overview]] and [[Lookup]].\n")).unwrap(),
+            "add" => std::fs::write(path.with_file_name(format!("added-{n}.md")), "# Added\n\nA new page.\n").unwrap(),
+            "delete" => std::fs::remove_file(path).unwrap(),
+            _ => std::fs::rename(path, path.with_file_name(format!("renamed-{n}.md"))).unwrap(),
+        }
+        let (arrived, line) = next();
+        let summary: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert!(summary["error"].is_null(), "{line}");
+        wall.push(arrived - start);
+        reported.push(Duration::from_secs_f64(summary["latency_ms"].as_f64().unwrap() / 1000.0));
+        // The next edit starts on a quiet tree.
+        std::thread::sleep(Duration::from_millis(100));
+        while lines.try_recv().is_ok() {}
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let (p50, p95) = percentiles(&mut wall);
+    let (r50, r95) = percentiles(&mut reported);
+    println!(
+        "| {name} | {files} | {} | {} | {} | {} | {} | {} |",
+        targets.len(),
+        ms(p50),
+        ms(p95),
+        ms(r50),
+        ms(r95),
+        kinds.join(", ")
+    );
+}
+
+fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
+    times.sort();
+    (times[times.len() / 2], times[(times.len() * 95 / 100).min(times.len() - 1)])
+}
+
+fn copy_markdown(from: &Path, to: &Path) -> usize {
+    let mut count = 0;
+    for path in walk_files(from) {
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let target = to.join(path.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&path, &target).unwrap();
+        count += 1;
+    }
+    count
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
