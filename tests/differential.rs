@@ -327,12 +327,19 @@ fn compare(incremental: &Path, clean: &Path) -> Result<(), String> {
 }
 
 fn first_difference(clean: &str, incremental: &str) -> String {
-    for (i, (c, m)) in clean.lines().zip(incremental.lines()).enumerate() {
-        if c != m {
-            return format!("  line {}:\n  clean:       {c}\n  incremental: {m}", i + 1);
-        }
+    let clean_lines: std::collections::BTreeSet<&str> = clean.lines().collect();
+    let incremental_lines: std::collections::BTreeSet<&str> = incremental.lines().collect();
+    let mut out = String::new();
+    for line in clean_lines.difference(&incremental_lines).take(8) {
+        let _ = writeln!(out, "  only clean:       {line}");
     }
-    format!("  line counts {} (clean) and {} (incremental)", clean.lines().count(), incremental.lines().count())
+    for line in incremental_lines.difference(&clean_lines).take(8) {
+        let _ = writeln!(out, "  only incremental: {line}");
+    }
+    if out.is_empty() {
+        out = "  the same lines in another order".to_string();
+    }
+    out
 }
 
 /// Everything a build derives, as comparable text: each table's rows and each generated file. Checks the

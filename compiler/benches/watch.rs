@@ -76,8 +76,11 @@ fn bench_corpus(name: &str, source: &Path) {
             "append" => std::fs::write(path, format!("{text}\nAn appended line for the watch benchmark.\n")).unwrap(),
             "insert" => {
                 let middle = text[..text.len() / 2].rfind('\n').map_or(0, |at| at + 1);
-                std::fs::write(path, format!("{}A paragraph inserted mid-file.\n\n{}", &text[..middle], &text[middle..]))
-                    .unwrap();
+                std::fs::write(
+                    path,
+                    format!("{}A paragraph inserted mid-file.\n\n{}", &text[..middle], &text[middle..]),
+                )
+                .unwrap();
             }
             "title" => std::fs::write(path, format!("# A retitled page {n}\n\n{text}")).unwrap(),
             "wikilink" => std::fs::write(path, format!("{text}\nSee [[Overview]] and [[Lookup]].\n")).unwrap(),

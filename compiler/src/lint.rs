@@ -267,7 +267,10 @@ fn diagnose(
     index: Option<&rusqlite::Connection>,
 ) -> Vec<Diagnostic> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut diagnostics = check(project, files);
+    // The generated files as the index lists them: inside a build they are about to be written or removed,
+    // and the disk still shows the last build's.
+    let generated = index.and_then(|conn| generated_files(project, conn).ok());
+    let mut diagnostics = check(project, files, generated.as_ref());
     diagnostics.extend(check_page_citations(project, files, page_citations));
     diagnostics.extend(check_near_duplicates(project, chunks, index));
     let settings = Settings::from_project(project);
@@ -359,8 +362,16 @@ fn names(path: &str, title: &str, front_matter: &serde_json::Value) -> Vec<Strin
     wiki_names(path, title, &aliases)
 }
 
+/// The generated files an index lists, project-relative.
+fn generated_files(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<HashSet<String>> {
+    let paths = store::read_prior(conn)?.generated;
+    Ok(paths.iter().map(|path| crate::wiki::project_path_of_artifact(project, path)).collect())
+}
+
 /// Runs every rule over the project's facts. Severities and suppressions are applied by the caller.
-fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
+/// `generated`: the generated files the index lists (project-relative), which decide whether a link into
+/// the output folder resolves; without an index, the disk does.
+fn check(project: &Project, files: &[FileFacts], generated: Option<&HashSet<String>>) -> Vec<Diagnostic> {
     let ignored_links = crate::sources::glob_set(project.config.lint.ignore_links.iter().map(|g| g.get_ref().as_str()));
     let paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let anchors: HashMap<&str, HashSet<String>> = files
@@ -386,7 +397,7 @@ fn check(project: &Project, files: &[FileFacts]) -> Vec<Diagnostic> {
             });
         };
         for link in facts.links.iter().filter(|link| !ignored_links.is_match(link.value.trim())) {
-            if let Some((code, message)) = check_link(project, &file.path, &link.value, &paths, &anchors) {
+            if let Some((code, message)) = check_link(project, &file.path, &link.value, &paths, &anchors, generated) {
                 report(link.line, link.column, code, message);
             }
         }
@@ -486,6 +497,7 @@ fn check_link(
     destination: &str,
     paths: &HashSet<&str>,
     anchors: &HashMap<&str, HashSet<String>>,
+    generated: Option<&HashSet<String>>,
 ) -> Option<(&'static str, String)> {
     let destination = destination.trim();
     if destination.is_empty() {
@@ -513,7 +525,12 @@ fn check_link(
         }
     };
     let indexed = link_candidates(&resolved).into_iter().flatten().find(|p| paths.contains(p.as_str()));
-    let exists = indexed.is_some() || project.root.join(&resolved).exists();
+    let output = crate::wiki::project_path_of_artifact(project, "");
+    let exists = indexed.is_some()
+        || match generated {
+            Some(generated) if resolved.starts_with(&output) => generated.contains(&resolved),
+            _ => project.root.join(&resolved).exists(),
+        };
     if !exists {
         return Some(("broken_link", format!("link to `{destination}`: no such file or folder")));
     }

@@ -547,3 +547,27 @@ fn the_local_model_is_loaded_only_when_there_is_something_to_embed() {
     let output = test.run(&["build"]);
     assert!(stderr(&output).contains("model.safetensors"), "now it loads, and says why it cannot: {}", stderr(&output));
 }
+
+// Found by the long differential run: lint inside a build judged a link into the output folder by the
+// disk, where the page the build was removing still stood.
+#[test]
+fn a_builds_lint_judges_links_to_generated_pages_by_the_index_it_commits() {
+    let test = vault();
+    test.write("kc.toml", "version = 1\n[lint]\non_build = true\n");
+    test.write(".hasna/knowledge/wiki/mine.md", "# Mine\n\nSee [the Foo page](general/foo.md).\n");
+    let findings = |test: &CliTest| -> Vec<String> {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        let mut statement = conn.prepare("SELECT code || ' ' || message FROM lint_results").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    test.build();
+    assert!(!findings(&test).iter().any(|f| f.starts_with("broken_link")), "{:?}", findings(&test));
+    test.remove("docs/b.md");
+    test.build();
+    assert!(!test.path(FOO_PAGE).exists());
+    assert!(
+        findings(&test).iter().any(|f| f == "broken_link link to `general/foo.md`: no such file or folder"),
+        "{:?}",
+        findings(&test)
+    );
+}
