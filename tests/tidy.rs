@@ -1,4 +1,5 @@
-//! Repository hygiene: every Rust file says what it is for in a `//!` doc on its first line.
+//! Repository hygiene: every Rust file says what it is for in a `//!` doc on its first line, and the store
+//! (all SQL, at the bottom of the layers) depends on no module above it.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,37 @@ fn every_rust_file_opens_with_a_module_doc() {
     }
     assert!(checked > 10, "the walk found the sources");
     assert!(missing.is_empty(), "files without a leading `//!` doc: {missing:#?}");
+}
+
+/// The modules of `compiler/src` that `path`'s code names through `crate::` (a `use` or a path), other than
+/// the crate root's own functions.
+fn crate_modules_named(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut named = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(&name);
+        if module.is_dir() || module.with_extension("rs").is_file() {
+            named.push(name);
+        }
+    }
+    named.sort();
+    named.dedup();
+    named
+}
+
+#[test]
+fn the_store_depends_on_no_module_above_it() {
+    let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
+    let mut above = Vec::new();
+    for file in rust_files(&store) {
+        for module in crate_modules_named(&file).into_iter().filter(|m| m != "store") {
+            above.push(format!("{}: crate::{module}", file.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    assert!(rust_files(&store).len() >= 2, "the walk found the store");
+    assert!(above.is_empty(), "the store must not import feature modules: {above:#?}");
 }
 
 fn rust_files(path: &Path) -> Vec<PathBuf> {

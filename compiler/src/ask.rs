@@ -53,7 +53,17 @@ pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Acc
 /// Records the answer as a run in the index (the run id is set on the answer).
 pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate::store::StoreError> {
     let run_id = crate::build::run_id(std::time::SystemTime::now());
-    crate::store::Store::open_for_build(index)?.record_ask(&run_id, answer)?;
+    let record = crate::store::AskRecord {
+        question: &answer.question,
+        found: answer.found,
+        answer: &answer.answer,
+        citations: answer
+            .citations
+            .iter()
+            .map(|c| crate::store::AskCitation { path: &c.path, revision: &c.revision, reference: &c.reference })
+            .collect(),
+    };
+    crate::store::Store::open_for_build(index)?.record_ask(&run_id, &record)?;
     answer.run_id = Some(run_id);
     Ok(())
 }

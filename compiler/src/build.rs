@@ -348,7 +348,11 @@ impl Compiler {
         for item in &pending {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
-                old_plan_inputs.insert(item.found.path.as_str(), store.plan_inputs(p.id, section_field)?);
+                let stored = store.plan_inputs(p.id)?;
+                let signals =
+                    stored.signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
+                let inputs = wiki::plan_inputs(signals, &stored.labels, &stored.outline, section_field);
+                old_plan_inputs.insert(item.found.path.as_str(), inputs);
             }
         }
         chunk_counters.total = chunk_counters.reused;

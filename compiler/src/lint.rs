@@ -201,7 +201,8 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     let mut chunks: Vec<ChunkText> = Vec::new();
     if near && let Some(conn) = conn.as_ref().filter(|_| trusted && intact) {
         let changed: HashSet<String> = scan.pending.iter().map(|item| item.found.path.clone()).collect();
-        chunks = store::read_chunk_texts(conn, &changed).unwrap_or_default();
+        chunks =
+            store::read_chunk_texts(conn, &changed).unwrap_or_default().into_iter().map(ChunkText::stored).collect();
     }
     let derived = compiler.derive_facts(project, &scan.pending, near);
     for (item, (outline, facts, file_chunks)) in scan.pending.iter().zip(derived) {
@@ -289,8 +290,11 @@ fn diagnose(
 pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Diagnostic>> {
     let mut files: Vec<FileFacts> =
         store::read_facts(conn)?.into_iter().filter_map(|(path, facts)| stored_file(&path, facts)).collect();
-    let chunks =
-        if compares_near_duplicates(project) { store::read_chunk_texts(conn, &HashSet::new())? } else { Vec::new() };
+    let chunks = if compares_near_duplicates(project) {
+        store::read_chunk_texts(conn, &HashSet::new())?.into_iter().map(ChunkText::stored).collect()
+    } else {
+        Vec::new()
+    };
     // Inside a build the pages were just rendered from these very sources: their citations are current.
     Ok(diagnose(project, &mut files, &[], &chunks, Some(conn)))
 }

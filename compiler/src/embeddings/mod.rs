@@ -442,18 +442,6 @@ pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<O
     })
 }
 
-/// Queues an embedding job for `model` (idempotent: the same job queued twice is one job). `full` drops
-/// the generation's vectors first, so every chunk is embedded again.
-pub fn enqueue(conn: &Connection, model: &str, full: bool, at: &str) -> rusqlite::Result<String> {
-    let job = if full { format!("embeddings:{model}:full") } else { format!("embeddings:{model}") };
-    conn.execute(
-        "INSERT INTO reindex_queue (job, kind, model, full, status, queued_at) VALUES (?1, 'embeddings', ?2, ?3, 'queued', ?4)
-         ON CONFLICT (job) DO UPDATE SET status = 'queued', queued_at = excluded.queued_at, done_run = NULL",
-        params![job, model, i64::from(full), at],
-    )?;
-    Ok(job)
-}
-
 /// Carries out the queued jobs of `model` before the embedding stage: a full job drops the generation, so
 /// the stage embeds every chunk. Jobs for another model wait for a build with that model.
 fn run_queue(conn: &Connection, model: &str, run_id: &str) -> rusqlite::Result<()> {

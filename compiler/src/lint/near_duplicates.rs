@@ -21,6 +21,21 @@ pub struct ChunkText {
     pub body: Body,
 }
 
+impl ChunkText {
+    /// A chunk as the index stores it: its signature from its bytes, its text left in its row.
+    #[must_use]
+    pub fn stored(chunk: crate::store::StoredChunk) -> ChunkText {
+        ChunkText {
+            path: chunk.path,
+            revision: chunk.revision,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            signature: chunk.minhash.as_deref().and_then(signature_from_bytes),
+            body: Body::Stored(chunk.seq),
+        }
+    }
+}
+
 /// A chunk's text: in hand (a file lint parsed), or the chunk's row in the index, read only if needed.
 #[derive(Debug, Clone)]
 pub enum Body {

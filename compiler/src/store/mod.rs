@@ -89,7 +89,7 @@ pub struct ChunkRow {
     pub end_offset: u32,
     pub start_line: u32,
     pub end_line: u32,
-    /// The text's MinHash signature for near-duplicate lint (`crate::lint::signature_bytes`); `None` for a
+    /// The text's MinHash signature for near-duplicate lint, as bytes; `None` for a
     /// text too short to compare.
     pub minhash: Option<Vec<u8>>,
 }
@@ -112,6 +112,44 @@ pub struct SourceRow {
     pub chunks: Vec<ChunkRow>,
     /// Concept signals for the wiki compiler; none for generated pages.
     pub signals: Vec<knowledge_queries::wiki::Signal>,
+}
+
+/// What a source gave the wiki planner, as stored: its labels, its outline (JSON) and its signals.
+#[derive(Debug, Clone)]
+pub struct PlanInputs {
+    pub labels: String,
+    pub outline: String,
+    /// (kind, label, other), in the order they were stored.
+    pub signals: Vec<(String, String, Option<String>)>,
+}
+
+/// A `knowledge ask` as the run ledger records it.
+#[derive(Debug, Clone)]
+pub struct AskRecord<'a> {
+    pub question: &'a str,
+    pub found: bool,
+    pub answer: &'a str,
+    pub citations: Vec<AskCitation<'a>>,
+}
+
+/// A source an answer cites.
+#[derive(Debug, Clone)]
+pub struct AskCitation<'a> {
+    pub path: &'a str,
+    pub revision: &'a str,
+    pub reference: &'a str,
+}
+
+/// Queues an embedding job for `model` (idempotent: the same job queued twice is one job). `full` drops
+/// the generation's vectors first, so every chunk is embedded again.
+pub(crate) fn enqueue_embeddings(conn: &Connection, model: &str, full: bool, at: &str) -> rusqlite::Result<String> {
+    let job = if full { format!("embeddings:{model}:full") } else { format!("embeddings:{model}") };
+    conn.execute(
+        "INSERT INTO reindex_queue (job, kind, model, full, status, queued_at) VALUES (?1, 'embeddings', ?2, ?3, 'queued', ?4)
+         ON CONFLICT (job) DO UPDATE SET status = 'queued', queued_at = excluded.queued_at, done_run = NULL",
+        params![job, model, i64::from(full), at],
+    )?;
+    Ok(job)
 }
 
 /// One lint finding to store.
@@ -222,14 +260,14 @@ impl Store {
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let _lock = self.writer_lock()?;
         let tx = self.conn.transaction().map_err(wrap)?;
-        let job = crate::embeddings::enqueue(&tx, model, full, &at).map_err(wrap)?;
+        let job = enqueue_embeddings(&tx, model, full, &at).map_err(wrap)?;
         tx.commit().map_err(wrap)?;
         Ok(job)
     }
 
     /// Records a `knowledge ask` as a run of kind `ask`, in its own transaction: the tool call, the sources
     /// the answer cites (with their labels, so readers can filter), and the answer.
-    pub fn record_ask(&mut self, run_id: &str, answer: &crate::ask::Answer) -> Result<(), StoreError> {
+    pub fn record_ask(&mut self, run_id: &str, answer: &AskRecord<'_>) -> Result<(), StoreError> {
         let path = self.path.clone();
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
@@ -248,16 +286,16 @@ impl Store {
         )
         .map_err(wrap)?;
         let mut events: Vec<(&str, String, Option<String>, Option<String>)> =
-            vec![("tool_call", "knowledge_context_pack".to_string(), None, Some(answer.question.clone()))];
+            vec![("tool_call", "knowledge_context_pack".to_string(), None, Some(answer.question.to_string()))];
         for citation in &answer.citations {
             events.push((
                 "ask_source",
-                citation.path.clone(),
-                Some(citation.revision.clone()),
-                Some(citation.reference.clone()),
+                citation.path.to_string(),
+                Some(citation.revision.to_string()),
+                Some(citation.reference.to_string()),
             ));
         }
-        events.push(("ask_answer", String::new(), None, Some(answer.answer.clone())));
+        events.push(("ask_answer", String::new(), None, Some(answer.answer.to_string())));
         let mut insert = tx
             .prepare_cached(
                 "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
@@ -283,20 +321,19 @@ impl Store {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
-    /// A source's stored signals, labels and outline, as [`crate::wiki::plan_inputs`] renders them.
-    pub fn plan_inputs(&self, source_id: i64, section_field: Option<&str>) -> Result<String, StoreError> {
-        let read = || -> rusqlite::Result<String> {
+    /// A source's stored labels, outline and signals (kind, label, other): what it gave the wiki planner.
+    pub fn plan_inputs(&self, source_id: i64) -> Result<PlanInputs, StoreError> {
+        let read = || -> rusqlite::Result<PlanInputs> {
             let (labels, outline): (String, String) =
                 self.conn.query_row("SELECT labels, outline FROM sources WHERE id = ?1", [source_id], |row| {
                     Ok((row.get(0)?, row.get(1)?))
                 })?;
-            let signals: Vec<(String, String, Option<String>)> = self
+            let signals = self
                 .conn
                 .prepare_cached("SELECT kind, label, other FROM concept_signals WHERE source_id = ?1 ORDER BY rowid")?
                 .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()?;
-            let signals = signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
-            Ok(crate::wiki::plan_inputs(signals, &labels, &outline, section_field))
+            Ok(PlanInputs { labels, outline, signals })
         };
         read().map_err(|e| self.wrap(e))
     }
@@ -745,29 +782,38 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, scan_started_ns, sources, generated })
 }
 
+/// A file chunk as near-duplicate lint reads it: where it is, its stored signature, and its row.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    pub path: String,
+    pub revision: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The MinHash signature's bytes, when the chunk is long enough to have one.
+    pub minhash: Option<Vec<u8>>,
+    /// The chunk's row, to read its text by if it turns out to be a candidate.
+    pub seq: i64,
+}
+
 /// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection: their
 /// stored signatures, and their rows for the texts of those that turn out to be candidates.
 pub fn read_chunk_texts(
     conn: &Connection,
     skip: &std::collections::HashSet<String>,
-) -> rusqlite::Result<Vec<crate::lint::ChunkText>> {
+) -> rusqlite::Result<Vec<StoredChunk>> {
     let mut statement = conn.prepare(
         "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
          FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE s.path NOT LIKE 'knowledge://%'",
     )?;
     let rows = statement.query_map([], |row| {
-        let signature = match row.get_ref(4)? {
-            rusqlite::types::ValueRef::Blob(bytes) => crate::lint::signature_from_bytes(bytes),
-            _ => None,
-        };
-        Ok(crate::lint::ChunkText {
+        Ok(StoredChunk {
             path: row.get(0)?,
             revision: row.get(1)?,
             start_line: row.get(2)?,
             end_line: row.get(3)?,
-            signature,
-            body: crate::lint::Body::Stored(row.get(5)?),
+            minhash: row.get(4)?,
+            seq: row.get(5)?,
         })
     })?;
     let mut chunks = Vec::new();
