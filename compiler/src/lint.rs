@@ -368,7 +368,7 @@ fn names(path: &str, title: &str, front_matter: &serde_json::Value) -> Vec<Strin
 
 /// The generated files an index lists, project-relative.
 fn generated_files(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<HashSet<String>> {
-    let paths = store::read_prior(conn)?.generated;
+    let paths = store::generated_files(conn)?;
     Ok(paths.iter().map(|path| crate::wiki::project_path_of_artifact(project, path)).collect())
 }
 

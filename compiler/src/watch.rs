@@ -98,8 +98,7 @@ fn generated_files(project: &Project) -> HashSet<String> {
     let index = project.output_dir().join(crate::store::DB_FILE);
     crate::store::open_read_only(&index)
         .ok()
-        .and_then(|conn| crate::store::read_prior(&conn).ok())
-        .map(|prior| prior.generated)
+        .and_then(|conn| crate::store::generated_files(&conn).ok())
         .unwrap_or_default()
 }
 

@@ -750,6 +750,11 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
 /// The SQL condition that keeps generated wiki pages and index shards out of a query over `sources`.
 pub const NOT_GENERATED: &str = "path NOT LIKE 'knowledge://wiki/%' AND path NOT LIKE 'knowledge://index/%'";
 
+/// The generated files an index lists, relative to the output folder: never sources.
+pub fn generated_files(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
+    conn.prepare("SELECT path FROM storage_objects")?.query_map([], |row| row.get(0))?.collect()
+}
+
 /// What an index holds about its sources, from any connection. A file in another format reads as empty.
 pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     if format_mismatch(conn)?.is_some() {
@@ -759,10 +764,7 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     let lint_config = meta(conn, "lint_config")?;
     let wiki_config = meta(conn, "wiki_config")?;
     let scan_started_ns = meta(conn, "scan_started_ns")?.and_then(|ns| ns.parse().ok());
-    let generated = conn
-        .prepare("SELECT path FROM storage_objects")?
-        .query_map([], |row| row.get(0))?
-        .collect::<rusqlite::Result<HashSet<String>>>()?;
+    let generated = generated_files(conn)?;
     // Generated pages are rows too, for search; the wiki compiler replaces them, not the source scan.
     let sources = conn
         .prepare(&format!("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {NOT_GENERATED}"))?
