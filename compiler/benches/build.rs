@@ -18,6 +18,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use knowledge::build::{Compiler, Silent};
+
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::{copy_markdown, walk_files};
 use knowledge::config::Project;
 
 const CORPORA: [(&str, &str); 4] = [
@@ -240,37 +244,6 @@ fn edit_targets(dir: &Path, count: usize) -> Vec<PathBuf> {
     files.sort();
     let step = (files.len() / count).max(1);
     files.into_iter().step_by(step).take(count).collect()
-}
-
-fn copy_markdown(from: &Path, to: &Path) -> (usize, u64) {
-    let mut count = 0;
-    let mut bytes = 0;
-    for path in walk_files(from) {
-        if path.extension().is_none_or(|e| e != "md") {
-            continue;
-        }
-        let target = to.join(path.strip_prefix(from).unwrap());
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        bytes += std::fs::copy(&path, &target).unwrap();
-        count += 1;
-    }
-    (count, bytes)
-}
-
-fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
 }
 
 fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::{copy_markdown, walk_files};
+
 const CORPORA: [(&str, &str); 2] = [("rust-rfcs", "rust-rfcs/text"), ("dendron-vault", "dendron-vault/vault")];
 
 fn main() {
@@ -36,7 +40,7 @@ fn main() {
 fn bench_corpus(name: &str, source: &Path) {
     let work = tempfile::tempdir().unwrap();
     let root = work.path();
-    let files = copy_markdown(source, &root.join("corpus"));
+    let (files, _) = copy_markdown(source, &root.join("corpus"));
     std::fs::write(root.join("kc.toml"), "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n").unwrap();
     let binary = env!("CARGO_BIN_EXE_knowledge");
     assert!(Command::new(binary).args(["-C", root.to_str().unwrap(), "build"]).output().unwrap().status.success());
@@ -115,36 +119,6 @@ fn bench_corpus(name: &str, source: &Path) {
 fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
     times.sort();
     (times[times.len() / 2], times[(times.len() * 95 / 100).min(times.len() - 1)])
-}
-
-fn copy_markdown(from: &Path, to: &Path) -> usize {
-    let mut count = 0;
-    for path in walk_files(from) {
-        if path.extension().is_none_or(|e| e != "md") {
-            continue;
-        }
-        let target = to.join(path.strip_prefix(from).unwrap());
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::copy(&path, &target).unwrap();
-        count += 1;
-    }
-    count
-}
-
-fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
 }
 
 fn ms(d: Duration) -> String {

@@ -210,6 +210,14 @@ fn build_check_agrees_with_the_build_for_every_kind_of_change() {
     test.build();
     assert_eq!(check(&test).0, 0);
 
+    // Each settings change adds a section to the last one's `kc.toml`.
+    let config = |sections: &str, dimensions: u32| {
+        format!("version = 1\n{sections}[embeddings]\nprovider = \"fake\"\ndimensions = {dimensions}\n")
+    };
+    let chunking = "[chunking]\ntarget_bytes = 800\n";
+    let wiki = "[wiki]\nmin_sources = 3\n";
+    let templates = "[wiki]\nmin_sources = 3\ntemplates_dir = \"tpl\"\n";
+    let lint = "[lint]\non_build = true\n";
     type Change = Box<dyn Fn(&CliTest)>;
     let changes: Vec<(&str, Change, &str)> = vec![
         ("a new source", Box::new(|t| t.write("docs/d.md", "# Delta\n\nNew.\n")), "added: docs/d.md"),
@@ -217,38 +225,30 @@ fn build_check_agrees_with_the_build_for_every_kind_of_change() {
         ("a deletion", Box::new(|t| t.remove("docs/d.md")), "removed: docs/d.md"),
         (
             "[chunking]",
-            Box::new(|t| {
-                t.write("kc.toml", "version = 1\n[chunking]\ntarget_bytes = 800\n[embeddings]\nprovider = \"fake\"\ndimensions = 256\n")
-            }),
+            Box::new(move |t| t.write("kc.toml", config(chunking, 256))),
             "every source would be re-derived",
         ),
         (
             "[wiki] min_sources",
-            Box::new(|t| {
-                t.write("kc.toml", "version = 1\n[chunking]\ntarget_bytes = 800\n[wiki]\nmin_sources = 3\n[embeddings]\nprovider = \"fake\"\ndimensions = 256\n")
-            }),
+            Box::new(move |t| t.write("kc.toml", config(&format!("{chunking}{wiki}"), 256))),
             "would run: the [wiki] settings or templates changed",
         ),
         (
             "a template",
-            Box::new(|t| {
-                t.write("kc.toml", "version = 1\n[chunking]\ntarget_bytes = 800\n[wiki]\nmin_sources = 3\ntemplates_dir = \"tpl\"\n[embeddings]\nprovider = \"fake\"\ndimensions = 256\n");
+            Box::new(move |t| {
+                t.write("kc.toml", config(&format!("{chunking}{templates}"), 256));
                 t.write("tpl/root.md.j2", "---\ngenerated: true\n---\n\n# Our index: {{ pages }} pages\n");
             }),
             "would run: the [wiki] settings or templates changed",
         ),
         (
             "[lint]",
-            Box::new(|t| {
-                t.write("kc.toml", "version = 1\n[chunking]\ntarget_bytes = 800\n[wiki]\nmin_sources = 3\ntemplates_dir = \"tpl\"\n[lint]\non_build = true\n[embeddings]\nprovider = \"fake\"\ndimensions = 256\n")
-            }),
+            Box::new(move |t| t.write("kc.toml", config(&format!("{chunking}{templates}{lint}"), 256))),
             "would run: the [lint] settings changed",
         ),
         (
             "[embeddings] dimensions",
-            Box::new(|t| {
-                t.write("kc.toml", "version = 1\n[chunking]\ntarget_bytes = 800\n[wiki]\nmin_sources = 3\ntemplates_dir = \"tpl\"\n[lint]\non_build = true\n[embeddings]\nprovider = \"fake\"\ndimensions = 128\n")
-            }),
+            Box::new(move |t| t.write("kc.toml", config(&format!("{chunking}{templates}{lint}"), 128))),
             "would run: embeddings: the embedding model changed from `fake:256` to `fake:128`",
         ),
         (
