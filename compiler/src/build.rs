@@ -22,8 +22,8 @@ use crate::config::Project;
 use crate::db::KnowledgeDb;
 use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{
-    self, BuildWrite, ChunkRow, DB_FILE, LOCK_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store,
-    StoreError, WriterLock,
+    self, BuildWrite, DB_FILE, LOCK_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store, StoreError,
+    WriterLock,
 };
 use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 
@@ -795,12 +795,6 @@ fn add_notes(project: &Project, walk: &mut sources::Walk) {
     }
 }
 
-/// The stable ref of a source: `file://` and its path, or a note's own `knowledge://item/ID`.
-#[must_use]
-pub fn source_ref(path: &str) -> String {
-    if path.starts_with(crate::notes::NOTE_PREFIX) { path.to_string() } else { format!("file://{path}") }
-}
-
 /// Files whose size and mtime match their row are unchanged without being read, unless the row's mtime is
 /// racy: a file modified within [`RACY_NS`] of the moment the last writing build began its scan may be
 /// modified again within the same clock tick, at the same size, and its stat would not show it (Git's
@@ -930,32 +924,6 @@ pub(crate) fn fingerprint(project: &Project) -> String {
     content_hash(material.as_bytes())
 }
 
-/// A source's chunks as rows. `signatures`: with the MinHash signatures near-duplicate lint reads (files
-/// only: lint compares neither generated pages nor notes).
-pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: bool) -> Vec<ChunkRow> {
-    chunks
-        .iter()
-        .map(|chunk| {
-            let slice = &text[chunk.start as usize..chunk.end as usize];
-            ChunkRow {
-                id: chunk.id.clone(),
-                ordinal: chunk.ordinal,
-                hash: chunk.hash.clone(),
-                heading_path: serde_json::to_string(&chunk.heading_path).expect("strings serialize"),
-                title: chunk_title(title, &chunk.heading_path),
-                text: slice.to_string(),
-                identifiers: chunk.identifiers.clone(),
-                start_offset: chunk.start,
-                end_offset: chunk.end,
-                start_line: chunk.start_line,
-                end_line: chunk.end_line,
-                minhash: if signatures { crate::lint::signature(slice) } else { None }
-                    .map(|signature| crate::lint::signature_bytes(&signature)),
-            }
-        })
-        .collect()
-}
-
 fn source_row(
     item: &Pending,
     outline: &Outline,
@@ -965,7 +933,7 @@ fn source_row(
     labels: String,
 ) -> SourceRow {
     let path = &item.found.path;
-    let uri = source_ref(path);
+    let uri = crate::sources::source_ref(path);
     let kind = SourceKind::from_path(path);
     SourceRow {
         path: path.clone(),
@@ -979,17 +947,15 @@ fn source_row(
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         labels,
-        chunks: chunk_rows(&item.text, &outline.title, chunks, !path.starts_with(crate::notes::NOTE_PREFIX)),
+        chunks: crate::sources::chunk_rows(
+            &item.text,
+            &outline.title,
+            chunks,
+            !path.starts_with(crate::notes::NOTE_PREFIX),
+        ),
         // Notes are not concepts' sources: they have no path a page could link to.
         signals: if path.starts_with(crate::notes::NOTE_PREFIX) { Vec::new() } else { signals.to_vec() },
     }
-}
-
-/// The document title followed by the heading path, without repeating a title that is also the first heading.
-fn chunk_title(document_title: &str, heading_path: &[String]) -> String {
-    let mut parts: Vec<&str> = vec![document_title];
-    parts.extend(heading_path.iter().map(String::as_str).skip_while(|h| *h == document_title));
-    parts.join(" > ")
 }
 
 /// One event per source the build added, changed, removed or skipped. A full rebuild derives every source

@@ -197,7 +197,7 @@ pub struct LintConfig {
     /// Rules that do not run.
     pub disable: Vec<Spanned<String>>,
     /// A severity per rule code, overriding its default.
-    pub severity: std::collections::BTreeMap<Spanned<String>, crate::lint::Severity>,
+    pub severity: std::collections::BTreeMap<Spanned<String>, crate::rules::Severity>,
     /// Literal text (case-sensitive) that marks an unresolved contradiction.
     pub contradiction_patterns: Vec<String>,
     /// An unresolved wikilink target linked from at least this many sources is a new-article candidate.
@@ -409,13 +409,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     }
     let lint = &config.lint;
     for code in lint.enable.iter().chain(&lint.disable).chain(lint.severity.keys()) {
-        if crate::lint::rule(code.get_ref()).is_none() {
+        if crate::rules::rule(code.get_ref()).is_none() {
             return Err(invalid(
                 Some(code.span()),
                 format!(
                     "unknown lint rule `{}`; the rules are: {}",
                     code.get_ref(),
-                    crate::lint::rule_codes().join(", ")
+                    crate::rules::rule_codes().join(", ")
                 ),
             ));
         }

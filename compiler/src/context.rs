@@ -196,7 +196,7 @@ pub fn pack(
 
 /// `file://PATH@REV12#Lstart-Lend` (`knowledge://item/ID@…` for a note).
 fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
-    let source = crate::build::source_ref(path);
+    let source = crate::sources::source_ref(path);
     format!("{source}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
 }
 

@@ -1,126 +1,28 @@
-//! `knowledge lint`: checks links, wikilinks, footnotes, front matter, contradiction markers and duplicates
-//! across the project, and renders the findings for people, machines, GitHub and SARIF consumers.
+//! The lint rules over per-file facts: links, wikilinks, footnotes, front matter, contradiction markers and
+//! duplicates, resolved across the project, and the findings rendered for people, machines, GitHub and SARIF
+//! consumers.
 //!
-//! Lint never writes. It reuses the build's incremental work: the per-file facts of every source whose size
-//! and mtime match the index are read from the index, and only changed files are parsed, in memory. Each
-//! link is then resolved against the whole project, so linting a few staged files still sees every target.
+//! Lint never writes. A build runs these rules on the facts it commits (`lint_index`); `knowledge lint`
+//! (`lint_command`) gathers the facts of the project as it stands and runs the same rules. Each link is
+//! resolved against the whole project, so linting a few staged files still sees every target.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use knowledge_queries::links::{join, link_candidates, percent_decode, wiki_names, wikilink_key};
 use knowledge_queries::{LintFacts, SourceKind};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 mod near_duplicates;
 
-pub use near_duplicates::{Body, ChunkText, Signature, signature, signature_bytes, signature_from_bytes};
+pub use crate::minhash::{Signature, signature, signature_bytes, signature_from_bytes};
+pub use near_duplicates::{Body, ChunkText};
 
-use crate::build::{self, Compiler, Silent};
 use crate::config::Project;
 use crate::sources::Skipped;
-use crate::store::{self, DB_FILE, Prior};
+use crate::store;
 
-/// How serious a finding is. Errors fail the check; warnings fail it only with `--error-on-warning`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-    Info,
-}
-
-impl Severity {
-    /// The severity `as_str` names; `None` for anything else.
-    #[must_use]
-    pub fn parse(name: &str) -> Option<Severity> {
-        [Severity::Error, Severity::Warning, Severity::Info].into_iter().find(|s| s.as_str() == name)
-    }
-
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
-
-/// A lint rule: its stable code, default severity and what it checks.
-#[derive(Debug, Clone, Copy)]
-pub struct Rule {
-    pub code: &'static str,
-    pub severity: Severity,
-    pub summary: &'static str,
-}
-
-/// Every rule, in documentation order.
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "broken_link",
-        severity: Severity::Error,
-        summary: "A relative link points to a file that does not exist.",
-    },
-    Rule {
-        code: "broken_anchor",
-        severity: Severity::Warning,
-        summary: "A link names a heading anchor the target Markdown file does not have.",
-    },
-    Rule {
-        code: "unresolved_wikilink",
-        severity: Severity::Warning,
-        summary: "A [[wikilink]] matches no page by path, file name, title or alias.",
-    },
-    Rule { code: "undefined_footnote", severity: Severity::Error, summary: "A footnote reference has no definition." },
-    Rule {
-        code: "unused_footnote",
-        severity: Severity::Warning,
-        summary: "A footnote definition is never referenced.",
-    },
-    Rule {
-        code: "malformed_front_matter",
-        severity: Severity::Error,
-        summary: "Front matter that cannot be read, or that is never closed.",
-    },
-    Rule {
-        code: "contradiction_marker",
-        severity: Severity::Warning,
-        summary: "A contradiction marker (a configured pattern) is left in the text.",
-    },
-    Rule { code: "duplicate_page", severity: Severity::Warning, summary: "Two sources have exactly the same content." },
-    Rule {
-        code: "new_article_candidate",
-        severity: Severity::Info,
-        summary: "A wikilink target that many sources link to has no page.",
-    },
-    Rule {
-        code: "missing_citation",
-        severity: Severity::Warning,
-        summary: "A section of a hand-written wiki page makes claims (a paragraph of prose) but cites nothing.",
-    },
-    Rule {
-        code: "stale_citation",
-        severity: Severity::Warning,
-        summary: "A citation's recorded revision no longer matches its source: a generated page that needs a build, or a `file://PATH@REV` ref.",
-    },
-    Rule {
-        code: "unresolved_source_ref",
-        severity: Severity::Error,
-        summary: "A citation names a source that is not in the project.",
-    },
-    Rule { code: "orphan_page", severity: Severity::Info, summary: "A hand-written wiki page nothing links to." },
-];
-
-#[must_use]
-pub fn rule(code: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|rule| rule.code == code)
-}
-
-#[must_use]
-pub fn rule_codes() -> Vec<&'static str> {
-    RULES.iter().map(|rule| rule.code).collect()
-}
+pub use crate::rules::{RULES, Rule, Severity, rule, rule_codes};
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -159,96 +61,13 @@ pub struct LintSummary {
 }
 
 /// One source's facts and the names a wikilink may use for it.
-struct FileFacts {
-    path: String,
-    kind: SourceKind,
-    size: u64,
-    revision: String,
-    names: Vec<String>,
-    facts: LintFacts,
-}
-
-/// Lints the project. `only` limits the reported findings to sources at or under these project-relative
-/// paths (empty: every source); links are resolved against the whole project either way.
-pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> LintReport {
-    let index = project.output_dir().join(DB_FILE);
-    // No index, one in another format or one that cannot be read: every file is parsed here. A cache makes
-    // lint faster, never different.
-    let conn = store::open_read_only(&index).ok();
-    let (prior, mut stored, page_citations) = conn
-        .as_ref()
-        .and_then(|conn| {
-            let citations = store::read_page_citations(conn).unwrap_or_default();
-            Some((store::read_prior(conn).ok()?, store::read_facts(conn).ok()?, citations))
-        })
-        .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new(), Vec::new()));
-    let near = compares_near_duplicates(project);
-    let trusted = build::trusts(&prior, &build::fingerprint(project));
-    let mut scan = build::scan(project, &prior, !trusted, &Silent);
-
-    let mut files: Vec<FileFacts> = Vec::new();
-    let intact = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path)).all(|path| {
-        let file = stored.remove(path).and_then(|facts| stored_file(path, facts));
-        file.map(|file| files.push(file)).is_some()
-    });
-    if !intact {
-        // A row whose facts cannot be read: trust none of them, and parse every file as without an index.
-        files.clear();
-        scan = build::scan(project, &prior, true, &Silent);
-    }
-    let reused = files.len();
-    // Chunks: the index's for sources that did not change, the queries' for those that did.
-    let mut chunks: Vec<ChunkText> = Vec::new();
-    if near && let Some(conn) = conn.as_ref().filter(|_| trusted && intact) {
-        let changed: HashSet<String> = scan.pending.iter().map(|item| item.found.path.clone()).collect();
-        chunks =
-            store::read_chunk_texts(conn, &changed).unwrap_or_default().into_iter().map(ChunkText::stored).collect();
-    }
-    let derived = compiler.derive_facts(project, &scan.pending, near);
-    for (item, (outline, facts, file_chunks)) in scan.pending.iter().zip(derived) {
-        chunks.extend(file_chunks.iter().map(|chunk| {
-            let text = &item.text[chunk.start as usize..chunk.end as usize];
-            ChunkText {
-                path: item.found.path.clone(),
-                revision: item.revision.clone(),
-                start_line: chunk.start_line,
-                end_line: chunk.end_line,
-                signature: signature(text),
-                body: Body::Text(text.to_string()),
-            }
-        }));
-        let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
-        files.push(FileFacts {
-            path: item.found.path.clone(),
-            kind: outline.kind,
-            size: item.found.size,
-            revision: item.revision.clone(),
-            names: names(&item.found.path, &outline.title, &front_matter),
-            facts,
-        });
-    }
-    let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
-    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations, &chunks, conn.as_ref());
-    diagnostics.retain(|d| reported(&d.path));
-
-    let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
-    let summary = LintSummary {
-        files: files.iter().filter(|f| reported(&f.path)).count(),
-        errors: count(Severity::Error),
-        warnings: count(Severity::Warning),
-        info: count(Severity::Info),
-        reused,
-        parsed: scan.pending.len(),
-    };
-    let unlinted = only
-        .iter()
-        .filter(|prefix| {
-            !files.iter().any(|f| is_at_or_under(&f.path, prefix))
-                && !scan.skipped.iter().any(|s| is_at_or_under(&s.path, prefix))
-        })
-        .cloned()
-        .collect();
-    LintReport { diagnostics, summary, skipped: scan.skipped, unlinted }
+pub(crate) struct FileFacts {
+    pub(crate) path: String,
+    pub(crate) kind: SourceKind,
+    pub(crate) size: u64,
+    pub(crate) revision: String,
+    pub(crate) names: Vec<String>,
+    pub(crate) facts: LintFacts,
 }
 
 /// Whether `path` is `prefix` or inside the folder `prefix` (an empty prefix holds everything).
@@ -260,7 +79,7 @@ pub fn is_at_or_under(path: &str, prefix: &str) -> bool {
 
 /// The findings of every enabled rule over `files`, with configured severities, without suppressed ones,
 /// sorted by path, line, column and code.
-fn diagnose(
+pub(crate) fn diagnose(
     project: &Project,
     files: &mut [FileFacts],
     page_citations: &[store::PageCitation],
@@ -300,7 +119,7 @@ pub(crate) fn lint_index(project: &Project, conn: &rusqlite::Connection) -> rusq
 }
 
 /// A source's facts as the index stores them; `None` if they cannot be read.
-fn stored_file(path: &str, stored: store::StoredFacts) -> Option<FileFacts> {
+pub(crate) fn stored_file(path: &str, stored: store::StoredFacts) -> Option<FileFacts> {
     let outline: serde_json::Value = serde_json::from_str(&stored.outline).ok()?;
     let facts: LintFacts = serde_json::from_str(&stored.lint_facts).ok()?;
     Some(FileFacts {
@@ -354,7 +173,7 @@ fn suppressed(diagnostic: &Diagnostic, file: Option<&&FileFacts>) -> bool {
 
 /// The names a wikilink may use for a source: its path and file name without extension, its title and its
 /// front matter aliases, all normalized.
-fn names(path: &str, title: &str, front_matter: &serde_json::Value) -> Vec<String> {
+pub(crate) fn names(path: &str, title: &str, front_matter: &serde_json::Value) -> Vec<String> {
     let mut aliases = Vec::new();
     for key in ["aliases", "alias"] {
         match &front_matter[key] {
@@ -887,7 +706,7 @@ fn check_page_citations(project: &Project, files: &[FileFacts], citations: &[sto
 }
 
 /// Whether lint looks for near duplicates: `duplicate_page` runs and the threshold is below 1.
-fn compares_near_duplicates(project: &Project) -> bool {
+pub(crate) fn compares_near_duplicates(project: &Project) -> bool {
     Settings::from_project(project).runs("duplicate_page")
         && *project.config.lint.near_duplicate_threshold.get_ref() < 1.0
 }

@@ -531,7 +531,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let project = Project::discover(&start)?;
             // Like `git -C`, `-C DIR` makes paths relative to DIR.
             let only = knowledge::lint::relative_paths(&project, &start, &paths).map_err(anyhow::Error::msg)?;
-            let report = knowledge::lint::lint(&mut Compiler::new(), &project, &only);
+            let report = knowledge::lint_command::lint(&mut Compiler::new(), &project, &only);
             let mut stderr = std::io::stderr().lock();
             for skipped in &report.skipped {
                 writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;

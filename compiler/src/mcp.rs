@@ -438,12 +438,12 @@ fn resource_text(
                     _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
                 }
             } else if let Some(slug) = uri.strip_prefix(crate::wiki::PAGE_PREFIX) {
-                reader::page_markdown(conn, slug)
+                store::page_markdown(conn, slug)
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))
                     .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
             } else if let Some(section) = uri.strip_prefix(crate::wiki::INDEX_PREFIX) {
-                reader::shard_markdown(conn, section)
+                store::shard_markdown(conn, section)
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))
                     .ok_or_else(|| ResourceError::NotFound(format!("no index shard `{section}`")))

@@ -196,17 +196,6 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
     Ok(Some(detail))
 }
 
-/// A generated page's Markdown, as its file holds it. Pages quote only what every principal may read.
-pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT markdown FROM wiki_pages WHERE slug = ?1", [slug], |row| row.get(0)).optional()
-}
-
-/// A catalog shard's Markdown; `root` names the root.
-pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
-    let section = if section == "root" { "" } else { section };
-    conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
-}
-
 /// What `list` enumerates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -600,14 +589,10 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
         search_modes: if model.is_some() { vec!["keyword", "semantic", "hybrid"] } else { vec!["keyword"] },
         degraded: model.is_none() || pending > 0,
         degraded_reason: match (&model, pending) {
-            (None, _) => Some(NO_EMBEDDINGS.to_string()),
+            (None, _) => Some(crate::search::NO_EMBEDDINGS.to_string()),
             (Some(_), 0) => None,
             (Some(_), n) => Some(format!("{n} chunks are waiting for their embeddings; the next build retries them")),
         },
         embeddings_model: model,
     })
 }
-
-/// Why semantic search is unavailable in this version.
-pub const NO_EMBEDDINGS: &str =
-    "no embeddings generation: [embeddings] provider is `none`, so searches are keyword-only";

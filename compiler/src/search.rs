@@ -14,6 +14,10 @@ use crate::access::Access;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
+/// Why semantic search is unavailable in this version.
+pub const NO_EMBEDDINGS: &str =
+    "no embeddings generation: [embeddings] provider is `none`, so searches are keyword-only";
+
 /// Result kinds: chunks of sources, of generated wiki pages, rows of the wiki's index shards, and notes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -230,7 +234,7 @@ fn retrieve(conn: &Connection, request: &SearchRequest, access: &Access) -> rusq
         Ok(response)
     };
     let Some(embedder) = crate::embeddings::for_index(conn)? else {
-        return degrade(crate::reader::NO_EMBEDDINGS.to_string());
+        return degrade(NO_EMBEDDINGS.to_string());
     };
     let query_vector = match embedder.embed_query(&request.query) {
         Ok(vector) => vector,

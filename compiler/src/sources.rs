@@ -11,7 +11,10 @@ use std::time::UNIX_EPOCH;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
+use knowledge_queries::Chunk;
+
 use crate::config::Project;
+use crate::store::ChunkRow;
 
 /// A file the walk selected, before it is read.
 #[derive(Debug, Clone)]
@@ -217,4 +220,43 @@ fn walk_error_reason(error: &ignore::Error, root: &Path) -> String {
         ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => walk_error_reason(err, root),
         other => format!("unreadable: {other}"),
     }
+}
+
+/// The stable ref of a source: `file://` and its path, or a note's own `knowledge://item/ID`.
+#[must_use]
+pub fn source_ref(path: &str) -> String {
+    if path.starts_with(crate::notes::NOTE_PREFIX) { path.to_string() } else { format!("file://{path}") }
+}
+
+/// A source's chunks as rows. `signatures`: with the MinHash signatures near-duplicate lint reads (files
+/// only: lint compares neither generated pages nor notes).
+pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: bool) -> Vec<ChunkRow> {
+    chunks
+        .iter()
+        .map(|chunk| {
+            let slice = &text[chunk.start as usize..chunk.end as usize];
+            ChunkRow {
+                id: chunk.id.clone(),
+                ordinal: chunk.ordinal,
+                hash: chunk.hash.clone(),
+                heading_path: serde_json::to_string(&chunk.heading_path).expect("strings serialize"),
+                title: chunk_title(title, &chunk.heading_path),
+                text: slice.to_string(),
+                identifiers: chunk.identifiers.clone(),
+                start_offset: chunk.start,
+                end_offset: chunk.end,
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                minhash: if signatures { crate::minhash::signature(slice) } else { None }
+                    .map(|signature| crate::minhash::signature_bytes(&signature)),
+            }
+        })
+        .collect()
+}
+
+/// The document title followed by the heading path, without repeating a title that is also the first heading.
+fn chunk_title(document_title: &str, heading_path: &[String]) -> String {
+    let mut parts: Vec<&str> = vec![document_title];
+    parts.extend(heading_path.iter().map(String::as_str).skip_while(|h| *h == document_title));
+    parts.join(" > ")
 }

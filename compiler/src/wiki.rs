@@ -430,7 +430,7 @@ fn page_model(page: &wiki::PagePlan, plans: &[wiki::PagePlan], catalog: &Catalog
     let source_link = |index: usize| {
         let source = &catalog.sources[index];
         SourceLink {
-            source_ref: crate::build::source_ref(&source.path),
+            source_ref: crate::sources::source_ref(&source.path),
             path: source.path.clone(),
             title: source.title.clone(),
             href: layout.source_href(&page.section, &source.path),
@@ -577,7 +577,7 @@ fn page_source_row(
         outline: serde_json::to_string(&outline).expect("outline serializes"),
         lint_facts: "{}".to_string(),
         labels: String::new(),
-        chunks: crate::build::chunk_rows(markdown, &model.title, &page_chunks, false)
+        chunks: crate::sources::chunk_rows(markdown, &model.title, &page_chunks, false)
             .into_iter()
             .filter(|chunk| !is_navigation(&chunk.text))
             .collect(),
@@ -1102,9 +1102,9 @@ impl Artifact {
     fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
         let section = self.uri.strip_prefix(INDEX_PREFIX);
         match (self.kind.as_str(), self.uri.strip_prefix(PAGE_PREFIX)) {
-            ("page", Some(slug)) => crate::reader::page_markdown(conn, slug),
+            ("page", Some(slug)) => store::page_markdown(conn, slug),
             // The root's uri is `knowledge://index/root`, which `shard_markdown` reads as the root.
-            ("root" | "shard", _) => section.map_or(Ok(None), |section| crate::reader::shard_markdown(conn, section)),
+            ("root" | "shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),
             ("shard_json", _) => match section.and_then(|s| s.strip_suffix(".json")) {
                 Some(section) => Ok(conn
                     .prepare_cached("SELECT json FROM knowledge_indexes WHERE section = ?1")?

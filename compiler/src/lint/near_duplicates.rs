@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::minhash::{BANDS, ROWS, Signature, jaccard, mix, shingle_set, signature_from_bytes};
+
 /// A chunk to compare: where it is, its signature, and where its text is.
 #[derive(Debug, Clone)]
 pub struct ChunkText {
@@ -43,9 +45,6 @@ pub enum Body {
     Stored(i64),
 }
 
-/// A MinHash signature: `BANDS` bands of `ROWS` hashes.
-pub type Signature = [u64; BANDS * ROWS];
-
 /// A pair of near-duplicate chunks (indexes into the input) and their similarity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct NearDuplicate {
@@ -54,16 +53,6 @@ pub(super) struct NearDuplicate {
     pub(super) similarity: f64,
 }
 
-/// Words per shingle.
-const SHINGLE_WORDS: usize = 5;
-/// Chunks with fewer shingles than this are too short for similarity to mean anything (a title and a
-/// sentence of boilerplate).
-const MIN_SHINGLES: usize = 24;
-/// The signature: `BANDS` bands of `ROWS` hashes (a power of two slots). Two chunks of similarity s share a
-/// band with probability about 1 − (1 − s⁴)⁸: 0.98 at s = 0.8, 0.71 at 0.6, 0.25 at 0.4; the exact check then
-/// applies the threshold.
-const BANDS: usize = 8;
-const ROWS: usize = 4;
 /// A band bucket this full is boilerplate shared by many files; its members are not paired with each other.
 const MAX_BUCKET: usize = 64;
 /// A chunk with near duplicates in more sources than this is a standard text the project repeats on
@@ -140,102 +129,10 @@ pub(super) fn near_duplicates<E>(
     Ok(pairs.into_iter().filter(|pair| !boilerplate(pair.first) && !boilerplate(pair.second)).collect())
 }
 
-/// Calls `each` with the hash of every word 5-gram of a text, in order. Words are runs of ASCII letters
-/// and digits and non-ASCII bytes (so letters of any script), lowercased; each word is hashed with FNV-1a.
-fn for_each_shingle(text: &str, mut each: impl FnMut(u64)) {
-    let mut window = [0_u64; SHINGLE_WORDS];
-    let mut words = 0usize;
-    let mut word: Option<u64> = None;
-    for byte in text.bytes().chain(std::iter::once(b' ')) {
-        if byte.is_ascii_alphanumeric() || byte >= 0x80 {
-            let h = word.unwrap_or(0xcbf2_9ce4_8422_2325);
-            word = Some((h ^ u64::from(byte.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3));
-        } else if let Some(hash) = word.take() {
-            window[words % SHINGLE_WORDS] = hash;
-            words += 1;
-            if words >= SHINGLE_WORDS {
-                // The window in word order, oldest first, each word rotated by its place so that order
-                // counts, then one finalizer: a full mix per word cost more than the rest of lint.
-                let combined = (0..SHINGLE_WORDS)
-                    .map(|k| window[(words + k) % SHINGLE_WORDS].rotate_left(13 * k as u32))
-                    .fold(0_u64, |h, w| h ^ w);
-                each(mix(combined));
-            }
-        }
-    }
-}
-
-/// The sorted, distinct shingle hashes of a text.
-fn shingle_set(text: &str) -> Vec<u64> {
-    let mut hashes = Vec::new();
-    for_each_shingle(text, |h| hashes.push(h));
-    hashes.sort_unstable();
-    hashes.dedup();
-    hashes
-}
-
-/// One-permutation MinHash: each shingle hash falls into one slot of the signature by its top bits, and a
-/// slot keeps the least of its hashes, in one pass over the text. `None` for a text with fewer than
-/// [`MIN_SHINGLES`] shingles. An empty slot stays `u64::MAX`.
-#[must_use]
-pub fn signature(text: &str) -> Option<Signature> {
-    const SLOT_BITS: u32 = (BANDS * ROWS).trailing_zeros();
-    let mut signature = [u64::MAX; BANDS * ROWS];
-    let mut count = 0;
-    for_each_shingle(text, |shingle| {
-        count += 1;
-        let slot = (shingle >> (64 - SLOT_BITS)) as usize;
-        signature[slot] = signature[slot].min(shingle << SLOT_BITS);
-    });
-    (count >= MIN_SHINGLES).then_some(signature)
-}
-
-/// A signature as the index stores it: its hashes as little-endian bytes.
-#[must_use]
-pub fn signature_bytes(signature: &Signature) -> Vec<u8> {
-    signature.iter().flat_map(|hash| hash.to_le_bytes()).collect()
-}
-
-/// A stored signature; `None` for bytes of another length (an index from another version is not read).
-#[must_use]
-pub fn signature_from_bytes(bytes: &[u8]) -> Option<Signature> {
-    let mut signature = [0_u64; BANDS * ROWS];
-    if bytes.len() != signature.len() * 8 {
-        return None;
-    }
-    for (slot, word) in signature.iter_mut().zip(bytes.chunks_exact(8)) {
-        *slot = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-    }
-    Some(signature)
-}
-
-/// Jaccard similarity of two sorted, distinct hash lists.
-fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    shared as f64 / (a.len() + b.len() - shared) as f64
-}
-
-/// SplitMix64's finalizer: a fast, well-mixed 64-bit hash step.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::minhash::{signature, signature_bytes};
 
     fn chunk(path: &str, text: &str) -> ChunkText {
         ChunkText {

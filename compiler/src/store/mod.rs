@@ -750,6 +750,17 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
 /// The SQL condition that keeps generated wiki pages and index shards out of a query over `sources`.
 pub const NOT_GENERATED: &str = "path NOT LIKE 'knowledge://wiki/%' AND path NOT LIKE 'knowledge://index/%'";
 
+/// A generated page's Markdown, as its file holds it. Pages quote only what every principal may read.
+pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT markdown FROM wiki_pages WHERE slug = ?1", [slug], |row| row.get(0)).optional()
+}
+
+/// A catalog shard's Markdown; `root` names the root.
+pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
+    let section = if section == "root" { "" } else { section };
+    conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
+}
+
 /// The generated files an index lists, relative to the output folder: never sources.
 pub fn generated_files(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
     conn.prepare("SELECT path FROM storage_objects")?.query_map([], |row| row.get(0))?.collect()
