@@ -407,24 +407,18 @@ impl Compiler {
                 scan_started_ns: started_ns,
             };
             let inputs = self.sync_inputs(project, &pending);
-            let counted = std::cell::RefCell::new(summary.chunks.clone());
-            let rows_done = std::cell::Cell::new(None);
-            let lint_counts = std::cell::Cell::new(None);
-            let wiki_stage = std::cell::RefCell::new(wiki::Stage::default());
-            let embedding_counters = std::cell::RefCell::new(None);
             // Whether the plan may change (a source's signals or labels changed, a source came or went, or
             // the settings did), and the changed sources whose signals did not.
-            let replan = std::cell::Cell::new(full_rebuild || prior.needs_schema || rewiki || !removed.is_empty());
-            let touched = std::cell::RefCell::new(Vec::new());
-            let executed = self.db.executed_counter();
+            let mut replan = full_rebuild || prior.needs_schema || rewiki || !removed.is_empty();
+            let mut touched = Vec::new();
             let streamed = Instant::now();
             reporter.stage("compiling", pending.len() as u64);
+            let mut tx = store.begin(&write)?;
             // The queries run on rayon's threads while this thread writes their rows into the transaction.
-            std::thread::scope(|scope| {
+            std::thread::scope(|scope| -> Result<(), BuildError> {
                 let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
                 let db = self.db.clone();
                 let (inputs, pending, rules) = (&inputs, &pending, &rules);
-                let (compiler_db, page_inputs) = (&mut self.db, &mut self.pages);
                 scope.spawn(move || {
                     inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
                         let outline = outline(db, file);
@@ -435,90 +429,74 @@ impl Compiler {
                         let _ = sender.send(row);
                     });
                 });
-                let observe = |row: &SourceRow| {
+                for row in receiver {
+                    tx.write_source(&row)?;
                     match old_plan_inputs.get(row.path.as_str()) {
-                        Some(old) if *old == wiki::plan_inputs_of(row, section_field) => {
-                            touched.borrow_mut().push(row.path.clone());
+                        Some(old) if *old == wiki::plan_inputs_of(&row, section_field) => {
+                            touched.push(row.path.clone())
                         }
-                        _ => replan.set(true),
+                        _ => replan = true,
                     }
                     let old = old_ids.get(row.path.as_str());
                     let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
-                    let mut counted = counted.borrow_mut();
+                    let counted = &mut summary.chunks;
                     counted.reused += kept;
                     counted.computed += row.chunks.len() as u64 - kept;
                     counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
                     counted.total += row.chunks.len() as u64;
                     reporter.advance(1);
-                };
-                let wiki = |conn: &rusqlite::Connection| {
-                    rows_done.set(Some(Instant::now()));
-                    let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
-                    let mut events = Vec::new();
-                    let listing = if replan.get() {
-                        None
-                    } else {
-                        Some(wiki::pages_listing(conn, &touched.borrow()).map_err(sql)?)
-                    };
-                    if listing.as_ref().is_none_or(|pages| !pages.is_empty()) {
-                        let context = wiki::StageContext {
-                            project,
-                            templates: &templates,
-                            run_id: &run_id,
-                            full: full_rebuild || prior.needs_schema,
-                            only: listing.as_ref(),
-                        };
-                        let stage = wiki::compile(conn, compiler_db, page_inputs, &context)?;
-                        events.clone_from(&stage.events);
-                        *wiki_stage.borrow_mut() = stage;
-                    }
-                    let started = humantime::format_rfc3339_millis(started_at).to_string();
-                    wiki::record_log(conn, &run_id, &started, &wiki_stage.borrow().changes).map_err(sql)?;
-                    // Embeddings last, so generated pages are embedded with the sources.
-                    let batch = project.config.embeddings.batch_size as usize;
-                    let counters =
-                        crate::embeddings::embed_stage(conn, embedder.as_deref(), batch, &run_id).map_err(sql)?;
-                    *embedding_counters.borrow_mut() = counters;
-                    Ok(events)
-                };
-                let lint = |conn: &rusqlite::Connection| {
-                    if !project.config.lint.on_build {
-                        return Ok(None);
-                    }
-                    let findings = crate::lint::lint_index(project, conn)?;
-                    lint_counts.set(Some(LintCounts::of(&findings)));
-                    Ok(Some(findings.into_iter().map(lint_row).collect()))
-                };
-                let run = || {
-                    let mut recorded = summary.clone();
-                    recorded.chunks = counted.borrow().clone();
-                    recorded.queries.executed = executed() - queries_before;
-                    let stage = wiki_stage.borrow();
-                    (recorded.pages, recorded.shards) = (stage.pages, stage.shards);
-                    recorded.embeddings.clone_from(&embedding_counters.borrow());
-                    recorded.wall_ms = elapsed_ms(clock);
-                    recorded.lint = lint_counts.get();
-                    RunRow {
-                        id: run_id.clone(),
-                        started_at: humantime::format_rfc3339_millis(started_at).to_string(),
-                        finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-                        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                        fingerprint,
-                        vcs: serde_json::to_string(&crate::vcs::context(&project.root)).expect("context serializes"),
-                        summary: serde_json::to_string(&recorded).expect("summary serializes"),
-                    }
-                };
-                store.commit(&write, receiver.into_iter(), observe, wiki, lint, run)
+                }
+                Ok(())
             })?;
+            tx.finish_sources()?;
             reporter.finish_stage();
-            summary.chunks = counted.into_inner();
-            summary.lint = lint_counts.get();
-            let stage = wiki_stage.into_inner();
+            let rows_done = Instant::now();
+            let conn = tx.connection();
+            let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
+
+            // The wiki: only the pages listing a touched source, unless the plan may have changed.
+            let listing = if replan { None } else { Some(wiki::pages_listing(conn, &touched).map_err(sql)?) };
+            let mut stage = wiki::Stage::default();
+            if listing.as_ref().is_none_or(|pages| !pages.is_empty()) {
+                let context = wiki::StageContext {
+                    project,
+                    templates: &templates,
+                    run_id: &run_id,
+                    full: full_rebuild || prior.needs_schema,
+                    only: listing.as_ref(),
+                };
+                stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;
+            }
+            let started = humantime::format_rfc3339_millis(started_at).to_string();
+            wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
             (summary.pages, summary.shards) = (stage.pages, stage.shards);
-            summary.embeddings = embedding_counters.into_inner();
+            // Embeddings after the wiki, so generated pages are embedded with the sources.
+            let batch = project.config.embeddings.batch_size as usize;
+            summary.embeddings =
+                crate::embeddings::embed_stage(conn, embedder.as_deref(), batch, &run_id).map_err(sql)?;
+            // Lint reads the facts of every source as this transaction leaves them.
+            let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
+                let findings = crate::lint::lint_index(project, conn).map_err(sql)?;
+                summary.lint = Some(LintCounts::of(&findings));
+                Some(findings.into_iter().map(lint_row).collect())
+            } else {
+                None
+            };
+            let mut recorded = summary.clone();
+            recorded.queries.executed = self.db.executed_queries() - queries_before;
+            recorded.wall_ms = elapsed_ms(clock);
+            let run = RunRow {
+                id: run_id.clone(),
+                started_at: started,
+                finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                fingerprint,
+                vcs: serde_json::to_string(&crate::vcs::context(&project.root)).expect("context serializes"),
+                summary: serde_json::to_string(&recorded).expect("summary serializes"),
+            };
+            tx.commit(&run, &stage.events, findings.as_deref())?;
             crate::failpoint("after-commit");
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
-            let rows_done = rows_done.get().unwrap_or_else(Instant::now);
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
             stage_clock = rows_done;
         }

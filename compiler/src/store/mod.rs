@@ -345,17 +345,10 @@ impl Store {
         statement.query_map([source_id], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| self.wrap(e))
     }
 
-    /// Applies a build in one transaction. `rows` are inserted as they arrive (the build derives them in
-    /// parallel meanwhile) and each is shown to `observe`; `run` makes the run record once all are in.
-    pub fn commit(
-        &mut self,
-        write: &BuildWrite,
-        rows: impl Iterator<Item = SourceRow>,
-        observe: impl FnMut(&SourceRow),
-        wiki: impl FnOnce(&Connection) -> Result<Vec<RunEvent>, StoreError>,
-        lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
-        run: impl FnOnce() -> RunRow,
-    ) -> Result<(), StoreError> {
+    /// Opens the build's one transaction: (re)creates the schema when the index needs it, clears every
+    /// chunk when every source is re-derived, and notes the prior rows of the sources the build replaces.
+    /// Nothing is visible to readers until [`BuildTransaction::commit`].
+    pub fn begin<'a>(&'a mut self, write: &'a BuildWrite) -> Result<BuildTransaction<'a>, StoreError> {
         let path = self.path.clone();
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(wrap)?;
@@ -365,42 +358,87 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
-        apply(&tx, &self.path, write, rows, observe, wiki, lint, run)?;
-        crate::failpoint("before-commit");
-        tx.commit().map_err(wrap)?;
+        let (labels_by_path, prior_ids) = begin_sources(&tx, write).map_err(wrap)?;
+        Ok(BuildTransaction { tx, path, write, labels_by_path, prior_ids })
+    }
+}
+
+/// One build's writes, in one transaction, in the order a build makes them: the derived sources as they
+/// arrive, then the end of the sources (removals, stat refreshes, a fresh index's secondary indexes), then
+/// whatever the later stages write through [`BuildTransaction::connection`], then the run and the commit.
+pub struct BuildTransaction<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: PathBuf,
+    write: &'a BuildWrite,
+    /// Every written or removed source's labels, for its events.
+    labels_by_path: HashMap<String, String>,
+    /// The prior rows of the sources being replaced, by path: a changed source's row is updated in place,
+    /// and what is left once the sources are in was removed.
+    prior_ids: HashMap<String, i64>,
+}
+
+impl BuildTransaction<'_> {
+    fn wrap(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.path.clone(), source }
+    }
+
+    /// Writes one derived source's rows.
+    pub fn write_source(&mut self, source: &SourceRow) -> Result<(), StoreError> {
+        self.labels_by_path.insert(source.path.clone(), source.labels.clone());
+        let prior = self.prior_ids.remove(&source.path);
+        write_source(&self.tx, prior, source, &self.write.run_id).map_err(|e| self.wrap(e))?;
         Ok(())
     }
-}
 
-#[allow(clippy::too_many_arguments)]
-fn apply(
-    tx: &rusqlite::Transaction<'_>,
-    path: &Path,
-    write: &BuildWrite,
-    rows: impl Iterator<Item = SourceRow>,
-    observe: impl FnMut(&SourceRow),
-    wiki: impl FnOnce(&Connection) -> Result<Vec<RunEvent>, StoreError>,
-    lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
-    run: impl FnOnce() -> RunRow,
-) -> Result<(), StoreError> {
-    let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
-    let labels_by_path = apply_sources(tx, write, rows, observe).map_err(wrap)?;
-    // A fresh index gets its secondary indexes once its source rows are in, before the wiki stage looks
-    // rows up by source and page.
-    if write.create_schema {
-        tx.execute_batch(INDEXES).map_err(wrap)?;
+    /// Ends the sources: deletes those that had no new row, refreshes stats, and gives a fresh index its
+    /// secondary indexes before the wiki stage looks rows up by source and page.
+    pub fn finish_sources(&mut self) -> Result<(), StoreError> {
+        let removed: Vec<i64> = self.prior_ids.drain().map(|(_, source_id)| source_id).collect();
+        let finish = || -> rusqlite::Result<()> {
+            for source_id in removed {
+                delete_source(&self.tx, source_id, true)?;
+            }
+            let mut update_stat =
+                self.tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+            for stat in &self.write.stats {
+                update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
+            }
+            if self.write.create_schema {
+                self.tx.execute_batch(INDEXES)?;
+            }
+            Ok(())
+        };
+        finish().map_err(|e| self.wrap(e))
     }
-    let wiki_events = wiki(tx)?;
-    apply_run(tx, write, labels_by_path, wiki_events, lint, run).map_err(wrap)
+
+    /// The transaction, for the stages that write after the sources (the wiki, embeddings, lint).
+    #[must_use]
+    pub fn connection(&self) -> &Connection {
+        &self.tx
+    }
+
+    /// Records the lint findings (`None`: lint did not run), the run and its events, and the meta keys,
+    /// then commits.
+    pub fn commit(
+        self,
+        run: &RunRow,
+        stage_events: &[RunEvent],
+        findings: Option<&[LintRow]>,
+    ) -> Result<(), StoreError> {
+        let wrap = |source| StoreError::Sqlite { path: self.path.clone(), source };
+        record_run(&self.tx, self.write, &self.labels_by_path, run, stage_events, findings).map_err(wrap)?;
+        crate::failpoint("before-commit");
+        self.tx.commit().map_err(wrap)
+    }
 }
 
-/// Replaces the rows of changed and removed sources; returns every written or removed source's labels.
-fn apply_sources(
+/// Reads the labels of the sources a build replaces, and clears what a full re-derivation replaces at
+/// once; returns the labels by path and the prior rows still to replace.
+#[allow(clippy::type_complexity)]
+fn begin_sources(
     tx: &rusqlite::Transaction<'_>,
     write: &BuildWrite,
-    rows: impl Iterator<Item = SourceRow>,
-    mut observe: impl FnMut(&SourceRow),
-) -> rusqlite::Result<HashMap<String, String>> {
+) -> rusqlite::Result<(HashMap<String, String>, HashMap<String, i64>)> {
     if write.replace_all {
         tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
@@ -410,7 +448,6 @@ fn apply_sources(
     // Kept in memory: a fresh index has no path index until its rows are in.
     let mut labels_by_path: HashMap<String, String> = HashMap::new();
     let mut read_labels = tx.prepare_cached("SELECT path, labels FROM sources WHERE id = ?1")?;
-    // The prior row of each changed source, by path: a changed source's row is updated in place.
     let mut prior_ids: HashMap<String, i64> = HashMap::new();
     for &source_id in &write.replaced {
         if let Some((path, labels)) =
@@ -426,21 +463,7 @@ fn apply_sources(
         }
         prior_ids.clear();
     }
-    for source in rows {
-        labels_by_path.insert(source.path.clone(), source.labels.clone());
-        write_source(tx, prior_ids.remove(&source.path), &source, &write.run_id)?;
-        observe(&source);
-    }
-    // What is left had no new row: removed sources.
-    for source_id in prior_ids.into_values() {
-        delete_source(tx, source_id, true)?;
-    }
-
-    let mut update_stat = tx.prepare_cached("UPDATE sources SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
-    for stat in &write.stats {
-        update_stat.execute(params![stat.path, sql_int(stat.size), stat.mtime_ns])?;
-    }
-    Ok(labels_by_path)
+    Ok((labels_by_path, prior_ids))
 }
 
 /// Deletes a source row with its signals and, unless they are already gone, its chunks.
@@ -616,27 +639,23 @@ fn insert_signals(
 }
 
 /// Records lint, the run and its events, and the meta keys, after every row is in.
-fn apply_run(
+fn record_run(
     tx: &rusqlite::Transaction<'_>,
     write: &BuildWrite,
-    labels_by_path: HashMap<String, String>,
-    wiki_events: Vec<RunEvent>,
-    lint: impl FnOnce(&Connection) -> rusqlite::Result<Option<Vec<LintRow>>>,
-    run: impl FnOnce() -> RunRow,
+    labels_by_path: &HashMap<String, String>,
+    run: &RunRow,
+    stage_events: &[RunEvent],
+    findings: Option<&[LintRow]>,
 ) -> rusqlite::Result<()> {
-    // Lint reads the facts of every source as this transaction leaves them; `None` means it did not run.
-    let findings = lint(tx)?;
     set_meta(tx, "lint_run", if findings.is_some() { &write.run_id } else { "" })?;
-    let findings = findings.unwrap_or_default();
     tx.execute("DELETE FROM lint_results", [])?;
     let mut insert_finding = tx.prepare_cached(
         "INSERT INTO lint_results (run_id, path, line, col, severity, code, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
-    for f in &findings {
+    for f in findings.unwrap_or_default() {
         insert_finding.execute(params![write.run_id, f.path, f.line, f.column, f.severity, f.code, f.message])?;
     }
 
-    let run = &run();
     tx.execute(
         "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
          VALUES (?1, ?2, ?3, 'succeeded', ?4, ?5, ?6, ?7)",
@@ -646,7 +665,7 @@ fn apply_run(
         "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    for (seq, event) in write.events.iter().chain(&wiki_events).enumerate() {
+    for (seq, event) in write.events.iter().chain(stage_events).enumerate() {
         insert_event.execute(params![
             run.id,
             sql_int(seq as u64),
