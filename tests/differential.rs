@@ -426,7 +426,7 @@ fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
             .collect();
         let mut sql = format!("SELECT {} FROM \"{table}\"", selected.join(", "));
         if table == "meta" {
-            sql.push_str(" WHERE key NOT IN ('last_run', 'lint_run', 'scan_started_ns', 'log_due')");
+            sql.push_str(" WHERE key NOT IN ('embedded_run', 'last_run', 'lint_run', 'scan_started_ns', 'log_due')");
         }
         if table == "chunk_embeddings" {
             // A cache of vectors by text: entries decide which are in use.
@@ -562,13 +562,17 @@ fn run_binary(root: &Path, failpoint: Option<&str>) -> std::process::Output {
 }
 
 /// The crash tests: a build killed at each kind of write it makes (inside the index transaction, after
-/// the commit, appending the log, writing a generated file's temporary file, renaming it into place,
+/// the commit, inside the embedding stage's transaction, appending the log, writing a generated file's temporary file, renaming it into place,
 /// deleting a file the index dropped, writing the stat cache), then a normal build, must converge to a
 /// clean build's result with no stray files, and the log must hold each build's lines once.
 #[test]
 fn a_build_killed_at_any_write_is_completed_by_the_next() {
     let mut tree = Tree::default();
-    tree.0.insert("kc.toml".to_string(), "version = 1\n[project]\nname = \"vault\"\n".to_string());
+    // With a provider, so the embedding stage (its own transaction, after the build's) is killed too.
+    tree.0.insert(
+        "kc.toml".to_string(),
+        "version = 1\n[project]\nname = \"vault\"\n[embeddings]\nprovider = \"fake\"\ndimensions = 32\n".to_string(),
+    );
     for (path, text) in [
         ("docs/a.md", "# A\n\nSee [[Foo]] and [[Bar]].\n"),
         ("docs/b.md", "# B\n\nAlso [[Foo]] and [[Bar]].\n"),
@@ -590,9 +594,18 @@ fn a_build_killed_at_any_write_is_completed_by_the_next() {
     edited.write_all(clean.path());
     assert!(run_binary(clean.path(), None).status.success());
 
-    for failpoint in
-        ["before-commit", "after-commit", "log", "write", "write:3", "rename", "rename:3", "unlink", "stat-cache"]
-    {
+    for failpoint in [
+        "before-commit",
+        "after-commit",
+        "before-stage-commit",
+        "log",
+        "write",
+        "write:3",
+        "rename",
+        "rename:3",
+        "unlink",
+        "stat-cache",
+    ] {
         let work = tempfile::tempdir().unwrap();
         tree.write_all(work.path());
         assert!(run_binary(work.path(), None).status.success());

@@ -316,6 +316,12 @@ impl Compiler {
         let mut stage_clock = Instant::now();
         let mut store = Store::open_for_build(&index)?;
         let prior = store.prior()?;
+        // A build stopped after its commit may still owe the day's log its lines: they go first, before this
+        // build records what it owes.
+        if !prior.needs_schema {
+            wiki::complete_log(store.connection(), &output_dir)
+                .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
+        }
         stages.open = lap(&mut stage_clock);
         let fingerprint = fingerprint(project);
         let wiki_config = wiki::fingerprint(project, &templates);
@@ -470,10 +476,11 @@ impl Compiler {
             let started = humantime::format_rfc3339_millis(started_at).to_string();
             wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
             (summary.pages, summary.shards) = (stage.pages, stage.shards);
-            // Embeddings after the wiki, so generated pages are embedded with the sources.
-            let batch = project.config.embeddings.batch_size as usize;
-            summary.embeddings =
-                crate::embeddings::embed_stage(conn, embedder.as_deref(), batch, &run_id).map_err(sql)?;
+            // With no provider, the vectors of one turned off go with this transaction; with one, the
+            // embedding stage runs after the commit (below), so no provider call holds the write lock.
+            if embedder.is_none() {
+                crate::embeddings::drop_if_turned_off(conn).map_err(sql)?;
+            }
             // Lint reads the facts of every source as this transaction leaves them.
             let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
                 let findings = crate::lint::lint_index(project, conn).map_err(sql)?;
@@ -496,6 +503,23 @@ impl Compiler {
             };
             tx.commit(&run, &stage.events, findings.as_deref())?;
             crate::failpoint("after-commit");
+            // Embeddings after the wiki, so generated pages are embedded with the sources: read what the
+            // committed index lacks, ask the provider with no transaction open, then write the vectors and
+            // the run's final summary in a transaction of their own. A build stopped before that leaves the
+            // generation behind its index, which the next build (and `--check`) sees.
+            if let Some(embedder) = embedder.as_deref() {
+                let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model())
+                    .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;
+                let batch = project.config.embeddings.batch_size as usize;
+                let embedded = crate::embeddings::embed(&plan, embedder, batch);
+                let stage = store.begin_stage()?;
+                let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, &run_id)
+                    .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;
+                summary.embeddings = Some(counters);
+                let mut recorded: serde_json::Value = serde_json::from_str(&run.summary).expect("summaries parse");
+                recorded["embeddings"] = serde_json::to_value(&summary.embeddings).expect("counters serialize");
+                stage.commit(&run_id, &recorded.to_string())?;
+            }
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
             stage_clock = rows_done;

@@ -41,7 +41,8 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
 
 /// Test hook for crash tests: `KNOWLEDGE_FAILPOINT=NAME` aborts the process (as a kill would) the first time
 /// the build reaches the failpoint `NAME`, and `NAME:N` the N-th time. The failpoints sit at every kind of
-/// write a build makes: `before-commit` (inside the index transaction), `after-commit`, `log`, `write`
+/// write a build makes: `before-commit` (inside the index transaction), `after-commit`, `before-stage-commit` (inside the
+/// embedding stage's transaction), `log`, `write`
 /// (a generated file's temporary file), `rename`, `unlink` and `stat-cache`.
 pub fn failpoint(name: &str) {
     static TARGET: std::sync::OnceLock<Option<(String, u64)>> = std::sync::OnceLock::new();

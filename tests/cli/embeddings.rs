@@ -302,3 +302,80 @@ fn a_context_pack_uses_the_generation() {
     assert!(pack["degraded_reason"].is_null());
     assert!(!pack["items"].as_array().unwrap().is_empty());
 }
+
+/// An OpenAI-compatible endpoint on loopback that, on every request, tries to take the index's write lock
+/// (`BEGIN IMMEDIATE`, no waiting) and counts the chunks it can already read, then answers with vectors.
+fn probing_endpoint(index: std::path::PathBuf) -> (u16, std::sync::mpsc::Receiver<(bool, i64)>) {
+    use std::io::{BufRead, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (sender, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let request: Value = serde_json::from_slice(&body).unwrap();
+            let conn = rusqlite::Connection::open(&index).unwrap();
+            conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+            let writable = conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").is_ok();
+            let chunks: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |row| row.get(0)).unwrap_or(-1);
+            let _ = sender.send((writable, chunks));
+            let data: Vec<Value> = request["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .map(|(i, _)| json!({"index": i, "embedding": [1.0, i as f64, 0.5]}))
+                .collect();
+            let answer = json!({"data": data}).to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn the_provider_is_called_with_no_write_transaction_open() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# A\n\nOne chunk to embed.\n");
+    test.write("docs/b.md", "# B\n\nAnother chunk to embed.\n");
+    std::fs::create_dir_all(test.path(".hasna/knowledge")).unwrap();
+    let (port, seen) = probing_endpoint(test.index());
+    test.write(
+        "kc.toml",
+        format!(
+            "version = 1\n[embeddings]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"probe\"\n"
+        ),
+    );
+    let summary = test.build();
+    assert_eq!(summary["embeddings"]["computed"], 2, "{summary}");
+    let calls: Vec<(bool, i64)> = seen.try_iter().collect();
+    assert!(!calls.is_empty());
+    for (writable, chunks) in calls {
+        assert!(writable, "no build transaction holds the write lock while the provider works");
+        assert_eq!(chunks, 2, "the build's rows are committed before the provider is asked");
+    }
+    // The run's stored summary is the printed one, embedding counters included.
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let stored: String =
+        conn.query_row("SELECT summary FROM runs ORDER BY started_at DESC LIMIT 1", [], |r| r.get(0)).unwrap();
+    let stored: Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["embeddings"], summary["embeddings"]);
+}

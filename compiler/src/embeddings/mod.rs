@@ -1,10 +1,12 @@
 //! Embeddings: the providers, one generation per model, vectors reused by content hash, and the vector
 //! index searches scan.
 //!
-//! A build embeds, inside its transaction, every chunk that has no ready entry for its current revision in
-//! the configured model: the embedded text is the chunk's title, a blank line and its text, and a vector is
-//! keyed by (model, hash of that text), so an edit embeds only changed chunks and a rename embeds nothing. A provider that fails
-//! leaves its chunks `pending`; the build finishes, says it is degraded, and the next one retries them.
+//! After its commit, a build embeds every chunk that has no ready entry for its current revision in the
+//! configured model: it reads them from the committed index (`EmbeddingPlan`), asks the provider with no
+//! transaction open (`embed`), and writes the vectors in a transaction of its own (`apply`). The embedded
+//! text is the chunk's title, a blank line and its text, and a vector is keyed by (model, hash of that
+//! text), so an edit embeds only changed chunks and a rename embeds nothing. A provider that fails leaves
+//! its chunks `pending`; the build finishes, says it is degraded, and the next one retries them.
 
 use std::collections::HashMap;
 
@@ -427,6 +429,10 @@ pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<O
             None => format!("nothing is embedded with `{model}` yet"),
         }));
     }
+    // The embedding stage commits after the build: a build stopped in between left chunks without vectors.
+    if crate::store::meta(conn, "embedded_run")? != crate::store::meta(conn, "last_run")? {
+        return Ok(Some("the last build's embedding stage did not finish".to_string()));
+    }
     let (pending, queued): (bool, bool) = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending'),
                 EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued')",
@@ -442,15 +448,158 @@ pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<O
     })
 }
 
-/// Carries out the queued jobs of `model` before the embedding stage: a full job drops the generation, so
-/// the stage embeds every chunk. Jobs for another model wait for a build with that model.
-fn run_queue(conn: &Connection, model: &str, run_id: &str) -> rusqlite::Result<()> {
-    let full: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
-        [model],
-        |row| row.get(0),
-    )?;
-    if full {
+/// Drops the vectors of an index whose provider was turned off; inside the build's transaction (no
+/// provider is called).
+pub fn drop_if_turned_off(conn: &Connection) -> rusqlite::Result<()> {
+    if crate::store::meta(conn, "embeddings_model")?.is_some_and(|model| !model.is_empty()) {
+        conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
+        // As if there had never been a provider: a clean build without one has neither key.
+        conn.execute("DELETE FROM meta WHERE key IN ('embeddings_model', 'embeddings_settings', 'embedded_run')", [])?;
+    }
+    Ok(())
+}
+
+/// A chunk whose current revision has no ready entry in the generation.
+struct Missing {
+    chunk_id: String,
+    text: String,
+    hash: String,
+    source_ref: String,
+    revision: String,
+    start: u32,
+    end: u32,
+}
+
+/// What the embedding stage must do, read from the committed index: the chunks without a ready entry,
+/// and which of their texts have no vector yet.
+pub struct EmbeddingPlan {
+    model: String,
+    /// A queued full reindex: the generation is dropped and every chunk embedded again.
+    full: bool,
+    missing: Vec<Missing>,
+    /// Indexes into `missing` of the texts to send to the provider (one per distinct text).
+    to_embed: Vec<usize>,
+    /// The dimensions of the vectors already stored, when any are reused.
+    known_dimensions: Option<usize>,
+    reused: u64,
+}
+
+impl EmbeddingPlan {
+    /// Reads what the stage must do for `model` from the index as the build committed it.
+    pub fn read(conn: &Connection, model: &str) -> rusqlite::Result<EmbeddingPlan> {
+        let full: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
+            [model],
+            |row| row.get(0),
+        )?;
+        // A full reindex embeds every chunk again, as if no entry or vector existed.
+        let missing: Vec<Missing> = conn
+            .prepare(
+                "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
+                 FROM chunks c JOIN sources s ON s.id = c.source_id
+                 WHERE s.path NOT LIKE 'knowledge://item/%'
+                   AND (?2 OR NOT EXISTS (SELECT 1 FROM vector_index_entries e
+                                          WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
+                                                AND e.revision = c.revision))",
+            )?
+            .query_map(params![model, full], |row| {
+                let title: String = row.get(1)?;
+                let body: String = row.get(2)?;
+                let text = format!("{title}\n\n{body}");
+                Ok(Missing {
+                    chunk_id: row.get(0)?,
+                    hash: content_hash(text.as_bytes()),
+                    text,
+                    source_ref: row.get(3)?,
+                    revision: row.get(4)?,
+                    start: row.get(5)?,
+                    end: row.get(6)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut have =
+            conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+        let mut plan = EmbeddingPlan {
+            model: model.to_string(),
+            full,
+            missing: Vec::new(),
+            to_embed: Vec::new(),
+            known_dimensions: None,
+            reused: 0,
+        };
+        let mut queued: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for (index, item) in missing.iter().enumerate() {
+            let stored = if full {
+                None
+            } else {
+                have.query_row(params![model, item.hash], |row| row.get::<_, i64>(0)).optional()?
+            };
+            if let Some(stored) = stored {
+                plan.known_dimensions = usize::try_from(stored).ok();
+                plan.reused += 1;
+            } else if queued.insert(item.hash.clone()) {
+                plan.to_embed.push(index);
+            } else {
+                // The same text twice in this build: one vector serves both.
+                plan.reused += 1;
+            }
+        }
+        plan.missing = missing;
+        Ok(plan)
+    }
+}
+
+/// The provider's answers for a plan: computed with no transaction open, so a slow or failing provider
+/// never holds the index's write lock.
+pub struct Embedded {
+    vectors: Vec<(String, Vec<f32>)>,
+    failed: std::collections::HashSet<String>,
+    degraded: Option<String>,
+}
+
+/// Calls the provider for the plan's texts, `batch_size` at a time. A failure leaves the rest of the
+/// texts failed too (they become `pending` entries the next build retries).
+#[must_use]
+pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize) -> Embedded {
+    let mut embedded = Embedded { vectors: Vec::new(), failed: std::collections::HashSet::new(), degraded: None };
+    for batch in plan.to_embed.chunks(batch_size.max(1)) {
+        let items: Vec<&Missing> = batch.iter().map(|&i| &plan.missing[i]).collect();
+        if embedded.degraded.is_some() {
+            embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
+            continue;
+        }
+        let texts: Vec<&str> = items.iter().map(|item| item.text.as_str()).collect();
+        match embedder.embed(&texts) {
+            Ok(vectors) if vectors.len() == items.len() => {
+                embedded.vectors.extend(items.iter().map(|item| item.hash.clone()).zip(vectors));
+            }
+            Ok(vectors) => {
+                embedded.degraded =
+                    Some(format!("the provider returned {} vectors for {} texts", vectors.len(), items.len()));
+                embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
+            }
+            Err(error) => {
+                embedded.degraded = Some(format!("the provider failed: {error}"));
+                embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
+            }
+        }
+    }
+    embedded
+}
+
+/// Writes a plan's vectors and entries, in the stage's own transaction: drops the generation for a full
+/// reindex, marks queued jobs done, removes entries of chunks that are gone and vectors no entry uses, and
+/// records the generation (`embeddings_model`, `embeddings_settings`) and the run whose chunks it covers
+/// (`embedded_run`).
+pub fn apply(
+    conn: &Connection,
+    embedder: &dyn Embedder,
+    plan: &EmbeddingPlan,
+    embedded: &Embedded,
+    run_id: &str,
+) -> rusqlite::Result<EmbeddingCounters> {
+    let model = plan.model.as_str();
+    if plan.full {
         conn.execute("DELETE FROM vector_index_entries WHERE model = ?1", [model])?;
         conn.execute("DELETE FROM chunk_embeddings WHERE model = ?1", [model])?;
     }
@@ -458,32 +607,12 @@ fn run_queue(conn: &Connection, model: &str, run_id: &str) -> rusqlite::Result<(
         "UPDATE reindex_queue SET status = 'done', done_run = ?2 WHERE model = ?1 AND status = 'queued'",
         params![model, run_id],
     )?;
-    Ok(())
-}
-
-/// Embeds what the generation lacks and drops what no chunk needs, inside the build's transaction.
-/// Without an embedder, removes every generation (the provider was turned off).
-pub fn embed_stage(
-    conn: &Connection,
-    embedder: Option<&dyn Embedder>,
-    batch_size: usize,
-    run_id: &str,
-) -> rusqlite::Result<Option<EmbeddingCounters>> {
-    let Some(embedder) = embedder else {
-        // Only a provider turned off has vectors to drop.
-        if crate::store::meta(conn, "embeddings_model")?.is_some_and(|model| !model.is_empty()) {
-            conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
-            // As if there had never been a provider: a clean build without one has neither key.
-            conn.execute("DELETE FROM meta WHERE key IN ('embeddings_model', 'embeddings_settings')", [])?;
-        }
-        return Ok(None);
-    };
-    let model = embedder.model();
-    run_queue(conn, model, run_id)?;
     let mut counters = EmbeddingCounters {
         model: model.to_string(),
         provider: embedder.provider(),
         fake: embedder.provider() == "fake",
+        reused: plan.reused,
+        degraded: embedded.degraded.clone(),
         ..EmbeddingCounters::default()
     };
     // Other generations are kept (a model switch builds beside them), but not for chunks that are gone.
@@ -493,102 +622,26 @@ pub fn embed_stage(
     )? as u64;
     conn.execute("DELETE FROM vector_index_entries WHERE chunk_id NOT IN (SELECT id FROM chunks)", [])?;
 
-    struct Missing {
-        chunk_id: String,
-        text: String,
-        hash: String,
-        source_ref: String,
-        revision: String,
-        start: u32,
-        end: u32,
-    }
-    let missing: Vec<Missing> = conn
-        .prepare(
-            "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
-             FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE s.path NOT LIKE 'knowledge://item/%'
-               AND NOT EXISTS (SELECT 1 FROM vector_index_entries e
-                               WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
-                                     AND e.revision = c.revision)",
-        )?
-        .query_map([model], |row| {
-            let title: String = row.get(1)?;
-            let body: String = row.get(2)?;
-            let text = format!("{title}\n\n{body}");
-            Ok(Missing {
-                chunk_id: row.get(0)?,
-                hash: content_hash(text.as_bytes()),
-                text,
-                source_ref: row.get(3)?,
-                revision: row.get(4)?,
-                start: row.get(5)?,
-                end: row.get(6)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-
-    let mut have =
-        conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
-    let mut known_dimensions = embedder.dimensions();
-    let mut to_embed: Vec<&Missing> = Vec::new();
-    let mut queued: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut ready: Vec<&Missing> = Vec::new();
-    for item in &missing {
-        if let Some(stored) = have.query_row(params![model, item.hash], |row| row.get::<_, i64>(0)).optional()? {
-            known_dimensions = usize::try_from(stored).unwrap_or(known_dimensions);
-            counters.reused += 1;
-            ready.push(item);
-        } else if queued.insert(item.hash.as_str()) {
-            to_embed.push(item);
-        } else {
-            // The same text twice in this build: one vector serves both.
-            counters.reused += 1;
-            ready.push(item);
-        }
-    }
-
     let mut insert_vector = conn.prepare_cached(
         "INSERT OR REPLACE INTO chunk_embeddings (model, text_hash, dimensions, vector, created_run)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
-    let mut failed: std::collections::HashSet<&str> = std::collections::HashSet::new();
     // An endpoint may choose the dimensions; the vectors say what they are.
-    let mut dimensions = known_dimensions;
-    for batch in to_embed.chunks(batch_size.max(1)) {
-        if counters.degraded.is_some() {
-            failed.extend(batch.iter().map(|item| item.hash.as_str()));
-            continue;
-        }
-        let texts: Vec<&str> = batch.iter().map(|item| item.text.as_str()).collect();
-        match embedder.embed(&texts) {
-            Ok(vectors) if vectors.len() == batch.len() => {
-                for (item, vector) in batch.iter().zip(vectors) {
-                    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-                    insert_vector.execute(params![model, item.hash, vector.len() as i64, bytes, run_id])?;
-                    counters.computed += 1;
-                    dimensions = vector.len();
-                }
-            }
-            Ok(vectors) => {
-                counters.degraded =
-                    Some(format!("the provider returned {} vectors for {} texts", vectors.len(), batch.len()));
-                failed.extend(batch.iter().map(|item| item.hash.as_str()));
-            }
-            Err(error) => {
-                counters.degraded = Some(format!("the provider failed: {error}"));
-                failed.extend(batch.iter().map(|item| item.hash.as_str()));
-            }
-        }
+    let mut dimensions = plan.known_dimensions.unwrap_or_else(|| embedder.dimensions());
+    for (hash, vector) in &embedded.vectors {
+        let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        insert_vector.execute(params![model, hash, vector.len() as i64, bytes, run_id])?;
+        counters.computed += 1;
+        dimensions = vector.len();
     }
-
     let mut upsert_entry = conn.prepare_cached(
         "INSERT OR REPLACE INTO vector_index_entries (chunk_id, model, provider, dimensions, source_ref, revision,
                                                        text_hash, start_offset, end_offset, status, updated_run,
                                                        updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
     )?;
-    for item in &missing {
-        let status = if failed.contains(item.hash.as_str()) { "pending" } else { "ready" };
+    for item in &plan.missing {
+        let status = if embedded.failed.contains(&item.hash) { "pending" } else { "ready" };
         if status == "pending" {
             counters.pending += 1;
         }
@@ -617,7 +670,8 @@ pub fn embed_stage(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_settings', ?1)",
         [embedder.settings().to_string()],
     )?;
-    Ok(Some(counters))
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedded_run', ?1)", [run_id])?;
+    Ok(counters)
 }
 
 /// Nearest-vector search over one generation. Searches and their output depend only on this interface:

@@ -345,6 +345,14 @@ impl Store {
         statement.query_map([source_id], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| self.wrap(e))
     }
 
+    /// Opens a transaction for a stage that writes after the build's commit (the embeddings): its rows,
+    /// then the run's final summary, at once.
+    pub fn begin_stage(&mut self) -> Result<StageTransaction<'_>, StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
+        Ok(StageTransaction { tx, path })
+    }
+
     /// Opens the build's one transaction: (re)creates the schema when the index needs it, clears every
     /// chunk when every source is re-derived, and notes the prior rows of the sources the build replaces.
     /// Nothing is visible to readers until [`BuildTransaction::commit`].
@@ -360,6 +368,27 @@ impl Store {
         }
         let (labels_by_path, prior_ids) = begin_sources(&tx, write).map_err(wrap)?;
         Ok(BuildTransaction { tx, path, write, labels_by_path, prior_ids })
+    }
+}
+
+/// A stage's writes after the build's commit, with the run's summary updated to what the stage did.
+pub struct StageTransaction<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: PathBuf,
+}
+
+impl StageTransaction<'_> {
+    #[must_use]
+    pub fn connection(&self) -> &Connection {
+        &self.tx
+    }
+
+    /// Replaces the run's stored summary with `summary` (JSON) and commits.
+    pub fn commit(self, run_id: &str, summary: &str) -> Result<(), StoreError> {
+        let wrap = |source| StoreError::Sqlite { path: self.path.clone(), source };
+        self.tx.execute("UPDATE runs SET summary = ?2 WHERE id = ?1", [run_id, summary]).map_err(wrap)?;
+        crate::failpoint("before-stage-commit");
+        self.tx.commit().map_err(wrap)
     }
 }
 
