@@ -1,0 +1,273 @@
+//! The files under the output folder follow the index: drift for `--check`, leftovers of a killed build,
+//! the stat cache that vouches for unchanged files and records which the tool wrote, atomic writes.
+
+use super::*;
+
+/// An artifact on disk that differs from what the index says it should be.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Drift {
+    /// Relative to the output folder.
+    pub path: String,
+    /// `missing` or `modified`.
+    pub state: &'static str,
+}
+
+/// A generated artifact as the index records it: where it goes, what it is, and its content's hash.
+pub(super) struct Artifact {
+    pub(super) uri: String,
+    pub(super) kind: String,
+    pub(super) path: String,
+    pub(super) hash: String,
+}
+
+pub(super) fn artifacts(conn: &Connection) -> rusqlite::Result<Vec<Artifact>> {
+    conn.prepare("SELECT uri, kind, path, hash FROM storage_objects ORDER BY path")?
+        .query_map([], |row| {
+            Ok(Artifact { uri: row.get(0)?, kind: row.get(1)?, path: row.get(2)?, hash: row.get(3)? })
+        })?
+        .collect()
+}
+
+impl Artifact {
+    /// Which build counter the file counts under.
+    fn counter(&self) -> &'static str {
+        if self.kind == "page" { "page" } else { "shard" }
+    }
+
+    /// The text the file should hold, from the index.
+    fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
+        let section = self.uri.strip_prefix(INDEX_PREFIX);
+        match (self.kind.as_str(), self.uri.strip_prefix(PAGE_PREFIX)) {
+            ("page", Some(slug)) => store::page_markdown(conn, slug),
+            // The root's uri is `knowledge://index/root`, which `shard_markdown` reads as the root.
+            ("root" | "shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),
+            ("shard_json", _) => match section.and_then(|s| s.strip_suffix(".json")) {
+                Some(section) => Ok(conn
+                    .prepare_cached("SELECT json FROM knowledge_indexes WHERE section = ?1")?
+                    .query_row([section], |row| row.get(0))
+                    .optional()?
+                    .flatten()),
+                None => Ok(None),
+            },
+            ("schema", _) => Ok(Some(SCHEMA_DOC.to_string())),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Generated artifacts whose file is missing or differs from the index, and generated files the index no
+/// longer lists (a build killed between its commit and its file sync leaves them): what `knowledge build
+/// --check` reports and what the next build puts right. Every file is read: a check trusts no cache.
+pub fn drift(conn: &Connection, output_dir: &Path) -> rusqlite::Result<Vec<Drift>> {
+    let mut drift = Vec::new();
+    let artifacts = artifacts(conn)?;
+    let owned = read_stat_cache(output_dir);
+    for artifact in &artifacts {
+        let Some(text) = artifact.text(conn)? else { continue };
+        match std::fs::read(output_dir.join(&artifact.path)) {
+            Ok(bytes) if bytes == text.as_bytes() => {}
+            Ok(bytes) if !may_replace(&artifact.path, &bytes, &owned) => {
+                drift.push(Drift { path: artifact.path.clone(), state: "blocked" });
+            }
+            Ok(_) => drift.push(Drift { path: artifact.path.clone(), state: "modified" }),
+            Err(_) => drift.push(Drift { path: artifact.path.clone(), state: "missing" }),
+        }
+    }
+    let listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    drift.extend(leftovers(output_dir, &listed, &owned).into_iter().map(|path| Drift { path, state: "stale" }));
+    drift.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(drift)
+}
+
+/// The file under the output folder where builds remember each generated file's size, mtime and hash
+/// as they left it. It is also the record of which files the tool wrote: a file it lists is never taken
+/// for the user's. A cache: missing, stale or unreadable, it only makes the next build read more files.
+pub const STAT_CACHE: &str = "artifacts.stat";
+
+/// The folders of the output layout that hold generated files (and, in `wiki/`, hand-written pages).
+pub(super) const GENERATED_FOLDERS: [&str; 3] = ["wiki", "indexes", "schemas"];
+
+/// Size, mtime and content hash of a generated file as the last build left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct FileStat {
+    pub(super) size: u64,
+    pub(super) mtime_ns: u128,
+    pub(super) hash: String,
+}
+
+pub(super) fn file_stat(file: &Path, hash: &str) -> Option<FileStat> {
+    let metadata = std::fs::metadata(file).ok()?;
+    let mtime = metadata.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(FileStat { size: metadata.len(), mtime_ns: mtime.as_nanos(), hash: hash.to_string() })
+}
+
+pub(super) fn read_stat_cache(output_dir: &Path) -> HashMap<String, FileStat> {
+    let text = std::fs::read_to_string(output_dir.join(STAT_CACHE)).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let (path, size, mtime, hash) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+            Some((
+                path.to_string(),
+                FileStat { size: size.parse().ok()?, mtime_ns: mtime.parse().ok()?, hash: hash.to_string() },
+            ))
+        })
+        .collect()
+}
+
+/// Whether a build may replace the file at `path` (relative to the output folder) holding `bytes`: the
+/// stat cache records that the tool wrote a file there (a hand edit of a generated file is undone), or its
+/// text says it was generated (front matter `generated: true`, a machine shard's JSON, the built-in schema
+/// document). Anything else is the user's and is never overwritten.
+pub(super) fn may_replace(path: &str, bytes: &[u8], owned: &HashMap<String, FileStat>) -> bool {
+    owned.contains_key(path) || looks_written_by_us(path, bytes)
+}
+
+/// Whether a build may delete the file at `path` that the index no longer lists: only the bytes the tool
+/// wrote (the hash the stat cache recorded) or a text that says it was generated. A hand-written page that
+/// took the place of a generated one stays.
+pub(super) fn may_delete(path: &str, bytes: &[u8], owned: &HashMap<String, FileStat>) -> bool {
+    owned.get(path).is_some_and(|stat| stat.hash == content_hash(bytes)) || looks_written_by_us(path, bytes)
+}
+
+pub(super) fn looks_written_by_us(path: &str, bytes: &[u8]) -> bool {
+    if bytes == SCHEMA_DOC.as_bytes() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    if path.starts_with("indexes/machine/") && path.ends_with(".json") {
+        return serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|json| json.get("schema").is_some() && json.get("pages").is_some());
+    }
+    looks_generated(&text)
+}
+
+/// Files in the generated folders that the index does not list and that a build may remove: generated
+/// files of artifacts the index dropped, and temporary files a killed build left. Hand-written pages in
+/// `wiki/` and any other file of the user's stay. Sorted, relative to the output folder.
+pub(super) fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashMap<String, FileStat>) -> Vec<String> {
+    let mut found = Vec::new();
+    for folder in GENERATED_FOLDERS {
+        files_under(output_dir, folder, &mut found);
+    }
+    // The stat cache's own temporary file sits in the output folder itself.
+    if let Ok(entries) = std::fs::read_dir(output_dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_temporary(&name) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                found.push(name);
+            }
+        }
+    }
+    let mut leftovers: Vec<String> = found
+        .into_iter()
+        .filter(|path| !listed.contains(path.as_str()))
+        .filter(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            is_temporary(name) || std::fs::read(output_dir.join(path)).is_ok_and(|b| may_delete(path, &b, owned))
+        })
+        .collect();
+    leftovers.sort();
+    leftovers
+}
+
+/// Whether a file name is one of [`write_atomically`]'s temporary files (`.NAME.PID.tmp`).
+pub(super) fn is_temporary(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .and_then(|rest| rest.rsplit_once('.'))
+        .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The files below `output_dir/folder`, relative to `output_dir`, `/`-separated. Symlinks are not
+/// followed: the output folder holds no links of the tool's.
+pub(super) fn files_under(output_dir: &Path, folder: &str, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(output_dir.join(folder)) else { return };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let path = format!("{folder}/{}", entry.file_name().to_string_lossy());
+        if kind.is_dir() {
+            files_under(output_dir, &path, found);
+        } else if kind.is_file() {
+            found.push(path);
+        }
+    }
+}
+
+/// Makes the generated files match the index: removes generated files the index no longer lists (and the
+/// temporary files of a killed build), and writes each artifact whose file is missing or differs. A file
+/// whose size and mtime are those the stat cache recorded with the hash the index now expects is taken as
+/// unchanged without being read (as sources are); any other file is read and compared, so a page edited
+/// or deleted by hand is restored. A file in the way that the tool did not write is left alone and
+/// returned. Runs after every build, a no-op one too, so a build killed after its commit is completed by
+/// the next: the index is the record, the files follow it.
+pub fn sync_files(
+    conn: &Connection,
+    output_dir: &Path,
+    pages: &mut ArtifactCounters,
+    shards: &mut ArtifactCounters,
+) -> Result<Vec<String>, std::io::Error> {
+    let artifacts = artifacts(conn).map_err(std::io::Error::other)?;
+    let cached = read_stat_cache(output_dir);
+    let listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    for path in leftovers(output_dir, &listed, &cached) {
+        crate::failpoint("unlink");
+        std::fs::remove_file(output_dir.join(&path))?;
+    }
+    let mut blocked = Vec::new();
+    let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
+    for artifact in &artifacts {
+        let counters = if artifact.counter() == "page" { &mut *pages } else { &mut *shards };
+        let file = output_dir.join(&artifact.path);
+        if let Some(now) = file_stat(&file, &artifact.hash).filter(|now| cached.get(&artifact.path) == Some(now)) {
+            counters.unchanged += 1;
+            stats.push((artifact.path.clone(), now));
+            continue;
+        }
+        let Some(text) = artifact.text(conn).map_err(std::io::Error::other)? else { continue };
+        counters.compared += 1;
+        match std::fs::read(&file) {
+            Ok(bytes) if bytes == text.as_bytes() => counters.unchanged += 1,
+            Ok(bytes) if !may_replace(&artifact.path, &bytes, &cached) => {
+                blocked.push(artifact.path.clone());
+                continue;
+            }
+            _ => {
+                write_atomically(&file, &text)?;
+                counters.written += 1;
+            }
+        }
+        if let Some(stat) = file_stat(&file, &artifact.hash) {
+            stats.push((artifact.path.clone(), stat));
+        }
+    }
+    let changed = stats.len() != cached.len() || stats.iter().any(|(path, stat)| cached.get(path) != Some(stat));
+    if changed {
+        let mut text = String::new();
+        for (path, stat) in &stats {
+            text.push_str(&format!("{path}\t{}\t{}\t{}\n", stat.size, stat.mtime_ns, stat.hash));
+        }
+        crate::failpoint("stat-cache");
+        write_atomically(&output_dir.join(STAT_CACHE), &text)?;
+    }
+    Ok(blocked)
+}
+
+/// Writes a file through a temporary sibling (named by this process, so two builds never share one) and a
+/// rename, so a reader sees the old file or the new one. A temporary file a killed build leaves behind is
+/// removed by the next build's sync.
+pub(super) fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {
+    let folder = file.parent().unwrap_or(Path::new("."));
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    crate::failpoint("write");
+    match std::fs::write(&temporary, text) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(folder)?;
+            std::fs::write(&temporary, text)?;
+        }
+        other => other?,
+    }
+    crate::failpoint("rename");
+    std::fs::rename(&temporary, file)
+}

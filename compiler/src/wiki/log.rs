@@ -1,0 +1,98 @@
+//! The day's log of artifact changes: owed inside the build's transaction, appended after its commit,
+//! once.
+
+use super::*;
+
+/// Records, inside the build's transaction, the lines the build adds to the day's log
+/// (`logs/YYYY/MM/DD.jsonl`, the day the build started, UTC): one per artifact change. The commit makes
+/// them due, and [`complete_log`] appends them after it; a build killed in between leaves them due, and
+/// the next build appends them, so the log gets each build's lines once.
+pub fn record_log(
+    conn: &Connection,
+    run_id: &str,
+    started_at: &str,
+    changes: &[ArtifactChange],
+) -> rusqlite::Result<()> {
+    if changes.is_empty() {
+        return store::delete_meta(conn, LOG_DUE);
+    }
+    let (year, month, day) = (&started_at[0..4], &started_at[5..7], &started_at[8..10]);
+    let mut lines = String::new();
+    for change in changes {
+        let record = serde_json::json!({
+            "run_id": run_id,
+            "at": started_at,
+            "artifact": change.artifact,
+            "kind": change.kind,
+            "old_hash": change.old_hash,
+            "new_hash": change.new_hash,
+            "sources": change.sources,
+        });
+        lines.push_str(&record.to_string());
+        lines.push('\n');
+    }
+    let due = serde_json::json!({"file": format!("logs/{year}/{month}/{day}.jsonl"), "lines": lines});
+    store::set_meta(conn, LOG_DUE, &due.to_string())
+}
+
+/// The `meta` key of the log lines the last committed build owes the day's log.
+pub(super) const LOG_DUE: &str = "log_due";
+
+/// Appends what the last committed build owes the day's log, unless the log already ends with it. A
+/// write cut short by a kill is finished, not repeated: the lines were appended last (one writer at a
+/// time), so the file ends with some first part of them.
+pub fn complete_log(conn: &Connection, output_dir: &Path) -> Result<(), std::io::Error> {
+    let due = store::meta(conn, LOG_DUE).map_err(std::io::Error::other)?;
+    let Some(due) = due.and_then(|due| serde_json::from_str::<serde_json::Value>(&due).ok()) else { return Ok(()) };
+    let (Some(file), Some(lines)) = (due["file"].as_str(), due["lines"].as_str()) else { return Ok(()) };
+    let file = output_dir.join(file);
+    let written = std::fs::read(&file).unwrap_or_default();
+    let tail = &written[written.len().saturating_sub(lines.len())..];
+    // The longest end of the file that is a beginning of the lines: what made it before a kill.
+    let from = (0..=tail.len()).find(|&at| lines.as_bytes().starts_with(&tail[at..])).unwrap_or(tail.len());
+    let done = tail.len() - from;
+    if done == lines.len() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(file.parent().expect("a log file has a folder"))?;
+    crate::failpoint("log");
+    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&file)?;
+    std::io::Write::write_all(&mut log, &lines.as_bytes()[done..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn due(conn: &Connection) -> String {
+        let change = |artifact: &str| ArtifactChange {
+            artifact: artifact.to_string(),
+            kind: "page",
+            old_hash: None,
+            new_hash: Some("h".to_string()),
+            sources: Vec::new(),
+        };
+        record_log(conn, "run-1", "2026-11-30T00:00:00.000Z", &[change("wiki/a.md"), change("wiki/b.md")]).unwrap();
+        let due: serde_json::Value = serde_json::from_str(&store::meta(conn, LOG_DUE).unwrap().unwrap()).unwrap();
+        due["lines"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn the_log_gets_a_builds_lines_once_however_far_a_killed_append_got() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)").unwrap();
+        let lines = due(&conn);
+        let earlier = "{\"run_id\":\"run-0\"}\n";
+        for cut in [0, 1, 17, lines.len() / 2, lines.len() - 1, lines.len()] {
+            let output = tempfile::tempdir().unwrap();
+            let file = output.path().join("logs/2026/11/30.jsonl");
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, format!("{earlier}{}", &lines[..cut])).unwrap();
+            complete_log(&conn, output.path()).unwrap();
+            complete_log(&conn, output.path()).unwrap();
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), format!("{earlier}{lines}"), "cut at {cut}");
+        }
+        record_log(&conn, "run-2", "2026-11-30T00:00:00.000Z", &[]).unwrap();
+        assert_eq!(store::meta(&conn, LOG_DUE).unwrap(), None, "a build without changes owes nothing");
+    }
+}

@@ -1,0 +1,292 @@
+//! The wiki compiler's driver half: reads the concept catalog from the index inside the build's
+//! transaction, plans pages with `knowledge_queries::wiki::plan`, renders the pages whose model changed,
+//! stores pages, citations, backlinks, shards and the artifact catalog, and after the commit brings the
+//! files under the output folder in line with the index. See docs/wiki.md.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+
+use knowledge_queries::wiki::{
+    self, Backlink, CatalogSource, Excerpt, PageLink, PageModel, PlanSettings, Quote, SCHEMA_VERSION, Signal,
+    SignalKind, SourceLink, Templates, WikiPage, concept_key,
+};
+use knowledge_queries::{SourceFile, chunks, content_hash, outline};
+use rusqlite::{Connection, OptionalExtension, params};
+use salsa::{Durability, Setter};
+use serde::Serialize;
+
+use crate::config::Project;
+use crate::db::KnowledgeDb;
+use crate::store::{self, ChunkRow, RunEvent, SourceRow, StoreError};
+
+mod catalog;
+mod files;
+mod log;
+mod pages;
+mod shards;
+mod templates;
+
+use catalog::*;
+pub use files::{Drift, STAT_CACHE, drift, sync_files};
+pub use log::{complete_log, record_log};
+use pages::*;
+use shards::*;
+use templates::*;
+pub use templates::{TemplateSet, fingerprint};
+
+/// The ref prefix of generated pages: `knowledge://wiki/SLUG`.
+pub const PAGE_PREFIX: &str = "knowledge://wiki/";
+/// The ref prefix of index shards: `knowledge://index/SECTION`. A shard is also a source row whose chunks
+/// are its page rows, one each: search's `index_entry` results.
+pub const INDEX_PREFIX: &str = "knowledge://index/";
+const ROOT_URI: &str = "knowledge://index/root";
+const SCHEMA_URI: &str = "knowledge://schema/v1";
+
+/// `schemas/v1.md`: the page and index schema, written as is.
+const SCHEMA_DOC: &str = include_str!("../../../templates/schema-v1.md");
+
+#[derive(Debug, thiserror::Error)]
+pub enum WikiError {
+    #[error("cannot read the template `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A template that does not compile: its file, line and what is wrong.
+    #[error("{0}")]
+    Template(String),
+}
+
+/// What a build did to one kind of artifact. `rendered` counts renders; `written` and `unchanged` count
+/// files checked against the index after the commit, and `compared` those of them read back because the
+/// stat cache could not vouch for them (new, re-rendered, missing or touched since); `deleted` counts
+/// artifacts the build removed.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct ArtifactCounters {
+    pub rendered: u64,
+    pub written: u64,
+    pub unchanged: u64,
+    pub compared: u64,
+    pub deleted: u64,
+}
+
+/// The salsa inputs of generated pages, kept for the life of a `Compiler`.
+#[derive(Default)]
+pub struct PageInputs {
+    templates: Option<Templates>,
+    pages: HashMap<String, (WikiPage, SourceFile)>,
+}
+
+/// One artifact the build added, changed or removed, for the day's log.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactChange {
+    pub artifact: String,
+    pub kind: &'static str,
+    pub old_hash: Option<String>,
+    pub new_hash: Option<String>,
+    /// The source revisions the artifact cites (`file://PATH@REVISION`).
+    pub sources: Vec<String>,
+}
+
+/// What the in-transaction stage did.
+#[derive(Debug, Default)]
+pub struct Stage {
+    pub pages: ArtifactCounters,
+    pub shards: ArtifactCounters,
+    pub changes: Vec<ArtifactChange>,
+    pub events: Vec<RunEvent>,
+}
+
+/// Everything the stage needs from the build.
+pub struct StageContext<'a> {
+    pub project: &'a Project,
+    pub templates: &'a TemplateSet,
+    pub run_id: &'a str,
+    /// Every page is rendered and stored again (the page rows' chunks were cleared with all others).
+    pub full: bool,
+    /// When no source's plan inputs changed, so the plan is the last build's: the pages that list an
+    /// edited source, the only ones whose model can differ. The others are not modelled again. `None`:
+    /// any page may have changed.
+    pub only: Option<&'a HashSet<String>>,
+}
+
+/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, its
+/// permission labels, and the value of its `[wiki] section_field` (from its outline's front matter). While
+/// these stay equal, the source can change only pages that list it. `signals` are (kind, label, other), as
+/// `concept_signals` stores them.
+#[must_use]
+pub fn plan_inputs<'a>(
+    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+    labels: &str,
+    outline: &str,
+    section_field: Option<&str>,
+) -> String {
+    let section = section_field.map_or(serde_json::Value::Null, |field| {
+        serde_json::from_str::<serde_json::Value>(outline)
+            .map_or(serde_json::Value::Null, |outline| outline["front_matter"][field].clone())
+    });
+    let mut text = format!("{labels}\n{section}");
+    for (kind, label, other) in signals {
+        text.push_str(&format!("\n{kind}\t{label}\t{other:?}"));
+    }
+    text
+}
+
+/// [`plan_inputs`] of a source's derived rows.
+#[must_use]
+pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
+    let signals = row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref()));
+    plan_inputs(signals, &row.labels, &row.outline, section_field)
+}
+
+/// The pages that list one of `paths` (quote, list or link from it).
+pub fn pages_listing(conn: &Connection, paths: &[String]) -> rusqlite::Result<HashSet<String>> {
+    let mut statement = conn.prepare_cached("SELECT page FROM page_sources WHERE path = ?1")?;
+    let mut pages = HashSet::new();
+    for path in paths {
+        for page in statement.query_map([path], |row| row.get(0))? {
+            pages.insert(page?);
+        }
+    }
+    Ok(pages)
+}
+
+/// Plans, renders and stores the wiki inside the build's transaction.
+pub fn compile(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    context: &StageContext<'_>,
+) -> Result<Stage, StoreError> {
+    let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
+    let mut stage = Stage::default();
+    let catalog = read_catalog(conn, context.project).map_err(sql)?;
+    let wiki_config = &context.project.config.wiki;
+    let plans = if wiki_config.enabled {
+        let settings = PlanSettings {
+            min_sources: *wiki_config.min_sources.get_ref() as usize,
+            max_places: *wiki_config.max_quotes.get_ref() as usize,
+            max_related: wiki_config.max_related as usize,
+        };
+        wiki::plan(&catalog.sources, settings)
+    } else {
+        Vec::new()
+    };
+    set_templates(db, inputs, context.templates);
+    let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    let stored = stored_pages(conn).map_err(sql)?;
+    let layout = Layout::new(context.project);
+
+    let mut current: HashSet<String> = HashSet::new();
+    for page in &plans {
+        current.insert(page.slug.clone());
+        if context.only.is_some_and(|only| !only.contains(&page.slug)) && stored.contains_key(&page.slug) {
+            continue;
+        }
+        let mut model = page_model(page, &plans, &catalog, &layout);
+        let model_hash = content_hash(
+            format!("{}{template_hash}", serde_json::to_string(&model).expect("models serialize")).as_bytes(),
+        );
+        let before = stored.get(&page.slug);
+        if !context.full && before.is_some_and(|b| b.model_hash == model_hash) {
+            continue;
+        }
+        fill_quotes(conn, &mut model, &catalog).map_err(sql)?;
+        let markdown = render(db, inputs, &model)?;
+        stage.pages.rendered += 1;
+        let path = layout.page_path(&model.section, &model.slug);
+        let hash = content_hash(markdown.as_bytes());
+        let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
+        if before.is_none_or(|b| b.hash != hash) {
+            stage.changes.push(ArtifactChange {
+                artifact: path.clone(),
+                kind: "page",
+                old_hash: before.map(|b| b.hash.clone()),
+                new_hash: Some(hash.clone()),
+                sources: cites.clone(),
+            });
+            stage.events.push(RunEvent {
+                kind: if before.is_some() { "page_changed" } else { "page_added" },
+                path: format!("{PAGE_PREFIX}{}", model.slug),
+                old_revision: before.map(|b| b.hash.clone()),
+                new_revision: Some(hash.clone()),
+                detail: Some(format!("cites {}", cites.join(", "))),
+                labels: None,
+            });
+        }
+        let row = page_source_row(db, inputs, &model, &markdown, &hash);
+        if before.is_some() || context.full {
+            remove_page_rows(conn, &model.slug).map_err(sql)?;
+        }
+        let rendered = RenderedPage {
+            model: &model,
+            source_count: page.places.len() + page.also.len(),
+            path: &path,
+            model_hash: &model_hash,
+            markdown: &markdown,
+            hash: &hash,
+            row: &row,
+        };
+        store_page(conn, context, &rendered).map_err(sql)?;
+    }
+    for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
+        remove_page(conn, slug).map_err(sql)?;
+        stage.pages.deleted += 1;
+        stage.changes.push(ArtifactChange {
+            artifact: before.path.clone(),
+            kind: "page",
+            old_hash: Some(before.hash.clone()),
+            new_hash: None,
+            sources: Vec::new(),
+        });
+        stage.events.push(RunEvent {
+            kind: "page_removed",
+            path: format!("{PAGE_PREFIX}{slug}"),
+            old_revision: Some(before.hash.clone()),
+            new_revision: None,
+            detail: None,
+            labels: None,
+        });
+    }
+    compile_shards(conn, context, &mut stage).map_err(|error| match error {
+        ShardError::Template(message) => StoreError::Wiki(message),
+        ShardError::Sqlite(error) => sql(error),
+    })?;
+    Ok(stage)
+}
+
+/// The generated files an index lists, as project-relative paths: the source walk skips them.
+#[must_use]
+pub fn generated_in_project(project: &Project, generated: &HashSet<String>) -> HashSet<String> {
+    generated.iter().map(|path| project_path_of_artifact(project, path)).collect()
+}
+
+/// A generated file's path relative to the project root, from its path relative to the output folder.
+#[must_use]
+pub fn project_path_of_artifact(project: &Project, path: &str) -> String {
+    let wiki = Layout::new(project).wiki_folder_in_project;
+    match wiki.strip_suffix("wiki").map(|output| output.trim_end_matches('/')) {
+        Some("") | None => path.to_string(),
+        Some(output) => format!("{output}/{path}"),
+    }
+}
+
+/// The output folder's `wiki/`, relative to the project root, `/`-separated.
+#[must_use]
+pub fn wiki_folder(project: &Project) -> String {
+    Layout::new(project).wiki_folder_in_project
+}
+
+/// Whether a project-relative path is inside the output folder's `wiki/`.
+#[must_use]
+pub fn in_wiki_folder(project: &Project, path: &str) -> bool {
+    path.strip_prefix(&Layout::new(project).wiki_folder_in_project).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Whether a file's text is a page this compiler generated (front matter with `generated: true`).
+#[must_use]
+pub fn looks_generated(text: &str) -> bool {
+    let Some(body) = text.strip_prefix("---\n") else { return false };
+    body.lines().take_while(|line| *line != "---").any(|line| line.trim() == "generated: true")
+}

@@ -1,0 +1,337 @@
+//! Generated pages: a plan becomes a model, a model is rendered, and a rendered page is stored with its
+//! source row, catalog row, citations, backlinks and artifact row.
+
+use super::*;
+
+/// A page's model without the quoted texts, which are read only when the page is rendered.
+pub(super) fn page_model(
+    page: &wiki::PagePlan,
+    plans: &[wiki::PagePlan],
+    catalog: &Catalog,
+    layout: &Layout,
+) -> PageModel {
+    let source_link = |index: usize| {
+        let source = &catalog.sources[index];
+        SourceLink {
+            source_ref: crate::sources::source_ref(&source.path),
+            path: source.path.clone(),
+            title: source.title.clone(),
+            href: layout.source_href(&page.section, &source.path),
+        }
+    };
+    let mut quotes: Vec<Quote> = page
+        .places
+        .iter()
+        .zip(1..)
+        .map(|(mention, note)| {
+            let signal = &catalog.sources[mention.source].signals[mention.signal];
+            Quote {
+                note,
+                source: source_link(mention.source),
+                signal: signal.kind.as_str().to_string(),
+                text: String::new(),
+                revision: catalog.revisions[mention.source].clone(),
+                chunk: signal.excerpt.chunk,
+                hash: String::new(),
+                start: signal.excerpt.start,
+                end: signal.excerpt.end,
+                start_line: signal.excerpt.start_line,
+                end_line: signal.excerpt.end_line,
+            }
+        })
+        .collect();
+    let lead_is_definition = page.places.first().is_some_and(|m| page.defined_by.contains(&m.source));
+    let lead = if lead_is_definition && !quotes.is_empty() { Some(quotes.remove(0)) } else { None };
+    PageModel {
+        schema: SCHEMA_VERSION,
+        slug: page.slug.clone(),
+        title: page.title.clone(),
+        aliases: page.aliases.clone(),
+        section: page.section.clone(),
+        lead,
+        places: quotes,
+        also: page.also.iter().map(|&index| source_link(index)).collect(),
+        related: page
+            .related
+            .iter()
+            .map(|&other| PageLink {
+                slug: plans[other].slug.clone(),
+                title: plans[other].title.clone(),
+                href: format!("../{}/{}.md", plans[other].section, plans[other].slug),
+            })
+            .collect(),
+        backlinks: page
+            .backlinks
+            .iter()
+            .map(|m| {
+                let signal = &catalog.sources[m.source].signals[m.signal];
+                Backlink {
+                    source: source_link(m.source),
+                    line: signal.excerpt.start_line,
+                    kind: signal.kind.as_str().to_string(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Reads each quote's text from its chunk in the index.
+pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel, catalog: &Catalog) -> rusqlite::Result<()> {
+    let index_of = &catalog.index_of;
+    let mut statement =
+        conn.prepare_cached("SELECT text, start_offset FROM chunks WHERE source_id = ?1 AND ordinal = ?2")?;
+    for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
+        let index = index_of[quote.source.path.as_str()];
+        let chunk: Option<(String, u32)> = statement
+            .query_row(params![catalog.ids[index], quote.chunk], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let text = chunk
+            .and_then(|(text, chunk_start)| {
+                let from = quote.start.checked_sub(chunk_start)? as usize;
+                let to = quote.end.checked_sub(chunk_start)? as usize;
+                text.get(from..to).map(str::to_string)
+            })
+            .unwrap_or_default();
+        quote.hash = content_hash(text.as_bytes());
+        quote.text = text;
+    }
+    Ok(())
+}
+
+/// The page as a source row, chunked like any Markdown source, so search finds it. Chunks that are only
+/// navigation (the Related and Backlinks lists) are left out: they repeat other pages' and sources'
+/// titles, which search should find where they are the subject.
+/// `revision` is the markdown's hash.
+pub(super) fn page_source_row(
+    db: &mut KnowledgeDb,
+    inputs: &PageInputs,
+    model: &PageModel,
+    markdown: &str,
+    revision: &str,
+) -> SourceRow {
+    let file = inputs.pages[&model.slug].1;
+    if file.text(db) != markdown {
+        file.set_text(db).to(markdown.to_string());
+        file.set_revision(db).to(revision.to_string());
+    }
+    let outline = outline(db, file).clone();
+    let page_chunks = chunks(db, file);
+    SourceRow {
+        path: format!("{PAGE_PREFIX}{}", model.slug),
+        uri: format!("{PAGE_PREFIX}{}", model.slug),
+        kind: "markdown",
+        mime: "text/markdown",
+        size: markdown.len() as u64,
+        mtime_ns: 0,
+        revision: revision.to_string(),
+        title: model.title.clone(),
+        outline: serde_json::to_string(&outline).expect("outline serializes"),
+        lint_facts: "{}".to_string(),
+        labels: String::new(),
+        chunks: crate::sources::chunk_rows(markdown, &model.title, &page_chunks, false)
+            .into_iter()
+            .filter(|chunk| !is_navigation(&chunk.text))
+            .collect(),
+        signals: Vec::new(),
+    }
+}
+
+/// Whether a chunk holds nothing but headings, list items that link elsewhere, and footnote definitions
+/// (the citations, which the `citations` table holds).
+pub(super) fn is_navigation(text: &str) -> bool {
+    let mut items = 0;
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')) {
+        let link_item = line.starts_with("- [") && line.contains("](");
+        let footnote = line.starts_with("[^") && line.contains("]:");
+        if !(link_item || footnote) {
+            return false;
+        }
+        items += 1;
+    }
+    items > 0
+}
+
+/// The id of a generated page's or shard's source row, if it has one.
+pub(super) fn generated_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM sources WHERE path = ?1")?.query_row([path], |row| row.get(0)).optional()
+}
+
+/// What the index holds about a page before this build.
+pub(super) struct StoredPage {
+    pub(super) model_hash: String,
+    pub(super) hash: String,
+    pub(super) path: String,
+}
+
+pub(super) fn stored_pages(conn: &Connection) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
+    conn.prepare("SELECT slug, model_hash, hash, path FROM wiki_pages")?
+        .query_map([], |row| {
+            Ok((row.get(0)?, StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)? }))
+        })?
+        .collect()
+}
+
+/// A page rendered by this build, with what its rows record.
+pub(super) struct RenderedPage<'a> {
+    pub(super) model: &'a PageModel,
+    /// How many sources the page quotes or lists.
+    pub(super) source_count: usize,
+    /// The page file, relative to the output folder.
+    pub(super) path: &'a str,
+    pub(super) model_hash: &'a str,
+    pub(super) markdown: &'a str,
+    /// The markdown's hash.
+    pub(super) hash: &'a str,
+    /// The page as a source row, for search.
+    pub(super) row: &'a SourceRow,
+}
+
+/// Stores every row of one page (whose old rows are gone): its source row and chunks, its catalog row,
+/// citations, backlinks and artifact row.
+pub(super) fn store_page(
+    conn: &Connection,
+    context: &StageContext<'_>,
+    page: &RenderedPage<'_>,
+) -> rusqlite::Result<()> {
+    let RenderedPage { model, source_count, path, model_hash, markdown, hash, row } = *page;
+    store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
+    let summary = model.quotes().next().map(|q| first_sentence(&q.text)).unwrap_or_default();
+    conn.prepare_cached(
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        model.slug,
+        model.title,
+        model.section,
+        path,
+        serde_json::to_string(&model.aliases).expect("strings serialize"),
+        source_count as i64,
+        summary,
+        model_hash,
+        hash,
+        markdown,
+        context.run_id,
+    ])?;
+    let mut citation = conn.prepare_cached(
+        "INSERT INTO citations (page, note, note_line, source_ref, path, revision, hash, start_offset, end_offset,
+                                start_line, end_line, signal)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    // The line of each footnote's definition on the page, where lint points at a stale citation.
+    let mut note_lines: HashMap<&str, usize> = HashMap::new();
+    for (line, number) in markdown.lines().zip(1..) {
+        if let Some((note, _)) = line.strip_prefix("[^").and_then(|rest| rest.split_once("]:")) {
+            note_lines.entry(note).or_insert(number);
+        }
+    }
+    for quote in model.quotes() {
+        let note_line = note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1);
+        citation.execute(params![
+            model.slug,
+            quote.note,
+            note_line as i64,
+            quote.source.source_ref,
+            quote.source.path,
+            quote.revision,
+            quote.hash,
+            quote.start,
+            quote.end,
+            quote.start_line,
+            quote.end_line,
+            quote.signal,
+        ])?;
+    }
+    let mut depends = conn.prepare_cached("INSERT INTO page_sources (page, path) VALUES (?1, ?2)")?;
+    let paths: std::collections::BTreeSet<&str> = model
+        .quotes()
+        .map(|q| &q.source)
+        .chain(&model.also)
+        .chain(model.backlinks.iter().map(|b| &b.source))
+        .map(|source| source.path.as_str())
+        .collect();
+    for path in paths {
+        depends.execute(params![model.slug, path])?;
+    }
+    let mut backlink =
+        conn.prepare_cached("INSERT INTO wiki_backlinks (page, from_ref, line, kind) VALUES (?1, ?2, ?3, ?4)")?;
+    for link in &model.backlinks {
+        backlink.execute(params![model.slug, link.source.source_ref, link.line, link.kind])?;
+    }
+    for related in &model.related {
+        backlink.execute(params![related.slug, format!("{PAGE_PREFIX}{}", model.slug), 0, "related"])?;
+    }
+    upsert_object(
+        conn,
+        &format!("{PAGE_PREFIX}{}", model.slug),
+        "page",
+        path,
+        markdown,
+        context.run_id,
+        &serde_json::json!({
+            "title": model.title,
+            "section": model.section,
+            "sources": source_count,
+        }),
+    )
+}
+
+/// Deletes every row of one page.
+pub(super) fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
+    if let Some(id) = generated_source(conn, &format!("{PAGE_PREFIX}{slug}"))? {
+        store::delete_source(conn, id, true)?;
+    }
+    remove_page_rows(conn, slug)
+}
+
+/// Removes a page's rows other than its source row, which a re-rendered page updates in place.
+pub(super) fn remove_page_rows(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
+    let page_ref = format!("{PAGE_PREFIX}{slug}");
+    conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE page = ?1 AND kind != 'related'")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE from_ref = ?1 AND kind = 'related'")?.execute([&page_ref])?;
+    conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&page_ref])?;
+    Ok(())
+}
+
+pub(super) fn upsert_object(
+    conn: &Connection,
+    uri: &str,
+    kind: &str,
+    path: &str,
+    content: &str,
+    run_id: &str,
+    metadata: &serde_json::Value,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO storage_objects (uri, kind, path, hash, size, metadata, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        uri,
+        kind,
+        path,
+        content_hash(content.as_bytes()),
+        content.len() as i64,
+        metadata.to_string(),
+        run_id
+    ])?;
+    Ok(())
+}
+
+/// The first sentence of a quote, on one line, at most about 160 characters.
+pub(super) fn first_sentence(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Block markers go, and emphasis marks with them: a summary cut at a sentence must not open a `**`
+    // it never closes.
+    let flat = flat.trim_start_matches(['#', '>', '-', '*', ' ']).replace("**", "");
+    let flat = flat.as_str();
+    let end = flat.find(". ").map_or(flat.len(), |at| at + 1);
+    let mut sentence: String = flat[..end].chars().take(160).collect();
+    if sentence.len() < flat[..end].len() {
+        sentence.push('…');
+    }
+    sentence
+}

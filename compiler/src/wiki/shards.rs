@@ -1,0 +1,294 @@
+//! Index shards: a catalog per section and the root, re-rendered when their rows change, each also a
+//! source whose chunks are its page rows (search's `index_entry` results).
+
+use super::*;
+
+/// A shard as a source row: one chunk per page row, the row's line in the shard's Markdown, so an
+/// `index_entry` result cites the bytes the shard holds. The chunk's identifiers hold the page's slug,
+/// which search uses to tell an entry from its page. A row a custom template leaves without the page's
+/// link gets no chunk.
+pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow]) -> SourceRow {
+    let path = format!("{INDEX_PREFIX}{section}");
+    let mut chunks = Vec::with_capacity(rows.len());
+    // Rows are found in order, and lines counted from the previous row on: one pass over the shard.
+    let (mut from, mut line) = (0, 1);
+    for row in rows {
+        let Some(at) = markdown[from..].find(&format!("]({})", row.href)).map(|at| at + from) else { continue };
+        let start = markdown[..at].rfind('\n').map_or(0, |newline| newline + 1);
+        let end = markdown[at..].find('\n').map_or(markdown.len(), |newline| at + newline);
+        line += markdown[from..start].matches('\n').count();
+        from = end;
+        let text = &markdown[start..end];
+        let hash = content_hash(text.as_bytes());
+        let line = u32::try_from(line).unwrap_or(u32::MAX);
+        chunks.push(ChunkRow {
+            id: content_hash(format!("{path}\0{}", row.slug).as_bytes()),
+            ordinal: u32::try_from(chunks.len()).unwrap_or(u32::MAX),
+            hash,
+            heading_path: serde_json::to_string(&[section]).expect("strings serialize"),
+            title: row.title.clone(),
+            text: text.to_string(),
+            identifiers: row.slug.clone(),
+            start_offset: u32::try_from(start).unwrap_or(u32::MAX),
+            end_offset: u32::try_from(end).unwrap_or(u32::MAX),
+            start_line: line,
+            end_line: line,
+            minhash: None,
+        });
+    }
+    SourceRow {
+        uri: path.clone(),
+        path,
+        kind: "markdown",
+        mime: "text/markdown",
+        size: markdown.len() as u64,
+        mtime_ns: 0,
+        revision: content_hash(markdown.as_bytes()),
+        title: format!("Index: {section}"),
+        outline: "{}".to_string(),
+        lint_facts: "{}".to_string(),
+        labels: String::new(),
+        chunks,
+        signals: Vec::new(),
+    }
+}
+
+/// One row of an index shard.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub(super) struct ShardRow {
+    pub(super) slug: String,
+    pub(super) title: String,
+    pub(super) aliases: Vec<String>,
+    /// The page file, relative to the output folder.
+    pub(super) path: String,
+    /// The page relative to `indexes/`.
+    pub(super) href: String,
+    pub(super) sources: u64,
+    pub(super) summary: String,
+    pub(super) hash: String,
+}
+
+#[derive(Serialize)]
+pub(super) struct ShardModel<'a> {
+    pub(super) schema: u32,
+    pub(super) section: &'a str,
+    pub(super) json_href: String,
+    pub(super) pages: &'a [ShardRow],
+}
+
+#[derive(Serialize)]
+pub(super) struct RootSection {
+    pub(super) section: String,
+    pub(super) pages: usize,
+    pub(super) href: String,
+    pub(super) json_href: String,
+}
+
+/// Re-renders the shards whose rows changed, and the root when the sections did; removes empty sections.
+/// Why shards could not be compiled: a template that fails while rendering is the user's error, not the
+/// index's.
+pub(super) enum ShardError {
+    Sqlite(rusqlite::Error),
+    Template(String),
+}
+
+impl From<rusqlite::Error> for ShardError {
+    fn from(error: rusqlite::Error) -> ShardError {
+        ShardError::Sqlite(error)
+    }
+}
+
+pub(super) fn compile_shards(
+    conn: &Connection,
+    context: &StageContext<'_>,
+    stage: &mut Stage,
+) -> Result<(), ShardError> {
+    let templates = context.templates;
+    let template_hash =
+        content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    let mut sections: BTreeMap<String, Vec<ShardRow>> = BTreeMap::new();
+    let mut statement =
+        conn.prepare("SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY section, slug")?;
+    let rows = statement.query_map([], |row| {
+        let section: String = row.get(2)?;
+        let path: String = row.get(3)?;
+        Ok((
+            section,
+            ShardRow {
+                slug: row.get(0)?,
+                title: row.get(1)?,
+                aliases: serde_json::from_str(&row.get::<_, String>(4)?).unwrap_or_default(),
+                href: format!("../{path}"),
+                path,
+                sources: row.get::<_, i64>(5)?.cast_unsigned(),
+                summary: row.get(6)?,
+                hash: row.get(7)?,
+            },
+        ))
+    })?;
+    for row in rows {
+        let (section, row) = row?;
+        sections.entry(section).or_default().push(row);
+    }
+    let stored: HashMap<String, (String, String)> = conn
+        .prepare("SELECT section, rows_hash, markdown FROM knowledge_indexes")?
+        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
+        .collect::<rusqlite::Result<_>>()?;
+    let enabled = context.project.config.wiki.enabled;
+
+    for (section, rows) in &sections {
+        let rows_hash =
+            content_hash(format!("{}{template_hash}", serde_json::to_string(rows).expect("rows serialize")).as_bytes());
+        let before = stored.get(section);
+        if !context.full && before.is_some_and(|(hash, _)| *hash == rows_hash) {
+            continue;
+        }
+        let json_path = format!("indexes/machine/{section}.json");
+        let model =
+            ShardModel { schema: SCHEMA_VERSION, section, json_href: format!("machine/{section}.json"), pages: rows };
+        let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
+        let json = format!(
+            "{}\n",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"schema": SCHEMA_VERSION, "section": section, "pages": rows})
+            )
+            .expect("rows serialize")
+        );
+        let path = format!("indexes/{section}.md");
+        stage.shards.rendered += 1;
+        let shard = shard_source_row(section, &markdown, rows);
+        store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
+        let shard = RenderedShard {
+            section,
+            path: &path,
+            json: Some((&json_path, &json)),
+            page_count: rows.len(),
+            rows_hash: &rows_hash,
+            markdown: &markdown,
+        };
+        record_shard(conn, context, stage, &shard, before)?;
+    }
+    for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
+        conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
+        if let Some(id) = generated_source(conn, &format!("{INDEX_PREFIX}{section}"))? {
+            store::delete_source(conn, id, true)?;
+        }
+        for uri in [format!("{INDEX_PREFIX}{section}"), format!("{INDEX_PREFIX}{section}.json")] {
+            conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&uri])?;
+        }
+        stage.shards.deleted += 1;
+        stage.changes.push(ArtifactChange {
+            artifact: format!("indexes/{section}.md"),
+            kind: "shard",
+            old_hash: Some(content_hash(markdown.as_bytes())),
+            new_hash: None,
+            sources: Vec::new(),
+        });
+    }
+
+    if !enabled {
+        for uri in [ROOT_URI, SCHEMA_URI] {
+            conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
+        }
+        conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
+        return Ok(());
+    }
+    let root_sections: Vec<RootSection> = sections
+        .iter()
+        .map(|(section, rows)| RootSection {
+            section: section.clone(),
+            pages: rows.len(),
+            href: format!("{section}.md"),
+            json_href: format!("machine/{section}.json"),
+        })
+        .collect();
+    let total: usize = sections.values().map(Vec::len).sum();
+    let root_model = serde_json::json!({"schema": SCHEMA_VERSION, "pages": total, "sections": root_sections});
+    let rows_hash = content_hash(format!("{root_model}{template_hash}").as_bytes());
+    let before = stored.get("");
+    if context.full || before.is_none_or(|(hash, _)| *hash != rows_hash) {
+        let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(ShardError::Template)?;
+        stage.shards.rendered += 1;
+        let root = RenderedShard {
+            section: "",
+            path: "indexes/root.md",
+            json: None,
+            page_count: total,
+            rows_hash: &rows_hash,
+            markdown: &markdown,
+        };
+        record_shard(conn, context, stage, &root, before)?;
+    }
+    let schema_hash = content_hash(SCHEMA_DOC.as_bytes());
+    let schema_before: Option<String> = conn
+        .prepare_cached("SELECT hash FROM storage_objects WHERE uri = ?1")?
+        .query_row([SCHEMA_URI], |row| row.get(0))
+        .optional()?;
+    if schema_before.as_deref() != Some(schema_hash.as_str()) {
+        upsert_object(
+            conn,
+            SCHEMA_URI,
+            "schema",
+            "schemas/v1.md",
+            SCHEMA_DOC,
+            context.run_id,
+            &serde_json::json!({"version": SCHEMA_VERSION}),
+        )?;
+        stage.changes.push(ArtifactChange {
+            artifact: "schemas/v1.md".to_string(),
+            kind: "schema",
+            old_hash: schema_before,
+            new_hash: Some(schema_hash),
+            sources: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+/// A shard (or, with the empty section, the root) rendered by this build.
+pub(super) struct RenderedShard<'a> {
+    pub(super) section: &'a str,
+    /// The Markdown file, relative to the output folder.
+    pub(super) path: &'a str,
+    /// The JSON file's path and text; the root has none.
+    pub(super) json: Option<(&'a str, &'a str)>,
+    pub(super) page_count: usize,
+    pub(super) rows_hash: &'a str,
+    pub(super) markdown: &'a str,
+}
+
+/// Stores a rendered shard's catalog and artifact rows, and records the change for the log.
+pub(super) fn record_shard(
+    conn: &Connection,
+    context: &StageContext<'_>,
+    stage: &mut Stage,
+    shard: &RenderedShard<'_>,
+    before: Option<&(String, String)>,
+) -> rusqlite::Result<()> {
+    let RenderedShard { section, path, json, page_count, rows_hash, markdown } = *shard;
+    let (json_path, json) = (json.map(|(path, _)| path), json.map(|(_, text)| text));
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, json, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, json, context.run_id])?;
+    let (uri, kind) =
+        if section.is_empty() { (ROOT_URI.to_string(), "root") } else { (format!("{INDEX_PREFIX}{section}"), "shard") };
+    let metadata = serde_json::json!({"section": section, "pages": page_count});
+    upsert_object(conn, &uri, kind, path, markdown, context.run_id, &metadata)?;
+    if let (Some(json_path), Some(json)) = (json_path, json) {
+        upsert_object(conn, &format!("{uri}.json"), "shard_json", json_path, json, context.run_id, &metadata)?;
+    }
+    let old_hash = before.map(|(_, markdown)| content_hash(markdown.as_bytes()));
+    let new_hash = content_hash(markdown.as_bytes());
+    if old_hash.as_deref() != Some(new_hash.as_str()) {
+        stage.changes.push(ArtifactChange {
+            artifact: path.to_string(),
+            kind,
+            old_hash,
+            new_hash: Some(new_hash),
+            sources: Vec::new(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! The templates pages, shards and the root are rendered with: the built-in ones or `[wiki] templates_dir`,
+//! checked before a build writes anything, and the salsa inputs that hold them.
+
+use super::*;
+
+pub(super) const PAGE_TEMPLATE: &str = include_str!("../../../templates/page.md.j2");
+pub(super) const SHARD_TEMPLATE: &str = include_str!("../../../templates/shard.md.j2");
+pub(super) const ROOT_TEMPLATE: &str = include_str!("../../../templates/root.md.j2");
+
+/// The templates a build renders with: the built-in ones, or those in `[wiki] templates_dir`.
+#[derive(Debug, Clone)]
+pub struct TemplateSet {
+    pub page: String,
+    pub shard: String,
+    pub root: String,
+}
+
+impl TemplateSet {
+    /// Loads and checks the templates: a syntax error names the template file and line.
+    pub fn load(project: &Project) -> Result<TemplateSet, WikiError> {
+        let folder = project.config.wiki.templates_dir.as_ref().map(|dir| project.root.join(dir.get_ref()));
+        let read = |name: &str, built_in: &str| -> Result<(PathBuf, String), WikiError> {
+            let Some(path) = folder.as_ref().map(|folder| folder.join(name)).filter(|path| path.exists()) else {
+                return Ok((PathBuf::from("templates").join(name), built_in.to_string()));
+            };
+            let text =
+                std::fs::read_to_string(&path).map_err(|source| WikiError::Read { path: path.clone(), source })?;
+            Ok((path, text))
+        };
+        let (page_path, page) = read("page.md.j2", PAGE_TEMPLATE)?;
+        let (shard_path, shard) = read("shard.md.j2", SHARD_TEMPLATE)?;
+        let (root_path, root) = read("root.md.j2", ROOT_TEMPLATE)?;
+        for (path, text) in [(&page_path, &page), (&shard_path, &shard), (&root_path, &root)] {
+            wiki::check_template(&path.display().to_string(), text).map_err(WikiError::Template)?;
+        }
+        Ok(TemplateSet { page, shard, root })
+    }
+}
+
+/// What the pages depend on besides the sources: the `[wiki]` settings, the templates and this binary's
+/// source. A change re-plans and re-renders; no source is re-derived.
+#[must_use]
+pub fn fingerprint(project: &Project, templates: &TemplateSet) -> String {
+    let wiki = &project.config.wiki;
+    let material = format!(
+        "{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}\n",
+        wiki.enabled,
+        wiki.min_sources.get_ref(),
+        wiki.max_quotes.get_ref(),
+        wiki.max_related,
+        wiki.section_field,
+        templates.page,
+        templates.shard,
+        templates.root,
+        env!("KNOWLEDGE_SOURCE_HASH"),
+    );
+    content_hash(material.as_bytes())
+}
+
+pub(super) fn set_templates(db: &mut KnowledgeDb, inputs: &mut PageInputs, templates: &TemplateSet) {
+    match inputs.templates {
+        Some(input) => {
+            if input.page(db) != &templates.page {
+                input.set_page(db).with_durability(Durability::MEDIUM).to(templates.page.clone());
+            }
+        }
+        None => {
+            inputs.templates = Some(Templates::builder(templates.page.clone()).durability(Durability::MEDIUM).new(db));
+        }
+    }
+}
+
+/// Renders a page through the `render_page` query, updating its input only when the model changed.
+pub(super) fn render(db: &mut KnowledgeDb, inputs: &mut PageInputs, model: &PageModel) -> Result<String, StoreError> {
+    let page = match inputs.pages.get(&model.slug) {
+        Some(&(page, _)) => {
+            if page.model(db) != model {
+                page.set_model(db).to(model.clone());
+            }
+            page
+        }
+        None => {
+            let page = WikiPage::new(db, model.slug.clone(), model.clone());
+            let file = SourceFile::new(db, format!("{PAGE_PREFIX}{}", model.slug), String::new(), String::new());
+            inputs.pages.insert(model.slug.clone(), (page, file));
+            page
+        }
+    };
+    wiki::render_page(db, page).clone().map_err(StoreError::Wiki)
+}
