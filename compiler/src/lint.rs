@@ -191,6 +191,19 @@ fn generated_files(project: &Project, conn: &rusqlite::Connection) -> rusqlite::
     Ok(paths.iter().map(|path| crate::wiki::project_path_of_artifact(project, path)).collect())
 }
 
+/// Which side of `[[first|second]]` names the linked article. Obsidian writes the target first, Dendron
+/// last: a side with an anchor (`#heading`, `^block`) is the target, then a side without spaces (a note id
+/// or file name) over one with them (link text); otherwise the first.
+fn target_side<'a>(first: &'a str, second: Option<&'a str>) -> &'a str {
+    let Some(second) = second else { return first };
+    let anchored = |side: &str| side.contains(['#', '^']);
+    let spaced = |side: &str| side.trim().contains(' ');
+    match (anchored(first), anchored(second), spaced(first), spaced(second)) {
+        (false, true, ..) | (false, false, true, false) => second,
+        _ => first,
+    }
+}
+
 /// Runs every rule over the project's facts. Severities and suppressions are applied by the caller.
 /// `generated`: the generated files the index lists (project-relative), which decide whether a link into
 /// the output folder resolves; without an index, the disk does.
@@ -246,10 +259,13 @@ fn check(project: &Project, files: &[FileFacts], generated: Option<&HashSet<Stri
                 "unresolved_wikilink",
                 format!("wikilink `{shown}` matches no page by path, file name, title or alias"),
             );
-            let key = keys.into_iter().flatten().next().unwrap_or_default();
-            let entry = unresolved.entry(key).or_insert_with(|| {
-                (HashSet::new(), file.path.clone(), wikilink.line, wikilink.column, wikilink.first.clone())
-            });
+            // The side that names the article: Obsidian writes `[[target|alias]]`, Dendron `[[alias|target]]`.
+            let target = target_side(&wikilink.first, wikilink.second.as_deref());
+            let key = wikilink_key(&file.path, target).unwrap_or_default();
+            let shown = target.split(['#', '^']).next().unwrap_or(target).trim().to_string();
+            let entry = unresolved
+                .entry(key)
+                .or_insert_with(|| (HashSet::new(), file.path.clone(), wikilink.line, wikilink.column, shown));
             entry.0.insert(file.path.as_str());
         }
         let referenced: HashSet<&str> = facts.footnote_refs.iter().map(|r| r.value.as_str()).collect();

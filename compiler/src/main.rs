@@ -470,6 +470,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 cli_search(db, &start, principal.as_deref(), &query, SearchMode::Semantic, limit, Vec::new(), json)?;
             print(json, &response, |out| print_search(out, &response))?;
             if response.degraded {
+                let reason = response.degraded_reason.as_deref().unwrap_or("no embeddings generation");
+                writeln!(std::io::stderr(), "error: semantic search is unavailable: {}", escape(reason))?;
                 return Ok(ExitCode::from(2));
             }
         }

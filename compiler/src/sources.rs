@@ -222,10 +222,11 @@ fn walk_error_reason(error: &ignore::Error, root: &Path) -> String {
     }
 }
 
-/// The stable ref of a source: `file://` and its path, or a note's own `knowledge://item/ID`.
+/// The stable ref of a source: `file://` and its path, or the `knowledge://` ref a note, a generated page
+/// or an index shard already is.
 #[must_use]
 pub fn source_ref(path: &str) -> String {
-    if path.starts_with(crate::notes::NOTE_PREFIX) { path.to_string() } else { format!("file://{path}") }
+    if path.starts_with("knowledge://") { path.to_string() } else { format!("file://{path}") }
 }
 
 /// A source's chunks as rows. `signatures`: with the MinHash signatures near-duplicate lint reads (files

@@ -184,6 +184,16 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                     // they are not wikilinks.
                     Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
                         if text[range.end..].trim_start_matches([' ', '\t']).starts_with(['(', '（']) => {}
+                    // `[[`x`]]: url` at the start of a line is a link reference definition (rustdoc's
+                    // intra-doc style), not a wikilink.
+                    Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
+                        if text[range.end..].starts_with(':')
+                            && text[..range.start]
+                                .rsplit('\n')
+                                .next()
+                                .is_some_and(|before| before.trim().is_empty()) => {}
+                    // `<help@crates.io>` is an address, not a file: nothing to resolve.
+                    Tag::Link { link_type: LinkType::Email, .. } => {}
                     // `![[note]]` embeds a note (Obsidian, Dendron note references): a wikilink too.
                     Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
                     | Tag::Image { link_type: LinkType::WikiLink { .. }, .. } => {

@@ -395,3 +395,35 @@ fn near_duplicate_sections_across_sources_are_reported_on_both() {
     test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n[lint]\nnear_duplicate_threshold = 1.0\n");
     assert!(findings(&lint_json(&test, &[])).iter().all(|(_, _, code)| code != "duplicate_page"));
 }
+
+/// Issue 14's small gaps: an address in angle brackets is no file, a rustdoc-style reference definition
+/// `[[`x`]]: url` is no wikilink, and a Dendron `[[alias|target#anchor]]` counts toward its target's
+/// new-article candidacy, not its link text's.
+#[test]
+fn addresses_reference_definitions_and_dendron_aliases_are_read_as_what_they_are() {
+    let test = CliTest::new();
+    test.write(
+        "docs/a.md",
+        "# A\n\nMail <help@crates.io> or <mailto:x@y.z>.\n\n[[`x`]]: https://example.com\n\nSee [[the alias|target#anchor]].\n",
+    );
+    test.write("docs/b.md", "# B\n\nAlso [[other words|target#other]].\n");
+    test.write("docs/c.md", "# C\n\nAnd [[target]].\n");
+    let report = lint_json(&test, &[]);
+    let codes: Vec<(String, u64, String)> = findings(&report);
+    assert!(!codes.iter().any(|(_, _, code)| code == "broken_link"), "{codes:?}");
+    assert!(
+        !report["diagnostics"].as_array().unwrap().iter().any(|d| d["message"].as_str().unwrap().contains("`x`")),
+        "{report}"
+    );
+    let candidates: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "new_article_candidate")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        candidates,
+        ["`target` is linked from 3 sources but no page has that name: a candidate for a new article"]
+    );
+}

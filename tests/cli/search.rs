@@ -520,3 +520,35 @@ fn the_final_rerank_boosts_cited_chunks_and_wiki_pages() {
         assert!((result["score"].as_f64().unwrap() - boosted).abs() < 1e-9, "keyword score × boost: {result:#}");
     }
 }
+
+/// A context pack cites a generated page by its own ref (`knowledge://wiki/SLUG@REV#L..`), never as a file.
+#[test]
+fn a_context_pack_cites_a_generated_page_by_its_own_ref() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# Alpha\n\nAlpha leans on [[Compost]] for its footing.\n");
+    test.write("docs/b.md", "# Beta\n\nBeta turns [[Compost]] every spring.\n");
+    test.build();
+    let pack: serde_json::Value =
+        serde_json::from_str(&test.ok(&["context", "pack", "compost", "--max-tokens", "2000", "--json"])).unwrap();
+    let refs: Vec<&str> = pack["items"].as_array().unwrap().iter().map(|i| i["ref"].as_str().unwrap()).collect();
+    assert!(refs.iter().any(|r| r.starts_with("knowledge://wiki/compost@")), "{refs:?}");
+    assert!(refs.iter().all(|r| !r.starts_with("file://knowledge://")), "{refs:?}");
+    for reference in refs {
+        test.ok(&["get", reference]);
+    }
+}
+
+/// `embeddings search` with no generation says why it cannot answer, and exits 2.
+#[test]
+fn semantic_search_without_vectors_says_why() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# Alpha\n\nText.\n");
+    test.build();
+    let output = test.run(&["embeddings", "search", "alpha"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        crate::stderr(&output).contains("error: semantic search is unavailable: no embeddings generation"),
+        "{}",
+        crate::stderr(&output)
+    );
+}

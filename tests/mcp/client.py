@@ -232,7 +232,15 @@ async def main():
             _, pack = await call(session, "knowledge_context_pack", {"query": "ownership rules memory", "max_tokens": 120})
             check("context pack has its schema", pack["schema"] == "knowledge-agent-context-pack" and pack["schema_version"] == 1)
             check("context pack keeps to its budget", 0 < pack["budget"]["used_tokens"] <= 120, pack["budget"])
-            check("context pack items cite their source", all(i["ref"].startswith("file://") for i in pack["items"]))
+            check(
+                "context pack items cite their source (a file, or a generated page by its own ref)",
+                all(
+                    (i["ref"].startswith("file://") and not i["ref"].startswith("file://knowledge://"))
+                    or i["ref"].startswith("knowledge://")
+                    for i in pack["items"]
+                ),
+                [i["ref"] for i in pack["items"]],
+            )
 
             # Lint results stored by the build.
             _, linted = await call(session, "knowledge_lint", {})
