@@ -778,6 +778,21 @@ fn print_resolved(out: &mut impl Write, resolved: &Resolved) -> std::io::Result<
             writeln!(out)?;
             writeln!(out, "{}", chunk.text)
         }
+        (None, Some(source)) if resolved.lines.is_some() => {
+            let lines = resolved.lines.as_ref().expect("checked above");
+            writeln!(out, "{}", escape(&source.title))?;
+            let stale = if lines.stale { "  (cited at another revision: the lines may have moved)" } else { "" };
+            writeln!(
+                out,
+                "{}#L{}-L{}  rev {}{stale}",
+                escape(&source.uri),
+                lines.start_line,
+                lines.end_line,
+                lines.revision
+            )?;
+            writeln!(out)?;
+            write!(out, "{}", lines.text)
+        }
         (None, Some(source)) => {
             writeln!(out, "{}", escape(&source.title))?;
             writeln!(out, "{}  {}  {} bytes  rev {}", escape(&source.uri), source.mime, source.size, source.revision)?;

@@ -30,6 +30,22 @@ pub struct Resolved {
     pub chunk: Option<ChunkDetail>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceDetail>,
+    /// The lines a ref's `#Lstart-Lend` names (as context packs and answers cite), read from the indexed
+    /// chunks that hold them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<LinesExcerpt>,
+}
+
+/// Lines of a source, as the index holds them.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LinesExcerpt {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+    /// The revision the lines were read from: the source's current one.
+    pub revision: String,
+    /// The ref named another revision (`@REV`), so the lines may have moved since it was cited.
+    pub stale: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -98,13 +114,16 @@ pub struct ChunkSummary {
 pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Resolved, ReaderError> {
     let reference = reference.trim();
     if let Some(chunk) = chunk_detail(conn, reference)?.filter(|c| access.can_read_path(&c.source.path)) {
-        return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None });
+        return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None, lines: None });
     }
     let path = reference.strip_prefix("file://").unwrap_or(reference);
-    let path = path.split_once('#').map_or(path, |(path, _)| path).trim_start_matches("./");
-    let path = match path.rsplit_once('@') {
-        Some((path, revision)) if !revision.is_empty() && revision.chars().all(|c| c.is_ascii_hexdigit()) => path,
-        _ => path,
+    let (path, fragment) = path.split_once('#').map_or((path, None), |(path, fragment)| (path, Some(fragment)));
+    let path = path.trim_start_matches("./");
+    let (path, cited_revision) = match path.rsplit_once('@') {
+        Some((path, revision)) if !revision.is_empty() && revision.chars().all(|c| c.is_ascii_hexdigit()) => {
+            (path, Some(revision))
+        }
+        _ => (path, None),
     };
     // A bare slug names a generated page.
     let page = (!path.contains('/')).then(|| format!("{}{path}", crate::wiki::PAGE_PREFIX));
@@ -115,10 +134,74 @@ pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Re
             None => None,
         },
     };
-    match found.filter(|s| access.can_read_path(&s.path)) {
-        Some(source) => Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source) }),
-        None => Err(ReaderError::NotFound(reference.to_string())),
+    let Some(source) = found.filter(|s| access.can_read_path(&s.path)) else {
+        return Err(ReaderError::NotFound(reference.to_string()));
+    };
+    let lines = match fragment.and_then(line_range) {
+        Some((start, end)) => lines_of(conn, &source, start, end, cited_revision)?,
+        None => None,
+    };
+    Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source), lines })
+}
+
+/// `L5-L25`, `L5-25` or `L7`: the lines a ref's fragment names.
+fn line_range(fragment: &str) -> Option<(u32, u32)> {
+    let (start, end) = fragment.split_once('-').unwrap_or((fragment, fragment));
+    let start: u32 = start.strip_prefix('L')?.parse().ok()?;
+    let end: u32 = end.trim_start_matches('L').parse().ok()?;
+    (start >= 1 && end >= start).then_some((start, end))
+}
+
+/// Lines `start..=end` of a source, put together from its indexed chunks (each an exact byte range of the
+/// source, so overlapping chunks agree); `None` when no chunk holds them.
+fn lines_of(
+    conn: &Connection,
+    source: &SourceDetail,
+    start: u32,
+    end: u32,
+    cited_revision: Option<&str>,
+) -> rusqlite::Result<Option<LinesExcerpt>> {
+    let chunks: Vec<(u32, u32, u32, String)> = conn
+        .prepare(
+            "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
+             WHERE s.path = ?1 AND c.end_line >= ?2 AND c.start_line <= ?3 ORDER BY c.start_offset",
+        )?
+        .query_map(params![source.path, start, end], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let Some((_, mut covered_to, first_line, first_text)) = chunks.first().cloned() else {
+        return Ok(None);
+    };
+    // The contiguous text the chunks cover, from the first one on. Chunks leave out the blank lines between
+    // blocks; a gap that is exactly the line breaks the line numbers say it holds is filled with them, and
+    // any other gap ends the excerpt (its bytes are not in the index).
+    let mut text = first_text;
+    for (chunk_start, chunk_end, chunk_line, chunk_text) in chunks.iter().skip(1) {
+        if *chunk_start > covered_to {
+            let line_now = first_line + text.matches('\n').count() as u32;
+            let breaks = chunk_line.saturating_sub(line_now);
+            if chunk_start - covered_to != breaks {
+                break;
+            }
+            text.extend(std::iter::repeat_n('\n', breaks as usize));
+            covered_to = *chunk_start;
+        }
+        if *chunk_end > covered_to {
+            text.push_str(&chunk_text[(covered_to - chunk_start) as usize..]);
+            covered_to = *chunk_end;
+        }
     }
+    let mut excerpt = String::new();
+    let (mut from, mut to) = (None, first_line);
+    for (line, number) in text.split_inclusive('\n').zip(first_line..) {
+        if (start..=end).contains(&number) {
+            excerpt.push_str(line);
+            from.get_or_insert(number);
+            to = number;
+        }
+    }
+    let Some(from) = from else { return Ok(None) };
+    let stale = cited_revision.is_some_and(|cited| !source.revision.starts_with(cited));
+    Ok(Some(LinesExcerpt { start_line: from, end_line: to, text: excerpt, revision: source.revision.clone(), stale }))
 }
 
 fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDetail>> {

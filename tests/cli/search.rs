@@ -552,3 +552,31 @@ fn semantic_search_without_vectors_says_why() {
         crate::stderr(&output)
     );
 }
+
+/// `get file://PATH@REV#Lstart-Lend` (how packs and answers cite) returns those lines, from the indexed
+/// chunks, and says when the cited revision is not the current one.
+#[test]
+fn get_with_a_line_range_returns_those_lines() {
+    let test = CliTest::new();
+    let text: String = (1..=40).map(|n| format!("Line {n} of the guide.\n\n")).collect();
+    test.write("docs/guide.md", format!("# Guide\n\n{text}"));
+    test.write("kc.toml", "version = 1\n[chunking]\ntarget_bytes = 200\noverlap_bytes = 40\n");
+    test.build();
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let revision: String =
+        conn.query_row("SELECT revision FROM sources WHERE path = 'docs/guide.md'", [], |r| r.get(0)).unwrap();
+    let reference = format!("file://docs/guide.md@{}#L5-L25", &revision[..12]);
+    let got: serde_json::Value = serde_json::from_str(&test.ok(&["get", &reference, "--json"])).unwrap();
+    let lines = &got["lines"];
+    assert_eq!((lines["start_line"].as_u64(), lines["end_line"].as_u64()), (Some(5), Some(25)));
+    let file = std::fs::read_to_string(test.path("docs/guide.md")).unwrap();
+    let expected: String = file.split_inclusive('\n').skip(4).take(21).collect();
+    assert_eq!(lines["text"].as_str().unwrap(), expected, "the lines, spanning several chunks");
+    assert_eq!(lines["stale"], false);
+    let older: serde_json::Value =
+        serde_json::from_str(&test.ok(&["get", "file://docs/guide.md@0123456789ab#L5-L6", "--json"])).unwrap();
+    assert_eq!(older["lines"]["stale"], true);
+    let human = test.ok(&["get", &reference]);
+    assert!(human.contains("file://docs/guide.md#L5-L25") && human.contains("Line 2 of the guide."), "{human}");
+    assert!(human.contains("Line 12 of the guide.") && !human.contains("Line 13 of the guide."), "{human}");
+}
