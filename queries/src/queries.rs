@@ -59,10 +59,20 @@ pub fn outline(db: &dyn Db, file: SourceFile) -> Outline {
         .filter(|title| !title.is_empty())
         .map(str::to_string)
         .or_else(|| doc.headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
-        // Books whose chapters open with a level-2 heading (mdBook sub-chapters): the opening heading.
-        .or_else(|| match doc.blocks.first()?.kind {
-            crate::markdown::BlockKind::Heading(index) => Some(doc.headings[index as usize].text.clone()),
-            _ => None,
+        // Books whose chapters open with a level-2 heading (mdBook sub-chapters): the opening heading. HTML
+        // before it (`<!-- comments -->`, `<a id="old-anchor"></a>` kept for old links) opens nothing.
+        .or_else(|| {
+            let text = file.text(db);
+            let html = |block: &crate::markdown::Block| {
+                block.kind == crate::markdown::BlockKind::Other
+                    && text
+                        .get(block.start as usize..block.end as usize)
+                        .is_some_and(|b| b.trim_start().starts_with('<'))
+            };
+            match doc.blocks.iter().find(|block| !html(block))?.kind {
+                crate::markdown::BlockKind::Heading(index) => Some(doc.headings[index as usize].text.clone()),
+                _ => None,
+            }
         })
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| file_stem(path).to_string());

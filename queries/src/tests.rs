@@ -478,3 +478,14 @@ fn render_page_reruns_for_a_changed_model_or_template_only() {
     let _ = render_page(&db, two);
     assert_eq!(db.take_executed(&[]), ["render_page", "render_page"]);
 }
+
+#[test]
+fn html_kept_for_old_links_before_the_opening_heading_does_not_hide_the_title() {
+    let db = TestDb::new(1000, 0);
+    let text = "<!-- Old headings. Do not remove or links may break. -->\n\n<a id=\"the-match-control-flow-operator\"></a>\n\n## The `match` Control Flow Construct\n\nText.\n";
+    let file = db.file("ch06-02-match.md", text);
+    assert_eq!(outline(&db, file).title, "The match Control Flow Construct");
+    // A document that opens with prose is still named by its file.
+    let prose = db.file("notes/ch01.md", "Some prose first.\n\n## Later\n");
+    assert_eq!(outline(&db, prose).title, "ch01");
+}
