@@ -489,3 +489,26 @@ fn html_kept_for_old_links_before_the_opening_heading_does_not_hide_the_title() 
     let prose = db.file("notes/ch01.md", "Some prose first.\n\n## Later\n");
     assert_eq!(outline(&db, prose).title, "ch01");
 }
+
+#[test]
+fn a_table_of_contents_makes_no_pages_related() {
+    let db = TestDb::new(1000, 0);
+    // A SUMMARY listing 22 concepts, each also named by a chapter of its own; Alpha and Beta share a chapter.
+    let names: Vec<String> = (0..22).map(|n| format!("Concept{n:02}")).collect();
+    let summary: String = names.iter().map(|n| format!("- [[{n}]]\n")).collect();
+    let mut files: Vec<(String, String)> = vec![("SUMMARY.md".to_string(), format!("# Summary\n\n{summary}"))];
+    for name in &names {
+        files.push((format!("{name}.md"), format!("# {name}\n\nAbout [[{name}]].\n")));
+    }
+    files.push(("shared.md".to_string(), "# Shared\n\n[[Concept00]] and [[Concept01]] together.\n".to_string()));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let sources = catalog(&db, &files);
+    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
+    let plans = crate::wiki::plan(&sources, settings);
+    let related = |slug: &str| -> Vec<String> {
+        let page = plans.iter().find(|p| p.slug == slug).unwrap_or_else(|| panic!("{slug}: {plans:?}"));
+        page.related.iter().map(|&i| plans[i].slug.clone()).collect()
+    };
+    assert_eq!(related("concept00"), ["concept01"], "through shared.md, not the table of contents");
+    assert!(related("concept05").is_empty(), "{:?}", related("concept05"));
+}

@@ -207,7 +207,14 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
     candidates
 }
 
-/// Related pages: the pages that share the most sources with each page, then by slug.
+/// A source that lists more pages than this is navigation (a table of contents, an index): it makes no two
+/// of its pages related. Without the cut, every chapter of a book "relates" to every other through its
+/// `SUMMARY.md`, in alphabetical order.
+const HUB_PAGES: usize = 20;
+
+/// Related pages: the pages that share the most sources with each page, each shared source weighted by how
+/// few pages it lists (sharing a two-page source says more than sharing a twenty-page one), then by slug.
+/// A page that shares only navigation hubs has no related pages.
 fn relate(pages: &mut [PagePlan], max_related: usize) {
     let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::new();
     for (page, plan) in pages.iter().enumerate() {
@@ -216,14 +223,18 @@ fn relate(pages: &mut [PagePlan], max_related: usize) {
         }
     }
     for page in 0..pages.len() {
-        let mut shared: HashMap<usize, usize> = HashMap::new();
+        let mut shared: HashMap<usize, f64> = HashMap::new();
         for source in pages[page].places.iter().map(|m| m.source).chain(pages[page].also.iter().copied()) {
-            for &other in pages_of_source.get(&source).into_iter().flatten().filter(|&&other| other != page) {
-                *shared.entry(other).or_default() += 1;
+            let listing = pages_of_source.get(&source).map_or(&[][..], Vec::as_slice);
+            if listing.len() > HUB_PAGES {
+                continue;
+            }
+            for &other in listing.iter().filter(|&&other| other != page) {
+                *shared.entry(other).or_default() += 1.0 / listing.len() as f64;
             }
         }
-        let mut related: Vec<(usize, usize)> = shared.into_iter().collect();
-        related.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| pages[a.0].slug.cmp(&pages[b.0].slug)));
+        let mut related: Vec<(usize, f64)> = shared.into_iter().collect();
+        related.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| pages[a.0].slug.cmp(&pages[b.0].slug)));
         pages[page].related = related.into_iter().take(max_related).map(|(other, _)| other).collect();
     }
 }
