@@ -323,6 +323,7 @@ pub(super) fn upsert_object(
 
 /// The first sentence of a quote, on one line, at most about 160 characters.
 pub(super) fn first_sentence(text: &str) -> String {
+    let text = without_markup(text);
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     // Block markers go, and emphasis marks with them: a summary cut at a sentence must not open a `**`
     // it never closes.
@@ -334,4 +335,67 @@ pub(super) fn first_sentence(text: &str) -> String {
         sentence.push('…');
     }
     sentence
+}
+
+/// A Markdown excerpt as a line of prose for a summary: HTML comments and tags go (`<!-- ignore -->`,
+/// `<a id="x"></a>`), and links keep their text (`[traits][]`, `[traits](ch10.md)`, `[traits]` and
+/// `[[traits]]` read `traits`).
+fn without_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['<', '[', ']']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        rest = if let Some((inner, after)) = tail.strip_prefix("[[").and_then(|t| t.split_once("]]")) {
+            // A wikilink reads as its link text: the side that is prose (`[[humus heap|compost]]`, Dendron's
+            // order), else the one after the bar (Obsidian's `[[target|text]]`), else its target.
+            let shown = match inner.split_once('|') {
+                Some((first, _)) if first.trim().contains(' ') => first,
+                Some((_, second)) => second,
+                None => inner,
+            };
+            out.push_str(shown.split(['#', '^']).next().unwrap_or(shown).trim());
+            after
+        } else if let Some(comment) = tail.strip_prefix("<!--") {
+            comment.find("-->").map_or("", |end| &comment[end + 3..])
+        } else if let Some(inside) = tail.strip_prefix('<') {
+            // A tag if it closes on this line and starts like one; otherwise a plain `<`.
+            match inside.find('>').filter(|&end| !inside[..end].contains('\n')) {
+                Some(end) if inside.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/') => &inside[end + 1..],
+                _ => {
+                    out.push('<');
+                    inside
+                }
+            }
+        } else if let Some(after) = tail.strip_prefix(']') {
+            // A link's destination or reference label after its text is dropped.
+            match after.chars().next() {
+                Some('(') => after.find(')').map_or(after, |end| &after[end + 1..]),
+                Some('[') => after.find(']').map_or(after, |end| &after[end + 1..]),
+                _ => after,
+            }
+        } else {
+            &tail[1..]
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn a_summary_is_prose_without_markup() {
+        assert_eq!(
+            first_sentence("We use [traits]<!-- ignore --> and [generics][gen] with [closures](ch13.md). Then more."),
+            "We use traits and generics with closures."
+        );
+        assert_eq!(
+            first_sentence("Peelings go to the [[humus heap|compost]], not [[bin#top]]."),
+            "Peelings go to the humus heap, not bin."
+        );
+        assert_eq!(first_sentence("<a id=\"old\"></a>\n\nA value is < 3 here."), "A value is < 3 here.");
+    }
 }
