@@ -284,3 +284,27 @@ fn a_section_field_edit_moves_the_page_and_the_links_to_it() {
     assert!(page.contains("(../south/beta.md)"), "Alpha's related link follows Beta: {page}");
     assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
 }
+
+/// A paragraph several sources hold word for word is quoted once; the sources that repeat it are still
+/// listed, and the footnotes stay numbered 1, 2, ...
+#[test]
+fn a_text_several_sources_copy_is_quoted_once() {
+    let test = CliTest::new();
+    let copied = "Every proposal links [[Foo]] in this exact same copied sentence.";
+    test.write("a.md", format!("# A\n\n{copied}\n"));
+    test.write("b.md", format!("# B\n\n{copied}\n"));
+    test.write("c.md", "# C\n\nA different sentence about [[Foo]] here.\n");
+    test.build();
+    let page = std::fs::read_to_string(test.path(".hasna/knowledge/wiki/general/foo.md")).unwrap();
+    assert_eq!(page.matches(copied).count(), 1, "{page}");
+    assert!(page.contains("b.md") && page.contains("a.md") && page.contains("c.md"), "every source is listed: {page}");
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let notes: Vec<i64> = conn
+        .prepare("SELECT note FROM citations WHERE page = 'foo' ORDER BY note")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(notes, [1, 2]);
+}

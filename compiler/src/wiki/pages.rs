@@ -75,6 +75,28 @@ pub(super) fn page_model(
     }
 }
 
+/// A text several sources hold word for word (a section copied between proposals) is quoted once: the
+/// later sources that repeat it are listed with the others instead, and the footnotes are numbered again.
+pub(super) fn drop_repeated_quotes(model: &mut PageModel) {
+    let mut seen: HashSet<String> = model.lead.iter().map(|q| q.hash.clone()).collect();
+    let mut repeated = Vec::new();
+    model.places.retain(|quote| {
+        let first = seen.insert(quote.hash.clone());
+        if !first {
+            repeated.push(quote.source.clone());
+        }
+        first
+    });
+    for source in repeated {
+        if !model.also.iter().any(|other| other.path == source.path) {
+            model.also.push(source);
+        }
+    }
+    for (quote, note) in model.lead.iter_mut().chain(model.places.iter_mut()).zip(1..) {
+        quote.note = note;
+    }
+}
+
 /// Reads each quote's text from its chunk in the index.
 pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel, catalog: &Catalog) -> rusqlite::Result<()> {
     let index_of = &catalog.index_of;
