@@ -379,3 +379,34 @@ fn the_provider_is_called_with_no_write_transaction_open() {
     let stored: Value = serde_json::from_str(&stored).unwrap();
     assert_eq!(stored["embeddings"], summary["embeddings"]);
 }
+
+/// Found by the long differential run (seed 3000508): a `[chunking]` change re-cuts a file whose repeated
+/// paragraph keeps its chunk id at other offsets; its vector entry must follow the chunk, not keep the
+/// offsets of the old cut.
+#[test]
+fn a_chunk_recut_at_other_offsets_moves_its_vector_entry() {
+    let test = CliTest::new();
+    let config = |target: u32| {
+        format!(
+            "version = 1\n[chunking]\ntarget_bytes = {target}\noverlap_bytes = 0\n[embeddings]\nprovider = \"fake\"\ndimensions = 32\n"
+        )
+    };
+    let long = "A longer paragraph that goes on about Foo and Compost so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble.";
+    test.write("kc.toml", config(200));
+    test.write(
+        "docs/a.md",
+        format!("# Delta Force\n\n**Gamma** is what compost calls the tide layer.\n\nThis is called *Gamma* in the field.\n\n{long}\n\n{long}\n"),
+    );
+    test.build();
+    test.write("kc.toml", config(400));
+    test.build();
+    assert_eq!(
+        count(
+            &test,
+            "SELECT count(*) FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
+             WHERE e.start_offset != c.start_offset OR e.end_offset != c.end_offset OR e.revision != c.revision"
+        ),
+        0,
+        "every entry names its chunk's current offsets"
+    );
+}

@@ -470,7 +470,8 @@ struct Missing {
     end: u32,
 }
 
-/// What the embedding stage must do, read from the committed index: the chunks without a ready entry,
+/// What the embedding stage must do, read from the committed index: the chunks without a ready entry for
+/// their current revision and offsets (a chunk re-cut by a `[chunking]` change may keep its id and move),
 /// and which of their texts have no vector yet.
 pub struct EmbeddingPlan {
     model: String,
@@ -500,7 +501,9 @@ impl EmbeddingPlan {
                  WHERE s.path NOT LIKE 'knowledge://item/%'
                    AND (?2 OR NOT EXISTS (SELECT 1 FROM vector_index_entries e
                                           WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
-                                                AND e.revision = c.revision))",
+                                                AND e.revision = c.revision
+                                                AND e.start_offset = c.start_offset
+                                                AND e.end_offset = c.end_offset))",
             )?
             .query_map(params![model, full], |row| {
                 let title: String = row.get(1)?;
