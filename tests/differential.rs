@@ -428,10 +428,6 @@ fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
         if table == "meta" {
             sql.push_str(" WHERE key NOT IN ('embedded_run', 'last_run', 'lint_run', 'scan_started_ns', 'log_due')");
         }
-        if table == "chunk_embeddings" {
-            // A cache of vectors by text: entries decide which are in use.
-            sql.push_str(" WHERE text_hash IN (SELECT text_hash FROM vector_index_entries)");
-        }
         let mut statement = conn.prepare(&sql).unwrap();
         let names: Vec<String> = statement.column_names().map(str::to_string).collect();
         let mut rows: Vec<String> = statement

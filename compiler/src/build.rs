@@ -323,13 +323,11 @@ impl Compiler {
                 .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
         }
         stages.open = lap(&mut stage_clock);
-        let fingerprint = fingerprint(project);
-        let wiki_config = wiki::fingerprint(project, &templates);
         let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
-        let settings = SettingsWork::decide(project, &prior, &wiki_config, store.connection(), embedder.as_deref())
+        let settings = SettingsWork::decide(project, &templates, &prior, Some(store.connection()), embedder.as_deref())
             .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
-        let SettingsWork { full_rebuild, relint, rewiki, .. } = settings;
         let reembed = settings.reembed.is_some();
+        let SettingsWork { fingerprint, lint_config, wiki_config, full_rebuild, relint, rewiki, .. } = settings;
 
         let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns } =
             scan(project, &prior, full_rebuild, reporter);
@@ -355,15 +353,11 @@ impl Compiler {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
                 let stored = store.plan_inputs(p.id)?;
-                let signals =
-                    stored.signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
-                let inputs = wiki::plan_inputs(signals, &stored.labels, &stored.outline, section_field);
-                old_plan_inputs.insert(item.found.path.as_str(), inputs);
+                old_plan_inputs.insert(item.found.path.as_str(), wiki::plan_inputs_stored(&stored, section_field));
             }
         }
         chunk_counters.total = chunk_counters.reused;
 
-        let lint_config = lint_fingerprint(project);
         let wrote = full_rebuild
             || relint
             || rewiki
@@ -516,20 +510,29 @@ impl Compiler {
                 let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, &run_id)
                     .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;
                 summary.embeddings = Some(counters);
-                let mut recorded: serde_json::Value = serde_json::from_str(&run.summary).expect("summaries parse");
-                recorded["embeddings"] = serde_json::to_value(&summary.embeddings).expect("counters serialize");
-                stage.commit(&run_id, &recorded.to_string())?;
+                recorded.embeddings.clone_from(&summary.embeddings);
+                stage.commit(&run_id, &serde_json::to_string(&recorded).expect("summary serializes"))?;
             }
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
             stage_clock = rows_done;
         }
         // The index is committed; the files under the output folder follow it (and a file edited or deleted
-        // by hand since the last build is restored).
-        wiki::complete_log(store.connection(), &output_dir)
-            .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
-        summary.blocked = wiki::sync_files(store.connection(), &output_dir, &mut summary.pages, &mut summary.shards)
-            .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
+        // by hand since the last build is restored). A build that wrote owes the log its own lines; one that
+        // did not paid any earlier debt before it began.
+        if wrote {
+            wiki::complete_log(store.connection(), &output_dir)
+                .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
+        }
+        let output_in_project = wiki::project_path_of_artifact(project, "");
+        summary.blocked = wiki::sync_files(
+            store.connection(),
+            &output_dir,
+            &output_in_project,
+            &mut summary.pages,
+            &mut summary.shards,
+        )
+        .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
         summary.queries.executed = self.db.executed_queries() - queries_before;
         summary.queries.by_query = self
             .db
@@ -631,6 +634,11 @@ pub(crate) fn trusts(prior: &Prior, fingerprint: &str) -> bool {
 /// What a build must do with no source changed, decided the same way for `knowledge build` and for
 /// `knowledge build --check`, so the check answers exactly whether a build would change anything.
 pub(crate) struct SettingsWork {
+    /// The pipeline fingerprint and the `[lint]` and `[wiki]` settings' hashes this binary and `kc.toml`
+    /// give, as the index stores them.
+    pub(crate) fingerprint: String,
+    pub(crate) lint_config: String,
+    pub(crate) wiki_config: String,
     /// Every source is re-derived: no index in this format, or another pipeline fingerprint.
     pub(crate) full_rebuild: bool,
     /// The `[lint]` settings changed: the stored facts are linted again.
@@ -642,23 +650,28 @@ pub(crate) struct SettingsWork {
 }
 
 impl SettingsWork {
+    /// `index`: the index `prior` was read from; `None` when there is none (then `prior` needs a schema).
     pub(crate) fn decide(
         project: &Project,
+        templates: &TemplateSet,
         prior: &Prior,
-        wiki_config: &str,
-        conn: &rusqlite::Connection,
+        index: Option<&rusqlite::Connection>,
         embedder: Option<&dyn crate::embeddings::Embedder>,
     ) -> rusqlite::Result<SettingsWork> {
         let model = embedder.map(crate::embeddings::Embedder::model);
-        let reembed = if prior.needs_schema {
-            model.map(|model| format!("nothing is embedded with `{model}` yet"))
-        } else {
-            crate::embeddings::needs_stage(conn, model)?
+        let reembed = match index.filter(|_| !prior.needs_schema) {
+            Some(conn) => crate::embeddings::needs_stage(conn, model)?,
+            None => model.map(|model| format!("nothing is embedded with `{model}` yet")),
         };
+        let (fingerprint, lint_config) = (fingerprint(project), lint_fingerprint(project));
+        let wiki_config = wiki::fingerprint(project, templates);
         Ok(SettingsWork {
-            full_rebuild: !trusts(prior, &fingerprint(project)),
-            relint: prior.lint_config.as_deref() != Some(lint_fingerprint(project).as_str()),
-            rewiki: prior.wiki_config.as_deref() != Some(wiki_config),
+            full_rebuild: !trusts(prior, &fingerprint),
+            relint: prior.lint_config.as_deref() != Some(lint_config.as_str()),
+            rewiki: prior.wiki_config.as_deref() != Some(wiki_config.as_str()),
+            fingerprint,
+            lint_config,
+            wiki_config,
             reembed,
         })
     }
@@ -717,17 +730,7 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
         .and_then(|conn| store::read_prior(conn).ok())
         .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
     let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
-    let in_memory;
-    let conn_for_settings = match conn.as_ref() {
-        Some(conn) => conn,
-        None => {
-            in_memory = rusqlite::Connection::open_in_memory()
-                .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
-            &in_memory
-        }
-    };
-    let wiki_config = wiki::fingerprint(project, &templates);
-    let settings = SettingsWork::decide(project, &prior, &wiki_config, conn_for_settings, embedder.as_deref())
+    let settings = SettingsWork::decide(project, &templates, &prior, conn.as_ref(), embedder.as_deref())
         .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
     let scan = scan(project, &prior, settings.full_rebuild, &Silent);
     let mut check = Check {
@@ -741,7 +744,7 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
         artifacts: Vec::new(),
     };
     if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
-        check.artifacts = wiki::drift(conn, &project.output_dir())
+        check.artifacts = wiki::drift(conn, &project.output_dir(), &wiki::project_path_of_artifact(project, ""))
             .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
     }
     if prior.needs_schema {

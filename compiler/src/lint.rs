@@ -185,10 +185,19 @@ pub(crate) fn names(path: &str, title: &str, front_matter: &serde_json::Value) -
     wiki_names(path, title, &aliases)
 }
 
-/// The generated files an index lists, project-relative.
-fn generated_files(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<HashSet<String>> {
+/// The generated files an index lists, which decide whether a link into the output folder resolves.
+struct GeneratedFiles {
+    /// The output folder, project-relative, with its trailing `/`.
+    output: String,
+    /// The files, project-relative.
+    paths: HashSet<String>,
+}
+
+fn generated_files(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<GeneratedFiles> {
+    let output = crate::wiki::project_path_of_artifact(project, "");
     let paths = store::generated_files(conn)?;
-    Ok(paths.iter().map(|path| crate::wiki::project_path_of_artifact(project, path)).collect())
+    let paths = paths.iter().map(|path| crate::wiki::project_path_of_artifact(project, path)).collect();
+    Ok(GeneratedFiles { output, paths })
 }
 
 /// Which side of `[[first|second]]` names the linked article. Obsidian writes the target first, Dendron
@@ -207,7 +216,7 @@ fn target_side<'a>(first: &'a str, second: Option<&'a str>) -> &'a str {
 /// Runs every rule over the project's facts. Severities and suppressions are applied by the caller.
 /// `generated`: the generated files the index lists (project-relative), which decide whether a link into
 /// the output folder resolves; without an index, the disk does.
-fn check(project: &Project, files: &[FileFacts], generated: Option<&HashSet<String>>) -> Vec<Diagnostic> {
+fn check(project: &Project, files: &[FileFacts], generated: Option<&GeneratedFiles>) -> Vec<Diagnostic> {
     let ignored_links = crate::sources::glob_set(project.config.lint.ignore_links.iter().map(|g| g.get_ref().as_str()));
     let paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let anchors: HashMap<&str, HashSet<String>> = files
@@ -336,7 +345,7 @@ fn check_link(
     destination: &str,
     paths: &HashSet<&str>,
     anchors: &HashMap<&str, HashSet<String>>,
-    generated: Option<&HashSet<String>>,
+    generated: Option<&GeneratedFiles>,
 ) -> Option<(&'static str, String)> {
     let destination = destination.trim();
     if destination.is_empty() {
@@ -364,10 +373,9 @@ fn check_link(
         }
     };
     let indexed = link_candidates(&resolved).into_iter().flatten().find(|p| paths.contains(p.as_str()));
-    let output = crate::wiki::project_path_of_artifact(project, "");
     let exists = indexed.is_some()
         || match generated {
-            Some(generated) if resolved.starts_with(&output) => generated.contains(&resolved),
+            Some(generated) if resolved.starts_with(&generated.output) => generated.paths.contains(&resolved),
             _ => project.root.join(&resolved).exists(),
         };
     if !exists {

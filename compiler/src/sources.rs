@@ -54,8 +54,8 @@ pub fn walk(project: &Project) -> Walk {
     // A symlink may lead anywhere; a build reads nothing outside the project, whatever `follow_symlinks`
     // says. Links are resolved against the real root, and one that leads out is skipped with a warning.
     let real_root = root.canonicalize().unwrap_or_else(|_| root.clone());
-    let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Skipped>::new()));
-    let outside_in_filter = outside.clone();
+    let skipped_links = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Skipped>::new()));
+    let skipped_in_filter = skipped_links.clone();
     let (include_in_filter, exclude_in_filter, root_in_filter) = (include.clone(), exclude.clone(), root.clone());
     let mut builder = ignore::WalkBuilder::new(&root);
     builder
@@ -79,22 +79,21 @@ pub fn walk(project: &Project) -> Walk {
                 // would have selected it.
                 let selected =
                     path.is_dir() || (include_in_filter.is_match(&relative) && !exclude_in_filter.is_match(&relative));
-                match path.canonicalize() {
-                    Ok(target) if !target.starts_with(&real_root) => {
-                        if selected {
-                            let reason = format!(
-                                "symlink to `{}`, outside the project: a build reads nothing outside it",
-                                target.display()
-                            );
-                            let mut outside =
-                                outside_in_filter.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                            outside.push(Skipped { path: relative, reason });
-                        }
-                        return false;
-                    }
-                    // A dangling link: the walk reports it when it follows links, and it is no source.
+                let reason = match path.canonicalize() {
+                    Ok(target) if target.starts_with(&real_root) => None,
+                    Ok(target) => Some(format!(
+                        "symlink to `{}`, outside the project: a build reads nothing outside it",
+                        target.display()
+                    )),
+                    // A dangling link: the walk reports it itself when it follows links, and it is no source.
                     Err(_) => return false,
-                    Ok(_) => {}
+                };
+                if let Some(reason) = reason {
+                    if selected {
+                        let mut skipped = skipped_in_filter.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        skipped.push(Skipped { path: relative, reason });
+                    }
+                    return false;
                 }
             }
             // In the output folder only `wiki/` holds sources: hand-written pages live there.
@@ -120,7 +119,7 @@ pub fn walk(project: &Project) -> Walk {
         })
     });
     let mut walk = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    walk.skipped.extend(std::mem::take(&mut *outside.lock().unwrap_or_else(std::sync::PoisonError::into_inner)));
+    walk.skipped.extend(std::mem::take(&mut *skipped_links.lock().unwrap_or_else(std::sync::PoisonError::into_inner)));
     walk.files.sort_by(|a, b| a.path.cmp(&b.path));
     walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     walk

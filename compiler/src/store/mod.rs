@@ -809,6 +809,14 @@ pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Opti
     conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
 }
 
+/// The paths of the sources under `folder` (project-relative, with its trailing `/`), with that prefix taken
+/// off: the hand-written pages of the output folder's `wiki/`, say.
+pub fn sources_under(conn: &Connection, folder: &str) -> rusqlite::Result<HashSet<String>> {
+    conn.prepare("SELECT substr(path, length(?1) + 1) FROM sources WHERE substr(path, 1, length(?1)) = ?1")?
+        .query_map([folder], |row| row.get(0))?
+        .collect()
+}
+
 /// The generated files an index lists, relative to the output folder: never sources.
 pub fn generated_files(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
     conn.prepare("SELECT path FROM storage_objects")?.query_map([], |row| row.get(0))?.collect()

@@ -8,7 +8,8 @@ use super::*;
 pub struct Drift {
     /// Relative to the output folder.
     pub path: String,
-    /// `missing` or `modified`.
+    /// `missing`, `modified` (edited by hand), `blocked` (a file the tool did not write is in the way) or
+    /// `stale` (a generated or temporary file the index no longer lists).
     pub state: &'static str,
 }
 
@@ -58,10 +59,12 @@ impl Artifact {
 /// Generated artifacts whose file is missing or differs from the index, and generated files the index no
 /// longer lists (a build killed between its commit and its file sync leaves them): what `knowledge build
 /// --check` reports and what the next build puts right. Every file is read: a check trusts no cache.
-pub fn drift(conn: &Connection, output_dir: &Path) -> rusqlite::Result<Vec<Drift>> {
+/// `output_in_project` is the output folder relative to the project root, with its trailing `/`.
+pub fn drift(conn: &Connection, output_dir: &Path, output_in_project: &str) -> rusqlite::Result<Vec<Drift>> {
     let mut drift = Vec::new();
     let artifacts = artifacts(conn)?;
     let owned = read_stat_cache(output_dir);
+    let sources = store::sources_under(conn, output_in_project)?;
     for artifact in &artifacts {
         let Some(text) = artifact.text(conn)? else { continue };
         match std::fs::read(output_dir.join(&artifact.path)) {
@@ -73,7 +76,8 @@ pub fn drift(conn: &Connection, output_dir: &Path) -> rusqlite::Result<Vec<Drift
             Err(_) => drift.push(Drift { path: artifact.path.clone(), state: "missing" }),
         }
     }
-    let listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    listed.extend(sources.iter().map(String::as_str));
     drift.extend(leftovers(output_dir, &listed, &owned).into_iter().map(|path| Drift { path, state: "stale" }));
     drift.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(drift)
@@ -143,8 +147,9 @@ pub(super) fn looks_written_by_us(path: &str, bytes: &[u8]) -> bool {
 }
 
 /// Files in the generated folders that the index does not list and that a build may remove: generated
-/// files of artifacts the index dropped, and temporary files a killed build left. Hand-written pages in
-/// `wiki/` and any other file of the user's stay. Sorted, relative to the output folder.
+/// files of artifacts the index dropped, and temporary files a killed build left. `listed` holds the
+/// artifacts and the hand-written pages the index has as sources, which are not read at all; any other file
+/// of the user's is read and stays. Sorted, relative to the output folder.
 pub(super) fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashMap<String, FileStat>) -> Vec<String> {
     let mut found = Vec::new();
     for folder in GENERATED_FOLDERS {
@@ -201,15 +206,19 @@ pub(super) fn files_under(output_dir: &Path, folder: &str, found: &mut Vec<Strin
 /// or deleted by hand is restored. A file in the way that the tool did not write is left alone and
 /// returned. Runs after every build, a no-op one too, so a build killed after its commit is completed by
 /// the next: the index is the record, the files follow it.
+/// `output_in_project` is the output folder relative to the project root, with its trailing `/`.
 pub fn sync_files(
     conn: &Connection,
     output_dir: &Path,
+    output_in_project: &str,
     pages: &mut ArtifactCounters,
     shards: &mut ArtifactCounters,
 ) -> Result<Vec<String>, std::io::Error> {
     let artifacts = artifacts(conn).map_err(std::io::Error::other)?;
     let cached = read_stat_cache(output_dir);
-    let listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    let sources = store::sources_under(conn, output_in_project).map_err(std::io::Error::other)?;
+    let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
+    listed.extend(sources.iter().map(String::as_str));
     for path in leftovers(output_dir, &listed, &cached) {
         crate::failpoint("unlink");
         std::fs::remove_file(output_dir.join(&path))?;

@@ -46,8 +46,9 @@ pub fn complete_log(conn: &Connection, output_dir: &Path) -> Result<(), std::io:
     let Some(due) = due.and_then(|due| serde_json::from_str::<serde_json::Value>(&due).ok()) else { return Ok(()) };
     let (Some(file), Some(lines)) = (due["file"].as_str(), due["lines"].as_str()) else { return Ok(()) };
     let file = output_dir.join(file);
-    let written = std::fs::read(&file).unwrap_or_default();
-    let tail = &written[written.len().saturating_sub(lines.len())..];
+    // Only the end of the day's log can hold them: read that much, not the whole day.
+    let tail = read_tail(&file, lines.len()).unwrap_or_default();
+    let tail = tail.as_slice();
     // The longest end of the file that is a beginning of the lines: what made it before a kill.
     let from = (0..=tail.len()).find(|&at| lines.as_bytes().starts_with(&tail[at..])).unwrap_or(tail.len());
     let done = tail.len() - from;
@@ -58,6 +59,17 @@ pub fn complete_log(conn: &Connection, output_dir: &Path) -> Result<(), std::io:
     crate::failpoint("log");
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&file)?;
     std::io::Write::write_all(&mut log, &lines.as_bytes()[done..])
+}
+
+/// The last `length` bytes of a file (all of it when shorter).
+fn read_tail(file: &Path, length: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut opened = std::fs::File::open(file)?;
+    let size = opened.metadata()?.len();
+    opened.seek(SeekFrom::Start(size.saturating_sub(length as u64)))?;
+    let mut tail = Vec::with_capacity(length);
+    opened.read_to_end(&mut tail)?;
+    Ok(tail)
 }
 
 #[cfg(test)]

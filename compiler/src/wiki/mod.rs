@@ -140,6 +140,13 @@ pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
     plan_inputs(signals, &row.labels, &row.outline, section_field)
 }
 
+/// [`plan_inputs`] of a source's rows as the index stores them.
+#[must_use]
+pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str>) -> String {
+    let signals = stored.signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
+    plan_inputs(signals, &stored.labels, &stored.outline, section_field)
+}
+
 /// The pages that list one of `paths` (quote, list or link from it).
 pub fn pages_listing(conn: &Connection, paths: &[String]) -> rusqlite::Result<HashSet<String>> {
     let mut statement = conn.prepare_cached("SELECT page FROM page_sources WHERE path = ?1")?;
