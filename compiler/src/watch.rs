@@ -68,21 +68,25 @@ pub fn watch(
     let mut output_dir = project.output_dir();
     let mut changed = Vec::new();
     let mut first_event = Instant::now();
+    // The files the last build's index listed: this build may delete them, as it may write those its own
+    // index lists. Only builds write the index, so one read after each build serves both.
+    let mut listed_before = generated_files(&project);
     loop {
         // The configuration is read again for every build: an edit to `kc.toml` is a change like any other,
         // and one that breaks it is reported until it is fixed.
-        let mut generated = HashSet::new();
+        let mut generated = std::mem::take(&mut listed_before);
         let outcome = match Project::load(config_path) {
             Ok(project) => {
                 output_dir = project.output_dir();
-                // The files the build may delete are those the index listed before it; those it may write,
-                // those it lists after.
-                generated = generated_files(&project);
                 let outcome = compiler.build(&project, reporter).map_err(|error| crate::error_chain(&error));
-                generated.extend(generated_files(&project));
+                listed_before = generated_files(&project);
+                generated.extend(listed_before.iter().cloned());
                 outcome
             }
-            Err(error) => Err(error.to_string()),
+            Err(error) => {
+                listed_before.clone_from(&generated);
+                Err(error.to_string())
+            }
         };
         let rebuild = Rebuild { changed: std::mem::take(&mut changed), latency: first_event.elapsed(), outcome };
         if !report(&rebuild) {
