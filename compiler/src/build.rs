@@ -23,7 +23,6 @@ use crate::db::KnowledgeDb;
 use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{
     self, BuildWrite, DB_FILE, LOCK_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store, StoreError,
-    WriterLock,
 };
 use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 
@@ -48,12 +47,6 @@ pub enum BuildError {
     Embeddings(String),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("cannot take the build lock `{}`", path.display())]
-    Lock {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("cannot write the wiki under `{}`", path.display())]
     WriteArtifacts {
         path: PathBuf,
@@ -309,8 +302,7 @@ impl Compiler {
         for dir in std::iter::once(output_dir.clone()).chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d))) {
             std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir { path: dir.clone(), source })?;
         }
-        let _lock = WriterLock::acquire(&output_dir, |holder| reporter.waiting(holder))
-            .map_err(|source| BuildError::Lock { path: output_dir.join(LOCK_FILE), source })?;
+        let _lock = store::writer_lock(&output_dir, |holder| reporter.waiting(holder))?;
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();

@@ -140,6 +140,12 @@ pub struct AskCitation<'a> {
     pub reference: &'a str,
 }
 
+/// Takes the one-writer lock on the output folder `folder`, telling `waiting` (once) when another writer
+/// holds it.
+pub fn writer_lock(folder: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<WriterLock, StoreError> {
+    WriterLock::acquire(folder, waiting).map_err(|source| StoreError::Lock { path: folder.join(LOCK_FILE), source })
+}
+
 /// Queues an embedding job for `model` (idempotent: the same job queued twice is one job). `full` drops
 /// the generation's vectors first, so every chunk is embedded again.
 pub(crate) fn enqueue_embeddings(conn: &Connection, model: &str, full: bool, at: &str) -> rusqlite::Result<String> {
@@ -244,8 +250,7 @@ impl Store {
 
     /// The writer's lock on the index's folder, for the small writes besides builds: they wait for a build.
     fn writer_lock(&self) -> Result<WriterLock, StoreError> {
-        let folder = self.path.parent().unwrap_or(Path::new("."));
-        WriterLock::acquire(folder, |_| {}).map_err(|source| StoreError::Lock { path: folder.join(LOCK_FILE), source })
+        writer_lock(self.path.parent().unwrap_or(Path::new(".")), |_| {})
     }
 
     fn wrap(&self, source: rusqlite::Error) -> StoreError {
