@@ -47,7 +47,13 @@ pub struct AnswerCitation {
 /// Answers `question` from what `access` may read.
 pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Access) -> rusqlite::Result<Answer> {
     let pack = context::pack(conn, question, max_tokens, 6, access)?;
-    Ok(draft(question, &pack))
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    // Words that ask for an overview ("everything about lifetimes") frame the question; they are not what
+    // an answer must hold.
+    let content: Vec<String> =
+        pack.intent.iter().filter(|t| !search::OVERVIEW_WORDS.contains(&t.as_str())).cloned().collect();
+    let weights = search::QueryStems::read(conn, &stemmer, if content.is_empty() { &pack.intent } else { &content })?;
+    Ok(draft(question, &pack, &weights))
 }
 
 /// Records the answer as a run in the index (the run id is set on the answer).
@@ -68,23 +74,23 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
     Ok(())
 }
 
-/// The sentences that hold the most of the question's terms (at least half of them), best first, in the
-/// order of the pack's excerpts on ties.
-fn draft(question: &str, pack: &ContextPack) -> Answer {
+/// The sentences that hold the most of the question's words, weighted by rarity (at least half the
+/// weight), best first, in the order of the pack's excerpts on ties. Weighting is what lets a question
+/// about something the knowledge base never mentions come back not found: "the capital of France" holds
+/// one common word the Rust book has ("capital") and one it never uses, which outweighs it.
+fn draft(question: &str, pack: &ContextPack, weights: &search::QueryStems) -> Answer {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    let terms: Vec<String> = pack.intent.iter().flat_map(|t| search::stems(&stemmer, t)).collect();
-    let needed = terms.len().div_ceil(2).max(1);
-    let mut candidates: Vec<(usize, usize, usize, String)> = Vec::new();
+    let mut candidates: Vec<(f64, usize, usize, String)> = Vec::new();
     for (item, excerpt) in pack.items.iter().enumerate() {
         for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
-            let words = search::stems(&stemmer, &sentence);
-            let covered = terms.iter().filter(|t| words.contains(t)).count();
-            if covered >= needed {
+            let words: std::collections::HashSet<String> = search::stems(&stemmer, &sentence).into_iter().collect();
+            let covered = weights.coverage(|stem| words.contains(stem));
+            if covered >= 0.5 {
                 candidates.push((covered, item, at, sentence));
             }
         }
     }
-    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     candidates.truncate(MAX_SENTENCES);
     let mut citations: Vec<AnswerCitation> = Vec::new();
     let mut parts = Vec::new();

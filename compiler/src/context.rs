@@ -111,6 +111,9 @@ pub fn pack(
         highlight: Highlight::Markdown,
     };
     let mut response = search::search(conn, &request, access)?;
+    // Navigation (a table of contents, a list of links) only points at the answer: it goes after every
+    // excerpt that holds text, so it fills a budget only what nothing else could.
+    response.results.sort_by_key(|result| is_navigation(&result.text));
     let mut items: Vec<PackItem> = Vec::new();
     let mut per_source: HashMap<String, usize> = HashMap::new();
     let mut used = 0;
@@ -194,6 +197,24 @@ pub fn pack(
     })
 }
 
+/// Whether a text is navigation: at least three lines, and most of its lines (headings and blank lines
+/// aside) list items or table rows made of links with a few words of their own.
+fn is_navigation(text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let linked = lines
+        .iter()
+        .filter(|line| {
+            let listed = line.starts_with(['-', '*', '+', '|'])
+                || line.split_once(". ").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
+            let links = line.matches("](").count() + line.matches("[[").count();
+            // Words outside the links' own text: a sentence that mentions a link is prose.
+            let prose = line.split(']').map(|part| part.split('[').next().unwrap_or("")).collect::<String>();
+            listed && links > 0 && prose.split_whitespace().count() <= 6
+        })
+        .count();
+    lines.len() >= 3 && linked * 2 > lines.len()
+}
+
 /// `file://PATH@REV12#Lstart-Lend` (`knowledge://item/ID@…` for a note).
 fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
     let source = crate::sources::source_ref(path);
@@ -256,4 +277,21 @@ fn conflicts(conn: &Connection, items: &[PackItem]) -> rusqlite::Result<Vec<Conf
         }));
     }
     Ok(conflicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_navigation;
+
+    #[test]
+    fn a_list_of_links_is_navigation_and_prose_with_links_is_not() {
+        let toc =
+            "# Summary\n\n- [Intro](intro.md)\n- [Ownership](ch04.md)\n    - [Borrowing](ch04-02.md)\n1. [[Compost]]\n";
+        assert!(is_navigation(toc));
+        let prose = "See [ownership](ch04.md) for how values move between owners in a program.\n\
+                     - [Borrowing](b.md) lets a function use a value without taking it over at all.\n\
+                     Values are dropped when their owner goes out of scope.\n";
+        assert!(!is_navigation(prose));
+        assert!(!is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "two links are too few to tell");
+    }
 }

@@ -241,7 +241,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Eval { corpus, queries, qrels, mode, json, min_ndcg } => {
+        Command::Eval { judged: Some(set), db, mode, json, min_ndcg, .. } => {
+            let (_, conn, access) = open_as(db, &start, principal.as_deref())?;
+            // Like git's `-C`, a relative path is read from the folder the command runs as if started in.
+            let questions = knowledge::eval::judged::read_questions(&start.join(set))?;
+            let report = knowledge::eval::judged::evaluate(&conn, &questions, mode, &access)?;
+            print(json, &report, |out| print_judged(out, &report))?;
+            if min_ndcg.is_some_and(|min| report.file_ndcg_at_10 < min) {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Eval { corpus, queries, qrels, mode, json, min_ndcg, .. } => {
+            let (Some(corpus), Some(queries), Some(qrels)) = (corpus, queries, qrels) else {
+                unreachable!("clap requires --corpus, --queries and --qrels together, or --judged")
+            };
             let settings = match Project::discover(&start) {
                 Ok(project) => project,
                 Err(knowledge::config::ConfigError::NotFound(_)) => Project::with_defaults(&start),

@@ -135,7 +135,7 @@ pub struct Scores {
     /// BM25 (higher is better) times the coverage and phrase boosts.
     pub keyword: f64,
     pub bm25: f64,
-    /// Fraction of distinct query terms the chunk contains.
+    /// The share of the query's words the chunk contains, each word weighted by its rarity (idf).
     pub coverage: f64,
     /// Cosine similarity to the query's embedding, when the chunk was among the nearest vectors.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,9 +143,6 @@ pub struct Scores {
     /// The reciprocal-rank fusion score of a hybrid search (k = 60).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused: Option<f64>,
-    /// The factor the final rerank multiplied the score by (freshness, citation by the wiki, wiki
-    /// authority); 1 when none applied.
-    pub boost: f64,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -260,10 +257,12 @@ fn retrieve(conn: &Connection, request: &SearchRequest, access: &Access) -> rusq
     } else {
         let mut response = keyword(conn, request, access)?;
         let fused = fuse(std::mem::take(&mut response.results), semantic);
-        // Graph expansion: the best candidates bring in what they cite or what cites them, as a third
-        // ranking fused like the other two.
+        // Graph expansion: the best candidates bring in what they cite or what cites them. Fused as a
+        // third ranking it lowered nDCG@10 on the judged Rust book questions (docs/performance.md), so the
+        // neighbours follow the retrieved candidates: a candidate that is also a neighbour gains the
+        // reason, and the others fill an answer the retrievers could not.
         let related = expand(conn, &fused[..fused.len().min(EXPAND_FROM)], &allowed)?;
-        response.results = merge_ranked(fused, related);
+        response.results = append_related(fused, related);
         response
     };
     response.mode = request.mode.as_str();
@@ -272,21 +271,40 @@ fn retrieve(conn: &Connection, request: &SearchRequest, access: &Access) -> rusq
     Ok(response)
 }
 
-/// How far the final rerank moves a result: small factors on the retrieval score, so they reorder near
-/// ties and never bury a strong match under a weak one.
-const FRESH_BOOST: f64 = 1.05;
-const CITED_BOOST: f64 = 1.1;
-const AUTHORITY_WEIGHT: f64 = 0.1;
+/// Words that ask for an overview rather than name a topic: a query of a page's concept name and these
+/// names the concept ("what is ownership", "everything about lifetimes").
+pub(crate) const OVERVIEW_WORDS: &[&str] = &[
+    "all",
+    "concept",
+    "define",
+    "definition",
+    "everything",
+    "explain",
+    "explained",
+    "guide",
+    "introduction",
+    "mean",
+    "meaning",
+    "means",
+    "overview",
+    "summary",
+    "summarize",
+    "tell",
+];
 
-/// The last stage of every mode, over all ranked candidates: rerank by what the retrievers cannot see,
-/// dedupe, and cut to `limit`. Exact-term coverage is in the keyword score, and reaches a hybrid ranking
-/// through the keyword ranking it fuses; a second coverage factor after fusion lowered Cranfield's
-/// nDCG@10 (docs/performance.md), so hybrid results only report their coverage. The factors, in
-/// `scores.boost`:
-/// - freshness: 1.05 when the last build added or changed the source (reason `fresh_source`);
-/// - citation: 1.1 for a source chunk a generated page quotes (reason `cited_by_page`);
-/// - wiki authority: 1 + 0.1 × ln(sources) for a page's chunks and its index entry, by how many sources
-///   the page quotes.
+/// The last stage of every mode, over all ranked candidates: pages placed after the sources they quote,
+/// dedupe, and cut to `limit`.
+///
+/// A generated page or index entry only restates its sources, so it ranks below the best candidate of
+/// every source it quotes (reason `below_sources`): the source answers the question, the page repeats it.
+/// It keeps its rank when the query names its concept and the page gathers it from two or more sources,
+/// none of which is the concept's own document: every query word is in the page's title or aliases,
+/// apart from overview words (reason `names_concept`). A page whose concept is a document's title (a
+/// chapter) follows that document, which is the answer; the page adds what links to it. Score factors for freshness, citation by
+/// a page and wiki authority were measured on the judged Rust book questions and taken out: each lowered
+/// every mode's nDCG@10 (hybrid most, where reciprocal-rank scores are close together and a 10 % factor
+/// jumps many ranks; docs/performance.md). What they marked stays as reasons: `fresh_source` (the last
+/// build added or changed the source) and `cited_by_page` (a generated page quotes the chunk).
 fn finish(
     conn: &Connection,
     terms: &[String],
@@ -296,20 +314,19 @@ fn finish(
 ) -> rusqlite::Result<Vec<SearchResult>> {
     let fresh = fresh_paths(conn, &results)?;
     let stemmer = Stemmer::create(Algorithm::English);
-    let query_stems: HashSet<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
+    let query_stems = if hybrid { Some(QueryStems::read(conn, &stemmer, terms)?) } else { None };
     let mut quoted = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM citations WHERE source_ref = ?1 AND revision = ?2
                         AND start_offset < ?4 AND end_offset > ?3)",
     )?;
     let mut entry_page = conn.prepare_cached("SELECT identifiers FROM chunks WHERE seq = ?1")?;
-    let mut page_sources = conn.prepare_cached("SELECT source_count FROM wiki_pages WHERE slug = ?1")?;
     for result in &mut results {
-        let mut boost = 1.0;
-        if hybrid && result.scores.keyword == 0.0 {
-            result.scores.coverage = coverage(&stemmer, &query_stems, &result.title, &result.text);
+        if let Some(query) = query_stems.as_ref().filter(|_| result.scores.keyword == 0.0) {
+            let found: HashSet<String> =
+                stems(&stemmer, &result.title).into_iter().chain(stems(&stemmer, &result.text)).collect();
+            result.scores.coverage = query.coverage(|stem| found.contains(stem));
         }
         if fresh.contains(&result.source.path) {
-            boost *= FRESH_BOOST;
             result.reason.push("fresh_source");
         }
         result.page = match result.kind {
@@ -317,27 +334,82 @@ fn finish(
             ResultKind::IndexEntry => entry_page.query_row([result.rowid], |row| row.get(0)).optional()?,
             ResultKind::SourceChunk | ResultKind::LegacyItem => None,
         };
-        if let Some(page) = &result.page {
-            let sources: i64 = page_sources.query_row([page], |row| row.get(0)).optional()?.unwrap_or(1);
-            boost *= 1.0 + AUTHORITY_WEIGHT * (sources.max(1) as f64).ln();
-        } else if result.kind == ResultKind::SourceChunk {
+        if result.kind == ResultKind::SourceChunk {
             let citation = &result.citation;
             let by_page: bool = quoted.query_row(
                 params![result.source.uri, result.source.revision, citation.start_offset, citation.end_offset],
                 |row| row.get(0),
             )?;
             if by_page {
-                boost *= CITED_BOOST;
                 result.reason.push("cited_by_page");
             }
         }
-        result.scores.boost = boost;
-        result.score *= boost;
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    let results = pages_after_sources(conn, &stemmer, terms, results)?;
     let mut results = dedupe(results);
     results.truncate(limit);
     Ok(results)
+}
+
+/// Moves each page result (a wiki page's chunk or an index entry) to just below the best-ranked candidate
+/// of every source its page quotes, unless the query names the page's concept. Order is otherwise kept.
+fn pages_after_sources(
+    conn: &Connection,
+    stemmer: &Stemmer,
+    terms: &[String],
+    results: Vec<SearchResult>,
+) -> rusqlite::Result<Vec<SearchResult>> {
+    let mut first_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (at, result) in results.iter().enumerate() {
+        if result.kind == ResultKind::SourceChunk {
+            first_of.entry(result.source.path.as_str()).or_insert(at);
+        }
+    }
+    let query: HashSet<String> = terms
+        .iter()
+        .flat_map(|t| words(t))
+        .filter(|w| !OVERVIEW_WORDS.contains(&w.as_str()))
+        .map(|w| stem_word(stemmer, &w))
+        .collect();
+    let mut sources_of =
+        conn.prepare_cached("SELECT DISTINCT path, signal = 'title' FROM citations WHERE page = ?1")?;
+    let mut names = conn.prepare_cached("SELECT title, aliases FROM wiki_pages WHERE slug = ?1")?;
+    // (position to sort by, rank within it); a moved page follows the source it waits for.
+    let mut keyed: Vec<((usize, usize), SearchResult)> = Vec::with_capacity(results.len());
+    let mut placed: Vec<(usize, &'static str)> = Vec::with_capacity(results.len());
+    for (at, result) in results.iter().enumerate() {
+        let Some(page) = result.page.as_deref() else {
+            placed.push((at, ""));
+            continue;
+        };
+        let quoted: Vec<(String, bool)> =
+            sources_of.query_map([page], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        let gathered = quoted.iter().map(|(path, _)| path).collect::<HashSet<_>>().len() >= 2;
+        if gathered && !quoted.iter().any(|(_, titled)| *titled) {
+            let (title, aliases): (String, String) =
+                names.query_row([page], |row| Ok((row.get(0)?, row.get(1)?))).optional()?.unwrap_or_default();
+            let named: HashSet<String> = stems(stemmer, &title).into_iter().chain(stems(stemmer, &aliases)).collect();
+            if !query.is_empty() && query.iter().all(|stem| named.contains(stem)) {
+                placed.push((at, "names_concept"));
+                continue;
+            }
+        }
+        let floor = quoted.iter().filter_map(|(path, _)| first_of.get(path.as_str())).max().copied();
+        match floor {
+            Some(floor) if floor > at => placed.push((floor, "below_sources")),
+            _ => placed.push((at, "")),
+        }
+    }
+    for ((position, reason), (at, mut result)) in placed.into_iter().zip(results.into_iter().enumerate()) {
+        if !reason.is_empty() {
+            result.reason.push(reason);
+        }
+        // A page moved below a source sorts after it (second key 1) and after pages moved there before it.
+        keyed.push(((position, usize::from(position != at)), result));
+    }
+    keyed.sort_by_key(|(key, _)| *key);
+    Ok(keyed.into_iter().map(|(_, result)| result).collect())
 }
 
 /// One result per text and per page. A chunk whose text (by hash) a better result already holds, a
@@ -365,15 +437,6 @@ fn dedupe(results: Vec<SearchResult>) -> Vec<SearchResult> {
         kept.push(result);
     }
     kept
-}
-
-/// The fraction of the query's distinct stems a title and text contain.
-fn coverage(stemmer: &Stemmer, query_stems: &HashSet<String>, title: &str, text: &str) -> f64 {
-    if query_stems.is_empty() {
-        return 0.0;
-    }
-    let found: HashSet<String> = stems(stemmer, title).into_iter().chain(stems(stemmer, text)).collect();
-    query_stems.iter().filter(|stem| found.contains(*stem)).count() as f64 / query_stems.len() as f64
 }
 
 /// Reciprocal-rank fusion of the keyword and the semantic ranking, deduplicated by chunk.
@@ -474,31 +537,26 @@ fn expand(
     Ok(related)
 }
 
-/// Adds a third ranking to fused results by reciprocal rank, as `fuse` does for the first two: a result
-/// both rankings hold gains the share and the reason, once.
-fn merge_ranked(mut fused: Vec<SearchResult>, related: Vec<SearchResult>) -> Vec<SearchResult> {
+/// Adds graph neighbours after the fused results: one already there gains the neighbour's reason; the
+/// others follow, in expansion order, scored below the last fused result.
+fn append_related(mut fused: Vec<SearchResult>, related: Vec<SearchResult>) -> Vec<SearchResult> {
     let at: std::collections::HashMap<i64, usize> = fused.iter().enumerate().map(|(i, r)| (r.rowid, i)).collect();
-    for (rank, mut result) in related.into_iter().enumerate() {
-        let share = 1.0 / (RRF_K + rank as f64 + 1.0);
-        match at.get(&result.rowid) {
-            Some(&index) => {
-                let existing = &mut fused[index];
-                existing.score += share;
-                existing.scores.fused = Some(existing.score);
-                for reason in result.reason {
-                    if !existing.reason.contains(&reason) {
-                        existing.reason.push(reason);
-                    }
+    let floor = fused.last().map_or(1.0, |last| last.score);
+    let mut added = 0.0;
+    for mut result in related {
+        if let Some(&index) = at.get(&result.rowid) {
+            for reason in result.reason {
+                if !fused[index].reason.contains(&reason) {
+                    fused[index].reason.push(reason);
                 }
             }
-            None => {
-                result.scores.fused = Some(share);
-                result.score = share;
-                fused.push(result);
-            }
+            continue;
         }
+        added += 1.0;
+        result.score = floor / (1.0 + added);
+        result.scores.fused = Some(result.score);
+        fused.push(result);
     }
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     fused
 }
 
@@ -516,7 +574,7 @@ fn result_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SearchResult> {
         text: row.get(3)?,
         snippet: String::new(),
         score: 0.0,
-        scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
+        scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
         source: SourceRef { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
         citation: Citation::from_row(row, 6)?,
         reason: Vec::new(),
@@ -605,7 +663,7 @@ fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusql
         access.chunk_filter("rowid")
     ))?;
     let stemmer = Stemmer::create(Algorithm::English);
-    let query_stems: Vec<String> = terms.iter().map(|t| stem_word(&stemmer, t)).collect();
+    let query_stems = QueryStems::read(conn, &stemmer, &terms)?;
     let query_phrase = words(&request.query);
     let mut results = statement
         .query_map(params![match_expression, pool_size], |row| {
@@ -655,16 +713,16 @@ fn add_snippets(
 }
 
 /// Applies the coverage and phrase boosts and records why the result matched.
-fn rerank(result: &mut SearchResult, stemmer: &Stemmer, terms: &[String], query_stems: &[String], phrase: &[String]) {
+fn rerank(result: &mut SearchResult, stemmer: &Stemmer, terms: &[String], query: &QueryStems, phrase: &[String]) {
     let body_tokens = words(&result.text);
     let title_tokens = words(&result.title);
     let body_stems: HashSet<String> = body_tokens.iter().map(|w| stem_word(stemmer, w)).collect();
     let title_stems: HashSet<String> = title_tokens.iter().map(|w| stem_word(stemmer, w)).collect();
     let exact: HashSet<&str> = body_tokens.iter().chain(&title_tokens).map(String::as_str).collect();
 
-    let distinct: HashSet<&String> = query_stems.iter().collect();
-    let covered = distinct.iter().filter(|s| body_stems.contains(**s) || title_stems.contains(**s)).count();
-    let coverage = covered as f64 / distinct.len().max(1) as f64;
+    let covered = |stem: &str| body_stems.contains(stem) || title_stems.contains(stem);
+    let coverage = query.coverage(covered);
+    let all_covered = query.weights.iter().all(|(stem, _)| covered(stem));
     let has_phrase = phrase.len() >= 2 && body_tokens.windows(phrase.len()).any(|w| w == phrase);
 
     let mut score = result.scores.bm25 * (1.0 + coverage);
@@ -678,17 +736,52 @@ fn rerank(result: &mut SearchResult, stemmer: &Stemmer, terms: &[String], query_
     if terms.iter().any(|t| exact.contains(t.as_str())) {
         result.reason.push("exact_term");
     }
-    if covered > 0 && terms.iter().all(|t| !exact.contains(t.as_str())) {
+    if coverage > 0.0 && terms.iter().all(|t| !exact.contains(t.as_str())) {
         result.reason.push("stemmed_term");
     }
     if has_phrase {
         result.reason.push("phrase_match");
     }
-    if query_stems.iter().any(|s| title_stems.contains(s)) {
+    if query.weights.iter().any(|(s, _)| title_stems.contains(s)) {
         result.reason.push("title_match");
     }
-    if distinct.len() > 1 && covered == distinct.len() {
+    if query.weights.len() > 1 && all_covered {
         result.reason.push("all_terms");
+    }
+}
+
+/// The query's distinct word stems, each weighted by its rarity in the index (BM25's idf): in the
+/// coverage rerank a rare word that names the topic outweighs the common words around it, which with
+/// equal weights outvoted it (Cranfield and SciFact, docs/performance.md). Compound terms
+/// (`std::fs::read`) count by their words, as the text's words are compared.
+pub(crate) struct QueryStems {
+    pub(crate) weights: Vec<(String, f64)>,
+}
+
+impl QueryStems {
+    /// Weights from the keyword index's document frequencies: one count per distinct word.
+    pub(crate) fn read(conn: &Connection, stemmer: &Stemmer, terms: &[String]) -> rusqlite::Result<QueryStems> {
+        let mut weights: Vec<(String, f64)> = Vec::new();
+        let total: f64 = conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))?;
+        let mut frequency = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
+        for word in terms.iter().flat_map(|term| words(term)) {
+            let stem = stem_word(stemmer, &word);
+            if weights.iter().any(|(known, _)| *known == stem) {
+                continue;
+            }
+            let found: f64 = frequency.query_row([format!("\"{word}\"")], |row| row.get(0))?;
+            weights.push((stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln()));
+        }
+        Ok(QueryStems { weights })
+    }
+
+    /// The weighted share of the query's stems that `covered` holds: 0 to 1.
+    pub(crate) fn coverage(&self, covered: impl Fn(&str) -> bool) -> f64 {
+        let total: f64 = self.weights.iter().map(|(_, weight)| weight).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        self.weights.iter().filter(|(stem, _)| covered(stem)).map(|(_, weight)| weight).sum::<f64>() / total
     }
 }
 
@@ -697,7 +790,9 @@ fn rerank(result: &mut SearchResult, stemmer: &Stemmer, terms: &[String], query_
 #[must_use]
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut all = Vec::new();
-    for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '\''))) {
+    // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
+    // searched on their own, and the phrase still earns the phrase boost.
+    for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\''))) {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
         if !word.is_empty() && !all.contains(&word) {
             all.push(word);
@@ -735,7 +830,7 @@ mod tests {
             text: String::new(),
             snippet: String::new(),
             score: 0.0,
-            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None, boost: 1.0 },
+            scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
             source: SourceRef {
                 uri: uri.to_string(),
                 path: uri.to_string(),
@@ -772,6 +867,7 @@ mod tests {
         assert_eq!(query_terms("NEAR(\"a\" b) AND title:x*"), ["near", "b", "title:x"]);
         assert_eq!(query_terms("the"), ["the"], "a query of stopwords keeps them");
         assert_eq!(query_terms("std::fs::read pkg.mod"), ["std::fs::read", "pkg.mod"]);
+        assert_eq!(query_terms("fast-twitch fibres"), ["fast", "twitch", "fibres"], "hyphenated words are words");
         assert!(query_terms("  \"*^()  ").is_empty());
     }
 }

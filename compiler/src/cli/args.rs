@@ -100,17 +100,24 @@ pub(crate) enum Command {
         #[arg(long)]
         exit_zero: bool,
     },
-    /// Score keyword retrieval on a test collection (BEIR layout) with the settings of kc.toml, if any.
+    /// Score retrieval: on a test collection (BEIR layout) compiled with the settings of kc.toml, if any,
+    /// or with `--judged`, on the project's own index against questions judged by file and section.
     Eval {
         /// `{"_id", "title", "text"}` per line.
-        #[arg(long)]
-        corpus: PathBuf,
+        #[arg(long, required_unless_present = "judged", requires_all = ["queries", "qrels"])]
+        corpus: Option<PathBuf>,
         /// `{"_id", "text"}` per line.
-        #[arg(long)]
-        queries: PathBuf,
+        #[arg(long, requires = "corpus")]
+        queries: Option<PathBuf>,
         /// `query-id<TAB>corpus-id<TAB>score`, with a header line.
-        #[arg(long)]
-        qrels: PathBuf,
+        #[arg(long, requires = "corpus")]
+        qrels: Option<PathBuf>,
+        /// A judged question set: `id<TAB>question<TAB>PATH[#Section]=GRADE...` (or `none`) per line.
+        #[arg(long, conflicts_with = "corpus", value_name = "FILE")]
+        judged: Option<PathBuf>,
+        /// The index to read with `--judged` (default: the project's).
+        #[arg(long, requires = "judged")]
+        db: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = knowledge::eval::Mode::Keyword)]
         mode: knowledge::eval::Mode,
         /// Print the report as JSON.

@@ -240,3 +240,31 @@ pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> s
     }
     Ok(())
 }
+
+pub(crate) fn print_judged(
+    out: &mut impl Write,
+    report: &knowledge::eval::judged::JudgedReport,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} answerable and {} unanswerable questions, mode {:?}",
+        report.questions, report.unanswerable, report.mode
+    )?;
+    writeln!(out, "file nDCG@10                   {:.4}", report.file_ndcg_at_10)?;
+    writeln!(out, "file nDCG@10, pages as sources {:.4}", report.file_ndcg_at_10_pages_as_sources)?;
+    writeln!(out, "file Recall@10                 {:.4}", report.file_recall_at_10)?;
+    writeln!(out, "file MRR@10                    {:.4}", report.file_mrr_at_10)?;
+    writeln!(out, "chunk nDCG@10                  {:.4}", report.chunk_ndcg_at_10)?;
+    writeln!(out, "pages in the top 10            {:.1} %", report.non_source_share_at_10 * 100.0)?;
+    writeln!(
+        out,
+        "ask answered / declined        {:.1} % / {:.1} %",
+        report.ask_answered * 100.0,
+        report.ask_declined * 100.0
+    )?;
+    writeln!(
+        out,
+        "latency                        p50 {:.2} ms, p95 {:.2} ms",
+        report.latency_ms.p50, report.latency_ms.p95
+    )
+}

@@ -15,6 +15,8 @@ use crate::config::Project;
 use crate::search::{self, Highlight, SearchRequest};
 use crate::store;
 
+pub mod judged;
+
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("cannot read `{}`", path.display())]
@@ -47,6 +49,17 @@ pub enum Mode {
     Keyword,
     Semantic,
     Hybrid,
+}
+
+impl Mode {
+    #[must_use]
+    pub fn search_mode(self) -> crate::search::SearchMode {
+        match self {
+            Mode::Keyword => crate::search::SearchMode::Keyword,
+            Mode::Semantic => crate::search::SearchMode::Semantic,
+            Mode::Hybrid => crate::search::SearchMode::Hybrid,
+        }
+    }
 }
 
 /// Scores over every judged query, averaged.
@@ -97,11 +110,7 @@ pub fn evaluate(
     qrels: &Path,
     mode: Mode,
 ) -> Result<EvalReport, EvalError> {
-    let search_mode = match mode {
-        Mode::Keyword => crate::search::SearchMode::Keyword,
-        Mode::Semantic => crate::search::SearchMode::Semantic,
-        Mode::Hybrid => crate::search::SearchMode::Hybrid,
-    };
+    let search_mode = mode.search_mode();
     if mode != Mode::Keyword && settings.config.embeddings.provider == crate::config::EmbeddingProvider::None {
         return Err(EvalError::Unavailable(if mode == Mode::Semantic { "semantic" } else { "hybrid" }));
     }

@@ -1,0 +1,379 @@
+//! `knowledge eval --judged FILE`: retrieval quality on the project's own index, against questions judged
+//! by the files and sections that answer them.
+//!
+//! The set is a tab-separated file, one question a line: `id`, the question, then one judgment a field,
+//! `PATH=GRADE` (the whole file answers) or `PATH#Section title=GRADE` (that section does), or the single
+//! field `none` for a question the knowledge base cannot answer. Lines starting with `#` are comments.
+//!
+//! Scores (every mode through the same `search::search` agents use, ten results):
+//! - file level: results collapsed to their source file at their best rank; a file's grade is the best
+//!   of its judgments. Generated pages and index entries are counted two ways: as misses (`pages as
+//!   misses`), and as the best-graded source they quote that is not ranked yet (`pages as sources`).
+//! - chunk level: every result graded by its section (a chunk lies in a judged section when the section's
+//!   title is in its heading path; a whole-file judgment grades every chunk of the file); the ideal
+//!   ranking is taken over every chunk of the index.
+//! - the share of the top ten that are generated pages or index entries.
+//! - for `ask`: the share of answerable questions it answers, and of unanswerable ones it declines.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::{EvalError, Latency, Mode, score};
+use crate::access::Access;
+use crate::search::{self, Highlight, ResultKind, SearchRequest};
+
+/// Every chunk's id and heading path, by source path.
+type ChunkSections = HashMap<String, Vec<(String, Vec<String>)>>;
+
+/// One judged question.
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub id: String,
+    pub text: String,
+    /// Empty for a question the knowledge base cannot answer.
+    pub judgments: Vec<Judgment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgment {
+    pub path: String,
+    /// The section's title, or none for the whole file.
+    pub section: Option<String>,
+    pub grade: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgedReport {
+    pub mode: Mode,
+    /// Answerable questions scored.
+    pub questions: usize,
+    pub unanswerable: usize,
+    pub file_ndcg_at_10: f64,
+    pub file_ndcg_at_10_pages_as_sources: f64,
+    pub file_recall_at_10: f64,
+    pub file_mrr_at_10: f64,
+    pub chunk_ndcg_at_10: f64,
+    /// Generated pages and index entries among the top ten, over all top tens.
+    pub non_source_share_at_10: f64,
+    /// `ask`'s answers: answerable questions it answered, unanswerable ones it said were not found.
+    pub ask_answered: f64,
+    pub ask_declined: f64,
+    pub latency_ms: Latency,
+    pub per_question: Vec<QuestionScore>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionScore {
+    pub id: String,
+    pub file_ndcg_at_10: f64,
+    /// The 1-based rank of the first file that answers, within ten.
+    pub first_answer: Option<usize>,
+    pub ask_found: bool,
+    /// The top ten as `PATH` (source chunks) or `PATH (page)`.
+    pub top: Vec<String>,
+}
+
+/// Reads a judged set.
+pub fn read_questions(path: &Path) -> Result<Vec<Question>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Read { path: path.to_path_buf(), source })?;
+    let error = |line: usize, message: String| EvalError::Parse { path: path.to_path_buf(), line, message };
+    let mut questions = Vec::new();
+    let mut ids = HashSet::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
+        let [id, question, judged @ ..] = fields.as_slice() else {
+            return Err(error(index + 1, "expected `id<TAB>question<TAB>judgments`".to_string()));
+        };
+        if !ids.insert((*id).to_string()) {
+            return Err(error(index + 1, format!("the id `{id}` is used twice")));
+        }
+        let judgments = match judged {
+            [] => return Err(error(index + 1, "no judgment: give `PATH=GRADE` fields or `none`".to_string())),
+            ["none"] => Vec::new(),
+            fields => fields
+                .iter()
+                .map(|field| parse_judgment(field))
+                .collect::<Result<_, _>>()
+                .map_err(|m| error(index + 1, m))?,
+        };
+        questions.push(Question { id: (*id).to_string(), text: (*question).to_string(), judgments });
+    }
+    Ok(questions)
+}
+
+fn parse_judgment(field: &str) -> Result<Judgment, String> {
+    let (target, grade) =
+        field.rsplit_once('=').ok_or_else(|| format!("`{field}`: expected `PATH=GRADE` or `PATH#Section=GRADE`"))?;
+    let grade: u32 = grade.trim().parse().map_err(|_| format!("`{field}`: the grade must be a whole number"))?;
+    let (path, section) = match target.split_once('#') {
+        Some((path, section)) => (path, Some(section.trim().to_string())),
+        None => (target, None),
+    };
+    Ok(Judgment { path: path.trim().to_string(), section, grade })
+}
+
+/// Scores `questions` against the index behind `conn`, as `access` may read it.
+pub fn evaluate(
+    conn: &Connection,
+    questions: &[Question],
+    mode: Mode,
+    access: &Access,
+) -> Result<JudgedReport, EvalError> {
+    let search_mode = mode.search_mode();
+    let cited = page_citations(conn).map_err(EvalError::Search)?;
+    let chunks = chunk_sections(conn).map_err(EvalError::Search)?;
+    let mut per_question = Vec::new();
+    let mut totals = [0.0_f64; 6];
+    let (mut answered, mut declined, mut unanswerable) = (0, 0, 0);
+    let mut latencies = Vec::new();
+    for question in questions {
+        let asked = crate::ask::answer(conn, &question.text, 600, access).map_err(EvalError::Search)?;
+        if question.judgments.is_empty() {
+            unanswerable += 1;
+            declined += usize::from(!asked.found);
+            continue;
+        }
+        answered += usize::from(asked.found);
+        let request = SearchRequest {
+            query: question.text.clone(),
+            mode: search_mode,
+            limit: 10,
+            kinds: Vec::new(),
+            highlight: Highlight::Markdown,
+        };
+        let clock = Instant::now();
+        let response = search::search(conn, &request, access).map_err(EvalError::Search)?;
+        latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
+        if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
+            return Err(EvalError::Embeddings(reason));
+        }
+        let file_grades = file_grades(&question.judgments);
+        let results: Vec<(ResultKind, &str, &str)> =
+            response.results.iter().map(|r| (r.kind, r.source.path.as_str(), r.id.as_str())).collect();
+
+        let missed = file_ranking(&results, &cited, &file_grades, false);
+        let as_sources = file_ranking(&results, &cited, &file_grades, true);
+        let missed_refs: Vec<&str> = missed.iter().map(String::as_str).collect();
+        let as_sources_refs: Vec<&str> = as_sources.iter().map(String::as_str).collect();
+        let [file_ndcg, recall, _, mrr] = score(&missed_refs, &file_grades);
+        let [pages_as_sources, ..] = score(&as_sources_refs, &file_grades);
+        let chunk_ndcg = chunk_ndcg(&results, &chunks, &question.judgments);
+        let non_source = results.iter().filter(|(kind, ..)| *kind != ResultKind::SourceChunk).count();
+        for (total, value) in
+            totals.iter_mut().zip([file_ndcg, pages_as_sources, recall, mrr, chunk_ndcg, non_source as f64 / 10.0])
+        {
+            *total += value;
+        }
+        per_question.push(QuestionScore {
+            id: question.id.clone(),
+            file_ndcg_at_10: file_ndcg,
+            first_answer: missed_refs.iter().position(|id| file_grades.get(*id).is_some_and(|&g| g > 0)).map(|r| r + 1),
+            ask_found: asked.found,
+            top: results
+                .iter()
+                .map(|(kind, path, _)| match kind {
+                    ResultKind::SourceChunk => (*path).to_string(),
+                    _ => format!("{path} (page)"),
+                })
+                .collect(),
+        });
+    }
+    let scored = per_question.len();
+    let mean = |total: f64, count: usize| if count == 0 { 0.0 } else { total / count as f64 };
+    latencies.sort_by(f64::total_cmp);
+    let percentile = |p: usize| {
+        latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied().unwrap_or(0.0)
+    };
+    Ok(JudgedReport {
+        mode,
+        questions: scored,
+        unanswerable,
+        file_ndcg_at_10: mean(totals[0], scored),
+        file_ndcg_at_10_pages_as_sources: mean(totals[1], scored),
+        file_recall_at_10: mean(totals[2], scored),
+        file_mrr_at_10: mean(totals[3], scored),
+        chunk_ndcg_at_10: mean(totals[4], scored),
+        non_source_share_at_10: mean(totals[5], scored),
+        ask_answered: mean(answered as f64, scored),
+        ask_declined: mean(declined as f64, unanswerable),
+        latency_ms: Latency { p50: percentile(50), p95: percentile(95) },
+        per_question,
+    })
+}
+
+/// A file's grade: the best of its judgments, whole-file or by section.
+fn file_grades(judgments: &[Judgment]) -> HashMap<String, u32> {
+    let mut grades: HashMap<String, u32> = HashMap::new();
+    for judgment in judgments {
+        let grade = grades.entry(judgment.path.clone()).or_default();
+        *grade = (*grade).max(judgment.grade);
+    }
+    grades
+}
+
+/// The results as a ranking of files, each once at its best rank. A generated page or index entry is a
+/// miss of its own (a unique id), or, with `pages_as_sources`, the best-graded file it quotes that is not
+/// ranked yet.
+fn file_ranking(
+    results: &[(ResultKind, &str, &str)],
+    cited: &HashMap<String, Vec<String>>,
+    grades: &HashMap<String, u32>,
+    pages_as_sources: bool,
+) -> Vec<String> {
+    let mut ranking: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (kind, path, id) in results {
+        let file = if *kind == ResultKind::SourceChunk {
+            (*path).to_string()
+        } else if pages_as_sources {
+            let quoted = cited.get(*path).map(Vec::as_slice).unwrap_or_default();
+            let best = quoted
+                .iter()
+                .filter(|file| !seen.contains(*file))
+                .max_by_key(|file| grades.get(*file).copied().unwrap_or(0));
+            best.cloned().unwrap_or_else(|| format!("miss:{id}"))
+        } else {
+            format!("miss:{id}")
+        };
+        if seen.insert(file.clone()) {
+            ranking.push(file);
+        }
+    }
+    ranking
+}
+
+/// nDCG@10 over chunks: each result graded by the judgments its file and section meet; the ideal is the
+/// best ten grades over every chunk of the index.
+fn chunk_ndcg(results: &[(ResultKind, &str, &str)], chunks: &ChunkSections, judgments: &[Judgment]) -> f64 {
+    let grade_of = |path: &str, headings: &[String]| -> u32 {
+        judgments
+            .iter()
+            .filter(|j| j.path == path)
+            .filter(|j| j.section.as_ref().is_none_or(|s| headings.iter().any(|h| same_title(h, s))))
+            .map(|j| j.grade)
+            .max()
+            .unwrap_or(0)
+    };
+    let mut all: HashMap<&str, u32> = HashMap::new();
+    for path in judgments.iter().map(|j| j.path.as_str()).collect::<HashSet<_>>() {
+        for (id, headings) in chunks.get(path).map(Vec::as_slice).unwrap_or_default() {
+            all.insert(id.as_str(), grade_of(path, headings));
+        }
+    }
+    let ranking: Vec<&str> = results.iter().map(|(_, _, id)| *id).collect();
+    let judged: HashMap<String, u32> = all.into_iter().map(|(id, grade)| (id.to_string(), grade)).collect();
+    score(&ranking, &judged)[0]
+}
+
+/// Section titles compared as a reader would: case, code marks and surrounding space aside.
+fn same_title(heading: &str, section: &str) -> bool {
+    let plain = |s: &str| s.replace('`', "").trim().to_lowercase();
+    plain(heading) == plain(section)
+}
+
+/// For every generated page and index entry path, the source files its page quotes.
+fn page_citations(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<String>>> {
+    let mut statement = conn.prepare("SELECT DISTINCT page, path FROM citations ORDER BY page, path")?;
+    let mut by_page: HashMap<String, Vec<String>> = HashMap::new();
+    for row in statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
+        let (page, path) = row?;
+        by_page.entry(format!("{}{page}", crate::wiki::PAGE_PREFIX)).or_default().push(path);
+    }
+    // An index entry stands for its page: its chunk's identifiers column holds the page's slug.
+    let mut entries = conn.prepare(
+        "SELECT DISTINCT s.path, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE s.path LIKE 'knowledge://index/%'",
+    )?;
+    let rows: Vec<(String, String)> =
+        entries.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    for (entry, page) in rows {
+        let quoted = by_page.get(&format!("{}{page}", crate::wiki::PAGE_PREFIX)).cloned().unwrap_or_default();
+        by_page.entry(entry).or_default().extend(quoted);
+    }
+    Ok(by_page)
+}
+
+/// Every chunk's id and heading path, by source path.
+fn chunk_sections(conn: &Connection) -> rusqlite::Result<ChunkSections> {
+    let mut statement = conn.prepare(
+        "SELECT s.path, c.id, c.heading_path FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE c.revision = s.revision",
+    )?;
+    let mut by_path: ChunkSections = HashMap::new();
+    for row in statement
+        .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?
+    {
+        let (path, id, headings) = row?;
+        let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
+        by_path.entry(path).or_default().push((id, headings));
+    }
+    Ok(by_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judgments_parse_files_sections_and_unanswerable_questions() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = dir.path().join("set.tsv");
+        std::fs::write(
+            &set,
+            "# comment\nq1\twhat is x\tsrc/a.md#The `X` Rule=2\tsrc/b.md=1\nu1\tcapital of France\tnone\n",
+        )
+        .unwrap();
+        let questions = read_questions(&set).unwrap();
+        assert_eq!(questions.len(), 2);
+        assert_eq!(
+            questions[0].judgments,
+            [
+                Judgment { path: "src/a.md".into(), section: Some("The `X` Rule".into()), grade: 2 },
+                Judgment { path: "src/b.md".into(), section: None, grade: 1 },
+            ]
+        );
+        assert!(questions[1].judgments.is_empty());
+        std::fs::write(&set, "q1\twhat\tsrc/a.md=two\n").unwrap();
+        let error = read_questions(&set).unwrap_err().to_string();
+        assert!(error.ends_with("set.tsv:1: `src/a.md=two`: the grade must be a whole number"), "{error}");
+    }
+
+    #[test]
+    fn pages_count_as_misses_or_as_the_best_source_they_quote() {
+        let grades: HashMap<String, u32> = [("a.md".to_string(), 2), ("b.md".to_string(), 1)].into();
+        let cited: HashMap<String, Vec<String>> =
+            [("knowledge://wiki/x".to_string(), vec!["b.md".to_string(), "a.md".to_string()])].into();
+        let results = [
+            (ResultKind::WikiPage, "knowledge://wiki/x", "p1"),
+            (ResultKind::SourceChunk, "a.md", "c1"),
+            (ResultKind::SourceChunk, "b.md", "c2"),
+        ];
+        assert_eq!(file_ranking(&results, &cited, &grades, false), ["miss:p1", "a.md", "b.md"]);
+        // The page stands for a.md, its best-graded quoted file; a.md's own chunk then adds nothing.
+        assert_eq!(file_ranking(&results, &cited, &grades, true), ["a.md", "b.md"]);
+    }
+
+    #[test]
+    fn a_chunk_is_graded_by_the_section_it_lies_in() {
+        let judgments = [Judgment { path: "a.md".into(), section: Some("Rules".into()), grade: 2 }];
+        let chunks: ChunkSections = [(
+            "a.md".to_string(),
+            vec![
+                ("c1".to_string(), vec!["Intro".to_string()]),
+                ("c2".to_string(), vec!["Intro".into(), "`Rules`".into()]),
+            ],
+        )]
+        .into();
+        let hit = [(ResultKind::SourceChunk, "a.md", "c2")];
+        let wrong_section = [(ResultKind::SourceChunk, "a.md", "c1")];
+        assert_eq!(chunk_ndcg(&hit, &chunks, &judgments), 1.0);
+        assert_eq!(chunk_ndcg(&wrong_section, &chunks, &judgments), 0.0);
+    }
+}
