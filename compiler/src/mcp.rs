@@ -11,9 +11,9 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    ErrorData, Implementation, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, ErrorData, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -99,6 +99,10 @@ pub struct SearchArgs {
     /// Only results of these kinds.
     #[serde(default)]
     pub kinds: Option<Vec<ResultKind>>,
+    /// Also return each result's whole chunk as `text` (default false: the `snippet` is the excerpt, and
+    /// `knowledge_get` with the result's `id` returns the chunk).
+    #[serde(default)]
+    pub include_text: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -195,14 +199,17 @@ impl KnowledgeServer {
     }
 
     #[tool(
-        description = "Search the knowledge base. Returns ranked excerpts, each with its source ref, revision, \
-                       content hash, byte offsets and lines, scores and the reasons it matched.",
-        annotations(read_only_hint = true)
+        description = "Search the knowledge base. Returns ranked results, each with its best passage (`snippet`), \
+                       source ref, revision, content hash, byte offsets and lines, scores and the reasons it \
+                       matched. `knowledge_get` with a result's `id` returns its whole chunk.",
+        annotations(read_only_hint = true),
+        output_schema = inlined_output_schema::<SearchResponse>()
     )]
-    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<Json<SearchResponse>, String> {
+    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, String> {
         let limit = args.limit.unwrap_or(10).clamp(1, 100) as usize;
         // Hybrid by default: without an embeddings generation it answers by keyword and says so.
         let mode = args.mode.unwrap_or(SearchMode::Hybrid);
+        let include_text = args.include_text.unwrap_or(false);
         let request = SearchRequest {
             query: args.query,
             mode,
@@ -211,8 +218,17 @@ impl KnowledgeServer {
             highlight: Highlight::Markdown,
         };
         self.read(move |conn, access| {
-            let response = search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))?;
-            Ok(Json(response))
+            let mut response = search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))?;
+            if !include_text {
+                for result in &mut response.results {
+                    result.text.clear();
+                }
+            }
+            let structured = serde_json::to_value(&response).map_err(|e| format!("internal error: {e}"))?;
+            // The text block is a short reading of the same answer, not a second copy of its JSON.
+            let mut result = CallToolResult::structured(structured);
+            result.content = vec![ContentBlock::text(search_summary(&response))];
+            Ok(result)
         })
         .await
     }
@@ -463,4 +479,41 @@ fn resource_text(
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, ResourceError> {
     serde_json::to_string_pretty(value).map_err(|e| ResourceError::Failed(e.to_string()))
+}
+
+/// One line per result: rank, title and citation; what a client that reads only text shows, without
+/// repeating the structured answer's passages.
+fn search_summary(response: &SearchResponse) -> String {
+    if response.results.is_empty() {
+        return format!("no results for \"{}\"", response.query);
+    }
+    let mut out = String::new();
+    for (rank, result) in response.results.iter().enumerate() {
+        let c = &result.citation;
+        let revision = &result.source.revision[..result.source.revision.len().min(12)];
+        out.push_str(&format!(
+            "{}. {} ({}@{revision}#L{}-L{})\n",
+            rank + 1,
+            result.title,
+            result.source.uri,
+            c.start_line,
+            c.end_line,
+        ));
+    }
+    out
+}
+
+/// The output schema of `T` as it serializes, with every definition written in place rather than
+/// referenced: a client that validates each answer against it (the official Python SDK does) resolves no
+/// `$ref`, which took a quarter of a 10-result search's client time (2.0 against 1.5 ms per answer).
+fn inlined_output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, serde_json::Value>> {
+    let settings =
+        schemars::generate::SchemaSettings::draft2020_12().for_serialize().with(|s| s.inline_subschemas = true);
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let serde_json::Value::Object(mut object) = serde_json::to_value(schema).unwrap_or_default() else {
+        unreachable!("a struct's schema is an object")
+    };
+    object.remove("title");
+    object.remove("description");
+    Arc::new(object)
 }

@@ -162,9 +162,20 @@ async def main():
                 templates,
             )
 
-            # Search: provenance resolves to the source bytes.
-            result, answer = await call(session, "knowledge_search", {"query": "ownership rules", "mode": "keyword"})
+            # Search: answers are lean by default (the snippet is the excerpt, no whole chunk, and the text
+            # block is a list of titles and refs, not a second copy of the JSON); with include_text, the
+            # provenance resolves to the source bytes.
+            result, lean = await call(session, "knowledge_search", {"query": "ownership rules", "mode": "keyword"})
+            check("a default answer carries no chunk text", lean and all("text" not in hit for hit in lean["results"]), lean)
+            check("every hit has a snippet", lean and all(hit["snippet"] for hit in lean["results"]), lean)
+            summary = " ".join(c.text for c in result.content if hasattr(c, "text"))
+            check("the text block lists the results, not the JSON", summary.startswith("1. ") and "{" not in summary, summary)
+            result, answer = await call(
+                session, "knowledge_search", {"query": "ownership rules", "mode": "keyword", "include_text": True}
+            )
             hits = answer["results"] if answer else []
+            check("include_text adds the text and changes nothing else",
+                  [h["id"] for h in hits] == [h["id"] for h in lean["results"]])
             check("search finds results", not result.is_error and len(hits) > 0, answer)
             check("keyword mode is not degraded", answer and answer["degraded"] is False)
             for hit in hits:
