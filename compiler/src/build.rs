@@ -497,7 +497,9 @@ impl Compiler {
                 let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model())
                     .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;
                 let batch = project.config.embeddings.batch_size as usize;
-                let embedded = crate::embeddings::embed(&plan, embedder, batch);
+                reporter.stage("embedding", plan.texts() as u64);
+                let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));
+                reporter.finish_stage();
                 let stage = store.begin_stage()?;
                 let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, &run_id)
                     .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;

@@ -366,6 +366,7 @@ fn the_provider_is_called_with_no_write_transaction_open() {
     );
     let summary = test.build();
     assert_eq!(summary["embeddings"]["computed"], 2, "{summary}");
+    assert!(summary["embeddings"]["ms"].is_u64(), "the provider's time is reported: {summary}");
     let calls: Vec<(bool, i64)> = seen.try_iter().collect();
     assert!(!calls.is_empty());
     for (writable, chunks) in calls {

@@ -126,13 +126,19 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
     if let Some(e) = &summary.embeddings {
         writeln!(
             out,
-            "embeddings ({}{}): {} computed, {} reused, {} pending, {} deleted",
+            "embeddings ({}{}): {} computed, {} reused, {} pending, {} deleted{}",
             e.model,
             if e.fake { ", fake: for tests only" } else { "" },
             e.computed,
             e.reused,
             e.pending,
-            e.deleted
+            e.deleted,
+            // The provider's speed, where it did enough work to say.
+            if e.computed > 0 && e.ms >= 100 {
+                format!(" ({:.1} chunks/s)", e.computed as f64 * 1000.0 / e.ms as f64)
+            } else {
+                String::new()
+            }
         )?;
     }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);

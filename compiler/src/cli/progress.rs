@@ -32,8 +32,12 @@ impl Reporter for Bars {
             ProgressBar::new_spinner()
         } else {
             ProgressBar::new(total).with_style(
-                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {elapsed}")
+                // Rate and estimate: embedding with a local model can take minutes.
+                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {rate} {elapsed}, about {eta} left")
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .with_key("rate", |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                        let _ = write!(out, "{:.1}/s", state.per_sec());
+                    })
                     .progress_chars("=> "),
             )
         };

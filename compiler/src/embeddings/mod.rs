@@ -411,6 +411,8 @@ pub struct EmbeddingCounters {
     pub degraded: Option<String>,
     /// The vectors are the `fake` provider's: fine for tests, meaningless for search quality.
     pub fake: bool,
+    /// Wall time spent in the provider this build; `computed` over it is the provider's speed.
+    pub ms: u64,
 }
 
 /// Why a build must run the embedding stage even with no source changed (another model, a provider turned
@@ -558,13 +560,26 @@ pub struct Embedded {
     vectors: Vec<(String, Vec<f32>)>,
     failed: std::collections::HashSet<String>,
     degraded: Option<String>,
+    /// Wall time spent in the provider.
+    ms: u64,
 }
 
-/// Calls the provider for the plan's texts, `batch_size` at a time. A failure leaves the rest of the
-/// texts failed too (they become `pending` entries the next build retries).
+impl EmbeddingPlan {
+    /// Texts the provider will be asked for.
+    #[must_use]
+    pub fn texts(&self) -> usize {
+        self.to_embed.len()
+    }
+}
+
+/// Calls the provider for the plan's texts, `batch_size` at a time, telling `done` how many texts each
+/// batch held (a progress bar's steps). A failure leaves the rest of the texts failed too (they become
+/// `pending` entries the next build retries).
 #[must_use]
-pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize) -> Embedded {
-    let mut embedded = Embedded { vectors: Vec::new(), failed: std::collections::HashSet::new(), degraded: None };
+pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize, done: &dyn Fn(usize)) -> Embedded {
+    let clock = std::time::Instant::now();
+    let mut embedded =
+        Embedded { vectors: Vec::new(), failed: std::collections::HashSet::new(), degraded: None, ms: 0 };
     for batch in plan.to_embed.chunks(batch_size.max(1)) {
         let items: Vec<&Missing> = batch.iter().map(|&i| &plan.missing[i]).collect();
         if embedded.degraded.is_some() {
@@ -586,7 +601,9 @@ pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize) -
                 embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
             }
         }
+        done(batch.len());
     }
+    embedded.ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
     embedded
 }
 
@@ -616,6 +633,7 @@ pub fn apply(
         fake: embedder.provider() == "fake",
         reused: plan.reused,
         degraded: embedded.degraded.clone(),
+        ms: embedded.ms,
         ..EmbeddingCounters::default()
     };
     // Other generations are kept (a model switch builds beside them), but not for chunks that are gone.
