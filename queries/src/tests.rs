@@ -374,6 +374,36 @@ fn a_signal_quotes_the_line_of_a_list_item_not_the_whole_list() {
     assert_eq!((beta.excerpt.start_line, beta.excerpt.end_line), (4, 4));
 }
 
+#[test]
+fn a_signal_in_a_long_wrapped_paragraph_quotes_whole_sentences() {
+    let db = TestDb::new(1000, 0);
+    let filler = "This sentence only pads the paragraph out\nso that it is far too long to quote whole. ".repeat(4);
+    let text = format!(
+        "# Counter\n\n{filler}If the current value is 0 (which also means\nthat the [[new value]] is not) nothing is done. {filler}\n"
+    );
+    let file = db.file("counter.md", &text);
+    let signals = crate::concept_signals(&db, file);
+    let mention = signals.iter().find(|s| s.label == "new value").unwrap();
+    let quote = &text[mention.excerpt.start as usize..mention.excerpt.end as usize];
+    assert!(
+        quote.contains("If the current value is 0 (which also means\nthat the [[new value]] is not) nothing is done."),
+        "{quote}"
+    );
+    assert!(quote.starts_with("If the") || quote.starts_with("This sentence"), "starts at a sentence: {quote}");
+    assert!(quote.ends_with('.'), "ends at a sentence: {quote}");
+    assert!(quote.len() <= 600, "{}", quote.len());
+
+    let item = "# List\n\n- [[alpha]] begins an item that wraps\n  onto a second line\n- [[beta]] next\n";
+    let file = db.file("list.md", item);
+    let signals = crate::concept_signals(&db, file);
+    let alpha = signals.iter().find(|s| s.label == "alpha").unwrap();
+    assert_eq!(
+        &item[alpha.excerpt.start as usize..alpha.excerpt.end as usize],
+        "- [[alpha]] begins an item that wraps\n  onto a second line",
+        "a wrapped list item is quoted whole"
+    );
+}
+
 fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<crate::wiki::CatalogSource> {
     files
         .iter()

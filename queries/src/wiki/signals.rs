@@ -158,21 +158,69 @@ fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
 }
 
 /// The top-level block that holds `at`.
-/// A long block or any list or table is narrowed to the line that holds `at`: one item is the place, not
-/// the whole list.
+/// A long block is narrowed to the sentences around `at`, and a list or table to the item that holds it:
+/// one item is the place, not the whole list, and a hard-wrapped line is not a sentence.
 fn block_around(text: &str, doc: &ParsedDocument, at: usize) -> (usize, usize) {
     let index = doc.blocks.partition_point(|b| b.start as usize <= at).saturating_sub(1);
     let Some(block) = doc.blocks.get(index) else { return (at, at) };
     let (start, end) = (block.start as usize, block.end as usize);
+    let at = at.clamp(start, end);
     let first = text[start..end].trim_start();
-    let listed = first.starts_with(['-', '*', '+', '|'])
-        || first.split_once(['.', ')']).is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    if !listed && end - start <= EXCERPT_BYTES {
-        return (start, end);
+    let listed = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with(['-', '*', '+', '|'])
+            || line.split_once(['.', ')']).is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if !listed(first) {
+        return if end - start <= EXCERPT_BYTES { (start, end) } else { sentences_around(text, start, end, at) };
     }
-    let line_start = text[start..at.min(end)].rfind('\n').map_or(start, |n| start + n + 1);
-    let line_end = text[at.min(end)..end].find('\n').map_or(end, |n| at.min(end) + n);
-    (line_start, line_end)
+    // The item: from the line holding `at` back to the line its marker starts, on to the next item.
+    let mut item_start = text[start..at].rfind('\n').map_or(start, |n| start + n + 1);
+    while item_start > start && !listed(&text[item_start..]) {
+        item_start = text[start..item_start - 1].rfind('\n').map_or(start, |n| start + n + 1);
+    }
+    let mut item_end = text[at..end].find('\n').map_or(end, |n| at + n);
+    while item_end < end && !listed(&text[item_end + 1..]) && !text[item_end + 1..].starts_with('\n') {
+        item_end = text[item_end + 1..end].find('\n').map_or(end, |n| item_end + 1 + n);
+    }
+    (item_start, item_end)
+}
+
+/// The sentence of `start..end` that holds `at`, with its neighbours while they fit in
+/// [`EXCERPT_BYTES`]: the following one first, since a mention is usually explained after it.
+fn sentences_around(text: &str, start: usize, end: usize, at: usize) -> (usize, usize) {
+    let mut bounds = vec![start];
+    bounds.extend(sentence_ends(&text[start..end]).map(|n| start + n));
+    bounds.push(end);
+    bounds.dedup();
+    let holding = bounds.partition_point(|&b| b <= at).clamp(1, bounds.len() - 1);
+    let (mut from, mut to) = (holding - 1, holding);
+    loop {
+        if to + 1 < bounds.len() && bounds[to + 1] - bounds[from] <= EXCERPT_BYTES {
+            to += 1;
+        } else if from > 0 && bounds[to] - bounds[from - 1] <= EXCERPT_BYTES {
+            from -= 1;
+        } else {
+            break;
+        }
+    }
+    (bounds[from], bounds[to])
+}
+
+/// Offsets just after each sentence end in `text`: `.`, `?` or `!` (and any closing quote or bracket)
+/// followed by white space.
+fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).filter_map(move |at| {
+        if !matches!(bytes[at], b'.' | b'?' | b'!') {
+            return None;
+        }
+        let mut after = at + 1;
+        while after < bytes.len() && matches!(bytes[after], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
+            after += 1;
+        }
+        (after < bytes.len() && bytes[after].is_ascii_whitespace()).then_some(after)
+    })
 }
 
 /// The excerpt for a mention inside `range`: the whole block when it is short, else the line holding the
@@ -182,7 +230,7 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     let chunk = chunks.iter().rev().find(|c| c.start as usize <= start && start < c.end as usize)?;
     end = end.min(chunk.end as usize);
     if end - start > EXCERPT_BYTES {
-        end = cut(text, start, start + EXCERPT_BYTES);
+        end = cut(text, start, start + EXCERPT_BYTES).min(end);
     }
     let trimmed = text[start..end].trim();
     if trimmed.is_empty() {
@@ -199,13 +247,17 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     })
 }
 
-/// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else at the last
-/// space, else at a character boundary.
+/// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else after the
+/// first sentence if it ends within twice the limit, else at the last space, else at a character boundary.
 fn cut(text: &str, start: usize, limit: usize) -> usize {
     let limit = crate::chunking::floor_char_boundary(text, limit);
     let window = &text[start..limit];
-    if let Some(at) = window.rfind(". ").filter(|&at| at > window.len() / 3) {
-        return start + at + 1;
+    if let Some(at) = sentence_ends(window).last() {
+        return start + at;
+    }
+    let longer = crate::chunking::floor_char_boundary(text, (start + 2 * (limit - start)).min(text.len()));
+    if let Some(at) = sentence_ends(&text[start..longer]).next() {
+        return start + at;
     }
     window.rfind(char::is_whitespace).filter(|&at| at > 0).map_or(limit, |at| start + at)
 }
