@@ -444,6 +444,27 @@ fn a_page_needs_two_sources_and_more_than_a_shared_heading() {
 }
 
 #[test]
+fn a_concept_only_definitions_and_headings_support_must_be_a_name() {
+    let db = TestDb::new(1000, 0);
+    let pages = planned(
+        &db,
+        &[
+            (
+                "a.md",
+                "# Alpha\n\nThe *current value* is what the slot holds. *Gas Refund* is what comes back.\n\n## Validation\n\n*Validation* is checking alpha.\n\nAlpha keeps [[compost]].\n",
+            ),
+            (
+                "b.md",
+                "# Beta\n\nThe *current value* is read first. *Gas Refund* is capped.\n\n## Validation\n\n*Validation* is checking beta.\n\nBeta turns [[compost]].\n",
+            ),
+        ],
+    );
+    let slugs: Vec<&str> = pages.iter().map(|(slug, _)| slug.as_str()).collect();
+    // A lowercase phrase and a document's part are not names; a wikilinked concept needs no capital.
+    assert_eq!(slugs, ["compost", "gas-refund"], "{pages:?}");
+}
+
+#[test]
 fn a_title_many_sources_share_names_no_concept() {
     let db = TestDb::new(1000, 0);
     let pages = planned(

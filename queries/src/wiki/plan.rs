@@ -131,6 +131,13 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
         if !strong {
             continue;
         }
+        // A concept only emphasized definitions and headings support must be a name, not a phrase.
+        let referenced = all.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Heading));
+        if !referenced
+            && !is_name(&most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal]))))
+        {
+            continue;
+        }
         let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
         let defined_by: Vec<usize> =
             mentions.keys().copied().filter(|&s| all.iter().any(|m| m.source == s && defines(m))).collect();
@@ -205,6 +212,51 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
     candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
     relate(&mut candidates, settings.max_related);
     candidates
+}
+
+/// Single words that name a part of a document rather than a subject: as headings and emphasized terms
+/// they recur across unrelated sources ("Validation" in fourteen EIPs about fourteen things).
+const DOCUMENT_PARTS: &[&str] = &[
+    "abstract",
+    "background",
+    "code",
+    "conclusion",
+    "configuration",
+    "details",
+    "discussion",
+    "example",
+    "examples",
+    "execution",
+    "implementation",
+    "installation",
+    "introduction",
+    "motivation",
+    "notes",
+    "overview",
+    "rationale",
+    "references",
+    "requirements",
+    "setup",
+    "specification",
+    "summary",
+    "usage",
+    "validation",
+    "verification",
+];
+
+/// Whether a label reads as a name: two letters or more, not a path or a sentence (no `/`, no closing
+/// punctuation), not one of [`DOCUMENT_PARTS`], and not an all-lowercase phrase of plain words ("current
+/// value"): a name carries a capital, a digit or an identifier's `_`.
+fn is_name(label: &str) -> bool {
+    let label = label.trim();
+    let letters = label.chars().filter(|c| c.is_alphabetic()).count();
+    let words: Vec<&str> = label.split_whitespace().collect();
+    let document_part = words.len() == 1 && DOCUMENT_PARTS.contains(&label.to_lowercase().as_str());
+    let path_or_sentence = label.contains('/') || label.ends_with(['.', ':', ',', ';', '!', '?']);
+    letters >= 2
+        && !path_or_sentence
+        && !document_part
+        && label.chars().any(|c| c.is_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// A source that lists more pages than this is navigation (a table of contents, an index): it makes no two
