@@ -506,6 +506,7 @@ fn render_page_reruns_for_a_changed_model_or_template_only() {
         title: title.to_string(),
         aliases: Vec::new(),
         section: "general".to_string(),
+        summary: Vec::new(),
         lead: None,
         places: Vec::new(),
         also: Vec::new(),

@@ -308,3 +308,35 @@ fn a_text_several_sources_copy_is_quoted_once() {
         .collect();
     assert_eq!(notes, [1, 2]);
 }
+
+/// A page opens with an extractive summary: sentences of its quotes that name the concept and share the
+/// most with the other sources, each followed by the footnote of the quote it comes from, word for word.
+#[test]
+fn a_page_opens_with_cited_sentences_its_sources_share() {
+    let test = CliTest::new();
+    test.write(
+        "a.md",
+        "# A\n\nSome notes on [[Compost]] here. Compost turns kitchen scraps into humus for the garden beds. Cats avoid it.\n",
+    );
+    test.write(
+        "b.md",
+        "# B\n\nThe [[Compost]] heap is in the corner. Good compost needs kitchen scraps and dry leaves in layers.\n",
+    );
+    test.write("c.md", "# C\n\nWe keep [[Compost]] too. Humus from compost feeds the garden beds all winter long.\n");
+    test.build();
+    let page = std::fs::read_to_string(test.path(".hasna/knowledge/wiki/general/compost.md")).unwrap();
+    let body = page.split("# Compost\n\n").nth(1).unwrap();
+    let summary = body.lines().next().unwrap();
+    assert!(summary.contains("Compost turns kitchen scraps into humus for the garden beds.[^"), "{page}");
+    assert!(!summary.contains("Cats") && !summary.contains("[[Compost]]"), "only sentences that say something: {page}");
+    // Every summary sentence is its cited source's own words.
+    for part in summary.split("[^").skip(1) {
+        let note = &part[..part.find(']').unwrap()];
+        let sentence_end = summary.find(&format!("[^{note}]")).unwrap();
+        let sentence_start = summary[..sentence_end].rfind("] ").map_or(0, |at| at + 2);
+        let sentence = &summary[sentence_start..sentence_end];
+        let cited = page.lines().find(|l| l.starts_with(&format!("[^{note}]:"))).unwrap();
+        let file = ["a.md", "b.md", "c.md"].into_iter().find(|f| cited.contains(&format!("file://{f}"))).unwrap();
+        assert!(std::fs::read_to_string(test.path(file)).unwrap().contains(sentence), "{sentence:?} in {file}: {page}");
+    }
+}

@@ -201,6 +201,7 @@ pub fn compile(
         }
         fill_quotes(conn, &mut model, &catalog).map_err(sql)?;
         drop_repeated_quotes(&mut model);
+        summarize(&mut model);
         let markdown = render(db, inputs, &model)?;
         stage.pages.rendered += 1;
         let path = layout.page_path(&model.section, &model.slug);

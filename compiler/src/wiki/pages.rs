@@ -48,6 +48,7 @@ pub(super) fn page_model(
         title: page.title.clone(),
         aliases: page.aliases.clone(),
         section: page.section.clone(),
+        summary: Vec::new(),
         lead,
         places: quotes,
         also: page.also.iter().map(|&index| source_link(index)).collect(),
@@ -95,6 +96,21 @@ pub(super) fn drop_repeated_quotes(model: &mut PageModel) {
     for (quote, note) in model.lead.iter_mut().chain(model.places.iter_mut()).zip(1..) {
         quote.note = note;
     }
+}
+
+/// The page's lead summary, from its quotes' texts (read first). A sentence that is a whole quote is left
+/// out (the quote shows it), and so is a summary that is only the lead's first sentence.
+pub(super) fn summarize(model: &mut PageModel) {
+    let quotes: Vec<(u32, &str, &str)> =
+        model.quotes().map(|q| (q.note, q.source.path.as_str(), q.text.as_str())).collect();
+    let summary = wiki::lead_summary(&model.title, &quotes, model.lead.is_some());
+    let whole_quote = |line: &wiki::SummaryLine| {
+        model.quotes().any(|q| q.note == line.note && q.text.split_whitespace().eq(line.text.split_whitespace()))
+    };
+    let kept: Vec<wiki::SummaryLine> = summary.into_iter().filter(|line| !whole_quote(line)).collect();
+    // The lead's first sentence alone adds nothing to the lead, which follows it.
+    let only_lead = model.lead.as_ref().is_some_and(|lead| kept.iter().all(|line| line.note == lead.note));
+    model.summary = if only_lead { Vec::new() } else { kept };
 }
 
 /// Reads each quote's text from its chunk in the index.
@@ -217,7 +233,15 @@ pub(super) fn store_page(
 ) -> rusqlite::Result<()> {
     let RenderedPage { model, source_count, path, model_hash, markdown, hash, row } = *page;
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
-    let summary = model.quotes().next().map(|q| first_sentence(&q.text)).unwrap_or_default();
+    // An index row's one sentence: the defining source's own, else the page's most central one.
+    let summary = model
+        .lead
+        .as_ref()
+        .map(|lead| lead.text.as_str())
+        .or_else(|| model.summary.first().map(|line| line.text.as_str()))
+        .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
+        .map(first_sentence)
+        .unwrap_or_default();
     conn.prepare_cached(
         "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",

@@ -4,6 +4,7 @@
 mod plan;
 mod render;
 mod signals;
+mod summary;
 
 pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, concept_key, plan};
 pub use render::{
@@ -11,3 +12,4 @@ pub use render::{
     render_page,
 };
 pub use signals::{Excerpt, Signal, SignalKind, signals_of};
+pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary};

@@ -32,6 +32,9 @@ pub struct PageModel {
     pub title: String,
     pub aliases: Vec<String>,
     pub section: String,
+    /// The sentences of the quotes most central to what the sources say, each with its quote's footnote
+    /// (see `lead_summary`); filled with the quotes' texts.
+    pub summary: Vec<super::SummaryLine>,
     /// The defining source's own words, when a source defines the concept.
     pub lead: Option<Quote>,
     /// The other quoted places.

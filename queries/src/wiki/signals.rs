@@ -209,7 +209,7 @@ fn sentences_around(text: &str, start: usize, end: usize, at: usize) -> (usize, 
 
 /// Offsets just after each sentence end in `text`: `.`, `?` or `!` (and any closing quote or bracket)
 /// followed by white space.
-fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+pub(crate) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = text.as_bytes();
     (0..bytes.len()).filter_map(move |at| {
         if !matches!(bytes[at], b'.' | b'?' | b'!') {

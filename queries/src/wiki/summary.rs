@@ -1,0 +1,171 @@
+//! A page's lead summary: the few sentences of its quotes most central to what all its sources say,
+//! each cited by the footnote of the quote it comes from. Extractive: every word is a source's.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+/// One sentence of the summary, verbatim from a quote (on one line), and that quote's footnote.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct SummaryLine {
+    pub note: u32,
+    pub text: String,
+}
+
+/// Sentences in a summary, at most.
+pub const SUMMARY_SENTENCES: usize = 3;
+
+/// Words too common to tie two sentences together.
+const COMMON: &[&str] = &[
+    "the", "and", "for", "that", "this", "with", "are", "was", "can", "but", "not", "you", "your", "its", "has",
+    "have", "from", "which", "will", "would", "when", "then", "than", "there", "these", "those", "into", "also", "use",
+    "used", "one", "all", "any", "more", "some", "such", "our", "they", "them", "their", "what", "how",
+];
+
+/// The summary of a page titled `title` from its quotes, given as `(footnote, source path, text)` in
+/// footnote order, the first being the defining source's own words when `has_lead`.
+///
+/// The defining source's first sentence opens it (a definition is the best first line). Then the sentences
+/// most central to what the other sources say: a sentence's centrality is how much it shares with the
+/// sentences of the other sources (cosine over their words), and it must name the concept (hold two of
+/// the title's words, or its one word). One sentence per source, [`SUMMARY_SENTENCES`] in all. A sentence holding a link is
+/// left out: it points elsewhere ("see the section on ...") rather than saying something. A page with
+/// neither has no summary: a sentence that does not name the concept would mislead.
+#[must_use]
+pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -> Vec<SummaryLine> {
+    let sentences: Vec<(u32, &str, String, HashSet<String>)> = quotes
+        .iter()
+        .flat_map(|&(note, path, text)| prose_sentences(text).into_iter().map(move |sentence| (note, path, sentence)))
+        .map(|(note, path, sentence)| {
+            let words = words(&sentence);
+            (note, path, sentence, words)
+        })
+        .collect();
+    let title_words = words(title);
+    let linking = |sentence: &str| ["](", "][", "[[", "<http"].iter().any(|mark| sentence.contains(mark));
+    let centrality = |at: usize| -> f64 {
+        let (_, path, _, words) = &sentences[at];
+        sentences
+            .iter()
+            .filter(|other| other.1 != *path && !words.is_empty() && !other.3.is_empty())
+            .map(|other| words.intersection(&other.3).count() as f64 / ((words.len() * other.3.len()) as f64).sqrt())
+            .sum()
+    };
+    let mut chosen: Vec<SummaryLine> = Vec::new();
+    let mut sources: HashSet<&str> = HashSet::new();
+    let definition = quotes.first().filter(|_| has_lead).and_then(|&(note, path, _)| {
+        sentences.iter().find(|s| s.0 == note && !linking(&s.2)).map(|s| (note, path, s.2.clone()))
+    });
+    if let Some((note, path, text)) = definition {
+        chosen.push(SummaryLine { note, text });
+        sources.insert(path);
+    }
+    // Naming the concept: two of the title's words, or its one word.
+    let names_it = |words: &HashSet<String>| words.intersection(&title_words).count() >= title_words.len().min(2);
+    let mut scored: Vec<(f64, usize)> = (0..sentences.len())
+        .filter(|&at| !linking(&sentences[at].2) && names_it(&sentences[at].3))
+        .map(|at| (centrality(at), at))
+        .filter(|(score, _)| *score > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, at) in scored {
+        if chosen.len() == SUMMARY_SENTENCES {
+            break;
+        }
+        let (note, path, sentence, _) = &sentences[at];
+        // A sentence copied between sources is said once.
+        if !chosen.iter().any(|line| line.text == *sentence) && sources.insert(path) {
+            chosen.push(SummaryLine { note: *note, text: sentence.clone() });
+        }
+    }
+    chosen
+}
+
+/// A quote's sentences of prose, each on one line: code, headings, tables, lists, block quotes and HTML
+/// are left out, as are fragments under six words and run-ons over sixty.
+fn prose_sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for block in text.split("\n\n") {
+        let trimmed = block.trim_start();
+        // A code fence may span blank lines: an odd number of fence lines in a block opens or closes one.
+        let fences =
+            trimmed.lines().filter(|l| l.trim_start().starts_with("```") || l.trim_start().starts_with("~~~")).count();
+        let was_code = in_code || fences > 0;
+        if fences % 2 == 1 {
+            in_code = !in_code;
+        }
+        if was_code
+            || trimmed.starts_with(['#', '|', '-', '*', '+', '>', '<', '[', '!', '{'])
+            || trimmed
+                .split_once(['.', ')'])
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        let flat = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut start = 0;
+        for end in super::signals::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
+            let sentence = flat[start..end].trim();
+            start = end;
+            let count = sentence.split_whitespace().count();
+            if (6..=60).contains(&count) && sentence.ends_with(['.', '?', '!', ')', '"', '*', '_']) {
+                out.push(sentence.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A sentence's words that can tie it to another: lowercase, three letters or more, not [`COMMON`], a
+/// plural's `s` dropped ("macros" ties to "macro").
+fn words(sentence: &str) -> HashSet<String> {
+    sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|w| !COMMON.contains(&w.as_str()))
+        .map(|w| if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") { w[..w.len() - 1].to_string() } else { w })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_definition_opens_then_the_sentences_the_sources_share_one_per_source() {
+        let quotes = [
+            (
+                1,
+                "a.md",
+                "Compost is decayed organic matter from gardens. Compost turns kitchen scraps into humus for garden beds.",
+            ),
+            (2, "b.md", "A compost heap needs kitchen scraps and dry leaves. Cats dislike the smell of it entirely."),
+            (
+                3,
+                "c.md",
+                "Humus from compost feeds the garden beds all winter. See [the beds](beds.md) for garden humus compost.",
+            ),
+            (4, "d.md", "```\ncompost --turn kitchen scraps garden humus\n```"),
+        ];
+        let summary = lead_summary("Compost", &quotes, true);
+        let texts: Vec<&str> = summary.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts[0], "Compost is decayed organic matter from gardens.", "the definition leads: {texts:?}");
+        assert_eq!(summary.iter().map(|l| l.note).collect::<Vec<_>>(), [1, 3, 2], "{texts:?}");
+        assert!(
+            texts.iter().all(|t| !t.contains("Cats") && !t.contains("See [") && !t.contains("--turn")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn without_a_definition_or_a_sentence_naming_the_concept_there_is_no_summary() {
+        let quotes = [
+            (1, "a.md", "Peelings go to the [[humus heap|compost]] rather than the bin, every single day."),
+            (2, "b.md", "Healthy soil holds water and air for the roots of every plant."),
+            (3, "c.md", "Healthy soil also holds worms that turn the water and air through it."),
+        ];
+        assert_eq!(lead_summary("Kitchen scraps", &quotes, true), []);
+    }
+}
