@@ -261,18 +261,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(error) => return Err(error.into()),
             };
             let report = knowledge::eval::evaluate(&settings, &corpus, &queries, &qrels, mode)?;
-            print(json, &report, |out| {
-                writeln!(
-                    out,
-                    "{} queries over {} documents, mode {:?}",
-                    report.queries, report.documents, report.mode
-                )?;
-                writeln!(out, "nDCG@10    {:.4}", report.ndcg_at_10)?;
-                writeln!(out, "Recall@10  {:.4}", report.recall_at_10)?;
-                writeln!(out, "Recall@100 {:.4}", report.recall_at_100)?;
-                writeln!(out, "MRR@10     {:.4}", report.mrr_at_10)?;
-                writeln!(out, "latency    p50 {:.2} ms, p95 {:.2} ms", report.latency_ms.p50, report.latency_ms.p95)
-            })?;
+            print(json, &report, |out| print_eval(out, &report))?;
             if min_ndcg.is_some_and(|min| report.ndcg_at_10 < min) {
                 return Ok(ExitCode::from(1));
             }

@@ -247,30 +247,54 @@ pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> s
     Ok(())
 }
 
+/// A report as a header line and aligned `label value` rows.
+fn print_report(out: &mut impl Write, header: &str, rows: &[(&str, String)]) -> std::io::Result<()> {
+    writeln!(out, "{header}")?;
+    let width = rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    for (label, value) in rows {
+        writeln!(out, "{label:<width$} {value}")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn print_eval(out: &mut impl Write, report: &knowledge::eval::EvalReport) -> std::io::Result<()> {
+    let header = format!("{} queries over {} documents, mode {:?}", report.queries, report.documents, report.mode);
+    print_report(
+        out,
+        &header,
+        &[
+            ("nDCG@10", format!("{:.4}", report.ndcg_at_10)),
+            ("Recall@10", format!("{:.4}", report.recall_at_10)),
+            ("Recall@100", format!("{:.4}", report.recall_at_100)),
+            ("MRR@10", format!("{:.4}", report.mrr_at_10)),
+            ("latency", format!("p50 {:.2} ms, p95 {:.2} ms", report.latency_ms.p50, report.latency_ms.p95)),
+        ],
+    )
+}
+
 pub(crate) fn print_judged(
     out: &mut impl Write,
     report: &knowledge::eval::judged::JudgedReport,
 ) -> std::io::Result<()> {
-    writeln!(
-        out,
+    let header = format!(
         "{} answerable and {} unanswerable questions, mode {:?}",
         report.questions, report.unanswerable, report.mode
-    )?;
-    writeln!(out, "file nDCG@10                   {:.4}", report.file_ndcg_at_10)?;
-    writeln!(out, "file nDCG@10, pages as sources {:.4}", report.file_ndcg_at_10_pages_as_sources)?;
-    writeln!(out, "file Recall@10                 {:.4}", report.file_recall_at_10)?;
-    writeln!(out, "file MRR@10                    {:.4}", report.file_mrr_at_10)?;
-    writeln!(out, "chunk nDCG@10                  {:.4}", report.chunk_ndcg_at_10)?;
-    writeln!(out, "pages in the top 10            {:.1} %", report.non_source_share_at_10 * 100.0)?;
-    writeln!(
+    );
+    print_report(
         out,
-        "ask answered / declined        {:.1} % / {:.1} %",
-        report.ask_answered * 100.0,
-        report.ask_declined * 100.0
-    )?;
-    writeln!(
-        out,
-        "latency                        p50 {:.2} ms, p95 {:.2} ms",
-        report.latency_ms.p50, report.latency_ms.p95
+        &header,
+        &[
+            ("file nDCG@10", format!("{:.4}", report.file_ndcg_at_10)),
+            ("file nDCG@10, pages as sources", format!("{:.4}", report.file_ndcg_at_10_pages_as_sources)),
+            ("file Recall@10", format!("{:.4}", report.file_recall_at_10)),
+            ("file MRR@10", format!("{:.4}", report.file_mrr_at_10)),
+            ("chunk nDCG@10", format!("{:.4}", report.chunk_ndcg_at_10)),
+            ("pages in the top 10", format!("{:.1} %", report.non_source_share_at_10 * 100.0)),
+            (
+                "ask answered / declined",
+                format!("{:.1} % / {:.1} %", report.ask_answered * 100.0, report.ask_declined * 100.0),
+            ),
+            ("latency", format!("p50 {:.2} ms, p95 {:.2} ms", report.latency_ms.p50, report.latency_ms.p95)),
+        ],
     )
 }
