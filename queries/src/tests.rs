@@ -465,6 +465,27 @@ fn a_concept_only_definitions_and_headings_support_must_be_a_name() {
 }
 
 #[test]
+fn a_table_of_contents_is_listed_on_pages_not_quoted() {
+    let db = TestDb::new(1000, 0);
+    let chapters: Vec<(String, String)> = (0..22)
+        .map(|i| (format!("ch{i:02}.md"), format!("# Chapter {i}\n\nChapter {i} explains topic {i}.\n")))
+        .collect();
+    let toc: String = std::iter::once("# Contents\n\n".to_string())
+        .chain((0..22).map(|i| format!("- [Chapter {i}](ch{i:02}.md)\n")))
+        .collect();
+    let mut files: Vec<(&str, &str)> = chapters.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    files.push(("SUMMARY.md", &toc));
+    files.push(("notes.md", "# Notes\n\nSee [the first chapter](ch00.md) for topic zero.\n"));
+    let sources = catalog(&db, &files);
+    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
+    let plans = crate::wiki::plan(&sources, settings);
+    let first = plans.iter().find(|p| p.slug == "chapter-0").unwrap();
+    let quoted: Vec<&str> = first.places.iter().map(|m| sources[m.source].path.as_str()).collect();
+    assert_eq!(quoted, ["ch00.md", "notes.md"], "the contents' line is not quoted");
+    assert!(first.also.iter().any(|&s| sources[s].path == "SUMMARY.md"), "but it is listed");
+}
+
+#[test]
 fn a_title_many_sources_share_names_no_concept() {
     let db = TestDb::new(1000, 0);
     let pages = planned(

@@ -210,8 +210,28 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
         taken.insert(page.slug.clone());
     }
     candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
+    list_hubs_unquoted(&mut candidates);
     relate(&mut candidates, settings.max_related);
     candidates
+}
+
+/// A source that names more than [`HUB_PAGES`] pages' concepts (a table of contents, an index note) is
+/// listed on them, not quoted: its line is a link to the page's own document, which says nothing. On
+/// rust-book every page quoted its `SUMMARY.md` line before this rule.
+fn list_hubs_unquoted(pages: &mut [PagePlan]) {
+    let mut listing: HashMap<usize, usize> = HashMap::new();
+    for plan in pages.iter() {
+        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
+            *listing.entry(source).or_default() += 1;
+        }
+    }
+    for plan in pages.iter_mut() {
+        let (hubs, places): (Vec<Mention>, Vec<Mention>) = plan.places.iter().partition(|m| {
+            listing.get(&m.source).is_some_and(|&n| n > HUB_PAGES) && !plan.defined_by.contains(&m.source)
+        });
+        plan.places = places;
+        plan.also.splice(0..0, hubs.into_iter().map(|m| m.source));
+    }
 }
 
 /// Single words that name a part of a document rather than a subject: as headings and emphasized terms
