@@ -375,6 +375,20 @@ fn a_signal_quotes_the_line_of_a_list_item_not_the_whole_list() {
 }
 
 #[test]
+fn template_placeholders_are_not_quoted() {
+    let db = TestDb::new(1000, 0);
+    let text =
+        "# Graph\n\nThe graph shows [[asset.preview]] links between notes.\n\n{{fm.desc}} uses [[Meeting Note]].\n";
+    let file = db.file("graph.md", text);
+    let quotes: Vec<String> = crate::concept_signals(&db, file)
+        .iter()
+        .filter(|s| s.kind == crate::wiki::SignalKind::Wikilink)
+        .map(|s| text[s.excerpt.start as usize..s.excerpt.end as usize].to_string())
+        .collect();
+    assert_eq!(quotes, ["The graph shows [[asset.preview]] links between notes."], "{quotes:?}");
+}
+
+#[test]
 fn a_signal_in_a_long_wrapped_paragraph_quotes_whole_sentences() {
     let db = TestDb::new(1000, 0);
     let filler = "This sentence only pads the paragraph out\nso that it is far too long to quote whole. ".repeat(4);

@@ -98,7 +98,12 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         if label.is_empty() || label.len() > 120 {
             return;
         }
-        if let Some(excerpt) = excerpt(text, doc, chunks, range) {
+        // A document's own title, aliases and tags are signals whatever its lead holds; a mention is one
+        // only where its place can be quoted.
+        let own = matches!(kind, SignalKind::Title | SignalKind::Alias | SignalKind::Tag);
+        if let Some(excerpt) =
+            excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
+        {
             signals.push(Signal { kind, label: label.to_string(), other, excerpt });
         }
     };
@@ -144,8 +149,10 @@ fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
     let not_heading = |kind: &BlockKind| !matches!(kind, BlockKind::Heading(_));
     let prose = |start: u32, end: u32| {
         let block = text[start as usize..end as usize].trim_start();
-        let first_line = block.lines().next().unwrap_or_default();
+        // A key-value line is metadata, listed (`- type: string`) or not.
+        let first_line = block.lines().next().unwrap_or_default().trim_start_matches(['-', '*', '+', ' ']);
         block.split_whitespace().count() >= 5
+            && quotable(block)
             && !block.starts_with(['<', '!', '{', '|', '['])
             && first_line.split_once(": ").is_none_or(|(key, _)| key.contains(' '))
     };
@@ -245,6 +252,12 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         start_line: doc.lines.line_of(offset(start)),
         end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
     })
+}
+
+/// Whether an excerpt says something a reader can quote: no template placeholder (`{{fm.title}}`, text a
+/// template fills in later, in a template note). A mention only a placeholder line holds is no mention.
+fn quotable(excerpt: &str) -> bool {
+    !excerpt.find("{{").is_some_and(|at| excerpt[at..].contains("}}"))
 }
 
 /// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else after the
