@@ -318,8 +318,8 @@ pub(crate) const OVERVIEW_WORDS: &[&str] = &[
 /// The last stage of every mode, over all ranked candidates: pages placed after the sources they quote,
 /// dedupe, and cut to `limit`.
 ///
-/// A generated page or index entry only restates its sources, so it ranks below the best candidate of
-/// every source it quotes (reason `below_sources`): the source answers the question, the page repeats it.
+/// A generated page or index entry only restates its sources, so it ranks below every candidate of every
+/// source it quotes (reason `below_sources`): the sources answer the question, the page repeats them.
 /// It keeps its rank when the query names its concept and the page gathers it from two or more sources,
 /// none of which is the concept's own document: every query word is in the page's title or aliases,
 /// apart from overview words (reason `names_concept`). A page whose concept is a document's title (a
@@ -380,18 +380,19 @@ fn finish(
     Ok(results)
 }
 
-/// Moves each page result (a wiki page's chunk or an index entry) to just below the best-ranked candidate
-/// of every source its page quotes, unless the query names the page's concept. Order is otherwise kept.
+/// Moves each page result (a wiki page's chunk or an index entry) to just below the last candidate of
+/// every source its page quotes, unless the query names the page's concept. Order is otherwise kept.
 fn pages_after_sources(
     conn: &Connection,
     stemmer: &Stemmer,
     terms: &[String],
     results: Vec<SearchResult>,
 ) -> rusqlite::Result<Vec<SearchResult>> {
-    let mut first_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    // Each source's last candidate: a page follows everything its sources hold.
+    let mut last_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (at, result) in results.iter().enumerate() {
         if result.kind == ResultKind::SourceChunk {
-            first_of.entry(result.source.path.as_str()).or_insert(at);
+            last_of.insert(result.source.path.as_str(), at);
         }
     }
     let query: HashSet<String> = terms
@@ -423,7 +424,7 @@ fn pages_after_sources(
                 continue;
             }
         }
-        let floor = quoted.iter().filter_map(|(path, _)| first_of.get(path.as_str())).max().copied();
+        let floor = quoted.iter().filter_map(|(path, _)| last_of.get(path.as_str())).max().copied();
         match floor {
             Some(floor) if floor > at => placed.push((floor, "below_sources")),
             _ => placed.push((at, "")),
