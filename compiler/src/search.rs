@@ -228,37 +228,46 @@ const RRF_K: f64 = 60.0;
 /// Semantic and hybrid modes need an embeddings generation; without one the answer is keyword results,
 /// marked degraded with the reason.
 pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
-    let mut response = retrieve(conn, request, access)?;
-    let hybrid = response.mode == SearchMode::Hybrid.as_str();
-    response.results = finish(conn, &response.terms, std::mem::take(&mut response.results), hybrid, request.limit)?;
+    // The query's weighted stems, read once: the keyword rerank, hybrid's reported coverage and the
+    // snippets all compare against them.
     let stemmer = Stemmer::create(Algorithm::English);
-    let query: HashSet<String> =
-        response.terms.iter().flat_map(|t| words(t)).map(|w| stem_word(&stemmer, &w)).collect();
-    let mut cache = StemCache::for_stems(&query);
+    let query = QueryStems::read(conn, &stemmer, &query_terms(&request.query))?;
+    let mut cache = StemCache::new(&query);
+    let mut response = retrieve(conn, request, access, &query, &mut cache)?;
+    let hybrid = response.mode == SearchMode::Hybrid.as_str();
+    let results = std::mem::take(&mut response.results);
+    response.results = finish(conn, &response.terms, results, hybrid.then_some(&query), &mut cache, request.limit)?;
+    let stems: HashSet<String> = query.weights.iter().map(|(stem, _)| stem.clone()).collect();
     for result in &mut response.results {
         result.snippet =
-            snippet(&result.text, &query, &mut cache, request.highlight).unwrap_or_else(|| leading_text(&result.text));
+            snippet(&result.text, &stems, &mut cache, request.highlight).unwrap_or_else(|| leading_text(&result.text));
     }
     Ok(response)
 }
 
 /// Every candidate of the requested mode, ranked by its retrievers (and fused), before the final rerank.
-fn retrieve(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
+fn retrieve(
+    conn: &Connection,
+    request: &SearchRequest,
+    access: &Access,
+    query: &QueryStems,
+    cache: &mut StemCache,
+) -> rusqlite::Result<SearchResponse> {
     if request.mode == SearchMode::Keyword {
-        return keyword(conn, request, access);
+        return keyword(conn, request, access, query, cache);
     }
-    let degrade = |reason: String| -> rusqlite::Result<SearchResponse> {
-        let mut response = keyword(conn, request, access)?;
+    let degrade = |reason: String, cache: &mut StemCache| -> rusqlite::Result<SearchResponse> {
+        let mut response = keyword(conn, request, access, query, cache)?;
         response.degraded = true;
         response.degraded_reason = Some(reason);
         Ok(response)
     };
     let Some(embedder) = crate::embeddings::for_index(conn)? else {
-        return degrade(NO_EMBEDDINGS.to_string());
+        return degrade(NO_EMBEDDINGS.to_string(), cache);
     };
     let query_vector = match embedder.embed_query(&request.query) {
         Ok(vector) => vector,
-        Err(error) => return degrade(format!("the embeddings provider failed: {error}")),
+        Err(error) => return degrade(format!("the embeddings provider failed: {error}"), cache),
     };
     let index: std::sync::Arc<dyn crate::embeddings::VectorIndex> =
         crate::embeddings::MatrixIndex::cached(conn, embedder.model())?;
@@ -278,7 +287,7 @@ fn retrieve(conn: &Connection, request: &SearchRequest, access: &Access) -> rusq
     let mut response = if request.mode == SearchMode::Semantic {
         SearchResponse { results: semantic, ..empty_response(request) }
     } else {
-        let mut response = keyword(conn, request, access)?;
+        let mut response = keyword(conn, request, access, query, cache)?;
         let fused = fuse(std::mem::take(&mut response.results), semantic);
         // Graph expansion: the best candidates bring in what they cite or what cites them. Fused as a
         // third ranking it lowered nDCG@10 on the judged Rust book questions (docs/performance.md), so the
@@ -323,8 +332,10 @@ pub(crate) const OVERVIEW_WORDS: &[&str] = &[
 /// It keeps its rank when the query names its concept and the page gathers it from two or more sources,
 /// none of which is the concept's own document: every query word is in the page's title or aliases,
 /// apart from overview words (reason `names_concept`). A page whose concept is a document's title (a
-/// chapter) follows that document, which is the answer; the page adds what links to it. Score factors for freshness, citation by
-/// a page and wiki authority were measured on the judged Rust book questions and taken out: each lowered
+/// chapter) follows that document, which is the answer; the page adds what links to it.
+///
+/// Score factors for freshness, citation by a page and wiki authority were measured on the judged Rust
+/// book questions and taken out: each lowered
 /// every mode's nDCG@10 (hybrid most, where reciprocal-rank scores are close together and a 10 % factor
 /// jumps many ranks; docs/performance.md). What they marked stays as reasons: `fresh_source` (the last
 /// build added or changed the source) and `cited_by_page` (a generated page quotes the chunk).
@@ -332,7 +343,8 @@ fn finish(
     conn: &Connection,
     terms: &[String],
     mut results: Vec<SearchResult>,
-    hybrid: bool,
+    hybrid_query: Option<&QueryStems>,
+    cache: &mut StemCache,
     limit: usize,
 ) -> rusqlite::Result<Vec<SearchResult>> {
     let stemmer = Stemmer::create(Algorithm::English);
@@ -351,14 +363,12 @@ fn finish(
 
     // What is only reported, never ranked by, is worked out for the returned results alone.
     let fresh = fresh_paths(conn, &results)?;
-    let query_stems = if hybrid { Some(QueryStems::read(conn, &stemmer, terms)?) } else { None };
-    let mut cache = query_stems.as_ref().map(StemCache::new);
     let mut quoted = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM citations WHERE source_ref = ?1 AND revision = ?2
                         AND start_offset < ?4 AND end_offset > ?3)",
     )?;
     for result in &mut results {
-        if let (Some(query), Some(cache), true) = (&query_stems, cache.as_mut(), result.scores.keyword == 0.0) {
+        if let (Some(query), true) = (hybrid_query, result.scores.keyword == 0.0) {
             let text = format!("{}\n{}", result.title, result.text).to_lowercase();
             let found = cache.stems_of(&tokens(&text));
             result.scores.coverage = query.coverage(|stem| found.contains(stem));
@@ -651,7 +661,13 @@ fn empty_response(request: &SearchRequest) -> SearchResponse {
 }
 
 /// The keyword retrieval: the whole ranked candidate pool, without snippets.
-fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
+fn keyword(
+    conn: &Connection,
+    request: &SearchRequest,
+    access: &Access,
+    query_stems: &QueryStems,
+    cache: &mut StemCache,
+) -> rusqlite::Result<SearchResponse> {
     let mut response = empty_response(request);
     let terms = response.terms.clone();
     let wants = |kind| request.wants(kind);
@@ -691,9 +707,6 @@ fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusql
          WHERE c.revision = s.revision",
         access.chunk_filter("rowid")
     ))?;
-    let stemmer = Stemmer::create(Algorithm::English);
-    let query_stems = QueryStems::read(conn, &stemmer, &terms)?;
-    let mut cache = StemCache::new(&query_stems);
     let query_phrase = words(&request.query);
     let mut results = statement
         .query_map(params![match_expression, pool_size], |row| {
@@ -706,7 +719,7 @@ fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusql
         .collect::<rusqlite::Result<Vec<_>>>()?;
 
     for result in &mut results {
-        rerank(result, &mut cache, &terms, &query_stems, &query_phrase);
+        rerank(result, cache, &terms, query_stems, &query_phrase);
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     response.results = results;
@@ -717,8 +730,8 @@ fn keyword(conn: &Connection, request: &SearchRequest, access: &Access) -> rusql
 const SNIPPET_WORDS: usize = 32;
 
 /// The passage of `text` of at most [`SNIPPET_WORDS`] words that holds the most distinct query stems (the
-/// earliest such, its matches centred), on one line, matched words between the highlight marks and `…` where text was cut.
-/// None when no word matches. Computed from the chunk in hand: a second FTS5 query for its `snippet()`
+/// earliest such, its matches centred), on one line, matched words between the highlight marks and `…`
+/// where text was cut. None when no word matches. Computed from the chunk in hand: a second FTS5 query for its `snippet()`
 /// cost about 0.8 ms of a 3 ms search.
 fn snippet(text: &str, query: &HashSet<String>, cache: &mut StemCache, highlight: Highlight) -> Option<String> {
     // Each word's span, and which query stem it matches (an index into `stems`).

@@ -233,7 +233,9 @@ fn file_ranking(
         let file = if *kind == ResultKind::SourceChunk {
             (*path).to_string()
         } else if pages_as_sources {
-            let quoted = cited.get(*path).map(Vec::as_slice).unwrap_or_default();
+            // A page is known by its path; an index entry by its chunk (a shard's rows share one path).
+            let key = if *kind == ResultKind::IndexEntry { *id } else { *path };
+            let quoted = cited.get(key).map(Vec::as_slice).unwrap_or_default();
             let best = quoted
                 .iter()
                 .filter(|file| !seen.contains(*file))
@@ -261,14 +263,13 @@ fn chunk_ndcg(results: &[(ResultKind, &str, &str)], chunks: &ChunkSections, judg
             .max()
             .unwrap_or(0)
     };
-    let mut all: HashMap<&str, u32> = HashMap::new();
+    let mut judged: HashMap<String, u32> = HashMap::new();
     for path in judgments.iter().map(|j| j.path.as_str()).collect::<HashSet<_>>() {
         for (id, headings) in chunks.get(path).map(Vec::as_slice).unwrap_or_default() {
-            all.insert(id.as_str(), grade_of(path, headings));
+            judged.insert(id.clone(), grade_of(path, headings));
         }
     }
     let ranking: Vec<&str> = results.iter().map(|(_, _, id)| *id).collect();
-    let judged: HashMap<String, u32> = all.into_iter().map(|(id, grade)| (id.to_string(), grade)).collect();
     score(&ranking, &judged)[0]
 }
 
@@ -278,7 +279,8 @@ fn same_title(heading: &str, section: &str) -> bool {
     plain(heading) == plain(section)
 }
 
-/// For every generated page and index entry path, the source files its page quotes.
+/// The source files a generated page quotes, by the page's path, and an index entry's page quotes, by
+/// the entry's chunk id.
 fn page_citations(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<String>>> {
     let mut statement = conn.prepare("SELECT DISTINCT page, path FROM citations ORDER BY page, path")?;
     let mut by_page: HashMap<String, Vec<String>> = HashMap::new();
@@ -288,7 +290,7 @@ fn page_citations(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<Str
     }
     // An index entry stands for its page: its chunk's identifiers column holds the page's slug.
     let mut entries = conn.prepare(
-        "SELECT DISTINCT s.path, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id
+        "SELECT c.id, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE s.path LIKE 'knowledge://index/%'",
     )?;
     let rows: Vec<(String, String)> =
@@ -358,6 +360,14 @@ mod tests {
         assert_eq!(file_ranking(&results, &cited, &grades, false), ["miss:p1", "a.md", "b.md"]);
         // The page stands for a.md, its best-graded quoted file; a.md's own chunk then adds nothing.
         assert_eq!(file_ranking(&results, &cited, &grades, true), ["a.md", "b.md"]);
+        // An index entry is known by its chunk, not by its shard's path, which every row of the shard shares.
+        let cited: HashMap<String, Vec<String>> = [
+            ("entry-1".to_string(), vec!["b.md".to_string()]),
+            ("knowledge://index/general".to_string(), vec!["a.md".to_string()]),
+        ]
+        .into();
+        let entry = [(ResultKind::IndexEntry, "knowledge://index/general", "entry-1")];
+        assert_eq!(file_ranking(&entry, &cited, &grades, true), ["b.md"]);
     }
 
     #[test]
