@@ -32,22 +32,12 @@ const CORPORA: [(&str, &str); 4] = [
 ];
 
 fn main() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
-    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     println!(
         "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 (process) | search p95 (process) | search p50 (in-process) | search p95 (in-process) |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut wiki_rows = Vec::new();
-    for (name, relative) in CORPORA {
-        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
-            continue;
-        }
-        let source = shared.join(relative);
-        if !source.is_dir() {
-            eprintln!("skipping {name}: {} not found", source.display());
-            continue;
-        }
+    for (name, source) in corpus::selected(&CORPORA) {
         wiki_rows.push(bench_corpus(name, &source));
     }
     println!();

@@ -8,11 +8,12 @@
 //! machine's matrix multiply reaches in candle on one of the model's own shapes (tokens × 384 by 384 ×
 //! 1536), on every core. No runtime can beat it; the ratio is what is left to gain.
 
-use std::path::Path;
 use std::time::Instant;
 
 #[path = "../../tests/support/minilm.rs"]
 mod minilm;
+// One corpus, named here: the corpus selection the other benches share goes unused.
+#[allow(dead_code)]
 #[path = "support/corpus.rs"]
 mod support;
 
@@ -21,7 +22,7 @@ use candle_core::{Device, Tensor};
 fn main() {
     let count: usize =
         std::env::args().filter(|a| !a.starts_with('-')).nth(1).and_then(|a| a.parse().ok()).unwrap_or(256);
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/rust-book/src");
+    let corpus = support::shared_corpora().join("rust-book/src");
     let work = tempfile::tempdir().unwrap();
     support::copy_markdown(&corpus, &work.path().join("src"));
     std::fs::write(

@@ -20,19 +20,9 @@ use corpus::{copy_markdown, walk_files};
 const CORPORA: [(&str, &str); 2] = [("rust-rfcs", "rust-rfcs/text"), ("dendron-vault", "dendron-vault/vault")];
 
 fn main() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
-    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     println!("| corpus | files | edits | write to index p50 | p95 | first event to index p50 | p95 | kinds |");
     println!("|---|---|---|---|---|---|---|---|");
-    for (name, relative) in CORPORA {
-        if !wanted.is_empty() && !wanted.iter().any(|w| w == name) {
-            continue;
-        }
-        let source = shared.join(relative);
-        if !source.is_dir() {
-            eprintln!("skipping {name}: {} not found", source.display());
-            continue;
-        }
+    for (name, source) in corpus::selected(&CORPORA) {
         bench_corpus(name, &source);
     }
 }

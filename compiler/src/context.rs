@@ -201,17 +201,7 @@ pub fn pack(
 /// aside) list items or table rows made of links with a few words of their own.
 fn is_navigation(text: &str) -> bool {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    let linked = lines
-        .iter()
-        .filter(|line| {
-            let listed = line.starts_with(['-', '*', '+', '|'])
-                || line.split_once(". ").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
-            let links = line.matches("](").count() + line.matches("[[").count();
-            // Words outside the links' own text: a sentence that mentions a link is prose.
-            let prose = line.split(']').map(|part| part.split('[').next().unwrap_or("")).collect::<String>();
-            listed && links > 0 && prose.split_whitespace().count() <= 6
-        })
-        .count();
+    let linked = lines.iter().filter(|line| knowledge_queries::is_link_item(line)).count();
     lines.len() >= 3 && linked * 2 > lines.len()
 }
 

@@ -1,4 +1,4 @@
-//! Byte offsets to 1-based line numbers.
+//! Byte offsets to 1-based line numbers, and what a Markdown line is.
 
 /// The byte offset at which each line starts, for turning offsets into line numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,4 +37,48 @@ impl LineIndex {
 /// Source files are capped far below 4 GiB by the driver, so every offset fits in a `u32`.
 pub(crate) fn offset(at: usize) -> u32 {
     u32::try_from(at).expect("source files are smaller than 4 GiB")
+}
+
+/// Whether a line, leading space aside, starts a list item or a table row: `- `, `* `, `+ `, `1. `,
+/// `1) ` or `|`.
+#[must_use]
+pub fn starts_list_item(line: &str) -> bool {
+    let line = line.trim_start();
+    let marked = |rest: &str| rest.is_empty() || rest.starts_with([' ', '\t']);
+    line.starts_with('|')
+        || line.strip_prefix(['-', '*', '+']).is_some_and(marked)
+        || line
+            .split_once(['.', ')'])
+            .is_some_and(|(n, rest)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && marked(rest))
+}
+
+/// Whether a line is a link in a list, as a table of contents or a "related" list holds them: a list item
+/// or table row with a link (`[text](target)` or `[[target]]`) and at most six words outside its links'
+/// texts. A sentence that mentions a link is prose, not navigation.
+#[must_use]
+pub fn is_link_item(line: &str) -> bool {
+    let links = line.matches("](").count() + line.matches("[[").count();
+    let own_words = line.split(']').map(|part| part.split('[').next().unwrap_or("")).collect::<String>();
+    starts_list_item(line) && links > 0 && own_words.split_whitespace().count() <= 6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_link_item, starts_list_item};
+
+    #[test]
+    fn list_items_and_link_items() {
+        for item in ["- a", "* a", "+ a", "  1. a", "2) a", "| a | b |", "-"] {
+            assert!(starts_list_item(item), "{item}");
+        }
+        for prose in ["*Note*: a", "**[A](a.md)**, lines 1", "-a", "1.5 times", "a - b"] {
+            assert!(!starts_list_item(prose), "{prose}");
+        }
+        assert!(is_link_item("- [Getting Started](ch01.md)"));
+        assert!(is_link_item("    - [[compost]]"));
+        assert!(is_link_item("- [Delta](../d.md), line 3"));
+        assert!(!is_link_item("- [Borrowing](b.md) lets a function use a value without taking it over."));
+        assert!(!is_link_item("See [ownership](ch04.md)."), "not a list item");
+        assert!(!is_link_item("- no link at all"));
+    }
 }

@@ -19,17 +19,13 @@ fn a_malformed_config_names_file_line_and_column_and_exits_2() {
 fn an_unknown_key_is_an_error_not_ignored() {
     let test = CliTest::new();
     test.write("kc.toml", "version = 1\n[sources]\ninclude = [\"*.md\"]\nexclud = [\"x\"]\n");
-    let output = test.run(&["build"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("kc.toml:4:1: unknown field `exclud`"), "{}", stderr(&output));
+    test.fails(&["build"], "kc.toml:4:1: unknown field `exclud`");
 }
 
 #[test]
 fn a_missing_config_suggests_init() {
     let test = CliTest::empty();
-    let output = test.run(&["build"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("run `knowledge init`"), "{}", stderr(&output));
+    test.fails(&["build"], "run `knowledge init`");
 }
 
 #[test]
@@ -49,9 +45,7 @@ fn the_config_is_found_from_a_subfolder() {
 #[test]
 fn searching_before_any_build_says_what_to_do() {
     let test = CliTest::new();
-    let output = test.run(&["search", "anything"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("run `knowledge build` first"), "{}", stderr(&output));
+    test.fails(&["search", "anything"], "run `knowledge build` first");
 }
 
 #[test]

@@ -103,6 +103,16 @@ impl CliTest {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// Runs a command that must fail as a usage, configuration or I/O error (exit 2) saying `message`;
+    /// returns its stderr.
+    pub fn fails(&self, args: &[&str], message: &str) -> String {
+        let output = self.run(args);
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "`knowledge {}`: {stderr}", args.join(" "));
+        assert!(stderr.contains(message), "`knowledge {}` should say {message:?}: {stderr}", args.join(" "));
+        stderr
+    }
+
     /// `knowledge build --json`, parsed.
     pub fn build(&self) -> Value {
         serde_json::from_str(&self.ok(&["build", "--json"])).expect("build --json prints JSON")

@@ -1,6 +1,32 @@
-//! What the benchmarks share: copying a corpus's Markdown files into a temporary project, and listing files.
+//! What the benchmarks share: choosing corpora from `../shared/corpora`, copying a corpus's Markdown files
+//! into a temporary project, and listing files.
 
 use std::path::{Path, PathBuf};
+
+/// The folder holding the shared corpora.
+pub(crate) fn shared_corpora() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora")
+}
+
+/// The corpora of `corpora` (name, folder under the shared corpora) the command line names (all when it
+/// names none) that exist on this machine, each with its folder; a missing one is skipped with a note.
+pub(crate) fn selected(corpora: &[(&'static str, &str)]) -> Vec<(&'static str, PathBuf)> {
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let shared = shared_corpora();
+    corpora
+        .iter()
+        .filter(|(name, _)| wanted.is_empty() || wanted.iter().any(|w| w == name))
+        .filter_map(|(name, relative)| {
+            let source = shared.join(relative);
+            if source.is_dir() {
+                Some((*name, source))
+            } else {
+                eprintln!("skipping {name}: {} not found", source.display());
+                None
+            }
+        })
+        .collect()
+}
 
 /// Copies the Markdown files under `from` to `to`, keeping their folders; returns how many and their bytes.
 pub(crate) fn copy_markdown(from: &Path, to: &Path) -> (usize, u64) {

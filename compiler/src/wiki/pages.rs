@@ -179,7 +179,7 @@ pub(super) fn page_source_row(
 pub(super) fn is_navigation(text: &str) -> bool {
     let mut items = 0;
     for line in text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')) {
-        let link_item = line.starts_with("- [") && line.contains("](");
+        let link_item = knowledge_queries::is_link_item(line);
         let footnote = line.starts_with("[^") && line.contains("]:");
         if !(link_item || footnote) {
             return false;

@@ -173,11 +173,7 @@ fn block_around(text: &str, doc: &ParsedDocument, at: usize) -> (usize, usize) {
     let (start, end) = (block.start as usize, block.end as usize);
     let at = at.clamp(start, end);
     let first = text[start..end].trim_start();
-    let listed = |line: &str| {
-        let line = line.trim_start();
-        line.starts_with(['-', '*', '+', '|'])
-            || line.split_once(['.', ')']).is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
+    let listed = crate::text::starts_list_item;
     if !listed(first) {
         return if end - start <= EXCERPT_BYTES { (start, end) } else { sentences_around(text, start, end, at) };
     }

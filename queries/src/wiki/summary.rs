@@ -95,12 +95,7 @@ fn prose_sentences(text: &str) -> Vec<String> {
         if fences % 2 == 1 {
             in_code = !in_code;
         }
-        if was_code
-            || trimmed.starts_with(['#', '|', '-', '*', '+', '>', '<', '[', '!', '{'])
-            || trimmed
-                .split_once(['.', ')'])
-                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        {
+        if was_code || trimmed.starts_with(['#', '>', '<', '[', '!', '{']) || crate::text::starts_list_item(trimmed) {
             continue;
         }
         let flat = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
