@@ -98,19 +98,11 @@ pub(super) fn drop_repeated_quotes(model: &mut PageModel) {
     }
 }
 
-/// The page's lead summary, from its quotes' texts (read first). A sentence that is a whole quote is left
-/// out (the quote shows it), and so is a summary that is only the lead's first sentence.
+/// The page's lead summary, from its quotes' texts (read first).
 pub(super) fn summarize(model: &mut PageModel) {
     let quotes: Vec<(u32, &str, &str)> =
         model.quotes().map(|q| (q.note, q.source.path.as_str(), q.text.as_str())).collect();
-    let summary = wiki::lead_summary(&model.title, &quotes, model.lead.is_some());
-    let whole_quote = |line: &wiki::SummaryLine| {
-        model.quotes().any(|q| q.note == line.note && q.text.split_whitespace().eq(line.text.split_whitespace()))
-    };
-    let kept: Vec<wiki::SummaryLine> = summary.into_iter().filter(|line| !whole_quote(line)).collect();
-    // The lead's first sentence alone adds nothing to the lead, which follows it.
-    let only_lead = model.lead.as_ref().is_some_and(|lead| kept.iter().all(|line| line.note == lead.note));
-    model.summary = if only_lead { Vec::new() } else { kept };
+    model.summary = wiki::lead_summary(&model.title, &quotes, model.lead.is_some());
 }
 
 /// Reads each quote's text from its chunk in the index.

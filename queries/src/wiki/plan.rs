@@ -210,24 +210,32 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
         taken.insert(page.slug.clone());
     }
     candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
-    list_hubs_unquoted(&mut candidates);
-    relate(&mut candidates, settings.max_related);
+    let pages_of_source = pages_of_source(&candidates);
+    list_hubs_unquoted(&mut candidates, &pages_of_source);
+    relate(&mut candidates, &pages_of_source, settings.max_related);
     candidates
+}
+
+/// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as
+/// [`list_hubs_unquoted`] does) keeps it on the page, so one map serves both steps.
+fn pages_of_source(pages: &[PagePlan]) -> HashMap<usize, Vec<usize>> {
+    let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (page, plan) in pages.iter().enumerate() {
+        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
+            pages_of_source.entry(source).or_default().push(page);
+        }
+    }
+    pages_of_source
 }
 
 /// A source that names more than [`HUB_PAGES`] pages' concepts (a table of contents, an index note) is
 /// listed on them, not quoted: its line is a link to the page's own document, which says nothing. On
 /// rust-book every page quoted its `SUMMARY.md` line before this rule.
-fn list_hubs_unquoted(pages: &mut [PagePlan]) {
-    let mut listing: HashMap<usize, usize> = HashMap::new();
-    for plan in pages.iter() {
-        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
-            *listing.entry(source).or_default() += 1;
-        }
-    }
+fn list_hubs_unquoted(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>) {
     for plan in pages.iter_mut() {
         let (hubs, places): (Vec<Mention>, Vec<Mention>) = plan.places.iter().partition(|m| {
-            listing.get(&m.source).is_some_and(|&n| n > HUB_PAGES) && !plan.defined_by.contains(&m.source)
+            pages_of_source.get(&m.source).is_some_and(|listing| listing.len() > HUB_PAGES)
+                && !plan.defined_by.contains(&m.source)
         });
         plan.places = places;
         plan.also.splice(0..0, hubs.into_iter().map(|m| m.source));
@@ -287,13 +295,7 @@ const HUB_PAGES: usize = 20;
 /// Related pages: the pages that share the most sources with each page, each shared source weighted by how
 /// few pages it lists (sharing a two-page source says more than sharing a twenty-page one), then by slug.
 /// A page that shares only navigation hubs has no related pages.
-fn relate(pages: &mut [PagePlan], max_related: usize) {
-    let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (page, plan) in pages.iter().enumerate() {
-        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
-            pages_of_source.entry(source).or_default().push(page);
-        }
-    }
+fn relate(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>, max_related: usize) {
     for page in 0..pages.len() {
         let mut shared: HashMap<usize, f64> = HashMap::new();
         for source in pages[page].places.iter().map(|m| m.source).chain(pages[page].also.iter().copied()) {

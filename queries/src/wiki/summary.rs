@@ -29,8 +29,10 @@ const COMMON: &[&str] = &[
 /// most central to what the other sources say: a sentence's centrality is how much it shares with the
 /// sentences of the other sources (cosine over their words), and it must name the concept (hold two of
 /// the title's words, or its one word). One sentence per source, [`SUMMARY_SENTENCES`] in all. A sentence holding a link is
-/// left out: it points elsewhere ("see the section on ...") rather than saying something. A page with
-/// neither has no summary: a sentence that does not name the concept would mislead.
+/// left out: it points elsewhere ("see the section on ...") rather than saying something, and so is a
+/// sentence that is a whole quote (the quote shows it). A page with neither has no summary: a sentence
+/// that does not name the concept would mislead; nor does one whose summary is only the lead's first
+/// sentence, which the lead shows next.
 #[must_use]
 pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -> Vec<SummaryLine> {
     let sentences: Vec<(u32, &str, String, HashSet<String>)> = quotes
@@ -77,6 +79,18 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         if !chosen.iter().any(|line| line.text == *sentence) && sources.insert(path) {
             chosen.push(SummaryLine { note: *note, text: sentence.clone() });
         }
+    }
+    // A sentence that is a whole quote is shown by the quote; a summary of the lead's first sentence alone
+    // adds nothing to the lead, which follows it.
+    let whole_quote = |line: &SummaryLine| {
+        quotes
+            .iter()
+            .any(|&(note, _, text)| note == line.note && text.split_whitespace().eq(line.text.split_whitespace()))
+    };
+    chosen.retain(|line| !whole_quote(line));
+    let lead_note = quotes.first().filter(|_| has_lead).map(|&(note, ..)| note);
+    if chosen.iter().all(|line| Some(line.note) == lead_note) {
+        chosen.clear();
     }
     chosen
 }
@@ -152,6 +166,24 @@ mod tests {
             texts.iter().all(|t| !t.contains("Cats") && !t.contains("See [") && !t.contains("--turn")),
             "{texts:?}"
         );
+    }
+
+    #[test]
+    fn a_whole_quote_or_the_lead_alone_makes_no_summary() {
+        // Only the lead's first sentence qualifies: the lead shows it next.
+        let lead_only = [
+            (1, "a.md", "Compost is decayed organic matter from gardens. It smells of earth after rain."),
+            (2, "b.md", "Cats dislike the smell of the heap behind the shed entirely."),
+        ];
+        assert_eq!(lead_summary("Compost", &lead_only, true), []);
+        // A one-sentence quote is shown whole by the quote, so the summary leaves it out.
+        let whole = [
+            (1, "a.md", "Compost is decayed organic matter from gardens. Compost feeds garden beds with humus."),
+            (2, "b.md", "Compost feeds the garden beds with humus every single year."),
+            (3, "c.md", "Garden beds fed with compost give humus to every plant. Nothing else here matters."),
+        ];
+        let summary = lead_summary("Compost", &whole, true);
+        assert_eq!(summary.iter().map(|l| l.note).collect::<Vec<_>>(), [1, 3], "{summary:?}");
     }
 
     #[test]
