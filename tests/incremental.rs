@@ -22,7 +22,10 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     }
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
-    assert_eq!(first.queries.executed, 15, "parse, outline, chunks, lint_facts and concept_signals of three files");
+    assert_eq!(
+        first.queries.executed, 19,
+        "parse, outline, chunks, lint_facts, concept_signals and plan_view of three files, and the plan"
+    );
     assert_eq!(first.sources.added, 3);
 
     let second = build(&mut compiler, root);
@@ -31,7 +34,18 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
 
     std::fs::write(root.join("b.md"), "# b\n\nText of b, edited.\n").unwrap();
     let third = build(&mut compiler, root);
-    assert_eq!(third.queries.executed, 5, "parse, outline, chunks, lint_facts and concept_signals of b only");
+    assert_eq!(
+        third.queries.by_query,
+        queries(&[
+            ("chunks", 1),
+            ("concept_signals", 1),
+            ("lint_facts", 1),
+            ("outline", 1),
+            ("parse", 1),
+            ("plan_view", 1)
+        ]),
+        "b's queries only: its plan view comes out equal, so the plan does not run again"
+    );
     assert_eq!(third.sources.changed, 1);
 
     // A chunking change re-derives every source's rows; the kept database re-runs only `chunks`, since no
@@ -75,9 +89,13 @@ fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
             ("concept_signals", 1),
             ("lint_facts", 1),
             ("outline", 2),
+            ("page_model", 1),
+            ("page_model_hash", 1),
             ("parse", 2),
+            ("plan_view", 1),
             ("render_page", 1),
-        ])
+        ]),
+        "b.md's queries, and the model and rendering of the one page that quotes it; not the plan"
     );
     assert_eq!(second.pages.rendered, 1);
     assert_eq!((second.pages.written, second.pages.unchanged), (1, 1));

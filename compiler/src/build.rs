@@ -446,16 +446,23 @@ impl Compiler {
             let conn = tx.connection();
             let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
 
-            // The wiki: only the pages listing a touched source, unless the plan may have changed.
-            let listing = if replan { None } else { Some(wiki::pages_listing(conn, &touched).map_err(sql)?) };
+            // The wiki. The query graph decides what an edit reaches once the catalog's inputs are warm (this
+            // `Compiler` committed the prior run). A cold catalog is read whole, so a new process reads it
+            // only when the edit can reach a page: a source came or went, what it gives the planner changed,
+            // or a page lists it.
+            let changed: Vec<String> =
+                pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
+            let warm = self.pages.catalog_matches(prior.last_run.as_deref());
             let mut stage = wiki::Stage::default();
-            if listing.as_ref().is_none_or(|pages| !pages.is_empty()) {
+            if warm || replan || wiki::any_page_lists(conn, &touched).map_err(sql)? {
                 let context = wiki::StageContext {
                     project,
                     templates: &templates,
                     run_id: &run_id,
                     full: full_rebuild || prior.needs_schema,
-                    only: listing.as_ref(),
+                    reseed: full_rebuild || prior.needs_schema || rewiki,
+                    prior_run: prior.last_run.as_deref(),
+                    changed: &changed,
                 };
                 stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;
             }

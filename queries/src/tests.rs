@@ -428,7 +428,7 @@ fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<crate::wiki::CatalogSourc
                 title: outline(db, file).title.clone(),
                 section: "general".to_string(),
                 handwritten: path.starts_with("wiki/"),
-                signals: crate::concept_signals(db, file).clone(),
+                signals: crate::wiki::plan_signals(crate::concept_signals(db, file)),
             }
         })
         .collect()

@@ -73,6 +73,8 @@ pub struct Prior {
     pub sources: HashMap<String, PriorSource>,
     /// Generated artifact files, relative to the output folder: never sources.
     pub generated: HashSet<String>,
+    /// The id of the last build that committed, the version of the index this build starts from.
+    pub last_run: Option<String>,
 }
 
 /// One chunk row to insert.
@@ -853,7 +855,17 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
             ))
         })?
         .collect::<rusqlite::Result<HashMap<_, _>>>()?;
-    Ok(Prior { needs_schema: false, fingerprint, lint_config, wiki_config, scan_started_ns, sources, generated })
+    let last_run = meta(conn, "last_run")?;
+    Ok(Prior {
+        needs_schema: false,
+        fingerprint,
+        lint_config,
+        wiki_config,
+        scan_started_ns,
+        sources,
+        generated,
+        last_run,
+    })
 }
 
 /// A file chunk as near-duplicate lint reads it: where it is, its stored signature, and its row.

@@ -1,72 +1,151 @@
-//! The concept catalog the planner reads: every source a generated page may quote, with its signals, and
-//! the layout that places pages and links them to sources.
+//! The concept catalog's inputs: every source a generated page may quote, with its signals, set from the
+//! index; and the layout that places pages.
 
 use super::*;
 
-/// The sources the planner reads, with what the driver needs to turn a plan into a page.
-pub(super) struct Catalog {
-    pub(super) sources: Vec<CatalogSource>,
-    pub(super) ids: Vec<i64>,
-    pub(super) revisions: Vec<String>,
-    /// Source index by path.
-    pub(super) index_of: HashMap<String, usize>,
+/// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, and the
+/// run whose committed index they match.
+pub(super) struct CatalogInputs {
+    catalog: Catalog,
+    entries: BTreeMap<String, CatalogEntry>,
+    synced_run: Option<String>,
 }
 
-/// Reads every source a generated page may quote: files (not notes), readable by every principal (no
-/// labels, or only `public`), so a page never carries text some reader may not see.
-pub(super) fn read_catalog(conn: &Connection, project: &Project) -> rusqlite::Result<Catalog> {
-    let wiki_folder = format!("{}/", Layout::new(project).wiki_folder_in_project);
-    let field = project.config.wiki.section_field.clone();
-    let mut statement = conn.prepare(
-        "SELECT id, path, title, revision,
-                CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END
-         FROM sources WHERE path NOT LIKE 'knowledge://%' AND labels IN ('', 'public') ORDER BY path",
-    )?;
-    let rows = statement.query_map([&field], |row| {
-        Ok((
-            row.get::<_, i64>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, String>(2)?,
-            row.get::<_, String>(3)?,
-            row.get::<_, Option<String>>(4)?,
-        ))
-    })?;
-    let rows: Vec<(i64, String, String, String, Option<String>)> = rows.collect::<rusqlite::Result<_>>()?;
-    // Sections are the first folder below the folders every source shares (`docs/user/...` and
-    // `docs/dev/...` give `user` and `dev`, not one `docs`).
-    let shared = shared_folders(
-        rows.iter().map(|row| row.1.as_str()).filter(|path| path.contains('/') && !path.starts_with(&wiki_folder)),
-    );
-    let mut catalog = Catalog { sources: Vec::new(), ids: Vec::new(), revisions: Vec::new(), index_of: HashMap::new() };
-    let mut index_of: HashMap<i64, usize> = HashMap::new();
-    for (id, path, title, revision, field_value) in rows {
-        let handwritten = path.starts_with(&wiki_folder);
-        let folder_path = match path.strip_prefix(&wiki_folder) {
-            Some(inside) => inside,
-            None => path.strip_prefix(&shared).unwrap_or(&path),
-        };
-        let folder = folder_path.split_once('/').map(|(folder, _)| folder);
-        let section = [field_value.as_deref(), folder]
-            .into_iter()
-            .flatten()
-            .map(concept_key)
-            .find(|key| !key.is_empty())
-            .map_or_else(|| "general".to_string(), |key| if key == "root" { "root-section".to_string() } else { key });
-        index_of.insert(id, catalog.sources.len());
-        catalog.index_of.insert(path.clone(), catalog.sources.len());
-        catalog.sources.push(CatalogSource { path, title, section, handwritten, signals: Vec::new() });
-        catalog.ids.push(id);
-        catalog.revisions.push(revision);
+impl CatalogInputs {
+    pub(super) fn matches(&self, run: Option<&str>) -> bool {
+        run.is_some() && self.synced_run.as_deref() == run
     }
-    let mut statement = conn.prepare(
-        "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line
-         FROM concept_signals ORDER BY source_id, rowid",
-    )?;
-    let mut rows = statement.query([])?;
-    while let Some(row) = rows.next()? {
-        let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { continue };
-        let Some(kind) = SignalKind::parse(&row.get::<_, String>(1)?) else { continue };
-        catalog.sources[index].signals.push(Signal {
+}
+
+/// What one source contributes to the catalog, as the index stores it.
+struct EntryRow {
+    path: String,
+    title: String,
+    revision: String,
+    section_value: Option<String>,
+    signals: Vec<Signal>,
+}
+
+/// Brings the catalog's inputs in line with the index inside this build's transaction, and returns it.
+/// Inputs that match the prior run (kept by the `Compiler` that committed it) take only the changed
+/// sources' rows; others read every quotable source. A field is set only when its value changed, so salsa
+/// re-runs only what an edit reaches.
+pub(super) fn sync_catalog(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    context: &StageContext<'_>,
+) -> rusqlite::Result<Catalog> {
+    let project = context.project;
+    let wiki_config = &project.config.wiki;
+    let settings = PlanSettings {
+        min_sources: *wiki_config.min_sources.get_ref() as usize,
+        max_places: *wiki_config.max_quotes.get_ref() as usize,
+        max_related: wiki_config.max_related as usize,
+    };
+    let wiki_folder = Layout::new(project).wiki_folder_in_project;
+    let field = wiki_config.section_field.as_deref();
+    let mut state = match inputs.catalog.take() {
+        Some(state) => state,
+        None => CatalogInputs {
+            catalog: Catalog::builder(Vec::new(), settings, wiki_folder.clone()).new(db),
+            entries: BTreeMap::new(),
+            synced_run: None,
+        },
+    };
+    if !context.reseed && state.matches(context.prior_run) {
+        let rows = read_entries(conn, field, Some(context.changed))?;
+        let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
+        for path in context.changed.iter().filter(|path| !found.contains(*path)) {
+            state.entries.remove(path);
+        }
+        for row in rows {
+            set_entry(db, &mut state.entries, row);
+        }
+    } else {
+        let rows = read_entries(conn, field, None)?;
+        let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
+        state.entries.retain(|path, _| found.contains(path));
+        for row in rows {
+            set_entry(db, &mut state.entries, row);
+        }
+    }
+    let catalog = state.catalog;
+    let listed: Vec<CatalogEntry> = state.entries.values().copied().collect();
+    if catalog.entries(db) != &listed {
+        catalog.set_entries(db).to(listed);
+    }
+    if catalog.settings(db) != settings {
+        catalog.set_settings(db).to(settings);
+    }
+    if catalog.wiki_folder(db) != &wiki_folder {
+        catalog.set_wiki_folder(db).to(wiki_folder);
+    }
+    state.synced_run = Some(context.run_id.to_string());
+    inputs.catalog = Some(state);
+    Ok(catalog)
+}
+
+/// Creates the entry of a source, or sets the fields that changed.
+fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: EntryRow) {
+    let Some(&entry) = entries.get(&row.path) else {
+        let entry = CatalogEntry::new(db, row.path.clone(), row.title, row.revision, row.section_value, row.signals);
+        entries.insert(row.path, entry);
+        return;
+    };
+    if entry.title(db) != &row.title {
+        entry.set_title(db).to(row.title);
+    }
+    if entry.revision(db) != &row.revision {
+        entry.set_revision(db).to(row.revision);
+    }
+    if entry.section_value(db) != &row.section_value {
+        entry.set_section_value(db).to(row.section_value);
+    }
+    if entry.signals(db) != &row.signals {
+        entry.set_signals(db).to(row.signals);
+    }
+}
+
+/// Reads the sources a generated page may quote: files (not notes), readable by every principal (no
+/// labels, or only `public`), so a page never carries text some reader may not see. `paths`: only these.
+fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>) -> rusqlite::Result<Vec<EntryRow>> {
+    const QUOTABLE: &str = "path NOT LIKE 'knowledge://%' AND labels IN ('', 'public')";
+    const SECTION: &str =
+        "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
+    const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line
+                           FROM concept_signals";
+    let read_row = |row: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, EntryRow)> {
+        let entry = EntryRow {
+            path: row.get(1)?,
+            title: row.get(2)?,
+            revision: row.get(3)?,
+            section_value: row.get(4)?,
+            signals: Vec::new(),
+        };
+        Ok((row.get(0)?, entry))
+    };
+    let mut rows: Vec<(i64, EntryRow)> = Vec::new();
+    match paths {
+        None => {
+            let sql =
+                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE {QUOTABLE} ORDER BY path");
+            rows = conn.prepare(&sql)?.query_map([field], read_row)?.collect::<rusqlite::Result<_>>()?;
+        }
+        Some(paths) => {
+            let sql =
+                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE path = ?2 AND {QUOTABLE}");
+            let mut statement = conn.prepare_cached(&sql)?;
+            for path in paths {
+                rows.extend(statement.query_row(params![field, path], read_row).optional()?);
+            }
+        }
+    }
+    let index_of: HashMap<i64, usize> = rows.iter().enumerate().map(|(index, (id, _))| (*id, index)).collect();
+    let mut read_signal = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
+        let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { return Ok(()) };
+        let Some(kind) = SignalKind::parse(&row.get::<_, String>(1)?) else { return Ok(()) };
+        rows[index].1.signals.push(Signal {
             kind,
             label: row.get(2)?,
             other: row.get(3)?,
@@ -78,26 +157,29 @@ pub(super) fn read_catalog(conn: &Connection, project: &Project) -> rusqlite::Re
                 end_line: row.get(8)?,
             },
         });
-    }
-    Ok(catalog)
-}
-
-/// The longest folder prefix (with its trailing `/`) that every path shares.
-pub(super) fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
-    let Some(first) = paths.next() else { return String::new() };
-    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
-    for path in paths {
-        while !shared.is_empty() && !path.starts_with(&format!("{shared}/")) {
-            shared = shared.rsplit_once('/').map_or(String::new(), |(parent, _)| parent.to_string());
+        Ok(())
+    };
+    if paths.is_none() {
+        let mut statement = conn.prepare(&format!("{SIGNALS} ORDER BY source_id, rowid"))?;
+        let mut signals = statement.query([])?;
+        while let Some(row) = signals.next()? {
+            read_signal(row)?;
+        }
+    } else {
+        let mut statement = conn.prepare_cached(&format!("{SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
+        let ids: Vec<i64> = index_of.keys().copied().collect();
+        for id in ids {
+            let mut signals = statement.query([id])?;
+            while let Some(row) = signals.next()? {
+                read_signal(row)?;
+            }
         }
     }
-    if shared.is_empty() { shared } else { format!("{shared}/") }
+    Ok(rows.into_iter().map(|(_, row)| row).collect())
 }
 
 /// Where generated files go, and how they link to sources.
 pub(super) struct Layout {
-    pub(super) root: PathBuf,
-    pub(super) output: PathBuf,
     /// The output folder's `wiki/`, relative to the project root (`/`-separated).
     pub(super) wiki_folder_in_project: String,
 }
@@ -110,26 +192,11 @@ impl Layout {
             |_| wiki.to_string_lossy().into_owned(),
             |relative| relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
         );
-        Layout { root: project.root.clone(), output, wiki_folder_in_project }
+        Layout { wiki_folder_in_project }
     }
 
     /// A page's file, relative to the output folder.
     pub(super) fn page_path(&self, section: &str, slug: &str) -> String {
         format!("wiki/{section}/{slug}.md")
     }
-
-    /// A link from a page in `section` to a source.
-    pub(super) fn source_href(&self, section: &str, source_path: &str) -> String {
-        relative_href(&self.output.join("wiki").join(section), &self.root.join(source_path))
-    }
-}
-
-/// The relative link from files in `from_dir` to `to`, `/`-separated.
-pub(super) fn relative_href(from_dir: &Path, to: &Path) -> String {
-    let from: Vec<Component<'_>> = from_dir.components().collect();
-    let target: Vec<Component<'_>> = to.components().collect();
-    let common = from.iter().zip(&target).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), from.len() - common).collect();
-    parts.extend(target[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
-    parts.join("/")
 }

@@ -1,14 +1,14 @@
-//! The wiki compiler's driver half: reads the concept catalog from the index inside the build's
-//! transaction, plans pages with `knowledge_queries::wiki::plan`, renders the pages whose model changed,
-//! stores pages, citations, backlinks, shards and the artifact catalog, and after the commit brings the
-//! files under the output folder in line with the index. See docs/wiki.md.
+//! The wiki compiler's driver half: sets the concept catalog's inputs from the index inside the build's
+//! transaction, asks the query graph (`knowledge_queries::wiki`) for every page's model, renders the pages
+//! whose model changed, stores pages, citations, backlinks, shards and the artifact catalog, and after the
+//! commit brings the files under the output folder in line with the index. See docs/wiki.md.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use knowledge_queries::wiki::{
-    self, Backlink, CatalogSource, Excerpt, PageLink, PageModel, PlanSettings, Quote, SCHEMA_VERSION, Signal,
-    SignalKind, SourceLink, Templates, WikiPage, concept_key,
+    self, Catalog, CatalogEntry, Excerpt, PageModel, PlanSettings, SCHEMA_VERSION, Signal, SignalKind, Templates,
+    WikiPage,
 };
 use knowledge_queries::{SourceFile, chunks, content_hash, outline};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -71,11 +71,22 @@ pub struct ArtifactCounters {
     pub deleted: u64,
 }
 
-/// The salsa inputs of generated pages, kept for the life of a `Compiler`.
+/// The wiki's salsa inputs, kept for the life of a `Compiler`: the catalog, the templates, and each
+/// rendered page.
 #[derive(Default)]
 pub struct PageInputs {
+    catalog: Option<CatalogInputs>,
     templates: Option<Templates>,
     pages: HashMap<String, (WikiPage, SourceFile)>,
+}
+
+impl PageInputs {
+    /// Whether the catalog's inputs match the index as `run` committed it: the wiki stage then costs what
+    /// the build's changes reach, and a build may always run it.
+    #[must_use]
+    pub fn catalog_matches(&self, run: Option<&str>) -> bool {
+        self.catalog.as_ref().is_some_and(|state| state.matches(run))
+    }
 }
 
 /// One artifact the build added, changed or removed, for the day's log.
@@ -105,10 +116,12 @@ pub struct StageContext<'a> {
     pub run_id: &'a str,
     /// Every page is rendered and stored again (the page rows' chunks were cleared with all others).
     pub full: bool,
-    /// When no source's plan inputs changed, so the plan is the last build's: the pages that list an
-    /// edited source, the only ones whose model can differ. The others are not modelled again. `None`:
-    /// any page may have changed.
-    pub only: Option<&'a HashSet<String>>,
+    /// The catalog is read whole: the index was rebuilt or the `[wiki]` settings changed.
+    pub reseed: bool,
+    /// The run the index held before this build: catalog inputs that match it need only `changed`.
+    pub prior_run: Option<&'a str>,
+    /// The sources this build wrote or removed.
+    pub changed: &'a [String],
 }
 
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, its
@@ -147,19 +160,19 @@ pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str
     plan_inputs(signals, &stored.labels, &stored.outline, section_field)
 }
 
-/// The pages that list one of `paths` (quote, list or link from it).
-pub fn pages_listing(conn: &Connection, paths: &[String]) -> rusqlite::Result<HashSet<String>> {
-    let mut statement = conn.prepare_cached("SELECT page FROM page_sources WHERE path = ?1")?;
-    let mut pages = HashSet::new();
+/// Whether one of `paths` is listed by a page (quoted, listed or linking to it).
+pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
+    let mut statement = conn.prepare_cached("SELECT 1 FROM page_sources WHERE path = ?1 LIMIT 1")?;
     for path in paths {
-        for page in statement.query_map([path], |row| row.get(0))? {
-            pages.insert(page?);
+        if statement.exists([path])? {
+            return Ok(true);
         }
     }
-    Ok(pages)
+    Ok(false)
 }
 
-/// Plans, renders and stores the wiki inside the build's transaction.
+/// Brings the catalog up to date, asks the query graph for every page, renders the pages whose model
+/// differs from the stored one, and stores them and the shards, inside the build's transaction.
 pub fn compile(
     conn: &Connection,
     db: &mut KnowledgeDb,
@@ -168,38 +181,31 @@ pub fn compile(
 ) -> Result<Stage, StoreError> {
     let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
     let mut stage = Stage::default();
-    let catalog = read_catalog(conn, context.project).map_err(sql)?;
-    let wiki_config = &context.project.config.wiki;
-    let plans = if wiki_config.enabled {
-        let settings = PlanSettings {
-            min_sources: *wiki_config.min_sources.get_ref() as usize,
-            max_places: *wiki_config.max_quotes.get_ref() as usize,
-            max_related: wiki_config.max_related as usize,
-        };
-        wiki::plan(&catalog.sources, settings)
-    } else {
-        Vec::new()
-    };
+    let catalog = sync_catalog(conn, db, inputs, context).map_err(sql)?;
     set_templates(db, inputs, context.templates);
     let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
     let stored = stored_pages(conn).map_err(sql)?;
     let layout = Layout::new(context.project);
 
+    // Early cutoff: a page whose model hashes as the stored one is not rendered again.
     let mut current: HashSet<String> = HashSet::new();
-    for page in &plans {
-        current.insert(page.slug.clone());
-        if context.only.is_some_and(|only| !only.contains(&page.slug)) && stored.contains_key(&page.slug) {
-            continue;
+    let mut changed: Vec<(PageModel, String, usize)> = Vec::new();
+    if context.project.config.wiki.enabled {
+        let db: &KnowledgeDb = db;
+        for &page in wiki::planned_pages(db, catalog) {
+            let slug = page.slug(db);
+            current.insert(slug.clone());
+            let model_hash =
+                content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
+            if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {
+                continue;
+            }
+            changed.push((wiki::page_model(db, catalog, page).clone(), model_hash, page.view(db).source_count()));
         }
-        let mut model = page_model(page, &plans, &catalog, &layout);
-        let model_hash = content_hash(
-            format!("{}{template_hash}", serde_json::to_string(&model).expect("models serialize")).as_bytes(),
-        );
-        let before = stored.get(&page.slug);
-        if !context.full && before.is_some_and(|b| b.model_hash == model_hash) {
-            continue;
-        }
-        fill_quotes(conn, &mut model, &catalog).map_err(sql)?;
+    }
+    for (mut model, model_hash, source_count) in changed {
+        let before = stored.get(&model.slug);
+        fill_quotes(conn, &mut model).map_err(sql)?;
         drop_repeated_quotes(&mut model);
         summarize(&mut model);
         let markdown = render(db, inputs, &model)?;
@@ -230,7 +236,7 @@ pub fn compile(
         }
         let rendered = RenderedPage {
             model: &model,
-            source_count: page.places.len() + page.also.len(),
+            source_count,
             path: &path,
             model_hash: &model_hash,
             markdown: &markdown,

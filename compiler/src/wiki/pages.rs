@@ -3,79 +3,6 @@
 
 use super::*;
 
-/// A page's model without the quoted texts, which are read only when the page is rendered.
-pub(super) fn page_model(
-    page: &wiki::PagePlan,
-    plans: &[wiki::PagePlan],
-    catalog: &Catalog,
-    layout: &Layout,
-) -> PageModel {
-    let source_link = |index: usize| {
-        let source = &catalog.sources[index];
-        SourceLink {
-            source_ref: crate::sources::source_ref(&source.path),
-            path: source.path.clone(),
-            title: source.title.clone(),
-            href: layout.source_href(&page.section, &source.path),
-        }
-    };
-    let mut quotes: Vec<Quote> = page
-        .places
-        .iter()
-        .zip(1..)
-        .map(|(mention, note)| {
-            let signal = &catalog.sources[mention.source].signals[mention.signal];
-            Quote {
-                note,
-                source: source_link(mention.source),
-                signal: signal.kind.as_str().to_string(),
-                text: String::new(),
-                revision: catalog.revisions[mention.source].clone(),
-                chunk: signal.excerpt.chunk,
-                hash: String::new(),
-                start: signal.excerpt.start,
-                end: signal.excerpt.end,
-                start_line: signal.excerpt.start_line,
-                end_line: signal.excerpt.end_line,
-            }
-        })
-        .collect();
-    let lead_is_definition = page.places.first().is_some_and(|m| page.defined_by.contains(&m.source));
-    let lead = if lead_is_definition && !quotes.is_empty() { Some(quotes.remove(0)) } else { None };
-    PageModel {
-        schema: SCHEMA_VERSION,
-        slug: page.slug.clone(),
-        title: page.title.clone(),
-        aliases: page.aliases.clone(),
-        section: page.section.clone(),
-        summary: Vec::new(),
-        lead,
-        places: quotes,
-        also: page.also.iter().map(|&index| source_link(index)).collect(),
-        related: page
-            .related
-            .iter()
-            .map(|&other| PageLink {
-                slug: plans[other].slug.clone(),
-                title: plans[other].title.clone(),
-                href: format!("../{}/{}.md", plans[other].section, plans[other].slug),
-            })
-            .collect(),
-        backlinks: page
-            .backlinks
-            .iter()
-            .map(|m| {
-                let signal = &catalog.sources[m.source].signals[m.signal];
-                Backlink {
-                    source: source_link(m.source),
-                    line: signal.excerpt.start_line,
-                    kind: signal.kind.as_str().to_string(),
-                }
-            })
-            .collect(),
-    }
-}
-
 /// A text several sources hold word for word (a section copied between proposals) is quoted once: the
 /// later sources that repeat it are listed with the others instead, and the footnotes are numbered again.
 pub(super) fn drop_repeated_quotes(model: &mut PageModel) {
@@ -106,14 +33,14 @@ pub(super) fn summarize(model: &mut PageModel) {
 }
 
 /// Reads each quote's text from its chunk in the index.
-pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel, catalog: &Catalog) -> rusqlite::Result<()> {
-    let index_of = &catalog.index_of;
-    let mut statement =
-        conn.prepare_cached("SELECT text, start_offset FROM chunks WHERE source_id = ?1 AND ordinal = ?2")?;
+pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel) -> rusqlite::Result<()> {
+    let mut statement = conn.prepare_cached(
+        "SELECT c.text, c.start_offset FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE s.path = ?1 AND c.ordinal = ?2",
+    )?;
     for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
-        let index = index_of[quote.source.path.as_str()];
         let chunk: Option<(String, u32)> = statement
-            .query_row(params![catalog.ids[index], quote.chunk], |row| Ok((row.get(0)?, row.get(1)?)))
+            .query_row(params![quote.source.path, quote.chunk], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?;
         let text = chunk
             .and_then(|(text, chunk_start)| {

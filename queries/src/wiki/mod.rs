@@ -1,12 +1,17 @@
-//! The wiki compiler's pure half: concept signals per source, the page plan across sources, and rendering.
-//! The driver (`compiler/src/wiki.rs`) reads the catalog from the index, fills the models and writes files.
+//! The wiki compiler's pure half: concept signals per source, the page plan across sources, each page's
+//! model, and rendering. The driver (`compiler/src/wiki/`) sets the catalog, asks for the pages, reads the
+//! quoted texts from the index and writes files.
 
+mod graph;
 mod plan;
 mod render;
 mod signals;
 mod summary;
 
-pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, concept_key, plan};
+pub use graph::{
+    Catalog, CatalogEntry, PageView, PlanView, PlannedPage, page_model, page_model_hash, plan_view, planned_pages,
+};
+pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan, plan_signals};
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template, render,
     render_page,

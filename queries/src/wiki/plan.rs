@@ -24,10 +24,42 @@ pub struct CatalogSource {
     pub section: String,
     /// A hand-written page in the wiki folder: it holds its slug, and a concept it defines gets no page.
     pub handwritten: bool,
-    pub signals: Vec<Signal>,
+    pub signals: Vec<PlanSignal>,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A signal as the planner reads it: what it names, and where it stands among the source's signals, but not
+/// its byte offsets, so an edit that only moves text leaves the plan's input equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlanSignal {
+    pub kind: SignalKind,
+    pub label: String,
+    pub other: Option<String>,
+    /// The signal's rank by its place in the source (first is 0).
+    pub order: u32,
+}
+
+/// The planner's view of a source's signals, in the same order (so a plan's `Mention::signal` indexes both).
+#[must_use]
+pub fn plan_signals(signals: &[Signal]) -> Vec<PlanSignal> {
+    let mut by_place: Vec<usize> = (0..signals.len()).collect();
+    by_place.sort_by_key(|&at| (signals[at].excerpt.start, at));
+    let mut order = vec![0; signals.len()];
+    for (rank, at) in by_place.into_iter().enumerate() {
+        order[at] = rank as u32;
+    }
+    signals
+        .iter()
+        .zip(order)
+        .map(|(signal, order)| PlanSignal {
+            kind: signal.kind,
+            label: signal.label.clone(),
+            other: signal.other.clone(),
+            order,
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanSettings {
     pub min_sources: usize,
     pub max_places: usize,
@@ -154,7 +186,7 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
             .map(|(&source, signals)| {
                 let signal = *signals
                     .iter()
-                    .min_by_key(|&&at| (sources[source].signals[at].kind, sources[source].signals[at].excerpt.start))
+                    .min_by_key(|&&at| (sources[source].signals[at].kind, sources[source].signals[at].order))
                     .expect("a concept's source mentions it");
                 Mention { source, signal }
             })
@@ -174,7 +206,7 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
         aliases.sort();
         aliases.dedup();
         let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
-        backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].excerpt.start));
+        backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].order));
         candidates.push(PagePlan {
             slug: concept_key(&title),
             title,
@@ -314,7 +346,7 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>, 
 }
 
 /// The label a signal shows: a wikilink's target name without a heading part or folders.
-fn display_label(signal: &Signal) -> String {
+fn display_label(signal: &PlanSignal) -> String {
     match signal.kind {
         SignalKind::Wikilink => {
             let target = signal.label.split(['#', '^']).next().unwrap_or_default().trim();
@@ -377,7 +409,7 @@ impl<'a> Resolver<'a> {
         Resolver { sources, own_key, by_name, by_path }
     }
 
-    fn key_of(&self, source: usize, signal: &Signal) -> Option<String> {
+    fn key_of(&self, source: usize, signal: &PlanSignal) -> Option<String> {
         let path = &self.sources[source].path;
         match signal.kind {
             SignalKind::Title => self.own_key[source].clone().filter(|key| *key == concept_key(&signal.label)),

@@ -1,0 +1,257 @@
+//! The wiki's part of the query graph: the catalog of quotable sources (inputs), the plan over it, and each
+//! page's model.
+//!
+//! The driver keeps one [`CatalogEntry`] per source a page may quote and sets a field only when its value
+//! changed. From there salsa decides what an edit reaches:
+//! - [`plan_view`] drops a source's byte offsets, so an edit that only moves text leaves it equal and the
+//!   plan is not run again;
+//! - [`planned_pages`] runs the planner over every source's view and hands each page out as a
+//!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
+//! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
+
+use super::plan::{CatalogSource, PagePlan, PlanSettings, PlanSignal, concept_key, plan, plan_signals};
+use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink};
+use super::signals::Signal;
+use crate::Db;
+
+/// One source a generated page may quote: a file every principal may read. The driver creates one per path
+/// and sets its fields from the source's stored row.
+#[salsa::input(debug)]
+pub struct CatalogEntry {
+    /// The path relative to the project root, with `/` separators.
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub title: String,
+    /// The content hash of the source, cited by every quote.
+    #[returns(ref)]
+    pub revision: String,
+    /// The value of its front matter's `[wiki] section_field`, when it has one.
+    #[returns(ref)]
+    pub section_value: Option<String>,
+    #[returns(ref)]
+    pub signals: Vec<Signal>,
+}
+
+/// Every catalog entry, sorted by path, with the settings the plan and the models read.
+#[salsa::input(singleton, debug)]
+pub struct Catalog {
+    #[returns(ref)]
+    pub entries: Vec<CatalogEntry>,
+    #[returns(copy)]
+    pub settings: PlanSettings,
+    /// The output folder's `wiki/`, relative to the project root: where pages live, and where hand-written
+    /// pages come from.
+    #[returns(ref)]
+    pub wiki_folder: String,
+}
+
+/// What the planner reads of one source.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlanView {
+    pub title: String,
+    pub section_value: Option<String>,
+    pub signals: Vec<PlanSignal>,
+}
+
+/// A source as the planner sees it. Re-runs on every edit of the source and backdates when only its text
+/// moved.
+#[salsa::tracked(returns(ref))]
+pub fn plan_view(db: &dyn Db, entry: CatalogEntry) -> PlanView {
+    PlanView {
+        title: entry.title(db).clone(),
+        section_value: entry.section_value(db).clone(),
+        signals: plan_signals(entry.signals(db)),
+    }
+}
+
+/// One planned page, identified by its slug.
+#[salsa::tracked(debug)]
+pub struct PlannedPage<'db> {
+    #[returns(ref)]
+    pub slug: String,
+    #[tracked]
+    #[returns(ref)]
+    pub view: PageView,
+}
+
+/// A page's plan with its sources named by entry, so adding a source elsewhere leaves it equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PageView {
+    pub title: String,
+    pub aliases: Vec<String>,
+    pub section: String,
+    /// The first place is the defining source's, shown as the lead.
+    pub lead: bool,
+    /// Quoted places: the entry and the index of its signal.
+    pub places: Vec<(CatalogEntry, u32)>,
+    /// Sources listed, not quoted.
+    pub also: Vec<CatalogEntry>,
+    pub related: Vec<PageLink>,
+    pub backlinks: Vec<(CatalogEntry, u32)>,
+}
+
+impl PageView {
+    /// How many sources the page quotes or lists.
+    #[must_use]
+    pub fn source_count(&self) -> usize {
+        self.places.len() + self.also.len()
+    }
+}
+
+/// Every page the catalog supports, in slug order. Re-runs when a source's plan view, the set of sources or
+/// the settings change.
+#[salsa::tracked(returns(ref))]
+pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
+    let entries = catalog.entries(db);
+    let wiki_folder = catalog.wiki_folder(db);
+    let inside_wiki = |path: &str| path.strip_prefix(wiki_folder.as_str()).is_some_and(|rest| rest.starts_with('/'));
+    // Sections are the first folder below the folders every source shares (`docs/user/...` and
+    // `docs/dev/...` give `user` and `dev`, not one `docs`).
+    let shared = shared_folders(
+        entries.iter().map(|entry| entry.path(db).as_str()).filter(|path| path.contains('/') && !inside_wiki(path)),
+    );
+    let sources: Vec<CatalogSource> = entries
+        .iter()
+        .map(|&entry| {
+            let path = entry.path(db);
+            let view = plan_view(db, entry);
+            let handwritten = inside_wiki(path);
+            let folder_path = if handwritten {
+                &path[wiki_folder.len() + 1..]
+            } else {
+                path.strip_prefix(shared.as_str()).unwrap_or(path)
+            };
+            let folder = folder_path.split_once('/').map(|(folder, _)| folder);
+            let section = [view.section_value.as_deref(), folder]
+                .into_iter()
+                .flatten()
+                .map(concept_key)
+                .find(|key| !key.is_empty())
+                .map_or_else(
+                    || "general".to_string(),
+                    |key| if key == "root" { "root-section".to_string() } else { key },
+                );
+            CatalogSource {
+                path: path.clone(),
+                title: view.title.clone(),
+                section,
+                handwritten,
+                signals: view.signals.clone(),
+            }
+        })
+        .collect();
+    let plans = plan(&sources, catalog.settings(db));
+    plans.iter().map(|page| PlannedPage::new(db, page.slug.clone(), page_view(page, &plans, entries))).collect()
+}
+
+fn page_view(page: &PagePlan, plans: &[PagePlan], entries: &[CatalogEntry]) -> PageView {
+    PageView {
+        title: page.title.clone(),
+        aliases: page.aliases.clone(),
+        section: page.section.clone(),
+        lead: page.places.first().is_some_and(|m| page.defined_by.contains(&m.source)),
+        places: page.places.iter().map(|m| (entries[m.source], m.signal as u32)).collect(),
+        also: page.also.iter().map(|&source| entries[source]).collect(),
+        related: page
+            .related
+            .iter()
+            .map(|&other| PageLink {
+                slug: plans[other].slug.clone(),
+                title: plans[other].title.clone(),
+                href: format!("../{}/{}.md", plans[other].section, plans[other].slug),
+            })
+            .collect(),
+        backlinks: page.backlinks.iter().map(|m| (entries[m.source], m.signal as u32)).collect(),
+    }
+}
+
+/// A page's model without the quoted texts, which the driver reads from the index when it renders the page.
+#[salsa::tracked(returns(ref))]
+pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>) -> PageModel {
+    let view = page.view(db);
+    let page_folder = format!("{}/{}", catalog.wiki_folder(db), view.section);
+    let source_link = |entry: CatalogEntry| {
+        let path = entry.path(db);
+        SourceLink {
+            source_ref: format!("file://{path}"),
+            path: path.clone(),
+            title: entry.title(db).clone(),
+            href: relative_href(&page_folder, path),
+        }
+    };
+    let mut quotes: Vec<Quote> = view
+        .places
+        .iter()
+        .zip(1..)
+        .map(|(&(entry, signal), note)| {
+            let signal = &entry.signals(db)[signal as usize];
+            Quote {
+                note,
+                source: source_link(entry),
+                signal: signal.kind.as_str().to_string(),
+                text: String::new(),
+                revision: entry.revision(db).clone(),
+                chunk: signal.excerpt.chunk,
+                hash: String::new(),
+                start: signal.excerpt.start,
+                end: signal.excerpt.end,
+                start_line: signal.excerpt.start_line,
+                end_line: signal.excerpt.end_line,
+            }
+        })
+        .collect();
+    let lead = if view.lead && !quotes.is_empty() { Some(quotes.remove(0)) } else { None };
+    PageModel {
+        schema: SCHEMA_VERSION,
+        slug: page.slug(db).clone(),
+        title: view.title.clone(),
+        aliases: view.aliases.clone(),
+        section: view.section.clone(),
+        summary: Vec::new(),
+        lead,
+        places: quotes,
+        also: view.also.iter().map(|&entry| source_link(entry)).collect(),
+        related: view.related.clone(),
+        backlinks: view
+            .backlinks
+            .iter()
+            .map(|&(entry, signal)| {
+                let signal = &entry.signals(db)[signal as usize];
+                Backlink {
+                    source: source_link(entry),
+                    line: signal.excerpt.start_line,
+                    kind: signal.kind.as_str().to_string(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The content hash of a page's model: what the index stores to tell whether a page must be rendered again.
+#[salsa::tracked(returns(ref))]
+pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>) -> String {
+    crate::hash::value_hash(page_model(db, catalog, page))
+}
+
+/// The longest folder prefix (with its trailing `/`) that every path shares.
+fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
+    let Some(first) = paths.next() else { return String::new() };
+    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
+    for path in paths {
+        while !shared.is_empty() && !path.starts_with(&format!("{shared}/")) {
+            shared = shared.rsplit_once('/').map_or(String::new(), |(parent, _)| parent.to_string());
+        }
+    }
+    if shared.is_empty() { shared } else { format!("{shared}/") }
+}
+
+/// The relative link from files in the folder `from` to the file `to`, both relative to the project root.
+fn relative_href(from: &str, to: &str) -> String {
+    let from: Vec<&str> = from.split('/').filter(|part| !part.is_empty()).collect();
+    let to: Vec<&str> = to.split('/').filter(|part| !part.is_empty()).collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).collect();
+    parts.extend(&to[common..]);
+    parts.join("/")
+}
