@@ -6,7 +6,7 @@
 //! a file deleted, a file renamed. Each is timed from just before the write to the moment the watch prints
 //! that build's line, which it does after the index is committed and the files are synced. The watch's own
 //! figure (from the first file event) is reported beside it. Prints a Markdown table for
-//! `docs/performance.md`.
+//! `docs/performance.md`. `KNOWLEDGE_BENCH_BINARY=PATH` measures another build of the binary instead.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,10 @@ fn bench_corpus(name: &str, source: &Path) {
     let root = work.path();
     let (files, _) = copy_markdown(source, &root.join("corpus"));
     std::fs::write(root.join("kc.toml"), "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n").unwrap();
-    let binary = env!("CARGO_BIN_EXE_knowledge");
+    // `KNOWLEDGE_BENCH_BINARY` runs another build of the binary on the same edits, for A/B comparisons.
+    let binary =
+        std::env::var("KNOWLEDGE_BENCH_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_knowledge").to_string());
+    let binary = binary.as_str();
     assert!(Command::new(binary).args(["-C", root.to_str().unwrap(), "build"]).output().unwrap().status.success());
 
     let mut watch = Command::new(binary)

@@ -463,6 +463,7 @@ impl Compiler {
                     reseed: full_rebuild || prior.needs_schema || rewiki,
                     prior_run: prior.last_run.as_deref(),
                     changed: &changed,
+                    same_plan_except: (!warm && !replan).then_some(touched.as_slice()),
                 };
                 stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;
             }

@@ -11,22 +11,26 @@ pub fn content_hash(bytes: &[u8]) -> String {
     hex
 }
 
-/// [`content_hash`] of a value's `Hash` stream: every field, with the lengths of its strings and lists,
-/// fed to BLAKE3. Cheaper than hashing a serialized copy, and as stable as the value's type.
-#[must_use]
-pub fn value_hash(value: &impl std::hash::Hash) -> String {
-    struct Blake3(blake3::Hasher);
-    impl std::hash::Hasher for Blake3 {
-        fn write(&mut self, bytes: &[u8]) {
-            self.0.update(bytes);
-        }
-        fn finish(&self) -> u64 {
-            unreachable!("the digest is read with `finalize`")
-        }
+/// A `Hasher` that feeds BLAKE3: the [`content_hash`] of values' `Hash` streams (every field, with the
+/// lengths of its strings and lists), cheaper than hashing a serialized copy.
+#[derive(Default)]
+pub(crate) struct ContentHasher(blake3::Hasher);
+
+impl ContentHasher {
+    /// The digest as [`content_hash`] writes it.
+    pub(crate) fn hex(&self) -> String {
+        let mut hex = self.0.finalize().to_hex().to_string();
+        hex.truncate(32);
+        hex
     }
-    let mut hasher = Blake3(blake3::Hasher::new());
-    value.hash(&mut hasher);
-    let mut hex = hasher.0.finalize().to_hex().to_string();
-    hex.truncate(32);
-    hex
+}
+
+impl std::hash::Hasher for ContentHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("the digest is read with `hex`")
+    }
 }

@@ -22,7 +22,7 @@ mod tests;
 pub use chunking::{Chunk, ChunkingParams};
 pub use facts::{LintFacts, Located, Suppression, WikiLinkFact};
 pub use front_matter::{FrontMatter, FrontMatterValue};
-pub use hash::{content_hash, value_hash};
+pub use hash::content_hash;
 pub use identifiers::identifier_parts;
 pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink};

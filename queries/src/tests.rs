@@ -418,28 +418,38 @@ fn a_signal_in_a_long_wrapped_paragraph_quotes_whole_sentences() {
     );
 }
 
-fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<crate::wiki::CatalogSource> {
+/// What the planner reads of each file: path, title and plan signals, owned; [`sources`] lends them.
+fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, String, Vec<crate::wiki::PlanSignal>)> {
     files
         .iter()
         .map(|(path, text)| {
             let file = db.file(path, text);
-            crate::wiki::CatalogSource {
-                path: (*path).to_string(),
-                title: outline(db, file).title.clone(),
-                section: "general".to_string(),
-                handwritten: path.starts_with("wiki/"),
-                signals: crate::wiki::plan_signals(crate::concept_signals(db, file)),
-            }
+            let signals = crate::wiki::plan_signals(crate::concept_signals(db, file));
+            ((*path).to_string(), outline(db, file).title.clone(), signals)
+        })
+        .collect()
+}
+
+fn sources(catalog: &[(String, String, Vec<crate::wiki::PlanSignal>)]) -> Vec<crate::wiki::CatalogSource<'_>> {
+    catalog
+        .iter()
+        .map(|(path, title, signals)| crate::wiki::CatalogSource {
+            path,
+            title,
+            section: "general".to_string(),
+            handwritten: path.starts_with("wiki/"),
+            signals,
         })
         .collect()
 }
 
 fn planned(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, Vec<String>)> {
-    let sources = catalog(db, files);
+    let catalog = catalog(db, files);
+    let sources = sources(&catalog);
     let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
     crate::wiki::plan(&sources, settings)
         .into_iter()
-        .map(|page| (page.slug, page.places.iter().map(|m| sources[m.source].path.clone()).collect()))
+        .map(|page| (page.slug, page.places.iter().map(|m| sources[m.source].path.to_string()).collect()))
         .collect()
 }
 
@@ -490,11 +500,12 @@ fn a_table_of_contents_is_listed_on_pages_not_quoted() {
     let mut files: Vec<(&str, &str)> = chapters.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     files.push(("SUMMARY.md", &toc));
     files.push(("notes.md", "# Notes\n\nSee [the first chapter](ch00.md) for topic zero.\n"));
-    let sources = catalog(&db, &files);
+    let catalog = catalog(&db, &files);
+    let sources = sources(&catalog);
     let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
     let plans = crate::wiki::plan(&sources, settings);
     let first = plans.iter().find(|p| p.slug == "chapter-0").unwrap();
-    let quoted: Vec<&str> = first.places.iter().map(|m| sources[m.source].path.as_str()).collect();
+    let quoted: Vec<&str> = first.places.iter().map(|m| sources[m.source].path).collect();
     assert_eq!(quoted, ["ch00.md", "notes.md"], "the contents' line is not quoted");
     assert!(first.also.iter().any(|&s| sources[s].path == "SUMMARY.md"), "but it is listed");
 }
@@ -589,7 +600,8 @@ fn a_table_of_contents_makes_no_pages_related() {
     }
     files.push(("shared.md".to_string(), "# Shared\n\n[[Concept00]] and [[Concept01]] together.\n".to_string()));
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let sources = catalog(&db, &files);
+    let catalog = catalog(&db, &files);
+    let sources = sources(&catalog);
     let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
     let plans = crate::wiki::plan(&sources, settings);
     let related = |slug: &str| -> Vec<String> {

@@ -12,6 +12,10 @@ pub(super) struct CatalogInputs {
 }
 
 impl CatalogInputs {
+    pub(super) fn entry(&self, path: &str) -> Option<CatalogEntry> {
+        self.entries.get(path).copied()
+    }
+
     pub(super) fn matches(&self, run: Option<&str>) -> bool {
         run.is_some() && self.synced_run.as_deref() == run
     }

@@ -122,6 +122,10 @@ pub struct StageContext<'a> {
     pub prior_run: Option<&'a str>,
     /// The sources this build wrote or removed.
     pub changed: &'a [String],
+    /// In a build whose catalog starts cold, when no source's plan inputs changed: the plan is the last
+    /// build's, so only pages naming one of these sources (the changed ones) can differ from their rows, and
+    /// the others' hashes are not computed. A kept `Compiler` has its memos and needs no such hint.
+    pub same_plan_except: Option<&'a [String]>,
 }
 
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, its
@@ -192,9 +196,15 @@ pub fn compile(
     let mut changed: Vec<(PageModel, String, usize)> = Vec::new();
     if context.project.config.wiki.enabled {
         let db: &KnowledgeDb = db;
+        let state = inputs.catalog.as_ref().expect("the catalog was synced just now");
+        let reach: Option<HashSet<CatalogEntry>> =
+            context.same_plan_except.map(|paths| paths.iter().filter_map(|path| state.entry(path)).collect());
         for &page in wiki::planned_pages(db, catalog) {
             let slug = page.slug(db);
             current.insert(slug.clone());
+            if reach.as_ref().is_some_and(|reach| !page.view(db).names_any(reach)) {
+                continue;
+            }
             let model_hash =
                 content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
             if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {

@@ -97,6 +97,13 @@ impl PageView {
     pub fn source_count(&self) -> usize {
         self.places.len() + self.also.len()
     }
+
+    /// Whether the page quotes, lists or is linked from one of `entries`.
+    #[must_use]
+    pub fn names_any(&self, entries: &std::collections::HashSet<CatalogEntry>) -> bool {
+        self.places.iter().chain(&self.backlinks).any(|(entry, _)| entries.contains(entry))
+            || self.also.iter().any(|entry| entries.contains(entry))
+    }
 }
 
 /// Every page the catalog supports, in slug order. Re-runs when a source's plan view, the set of sources or
@@ -132,13 +139,7 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
                     || "general".to_string(),
                     |key| if key == "root" { "root-section".to_string() } else { key },
                 );
-            CatalogSource {
-                path: path.clone(),
-                title: view.title.clone(),
-                section,
-                handwritten,
-                signals: view.signals.clone(),
-            }
+            CatalogSource { path, title: &view.title, section, handwritten, signals: &view.signals }
         })
         .collect();
     let plans = plan(&sources, catalog.settings(db));
@@ -228,10 +229,27 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
     }
 }
 
-/// The content hash of a page's model: what the index stores to tell whether a page must be rendered again.
+/// The content hash of what a page's model is made from: its view, and of each source it names the path,
+/// title, the signal it is quoted or links by, and a quoted source's revision. The index stores it to tell
+/// whether a page must be rendered again; a fresh process (which has no memos) compares it for every page,
+/// so it is hashed from the inputs rather than from a built model.
 #[salsa::tracked(returns(ref))]
 pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>) -> String {
-    crate::hash::value_hash(page_model(db, catalog, page))
+    use std::hash::Hash;
+    let view = page.view(db);
+    let mut hasher = crate::hash::ContentHasher::default();
+    (SCHEMA_VERSION, catalog.wiki_folder(db), page.slug(db)).hash(&mut hasher);
+    (&view.title, &view.aliases, &view.section, view.lead, &view.related).hash(&mut hasher);
+    for &(entry, signal) in &view.places {
+        (entry.path(db), entry.title(db), entry.revision(db), &entry.signals(db)[signal as usize]).hash(&mut hasher);
+    }
+    for &entry in &view.also {
+        (entry.path(db), entry.title(db)).hash(&mut hasher);
+    }
+    for &(entry, signal) in &view.backlinks {
+        (entry.path(db), entry.title(db), &entry.signals(db)[signal as usize]).hash(&mut hasher);
+    }
+    hasher.hex()
 }
 
 /// The longest folder prefix (with its trailing `/`) that every path shares.

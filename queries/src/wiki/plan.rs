@@ -10,21 +10,25 @@
 //! - A concept gets a page when at least `min_sources` sources mention it, at least one of them by
 //!   something other than a heading, and no hand-written page in the wiki folder defines it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+// The planner hashes every signal's concept key: Fx is several times faster than SipHash on short
+// strings, and nothing here needs SipHash's resistance to chosen keys (iteration order is never output).
+use rustc_hash::FxHashMap as HashMap;
 
 use super::signals::{Signal, SignalKind};
 use crate::links::{link_candidates, link_path, wiki_names, wikilink_key};
 
 /// One source, as the planner sees it. Sources are given sorted by path.
 #[derive(Clone, Debug)]
-pub struct CatalogSource {
-    pub path: String,
-    pub title: String,
+pub struct CatalogSource<'a> {
+    pub path: &'a str,
+    pub title: &'a str,
     /// The section its pages go to: its top-level folder or a front matter field, decided by the driver.
     pub section: String,
     /// A hand-written page in the wiki folder: it holds its slug, and a concept it defines gets no page.
     pub handwritten: bool,
-    pub signals: Vec<PlanSignal>,
+    pub signals: &'a [PlanSignal],
 }
 
 /// A signal as the planner reads it: what it names, and where it stands among the source's signals, but not
@@ -111,7 +115,7 @@ pub fn concept_key(name: &str) -> String {
 
 /// Plans every page.
 #[must_use]
-pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> {
+pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePlan> {
     let resolver = Resolver::new(sources);
     let mut concepts = UnionFind::default();
     for (index, source) in sources.iter().enumerate() {
@@ -123,7 +127,7 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
     }
 
     // Every mention, by concept; then only concepts enough sources mention, in key order.
-    let mut by_key: HashMap<String, Vec<Mention>> = HashMap::new();
+    let mut by_key: HashMap<String, Vec<Mention>> = HashMap::default();
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let Some(key) = resolver.key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
@@ -150,7 +154,7 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
     let handwritten_slugs: BTreeSet<String> = sources
         .iter()
         .filter(|s| s.handwritten)
-        .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(&s.path).trim_end_matches(".md")))
+        .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(s.path).trim_end_matches(".md")))
         .collect();
     let mut candidates: Vec<PagePlan> = Vec::new();
     for (_, mentions) in &by_concept {
@@ -177,7 +181,7 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
             continue;
         }
         let title = match defined_by.first() {
-            Some(&definer) => sources[definer].title.clone(),
+            Some(&definer) => sources[definer].title.to_string(),
             None => most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal]))),
         };
         // The best signal of each source, and the sources in the order their places are quoted.
@@ -251,7 +255,7 @@ pub fn plan(sources: &[CatalogSource], settings: PlanSettings) -> Vec<PagePlan> 
 /// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as
 /// [`list_hubs_unquoted`] does) keeps it on the page, so one map serves both steps.
 fn pages_of_source(pages: &[PagePlan]) -> HashMap<usize, Vec<usize>> {
-    let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::default();
     for (page, plan) in pages.iter().enumerate() {
         for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
             pages_of_source.entry(source).or_default().push(page);
@@ -329,7 +333,7 @@ const HUB_PAGES: usize = 20;
 /// A page that shares only navigation hubs has no related pages.
 fn relate(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>, max_related: usize) {
     for page in 0..pages.len() {
-        let mut shared: HashMap<usize, f64> = HashMap::new();
+        let mut shared: HashMap<usize, f64> = HashMap::default();
         for source in pages[page].places.iter().map(|m| m.source).chain(pages[page].also.iter().copied()) {
             let listing = pages_of_source.get(&source).map_or(&[][..], Vec::as_slice);
             if listing.len() > HUB_PAGES {
@@ -369,7 +373,7 @@ fn most_common(values: impl Iterator<Item = String>) -> String {
 
 /// Resolves signals to concept keys.
 struct Resolver<'a> {
-    sources: &'a [CatalogSource],
+    sources: &'a [CatalogSource<'a>],
     /// The concept each source names itself: its title when no other source shares it, else its first alias.
     own_key: Vec<Option<String>>,
     by_name: HashMap<String, usize>,
@@ -377,13 +381,13 @@ struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
-    fn new(sources: &'a [CatalogSource]) -> Resolver<'a> {
-        let title_keys: Vec<String> = sources.iter().map(|source| concept_key(&source.title)).collect();
-        let mut title_count: HashMap<&str, usize> = HashMap::new();
+    fn new(sources: &'a [CatalogSource<'a>]) -> Resolver<'a> {
+        let title_keys: Vec<String> = sources.iter().map(|source| concept_key(source.title)).collect();
+        let mut title_count: HashMap<&str, usize> = HashMap::default();
         for key in &title_keys {
             *title_count.entry(key.as_str()).or_default() += 1;
         }
-        let aliases = |source: &CatalogSource| -> Vec<String> {
+        let aliases = |source: &CatalogSource<'_>| -> Vec<String> {
             source.signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label.clone()).collect()
         };
         let own_key = sources
@@ -397,20 +401,20 @@ impl<'a> Resolver<'a> {
             })
             .collect();
         // Names matter only to wikilinks, which many projects have none of.
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::default();
         if sources.iter().any(|s| s.signals.iter().any(|signal| signal.kind == SignalKind::Wikilink)) {
             for (index, source) in sources.iter().enumerate() {
-                for name in wiki_names(&source.path, &source.title, &aliases(source)) {
+                for name in wiki_names(source.path, source.title, &aliases(source)) {
                     by_name.entry(name).or_insert(index);
                 }
             }
         }
-        let by_path = sources.iter().enumerate().map(|(index, s)| (s.path.as_str(), index)).collect();
+        let by_path = sources.iter().enumerate().map(|(index, s)| (s.path, index)).collect();
         Resolver { sources, own_key, by_name, by_path }
     }
 
     fn key_of(&self, source: usize, signal: &PlanSignal) -> Option<String> {
-        let path = &self.sources[source].path;
+        let path = self.sources[source].path;
         match signal.kind {
             SignalKind::Title => self.own_key[source].clone().filter(|key| *key == concept_key(&signal.label)),
             SignalKind::Alias | SignalKind::Defined | SignalKind::Heading | SignalKind::Tag => {

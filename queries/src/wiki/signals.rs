@@ -69,7 +69,7 @@ impl SignalKind {
 }
 
 /// One mention of a concept in a source.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Signal {
     pub kind: SignalKind,
     pub label: String,
@@ -79,7 +79,7 @@ pub struct Signal {
 
 /// A byte range of the source that a page quotes, inside one chunk, so its text can be read back from
 /// the index without the source file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Excerpt {
     pub chunk: u32,
     pub start: u32,
