@@ -113,3 +113,44 @@ fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
     let page = std::fs::read_to_string(root.join(".hasna/knowledge/wiki/general/beta.md")).unwrap();
     assert_eq!(page, "---\ngenerated: true\n---\n# Beta\n");
 }
+
+#[test]
+fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
+    std::fs::write(root.join("a.md"), "# Alpha\n\nAlpha leans on [[Beta]].\n").unwrap();
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone.\n").unwrap();
+    std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
+    build(&mut Compiler::new(), root);
+
+    // A new process (as `--watch` starting on a built index): its first build is a no-op, and reads
+    // nothing of the wiki; warming up reads the catalog then, not during the next edit.
+    let mut compiler = Compiler::new();
+    assert!(!build(&mut compiler, root).wrote);
+    compiler.warm_up(&project(root)).unwrap();
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, mostly.\n").unwrap();
+    let edit = build(&mut compiler, root);
+    assert_eq!(
+        edit.queries.by_query,
+        queries(&[
+            ("chunks", 2),
+            ("concept_signals", 1),
+            ("lint_facts", 1),
+            ("outline", 2),
+            ("page_model", 1),
+            ("page_model_hash", 1),
+            ("parse", 2),
+            ("plan_view", 1),
+            ("render_page", 1),
+        ]),
+        "b.md's queries and Beta's page, as in the compiler that built the index: no plan"
+    );
+
+    // Without the warm-up, the same edit reads the catalog and plans.
+    let mut cold = Compiler::new();
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, at last.\n").unwrap();
+    let edit = build(&mut cold, root);
+    assert_eq!(edit.queries.by_query.get("planned_pages"), Some(&1), "{:?}", edit.queries.by_query);
+    assert_eq!(edit.queries.by_query.get("plan_view"), Some(&3), "{:?}", edit.queries.by_query);
+}

@@ -550,6 +550,21 @@ impl Compiler {
         Ok(summary)
     }
 
+    /// Reads the wiki's catalog from the committed index into the kept database, if it is not there yet,
+    /// so that the next build re-plans and re-models only what its edit reaches. A cost of one cold build's
+    /// catalog read, paid between builds: `--watch` calls it after each build.
+    pub fn warm_up(&mut self, project: &Project) -> Result<(), StoreError> {
+        let index = project.output_dir().join(DB_FILE);
+        let conn = store::open_read_only(&index)?;
+        let sql = |source| StoreError::Sqlite { path: index.clone(), source };
+        match store::meta(&conn, "last_run").map_err(sql)? {
+            Some(run) if project.config.wiki.enabled => {
+                wiki::warm_catalog(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Runs the outline and lint-facts queries of the pending sources, for `knowledge lint`.
     /// With `chunks`, each source's chunks too, for near-duplicate detection.
     pub(crate) fn derive_facts(

@@ -75,11 +75,13 @@ pub fn watch(
         // The configuration is read again for every build: an edit to `kc.toml` is a change like any other,
         // and one that breaks it is reported until it is fixed.
         let mut generated = std::mem::take(&mut listed_before);
+        let mut built = None;
         let outcome = match Project::load(config_path) {
             Ok(project) => {
                 output_dir = project.output_dir();
                 let outcome = compiler.build(&project, reporter).map_err(|error| crate::error_chain(&error));
                 listed_before = generated_files(&project);
+                built = outcome.is_ok().then_some(project);
                 generated.extend(listed_before.iter().cloned());
                 outcome
             }
@@ -91,6 +93,12 @@ pub fn watch(
         let rebuild = Rebuild { changed: std::mem::take(&mut changed), latency: first_event.elapsed(), outcome };
         if !report(&rebuild) {
             return Ok(());
+        }
+        // A build that left the wiki's catalog cold (the first one, a no-op, say) would make the next edit
+        // read it whole; reading it while the tree is quiet keeps that off the edit's latency. Failing here
+        // only costs the next build that read.
+        if let Some(project) = built {
+            let _ = compiler.warm_up(&project);
         }
         let Some((paths, started)) = next_changes(&events, &root, &output_dir, &generated) else { return Ok(()) };
         (changed, first_event) = (paths, started);

@@ -30,6 +30,18 @@ struct EntryRow {
     signals: Vec<Signal>,
 }
 
+/// What [`sync_catalog`] brings the inputs in line with.
+pub(super) struct CatalogSync<'a> {
+    pub(super) project: &'a Project,
+    /// Read every source: the index was rebuilt or the `[wiki]` settings changed.
+    pub(super) reseed: bool,
+    /// The run the inputs may match, so that only `changed` is read.
+    pub(super) prior_run: Option<&'a str>,
+    pub(super) changed: &'a [String],
+    /// The run whose index the inputs will match.
+    pub(super) run: &'a str,
+}
+
 /// Brings the catalog's inputs in line with the index inside this build's transaction, and returns it.
 /// Inputs that match the prior run (kept by the `Compiler` that committed it) take only the changed
 /// sources' rows; others read every quotable source. A field is set only when its value changed, so salsa
@@ -38,9 +50,9 @@ pub(super) fn sync_catalog(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
-    context: &StageContext<'_>,
+    sync: &CatalogSync<'_>,
 ) -> rusqlite::Result<Catalog> {
-    let project = context.project;
+    let project = sync.project;
     let wiki_config = &project.config.wiki;
     let settings = PlanSettings {
         min_sources: *wiki_config.min_sources.get_ref() as usize,
@@ -57,10 +69,10 @@ pub(super) fn sync_catalog(
             synced_run: None,
         },
     };
-    if !context.reseed && state.matches(context.prior_run) {
-        let rows = read_entries(conn, field, Some(context.changed))?;
+    if !sync.reseed && state.matches(sync.prior_run) {
+        let rows = read_entries(conn, field, Some(sync.changed))?;
         let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
-        for path in context.changed.iter().filter(|path| !found.contains(*path)) {
+        for path in sync.changed.iter().filter(|path| !found.contains(*path)) {
             state.entries.remove(path);
         }
         for row in rows {
@@ -85,7 +97,7 @@ pub(super) fn sync_catalog(
     if catalog.wiki_folder(db) != &wiki_folder {
         catalog.set_wiki_folder(db).to(wiki_folder);
     }
-    state.synced_run = Some(context.run_id.to_string());
+    state.synced_run = Some(sync.run.to_string());
     inputs.catalog = Some(state);
     Ok(catalog)
 }

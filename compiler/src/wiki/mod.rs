@@ -164,6 +164,25 @@ pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str
     plan_inputs(signals, &stored.labels, &stored.outline, section_field)
 }
 
+/// Reads the catalog's inputs from the index as `run` committed it, so that the next build of this
+/// `Compiler` starts warm: `--watch` does this after a build that left them cold.
+pub fn warm_catalog(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    project: &Project,
+    run: &str,
+) -> rusqlite::Result<()> {
+    if !inputs.catalog_matches(Some(run)) {
+        let sync = CatalogSync { project, reseed: true, prior_run: None, changed: &[], run };
+        let catalog = sync_catalog(conn, db, inputs, &sync)?;
+        for &page in wiki::planned_pages(db, catalog) {
+            let _ = wiki::page_model_hash(db, catalog, page);
+        }
+    }
+    Ok(())
+}
+
 /// Whether one of `paths` is listed by a page (quoted, listed or linking to it).
 pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
     let mut statement = conn.prepare_cached("SELECT 1 FROM page_sources WHERE path = ?1 LIMIT 1")?;
@@ -185,7 +204,14 @@ pub fn compile(
 ) -> Result<Stage, StoreError> {
     let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
     let mut stage = Stage::default();
-    let catalog = sync_catalog(conn, db, inputs, context).map_err(sql)?;
+    let sync = CatalogSync {
+        project: context.project,
+        reseed: context.reseed,
+        prior_run: context.prior_run,
+        changed: context.changed,
+        run: context.run_id,
+    };
+    let catalog = sync_catalog(conn, db, inputs, &sync).map_err(sql)?;
     set_templates(db, inputs, context.templates);
     let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
     let stored = stored_pages(conn).map_err(sql)?;
