@@ -424,7 +424,7 @@ fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, String, Vec<crat
         .iter()
         .map(|(path, text)| {
             let file = db.file(path, text);
-            let signals = crate::wiki::plan_signals(crate::concept_signals(db, file));
+            let (signals, _) = crate::wiki::split_signals(crate::concept_signals(db, file).clone());
             ((*path).to_string(), outline(db, file).title.clone(), signals)
         })
         .collect()

@@ -105,7 +105,9 @@ pub(super) fn sync_catalog(
 /// Creates the entry of a source, or sets the fields that changed.
 fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: EntryRow) {
     let Some(&entry) = entries.get(&row.path) else {
-        let entry = CatalogEntry::new(db, row.path.clone(), row.title, row.revision, row.section_value, row.signals);
+        let (plan_signals, excerpts) = wiki::split_signals(row.signals);
+        let entry =
+            CatalogEntry::new(db, row.path.clone(), row.title, row.revision, row.section_value, plan_signals, excerpts);
         entries.insert(row.path, entry);
         return;
     };
@@ -118,8 +120,12 @@ fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>,
     if entry.section_value(db) != &row.section_value {
         entry.set_section_value(db).to(row.section_value);
     }
-    if entry.signals(db) != &row.signals {
-        entry.set_signals(db).to(row.signals);
+    let (plan_signals, excerpts) = wiki::split_signals(row.signals);
+    if entry.plan_signals(db) != &plan_signals {
+        entry.set_plan_signals(db).to(plan_signals);
+    }
+    if entry.excerpts(db) != &excerpts {
+        entry.set_excerpts(db).to(excerpts);
     }
 }
 

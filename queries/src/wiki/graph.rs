@@ -3,15 +3,16 @@
 //!
 //! The driver keeps one [`CatalogEntry`] per source a page may quote and sets a field only when its value
 //! changed. From there salsa decides what an edit reaches:
-//! - [`plan_view`] drops a source's byte offsets, so an edit that only moves text leaves it equal and the
-//!   plan is not run again;
+//! - a source's signals are two fields: what the planner reads ([`PlanSignal`]: kind, text, rank) and where
+//!   each one stands ([`Excerpt`]), so an edit that only moves text changes the second and the plan is not
+//!   run again;
 //! - [`planned_pages`] runs the planner over every source's view and hands each page out as a
 //!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
 
-use super::plan::{CatalogSource, PagePlan, PlanSettings, PlanSignal, concept_key, plan, plan_signals};
+use super::plan::{CatalogSource, PagePlan, PlanSettings, PlanSignal, concept_key, plan};
 use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink};
-use super::signals::Signal;
+use super::signals::Excerpt;
 use crate::Db;
 
 /// One source a generated page may quote: a file every principal may read. The driver creates one per path
@@ -29,8 +30,12 @@ pub struct CatalogEntry {
     /// The value of its front matter's `[wiki] section_field`, when it has one.
     #[returns(ref)]
     pub section_value: Option<String>,
+    /// Its signals as the planner reads them.
     #[returns(ref)]
-    pub signals: Vec<Signal>,
+    pub plan_signals: Vec<PlanSignal>,
+    /// Where each signal stands, in the same order: what a page quotes.
+    #[returns(ref)]
+    pub excerpts: Vec<Excerpt>,
 }
 
 /// Every catalog entry, sorted by path, with the settings the plan and the models read.
@@ -44,25 +49,6 @@ pub struct Catalog {
     /// pages come from.
     #[returns(ref)]
     pub wiki_folder: String,
-}
-
-/// What the planner reads of one source.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PlanView {
-    pub title: String,
-    pub section_value: Option<String>,
-    pub signals: Vec<PlanSignal>,
-}
-
-/// A source as the planner sees it. Re-runs on every edit of the source and backdates when only its text
-/// moved.
-#[salsa::tracked(returns(ref))]
-pub fn plan_view(db: &dyn Db, entry: CatalogEntry) -> PlanView {
-    PlanView {
-        title: entry.title(db).clone(),
-        section_value: entry.section_value(db).clone(),
-        signals: plan_signals(entry.signals(db)),
-    }
 }
 
 /// One planned page, identified by its slug.
@@ -106,8 +92,8 @@ impl PageView {
     }
 }
 
-/// Every page the catalog supports, in slug order. Re-runs when a source's plan view, the set of sources or
-/// the settings change.
+/// Every page the catalog supports, in slug order. Re-runs when a source's title, section field or plan
+/// signals, the set of sources or the settings change.
 #[salsa::tracked(returns(ref))]
 pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
     let entries = catalog.entries(db);
@@ -122,7 +108,6 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
         .iter()
         .map(|&entry| {
             let path = entry.path(db);
-            let view = plan_view(db, entry);
             let handwritten = inside_wiki(path);
             let folder_path = if handwritten {
                 &path[wiki_folder.len() + 1..]
@@ -130,7 +115,7 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
                 path.strip_prefix(shared.as_str()).unwrap_or(path)
             };
             let folder = folder_path.split_once('/').map(|(folder, _)| folder);
-            let section = [view.section_value.as_deref(), folder]
+            let section = [entry.section_value(db).as_deref(), folder]
                 .into_iter()
                 .flatten()
                 .map(concept_key)
@@ -139,7 +124,7 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
                     || "general".to_string(),
                     |key| if key == "root" { "root-section".to_string() } else { key },
                 );
-            CatalogSource { path, title: &view.title, section, handwritten, signals: &view.signals }
+            CatalogSource { path, title: entry.title(db), section, handwritten, signals: entry.plan_signals(db) }
         })
         .collect();
     let plans = plan(&sources, catalog.settings(db));
@@ -186,19 +171,19 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
         .iter()
         .zip(1..)
         .map(|(&(entry, signal), note)| {
-            let signal = &entry.signals(db)[signal as usize];
+            let excerpt = entry.excerpts(db)[signal as usize];
             Quote {
                 note,
                 source: source_link(entry),
-                signal: signal.kind.as_str().to_string(),
+                signal: entry.plan_signals(db)[signal as usize].kind.as_str().to_string(),
                 text: String::new(),
                 revision: entry.revision(db).clone(),
-                chunk: signal.excerpt.chunk,
+                chunk: excerpt.chunk,
                 hash: String::new(),
-                start: signal.excerpt.start,
-                end: signal.excerpt.end,
-                start_line: signal.excerpt.start_line,
-                end_line: signal.excerpt.end_line,
+                start: excerpt.start,
+                end: excerpt.end,
+                start_line: excerpt.start_line,
+                end_line: excerpt.end_line,
             }
         })
         .collect();
@@ -217,13 +202,10 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
         backlinks: view
             .backlinks
             .iter()
-            .map(|&(entry, signal)| {
-                let signal = &entry.signals(db)[signal as usize];
-                Backlink {
-                    source: source_link(entry),
-                    line: signal.excerpt.start_line,
-                    kind: signal.kind.as_str().to_string(),
-                }
+            .map(|&(entry, signal)| Backlink {
+                source: source_link(entry),
+                line: entry.excerpts(db)[signal as usize].start_line,
+                kind: entry.plan_signals(db)[signal as usize].kind.as_str().to_string(),
             })
             .collect(),
     }
@@ -240,14 +222,15 @@ pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage
     let mut hasher = crate::hash::ContentHasher::default();
     (SCHEMA_VERSION, catalog.wiki_folder(db), page.slug(db)).hash(&mut hasher);
     (&view.title, &view.aliases, &view.section, view.lead, &view.related).hash(&mut hasher);
-    for &(entry, signal) in &view.places {
-        (entry.path(db), entry.title(db), entry.revision(db), &entry.signals(db)[signal as usize]).hash(&mut hasher);
+    let signal = |entry: CatalogEntry, at: u32| (&entry.plan_signals(db)[at as usize], entry.excerpts(db)[at as usize]);
+    for &(entry, at) in &view.places {
+        (entry.path(db), entry.title(db), entry.revision(db), signal(entry, at)).hash(&mut hasher);
     }
     for &entry in &view.also {
         (entry.path(db), entry.title(db)).hash(&mut hasher);
     }
-    for &(entry, signal) in &view.backlinks {
-        (entry.path(db), entry.title(db), &entry.signals(db)[signal as usize]).hash(&mut hasher);
+    for &(entry, at) in &view.backlinks {
+        (entry.path(db), entry.title(db), signal(entry, at)).hash(&mut hasher);
     }
     hasher.hex()
 }

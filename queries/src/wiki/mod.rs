@@ -8,10 +8,8 @@ mod render;
 mod signals;
 mod summary;
 
-pub use graph::{
-    Catalog, CatalogEntry, PageView, PlanView, PlannedPage, page_model, page_model_hash, plan_view, planned_pages,
-};
-pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan, plan_signals};
+pub use graph::{Catalog, CatalogEntry, PageView, PlannedPage, page_model, page_model_hash, planned_pages};
+pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan, split_signals};
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template, render,
     render_page,

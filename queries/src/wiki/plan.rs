@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 // strings, and nothing here needs SipHash's resistance to chosen keys (iteration order is never output).
 use rustc_hash::FxHashMap as HashMap;
 
-use super::signals::{Signal, SignalKind};
+use super::signals::{Excerpt, Signal, SignalKind};
 use crate::links::{link_candidates, link_path, wiki_names, wikilink_key};
 
 /// One source, as the planner sees it. Sources are given sorted by path.
@@ -42,9 +42,10 @@ pub struct PlanSignal {
     pub order: u32,
 }
 
-/// The planner's view of a source's signals, in the same order (so a plan's `Mention::signal` indexes both).
+/// A source's signals split into what the planner reads and where each one stands, in the same order (so a
+/// plan's `Mention::signal` indexes both).
 #[must_use]
-pub fn plan_signals(signals: &[Signal]) -> Vec<PlanSignal> {
+pub fn split_signals(signals: Vec<Signal>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
     let mut by_place: Vec<usize> = (0..signals.len()).collect();
     by_place.sort_by_key(|&at| (signals[at].excerpt.start, at));
     let mut order = vec![0; signals.len()];
@@ -52,15 +53,13 @@ pub fn plan_signals(signals: &[Signal]) -> Vec<PlanSignal> {
         order[at] = rank as u32;
     }
     signals
-        .iter()
+        .into_iter()
         .zip(order)
-        .map(|(signal, order)| PlanSignal {
-            kind: signal.kind,
-            label: signal.label.clone(),
-            other: signal.other.clone(),
-            order,
+        .map(|(signal, order)| {
+            let plan = PlanSignal { kind: signal.kind, label: signal.label, other: signal.other, order };
+            (plan, signal.excerpt)
         })
-        .collect()
+        .unzip()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
