@@ -54,6 +54,26 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     );
 }
 
+/// Three sources: Alpha and Beta are linked from another source, so each gets a page; Gamma is not.
+fn write_linked_sources(root: &std::path::Path) {
+    std::fs::write(root.join("a.md"), "# Alpha\n\nAlpha leans on [[Beta]].\n").unwrap();
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone.\n").unwrap();
+    std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
+}
+
+/// What an edit inside b.md's body re-runs in a warm compiler: b.md's queries, and the model and rendering
+/// of the one page that quotes it (Beta's, which is parsed and chunked as a source); not the plan.
+const BETA_BODY_EDIT: &[(&str, u64)] = &[
+    ("chunks", 2),
+    ("concept_signals", 1),
+    ("lint_facts", 1),
+    ("outline", 2),
+    ("page_model", 1),
+    ("page_model_hash", 1),
+    ("parse", 2),
+    ("render_page", 1),
+];
+
 fn queries(counts: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
     counts.iter().map(|(name, n)| ((*name).to_string(), *n)).collect()
 }
@@ -63,9 +83,7 @@ fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(root.join("kc.toml"), "version = 1\n[wiki]\ntemplates_dir = \"my-templates\"\n").unwrap();
-    std::fs::write(root.join("a.md"), "# Alpha\n\nAlpha leans on [[Beta]].\n").unwrap();
-    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone.\n").unwrap();
-    std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
+    write_linked_sources(root);
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(first.pages.rendered, 2, "Alpha and Beta are linked from another source; Gamma is not");
@@ -77,16 +95,7 @@ fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
     let second = build(&mut compiler, root);
     assert_eq!(
         second.queries.by_query,
-        queries(&[
-            ("chunks", 2),
-            ("concept_signals", 1),
-            ("lint_facts", 1),
-            ("outline", 2),
-            ("page_model", 1),
-            ("page_model_hash", 1),
-            ("parse", 2),
-            ("render_page", 1),
-        ]),
+        queries(BETA_BODY_EDIT),
         "b.md's queries, and the model and rendering of the one page that quotes it; not the plan"
     );
     assert_eq!(second.pages.rendered, 1);
@@ -111,9 +120,7 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
-    std::fs::write(root.join("a.md"), "# Alpha\n\nAlpha leans on [[Beta]].\n").unwrap();
-    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone.\n").unwrap();
-    std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
+    write_linked_sources(root);
     build(&mut Compiler::new(), root);
 
     // A new process (as `--watch` starting on a built index): its first build is a no-op, and reads
@@ -125,16 +132,7 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     let edit = build(&mut compiler, root);
     assert_eq!(
         edit.queries.by_query,
-        queries(&[
-            ("chunks", 2),
-            ("concept_signals", 1),
-            ("lint_facts", 1),
-            ("outline", 2),
-            ("page_model", 1),
-            ("page_model_hash", 1),
-            ("parse", 2),
-            ("render_page", 1),
-        ]),
+        queries(BETA_BODY_EDIT),
         "b.md's queries and Beta's page, as in the compiler that built the index: no plan"
     );
 
