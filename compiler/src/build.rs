@@ -337,15 +337,19 @@ impl Compiler {
             chunk_counters.deleted += prior.sources[path].chunk_count;
         }
         let mut old_ids: HashMap<&str, HashSet<String>> = HashMap::new();
-        // What each changed source gave the wiki planner: while it stays equal, the edit reaches only pages
-        // that list the source.
+        // The wiki's catalog inputs kept from the prior run let the query graph decide what an edit reaches.
+        // A cold catalog is read whole, so the build first compares what each changed source gave the planner:
+        // while that stays equal, the edit reaches only pages that list the source.
+        let warm = self.pages.catalog_matches(prior.last_run.as_deref());
         let mut old_plan_inputs: HashMap<&str, String> = HashMap::new();
         let section_field = project.config.wiki.section_field.as_deref();
         for item in &pending {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
-                let stored = store.plan_inputs(p.id)?;
-                old_plan_inputs.insert(item.found.path.as_str(), wiki::plan_inputs_stored(&stored, section_field));
+                if !warm {
+                    let stored = store.plan_inputs(p.id)?;
+                    old_plan_inputs.insert(item.found.path.as_str(), wiki::plan_inputs_stored(&stored, section_field));
+                }
             }
         }
         chunk_counters.total = chunk_counters.reused;
@@ -423,11 +427,13 @@ impl Compiler {
                 });
                 for row in receiver {
                     tx.write_source(&row)?;
-                    match old_plan_inputs.get(row.path.as_str()) {
-                        Some(old) if *old == wiki::plan_inputs_of(&row, section_field) => {
-                            touched.push(row.path.clone())
+                    if !warm {
+                        match old_plan_inputs.get(row.path.as_str()) {
+                            Some(old) if *old == wiki::plan_inputs_of(&row, section_field) => {
+                                touched.push(row.path.clone())
+                            }
+                            _ => replan = true,
                         }
-                        _ => replan = true,
                     }
                     let old = old_ids.get(row.path.as_str());
                     let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
@@ -446,13 +452,10 @@ impl Compiler {
             let conn = tx.connection();
             let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
 
-            // The wiki. The query graph decides what an edit reaches once the catalog's inputs are warm (this
-            // `Compiler` committed the prior run). A cold catalog is read whole, so a new process reads it
-            // only when the edit can reach a page: a source came or went, what it gives the planner changed,
-            // or a page lists it.
+            // The wiki: always with a warm catalog; with a cold one only when the edit can reach a page (a
+            // source came or went, what it gives the planner changed, or a page lists it).
             let changed: Vec<String> =
                 pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
-            let warm = self.pages.catalog_matches(prior.last_run.as_deref());
             let mut stage = wiki::Stage::default();
             if warm || replan || wiki::any_page_lists(conn, &touched).map_err(sql)? {
                 let context = wiki::StageContext {
@@ -460,9 +463,11 @@ impl Compiler {
                     templates: &templates,
                     run_id: &run_id,
                     full: full_rebuild || prior.needs_schema,
-                    reseed: full_rebuild || prior.needs_schema || rewiki,
-                    prior_run: prior.last_run.as_deref(),
-                    changed: &changed,
+                    catalog: wiki::CatalogSync {
+                        reseed: full_rebuild || prior.needs_schema || rewiki,
+                        prior_run: prior.last_run.as_deref(),
+                        changed: &changed,
+                    },
                     same_plan_except: (!warm && !replan).then_some(touched.as_slice()),
                 };
                 stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;

@@ -221,12 +221,7 @@ fn walk_error_reason(error: &ignore::Error, root: &Path) -> String {
     }
 }
 
-/// The stable ref of a source: `file://` and its path, or the `knowledge://` ref a note, a generated page
-/// or an index shard already is.
-#[must_use]
-pub fn source_ref(path: &str) -> String {
-    if path.starts_with("knowledge://") { path.to_string() } else { format!("file://{path}") }
-}
+pub use knowledge_queries::source_ref;
 
 /// A source's chunks as rows. `signatures`: with the MinHash signatures near-duplicate lint reads (files
 /// only: lint compares neither generated pages nor notes).

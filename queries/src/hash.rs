@@ -5,7 +5,11 @@
 /// 128 bits keep collisions out of reach for any corpus while keeping refs short enough to quote.
 #[must_use]
 pub fn content_hash(bytes: &[u8]) -> String {
-    let digest = blake3::hash(bytes);
+    short_hex(&blake3::hash(bytes))
+}
+
+/// A digest as [`content_hash`] writes it: the first 32 hex digits.
+fn short_hex(digest: &blake3::Hash) -> String {
     let mut hex = digest.to_hex().to_string();
     hex.truncate(32);
     hex
@@ -19,9 +23,7 @@ pub(crate) struct ContentHasher(blake3::Hasher);
 impl ContentHasher {
     /// The digest as [`content_hash`] writes it.
     pub(crate) fn hex(&self) -> String {
-        let mut hex = self.0.finalize().to_hex().to_string();
-        hex.truncate(32);
-        hex
+        short_hex(&self.0.finalize())
     }
 }
 

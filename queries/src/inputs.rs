@@ -75,3 +75,10 @@ impl SourceKind {
         }
     }
 }
+
+/// The stable ref of a source: `file://` and its path, or the `knowledge://` ref a note, a generated page
+/// or an index shard already is.
+#[must_use]
+pub fn source_ref(path: &str) -> String {
+    if path.starts_with("knowledge://") { path.to_string() } else { format!("file://{path}") }
+}

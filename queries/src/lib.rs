@@ -24,7 +24,7 @@ pub use facts::{LintFacts, Located, Suppression, WikiLinkFact};
 pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;
 pub use identifiers::identifier_parts;
-pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
+pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind, source_ref};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
 pub use text::{LineIndex, is_link_item, starts_list_item};

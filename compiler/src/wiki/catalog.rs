@@ -30,29 +30,28 @@ struct EntryRow {
     signals: Vec<Signal>,
 }
 
-/// What [`sync_catalog`] brings the inputs in line with.
-pub(super) struct CatalogSync<'a> {
-    pub(super) project: &'a Project,
+/// What changed in the index since the run the catalog's inputs may match.
+pub struct CatalogSync<'a> {
     /// Read every source: the index was rebuilt or the `[wiki]` settings changed.
-    pub(super) reseed: bool,
-    /// The run the inputs may match, so that only `changed` is read.
-    pub(super) prior_run: Option<&'a str>,
-    pub(super) changed: &'a [String],
-    /// The run whose index the inputs will match.
-    pub(super) run: &'a str,
+    pub reseed: bool,
+    /// The run the index held before this build: inputs that match it need only `changed` read again.
+    pub prior_run: Option<&'a str>,
+    /// The sources this build wrote or removed.
+    pub changed: &'a [String],
 }
 
-/// Brings the catalog's inputs in line with the index inside this build's transaction, and returns it.
-/// Inputs that match the prior run (kept by the `Compiler` that committed it) take only the changed
-/// sources' rows; others read every quotable source. A field is set only when its value changed, so salsa
-/// re-runs only what an edit reaches.
+/// Brings the catalog's inputs in line with the index as `run` leaves it (inside this build's transaction),
+/// and returns it. Inputs that match the prior run (kept by the `Compiler` that committed it) take only the
+/// changed sources' rows; others read every quotable source. A field is set only when its value changed, so
+/// salsa re-runs only what an edit reaches.
 pub(super) fn sync_catalog(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
+    project: &Project,
+    run: &str,
     sync: &CatalogSync<'_>,
 ) -> rusqlite::Result<Catalog> {
-    let project = sync.project;
     let wiki_config = &project.config.wiki;
     let settings = PlanSettings {
         min_sources: *wiki_config.min_sources.get_ref() as usize,
@@ -60,7 +59,6 @@ pub(super) fn sync_catalog(
         max_related: wiki_config.max_related as usize,
     };
     let wiki_folder = Layout::new(project).wiki_folder_in_project;
-    let field = wiki_config.section_field.as_deref();
     let mut state = match inputs.catalog.take() {
         Some(state) => state,
         None => CatalogInputs {
@@ -69,22 +67,15 @@ pub(super) fn sync_catalog(
             synced_run: None,
         },
     };
-    if !sync.reseed && state.matches(sync.prior_run) {
-        let rows = read_entries(conn, field, Some(sync.changed))?;
-        let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
-        for path in sync.changed.iter().filter(|path| !found.contains(*path)) {
-            state.entries.remove(path);
-        }
-        for row in rows {
-            set_entry(db, &mut state.entries, row);
-        }
-    } else {
-        let rows = read_entries(conn, field, None)?;
-        let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
-        state.entries.retain(|path, _| found.contains(path));
-        for row in rows {
-            set_entry(db, &mut state.entries, row);
-        }
+    let warm = !sync.reseed && state.matches(sync.prior_run);
+    let rows = read_entries(conn, wiki_config.section_field.as_deref(), warm.then_some(sync.changed))?;
+    // An entry goes when the index no longer holds its source as quotable: one of the changed sources, or
+    // when every source was read, any it did not return.
+    let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
+    let changed: HashSet<&String> = sync.changed.iter().collect();
+    state.entries.retain(|path, _| found.contains(path) || (warm && !changed.contains(path)));
+    for row in rows {
+        set_entry(db, &mut state.entries, row);
     }
     let catalog = state.catalog;
     let listed: Vec<CatalogEntry> = state.entries.values().copied().collect();
@@ -97,7 +88,7 @@ pub(super) fn sync_catalog(
     if catalog.wiki_folder(db) != &wiki_folder {
         catalog.set_wiki_folder(db).to(wiki_folder);
     }
-    state.synced_run = Some(sync.run.to_string());
+    state.synced_run = Some(run.to_string());
     inputs.catalog = Some(state);
     Ok(catalog)
 }

@@ -26,6 +26,7 @@ mod pages;
 mod shards;
 mod templates;
 
+pub use catalog::CatalogSync;
 use catalog::*;
 pub use files::{Drift, STAT_CACHE, drift, sync_files};
 pub use log::{complete_log, record_log};
@@ -116,12 +117,8 @@ pub struct StageContext<'a> {
     pub run_id: &'a str,
     /// Every page is rendered and stored again (the page rows' chunks were cleared with all others).
     pub full: bool,
-    /// The catalog is read whole: the index was rebuilt or the `[wiki]` settings changed.
-    pub reseed: bool,
-    /// The run the index held before this build: catalog inputs that match it need only `changed`.
-    pub prior_run: Option<&'a str>,
-    /// The sources this build wrote or removed.
-    pub changed: &'a [String],
+    /// What the catalog's inputs must read again.
+    pub catalog: CatalogSync<'a>,
     /// In a build whose catalog starts cold, when no source's plan inputs changed: the plan is the last
     /// build's, so only pages naming one of these sources (the changed ones) can differ from their rows, and
     /// the others' hashes are not computed. A kept `Compiler` has its memos and needs no such hint.
@@ -174,8 +171,8 @@ pub fn warm_catalog(
     run: &str,
 ) -> rusqlite::Result<()> {
     if !inputs.catalog_matches(Some(run)) {
-        let sync = CatalogSync { project, reseed: true, prior_run: None, changed: &[], run };
-        let catalog = sync_catalog(conn, db, inputs, &sync)?;
+        let sync = CatalogSync { reseed: true, prior_run: None, changed: &[] };
+        let catalog = sync_catalog(conn, db, inputs, project, run, &sync)?;
         for &page in wiki::planned_pages(db, catalog) {
             let _ = wiki::page_model_hash(db, catalog, page);
         }
@@ -204,14 +201,7 @@ pub fn compile(
 ) -> Result<Stage, StoreError> {
     let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
     let mut stage = Stage::default();
-    let sync = CatalogSync {
-        project: context.project,
-        reseed: context.reseed,
-        prior_run: context.prior_run,
-        changed: context.changed,
-        run: context.run_id,
-    };
-    let catalog = sync_catalog(conn, db, inputs, &sync).map_err(sql)?;
+    let catalog = sync_catalog(conn, db, inputs, context.project, context.run_id, &context.catalog).map_err(sql)?;
     set_templates(db, inputs, context.templates);
     let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
     let stored = stored_pages(conn).map_err(sql)?;

@@ -6,7 +6,7 @@
 //! - a source's signals are two fields: what the planner reads ([`PlanSignal`]: kind, text, rank) and where
 //!   each one stands ([`Excerpt`]), so an edit that only moves text changes the second and the plan is not
 //!   run again;
-//! - [`planned_pages`] runs the planner over every source's view and hands each page out as a
+//! - [`planned_pages`] runs the planner over every entry's plan signals and hands each page out as a
 //!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
 
@@ -160,7 +160,7 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
     let source_link = |entry: CatalogEntry| {
         let path = entry.path(db);
         SourceLink {
-            source_ref: format!("file://{path}"),
+            source_ref: crate::source_ref(path),
             path: path.clone(),
             title: entry.title(db).clone(),
             href: relative_href(&page_folder, path),
