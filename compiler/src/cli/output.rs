@@ -267,7 +267,7 @@ pub(crate) fn print_eval(out: &mut impl Write, report: &knowledge::eval::EvalRep
             ("Recall@10", format!("{:.4}", report.recall_at_10)),
             ("Recall@100", format!("{:.4}", report.recall_at_100)),
             ("MRR@10", format!("{:.4}", report.mrr_at_10)),
-            ("latency", format!("p50 {:.2} ms, p95 {:.2} ms", report.latency_ms.p50, report.latency_ms.p95)),
+            ("latency", report.latency_ms.to_string()),
         ],
     )
 }
@@ -294,7 +294,7 @@ pub(crate) fn print_judged(
                 "ask answered / declined",
                 format!("{:.1} % / {:.1} %", report.ask_answered * 100.0, report.ask_declined * 100.0),
             ),
-            ("latency", format!("p50 {:.2} ms, p95 {:.2} ms", report.latency_ms.p50, report.latency_ms.p95)),
+            ("latency", report.latency_ms.to_string()),
         ],
     )
 }

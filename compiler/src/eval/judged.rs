@@ -187,10 +187,6 @@ pub fn evaluate(
     }
     let scored = per_question.len();
     let mean = |total: f64, count: usize| if count == 0 { 0.0 } else { total / count as f64 };
-    latencies.sort_by(f64::total_cmp);
-    let percentile = |p: usize| {
-        latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied().unwrap_or(0.0)
-    };
     Ok(JudgedReport {
         mode,
         questions: scored,
@@ -203,7 +199,7 @@ pub fn evaluate(
         non_source_share_at_10: mean(totals[5], scored),
         ask_answered: mean(answered as f64, scored),
         ask_declined: mean(declined as f64, unanswerable),
-        latency_ms: Latency { p50: percentile(50), p95: percentile(95) },
+        latency_ms: Latency::of(latencies),
         per_question,
     })
 }

@@ -84,6 +84,23 @@ pub struct Latency {
     pub p95: f64,
 }
 
+impl Latency {
+    /// The median and 95th percentile of some timings, in milliseconds (0 for none).
+    #[must_use]
+    pub fn of(mut samples: Vec<f64>) -> Latency {
+        samples.sort_by(f64::total_cmp);
+        let percentile =
+            |p: usize| samples.get((samples.len() * p / 100).min(samples.len().saturating_sub(1))).copied();
+        Latency { p50: percentile(50).unwrap_or(0.0), p95: percentile(95).unwrap_or(0.0) }
+    }
+}
+
+impl std::fmt::Display for Latency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "p50 {:.2} ms, p95 {:.2} ms", self.p50, self.p95)
+    }
+}
+
 #[derive(Deserialize)]
 struct Document {
     #[serde(rename = "_id")]
@@ -183,9 +200,6 @@ pub fn evaluate(
         scored += 1;
     }
     let mean = |total: f64| if scored == 0 { 0.0 } else { total / f64::from(scored) };
-    latencies.sort_by(f64::total_cmp);
-    let percentile =
-        |p: usize| latencies.get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1))).copied();
     Ok(EvalReport {
         mode,
         documents: documents.len(),
@@ -194,7 +208,7 @@ pub fn evaluate(
         recall_at_10: mean(totals[1]),
         recall_at_100: mean(totals[2]),
         mrr_at_10: mean(totals[3]),
-        latency_ms: Latency { p50: percentile(50).unwrap_or(0.0), p95: percentile(95).unwrap_or(0.0) },
+        latency_ms: Latency::of(latencies),
         build_ms,
     })
 }
