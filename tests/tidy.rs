@@ -1,5 +1,5 @@
 //! Repository hygiene: every Rust file says what it is for in a `//!` doc on its first line, the top-level
-//! modules of `compiler/src` import each other without a cycle (they are layers), and the store (all SQL, at
+//! modules of `compiler/src` are layers, each importing only those below it, and the store (all SQL, at
 //! the bottom) depends on no module above it.
 
 use std::path::{Path, PathBuf};
@@ -53,52 +53,43 @@ fn the_store_depends_on_no_module_above_it() {
     assert!(above.is_empty(), "the store must not import feature modules: {above:#?}");
 }
 
+/// The layers of `compiler/src`, bottom first, as `lib.rs` declares them: each may import only the layers
+/// before it, so there is no cycle and a reader can learn the crate from the bottom up.
+const LAYERS: [&str; 9] = ["store", "config", "sources", "embeddings", "wiki", "lint", "build", "retrieval", "serve"];
+
 #[test]
-fn the_top_level_modules_import_each_other_without_a_cycle() {
+fn each_layer_imports_only_the_layers_below_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    // Each top-level module (a file, or a folder with its `mod.rs` or sibling file) and the modules it names.
-    let mut graph: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
+    let mut upward = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for file in rust_files(&src) {
         let relative = file.strip_prefix(&src).unwrap();
         let top =
             relative.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
-        if top == "main" || top == "lib" {
+        // The binary's own modules sit above every layer.
+        if top == "main" || top == "lib" || top == "cli" {
             continue;
         }
-        let named: Vec<String> = crate_modules_named(&file).into_iter().filter(|m| *m != top).collect();
-        graph.entry(top).or_default().extend(named);
-    }
-    assert!(graph.len() > 10, "the walk found the modules: {graph:?}");
-    // Depth-first search; a module met again while it is on the path closes a cycle.
-    fn visit(
-        module: &str,
-        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut std::collections::BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(at) = path.iter().position(|m| m == module) {
-            let mut cycle = path[at..].to_vec();
-            cycle.push(module.to_string());
-            return Some(cycle);
-        }
-        if !done.insert(module.to_string()) {
-            return None;
-        }
-        path.push(module.to_string());
-        for next in graph.get(module).into_iter().flatten() {
-            if let Some(cycle) = visit(next, graph, path, done) {
-                return Some(cycle);
+        let Some(level) = LAYERS.iter().position(|layer| *layer == top) else {
+            panic!("`{}` is in no layer: add it to LAYERS (and to lib.rs in the same order)", relative.display());
+        };
+        seen.insert(top.clone());
+        for named in crate_modules_named(&file) {
+            match LAYERS.iter().position(|layer| *layer == named) {
+                Some(other) if other < level || named == top => {}
+                _ => upward.push(format!("{}: crate::{named}", relative.display())),
             }
         }
-        path.pop();
-        None
     }
-    let mut done = std::collections::BTreeSet::new();
-    for module in graph.keys() {
-        if let Some(cycle) = visit(module, &graph, &mut Vec::new(), &mut done) {
-            panic!("an import cycle between top-level modules: {}", cycle.join(" -> "));
-        }
-    }
+    assert_eq!(seen.len(), LAYERS.len(), "every layer has code: {seen:?}");
+    assert!(upward.is_empty(), "imports of a layer at or above the importer's own: {upward:#?}");
+}
+
+#[test]
+fn lib_declares_the_layers_in_order() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let declared: Vec<&str> = lib.lines().filter_map(|line| line.strip_prefix("pub mod ")?.strip_suffix(';')).collect();
+    assert_eq!(declared, LAYERS, "lib.rs declares the layers bottom first");
 }
 
 fn rust_files(path: &Path) -> Vec<PathBuf> {

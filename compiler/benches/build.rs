@@ -121,28 +121,28 @@ fn bench_corpus(name: &str, source: &Path) -> String {
 
     let in_process = |mode| {
         let conn = knowledge::store::open_read_only(&index_dir.join("knowledge.db")).unwrap();
-        let access = knowledge::access::Access::load(&conn, None).unwrap();
+        let access = knowledge::retrieval::access::Access::load(&conn, None).unwrap();
         let mut times: Vec<Duration> = queries
             .iter()
             .cycle()
             .take(200)
             .map(|query| {
                 let start = Instant::now();
-                let request = knowledge::search::SearchRequest {
+                let request = knowledge::retrieval::search::SearchRequest {
                     query: query.clone(),
                     mode,
                     limit: 10,
                     kinds: Vec::new(),
-                    highlight: knowledge::search::Highlight::Markdown,
+                    highlight: knowledge::retrieval::search::Highlight::Markdown,
                 };
-                let response = knowledge::search::search(&conn, &request, &access).unwrap();
+                let response = knowledge::retrieval::search::search(&conn, &request, &access).unwrap();
                 assert!(!response.degraded);
                 start.elapsed()
             })
             .collect();
         percentiles(&mut times)
     };
-    let (in_p50, in_p95) = in_process(knowledge::search::SearchMode::Keyword);
+    let (in_p50, in_p95) = in_process(knowledge::retrieval::search::SearchMode::Keyword);
     // Hybrid, with the `fake` provider's 384-dimension vectors (the query embeds in process, so this is the
     // retrieval and fusion cost without a model's): the generation is built, then searched 200 times.
     std::fs::write(
@@ -151,7 +151,7 @@ fn bench_corpus(name: &str, source: &Path) -> String {
     )
     .unwrap();
     Compiler::new().build(&Project::load(&root.join("kc.toml")).unwrap(), &Silent).unwrap();
-    let (hybrid_p50, hybrid_p95) = in_process(knowledge::search::SearchMode::Hybrid);
+    let (hybrid_p50, hybrid_p95) = in_process(knowledge::retrieval::search::SearchMode::Hybrid);
 
     let mb = bytes as f64 / 1e6;
     println!(

@@ -3,28 +3,25 @@
 //! The driver: it reads files and `kc.toml`, sets the salsa inputs of `knowledge-queries`, runs the queries,
 //! writes the index, and answers searches from it. See `docs/architecture.md` for the map.
 
-pub mod access;
-pub mod ask;
-pub mod build;
-pub mod config;
-pub mod context;
-pub mod db;
-pub mod embeddings;
-pub mod eval;
-pub mod init;
-pub mod lint;
-pub mod lint_command;
-pub mod mcp;
-pub mod minhash;
-pub mod notes;
-pub mod reader;
-pub mod rules;
-pub mod search;
-pub mod sources;
+// The layers, bottom first: each imports only the ones above it in this list (`tests/tidy.rs` checks it).
+// Blank lines keep rustfmt from sorting them.
 pub mod store;
-pub mod vcs;
-pub mod watch;
+
+pub mod config;
+
+pub mod sources;
+
+pub mod embeddings;
+
 pub mod wiki;
+
+pub mod lint;
+
+pub mod build;
+
+pub mod retrieval;
+
+pub mod serve;
 
 /// An error and its causes on one line, `: `-separated, for answers and warnings that are one line.
 #[must_use]

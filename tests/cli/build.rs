@@ -44,6 +44,29 @@ fn init_writes_a_config_and_starter_pages_and_refuses_to_overwrite() {
 }
 
 #[test]
+fn the_stored_run_summary_is_the_one_the_build_printed() {
+    let test = fixture();
+    test.write("docs/more.md", "# More\n\nSee [[Ownership]] and [[Lifetimes]].\n");
+    let stored = |test: &CliTest| -> serde_json::Value {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        let text: String =
+            conn.query_row("SELECT summary FROM runs ORDER BY rowid DESC LIMIT 1", [], |r| r.get(0)).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let first = test.build();
+    assert!(first["pages"]["written"].as_u64().unwrap() > 0, "files are written after the commit: {first:#}");
+    assert_eq!(stored(&test), first, "stage times, files and query counts included");
+    test.write("docs/lifetimes.md", "# Lifetimes\n\nLifetimes name scopes, and [[Ownership]] too.\n");
+    let edit = test.build();
+    assert_eq!(edit["wrote"], true);
+    assert_eq!(stored(&test), edit);
+    // A build that writes nothing records no run: the stored summary stays the last writing build's.
+    let noop = test.build();
+    assert_eq!(noop["wrote"], false);
+    assert_eq!(stored(&test), edit);
+}
+
+#[test]
 fn first_build_indexes_everything_and_lays_out_the_output_folder() {
     let test = fixture();
     let summary = test.build();

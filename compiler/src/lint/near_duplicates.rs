@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use crate::minhash::{BANDS, ROWS, Signature, jaccard, mix, shingle_set, signature_from_bytes};
+use crate::sources::minhash::{BANDS, ROWS, Signature, jaccard, mix, shingle_set, signature_from_bytes};
 
 /// A chunk to compare: where it is, its signature, and where its text is.
 #[derive(Debug, Clone)]
@@ -132,7 +132,7 @@ pub(super) fn near_duplicates<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::minhash::{signature, signature_bytes};
+    use crate::sources::minhash::{signature, signature_bytes};
 
     fn chunk(path: &str, text: &str) -> ChunkText {
         ChunkText {

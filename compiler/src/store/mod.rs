@@ -352,6 +352,14 @@ impl Store {
         statement.query_map([source_id], |row| row.get(0)).and_then(Iterator::collect).map_err(|e| self.wrap(e))
     }
 
+    /// Replaces a run's stored summary with the build's final one (JSON), which only the end of the build
+    /// knows: its files, its stage times, its wall time. So the summary `runs` keeps is the one the build
+    /// printed. A build killed before this keeps the summary its commit wrote.
+    pub fn record_summary(&self, run_id: &str, summary: &str) -> Result<(), StoreError> {
+        self.conn.execute("UPDATE runs SET summary = ?2 WHERE id = ?1", [run_id, summary]).map_err(|e| self.wrap(e))?;
+        Ok(())
+    }
+
     /// Opens a transaction for a stage that writes after the build's commit (the embeddings): its rows,
     /// then the run's final summary, at once.
     pub fn begin_stage(&mut self) -> Result<StageTransaction<'_>, StoreError> {

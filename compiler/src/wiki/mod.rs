@@ -16,7 +16,7 @@ use salsa::{Durability, Setter};
 use serde::Serialize;
 
 use crate::config::Project;
-use crate::db::KnowledgeDb;
+use crate::sources::db::KnowledgeDb;
 use crate::store::{self, ChunkRow, RunEvent, SourceRow, StoreError};
 
 mod catalog;

@@ -174,7 +174,7 @@ fn relevant(path: &Path, root: &Path, output_dir: &Path, generated: &HashSet<Str
         let inside = as_text(inside);
         let name = inside.rsplit('/').next().unwrap_or_default();
         let hand_written = inside.starts_with("wiki/") && !generated.contains(&inside) && !name.starts_with('.');
-        if !(hand_written || inside == crate::notes::NOTES_FILE) {
+        if !(hand_written || inside == crate::sources::notes::NOTES_FILE) {
             return None;
         }
     }

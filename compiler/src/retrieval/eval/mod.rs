@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::build::{Compiler, Silent};
 use crate::config::Project;
-use crate::search::{self, Highlight, SearchRequest};
+use crate::retrieval::search::{self, Highlight, SearchRequest};
 use crate::store;
 
 pub mod judged;
@@ -53,11 +53,11 @@ pub enum Mode {
 
 impl Mode {
     #[must_use]
-    pub fn search_mode(self) -> crate::search::SearchMode {
+    pub fn search_mode(self) -> crate::retrieval::search::SearchMode {
         match self {
-            Mode::Keyword => crate::search::SearchMode::Keyword,
-            Mode::Semantic => crate::search::SearchMode::Semantic,
-            Mode::Hybrid => crate::search::SearchMode::Hybrid,
+            Mode::Keyword => crate::retrieval::search::SearchMode::Keyword,
+            Mode::Semantic => crate::retrieval::search::SearchMode::Semantic,
+            Mode::Hybrid => crate::retrieval::search::SearchMode::Hybrid,
         }
     }
 }
@@ -156,9 +156,9 @@ pub fn evaluate(
     let build_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let conn = store::open_read_only(&project.output_dir().join(store::DB_FILE))?;
-    let access = crate::access::Access::load(&conn, None).map_err(|e| match e {
-        crate::access::AccessError::Sqlite(e) => EvalError::Search(e),
-        crate::access::AccessError::Unknown { .. } => unreachable!("the default principal always exists"),
+    let access = crate::retrieval::access::Access::load(&conn, None).map_err(|e| match e {
+        crate::retrieval::access::AccessError::Sqlite(e) => EvalError::Search(e),
+        crate::retrieval::access::AccessError::Unknown { .. } => unreachable!("the default principal always exists"),
     })?;
     let ids: HashMap<String, &str> =
         documents.iter().map(|d| (format!("corpus/{}.md", file_name(&d.id)), d.id.as_str())).collect();

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::search::{self, Highlight, SearchRequest};
+use crate::retrieval::search::{self, Highlight, SearchRequest};
 
 /// The schema name and version every pack carries.
 pub const SCHEMA: &str = "knowledge-agent-context-pack";
@@ -100,7 +100,7 @@ pub fn pack(
     query: &str,
     max_tokens: usize,
     max_items: usize,
-    access: &crate::access::Access,
+    access: &crate::retrieval::access::Access,
 ) -> rusqlite::Result<ContextPack> {
     let request = SearchRequest {
         query: query.to_string(),

@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::access::Access;
-use crate::search::{Citation, SourceRef};
+use crate::retrieval::access::Access;
+use crate::retrieval::search::{Citation, SourceRef};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReaderError {
@@ -672,7 +672,7 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
         search_modes: if model.is_some() { vec!["keyword", "semantic", "hybrid"] } else { vec!["keyword"] },
         degraded: model.is_none() || pending > 0,
         degraded_reason: match (&model, pending) {
-            (None, _) => Some(crate::search::NO_EMBEDDINGS.to_string()),
+            (None, _) => Some(crate::retrieval::search::NO_EMBEDDINGS.to_string()),
             (Some(_), 0) => None,
             (Some(_), n) => Some(format!("{n} chunks are waiting for their embeddings; the next build retries them")),
         },

@@ -23,8 +23,8 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::{EvalError, Latency, Mode, score};
-use crate::access::Access;
-use crate::search::{self, Highlight, ResultKind, SearchRequest};
+use crate::retrieval::access::Access;
+use crate::retrieval::search::{self, Highlight, ResultKind, SearchRequest};
 
 /// Every chunk's id and heading path, by source path.
 type ChunkSections = HashMap<String, Vec<(String, Vec<String>)>>;
@@ -134,7 +134,7 @@ pub fn evaluate(
     let (mut answered, mut declined, mut unanswerable) = (0, 0, 0);
     let mut latencies = Vec::new();
     for question in questions {
-        let asked = crate::ask::answer(conn, &question.text, 600, access).map_err(EvalError::Search)?;
+        let asked = crate::retrieval::ask::answer(conn, &question.text, 600, access).map_err(EvalError::Search)?;
         if question.judgments.is_empty() {
             unanswerable += 1;
             declined += usize::from(!asked.found);

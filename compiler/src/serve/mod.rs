@@ -24,9 +24,9 @@ use serde::Deserialize;
 mod transport;
 pub use transport::{serve_http, serve_stdio};
 
-use crate::access::Access;
-use crate::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
-use crate::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
+use crate::retrieval::access::Access;
+use crate::retrieval::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
+use crate::retrieval::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use crate::store;
 
 /// The MCP server: a pool of read-only connections to the index file, and its tools.
@@ -299,11 +299,11 @@ impl KnowledgeServer {
     async fn knowledge_context_pack(
         &self,
         Parameters(args): Parameters<ContextPackArgs>,
-    ) -> Result<Json<crate::context::ContextPack>, String> {
+    ) -> Result<Json<crate::retrieval::context::ContextPack>, String> {
         let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
         let max_items = args.max_items.unwrap_or(8) as usize;
         self.read(move |conn, access| {
-            crate::context::pack(conn, &args.query, max_tokens, max_items, access)
+            crate::retrieval::context::pack(conn, &args.query, max_tokens, max_items, access)
                 .map(Json)
                 .map_err(|e| crate::error_chain(&e))
         })

@@ -5,9 +5,9 @@
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::access::Access;
-use crate::context::{self, ContextPack};
-use crate::search;
+use crate::retrieval::access::Access;
+use crate::retrieval::context::{self, ContextPack};
+use crate::retrieval::search;
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;

@@ -3,6 +3,9 @@
 //! Unknown keys, wrong types and invalid values are errors that name the file, line and column: a typo in
 //! a config file must never be silently ignored. See `docs/configuration.md`.
 
+pub mod init;
+pub mod rules;
+
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -197,7 +200,7 @@ pub struct LintConfig {
     /// Rules that do not run.
     pub disable: Vec<Spanned<String>>,
     /// A severity per rule code, overriding its default.
-    pub severity: std::collections::BTreeMap<Spanned<String>, crate::rules::Severity>,
+    pub severity: std::collections::BTreeMap<Spanned<String>, crate::config::rules::Severity>,
     /// Literal text (case-sensitive) that marks an unresolved contradiction.
     pub contradiction_patterns: Vec<String>,
     /// An unresolved wikilink target linked from at least this many sources is a new-article candidate.
@@ -409,13 +412,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     }
     let lint = &config.lint;
     for code in lint.enable.iter().chain(&lint.disable).chain(lint.severity.keys()) {
-        if crate::rules::rule(code.get_ref()).is_none() {
+        if crate::config::rules::rule(code.get_ref()).is_none() {
             return Err(invalid(
                 Some(code.span()),
                 format!(
                     "unknown lint rule `{}`; the rules are: {}",
                     code.get_ref(),
-                    crate::rules::rule_codes().join(", ")
+                    crate::config::rules::rule_codes().join(", ")
                 ),
             ));
         }

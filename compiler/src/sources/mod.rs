@@ -6,6 +6,11 @@
 //! that cannot be sources (binary, invalid UTF-8, too large, unreadable, symlink loops, symlinks that lead
 //! outside the project) are skipped with a reason that names the file, and the build goes on.
 
+pub mod db;
+pub mod minhash;
+pub mod notes;
+pub mod vcs;
+
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -242,8 +247,8 @@ pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: 
                 end_offset: chunk.end,
                 start_line: chunk.start_line,
                 end_line: chunk.end_line,
-                minhash: if signatures { crate::minhash::signature(slice) } else { None }
-                    .map(|signature| crate::minhash::signature_bytes(&signature)),
+                minhash: if signatures { crate::sources::minhash::signature(slice) } else { None }
+                    .map(|signature| crate::sources::minhash::signature_bytes(&signature)),
             }
         })
         .collect()

@@ -15,14 +15,14 @@ use serde::Serialize;
 
 mod near_duplicates;
 
-pub use crate::minhash::{Signature, signature, signature_bytes, signature_from_bytes};
+pub use crate::sources::minhash::{Signature, signature, signature_bytes, signature_from_bytes};
 pub use near_duplicates::{Body, ChunkText};
 
 use crate::config::Project;
 use crate::sources::Skipped;
 use crate::store;
 
-pub use crate::rules::{RULES, Rule, Severity, rule, rule_codes};
+pub use crate::config::rules::{RULES, Rule, Severity, rule, rule_codes};
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,6 +6,9 @@
 //! match too, or every source is re-derived. Within one process, the salsa database memoizes the queries,
 //! so a `Compiler` kept alive (tests, a future watch mode) re-runs only what an edit invalidated.
 
+pub mod lint;
+pub mod watch;
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
@@ -19,7 +22,7 @@ use salsa::{Durability, Setter};
 use serde::Serialize;
 
 use crate::config::Project;
-use crate::db::KnowledgeDb;
+use crate::sources::db::KnowledgeDb;
 use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{
     self, BuildWrite, DB_FILE, LOCK_FILE, Prior, PriorSource, RunEvent, RunRow, SourceRow, StatRow, Store, StoreError,
@@ -488,6 +491,7 @@ impl Compiler {
             } else {
                 None
             };
+            // The summary as the commit knows it; the build's end replaces it with the printed one.
             let mut recorded = summary.clone();
             recorded.queries.executed = self.db.executed_queries() - queries_before;
             recorded.wall_ms = elapsed_ms(clock);
@@ -497,7 +501,7 @@ impl Compiler {
                 finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
                 tool_version: env!("CARGO_PKG_VERSION").to_string(),
                 fingerprint,
-                vcs: serde_json::to_string(&crate::vcs::context(&project.root)).expect("context serializes"),
+                vcs: serde_json::to_string(&crate::sources::vcs::context(&project.root)).expect("context serializes"),
                 summary: serde_json::to_string(&recorded).expect("summary serializes"),
             };
             tx.commit(&run, &stage.events, findings.as_deref())?;
@@ -552,6 +556,9 @@ impl Compiler {
         stages.write = lap(&mut stage_clock);
         summary.stages_ms = stages;
         summary.wall_ms = elapsed_ms(clock);
+        if let Some(run_id) = &summary.run_id {
+            store.record_summary(run_id, &serde_json::to_string(&summary).expect("summary serializes"))?;
+        }
         Ok(summary)
     }
 
@@ -713,7 +720,7 @@ fn check_output_folder(project: &Project) -> Result<(), crate::config::ConfigErr
     // The tool's own files: the index and its journal, the stat cache, the lock, the notes, temporary files.
     let own = |name: &str| {
         name.starts_with(DB_FILE)
-            || [wiki::STAT_CACHE, LOCK_FILE, crate::notes::NOTES_FILE].contains(&name)
+            || [wiki::STAT_CACHE, LOCK_FILE, crate::sources::notes::NOTES_FILE].contains(&name)
             || name.starts_with('.')
     };
     for entry in entries.flatten() {
@@ -806,11 +813,11 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
 /// which changed. A notes file that cannot be read is reported as skipped, and its notes lose their rows.
 fn add_notes(project: &Project, walk: &mut sources::Walk) {
     let output_dir = project.output_dir();
-    let file = output_dir.join(crate::notes::NOTES_FILE);
+    let file = output_dir.join(crate::sources::notes::NOTES_FILE);
     let mtime_ns = std::fs::metadata(&file).map_or(0, |metadata| sources::mtime_ns(&metadata));
-    match crate::notes::load(&output_dir) {
+    match crate::sources::notes::load(&output_dir) {
         Ok(notes) => walk.files.extend(notes.into_iter().map(|note| FoundFile {
-            path: format!("{}{}", crate::notes::NOTE_PREFIX, note.id),
+            path: format!("{}{}", crate::sources::notes::NOTE_PREFIX, note.id),
             absolute: file.clone(),
             size: note.text.len() as u64,
             mtime_ns,
@@ -818,7 +825,7 @@ fn add_notes(project: &Project, walk: &mut sources::Walk) {
         })),
         Err(error) => walk
             .skipped
-            .push(Skipped { path: crate::notes::NOTES_FILE.to_string(), reason: crate::error_chain(&error) }),
+            .push(Skipped { path: crate::sources::notes::NOTES_FILE.to_string(), reason: crate::error_chain(&error) }),
     }
 }
 
@@ -978,10 +985,10 @@ fn source_row(
             &item.text,
             &outline.title,
             chunks,
-            !path.starts_with(crate::notes::NOTE_PREFIX),
+            !path.starts_with(crate::sources::notes::NOTE_PREFIX),
         ),
         // Notes are not concepts' sources: they have no path a page could link to.
-        signals: if path.starts_with(crate::notes::NOTE_PREFIX) { Vec::new() } else { signals.to_vec() },
+        signals: if path.starts_with(crate::sources::notes::NOTE_PREFIX) { Vec::new() } else { signals.to_vec() },
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::access::Access;
+use crate::retrieval::access::Access;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
@@ -206,7 +206,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The kind of a result, by its source's path.
 fn result_kind(path: &str) -> ResultKind {
-    if path.starts_with(crate::notes::NOTE_PREFIX) {
+    if path.starts_with(crate::sources::notes::NOTE_PREFIX) {
         ResultKind::LegacyItem
     } else if path.starts_with(crate::wiki::PAGE_PREFIX) {
         ResultKind::WikiPage

@@ -1,0 +1,128 @@
+//! `knowledge build`: one build, `--check` (what a build would do, written nowhere), or `--watch`.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use knowledge::build::Compiler;
+use knowledge::config::Project;
+use knowledge::escape;
+
+use super::Invocation;
+use super::output::{print, print_build};
+use super::progress::{Bars, Quiet};
+
+#[derive(clap::Args)]
+pub(crate) struct BuildArgs {
+    /// Print the build summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Write nothing; exit 1 when a build would change the index, listing why (a CI gate).
+    #[arg(long, conflicts_with = "watch")]
+    check: bool,
+    /// Keep running: watch the project and build again after each change, one line per build.
+    #[arg(long)]
+    watch: bool,
+}
+
+pub(crate) fn run(args: BuildArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let project = Project::discover(&at.start)?;
+    if args.watch {
+        let root = project.root.clone();
+        knowledge::build::watch::watch(&project.config_path, &Quiet, |rebuild| {
+            print_rebuild(args.json, &root, rebuild).is_ok()
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.check {
+        return check(&project, args.json);
+    }
+    let show_progress = !args.json && std::io::stderr().is_terminal();
+    let summary = if show_progress {
+        Compiler::new().build(&project, &Bars::default())?
+    } else {
+        Compiler::new().build(&project, &Quiet)?
+    };
+    let mut stderr = std::io::stderr().lock();
+    for skipped in &summary.skipped {
+        writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;
+    }
+    for path in &summary.blocked {
+        writeln!(stderr, "warning: not writing `{}`: a file the build did not generate is in its place", escape(path))?;
+    }
+    if let Some(reason) = summary.embeddings.as_ref().and_then(|e| e.degraded.as_ref()) {
+        writeln!(stderr, "warning: embeddings incomplete, semantic search is degraded: {reason}")?;
+    }
+    print(args.json, &summary, |out| print_build(out, &project.root, &summary))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--check`: exit 1 when a build would change the index, listing why.
+fn check(project: &Project, json: bool) -> anyhow::Result<ExitCode> {
+    let check = knowledge::build::check(project)?;
+    print(json, &check, |out| {
+        if let Some(reason) = &check.reason {
+            writeln!(out, "every source would be re-derived: {reason}")?;
+        }
+        for work in &check.work {
+            writeln!(out, "would run: {work}")?;
+        }
+        for (label, paths) in [("added", &check.added), ("changed", &check.changed), ("removed", &check.removed)] {
+            for path in paths {
+                writeln!(out, "{label}: {}", escape(path))?;
+            }
+        }
+        for drift in &check.artifacts {
+            writeln!(out, "{}: {} (generated)", drift.state, escape(&drift.path))?;
+        }
+        if check.up_to_date {
+            writeln!(out, "the index is up to date")
+        } else {
+            writeln!(out, "the index is out of date")
+        }
+    })?;
+    Ok(if check.up_to_date { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// One line per build of `--watch`: what changed, what was derived again, how long from the first change
+/// to the committed index; or one JSON object per line with `--json`. Warnings go to stderr.
+fn print_rebuild(json: bool, root: &Path, rebuild: &knowledge::build::watch::Rebuild) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let ms = rebuild.latency.as_secs_f64() * 1000.0;
+    let changed: Vec<String> = rebuild.changed.iter().map(|path| escape(path).into_owned()).collect();
+    match &rebuild.outcome {
+        Err(error) => {
+            writeln!(std::io::stderr(), "error: {}", escape(error))?;
+            if json {
+                let line = serde_json::json!({"changed": rebuild.changed, "error": error, "latency_ms": ms});
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(summary) if json => {
+            let mut line = serde_json::to_value(summary).map_err(std::io::Error::other)?;
+            line["changed"] = serde_json::json!(rebuild.changed);
+            line["latency_ms"] = serde_json::json!(ms);
+            writeln!(out, "{line}")?;
+        }
+        Ok(summary) if rebuild.changed.is_empty() => print_build(&mut out, root, summary)?,
+        Ok(summary) => {
+            let (s, c, p) = (&summary.sources, &summary.chunks, &summary.pages);
+            let what = if summary.wrote {
+                format!(
+                    "{} added, {} changed, {} removed; {} chunks computed, {} reused; {} queries; {} pages rendered",
+                    s.added, s.changed, s.removed, c.computed, c.reused, summary.queries.executed, p.rendered
+                )
+            } else {
+                "nothing to rebuild".to_string()
+            };
+            writeln!(out, "{ms:.1} ms  {}: {what}", changed.join(", "))?;
+        }
+    }
+    if let Ok(summary) = &rebuild.outcome {
+        let mut stderr = std::io::stderr().lock();
+        for skipped in &summary.skipped {
+            writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;
+        }
+    }
+    out.flush()
+}

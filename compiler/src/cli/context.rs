@@ -1,0 +1,46 @@
+//! `knowledge context pack`: the best cited excerpts for a query within a hard token budget.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::Invocation;
+use super::output::{open_as, print};
+
+#[derive(clap::Args)]
+pub(crate) struct PackArgs {
+    query: String,
+    /// The budget: a hard limit, counting ceil(UTF-8 bytes / 4) per excerpt and citation ref.
+    #[arg(long, default_value_t = 2000)]
+    max_tokens: usize,
+    #[arg(long, default_value_t = 8)]
+    max_items: usize,
+    /// Print the pack as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The index file to read, instead of the one kc.toml names.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let (index, conn, access) = open_as(args.db, &at.start, at.principal())?;
+    let pack = knowledge::retrieval::context::pack(&conn, &args.query, args.max_tokens, args.max_items, &access)
+        .with_context(|| format!("packing context from `{}`", index.display()))?;
+    print(args.json, &pack, |out| {
+        for item in &pack.items {
+            writeln!(out, "## {}\n[{}]\n\n{}\n", item.title, item.reference, item.text)?;
+        }
+        writeln!(
+            out,
+            "{} excerpts, {} of {} tokens ({})",
+            pack.items.len(),
+            pack.budget.used_tokens,
+            pack.budget.max_tokens,
+            pack.budget.counting
+        )
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

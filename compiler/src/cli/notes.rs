@@ -1,0 +1,46 @@
+//! `knowledge add` and `knowledge notes list|rm`: the notes store, which the next build indexes.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use knowledge::config::Project;
+use knowledge::sources::notes::NOTE_PREFIX;
+
+use super::Invocation;
+use super::output::print;
+
+#[derive(clap::Args)]
+pub(crate) struct AddArgs {
+    /// The note's text.
+    text: String,
+}
+
+pub(crate) fn add(args: AddArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let project = Project::discover(&at.start)?;
+    let note = knowledge::sources::notes::add(&project.output_dir(), &args.text)?;
+    writeln!(std::io::stdout(), "added {NOTE_PREFIX}{} (the next `knowledge build` indexes it)", note.id)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn list(json: bool, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let project = Project::discover(&at.start)?;
+    let notes = knowledge::sources::notes::load(&project.output_dir())?;
+    print(json, &notes, |out| {
+        for note in &notes {
+            writeln!(out, "{NOTE_PREFIX}{}  {}", note.id, note.text.lines().next().unwrap_or_default())?;
+        }
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn remove(id: &str, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let project = Project::discover(&at.start)?;
+    let note = knowledge::sources::notes::remove(&project.output_dir(), id)?;
+    writeln!(
+        std::io::stdout(),
+        "removed {NOTE_PREFIX}{} (the next `knowledge build` drops it from the index)",
+        note.id
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
