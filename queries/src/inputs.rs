@@ -49,7 +49,7 @@ impl SourceKind {
     #[must_use]
     pub fn from_path(path: &str) -> Self {
         // Generated wiki pages are Markdown, whatever their ref looks like.
-        if path.starts_with("knowledge://wiki/") {
+        if crate::SourceRef::from_path(path).origin() == crate::Origin::Page {
             return SourceKind::Markdown;
         }
         let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
@@ -74,11 +74,4 @@ impl SourceKind {
             SourceKind::Text => "text/plain",
         }
     }
-}
-
-/// The stable ref of a source: `file://` and its path, or the `knowledge://` ref a note, a generated page
-/// or an index shard already is.
-#[must_use]
-pub fn source_ref(path: &str) -> String {
-    if path.starts_with("knowledge://") { path.to_string() } else { format!("file://{path}") }
 }

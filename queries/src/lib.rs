@@ -13,6 +13,7 @@ mod inputs;
 pub mod links;
 mod markdown;
 mod queries;
+mod source_ref;
 mod text;
 pub mod wiki;
 
@@ -24,9 +25,10 @@ pub use facts::{LintFacts, Located, Suppression, WikiLinkFact};
 pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;
 pub use identifiers::identifier_parts;
-pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind, source_ref};
+pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
+pub use source_ref::{Origin, SourceRef};
 pub use text::{LineIndex, is_link_item, starts_list_item};
 
 /// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.

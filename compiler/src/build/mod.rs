@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
 use knowledge_queries::{
-    Chunk, ChunkingSettings, LintFacts, LintSettings, Outline, SourceFile, SourceKind, chunks, concept_signals,
-    content_hash, lint_facts, outline, wiki::Signal,
+    Chunk, ChunkingSettings, LintFacts, LintSettings, Origin, Outline, SourceFile, SourceKind, SourceRef, chunks,
+    concept_signals, content_hash, lint_facts, outline, wiki::Signal,
 };
 use rayon::prelude::*;
 use salsa::{Durability, Setter};
@@ -817,7 +817,7 @@ fn add_notes(project: &Project, walk: &mut sources::Walk) {
     let mtime_ns = std::fs::metadata(&file).map_or(0, |metadata| sources::mtime_ns(&metadata));
     match crate::sources::notes::load(&output_dir) {
         Ok(notes) => walk.files.extend(notes.into_iter().map(|note| FoundFile {
-            path: format!("{}{}", crate::sources::notes::NOTE_PREFIX, note.id),
+            path: SourceRef::note(&note.id).path(),
             absolute: file.clone(),
             size: note.text.len() as u64,
             mtime_ns,
@@ -967,11 +967,13 @@ fn source_row(
     labels: String,
 ) -> SourceRow {
     let path = &item.found.path;
-    let uri = crate::sources::source_ref(path);
+    let source = SourceRef::from_path(path);
     let kind = SourceKind::from_path(path);
+    // Notes are not concepts' sources: they have no path a page could link to.
+    let is_note = source.origin() == Origin::Note;
     SourceRow {
         path: path.clone(),
-        uri,
+        uri: source.uri(),
         kind: kind.as_str(),
         mime: kind.mime(),
         size: item.found.size,
@@ -981,14 +983,8 @@ fn source_row(
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         labels,
-        chunks: crate::sources::chunk_rows(
-            &item.text,
-            &outline.title,
-            chunks,
-            !path.starts_with(crate::sources::notes::NOTE_PREFIX),
-        ),
-        // Notes are not concepts' sources: they have no path a page could link to.
-        signals: if path.starts_with(crate::sources::notes::NOTE_PREFIX) { Vec::new() } else { signals.to_vec() },
+        chunks: crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note),
+        signals: if is_note { Vec::new() } else { signals.to_vec() },
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use knowledge::config::Project;
-use knowledge::sources::notes::NOTE_PREFIX;
+use knowledge_queries::SourceRef;
 
 use super::Invocation;
 use super::output::print;
@@ -18,7 +18,7 @@ pub(crate) struct AddArgs {
 pub(crate) fn add(args: AddArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let project = Project::discover(&at.start)?;
     let note = knowledge::sources::notes::add(&project.output_dir(), &args.text)?;
-    writeln!(std::io::stdout(), "added {NOTE_PREFIX}{} (the next `knowledge build` indexes it)", note.id)?;
+    writeln!(std::io::stdout(), "added {} (the next `knowledge build` indexes it)", SourceRef::note(&note.id))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -27,7 +27,7 @@ pub(crate) fn list(json: bool, at: &Invocation) -> anyhow::Result<ExitCode> {
     let notes = knowledge::sources::notes::load(&project.output_dir())?;
     print(json, &notes, |out| {
         for note in &notes {
-            writeln!(out, "{NOTE_PREFIX}{}  {}", note.id, note.text.lines().next().unwrap_or_default())?;
+            writeln!(out, "{}  {}", SourceRef::note(&note.id), note.text.lines().next().unwrap_or_default())?;
         }
         Ok(())
     })?;
@@ -39,8 +39,8 @@ pub(crate) fn remove(id: &str, at: &Invocation) -> anyhow::Result<ExitCode> {
     let note = knowledge::sources::notes::remove(&project.output_dir(), id)?;
     writeln!(
         std::io::stdout(),
-        "removed {NOTE_PREFIX}{} (the next `knowledge build` drops it from the index)",
-        note.id
+        "removed {} (the next `knowledge build` drops it from the index)",
+        SourceRef::note(&note.id)
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -16,6 +16,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::config::{EmbeddingProvider, Project};
+use knowledge_queries::Origin;
 
 #[cfg(feature = "local-embeddings")]
 mod local;
@@ -497,16 +498,17 @@ impl EmbeddingPlan {
         )?;
         // A full reindex embeds every chunk again, as if no entry or vector existed.
         let missing: Vec<Missing> = conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
                  FROM chunks c JOIN sources s ON s.id = c.source_id
-                 WHERE s.path NOT LIKE 'knowledge://item/%'
+                 WHERE NOT {}
                    AND (?2 OR NOT EXISTS (SELECT 1 FROM vector_index_entries e
                                           WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
                                                 AND e.revision = c.revision
                                                 AND e.start_offset = c.start_offset
                                                 AND e.end_offset = c.end_offset))",
-            )?
+                Origin::Note.sql_condition("s.path")
+            ))?
             .query_map(params![model, full], |row| {
                 let title: String = row.get(1)?;
                 let body: String = row.get(2)?;
@@ -891,8 +893,10 @@ pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
     // Notes are not embedded, so they are never missing.
     let chunks: u64 = conn
         .query_row(
-            "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE s.path NOT LIKE 'knowledge://item/%'",
+            &format!(
+                "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source_id WHERE NOT {}",
+                Origin::Note.sql_condition("s.path")
+            ),
             [],
             |row| row.get::<_, i64>(0),
         )?

@@ -21,6 +21,7 @@ pub use near_duplicates::{Body, ChunkText};
 use crate::config::Project;
 use crate::sources::Skipped;
 use crate::store;
+use knowledge_queries::SourceRef;
 
 pub use crate::config::rules::{RULES, Rule, Severity, rule, rule_codes};
 
@@ -648,7 +649,7 @@ fn check_source_refs(files: &[FileFacts]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for file in files {
         for reference in &file.facts.source_refs {
-            let Some((path, revision)) = reference.value.trim_start_matches("file://").split_once('@') else {
+            let Some((path, revision)) = SourceRef::from_uri(&reference.value).name().split_once('@') else {
                 continue;
             };
             let revision = revision.split(['#', '?']).next().unwrap_or_default();

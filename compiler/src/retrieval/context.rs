@@ -55,7 +55,7 @@ pub struct PackItem {
     pub text: String,
     /// The excerpt was cut to fit the budget; its offsets and lines cover exactly `text`.
     pub truncated: bool,
-    pub source: search::SourceRef,
+    pub source: search::ResultSource,
     pub citation: search::Citation,
     pub tokens: usize,
     pub score: f64,
@@ -207,7 +207,7 @@ fn is_navigation(text: &str) -> bool {
 
 /// `file://PATH@REV12#Lstart-Lend` (`knowledge://item/ID@…` for a note).
 fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
-    let source = crate::sources::source_ref(path);
+    let source = knowledge_queries::SourceRef::from_path(path).uri();
     format!("{source}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
 }
 

@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::retrieval::access::Access;
-use crate::retrieval::search::{Citation, SourceRef};
+use crate::retrieval::search::{Citation, ResultSource};
+use knowledge_queries::{Origin, SourceRef};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReaderError {
@@ -61,7 +62,7 @@ pub struct ChunkDetail {
     pub title: String,
     pub heading_path: Vec<String>,
     pub text: String,
-    pub source: SourceRef,
+    pub source: ResultSource,
     pub citation: Citation,
     /// The design's provenance object (see docs/schema.md).
     pub provenance: serde_json::Value,
@@ -116,7 +117,8 @@ pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Re
     if let Some(chunk) = chunk_detail(conn, reference)?.filter(|c| access.can_read_path(&c.source.path)) {
         return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None, lines: None });
     }
-    let path = reference.strip_prefix("file://").unwrap_or(reference);
+    let path = SourceRef::from_uri(reference).path();
+    let path = path.as_str();
     let (path, fragment) = path.split_once('#').map_or((path, None), |(path, fragment)| (path, Some(fragment)));
     let path = path.trim_start_matches("./");
     let (path, cited_revision) = match path.rsplit_once('@') {
@@ -126,7 +128,7 @@ pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Re
         _ => (path, None),
     };
     // A bare slug names a generated page.
-    let page = (!path.contains('/')).then(|| format!("{}{path}", crate::wiki::PAGE_PREFIX));
+    let page = (!path.contains('/')).then(|| SourceRef::page(path).path());
     let found = match source_detail(conn, path)? {
         Some(source) => Some(source),
         None => match page {
@@ -217,7 +219,7 @@ fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDet
                 title: row.get(1)?,
                 heading_path: serde_json::from_str(&row.get::<_, String>(2)?).unwrap_or_default(),
                 text: row.get(3)?,
-                source: SourceRef { uri: row.get(4)?, path: row.get(5)?, revision: row.get(6)?, hash: row.get(7)? },
+                source: ResultSource { uri: row.get(4)?, path: row.get(5)?, revision: row.get(6)?, hash: row.get(7)? },
                 citation: Citation::from_row(row, 8)?,
                 provenance: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
             })
@@ -261,7 +263,7 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
             Ok(ChunkSummary { id: row.get(0)?, title: row.get(1)?, start_line: row.get(2)?, end_line: row.get(3)? })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    if let Some(slug) = detail.path.strip_prefix(crate::wiki::PAGE_PREFIX) {
+    if let Some(slug) = SourceRef::from_path(&detail.path).page_slug() {
         detail.backlinks = conn
             .prepare_cached(
                 "SELECT from_ref, line, kind FROM wiki_backlinks WHERE page = ?1 ORDER BY kind, from_ref, line",
@@ -270,9 +272,10 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
             .collect::<rusqlite::Result<_>>()?;
     } else {
         detail.cited_by = conn
-            .prepare_cached(
-                "SELECT DISTINCT 'knowledge://wiki/' || page FROM citations WHERE source_ref = ?1 ORDER BY 1",
-            )?
+            .prepare_cached(&format!(
+                "SELECT DISTINCT '{}' || page FROM citations WHERE source_ref = ?1 ORDER BY 1",
+                Origin::Page.prefix()
+            ))?
             .query_map([&detail.uri], |row| row.get(0))?
             .collect::<rusqlite::Result<_>>()?;
     }
@@ -379,11 +382,12 @@ pub fn list(
     match kind {
         ListKind::Sources | ListKind::Notes => {
             let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
-            let notes = if kind == ListKind::Notes { "LIKE 'knowledge://item/%'" } else { "NOT LIKE 'knowledge://%'" };
+            let origin = if kind == ListKind::Notes { Origin::Note } else { Origin::File };
             let mut items: Vec<SourceItem> = conn
                 .prepare_cached(&format!(
                     "SELECT uri, path, title, kind, revision, size, chunk_count FROM sources
-                     WHERE path > ?1 AND path {notes} AND {} ORDER BY path LIMIT ?2",
+                     WHERE path > ?1 AND {} AND {} ORDER BY path LIMIT ?2",
+                    origin.sql_condition("path"),
                     access.source_filter("id")
                 ))?
                 .query_map(params![after, fetch], |row| {
@@ -418,7 +422,7 @@ pub fn list(
                 .query_map(params![after, fetch], |row| {
                     let slug: String = row.get(0)?;
                     Ok(PageItem {
-                        uri: format!("{}{slug}", crate::wiki::PAGE_PREFIX),
+                        uri: SourceRef::page(&slug).path(),
                         slug,
                         title: row.get(1)?,
                         section: row.get(2)?,
@@ -444,11 +448,7 @@ pub fn list(
                 .query_map(params![after, fetch], |row| {
                     let section: String = row.get(0)?;
                     Ok(IndexItem {
-                        uri: format!(
-                            "{}{}",
-                            crate::wiki::INDEX_PREFIX,
-                            if section.is_empty() { "root" } else { &section }
-                        ),
+                        uri: SourceRef::shard(if section.is_empty() { "root" } else { &section }).path(),
                         section,
                         path: row.get(1)?,
                         json_path: row.get(2)?,
@@ -662,7 +662,7 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
         format_version,
         sources: count(&format!(
             "SELECT count(*) FROM sources WHERE {} AND {}",
-            crate::store::NOT_GENERATED,
+            crate::store::not_generated(),
             access.source_filter("id")
         ))?,
         chunks: count(&format!("SELECT count(*) FROM chunks WHERE {}", access.source_filter("source_id")))?,

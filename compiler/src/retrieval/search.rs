@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::retrieval::access::Access;
+use knowledge_queries::{Origin, SourceRef};
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
@@ -124,7 +125,7 @@ pub struct SearchResult {
     #[serde(serialize_with = "rounded")]
     pub score: f64,
     pub scores: Scores,
-    pub source: SourceRef,
+    pub source: ResultSource,
     pub citation: Citation,
     pub reason: Vec<&'static str>,
     /// Other sources holding this result's text word for word (copies are returned once).
@@ -168,7 +169,7 @@ fn rounded_some<S: serde::Serializer>(value: &Option<f64>, serializer: S) -> Res
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct SourceRef {
+pub struct ResultSource {
     pub uri: String,
     pub path: String,
     pub revision: String,
@@ -206,14 +207,11 @@ const STOPWORDS: &[&str] = &[
 
 /// The kind of a result, by its source's path.
 fn result_kind(path: &str) -> ResultKind {
-    if path.starts_with(crate::sources::notes::NOTE_PREFIX) {
-        ResultKind::LegacyItem
-    } else if path.starts_with(crate::wiki::PAGE_PREFIX) {
-        ResultKind::WikiPage
-    } else if path.starts_with(crate::wiki::INDEX_PREFIX) {
-        ResultKind::IndexEntry
-    } else {
-        ResultKind::SourceChunk
+    match SourceRef::from_path(path).origin() {
+        Origin::Note => ResultKind::LegacyItem,
+        Origin::Page => ResultKind::WikiPage,
+        Origin::Shard => ResultKind::IndexEntry,
+        Origin::File => ResultKind::SourceChunk,
     }
 }
 
@@ -351,7 +349,7 @@ fn finish(
     let mut entry_page = conn.prepare_cached("SELECT identifiers FROM chunks WHERE seq = ?1")?;
     for result in &mut results {
         result.page = match result.kind {
-            ResultKind::WikiPage => result.source.path.strip_prefix(crate::wiki::PAGE_PREFIX).map(str::to_string),
+            ResultKind::WikiPage => SourceRef::from_path(&result.source.path).page_slug().map(str::to_string),
             ResultKind::IndexEntry => entry_page.query_row([result.rowid], |row| row.get(0)).optional()?,
             ResultKind::SourceChunk | ResultKind::LegacyItem => None,
         };
@@ -546,14 +544,15 @@ fn expand(
                           ORDER BY c.ordinal LIMIT 1), t.path
          FROM citations t WHERE t.page = ?1 ORDER BY t.note",
     )?;
-    let mut quoting = conn.prepare_cached(
+    let page = Origin::Page.prefix();
+    let mut quoting = conn.prepare_cached(&format!(
         "SELECT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
-                 WHERE s.path = 'knowledge://wiki/' || p.page ORDER BY c.ordinal LIMIT 1), 'knowledge://wiki/' || p.page
+                 WHERE s.path = '{page}' || p.page ORDER BY c.ordinal LIMIT 1), '{page}' || p.page
          FROM page_sources p WHERE p.path = ?1 ORDER BY p.page",
-    )?;
+    ))?;
     for result in results {
         let (neighbours, reason): (Vec<(Option<i64>, String)>, &'static str) =
-            match result.source.path.strip_prefix(crate::wiki::PAGE_PREFIX) {
+            match SourceRef::from_path(&result.source.path).page_slug() {
                 Some(slug) => (
                     cited.query_map([slug], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?,
                     "citation",
@@ -614,7 +613,7 @@ fn result_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SearchResult> {
         snippet: String::new(),
         score: 0.0,
         scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
-        source: SourceRef { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
+        source: ResultSource { uri: row.get(10)?, path: row.get(11)?, revision: row.get(5)?, hash: row.get(4)? },
         citation: Citation::from_row(row, 6)?,
         reason: Vec::new(),
         also_in: Vec::new(),
@@ -674,16 +673,16 @@ fn keyword(
     // Pages, index entries and notes are few, so a kind filter names their chunks rather than every source
     // chunk.
     let special = [
-        (ResultKind::WikiPage, "knowledge://wiki/%"),
-        (ResultKind::IndexEntry, "knowledge://index/%"),
-        (ResultKind::LegacyItem, "knowledge://item/%"),
+        (ResultKind::WikiPage, Origin::Page),
+        (ResultKind::IndexEntry, Origin::Shard),
+        (ResultKind::LegacyItem, Origin::Note),
     ];
-    let chunks_of = |kinds: Vec<&str>| {
-        let like = kinds.iter().map(|pattern| format!("s.path LIKE '{pattern}'")).collect::<Vec<_>>().join(" OR ");
+    let chunks_of = |origins: Vec<Origin>| {
+        let like = origins.iter().map(|origin| origin.sql_condition("s.path")).collect::<Vec<_>>().join(" OR ");
         format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {like}")
     };
-    let unwanted: Vec<&str> = special.iter().filter(|(kind, _)| !wants(*kind)).map(|(_, p)| *p).collect();
-    let wanted: Vec<&str> = special.iter().filter(|(kind, _)| wants(*kind)).map(|(_, p)| *p).collect();
+    let unwanted: Vec<Origin> = special.iter().filter(|(kind, _)| !wants(*kind)).map(|(_, o)| *o).collect();
+    let wanted: Vec<Origin> = special.iter().filter(|(kind, _)| wants(*kind)).map(|(_, o)| *o).collect();
     let kind_filter = if wants(ResultKind::SourceChunk) {
         if unwanted.is_empty() { "1".to_string() } else { format!("rowid NOT IN ({})", chunks_of(unwanted)) }
     } else if wanted.is_empty() {
@@ -958,7 +957,7 @@ fn stem_word(stemmer: &Stemmer, word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Citation, ResultKind, Scores, SearchResult, SourceRef, dedupe, query_terms};
+    use super::{Citation, ResultKind, ResultSource, Scores, SearchResult, dedupe, query_terms};
 
     fn result(id: &str, kind: ResultKind, uri: &str, hash: &str, page: Option<&str>) -> SearchResult {
         SearchResult {
@@ -970,7 +969,7 @@ mod tests {
             snippet: String::new(),
             score: 0.0,
             scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
-            source: SourceRef {
+            source: ResultSource {
                 uri: uri.to_string(),
                 path: uri.to_string(),
                 revision: String::new(),

@@ -28,6 +28,7 @@ use crate::retrieval::access::Access;
 use crate::retrieval::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
 use crate::retrieval::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use crate::store;
+use knowledge_queries::SourceRef;
 
 /// The MCP server: a pool of read-only connections to the index file, and its tools.
 #[derive(Clone)]
@@ -453,12 +454,12 @@ fn resource_text(
                     Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
                     _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
                 }
-            } else if let Some(slug) = uri.strip_prefix(crate::wiki::PAGE_PREFIX) {
+            } else if let Some(slug) = SourceRef::from_path(uri).page_slug() {
                 store::page_markdown(conn, slug)
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))
                     .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
-            } else if let Some(section) = uri.strip_prefix(crate::wiki::INDEX_PREFIX) {
+            } else if let Some(section) = SourceRef::from_path(uri).shard_section() {
                 store::shard_markdown(conn, section)
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))

@@ -226,8 +226,6 @@ fn walk_error_reason(error: &ignore::Error, root: &Path) -> String {
     }
 }
 
-pub use knowledge_queries::source_ref;
-
 /// A source's chunks as rows. `signatures`: with the MinHash signatures near-duplicate lint reads (files
 /// only: lint compares neither generated pages nor notes).
 pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: bool) -> Vec<ChunkRow> {

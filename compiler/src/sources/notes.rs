@@ -12,8 +12,6 @@ use serde::{Deserialize, Serialize};
 
 /// The notes file, in the output folder.
 pub const NOTES_FILE: &str = "notes.json";
-/// The ref prefix of a note, and the path its source has in the index.
-pub const NOTE_PREFIX: &str = "knowledge://item/";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Note {
@@ -83,7 +81,8 @@ pub fn add(output_dir: &Path, text: &str) -> Result<Note, NotesError> {
 
 /// Removes the note `id` (with or without its `knowledge://item/` prefix).
 pub fn remove(output_dir: &Path, id: &str) -> Result<Note, NotesError> {
-    let id = id.strip_prefix(NOTE_PREFIX).unwrap_or(id);
+    let note = knowledge_queries::SourceRef::from_path(id);
+    let id = if note.origin() == knowledge_queries::Origin::Note { note.name() } else { id };
     let mut notes = load(output_dir)?;
     let position = notes.iter().position(|n| n.id == id).ok_or_else(|| NotesError::Missing(id.to_string()))?;
     let removed = notes.remove(position);

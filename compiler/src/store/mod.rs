@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use knowledge_queries::Origin;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 mod lock;
@@ -811,7 +812,10 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
 }
 
 /// The SQL condition that keeps generated wiki pages and index shards out of a query over `sources`.
-pub const NOT_GENERATED: &str = "path NOT LIKE 'knowledge://wiki/%' AND path NOT LIKE 'knowledge://index/%'";
+/// An SQL condition on `path` for the sources that are no generated page or shard.
+pub fn not_generated() -> String {
+    format!("NOT ({} OR {})", Origin::Page.sql_condition("path"), Origin::Shard.sql_condition("path"))
+}
 
 /// A generated page's Markdown, as its file holds it. Pages quote only what every principal may read.
 pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<String>> {
@@ -849,7 +853,10 @@ pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
     let generated = generated_files(conn)?;
     // Generated pages are rows too, for search; the wiki compiler replaces them, not the source scan.
     let sources = conn
-        .prepare(&format!("SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {NOT_GENERATED}"))?
+        .prepare(&format!(
+            "SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {}",
+            not_generated()
+        ))?
         .query_map([], |row| {
             Ok((
                 row.get::<_, String>(0)?,
@@ -895,11 +902,12 @@ pub fn read_chunk_texts(
     conn: &Connection,
     skip: &std::collections::HashSet<String>,
 ) -> rusqlite::Result<Vec<StoredChunk>> {
-    let mut statement = conn.prepare(
+    let mut statement = conn.prepare(&format!(
         "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
          FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE s.path NOT LIKE 'knowledge://%'",
-    )?;
+         WHERE {}",
+        Origin::File.sql_condition("s.path")
+    ))?;
     let rows = statement.query_map([], |row| {
         Ok(StoredChunk {
             path: row.get(0)?,
@@ -972,7 +980,7 @@ pub struct StoredFacts {
 
 /// The stored outline and lint facts of every source, by path.
 pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredFacts>> {
-    conn.prepare(&format!("SELECT path, outline, lint_facts, size, revision FROM sources WHERE {NOT_GENERATED}"))?
+    conn.prepare(&format!("SELECT path, outline, lint_facts, size, revision FROM sources WHERE {}", not_generated()))?
         .query_map([], |row| {
             Ok((
                 row.get(0)?,

@@ -123,7 +123,7 @@ fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>,
 /// Reads the sources a generated page may quote: files (not notes), readable by every principal (no
 /// labels, or only `public`), so a page never carries text some reader may not see. `paths`: only these.
 fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>) -> rusqlite::Result<Vec<EntryRow>> {
-    const QUOTABLE: &str = "path NOT LIKE 'knowledge://%' AND labels IN ('', 'public')";
+    let quotable = format!("{} AND labels IN ('', 'public')", Origin::File.sql_condition("path"));
     const SECTION: &str =
         "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
     const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line
@@ -142,12 +142,12 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
     match paths {
         None => {
             let sql =
-                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE {QUOTABLE} ORDER BY path");
+                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE {quotable} ORDER BY path");
             rows = conn.prepare(&sql)?.query_map([field], read_row)?.collect::<rusqlite::Result<_>>()?;
         }
         Some(paths) => {
             let sql =
-                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE path = ?2 AND {QUOTABLE}");
+                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE path = ?2 AND {quotable}");
             let mut statement = conn.prepare_cached(&sql)?;
             for path in paths {
                 rows.extend(statement.query_row(params![field, path], read_row).optional()?);

@@ -37,8 +37,9 @@ impl Artifact {
 
     /// The text the file should hold, from the index.
     fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
-        let section = self.uri.strip_prefix(INDEX_PREFIX);
-        match (self.kind.as_str(), self.uri.strip_prefix(PAGE_PREFIX)) {
+        let artifact = SourceRef::from_path(&self.uri);
+        let section = artifact.shard_section();
+        match (self.kind.as_str(), artifact.page_slug()) {
             ("page", Some(slug)) => store::page_markdown(conn, slug),
             // The root's uri is `knowledge://index/root`, which `shard_markdown` reads as the root.
             ("root" | "shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),

@@ -10,7 +10,7 @@ use knowledge_queries::wiki::{
     self, Catalog, CatalogEntry, Excerpt, PageModel, PlanSettings, SCHEMA_VERSION, Signal, SignalKind, Templates,
     WikiPage,
 };
-use knowledge_queries::{SourceFile, chunks, content_hash, outline};
+use knowledge_queries::{Origin, SourceFile, SourceRef, chunks, content_hash, outline};
 use rusqlite::{Connection, OptionalExtension, params};
 use salsa::{Durability, Setter};
 use serde::Serialize;
@@ -35,13 +35,14 @@ use shards::*;
 use templates::*;
 pub use templates::{TemplateSet, fingerprint};
 
-/// The ref prefix of generated pages: `knowledge://wiki/SLUG`.
-pub const PAGE_PREFIX: &str = "knowledge://wiki/";
-/// The ref prefix of index shards: `knowledge://index/SECTION`. A shard is also a source row whose chunks
-/// are its page rows, one each: search's `index_entry` results.
-pub const INDEX_PREFIX: &str = "knowledge://index/";
-const ROOT_URI: &str = "knowledge://index/root";
+/// The artifact of the schema document, which is no source.
 const SCHEMA_URI: &str = "knowledge://schema/v1";
+
+/// The root catalog's artifact: a shard's uri with the name `root` (no section is named `root`'s
+/// empty string).
+fn root_uri() -> String {
+    SourceRef::shard("root").path()
+}
 
 /// `schemas/v1.md`: the page and index schema, written as is.
 const SCHEMA_DOC: &str = include_str!("../../../templates/schema-v1.md");
@@ -249,7 +250,7 @@ pub fn compile(
             });
             stage.events.push(RunEvent {
                 kind: if before.is_some() { "page_changed" } else { "page_added" },
-                path: format!("{PAGE_PREFIX}{}", model.slug),
+                path: SourceRef::page(&model.slug).path(),
                 old_revision: before.map(|b| b.hash.clone()),
                 new_revision: Some(hash.clone()),
                 detail: Some(format!("cites {}", cites.join(", "))),
@@ -283,7 +284,7 @@ pub fn compile(
         });
         stage.events.push(RunEvent {
             kind: "page_removed",
-            path: format!("{PAGE_PREFIX}{slug}"),
+            path: SourceRef::page(slug).path(),
             old_revision: Some(before.hash.clone()),
             new_revision: None,
             detail: None,

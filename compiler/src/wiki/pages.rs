@@ -74,8 +74,8 @@ pub(super) fn page_source_row(
     let outline = outline(db, file).clone();
     let page_chunks = chunks(db, file);
     SourceRow {
-        path: format!("{PAGE_PREFIX}{}", model.slug),
-        uri: format!("{PAGE_PREFIX}{}", model.slug),
+        path: SourceRef::page(&model.slug).path(),
+        uri: SourceRef::page(&model.slug).path(),
         kind: "markdown",
         mime: "text/markdown",
         size: markdown.len() as u64,
@@ -224,11 +224,11 @@ pub(super) fn store_page(
         backlink.execute(params![model.slug, link.source.source_ref, link.line, link.kind])?;
     }
     for related in &model.related {
-        backlink.execute(params![related.slug, format!("{PAGE_PREFIX}{}", model.slug), 0, "related"])?;
+        backlink.execute(params![related.slug, SourceRef::page(&model.slug).path(), 0, "related"])?;
     }
     upsert_object(
         conn,
-        &format!("{PAGE_PREFIX}{}", model.slug),
+        &SourceRef::page(&model.slug).path(),
         "page",
         path,
         markdown,
@@ -243,7 +243,7 @@ pub(super) fn store_page(
 
 /// Deletes every row of one page.
 pub(super) fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
-    if let Some(id) = generated_source(conn, &format!("{PAGE_PREFIX}{slug}"))? {
+    if let Some(id) = generated_source(conn, &SourceRef::page(slug).path())? {
         store::delete_source(conn, id, true)?;
     }
     remove_page_rows(conn, slug)
@@ -251,7 +251,7 @@ pub(super) fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()>
 
 /// Removes a page's rows other than its source row, which a re-rendered page updates in place.
 pub(super) fn remove_page_rows(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
-    let page_ref = format!("{PAGE_PREFIX}{slug}");
+    let page_ref = SourceRef::page(slug).path();
     conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;

@@ -8,7 +8,7 @@ use super::*;
 /// which search uses to tell an entry from its page. A row a custom template leaves without the page's
 /// link gets no chunk.
 pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow]) -> SourceRow {
-    let path = format!("{INDEX_PREFIX}{section}");
+    let path = SourceRef::shard(section).path();
     let mut chunks = Vec::with_capacity(rows.len());
     // Rows are found in order, and lines counted from the previous row on: one pass over the shard.
     let (mut from, mut line) = (0, 1);
@@ -170,10 +170,11 @@ pub(super) fn compile_shards(
     }
     for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
-        if let Some(id) = generated_source(conn, &format!("{INDEX_PREFIX}{section}"))? {
+        if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
             store::delete_source(conn, id, true)?;
         }
-        for uri in [format!("{INDEX_PREFIX}{section}"), format!("{INDEX_PREFIX}{section}.json")] {
+        let shard = SourceRef::shard(section).path();
+        for uri in [shard.clone(), format!("{shard}.json")] {
             conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&uri])?;
         }
         stage.shards.deleted += 1;
@@ -187,7 +188,7 @@ pub(super) fn compile_shards(
     }
 
     if !enabled {
-        for uri in [ROOT_URI, SCHEMA_URI] {
+        for uri in [root_uri().as_str(), SCHEMA_URI] {
             conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
         }
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
@@ -273,7 +274,7 @@ pub(super) fn record_shard(
     )?
     .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, json, context.run_id])?;
     let (uri, kind) =
-        if section.is_empty() { (ROOT_URI.to_string(), "root") } else { (format!("{INDEX_PREFIX}{section}"), "shard") };
+        if section.is_empty() { (root_uri(), "root") } else { (SourceRef::shard(section).path(), "shard") };
     let metadata = serde_json::json!({"section": section, "pages": page_count});
     upsert_object(conn, &uri, kind, path, markdown, context.run_id, &metadata)?;
     if let (Some(json_path), Some(json)) = (json_path, json) {

@@ -81,7 +81,7 @@ pub(super) fn render(db: &mut KnowledgeDb, inputs: &mut PageInputs, model: &Page
         }
         None => {
             let page = WikiPage::new(db, model.slug.clone(), model.clone());
-            let file = SourceFile::new(db, format!("{PAGE_PREFIX}{}", model.slug), String::new(), String::new());
+            let file = SourceFile::new(db, SourceRef::page(&model.slug).path(), String::new(), String::new());
             inputs.pages.insert(model.slug.clone(), (page, file));
             page
         }

@@ -160,7 +160,7 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
     let source_link = |entry: CatalogEntry| {
         let path = entry.path(db);
         SourceLink {
-            source_ref: crate::source_ref(path),
+            source_ref: crate::SourceRef::from_path(path).uri(),
             path: path.clone(),
             title: entry.title(db).clone(),
             href: relative_href(&page_folder, path),

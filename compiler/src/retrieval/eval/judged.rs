@@ -25,6 +25,7 @@ use serde::Serialize;
 use super::{EvalError, Latency, Mode, score};
 use crate::retrieval::access::Access;
 use crate::retrieval::search::{self, Highlight, ResultKind, SearchRequest};
+use knowledge_queries::{Origin, SourceRef};
 
 /// Every chunk's id and heading path, by source path.
 type ChunkSections = HashMap<String, Vec<(String, Vec<String>)>>;
@@ -282,17 +283,17 @@ fn page_citations(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<Str
     let mut by_page: HashMap<String, Vec<String>> = HashMap::new();
     for row in statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
         let (page, path) = row?;
-        by_page.entry(format!("{}{page}", crate::wiki::PAGE_PREFIX)).or_default().push(path);
+        by_page.entry(SourceRef::page(&page).path()).or_default().push(path);
     }
     // An index entry stands for its page: its chunk's identifiers column holds the page's slug.
-    let mut entries = conn.prepare(
-        "SELECT c.id, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE s.path LIKE 'knowledge://index/%'",
-    )?;
+    let mut entries = conn.prepare(&format!(
+        "SELECT c.id, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {}",
+        Origin::Shard.sql_condition("s.path")
+    ))?;
     let rows: Vec<(String, String)> =
         entries.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     for (entry, page) in rows {
-        let quoted = by_page.get(&format!("{}{page}", crate::wiki::PAGE_PREFIX)).cloned().unwrap_or_default();
+        let quoted = by_page.get(&SourceRef::page(&page).path()).cloned().unwrap_or_default();
         by_page.entry(entry).or_default().extend(quoted);
     }
     Ok(by_page)
