@@ -25,10 +25,14 @@ pub fn wiki_key(name: &str) -> String {
 
 /// The normalized name a wikilink side refers to, or `None` for a link to the page itself (`[[#heading]]`)
 /// or one that climbs out of the project. Path forms (`[[../other/file]]`) resolve against the linking
-/// file's folder.
+/// file's folder; Dendron's cross-vault form (`[[dendron://VAULT/note.name]]`) names the note.
 #[must_use]
 pub fn wikilink_key(from: &str, target: &str) -> Option<String> {
     let target = target.split(['#', '^']).next().unwrap_or_default().trim();
+    let target = match target.strip_prefix("dendron://") {
+        Some(in_vault) => in_vault.split_once('/').map_or(in_vault, |(_, note)| note),
+        None => target,
+    };
     if target.is_empty() {
         return None;
     }

@@ -39,6 +39,8 @@ pub struct ParsedDocument {
 pub struct WikiLink {
     pub first: String,
     pub second: Option<String>,
+    /// Written `![[...]]`: an embed of the other note.
+    pub embed: bool,
     pub start: u32,
     pub end: u32,
 }
@@ -205,6 +207,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
                         document.wikilinks.push(WikiLink {
                             first,
                             second,
+                            embed: text[range.start..range.end].starts_with('!'),
                             start: offset(range.start),
                             end: offset(range.end),
                         });

@@ -518,10 +518,63 @@ fn a_title_many_sources_share_names_no_concept() {
         &[
             ("0001.md", "# Summary\n\nThe first proposal.\n"),
             ("0002.md", "# Summary\n\nThe second proposal.\n"),
-            ("0003.md", "# Summary\n\nThe third one links [[0001]].\n"),
+            ("0003.md", "# Summary\n\nThe third one links [the first](0001.md).\n"),
         ],
     );
     assert!(pages.is_empty(), "{pages:?}");
+}
+
+#[test]
+fn a_wikilink_to_a_source_whose_title_others_share_names_that_source() {
+    let db = TestDb::new(1000, 0);
+    let files = [
+        ("vault/dendron.topic.links.md", "---\ntitle: Links\n---\n\nLinks join notes.\n"),
+        ("vault/dendron.ref.links.md", "---\ntitle: Links\n---\n\nThe reference of links.\n"),
+        ("vault/guide.md", "# Guide\n\nRead [[dendron.topic.links]] first.\n"),
+        ("vault/faq.md", "# FAQ\n\nSee [[Links|dendron://dendron-site/dendron.topic.links]] too.\n"),
+    ];
+    let catalog = catalog(&db, &files);
+    let sources = sources(&catalog);
+    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
+    let plans = crate::wiki::plan(&sources, settings);
+    assert_eq!(plans.len(), 1, "no page for the shared title itself: {plans:?}");
+    let page = &plans[0];
+    assert_eq!(page.title, "Links (dendron.topic)", "told apart by where it lives, not titled by its id");
+    assert_eq!(page.slug, "dendron-topic-links");
+    let defined: Vec<&str> = page.defined_by.iter().map(|&s| sources[s].path).collect();
+    assert_eq!(defined, ["vault/dendron.topic.links.md"], "the linked note defines its page");
+    let quoted: Vec<&str> = page.places.iter().map(|m| sources[m.source].path).collect();
+    assert_eq!(
+        quoted,
+        ["vault/dendron.topic.links.md", "vault/guide.md", "vault/faq.md"],
+        "a cross-vault `dendron://` link resolves like a plain one"
+    );
+}
+
+#[test]
+fn an_embed_is_listed_not_quoted() {
+    let db = TestDb::new(1000, 0);
+    let files = [
+        ("node.md", "# Install Node.js\n\nDownload the installer.\n"),
+        ("setup.md", "# Setup\n\nFirst you need [[node]] on the machine.\n"),
+        ("tutorial.md", "# Tutorial\n\n![[node]]\n\nThen go on.\n"),
+        ("only-embeds-a.md", "# A\n\n![[missing-note]]\n"),
+        ("only-embeds-b.md", "# B\n\n![[missing-note]]\n"),
+        ("config.md", "# Config\n\n## Install Node.js\n\n![[node]]\n"),
+    ];
+    let catalog = catalog(&db, &files);
+    let sources = sources(&catalog);
+    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
+    let plans = crate::wiki::plan(&sources, settings);
+    let slugs: Vec<&str> = plans.iter().map(|p| p.slug.as_str()).collect();
+    assert_eq!(slugs, ["install-node-js"], "embeds of a missing note quote nothing, so make no page");
+    let page = &plans[0];
+    let quoted: Vec<&str> = page.places.iter().map(|m| sources[m.source].path).collect();
+    assert_eq!(quoted, ["node.md", "setup.md"]);
+    let listed: Vec<&str> = page.also.iter().map(|&s| sources[s].path).collect();
+    assert_eq!(listed, ["tutorial.md", "config.md"], "the embedding notes are listed, even under a heading");
+    let backlinks: Vec<&str> = page.backlinks.iter().map(|m| sources[m.source].path).collect();
+    assert_eq!(backlinks, ["setup.md", "tutorial.md", "config.md"], "and still link to the page");
 }
 
 #[test]

@@ -156,7 +156,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(s.path).trim_end_matches(".md")))
         .collect();
     let mut candidates: Vec<PagePlan> = Vec::new();
-    for (_, mentions) in &by_concept {
+    for (key, mentions) in &by_concept {
         let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
         let all: Vec<Mention> = mentions
             .iter()
@@ -179,9 +179,16 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         if defined_by.iter().any(|&s| sources[s].handwritten) {
             continue;
         }
-        let title = match defined_by.first() {
-            Some(&definer) => sources[definer].title.to_string(),
-            None => most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal]))),
+        let (title, slug) = match defined_by.first() {
+            // A definer whose title other sources share names its concept by its file: its page is told
+            // apart by where the definer lives, and keeps the file's key as its slug.
+            Some(&definer) if resolver.own_key[definer].is_none() => (distinct_title(&sources[definer]), key.clone()),
+            Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
+            None => {
+                let title = most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])));
+                let slug = concept_key(&title);
+                (title, slug)
+            }
         };
         // The best signal of each source, and the sources in the order their places are quoted.
         let mut best: Vec<Mention> = mentions
@@ -195,7 +202,16 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
             })
             .collect();
         best.sort_by_key(|m| (!defined_by.contains(&m.source), kind(m), m.source));
-        let also = best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
+        // An embed's place transcludes the other note and says nothing itself: its source is listed, not
+        // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
+        let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
+            best.into_iter().partition(|m| kind(m) != SignalKind::Embed || defined_by.contains(&m.source));
+        if best.is_empty() {
+            continue;
+        }
+        let mut also: Vec<usize> =
+            best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
+        also.extend(embeds.into_iter().map(|m| m.source));
         let section = match defined_by.first() {
             Some(&definer) => sources[definer].section.clone(),
             None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
@@ -211,7 +227,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
         backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].order));
         candidates.push(PagePlan {
-            slug: concept_key(&title),
+            slug,
             title,
             aliases,
             section,
@@ -351,12 +367,25 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>, 
 /// The label a signal shows: a wikilink's target name without a heading part or folders.
 fn display_label(signal: &PlanSignal) -> String {
     match signal.kind {
-        SignalKind::Wikilink => {
+        SignalKind::Wikilink | SignalKind::Embed => {
             let target = signal.label.split(['#', '^']).next().unwrap_or_default().trim();
             let name = target.rsplit('/').next().unwrap_or(target);
             name.strip_suffix(".md").unwrap_or(name).to_string()
         }
         _ => signal.label.trim().to_string(),
+    }
+}
+
+/// The title of a source whose title other sources share, told apart by where it lives: `Links
+/// (dendron.topic)` for the Dendron note `dendron.topic.links.md`, `Setup (guides)` for `guides/setup.md`.
+fn distinct_title(source: &CatalogSource<'_>) -> String {
+    let stem = source.path.rsplit_once('.').map_or(source.path, |(stem, _)| stem);
+    let (folder, file) = stem.rsplit_once('/').unwrap_or(("", stem));
+    let parent = file.rsplit_once('.').map_or(folder, |(parent, _)| parent);
+    match (source.title.trim(), parent) {
+        ("", _) => file.to_string(),
+        (title, "") => format!("{title} ({file})"),
+        (title, parent) => format!("{title} ({parent})"),
     }
 }
 
@@ -375,6 +404,9 @@ struct Resolver<'a> {
     sources: &'a [CatalogSource<'a>],
     /// The concept each source names itself: its title when no other source shares it, else its first alias.
     own_key: Vec<Option<String>>,
+    /// The concept a wikilink to a source without an own key names: its file name's key (its path's, when
+    /// another source has the same file name). `None` where no source has a wikilink.
+    link_key: Vec<Option<String>>,
     by_name: HashMap<String, usize>,
     by_path: HashMap<&'a str, usize>,
 }
@@ -401,31 +433,47 @@ impl<'a> Resolver<'a> {
             .collect();
         // Names matter only to wikilinks, which many projects have none of.
         let mut by_name = HashMap::default();
-        if sources.iter().any(|s| s.signals.iter().any(|signal| signal.kind == SignalKind::Wikilink)) {
+        let mut link_key = vec![None; sources.len()];
+        let wikilinks = |kind: SignalKind| matches!(kind, SignalKind::Wikilink | SignalKind::Embed);
+        if sources.iter().any(|s| s.signals.iter().any(|signal| wikilinks(signal.kind))) {
             for (index, source) in sources.iter().enumerate() {
                 for name in wiki_names(source.path, source.title, &aliases(source)) {
                     by_name.entry(name).or_insert(index);
                 }
             }
+            let stem = |path: &'a str| path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+            let file_key = |path: &'a str| concept_key(stem(path).rsplit('/').next().unwrap_or_default());
+            let mut file_count: HashMap<String, usize> = HashMap::default();
+            for source in sources {
+                *file_count.entry(file_key(source.path)).or_default() += 1;
+            }
+            for (index, source) in sources.iter().enumerate() {
+                let key = file_key(source.path);
+                let key = if file_count[&key] == 1 { key } else { concept_key(stem(source.path)) };
+                link_key[index] = Some(key).filter(|key| !key.is_empty());
+            }
         }
         let by_path = sources.iter().enumerate().map(|(index, s)| (s.path, index)).collect();
-        Resolver { sources, own_key, by_name, by_path }
+        Resolver { sources, own_key, link_key, by_name, by_path }
     }
 
     fn key_of(&self, source: usize, signal: &PlanSignal) -> Option<String> {
         let path = self.sources[source].path;
         match signal.kind {
-            SignalKind::Title => self.own_key[source].clone().filter(|key| *key == concept_key(&signal.label)),
+            SignalKind::Title => match &self.own_key[source] {
+                Some(own) => Some(own.clone()).filter(|own| *own == concept_key(&signal.label)),
+                None => self.link_key[source].clone(),
+            },
             SignalKind::Alias | SignalKind::Defined | SignalKind::Heading | SignalKind::Tag => {
                 Some(concept_key(&signal.label))
             }
-            SignalKind::Wikilink => {
+            SignalKind::Wikilink | SignalKind::Embed => {
                 let sides = std::iter::once(&signal.label).chain(signal.other.as_ref());
                 let target =
                     sides.filter_map(|side| wikilink_key(path, side)).find_map(|name| self.by_name.get(&name).copied());
                 match target {
                     Some(target) if target == source => None,
-                    Some(target) => self.own_key[target].clone().or_else(|| Some(concept_key(&display_label(signal)))),
+                    Some(target) => self.own_key[target].clone().or_else(|| self.link_key[target].clone()),
                     None => Some(concept_key(&display_label(signal))),
                 }
             }

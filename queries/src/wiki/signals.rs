@@ -30,6 +30,9 @@ pub enum SignalKind {
     Link,
     /// A front matter tag.
     Tag,
+    /// A `![[note]]` embed (an Obsidian embed, a Dendron note reference): it resolves like a wikilink, but
+    /// its place transcludes the other note and says nothing of its own, so a page lists it, never quotes it.
+    Embed,
 }
 
 impl SignalKind {
@@ -43,6 +46,7 @@ impl SignalKind {
             SignalKind::Wikilink => "wikilink",
             SignalKind::Link => "link",
             SignalKind::Tag => "tag",
+            SignalKind::Embed => "embed",
         }
     }
 
@@ -56,6 +60,7 @@ impl SignalKind {
             SignalKind::Wikilink,
             SignalKind::Link,
             SignalKind::Tag,
+            SignalKind::Embed,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == name)
@@ -64,7 +69,7 @@ impl SignalKind {
     /// Links point at another source's concept; the other kinds name a concept by their label.
     #[must_use]
     pub fn is_reference(self) -> bool {
-        matches!(self, SignalKind::Wikilink | SignalKind::Link)
+        matches!(self, SignalKind::Wikilink | SignalKind::Link | SignalKind::Embed)
     }
 }
 
@@ -124,7 +129,10 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         if heading.level == 1 && heading.text == title {
             continue;
         }
-        if let Some(next) = blocks.peek().filter(|next| !matches!(next.kind, BlockKind::Heading(_))) {
+        // Under a heading, an embed alone (Dendron's `## cname` then `![[cname|...]]`) says nothing either.
+        if let Some(next) = blocks.peek().filter(|next| {
+            !matches!(next.kind, BlockKind::Heading(_)) && !only_embeds(&text[next.start as usize..next.end as usize])
+        }) {
             push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize));
         }
     }
@@ -135,7 +143,8 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
     }
     for link in &doc.wikilinks {
         let place = block_around(text, doc, link.start as usize);
-        push(SignalKind::Wikilink, &link.first, link.second.clone(), place);
+        let kind = if link.embed { SignalKind::Embed } else { SignalKind::Wikilink };
+        push(kind, &link.first, link.second.clone(), place);
     }
     for link in doc.links.iter().filter(|link| is_relative_document(&link.target)) {
         push(SignalKind::Link, &link.target, None, block_around(text, doc, link.start as usize));
@@ -144,7 +153,7 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
 }
 
 /// The first block of prose (a few words, not markup: no HTML, embed, template or key-value line), else the
-/// first block that is not a heading.
+/// first other block that is not only embeds, else the first block that is not a heading.
 fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
     let not_heading = |kind: &BlockKind| !matches!(kind, BlockKind::Heading(_));
     let prose = |start: u32, end: u32| {
@@ -159,7 +168,10 @@ fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
     doc.blocks
         .iter()
         .find(|b| b.kind == BlockKind::Other && prose(b.start, b.end))
-        .or_else(|| doc.blocks.iter().find(|b| b.kind == BlockKind::Other))
+        .or_else(|| {
+            let embeds = |b: &crate::Block| only_embeds(&text[b.start as usize..b.end as usize]);
+            doc.blocks.iter().find(|b| b.kind == BlockKind::Other && !embeds(b))
+        })
         .or_else(|| doc.blocks.iter().find(|b| not_heading(&b.kind)))
         .map(|b| (b.start as usize, b.end as usize))
 }
@@ -306,4 +318,17 @@ fn values(front_matter: &FrontMatter, keys: &[&str]) -> Vec<String> {
         FrontMatterValue::Scalar(scalar) => scalar.split(',').map(str::to_string).collect(),
     };
     list.into_iter().map(|v| v.trim().trim_matches(['"', '\'']).to_string()).filter(|v| !v.is_empty()).collect()
+}
+
+/// Whether a block holds nothing but `![[embeds]]`.
+fn only_embeds(block: &str) -> bool {
+    let mut rest = block.trim();
+    if !rest.starts_with("![[") {
+        return false;
+    }
+    while let Some(after) = rest.strip_prefix("![[") {
+        let Some(end) = after.find("]]") else { return false };
+        rest = after[end + 2..].trim_start();
+    }
+    rest.is_empty()
 }

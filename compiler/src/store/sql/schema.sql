@@ -116,7 +116,7 @@ CREATE TABLE run_events (
 -- What each source says about concepts: the signals the wiki compiler plans pages from (docs/wiki.md).
 CREATE TABLE concept_signals (
     source_id INTEGER NOT NULL REFERENCES sources(id),
-    kind TEXT NOT NULL,                 -- title | alias | defined | heading | wikilink | link | tag
+    kind TEXT NOT NULL,                 -- title | alias | defined | heading | wikilink | link | tag | embed
     label TEXT NOT NULL,
     other TEXT,                         -- a wikilink's part after `|`
     chunk INTEGER NOT NULL,             -- the ordinal of the chunk that holds the excerpt
