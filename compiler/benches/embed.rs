@@ -19,6 +19,10 @@ mod support;
 
 use candle_core::{Device, Tensor};
 
+// The allocator the binary uses (main.rs), so the bench measures what a build gets.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let count: usize =
         std::env::args().filter(|a| !a.starts_with('-')).nth(1).and_then(|a| a.parse().ok()).unwrap_or(256);

@@ -13,6 +13,12 @@ use clap::Parser;
 
 use cli::args::{Cli, Command, ContextCommand, NotesCommand, SourceCommand};
 
+/// mimalloc keeps freed memory for reuse. With glibc's allocator every large tensor of the local embedding
+/// model was mapped fresh from the kernel and its page faults cost a quarter of the embedding time; cold
+/// builds gain too (docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::{Embedder, normalize};
@@ -118,10 +119,18 @@ impl Embedder for LocalEmbedder {
         // Shortest first, so each forward pass pads little; the vectors go back in the texts' order.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
+        // Passes run on rayon's threads: candle's element-wise kernels use one core, so a second pass keeps
+        // the other busy between matrix multiplies.
+        let groups: Vec<&[usize]> = order.chunks(FORWARD_BATCH).collect();
+        let embedded: Vec<Vec<Vec<f32>>> = groups
+            .par_iter()
+            .map(|group| {
+                let batch: Vec<&str> = group.iter().map(|&i| texts[i]).collect();
+                self.forward(&batch).map_err(|e| format!("the local model failed: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
         let mut vectors = vec![Vec::new(); texts.len()];
-        for group in order.chunks(FORWARD_BATCH) {
-            let batch: Vec<&str> = group.iter().map(|&i| texts[i]).collect();
-            let embedded = self.forward(&batch).map_err(|e| format!("the local model failed: {e}"))?;
+        for (group, embedded) in groups.iter().zip(embedded) {
             for (&i, vector) in group.iter().zip(embedded) {
                 vectors[i] = vector;
             }
