@@ -443,11 +443,15 @@ fn sources(catalog: &[(String, String, Vec<crate::wiki::PlanSignal>)]) -> Vec<cr
         .collect()
 }
 
+/// The plan with the default settings: two sources make a page.
+fn plan_with_defaults(sources: &[crate::wiki::CatalogSource<'_>]) -> Vec<crate::wiki::PagePlan> {
+    crate::wiki::plan(sources, crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 })
+}
+
 fn planned(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, Vec<String>)> {
     let catalog = catalog(db, files);
     let sources = sources(&catalog);
-    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
-    crate::wiki::plan(&sources, settings)
+    plan_with_defaults(&sources)
         .into_iter()
         .map(|page| (page.slug, page.places.iter().map(|m| sources[m.source].path.to_string()).collect()))
         .collect()
@@ -502,8 +506,7 @@ fn a_table_of_contents_is_listed_on_pages_not_quoted() {
     files.push(("notes.md", "# Notes\n\nSee [the first chapter](ch00.md) for topic zero.\n"));
     let catalog = catalog(&db, &files);
     let sources = sources(&catalog);
-    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
-    let plans = crate::wiki::plan(&sources, settings);
+    let plans = plan_with_defaults(&sources);
     let first = plans.iter().find(|p| p.slug == "chapter-0").unwrap();
     let quoted: Vec<&str> = first.places.iter().map(|m| sources[m.source].path).collect();
     assert_eq!(quoted, ["ch00.md", "notes.md"], "the contents' line is not quoted");
@@ -535,8 +538,7 @@ fn a_wikilink_to_a_source_whose_title_others_share_names_that_source() {
     ];
     let catalog = catalog(&db, &files);
     let sources = sources(&catalog);
-    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
-    let plans = crate::wiki::plan(&sources, settings);
+    let plans = plan_with_defaults(&sources);
     assert_eq!(plans.len(), 1, "no page for the shared title itself: {plans:?}");
     let page = &plans[0];
     assert_eq!(page.title, "Links (dendron.topic)", "told apart by where it lives, not titled by its id");
@@ -564,8 +566,7 @@ fn an_embed_is_listed_not_quoted() {
     ];
     let catalog = catalog(&db, &files);
     let sources = sources(&catalog);
-    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
-    let plans = crate::wiki::plan(&sources, settings);
+    let plans = plan_with_defaults(&sources);
     let slugs: Vec<&str> = plans.iter().map(|p| p.slug.as_str()).collect();
     assert_eq!(slugs, ["install-node-js"], "embeds of a missing note quote nothing, so make no page");
     let page = &plans[0];
@@ -655,8 +656,7 @@ fn a_table_of_contents_makes_no_pages_related() {
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let catalog = catalog(&db, &files);
     let sources = sources(&catalog);
-    let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
-    let plans = crate::wiki::plan(&sources, settings);
+    let plans = plan_with_defaults(&sources);
     let related = |slug: &str| -> Vec<String> {
         let page = plans.iter().find(|p| p.slug == slug).unwrap_or_else(|| panic!("{slug}: {plans:?}"));
         page.related.iter().map(|&i| plans[i].slug.clone()).collect()
