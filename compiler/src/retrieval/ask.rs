@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
-use crate::retrieval::search;
+use crate::retrieval::{search, terms};
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -52,7 +52,7 @@ pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Acc
     // an answer must hold.
     let content: Vec<String> =
         pack.intent.iter().filter(|t| !search::OVERVIEW_WORDS.contains(&t.as_str())).cloned().collect();
-    let weights = search::QueryStems::read(conn, &stemmer, if content.is_empty() { &pack.intent } else { &content })?;
+    let weights = terms::QueryStems::read(conn, &stemmer, if content.is_empty() { &pack.intent } else { &content })?;
     Ok(draft(question, &pack, &weights))
 }
 
@@ -78,12 +78,12 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
 /// weight), best first, in the order of the pack's excerpts on ties. Weighting is what lets a question
 /// about something the knowledge base never mentions come back not found: "the capital of France" holds
 /// one common word the Rust book has ("capital") and one it never uses, which outweighs it.
-fn draft(question: &str, pack: &ContextPack, weights: &search::QueryStems) -> Answer {
+fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Answer {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let mut candidates: Vec<(f64, usize, usize, String)> = Vec::new();
     for (item, excerpt) in pack.items.iter().enumerate() {
         for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
-            let words: std::collections::HashSet<String> = search::stems(&stemmer, &sentence).into_iter().collect();
+            let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
             let covered = weights.coverage(|stem| words.contains(stem));
             if covered >= 0.5 {
                 candidates.push((covered, item, at, sentence));

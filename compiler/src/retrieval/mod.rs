@@ -9,3 +9,4 @@ pub mod context;
 pub mod eval;
 pub mod reader;
 pub mod search;
+pub mod terms;

@@ -1,0 +1,185 @@
+//! A query's terms and stems: how query text and chunk text become the words ranking compares, with the
+//! stems' weights (BM25's idf) and the cache of stems one search reuses. Shared by keyword ranking, hybrid's
+//! coverage, snippets and `ask`.
+
+use std::collections::HashSet;
+
+use rusqlite::Connection;
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// At most this many distinct terms are searched; agents sometimes paste paragraphs.
+const MAX_TERMS: usize = 32;
+
+/// Words that carry no meaning for ranking; dropped from a query unless it holds nothing else.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if",
+    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should", "so", "that", "the", "their", "then",
+    "there", "these", "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "you",
+    "your",
+];
+
+/// A lowercased text's words, as slices of it.
+pub(crate) fn tokens(lowercased: &str) -> Vec<&str> {
+    lowercased.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+}
+
+/// Stems of the words that could match the query, remembered across the results of one search. The
+/// English stemmer keeps a word's first letter, so a word whose first letter starts no query stem can
+/// never stem to one and is not stemmed at all: the rerank stems a few words per chunk, not all of them.
+pub(crate) struct StemCache {
+    stemmer: Stemmer,
+    initials: HashSet<char>,
+    known: std::collections::HashMap<String, String>,
+}
+
+impl StemCache {
+    pub(crate) fn new(query: &QueryStems) -> StemCache {
+        StemCache::for_stems(query.weights.iter().map(|(stem, _)| stem))
+    }
+
+    pub(crate) fn for_stems<'a>(stems: impl IntoIterator<Item = &'a String>) -> StemCache {
+        let initials = stems.into_iter().filter_map(|stem| stem.chars().next()).collect();
+        StemCache { stemmer: Stemmer::create(Algorithm::English), initials, known: std::collections::HashMap::new() }
+    }
+
+    /// The stem of a lowercased word, or none when it cannot be a query stem.
+    pub(crate) fn stem(&mut self, word: &str) -> Option<&String> {
+        if !word.chars().next().is_some_and(|c| self.initials.contains(&c)) {
+            return None;
+        }
+        if !self.known.contains_key(word) {
+            let stem = stem_word(&self.stemmer, word);
+            self.known.insert(word.to_string(), stem);
+        }
+        self.known.get(word)
+    }
+
+    /// The stems among `words` (lowercased) that may be query stems.
+    pub(crate) fn stems_of(&mut self, words: &[&str]) -> HashSet<String> {
+        words.iter().filter_map(|word| self.stem(word).cloned()).collect()
+    }
+}
+
+/// The query's distinct word stems, each weighted by its rarity in the index (BM25's idf): in the
+/// coverage rerank a rare word that names the topic outweighs the common words around it, which with
+/// equal weights outvoted it (Cranfield and SciFact, docs/performance.md). Compound terms
+/// (`std::fs::read`) count by their words, as the text's words are compared.
+pub(crate) struct QueryStems {
+    pub(crate) weights: Vec<(String, f64)>,
+    /// For each stem (in the order of `weights`), the query's own words that stem to it.
+    words: Vec<Vec<String>>,
+}
+
+impl QueryStems {
+    /// Weights from the keyword index's document frequencies: one count per distinct word.
+    pub(crate) fn read(conn: &Connection, stemmer: &Stemmer, terms: &[String]) -> rusqlite::Result<QueryStems> {
+        let mut weights: Vec<(String, f64)> = Vec::new();
+        let mut words_of: Vec<Vec<String>> = Vec::new();
+        let total: f64 = conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))?;
+        let mut frequency = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
+        for word in terms.iter().flat_map(|term| words(term)) {
+            let stem = stem_word(stemmer, &word);
+            if let Some(at) = weights.iter().position(|(known, _)| *known == stem) {
+                words_of[at].push(word);
+                continue;
+            }
+            let found: f64 = frequency.query_row([format!("\"{word}\"")], |row| row.get(0))?;
+            weights.push((stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln()));
+            words_of.push(vec![word]);
+        }
+        Ok(QueryStems { weights, words: words_of })
+    }
+
+    /// Like [`QueryStems::coverage`], but a stem that only a different word of the text shares (the
+    /// stemmer folds "genetically" and "genetics" into one stem) counts [`STEM_ONLY`] of its weight; the
+    /// query's own word counts whole.
+    pub(crate) fn graded_coverage(&self, covered: impl Fn(&str) -> bool, exact: impl Fn(&str) -> bool) -> f64 {
+        let total: f64 = self.weights.iter().map(|(_, weight)| weight).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let mut sum = 0.0;
+        for ((stem, weight), words) in self.weights.iter().zip(&self.words) {
+            if words.iter().any(|word| exact(word)) {
+                sum += weight;
+            } else if covered(stem) {
+                sum += weight * STEM_ONLY;
+            }
+        }
+        sum / total
+    }
+
+    /// The weighted share of the query's stems that `covered` holds: 0 to 1.
+    pub(crate) fn coverage(&self, covered: impl Fn(&str) -> bool) -> f64 {
+        let total: f64 = self.weights.iter().map(|(_, weight)| weight).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        self.weights.iter().filter(|(stem, _)| covered(stem)).map(|(_, weight)| weight).sum::<f64>() / total
+    }
+}
+
+/// What a query stem matched only through another word of the same stem counts for, against 1 for the
+/// query's own word. Chosen on Cranfield (each half of its queries gained: 0.3577 -> 0.3600 and 0.3475 ->
+/// 0.3512 nDCG@10 at 0.75; 0.5 lost on one half) and the judged Rust book set (docs/performance.md).
+const STEM_ONLY: f64 = 0.75;
+
+/// The distinct, lowercased search terms of a query: words split at whitespace and at characters FTS5
+/// treats specially, stopwords dropped unless nothing else is left.
+#[must_use]
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
+    // searched on their own, and the phrase still earns the phrase boost.
+    for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\''))) {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        if !word.is_empty() && !all.contains(&word) {
+            all.push(word);
+        }
+    }
+    let meaningful: Vec<String> = all.iter().filter(|w| !STOPWORDS.contains(&w.as_str())).cloned().collect();
+    let mut terms = if meaningful.is_empty() { all } else { meaningful };
+    terms.truncate(MAX_TERMS);
+    terms
+}
+
+pub(crate) fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// The English stems of a text's words, as the keyword index and the re-rank compare them.
+pub(crate) fn stems(stemmer: &Stemmer, text: &str) -> Vec<String> {
+    words(text).iter().map(|w| stem_word(stemmer, w)).collect()
+}
+
+pub(crate) fn stem_word(stemmer: &Stemmer, word: &str) -> String {
+    stemmer.stem(word).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{QueryStems, STEM_ONLY, query_terms};
+
+    #[test]
+    fn a_stem_only_another_word_shares_counts_less_than_the_query_word() {
+        let query = QueryStems {
+            weights: vec![("genet".to_string(), 3.0), ("mous".to_string(), 1.0)],
+            words: vec![vec!["genetically".to_string()], vec!["mouse".to_string()]],
+        };
+        let stems = ["genet", "mous"];
+        let graded = |text: &[&str]| query.graded_coverage(|stem| stems.contains(&stem), |word| text.contains(&word));
+        assert_eq!(graded(&["genetically", "mouse"]), 1.0);
+        assert_eq!(graded(&["genetics", "mouse"]), (3.0 * STEM_ONLY + 1.0) / 4.0);
+        assert!(graded(&["genetically", "mice"]) > graded(&["genetics", "mouse"]), "the rare word's form counts most");
+    }
+
+    #[test]
+    fn query_terms_drop_fts_syntax_and_stopwords() {
+        assert_eq!(query_terms("what are the ownership rules?"), ["ownership", "rules"]);
+        assert_eq!(query_terms("NEAR(\"a\" b) AND title:x*"), ["near", "b", "title:x"]);
+        assert_eq!(query_terms("the"), ["the"], "a query of stopwords keeps them");
+        assert_eq!(query_terms("std::fs::read pkg.mod"), ["std::fs::read", "pkg.mod"]);
+        assert_eq!(query_terms("fast-twitch fibres"), ["fast", "twitch", "fibres"], "hyphenated words are words");
+        assert!(query_terms("  \"*^()  ").is_empty());
+    }
+}
