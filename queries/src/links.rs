@@ -5,14 +5,21 @@
 /// its front matter aliases, all normalized with [`wiki_key`].
 #[must_use]
 pub fn wiki_names(path: &str, title: &str, aliases: &[String]) -> Vec<String> {
-    let without_extension = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
-    let file_name = without_extension.rsplit('/').next().unwrap_or(without_extension);
+    let (without_extension, file_name) = path_stem(path);
     let mut names = vec![wiki_key(without_extension), wiki_key(file_name), wiki_key(title)];
     names.extend(aliases.iter().map(|alias| wiki_key(alias)));
     names.retain(|n| !n.is_empty());
     names.sort();
     names.dedup();
     names
+}
+
+/// A path without its extension, and that stem's file name: `notes/dendron.topic.links.md` gives
+/// `notes/dendron.topic.links` and `dendron.topic.links`. Wikilinks name notes by either.
+#[must_use]
+pub fn path_stem(path: &str) -> (&str, &str) {
+    let without_extension = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+    (without_extension, without_extension.rsplit('/').next().unwrap_or(without_extension))
 }
 
 /// Wikilinks match case-insensitively, with spaces, hyphens and underscores alike.

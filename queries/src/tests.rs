@@ -530,18 +530,19 @@ fn a_title_many_sources_share_names_no_concept() {
 #[test]
 fn a_wikilink_to_a_source_whose_title_others_share_names_that_source() {
     let db = TestDb::new(1000, 0);
-    let files = [
+    let mut files = vec![
         ("vault/dendron.topic.links.md", "---\ntitle: Links\n---\n\nLinks join notes.\n"),
         ("vault/dendron.ref.links.md", "---\ntitle: Links\n---\n\nThe reference of links.\n"),
         ("vault/guide.md", "# Guide\n\nRead [[dendron.topic.links]] first.\n"),
         ("vault/faq.md", "# FAQ\n\nSee [[Links|dendron://dendron-site/dendron.topic.links]] too.\n"),
     ];
-    let catalog = catalog(&db, &files);
-    let sources = sources(&catalog);
+    // One of the two notes linked: its page is the only "Links", so it needs no qualifier.
+    let one_linked = catalog(&db, &files);
+    let sources = sources(&one_linked);
     let plans = plan_with_defaults(&sources);
     assert_eq!(plans.len(), 1, "no page for the shared title itself: {plans:?}");
     let page = &plans[0];
-    assert_eq!(page.title, "Links (dendron.topic)", "told apart by where it lives, not titled by its id");
+    assert_eq!(page.title, "Links", "titled by the note's title, not by its id");
     assert_eq!(page.slug, "dendron-topic-links");
     let defined: Vec<&str> = page.defined_by.iter().map(|&s| sources[s].path).collect();
     assert_eq!(defined, ["vault/dendron.topic.links.md"], "the linked note defines its page");
@@ -550,6 +551,19 @@ fn a_wikilink_to_a_source_whose_title_others_share_names_that_source() {
         quoted,
         ["vault/dendron.topic.links.md", "vault/guide.md", "vault/faq.md"],
         "a cross-vault `dendron://` link resolves like a plain one"
+    );
+
+    // Both linked: two pages would be titled "Links", so each is told apart by where its note lives.
+    files.push(("vault/setup.md", "# Setup\n\nThe [[dendron.ref.links]] list every option.\n"));
+    let both_linked = catalog(&db, &files);
+    let titles: Vec<(String, String)> =
+        plan_with_defaults(&self::sources(&both_linked)).into_iter().map(|page| (page.slug, page.title)).collect();
+    assert_eq!(
+        titles,
+        [
+            ("dendron-ref-links".to_string(), "Links (dendron.ref)".to_string()),
+            ("dendron-topic-links".to_string(), "Links (dendron.topic)".to_string())
+        ]
     );
 }
 

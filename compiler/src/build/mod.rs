@@ -278,6 +278,8 @@ pub struct Compiler {
     db: KnowledgeDb,
     files: HashMap<String, SourceFile>,
     pages: PageInputs,
+    /// The run the index held when this compiler's last build ended: what `warm_up` warms the catalog to.
+    last_run: Option<String>,
 }
 
 impl Compiler {
@@ -559,6 +561,7 @@ impl Compiler {
         if let Some(run_id) = &summary.run_id {
             store.record_summary(run_id, &serde_json::to_string(&summary).expect("summary serializes"))?;
         }
+        self.last_run = summary.run_id.clone().or(prior.last_run);
         Ok(summary)
     }
 
@@ -566,6 +569,10 @@ impl Compiler {
     /// so that the next build re-plans and re-models only what its edit reaches. A cost of one cold build's
     /// catalog read, paid between builds: `--watch` calls it after each build.
     pub fn warm_up(&mut self, project: &Project) -> Result<(), StoreError> {
+        // After a build that kept the catalog warm there is nothing to read.
+        if self.last_run.is_some() && self.pages.catalog_matches(self.last_run.as_deref()) {
+            return Ok(());
+        }
         let index = project.output_dir().join(DB_FILE);
         let conn = store::open_read_only(&index)?;
         let sql = |source| StoreError::Sqlite { path: index.clone(), source };

@@ -94,28 +94,32 @@ impl QueryStems {
     /// stemmer folds "genetically" and "genetics" into one stem) counts [`STEM_ONLY`] of its weight; the
     /// query's own word counts whole.
     pub(crate) fn graded_coverage(&self, covered: impl Fn(&str) -> bool, exact: impl Fn(&str) -> bool) -> f64 {
-        let total: f64 = self.weights.iter().map(|(_, weight)| weight).sum();
-        if total <= 0.0 {
-            return 0.0;
-        }
-        let mut sum = 0.0;
-        for ((stem, weight), words) in self.weights.iter().zip(&self.words) {
+        self.share(|stem, words| {
             if words.iter().any(|word| exact(word)) {
-                sum += weight;
+                1.0
             } else if covered(stem) {
-                sum += weight * STEM_ONLY;
+                STEM_ONLY
+            } else {
+                0.0
             }
-        }
-        sum / total
+        })
     }
 
     /// The weighted share of the query's stems that `covered` holds: 0 to 1.
     pub(crate) fn coverage(&self, covered: impl Fn(&str) -> bool) -> f64 {
+        self.share(|stem, _| if covered(stem) { 1.0 } else { 0.0 })
+    }
+
+    /// The weighted share of the query's stems, each credited 0 to 1 by `credit` (given the stem and the
+    /// query's words that stem to it).
+    fn share(&self, credit: impl Fn(&str, &[String]) -> f64) -> f64 {
         let total: f64 = self.weights.iter().map(|(_, weight)| weight).sum();
         if total <= 0.0 {
             return 0.0;
         }
-        self.weights.iter().filter(|(stem, _)| covered(stem)).map(|(_, weight)| weight).sum::<f64>() / total
+        let credited: f64 =
+            self.weights.iter().zip(&self.words).map(|((stem, weight), words)| weight * credit(stem, words)).sum();
+        credited / total
     }
 }
 

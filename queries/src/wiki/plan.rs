@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap as HashMap;
 
 use super::signals::{Excerpt, Signal, SignalKind};
-use crate::links::{link_candidates, link_path, wiki_names, wikilink_key};
+use crate::links::{link_candidates, link_path, path_stem, wiki_names, wikilink_key};
 
 /// One source, as the planner sees it. Sources are given sorted by path.
 #[derive(Clone, Debug)]
@@ -156,6 +156,8 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(s.path).trim_end_matches(".md")))
         .collect();
     let mut candidates: Vec<PagePlan> = Vec::new();
+    // Beside each candidate, its definer's own title when the page's title had to tell it apart.
+    let mut shared_titles: Vec<Option<&str>> = Vec::new();
     for (key, mentions) in &by_concept {
         let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
         let all: Vec<Mention> = mentions
@@ -179,10 +181,11 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         if defined_by.iter().any(|&s| sources[s].handwritten) {
             continue;
         }
+        let shared_title = defined_by.first().filter(|&&s| resolver.own_key[s].is_none()).map(|&s| sources[s].title);
         let (title, slug) = match defined_by.first() {
             // A definer whose title other sources share names its concept by its file: its page is told
             // apart by where the definer lives, and keeps the file's key as its slug.
-            Some(&definer) if resolver.own_key[definer].is_none() => (distinct_title(&sources[definer]), key.clone()),
+            Some(&definer) if shared_title.is_some() => (distinct_title(&sources[definer]), key.clone()),
             Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
             None => {
                 let title = most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])));
@@ -226,6 +229,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         aliases.dedup();
         let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
         backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].order));
+        shared_titles.push(shared_title);
         candidates.push(PagePlan {
             slug,
             title,
@@ -237,6 +241,20 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
             related: Vec::new(),
             backlinks,
         });
+    }
+
+    // A told-apart title is needed only where another page would carry the same title.
+    let plain = |page: &PagePlan, shared: &Option<&str>| shared.unwrap_or(&page.title).trim().to_lowercase();
+    let mut title_count: HashMap<String, usize> = HashMap::default();
+    for (page, shared) in candidates.iter().zip(&shared_titles) {
+        *title_count.entry(plain(page, shared)).or_default() += 1;
+    }
+    for (page, shared) in candidates.iter_mut().zip(&shared_titles) {
+        if let Some(title) = shared.filter(|title| !title.trim().is_empty())
+            && title_count[&plain(page, shared)] == 1
+        {
+            page.title = title.to_string();
+        }
     }
 
     // Slugs: a concept named by a source comes first; a slug a hand-written page holds is never taken,
@@ -379,8 +397,8 @@ fn display_label(signal: &PlanSignal) -> String {
 /// The title of a source whose title other sources share, told apart by where it lives: `Links
 /// (dendron.topic)` for the Dendron note `dendron.topic.links.md`, `Setup (guides)` for `guides/setup.md`.
 fn distinct_title(source: &CatalogSource<'_>) -> String {
-    let stem = source.path.rsplit_once('.').map_or(source.path, |(stem, _)| stem);
-    let (folder, file) = stem.rsplit_once('/').unwrap_or(("", stem));
+    let (stem, file) = path_stem(source.path);
+    let folder = stem.rsplit_once('/').map_or("", |(folder, _)| folder);
     let parent = file.rsplit_once('.').map_or(folder, |(parent, _)| parent);
     match (source.title.trim(), parent) {
         ("", _) => file.to_string(),
@@ -441,15 +459,15 @@ impl<'a> Resolver<'a> {
                     by_name.entry(name).or_insert(index);
                 }
             }
-            let stem = |path: &'a str| path.rsplit_once('.').map_or(path, |(stem, _)| stem);
-            let file_key = |path: &'a str| concept_key(stem(path).rsplit('/').next().unwrap_or_default());
-            let mut file_count: HashMap<String, usize> = HashMap::default();
-            for source in sources {
-                *file_count.entry(file_key(source.path)).or_default() += 1;
+            let file_keys: Vec<String> = sources.iter().map(|source| concept_key(path_stem(source.path).1)).collect();
+            let mut file_count: HashMap<&str, usize> = HashMap::default();
+            for key in &file_keys {
+                *file_count.entry(key.as_str()).or_default() += 1;
             }
             for (index, source) in sources.iter().enumerate() {
-                let key = file_key(source.path);
-                let key = if file_count[&key] == 1 { key } else { concept_key(stem(source.path)) };
+                let key = &file_keys[index];
+                let key =
+                    if file_count[key.as_str()] == 1 { key.clone() } else { concept_key(path_stem(source.path).0) };
                 link_key[index] = Some(key).filter(|key| !key.is_empty());
             }
         }

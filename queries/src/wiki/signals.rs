@@ -130,9 +130,9 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
             continue;
         }
         // Under a heading, an embed alone (Dendron's `## cname` then `![[cname|...]]`) says nothing either.
-        if let Some(next) = blocks.peek().filter(|next| {
-            !matches!(next.kind, BlockKind::Heading(_)) && !only_embeds(&text[next.start as usize..next.end as usize])
-        }) {
+        if let Some(next) =
+            blocks.peek().filter(|next| !matches!(next.kind, BlockKind::Heading(_)) && !only_embeds(text, doc, next))
+        {
             push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize));
         }
     }
@@ -168,10 +168,7 @@ fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
     doc.blocks
         .iter()
         .find(|b| b.kind == BlockKind::Other && prose(b.start, b.end))
-        .or_else(|| {
-            let embeds = |b: &crate::Block| only_embeds(&text[b.start as usize..b.end as usize]);
-            doc.blocks.iter().find(|b| b.kind == BlockKind::Other && !embeds(b))
-        })
+        .or_else(|| doc.blocks.iter().find(|b| b.kind == BlockKind::Other && !only_embeds(text, doc, b)))
         .or_else(|| doc.blocks.iter().find(|b| not_heading(&b.kind)))
         .map(|b| (b.start as usize, b.end as usize))
 }
@@ -320,15 +317,16 @@ fn values(front_matter: &FrontMatter, keys: &[&str]) -> Vec<String> {
     list.into_iter().map(|v| v.trim().trim_matches(['"', '\'']).to_string()).filter(|v| !v.is_empty()).collect()
 }
 
-/// Whether a block holds nothing but `![[embeds]]`.
-fn only_embeds(block: &str) -> bool {
-    let mut rest = block.trim();
-    if !rest.starts_with("![[") {
-        return false;
+/// Whether a block holds nothing but embeds: its text with the parser's `![[embeds]]` taken out is blank.
+fn only_embeds(text: &str, doc: &ParsedDocument, block: &crate::Block) -> bool {
+    let (start, end) = (block.start as usize, block.end as usize);
+    let mut at = start;
+    let embeds = doc.wikilinks.iter().filter(|l| l.embed && start <= l.start as usize && l.end as usize <= end);
+    for embed in embeds {
+        if !text[at..embed.start as usize].trim().is_empty() {
+            return false;
+        }
+        at = embed.end as usize;
     }
-    while let Some(after) = rest.strip_prefix("![[") {
-        let Some(end) = after.find("]]") else { return false };
-        rest = after[end + 2..].trim_start();
-    }
-    rest.is_empty()
+    at > start && text[at..end].trim().is_empty()
 }
