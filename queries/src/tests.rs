@@ -528,6 +528,28 @@ fn a_title_many_sources_share_names_no_concept() {
 }
 
 #[test]
+fn a_heading_the_documents_template_repeats_adds_no_place() {
+    // Ten proposals with "Motivation" headings, and one source titled "Motivation" that another links:
+    // the headings are the template's, so the page holds the title's source and its linker only.
+    let proposals: Vec<(String, String)> = (0..10)
+        .map(|n| (format!("{n:04}.md"), format!("# Proposal {n}\n\nIt proposes {n}.\n\n## Motivation\n\nWhy {n}.\n")))
+        .collect();
+    let mut files: Vec<(&str, &str)> = proposals.iter().map(|(path, text)| (path.as_str(), text.as_str())).collect();
+    files.push(("council/motivation.md", "# Motivation\n\nWhy the council exists.\n"));
+    files.push(("council.md", "# Council\n\nSee [the motivation](council/motivation.md).\n"));
+    let db = TestDb::new(1000, 0);
+    let pages = planned(&db, &files);
+    let motivation = pages.iter().find(|(slug, _)| slug == "motivation").expect("a page for the titled source");
+    assert_eq!(motivation.1, vec!["council/motivation.md".to_string(), "council.md".to_string()]);
+
+    // Below ten sources a shared heading is no template: nine proposals' headings are places.
+    let db = TestDb::new(1000, 0);
+    let pages = planned(&db, &files[1..]);
+    let motivation = pages.iter().find(|(slug, _)| slug == "motivation").expect("a page");
+    assert_eq!(motivation.1.len(), 11, "{motivation:?}");
+}
+
+#[test]
 fn a_wikilink_to_a_source_whose_title_others_share_names_that_source() {
     let db = TestDb::new(1000, 0);
     let mut files = vec![

@@ -12,10 +12,6 @@ pub(super) struct CatalogInputs {
 }
 
 impl CatalogInputs {
-    pub(super) fn entry(&self, path: &str) -> Option<CatalogEntry> {
-        self.entries.get(path).copied()
-    }
-
     pub(super) fn matches(&self, run: Option<&str>) -> bool {
         run.is_some() && self.synced_run.as_deref() == run
     }
@@ -52,23 +48,9 @@ pub(super) fn sync_catalog(
     run: &str,
     sync: &CatalogSync<'_>,
 ) -> rusqlite::Result<Catalog> {
-    let wiki_config = &project.config.wiki;
-    let settings = PlanSettings {
-        min_sources: *wiki_config.min_sources.get_ref() as usize,
-        max_places: *wiki_config.max_quotes.get_ref() as usize,
-        max_related: wiki_config.max_related as usize,
-    };
-    let wiki_folder = Layout::new(project).wiki_folder_in_project;
-    let mut state = match inputs.catalog.take() {
-        Some(state) => state,
-        None => CatalogInputs {
-            catalog: Catalog::builder(Vec::new(), settings, wiki_folder.clone()).new(db),
-            entries: BTreeMap::new(),
-            synced_run: None,
-        },
-    };
+    let mut state = catalog_state(db, inputs, project);
     let warm = !sync.reseed && state.matches(sync.prior_run);
-    let rows = read_entries(conn, wiki_config.section_field.as_deref(), warm.then_some(sync.changed))?;
+    let rows = read_entries(conn, project.config.wiki.section_field.as_deref(), warm.then_some(sync.changed))?;
     // An entry goes when the index no longer holds its source as quotable: one of the changed sources, or
     // when every source was read, any it did not return.
     let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
@@ -82,25 +64,91 @@ pub(super) fn sync_catalog(
     if catalog.entries(db) != &listed {
         catalog.set_entries(db).to(listed);
     }
+    state.synced_run = Some(run.to_string());
+    inputs.catalog = Some(state);
+    Ok(catalog)
+}
+
+/// The catalog and, by slug, the views of the pages an edit reaches.
+pub(super) type SeededPages = (Catalog, Vec<(String, PageView)>);
+
+/// The pages a build that leaves the plan as the last build made it can reach: those naming one of
+/// `touched`, each rebuilt from the view the index stores, over catalog entries read for the sources those
+/// views name and no others. `None` when a view is missing or names what the index does not hold (only a
+/// damaged index): the caller then plans from the whole catalog. The catalog's inputs hold only those
+/// entries afterwards, so they match no run and the next build reads them whole.
+pub(super) fn seed_pages(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    project: &Project,
+    touched: &[String],
+) -> rusqlite::Result<Option<SeededPages>> {
+    let mut views: BTreeMap<String, Option<StoredView>> = BTreeMap::new();
+    let mut statement = conn.prepare_cached(
+        "SELECT slug, view FROM wiki_pages WHERE slug IN (SELECT page FROM page_sources WHERE path = ?1)",
+    )?;
+    for path in touched {
+        let rows = statement.query_map([path], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (slug, view) = row?;
+            views.insert(slug, serde_json::from_str(&view).ok());
+        }
+    }
+    let Some(views) = views.into_iter().map(|(slug, view)| Some((slug, view?))).collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    let named: BTreeSet<String> = views.iter().flat_map(|(_, view)| view.paths()).map(str::to_string).collect();
+    let mut state = catalog_state(db, inputs, project);
+    state.synced_run = None;
+    let paths: Vec<String> = named.into_iter().collect();
+    let mut entries: HashMap<String, CatalogEntry> = HashMap::new();
+    for row in read_entries(conn, project.config.wiki.section_field.as_deref(), Some(&paths))? {
+        let path = row.path.clone();
+        entries.insert(path, set_entry(db, &mut state.entries, row));
+    }
+    let catalog = state.catalog;
+    inputs.catalog = Some(state);
+    let pages: Option<Vec<(String, PageView)>> = views
+        .into_iter()
+        .map(|(slug, view)| Some((slug, view.resolve(db, |path| entries.get(path).copied())?)))
+        .collect();
+    Ok(pages.map(|pages| (catalog, pages)))
+}
+
+/// The catalog's inputs kept by this `Compiler`, or new ones, with the settings the plan and the models read
+/// set from the project.
+fn catalog_state(db: &mut KnowledgeDb, inputs: &mut PageInputs, project: &Project) -> CatalogInputs {
+    let wiki_config = &project.config.wiki;
+    let settings = PlanSettings {
+        min_sources: *wiki_config.min_sources.get_ref() as usize,
+        max_places: *wiki_config.max_quotes.get_ref() as usize,
+        max_related: wiki_config.max_related as usize,
+    };
+    let wiki_folder = Layout::new(project).wiki_folder_in_project;
+    let state = inputs.catalog.take().unwrap_or_else(|| CatalogInputs {
+        catalog: Catalog::builder(Vec::new(), settings, wiki_folder.clone()).new(db),
+        entries: BTreeMap::new(),
+        synced_run: None,
+    });
+    let catalog = state.catalog;
     if catalog.settings(db) != settings {
         catalog.set_settings(db).to(settings);
     }
     if catalog.wiki_folder(db) != &wiki_folder {
         catalog.set_wiki_folder(db).to(wiki_folder);
     }
-    state.synced_run = Some(run.to_string());
-    inputs.catalog = Some(state);
-    Ok(catalog)
+    state
 }
 
 /// Creates the entry of a source, or sets the fields that changed.
-fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: EntryRow) {
+fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: EntryRow) -> CatalogEntry {
     let Some(&entry) = entries.get(&row.path) else {
         let (plan_signals, excerpts) = wiki::split_signals(row.signals);
         let entry =
             CatalogEntry::new(db, row.path.clone(), row.title, row.revision, row.section_value, plan_signals, excerpts);
         entries.insert(row.path, entry);
-        return;
+        return entry;
     };
     if entry.title(db) != &row.title {
         entry.set_title(db).to(row.title);
@@ -118,6 +166,7 @@ fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>,
     if entry.excerpts(db) != &excerpts {
         entry.set_excerpts(db).to(excerpts);
     }
+    entry
 }
 
 /// Reads the sources a generated page may quote: files (not notes), readable by every principal (no

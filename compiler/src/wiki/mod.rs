@@ -3,12 +3,12 @@
 //! whose model changed, stores pages, citations, backlinks, shards and the artifact catalog, and after the
 //! commit brings the files under the output folder in line with the index. See docs/wiki.md.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use knowledge_queries::wiki::{
-    self, Catalog, CatalogEntry, Excerpt, PageModel, PlanSettings, SCHEMA_VERSION, Signal, SignalKind, Templates,
-    WikiPage,
+    self, Catalog, CatalogEntry, Excerpt, PageModel, PageView, PlanSettings, PlannedPage, SCHEMA_VERSION, Signal,
+    SignalKind, StoredView, Templates, WikiPage,
 };
 use knowledge_queries::{Origin, SourceFile, SourceRef, chunks, content_hash, outline};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -202,35 +202,51 @@ pub fn compile(
 ) -> Result<Stage, StoreError> {
     let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
     let mut stage = Stage::default();
-    let catalog = sync_catalog(conn, db, inputs, context.project, context.run_id, &context.catalog).map_err(sql)?;
     set_templates(db, inputs, context.templates);
     let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
     let stored = stored_pages(conn).map_err(sql)?;
     let layout = Layout::new(context.project);
 
-    // Early cutoff: a page whose model hashes as the stored one is not rendered again.
+    // The pages to compare with their rows: with the plan as the last build left it, those naming a changed
+    // source, rebuilt from their stored views; otherwise every page the plan holds.
     let mut current: HashSet<String> = HashSet::new();
-    let mut changed: Vec<(PageModel, String, usize)> = Vec::new();
+    let mut changed: Vec<(PageModel, String, usize, String)> = Vec::new();
     if context.project.config.wiki.enabled {
+        let seeded = match context.same_plan_except {
+            Some(touched) => seed_pages(conn, db, inputs, context.project, touched).map_err(sql)?,
+            None => None,
+        };
+        let (catalog, seeded) = match seeded {
+            Some((catalog, views)) => (catalog, Some(views)),
+            None => {
+                let catalog =
+                    sync_catalog(conn, db, inputs, context.project, context.run_id, &context.catalog).map_err(sql)?;
+                (catalog, None)
+            }
+        };
         let db: &KnowledgeDb = db;
-        let state = inputs.catalog.as_ref().expect("the catalog was synced just now");
-        let reach: Option<HashSet<CatalogEntry>> =
-            context.same_plan_except.map(|paths| paths.iter().filter_map(|path| state.entry(path)).collect());
-        for &page in wiki::planned_pages(db, catalog) {
+        let pages: Vec<PlannedPage<'_>> = match seeded {
+            Some(views) => {
+                current.extend(stored.keys().cloned());
+                views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect()
+            }
+            None => wiki::planned_pages(db, catalog).clone(),
+        };
+        // Early cutoff: a page whose model hashes as the stored one is not rendered again.
+        for page in pages {
             let slug = page.slug(db);
             current.insert(slug.clone());
-            if reach.as_ref().is_some_and(|reach| !page.view(db).names_any(reach)) {
-                continue;
-            }
             let model_hash =
                 content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
             if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {
                 continue;
             }
-            changed.push((wiki::page_model(db, catalog, page).clone(), model_hash, page.view(db).source_count()));
+            let view = page.view(db);
+            let stored_view = serde_json::to_string(&view.stored(db)).expect("views serialize");
+            changed.push((wiki::page_model(db, catalog, page).clone(), model_hash, view.source_count(), stored_view));
         }
     }
-    for (mut model, model_hash, source_count) in changed {
+    for (mut model, model_hash, source_count, view) in changed {
         let before = stored.get(&model.slug);
         fill_quotes(conn, &mut model).map_err(sql)?;
         drop_repeated_quotes(&mut model);
@@ -263,6 +279,7 @@ pub fn compile(
         }
         let rendered = RenderedPage {
             model: &model,
+            view: &view,
             source_count,
             path: &path,
             model_hash: &model_hash,

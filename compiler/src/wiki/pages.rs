@@ -131,6 +131,8 @@ pub(super) fn stored_pages(conn: &Connection) -> rusqlite::Result<BTreeMap<Strin
 /// A page rendered by this build, with what its rows record.
 pub(super) struct RenderedPage<'a> {
     pub(super) model: &'a PageModel,
+    /// The page's view as the planner made it, stored for a later build that leaves the plan as it is.
+    pub(super) view: &'a str,
     /// How many sources the page quotes or lists.
     pub(super) source_count: usize,
     /// The page file, relative to the output folder.
@@ -150,7 +152,7 @@ pub(super) fn store_page(
     context: &StageContext<'_>,
     page: &RenderedPage<'_>,
 ) -> rusqlite::Result<()> {
-    let RenderedPage { model, source_count, path, model_hash, markdown, hash, row } = *page;
+    let RenderedPage { model, view, source_count, path, model_hash, markdown, hash, row } = *page;
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     // An index row's one sentence: the defining source's own, else the page's most central one.
     let summary = model
@@ -162,8 +164,8 @@ pub(super) fn store_page(
         .map(first_sentence)
         .unwrap_or_default();
     conn.prepare_cached(
-        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         model.slug,
@@ -176,6 +178,7 @@ pub(super) fn store_page(
         model_hash,
         hash,
         markdown,
+        view,
         context.run_id,
     ])?;
     let mut citation = conn.prepare_cached(

@@ -51,12 +51,13 @@ pub struct Catalog {
     pub wiki_folder: String,
 }
 
-/// One planned page, identified by its slug.
-#[salsa::tracked(debug)]
+/// One planned page: its slug and view. Interned, so a page is the same query key whether the planner made
+/// it or the driver rebuilt it from the view the index stores (a fresh process whose edit left the plan
+/// as it was), and an equal view keeps its memos.
+#[salsa::interned(debug)]
 pub struct PlannedPage<'db> {
     #[returns(ref)]
     pub slug: String,
-    #[tracked]
     #[returns(ref)]
     pub view: PageView,
 }
@@ -84,11 +85,68 @@ impl PageView {
         self.places.len() + self.also.len()
     }
 
-    /// Whether the page quotes, lists or is linked from one of `entries`.
+    /// The view as the index stores it, its sources named by path.
     #[must_use]
-    pub fn names_any(&self, entries: &std::collections::HashSet<CatalogEntry>) -> bool {
-        self.places.iter().chain(&self.backlinks).any(|(entry, _)| entries.contains(entry))
-            || self.also.iter().any(|entry| entries.contains(entry))
+    pub fn stored(&self, db: &dyn Db) -> StoredView {
+        let named =
+            |list: &[(CatalogEntry, u32)]| list.iter().map(|&(entry, at)| (entry.path(db).clone(), at)).collect();
+        StoredView {
+            title: self.title.clone(),
+            aliases: self.aliases.clone(),
+            section: self.section.clone(),
+            lead: self.lead,
+            places: named(&self.places),
+            also: self.also.iter().map(|entry| entry.path(db).clone()).collect(),
+            related: self.related.clone(),
+            backlinks: named(&self.backlinks),
+        }
+    }
+}
+
+/// A [`PageView`] with its sources named by path: what the index keeps of each page's plan, so that a fresh
+/// process whose edit cannot change the plan models the pages the edit reaches without planning again.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredView {
+    pub title: String,
+    pub aliases: Vec<String>,
+    pub section: String,
+    pub lead: bool,
+    pub places: Vec<(String, u32)>,
+    pub also: Vec<String>,
+    pub related: Vec<PageLink>,
+    pub backlinks: Vec<(String, u32)>,
+}
+
+impl StoredView {
+    /// Every path the view names.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.places
+            .iter()
+            .chain(&self.backlinks)
+            .map(|(path, _)| path.as_str())
+            .chain(self.also.iter().map(String::as_str))
+    }
+
+    /// The view over catalog entries; `None` when a path has no entry or a signal index is out of its range,
+    /// which a view stored by the last plan never has unless the index is damaged.
+    pub fn resolve(&self, db: &dyn Db, entry: impl Fn(&str) -> Option<CatalogEntry>) -> Option<PageView> {
+        let named = |list: &[(String, u32)]| -> Option<Vec<(CatalogEntry, u32)>> {
+            list.iter()
+                .map(|(path, at)| {
+                    entry(path).filter(|entry| (*at as usize) < entry.plan_signals(db).len()).map(|entry| (entry, *at))
+                })
+                .collect()
+        };
+        Some(PageView {
+            title: self.title.clone(),
+            aliases: self.aliases.clone(),
+            section: self.section.clone(),
+            lead: self.lead,
+            places: named(&self.places)?,
+            also: self.also.iter().map(|path| entry(path)).collect::<Option<_>>()?,
+            related: self.related.clone(),
+            backlinks: named(&self.backlinks)?,
+        })
     }
 }
 
@@ -222,7 +280,10 @@ pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage
     let mut hasher = crate::hash::ContentHasher::default();
     (SCHEMA_VERSION, catalog.wiki_folder(db), page.slug(db)).hash(&mut hasher);
     (&view.title, &view.aliases, &view.section, view.lead, &view.related).hash(&mut hasher);
-    let signal = |entry: CatalogEntry, at: u32| (&entry.plan_signals(db)[at as usize], entry.excerpts(db)[at as usize]);
+    // The signal's index is hashed with it: the index stores the view by index, and must store it again
+    // when a source's signals shift under an otherwise equal page.
+    let signal =
+        |entry: CatalogEntry, at: u32| (at, &entry.plan_signals(db)[at as usize], entry.excerpts(db)[at as usize]);
     for &(entry, at) in &view.places {
         (entry.path(db), entry.title(db), entry.revision(db), signal(entry, at)).hash(&mut hasher);
     }

@@ -112,6 +112,12 @@ pub fn concept_key(name: &str) -> String {
     key.trim_end_matches('-').to_string()
 }
 
+/// A heading at least this many sources carry, and at least one in [`TEMPLATE_HEADING_SHARE`] of all
+/// sources, is the documents' template ("Summary", "Motivation", "Unresolved questions" in every RFC): it
+/// names no concept, so it adds no place, even to a concept something else names.
+const TEMPLATE_HEADING_SOURCES: usize = 10;
+const TEMPLATE_HEADING_SHARE: usize = 20;
+
 /// Plans every page.
 #[must_use]
 pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePlan> {
@@ -125,13 +131,36 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         }
     }
 
-    // Every mention, by concept; then only concepts enough sources mention, in key order.
-    let mut by_key: HashMap<String, Vec<Mention>> = HashMap::default();
+    // Every mention with its key; then the headings the documents' template repeats, which are no places.
+    let mut keyed: Vec<(String, Mention)> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let Some(key) = resolver.key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
-            by_key.entry(concepts.find(key)).or_default().push(Mention { source: index, signal: at });
+            keyed.push((key, Mention { source: index, signal: at }));
         }
+    }
+    let is_heading = |m: &Mention| sources[m.source].signals[m.signal].kind == SignalKind::Heading;
+    let mut heading_sources: HashMap<&str, usize> = HashMap::default();
+    let mut counted: rustc_hash::FxHashSet<(usize, &str)> = rustc_hash::FxHashSet::default();
+    for (key, mention) in keyed.iter().filter(|(_, m)| is_heading(m)) {
+        if counted.insert((mention.source, key)) {
+            *heading_sources.entry(key).or_default() += 1;
+        }
+    }
+    let template_share = TEMPLATE_HEADING_SOURCES.max(sources.len().div_ceil(TEMPLATE_HEADING_SHARE));
+    let template: BTreeSet<String> = heading_sources
+        .into_iter()
+        .filter(|&(_, count)| count >= template_share)
+        .map(|(key, _)| key.to_string())
+        .collect();
+
+    // Every mention, by concept; then only concepts enough sources mention, in key order.
+    let mut by_key: HashMap<String, Vec<Mention>> = HashMap::default();
+    for (key, mention) in keyed {
+        if is_heading(&mention) && template.contains(&key) {
+            continue;
+        }
+        by_key.entry(concepts.find(key)).or_default().push(mention);
     }
     let min_sources = settings.min_sources.max(1);
     let mut by_concept: Vec<(String, BTreeMap<usize, Vec<usize>>)> = by_key

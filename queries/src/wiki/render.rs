@@ -82,7 +82,7 @@ pub struct SourceLink {
     pub href: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct PageLink {
     pub slug: String,
     pub title: String,

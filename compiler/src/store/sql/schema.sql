@@ -139,6 +139,7 @@ CREATE TABLE wiki_pages (
     model_hash TEXT NOT NULL,           -- hash of what the page shows and the template: equal means not re-rendered
     hash TEXT NOT NULL,                 -- content hash of markdown
     markdown TEXT NOT NULL,
+    view TEXT NOT NULL,                 -- JSON: the planner's view of the page (knowledge_queries::wiki::StoredView)
     run_id TEXT NOT NULL                -- the run that last rendered it
 ) WITHOUT ROWID;
 
