@@ -700,3 +700,30 @@ fn a_table_of_contents_makes_no_pages_related() {
     assert_eq!(related("concept00"), ["concept01"], "through shared.md, not the table of contents");
     assert!(related("concept05").is_empty(), "{:?}", related("concept05"));
 }
+
+#[test]
+fn concept_keys_lowercase_and_join_words_the_same_way_for_ascii_and_other_text() {
+    use crate::wiki::concept_key;
+    // The reference: Unicode lowercasing for every character, which the ASCII path must equal.
+    let reference = |name: &str| {
+        let mut key = String::new();
+        for c in name.trim().chars().flat_map(char::to_lowercase) {
+            if c.is_alphanumeric() {
+                key.push(c);
+            } else if !key.is_empty() && !key.ends_with('-') {
+                key.push('-');
+            }
+            if key.len() >= 80 {
+                break;
+            }
+        }
+        key.trim_end_matches('-').to_string()
+    };
+    let long = "Word ".repeat(30);
+    for name in ["Humus Heap", "  RFC 2005: Match ergonomics!  ", "a--b__c", "---", "", &long, "Straße Ünïcode", "X"]
+    {
+        assert_eq!(concept_key(name), reference(name), "{name:?}");
+    }
+    assert_eq!(concept_key("Humus Heap"), "humus-heap");
+    assert_eq!(concept_key(&long).len(), 79, "cut at 80 bytes, then the trailing `-` dropped");
+}

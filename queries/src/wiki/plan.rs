@@ -98,18 +98,34 @@ pub struct PagePlan {
 /// The slug form of a name: lowercase letters and digits, other runs of characters as one `-`.
 #[must_use]
 pub fn concept_key(name: &str) -> String {
-    let mut key = String::new();
-    for c in name.trim().chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
+    let name = name.trim();
+    let mut key = String::with_capacity(name.len().min(84));
+    let mut push = |c: char, alphanumeric: bool| {
+        if alphanumeric {
             key.push(c);
         } else if !key.is_empty() && !key.ends_with('-') {
             key.push('-');
         }
-        if key.len() >= 80 {
-            break;
+        key.len() < 80
+    };
+    // The planner keys every signal: ASCII, which most names are, skips Unicode's case tables.
+    if name.is_ascii() {
+        for byte in name.bytes() {
+            if !push(char::from(byte.to_ascii_lowercase()), byte.is_ascii_alphanumeric()) {
+                break;
+            }
+        }
+    } else {
+        for c in name.chars().flat_map(char::to_lowercase) {
+            if !push(c, c.is_alphanumeric()) {
+                break;
+            }
         }
     }
-    key.trim_end_matches('-').to_string()
+    while key.ends_with('-') {
+        key.pop();
+    }
+    key
 }
 
 /// A heading at least this many sources carry, and at least one in [`TEMPLATE_HEADING_SHARE`] of all
