@@ -19,7 +19,7 @@ use crate::config::{ConfigError, Project};
 
 /// How long the tree must stay quiet before a build starts: an editor's save is often several events (a
 /// temporary file, a rename), which come within a millisecond of each other.
-const QUIET: Duration = Duration::from_millis(5);
+const QUIET: Duration = Duration::from_millis(2);
 /// The longest a burst of events may delay a build.
 const MOST_DELAY: Duration = Duration::from_millis(250);
 
@@ -75,29 +75,31 @@ pub fn watch(
         // The configuration is read again for every build: an edit to `kc.toml` is a change like any other,
         // and one that breaks it is reported until it is fixed.
         let mut generated = std::mem::take(&mut listed_before);
-        let mut built = None;
-        let outcome = match Project::load(config_path) {
+        let (outcome, loaded) = match Project::load(config_path) {
             Ok(project) => {
                 output_dir = project.output_dir();
-                let outcome = compiler.build(&project, reporter).map_err(|error| crate::error_chain(&error));
-                listed_before = generated_files(&project);
-                built = outcome.is_ok().then_some(project);
-                generated.extend(listed_before.iter().cloned());
-                outcome
+                (compiler.build(&project, reporter).map_err(|error| crate::error_chain(&error)), Some(project))
             }
-            Err(error) => {
-                listed_before.clone_from(&generated);
-                Err(error.to_string())
-            }
+            Err(error) => (Err(error.to_string()), None),
         };
+        let built = outcome.is_ok();
         let rebuild = Rebuild { changed: std::mem::take(&mut changed), latency: first_event.elapsed(), outcome };
         if !report(&rebuild) {
             return Ok(());
         }
+        // After the report, which is the build's end for whoever waits on it: the events of this build's
+        // writes wait in the channel meanwhile.
+        match &loaded {
+            Some(project) => {
+                listed_before = generated_files(project);
+                generated.extend(listed_before.iter().cloned());
+            }
+            None => listed_before.clone_from(&generated),
+        }
         // A build that left the wiki's catalog cold (the first one, a no-op, say) would make the next edit
         // read it whole; reading it while the tree is quiet keeps that off the edit's latency. Failing here
         // only costs the next build that read.
-        if let Some(project) = built {
+        if let Some(project) = loaded.filter(|_| built) {
             let _ = compiler.warm_up(&project);
         }
         let Some((paths, started)) = next_changes(&events, &root, &output_dir, &generated) else { return Ok(()) };
