@@ -37,6 +37,9 @@ pub struct CatalogSource<'a> {
 pub struct PlanSignal {
     pub kind: SignalKind,
     pub label: String,
+    /// The label's [`concept_key`], made once with the signal: a re-plan after one source's edit keys
+    /// only that source's signals again.
+    pub key: String,
     pub other: Option<String>,
     /// The signal's rank by its place in the source (first is 0).
     pub order: u32,
@@ -56,7 +59,8 @@ pub fn split_signals(signals: Vec<Signal>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
         .into_iter()
         .zip(order)
         .map(|(signal, order)| {
-            let plan = PlanSignal { kind: signal.kind, label: signal.label, other: signal.other, order };
+            let key = concept_key(&signal.label);
+            let plan = PlanSignal { kind: signal.kind, label: signal.label, key, other: signal.other, order };
             (plan, signal.excerpt)
         })
         .unzip()
@@ -142,7 +146,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
     for (index, source) in sources.iter().enumerate() {
         if let Some(own) = &resolver.own_key[index] {
             for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias) {
-                concepts.union(own.clone(), concept_key(&signal.label));
+                concepts.union(own.clone(), signal.key.clone());
             }
         }
     }
@@ -476,7 +480,14 @@ struct Resolver<'a> {
 
 impl<'a> Resolver<'a> {
     fn new(sources: &'a [CatalogSource<'a>]) -> Resolver<'a> {
-        let title_keys: Vec<String> = sources.iter().map(|source| concept_key(source.title)).collect();
+        // A source's title is almost always its title signal's label, whose key is made.
+        let title_keys: Vec<String> = sources
+            .iter()
+            .map(|source| {
+                let signal = source.signals.iter().find(|s| s.kind == SignalKind::Title && s.label == source.title);
+                signal.map_or_else(|| concept_key(source.title), |signal| signal.key.clone())
+            })
+            .collect();
         let mut title_count: HashMap<&str, usize> = HashMap::default();
         for key in &title_keys {
             *title_count.entry(key.as_str()).or_default() += 1;
@@ -491,7 +502,8 @@ impl<'a> Resolver<'a> {
                 if !title.is_empty() && title_count[title.as_str()] == 1 {
                     return Some(title.clone());
                 }
-                aliases(source).first().map(|alias| concept_key(alias)).filter(|key| !key.is_empty())
+                let alias = source.signals.iter().find(|s| s.kind == SignalKind::Alias);
+                alias.map(|alias| alias.key.clone()).filter(|key| !key.is_empty())
             })
             .collect();
         // Names matter only to wikilinks, which many projects have none of.
@@ -524,12 +536,10 @@ impl<'a> Resolver<'a> {
         let path = self.sources[source].path;
         match signal.kind {
             SignalKind::Title => match &self.own_key[source] {
-                Some(own) => Some(own.clone()).filter(|own| *own == concept_key(&signal.label)),
+                Some(own) => Some(own.clone()).filter(|own| *own == signal.key),
                 None => self.link_key[source].clone(),
             },
-            SignalKind::Alias | SignalKind::Defined | SignalKind::Heading | SignalKind::Tag => {
-                Some(concept_key(&signal.label))
-            }
+            SignalKind::Alias | SignalKind::Defined | SignalKind::Heading | SignalKind::Tag => Some(signal.key.clone()),
             SignalKind::Wikilink | SignalKind::Embed => {
                 let sides = std::iter::once(&signal.label).chain(signal.other.as_ref());
                 let target =
