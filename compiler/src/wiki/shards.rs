@@ -53,7 +53,8 @@ pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow])
     }
 }
 
-/// One row of an index shard.
+/// One row of an index shard, as its Markdown shows it. The page's hash is only in the JSON rows
+/// ([`JsonRow`]), so a page whose text changed but whose row did not leaves the Markdown shard as it was.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub(super) struct ShardRow {
     pub(super) slug: String,
@@ -65,7 +66,14 @@ pub(super) struct ShardRow {
     pub(super) href: String,
     pub(super) sources: u64,
     pub(super) summary: String,
-    pub(super) hash: String,
+}
+
+/// A row of a shard's JSON: the row and the page file's hash.
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    #[serde(flatten)]
+    row: &'a ShardRow,
+    hash: &'a str,
 }
 
 #[derive(Serialize)]
@@ -106,7 +114,8 @@ pub(super) fn compile_shards(
     let templates = context.templates;
     let template_hash =
         content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
-    let mut sections: BTreeMap<String, Vec<ShardRow>> = BTreeMap::new();
+    // Each section's rows, and beside each row its page's hash.
+    let mut sections: BTreeMap<String, (Vec<ShardRow>, Vec<String>)> = BTreeMap::new();
     let mut statement =
         conn.prepare("SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY section, slug")?;
     let rows = statement.query_map([], |row| {
@@ -122,42 +131,55 @@ pub(super) fn compile_shards(
                 path,
                 sources: row.get::<_, i64>(5)?.cast_unsigned(),
                 summary: row.get(6)?,
-                hash: row.get(7)?,
             },
+            row.get::<_, String>(7)?,
         ))
     })?;
     for row in rows {
-        let (section, row) = row?;
-        sections.entry(section).or_default().push(row);
+        let (section, row, hash) = row?;
+        let (rows, hashes) = sections.entry(section).or_default();
+        rows.push(row);
+        hashes.push(hash);
     }
-    let stored: HashMap<String, (String, String)> = conn
-        .prepare("SELECT section, rows_hash, markdown FROM knowledge_indexes")?
-        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))?
+    let stored: HashMap<String, StoredShard> = conn
+        .prepare("SELECT section, rows_hash, markdown, json FROM knowledge_indexes")?
+        .query_map([], |row| {
+            Ok((row.get(0)?, StoredShard { rows_hash: row.get(1)?, markdown: row.get(2)?, json: row.get(3)? }))
+        })?
         .collect::<rusqlite::Result<_>>()?;
     let enabled = context.project.config.wiki.enabled;
 
-    for (section, rows) in &sections {
+    for (section, (rows, hashes)) in &sections {
         let rows_hash =
             content_hash(format!("{}{template_hash}", serde_json::to_string(rows).expect("rows serialize")).as_bytes());
-        let before = stored.get(section);
-        if !context.full && before.is_some_and(|(hash, _)| *hash == rows_hash) {
-            continue;
-        }
-        let json_path = format!("indexes/machine/{section}.json");
-        let model =
-            ShardModel { schema: SCHEMA_VERSION, section, json_href: format!("machine/{section}.json"), pages: rows };
-        let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
+        let json_rows: Vec<JsonRow<'_>> = rows.iter().zip(hashes).map(|(row, hash)| JsonRow { row, hash }).collect();
         let json = format!(
             "{}\n",
             serde_json::to_string_pretty(
-                &serde_json::json!({"schema": SCHEMA_VERSION, "section": section, "pages": rows})
+                &serde_json::json!({"schema": SCHEMA_VERSION, "section": section, "pages": json_rows})
             )
             .expect("rows serialize")
         );
+        let before = stored.get(section);
+        let shown_before = before.filter(|before| !context.full && before.rows_hash == rows_hash);
+        if shown_before.is_some_and(|before| before.json.as_deref() == Some(json.as_str())) {
+            continue;
+        }
+        // The Markdown (and the shard's source row, cut from it) only when the rows it shows changed.
+        let markdown = match shown_before {
+            Some(before) => before.markdown.clone(),
+            None => {
+                let json_href = format!("machine/{section}.json");
+                let model = ShardModel { schema: SCHEMA_VERSION, section, json_href, pages: rows };
+                let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
+                stage.shards.rendered += 1;
+                let shard = shard_source_row(section, &markdown, rows);
+                store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
+                markdown
+            }
+        };
+        let json_path = format!("indexes/machine/{section}.json");
         let path = format!("indexes/{section}.md");
-        stage.shards.rendered += 1;
-        let shard = shard_source_row(section, &markdown, rows);
-        store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
         let shard = RenderedShard {
             section,
             path: &path,
@@ -168,7 +190,7 @@ pub(super) fn compile_shards(
         };
         record_shard(conn, context, stage, &shard, before)?;
     }
-    for (section, (_, markdown)) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
+    for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
         if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
             store::delete_source(conn, id, true)?;
@@ -181,7 +203,7 @@ pub(super) fn compile_shards(
         stage.changes.push(ArtifactChange {
             artifact: format!("indexes/{section}.md"),
             kind: "shard",
-            old_hash: Some(content_hash(markdown.as_bytes())),
+            old_hash: Some(content_hash(before.markdown.as_bytes())),
             new_hash: None,
             sources: Vec::new(),
         });
@@ -196,18 +218,18 @@ pub(super) fn compile_shards(
     }
     let root_sections: Vec<RootSection> = sections
         .iter()
-        .map(|(section, rows)| RootSection {
+        .map(|(section, (rows, _))| RootSection {
             section: section.clone(),
             pages: rows.len(),
             href: format!("{section}.md"),
             json_href: format!("machine/{section}.json"),
         })
         .collect();
-    let total: usize = sections.values().map(Vec::len).sum();
+    let total: usize = sections.values().map(|(rows, _)| rows.len()).sum();
     let root_model = serde_json::json!({"schema": SCHEMA_VERSION, "pages": total, "sections": root_sections});
     let rows_hash = content_hash(format!("{root_model}{template_hash}").as_bytes());
     let before = stored.get("");
-    if context.full || before.is_none_or(|(hash, _)| *hash != rows_hash) {
+    if context.full || before.is_none_or(|before| before.rows_hash != rows_hash) {
         let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(ShardError::Template)?;
         stage.shards.rendered += 1;
         let root = RenderedShard {
@@ -246,6 +268,13 @@ pub(super) fn compile_shards(
     Ok(())
 }
 
+/// What the index holds of a shard before this build.
+pub(super) struct StoredShard {
+    rows_hash: String,
+    markdown: String,
+    json: Option<String>,
+}
+
 /// A shard (or, with the empty section, the root) rendered by this build.
 pub(super) struct RenderedShard<'a> {
     pub(super) section: &'a str,
@@ -264,7 +293,7 @@ pub(super) fn record_shard(
     context: &StageContext<'_>,
     stage: &mut Stage,
     shard: &RenderedShard<'_>,
-    before: Option<&(String, String)>,
+    before: Option<&StoredShard>,
 ) -> rusqlite::Result<()> {
     let RenderedShard { section, path, json, page_count, rows_hash, markdown } = *shard;
     let (json_path, json) = (json.map(|(path, _)| path), json.map(|(_, text)| text));
@@ -280,7 +309,7 @@ pub(super) fn record_shard(
     if let (Some(json_path), Some(json)) = (json_path, json) {
         upsert_object(conn, &format!("{uri}.json"), "shard_json", json_path, json, context.run_id, &metadata)?;
     }
-    let old_hash = before.map(|(_, markdown)| content_hash(markdown.as_bytes()));
+    let old_hash = before.map(|before| content_hash(before.markdown.as_bytes()));
     let new_hash = content_hash(markdown.as_bytes());
     if old_hash.as_deref() != Some(new_hash.as_str()) {
         stage.changes.push(ArtifactChange {
