@@ -68,12 +68,41 @@ pub(super) struct ShardRow {
     pub(super) summary: String,
 }
 
+/// A shard's JSON file, serialized as it stands (its fields in the alphabetical order the file has always
+/// had), with no `serde_json::Value` tree built on the way.
+#[derive(Serialize)]
+struct ShardJson<'a> {
+    pages: Vec<JsonRow<'a>>,
+    schema: u32,
+    section: &'a str,
+}
+
 /// A row of a shard's JSON: the row and the page file's hash.
 #[derive(Serialize)]
 struct JsonRow<'a> {
-    #[serde(flatten)]
-    row: &'a ShardRow,
+    aliases: &'a [String],
     hash: &'a str,
+    href: &'a str,
+    path: &'a str,
+    slug: &'a str,
+    sources: u64,
+    summary: &'a str,
+    title: &'a str,
+}
+
+impl<'a> JsonRow<'a> {
+    fn new(row: &'a ShardRow, hash: &'a str) -> JsonRow<'a> {
+        JsonRow {
+            aliases: &row.aliases,
+            hash,
+            href: &row.href,
+            path: &row.path,
+            slug: &row.slug,
+            sources: row.sources,
+            summary: &row.summary,
+            title: &row.title,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -152,14 +181,9 @@ pub(super) fn compile_shards(
     for (section, (rows, hashes)) in &sections {
         let rows_hash =
             content_hash(format!("{}{template_hash}", serde_json::to_string(rows).expect("rows serialize")).as_bytes());
-        let json_rows: Vec<JsonRow<'_>> = rows.iter().zip(hashes).map(|(row, hash)| JsonRow { row, hash }).collect();
-        let json = format!(
-            "{}\n",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"schema": SCHEMA_VERSION, "section": section, "pages": json_rows})
-            )
-            .expect("rows serialize")
-        );
+        let pages = rows.iter().zip(hashes).map(|(row, hash)| JsonRow::new(row, hash)).collect();
+        let shard_json = ShardJson { pages, schema: SCHEMA_VERSION, section };
+        let json = format!("{}\n", serde_json::to_string_pretty(&shard_json).expect("rows serialize"));
         let before = stored.get(section);
         let shown_before = before.filter(|before| !context.full && before.rows_hash == rows_hash);
         if shown_before.is_some_and(|before| before.json.as_deref() == Some(json.as_str())) {
