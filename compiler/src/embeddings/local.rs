@@ -11,7 +11,8 @@ use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
-use super::{Embedder, normalize};
+use super::Embedder;
+use super::providers::normalize;
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (it was trained on up to
 /// 256); the positions would allow 512, at four times the attention's cost.

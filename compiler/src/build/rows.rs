@@ -1,0 +1,140 @@
+//! A source's rows as the build writes them: the row from its queries' results, its permission labels,
+//! the run's events, and the lint findings' rows.
+
+use knowledge_queries::{Chunk, LintFacts, Origin, Outline, SourceKind, SourceRef, wiki::Signal};
+
+use super::Pending;
+use crate::config::Project;
+use crate::sources::{self, Skipped};
+use crate::store::{Prior, RunEvent, SourceRow};
+
+pub(super) fn lint_row(d: crate::lint::Diagnostic) -> crate::store::LintRow {
+    crate::store::LintRow {
+        path: d.path,
+        line: d.line,
+        column: d.column,
+        severity: d.severity.as_str(),
+        code: d.code,
+        message: d.message,
+    }
+}
+
+/// The permission labels of sources: front matter `visibility` and `labels`, and `[permissions] rules`.
+pub(super) struct LabelRules {
+    globs: globset::GlobSet,
+    labels: Vec<Vec<String>>,
+}
+
+impl LabelRules {
+    pub(super) fn new(project: &Project) -> LabelRules {
+        let rules = &project.config.permissions.rules;
+        LabelRules {
+            globs: sources::glob_set(rules.iter().map(|rule| rule.path.get_ref().as_str())),
+            labels: rules.iter().map(|rule| rule.labels.clone()).collect(),
+        }
+    }
+
+    /// Sorted, lowercased and comma-separated; empty when the source has none. A file that is not a source
+    /// (skipped) has no front matter, but its path rules still label it.
+    pub(super) fn labels(&self, path: &str, front_matter: Option<&knowledge_queries::FrontMatter>) -> String {
+        let mut labels: Vec<String> =
+            self.globs.matches(path).into_iter().flat_map(|i| self.labels[i].clone()).collect();
+        if let Some(front_matter) = front_matter {
+            for key in ["visibility", "labels"] {
+                match front_matter.fields.get(key) {
+                    Some(knowledge_queries::FrontMatterValue::Scalar(value)) => labels.push(value.clone()),
+                    Some(knowledge_queries::FrontMatterValue::List(values)) => labels.extend(values.iter().cloned()),
+                    None => {}
+                }
+            }
+        }
+        let mut labels: Vec<String> =
+            labels.iter().map(|l| l.trim().to_lowercase()).filter(|l| !l.is_empty() && !l.contains(',')).collect();
+        labels.sort();
+        labels.dedup();
+        labels.join(",")
+    }
+}
+
+pub(super) fn source_row(
+    item: &Pending,
+    outline: &Outline,
+    chunks: &[Chunk],
+    facts: &LintFacts,
+    signals: &[Signal],
+    labels: String,
+) -> SourceRow {
+    let path = &item.found.path;
+    let source = SourceRef::from_path(path);
+    let kind = SourceKind::from_path(path);
+    // Notes are not concepts' sources: they have no path a page could link to.
+    let is_note = source.origin() == Origin::Note;
+    SourceRow {
+        path: path.clone(),
+        uri: source.uri(),
+        kind: kind.as_str(),
+        mime: kind.mime(),
+        size: item.found.size,
+        mtime_ns: item.found.mtime_ns,
+        revision: item.revision.clone(),
+        title: outline.title.clone(),
+        outline: serde_json::to_string(outline).expect("outline serializes"),
+        lint_facts: serde_json::to_string(facts).expect("facts serialize"),
+        labels,
+        chunks: crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note),
+        signals: if is_note { Vec::new() } else { signals.to_vec() },
+    }
+}
+
+/// One event per source the build added, changed, removed or skipped. A full rebuild derives every source
+/// again and records one `index_rebuilt` event instead of one per source: `source_revisions.first_run`
+/// already says when each revision first appeared.
+pub(super) fn run_events(
+    pending: &[Pending],
+    removed: &[String],
+    prior: &Prior,
+    skipped: &[Skipped],
+    full_rebuild: bool,
+    rules: &LabelRules,
+) -> Vec<RunEvent> {
+    let mut events: Vec<RunEvent> = if full_rebuild {
+        vec![RunEvent {
+            kind: "index_rebuilt",
+            path: String::new(),
+            old_revision: None,
+            new_revision: None,
+            // No count: it would include sources some readers may not know exist.
+            detail: Some("every source was derived again".to_string()),
+            labels: None,
+        }]
+    } else {
+        pending
+            .iter()
+            .map(|item| RunEvent {
+                kind: if item.prior.is_some() { "source_changed" } else { "source_added" },
+                path: item.found.path.clone(),
+                old_revision: item.prior.as_ref().map(|p| p.revision.clone()),
+                new_revision: Some(item.revision.clone()),
+                detail: None,
+                labels: None,
+            })
+            .collect()
+    };
+    events.extend(removed.iter().map(|path| RunEvent {
+        kind: "source_removed",
+        path: path.clone(),
+        old_revision: Some(prior.sources[path].revision.clone()),
+        new_revision: None,
+        detail: None,
+        labels: None,
+    }));
+    events.extend(skipped.iter().map(|s| RunEvent {
+        kind: "source_skipped",
+        path: s.path.clone(),
+        old_revision: None,
+        new_revision: None,
+        detail: Some(s.reason.clone()),
+        labels: Some(rules.labels(&s.path, None)),
+    }));
+    events
+}

@@ -1,0 +1,168 @@
+//! The scan: the walk, the notes, and the stat and content checks that sort every file by what a build
+//! must do with it, before any query runs. Shared by `knowledge build`, `--check` and `knowledge lint`.
+
+use std::collections::HashSet;
+use std::time::{Instant, SystemTime};
+
+use knowledge_queries::{SourceRef, content_hash};
+use rayon::prelude::*;
+
+use super::{Reporter, SourceCounters, elapsed_ms};
+use crate::config::Project;
+use crate::sources::{self, FoundFile, Skipped};
+use crate::store::{Prior, PriorSource, StatRow};
+use crate::wiki;
+
+/// A source to (re-)derive this build.
+pub(crate) struct Pending {
+    pub(crate) found: FoundFile,
+    pub(crate) text: String,
+    pub(crate) revision: String,
+    pub(crate) prior: Option<PriorSource>,
+}
+
+/// What the walk and the change checks found, before any query runs.
+pub(crate) struct Scan {
+    pub(crate) counters: SourceCounters,
+    pub(crate) skipped: Vec<Skipped>,
+    /// Sources whose size and mtime match their row: not read.
+    pub(crate) unchanged: Vec<String>,
+    /// Sources to derive: new, changed, or all of them when the index cannot be trusted.
+    pub(crate) pending: Vec<Pending>,
+    /// Sources read because their stat moved, whose content is unchanged.
+    pub(crate) stats: Vec<StatRow>,
+    /// Sources in the index that are gone, unreadable or no longer selected.
+    pub(crate) removed: Vec<String>,
+    pub(crate) scan_ms: u64,
+    pub(crate) read_ms: u64,
+    /// When the walk began, in nanoseconds since the epoch: stored with the index for the racy-stat check.
+    pub(crate) started_ns: i64,
+}
+
+/// Walks the project and sorts every file by what a build must do with it. Reads only files whose size or
+/// mtime moved (or every file, when `full_rebuild`).
+pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporter: &dyn Reporter) -> Scan {
+    let clock = Instant::now();
+    let started_ns = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    reporter.stage("scanning", 0);
+    let mut walk = sources::walk(project);
+    let generated = wiki::generated_in_project(project, &prior.generated);
+    walk.files.retain(|found| !generated.contains(&found.path));
+    add_notes(project, &mut walk);
+    reporter.finish_stage();
+    let mut counters = SourceCounters {
+        scanned: (walk.files.len() + walk.skipped.len()) as u64,
+        skipped: walk.skipped.len() as u64,
+        ..SourceCounters::default()
+    };
+    let mut skipped = walk.skipped;
+    let (to_read, mut unchanged) = split_by_stat(walk.files, prior, full_rebuild);
+    counters.unchanged = unchanged.len() as u64;
+    counters.hashed = to_read.len() as u64;
+    let scan_ms = elapsed_ms(clock);
+
+    let clock = Instant::now();
+    reporter.stage("reading", to_read.len() as u64);
+    let read: Vec<(FoundFile, Result<String, String>)> = to_read
+        .into_par_iter()
+        .map(|found| {
+            let text = sources::read_text(&found);
+            reporter.advance(1);
+            (found, text)
+        })
+        .collect();
+    reporter.finish_stage();
+
+    let mut pending = Vec::new();
+    let mut stats = Vec::new();
+    let mut present: HashSet<String> = unchanged.iter().cloned().collect();
+    for (found, text) in read {
+        let text = match text {
+            Ok(text) => text,
+            Err(reason) => {
+                counters.skipped += 1;
+                skipped.push(Skipped { path: found.path, reason });
+                continue;
+            }
+        };
+        // A page an earlier build generated, which this index does not list (its index was deleted):
+        // compiler output, not a source.
+        if wiki::in_wiki_folder(project, &found.path) && wiki::looks_generated(&text) {
+            counters.scanned -= 1;
+            continue;
+        }
+        present.insert(found.path.clone());
+        let revision = content_hash(text.as_bytes());
+        let prior_source = prior.sources.get(&found.path).cloned();
+        match &prior_source {
+            Some(p) if !full_rebuild && p.revision == revision => {
+                counters.unchanged += 1;
+                // A racy file read again with its stat unchanged has nothing to refresh.
+                if (p.size, p.mtime_ns) == (found.size, found.mtime_ns) {
+                    unchanged.push(found.path);
+                } else {
+                    stats.push(StatRow { path: found.path, size: found.size, mtime_ns: found.mtime_ns });
+                }
+            }
+            Some(_) => {
+                counters.changed += 1;
+                pending.push(Pending { found, text, revision, prior: prior_source });
+            }
+            None => {
+                counters.added += 1;
+                pending.push(Pending { found, text, revision, prior: None });
+            }
+        }
+    }
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
+    removed.sort();
+    counters.removed = removed.len() as u64;
+    Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms: elapsed_ms(clock), started_ns }
+}
+
+/// Notes are sources too: `knowledge://item/ID`, with the note's text inline. Each takes the notes file's
+/// mtime, so any change to the file (a hand edit included) re-reads its notes, and the content hash decides
+/// which changed. A notes file that cannot be read is reported as skipped, and its notes lose their rows.
+fn add_notes(project: &Project, walk: &mut sources::Walk) {
+    let output_dir = project.output_dir();
+    let file = output_dir.join(crate::sources::notes::NOTES_FILE);
+    let mtime_ns = std::fs::metadata(&file).map_or(0, |metadata| sources::mtime_ns(&metadata));
+    match crate::sources::notes::load(&output_dir) {
+        Ok(notes) => walk.files.extend(notes.into_iter().map(|note| FoundFile {
+            path: SourceRef::note(&note.id).path(),
+            absolute: file.clone(),
+            size: note.text.len() as u64,
+            mtime_ns,
+            inline: Some(note.text),
+        })),
+        Err(error) => walk
+            .skipped
+            .push(Skipped { path: crate::sources::notes::NOTES_FILE.to_string(), reason: crate::error_chain(&error) }),
+    }
+}
+
+/// Files whose size and mtime match their row are unchanged without being read, unless the row's mtime is
+/// racy: a file modified within [`RACY_NS`] of the moment the last writing build began its scan may be
+/// modified again within the same clock tick, at the same size, and its stat would not show it (Git's
+/// "racily clean" entries). Those are read and hashed; only their content decides.
+fn split_by_stat(files: Vec<FoundFile>, prior: &Prior, full_rebuild: bool) -> (Vec<FoundFile>, Vec<String>) {
+    let mut to_read = Vec::new();
+    let mut unchanged = Vec::new();
+    let racy = |mtime_ns: i64| prior.scan_started_ns.is_some_and(|started| mtime_ns >= started - RACY_NS);
+    for found in files {
+        match prior.sources.get(&found.path) {
+            Some(p) if !full_rebuild && p.size == found.size && p.mtime_ns == found.mtime_ns && !racy(p.mtime_ns) => {
+                unchanged.push(found.path);
+            }
+            _ => to_read.push(found),
+        }
+    }
+    (to_read, unchanged)
+}
+
+/// How close to a scan a file's mtime makes its stat untrustworthy: above the coarsest clock tick of the
+/// file systems this runs on (Linux updates file times once per scheduler tick, at most 10 ms).
+const RACY_NS: i64 = 20_000_000;

@@ -1,0 +1,223 @@
+//! What a build must do besides its sources (the pipeline fingerprint, the `[lint]` and `[wiki]` settings,
+//! embeddings), decided once for `knowledge build` and `knowledge build --check`; and `--check` itself.
+
+use std::path::PathBuf;
+
+use knowledge_queries::content_hash;
+use serde::Serialize;
+
+use super::{BuildError, OUTPUT_LAYOUT, Silent, scan};
+use crate::config::Project;
+use crate::sources::{self, Skipped};
+use crate::store::{self, DB_FILE, LOCK_FILE, Prior, StoreError};
+use crate::wiki::{self, TemplateSet};
+
+const SOURCE_HASH: &str = env!("KNOWLEDGE_SOURCE_HASH");
+
+/// What `knowledge build --check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub up_to_date: bool,
+    /// Why every source would be re-derived, when one would be.
+    pub reason: Option<String>,
+    /// What else the build would do with no source changed: settings, templates, embeddings.
+    pub work: Vec<String>,
+    pub added: Vec<String>,
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    /// Generated files that are missing or differ from what the index says (edited by hand, deleted).
+    pub artifacts: Vec<wiki::Drift>,
+}
+
+/// Whether an index's rows were derived by this binary with these settings, so they can be reused.
+pub(crate) fn trusts(prior: &Prior, fingerprint: &str) -> bool {
+    !prior.needs_schema && prior.fingerprint.as_deref() == Some(fingerprint)
+}
+
+/// What a build must do with no source changed, decided the same way for `knowledge build` and for
+/// `knowledge build --check`, so the check answers exactly whether a build would change anything.
+pub(crate) struct SettingsWork {
+    /// The pipeline fingerprint and the `[lint]` and `[wiki]` settings' hashes this binary and `kc.toml`
+    /// give, as the index stores them.
+    pub(crate) fingerprint: String,
+    pub(crate) lint_config: String,
+    pub(crate) wiki_config: String,
+    /// Every source is re-derived: no index in this format, or another pipeline fingerprint.
+    pub(crate) full_rebuild: bool,
+    /// The `[lint]` settings changed: the stored facts are linted again.
+    pub(crate) relint: bool,
+    /// The `[wiki]` settings or templates changed: the wiki is planned and rendered again.
+    pub(crate) rewiki: bool,
+    /// Why the embedding stage must run (another model, pending or queued work).
+    pub(crate) reembed: Option<String>,
+}
+
+impl SettingsWork {
+    /// `index`: the index `prior` was read from; `None` when there is none (then `prior` needs a schema).
+    pub(crate) fn decide(
+        project: &Project,
+        templates: &TemplateSet,
+        prior: &Prior,
+        index: Option<&rusqlite::Connection>,
+        embedder: Option<&dyn crate::embeddings::Embedder>,
+    ) -> rusqlite::Result<SettingsWork> {
+        let model = embedder.map(crate::embeddings::Embedder::model);
+        let reembed = match index.filter(|_| !prior.needs_schema) {
+            Some(conn) => crate::embeddings::needs_stage(conn, model)?,
+            None => model.map(|model| format!("nothing is embedded with `{model}` yet")),
+        };
+        let (fingerprint, lint_config) = (fingerprint(project), lint_fingerprint(project));
+        let wiki_config = wiki::fingerprint(project, templates);
+        Ok(SettingsWork {
+            full_rebuild: !trusts(prior, &fingerprint),
+            relint: prior.lint_config.as_deref() != Some(lint_config.as_str()),
+            rewiki: prior.wiki_config.as_deref() != Some(wiki_config.as_str()),
+            fingerprint,
+            lint_config,
+            wiki_config,
+            reembed,
+        })
+    }
+}
+
+/// A build refuses an output folder that holds sources (say `[output] dir = "docs"`): it would hide them
+/// from the walk and put generated files among them. Hand-written pages in its `wiki/` are sources by
+/// design, and the other folders of the layout are the tool's.
+pub(super) fn check_output_folder(project: &Project) -> Result<(), crate::config::ConfigError> {
+    let output_dir = project.output_dir();
+    let Ok(entries) = std::fs::read_dir(&output_dir) else { return Ok(()) };
+    let sources = &project.config.sources;
+    let include = sources::glob_set(sources.include.iter().map(|g| g.get_ref().as_str()));
+    let exclude = sources::glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
+    let prefix = project.config.output.dir.get_ref().trim_matches('/').trim_start_matches("./").to_string();
+    let mut folders: Vec<(PathBuf, String)> = Vec::new();
+    // The tool's own files: the index and its journal, the stat cache, the lock, the notes, temporary files.
+    let own = |name: &str| {
+        name.starts_with(DB_FILE)
+            || [wiki::STAT_CACHE, LOCK_FILE, crate::sources::notes::NOTES_FILE].contains(&name)
+            || name.starts_with('.')
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !OUTPUT_LAYOUT.contains(&name.as_str()) && !own(&name) {
+            folders.push((entry.path(), format!("{prefix}/{name}")));
+        }
+    }
+    while let Some((path, relative)) = folders.pop() {
+        let Ok(kind) = std::fs::symlink_metadata(&path).map(|m| m.file_type()) else { continue };
+        if kind.is_dir() {
+            for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                folders.push((entry.path(), format!("{relative}/{}", entry.file_name().to_string_lossy())));
+            }
+        } else if include.is_match(&relative) && !exclude.is_match(&relative) {
+            return Err(project.invalid_output(format!(
+                "`[output] dir` = {:?} holds sources (`{}`); the output needs a folder of its own (the default is \".hasna/knowledge\")",
+                project.config.output.dir.get_ref(),
+                crate::escape(&relative),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What a build would change in the index or the generated files, without writing anything: `knowledge
+/// build --check`. Sources whose content is unchanged count as up to date even when their mtime moved
+/// (a build would only refresh its stat cache).
+pub fn check(project: &Project) -> Result<Check, BuildError> {
+    check_output_folder(project)?;
+    let templates = TemplateSet::load(project)?;
+    let index = project.output_dir().join(DB_FILE);
+    let conn = store::open_read_only(&index).ok();
+    let prior = conn
+        .as_ref()
+        .and_then(|conn| store::read_prior(conn).ok())
+        .unwrap_or(Prior { needs_schema: true, ..Prior::default() });
+    let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
+    let settings = SettingsWork::decide(project, &templates, &prior, conn.as_ref(), embedder.as_deref())
+        .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+    let scan = scan(project, &prior, settings.full_rebuild, &Silent);
+    let mut check = Check {
+        up_to_date: true,
+        reason: None,
+        work: Vec::new(),
+        added: Vec::new(),
+        changed: Vec::new(),
+        removed: scan.removed,
+        skipped: scan.skipped,
+        artifacts: Vec::new(),
+    };
+    if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
+        check.artifacts = wiki::drift(conn, &project.output_dir(), &wiki::project_path_of_artifact(project, ""))
+            .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+    }
+    if prior.needs_schema {
+        check.reason = Some("no index in this binary's format".to_string());
+    } else if settings.full_rebuild {
+        check.reason = Some("the index was built by another binary or with other settings".to_string());
+    }
+    if !settings.full_rebuild {
+        if settings.relint {
+            check.work.push("the [lint] settings changed: lint would run again on the stored facts".to_string());
+        }
+        if settings.rewiki {
+            check.work.push("the [wiki] settings or templates changed: the wiki would be planned again".to_string());
+        }
+    }
+    if let Some(reason) = settings.reembed {
+        check.work.push(format!("embeddings: {reason}"));
+    }
+    for item in scan.pending {
+        if item.prior.is_some() {
+            check.changed.push(item.found.path);
+        } else {
+            check.added.push(item.found.path);
+        }
+    }
+    check.up_to_date = check.reason.is_none()
+        && check.work.is_empty()
+        && check.added.is_empty()
+        && check.changed.is_empty()
+        && check.removed.is_empty()
+        && check.artifacts.is_empty();
+    Ok(check)
+}
+
+/// What the stored lint results depend on besides the facts: every `[lint]` setting.
+fn lint_fingerprint(project: &Project) -> String {
+    let lint = &project.config.lint;
+    let codes = |list: &[toml::Spanned<String>]| list.iter().map(|c| c.get_ref().clone()).collect::<Vec<_>>();
+    let severities: Vec<(String, &str)> =
+        lint.severity.iter().map(|(c, s)| (c.get_ref().clone(), s.as_str())).collect();
+    let material = format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{}\n{}\n{:?}\n{}\n",
+        codes(&lint.enable),
+        codes(&lint.disable),
+        severities,
+        lint.contradiction_patterns,
+        lint.new_article_min_sources,
+        lint.near_duplicate_threshold.get_ref(),
+        codes(&lint.ignore_links),
+        lint.on_build,
+    );
+    content_hash(material.as_bytes())
+}
+
+/// Everything the derived rows depend on besides the sources themselves. Nothing about where the tree sits
+/// (its folder, the project's default name) is part of it, so a clone elsewhere trusts the same index.
+pub(crate) fn fingerprint(project: &Project) -> String {
+    let chunking = &project.config.chunking;
+    let material = format!(
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\nwiki folder {}\n",
+        env!("CARGO_PKG_VERSION"),
+        store::FORMAT_VERSION,
+        SOURCE_HASH,
+        chunking.target_bytes.get_ref(),
+        chunking.overlap_bytes.get_ref(),
+        project.config.lint.contradiction_patterns,
+        project.config.permissions.rules.iter().map(|r| (r.path.get_ref(), &r.labels)).collect::<Vec<_>>(),
+        project.config.permissions.principals,
+        wiki::wiki_folder(project),
+    );
+    content_hash(material.as_bytes())
+}

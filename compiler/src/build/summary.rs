@@ -1,0 +1,102 @@
+//! What a build reports: the counters of `knowledge build --json`, which the index also stores with its run.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::sources::Skipped;
+use crate::wiki::ArtifactCounters;
+
+/// What a build did, with the counters that prove it. Printed by `knowledge build --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSummary {
+    /// The run recorded in the index, or `None` when nothing changed and nothing was written.
+    pub run_id: Option<String>,
+    pub index: PathBuf,
+    /// Every source was re-derived: a new index, another format, or another pipeline fingerprint.
+    pub full_rebuild: bool,
+    pub wrote: bool,
+    pub sources: SourceCounters,
+    pub chunks: ChunkCounters,
+    pub queries: QueryCounters,
+    pub skipped: Vec<Skipped>,
+    /// Generated concept pages: rendered this build, files written or already equal, pages removed.
+    pub pages: ArtifactCounters,
+    /// Index shards (the root, a Markdown and a JSON file per section), counted like pages.
+    pub shards: ArtifactCounters,
+    /// What the build did to the embeddings generation, when a provider is configured and the build wrote.
+    pub embeddings: Option<crate::embeddings::EmbeddingCounters>,
+    /// The findings the build's lint stored, when it ran one (`[lint] on_build`, and something was written).
+    pub lint: Option<LintCounts>,
+    /// Generated files the build did not write because a file it did not generate is in their place
+    /// (relative to the output folder). The build never overwrites a file of the user's.
+    pub blocked: Vec<String>,
+    /// Wall time per stage, in milliseconds.
+    pub stages_ms: StageTimes,
+    pub wall_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageTimes {
+    /// Opening the index and reading what it holds.
+    pub open: u64,
+    /// Walking the tree and checking stats.
+    pub scan: u64,
+    /// Reading and hashing files whose stats moved.
+    pub read: u64,
+    /// Running the queries for changed sources while their rows are inserted (the two overlap).
+    pub compile: u64,
+    /// What follows the last row: a fresh index's secondary indexes, lint when it runs, the run record and
+    /// the commit.
+    pub write: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct SourceCounters {
+    /// Files the include globs selected, skipped ones among them.
+    pub scanned: u64,
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
+    pub skipped: u64,
+    pub unchanged: u64,
+    /// Files that were read and hashed because their size or mtime moved.
+    pub hashed: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ChunkCounters {
+    /// Chunks whose id did not exist before this build.
+    pub computed: u64,
+    /// Chunks that existed before and still do, unchanged.
+    pub reused: u64,
+    pub deleted: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct QueryCounters {
+    /// Tracked-function executions (salsa `WillExecute` events) during this build.
+    pub executed: u64,
+    /// The same, per query, for the queries that ran.
+    pub by_query: std::collections::BTreeMap<String, u64>,
+}
+
+/// Findings by severity.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct LintCounts {
+    pub errors: u64,
+    pub warnings: u64,
+    pub info: u64,
+}
+
+impl LintCounts {
+    pub(super) fn of(findings: &[crate::lint::Diagnostic]) -> LintCounts {
+        let count = |severity| findings.iter().filter(|d| d.severity == severity).count() as u64;
+        LintCounts {
+            errors: count(crate::lint::Severity::Error),
+            warnings: count(crate::lint::Severity::Warning),
+            info: count(crate::lint::Severity::Info),
+        }
+    }
+}

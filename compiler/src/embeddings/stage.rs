@@ -1,0 +1,311 @@
+//! The build's embedding stage: what the committed index lacks vectors for (`EmbeddingPlan`), the provider
+//! calls with no transaction open (`embed`), and the vectors written in a transaction of their own (`apply`).
+
+use knowledge_queries::{Origin, content_hash};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::*;
+
+/// What a build did to the embeddings of its generation. Printed in `knowledge build --json`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct EmbeddingCounters {
+    pub model: String,
+    pub provider: &'static str,
+    /// Vectors the provider computed this build.
+    pub computed: u64,
+    /// Chunks that got a vector another chunk (or an earlier build) had computed for the same text.
+    pub reused: u64,
+    /// Chunks left without a vector because the provider failed; the next build retries them.
+    pub pending: u64,
+    /// Entries of chunks that no longer exist.
+    pub deleted: u64,
+    /// Why the generation is incomplete, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<String>,
+    /// The vectors are the `fake` provider's: fine for tests, meaningless for search quality.
+    pub fake: bool,
+    /// Wall time spent in the provider this build; `computed` over it is the provider's speed.
+    pub ms: u64,
+}
+
+/// Why a build must run the embedding stage even with no source changed (another model, a provider turned
+/// off, pending entries to retry, or a queued job), or `None` when it need not. `model` is the configured
+/// generation's id, known without loading a model.
+pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<Option<String>> {
+    let stored = crate::store::meta(conn, "embeddings_model")?.filter(|m| !m.is_empty());
+    let Some(model) = model else {
+        return Ok(
+            stored.map(|stored| format!("the provider was turned off: the vectors of `{stored}` would be dropped"))
+        );
+    };
+    if stored.as_deref() != Some(model) {
+        return Ok(Some(match stored {
+            Some(stored) => format!("the embedding model changed from `{stored}` to `{model}`"),
+            None => format!("nothing is embedded with `{model}` yet"),
+        }));
+    }
+    // The embedding stage commits after the build: a build stopped in between left chunks without vectors.
+    if crate::store::meta(conn, "embedded_run")? != crate::store::meta(conn, "last_run")? {
+        return Ok(Some("the last build's embedding stage did not finish".to_string()));
+    }
+    let (pending, queued): (bool, bool) = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending'),
+                EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued')",
+        [model],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    Ok(if pending {
+        Some("chunks a provider failed on are pending".to_string())
+    } else if queued {
+        Some("a reindex job is queued".to_string())
+    } else {
+        None
+    })
+}
+
+/// Drops the vectors of an index whose provider was turned off; inside the build's transaction (no
+/// provider is called).
+pub fn drop_if_turned_off(conn: &Connection) -> rusqlite::Result<()> {
+    if crate::store::meta(conn, "embeddings_model")?.is_some_and(|model| !model.is_empty()) {
+        conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
+        // As if there had never been a provider: a clean build without one has neither key.
+        conn.execute("DELETE FROM meta WHERE key IN ('embeddings_model', 'embeddings_settings', 'embedded_run')", [])?;
+    }
+    Ok(())
+}
+
+/// A chunk whose current revision has no ready entry in the generation.
+struct Missing {
+    chunk_id: String,
+    text: String,
+    hash: String,
+    source_ref: String,
+    revision: String,
+    start: u32,
+    end: u32,
+}
+
+/// What the embedding stage must do, read from the committed index: the chunks without a ready entry for
+/// their current revision and offsets (a chunk re-cut by a `[chunking]` change may keep its id and move),
+/// and which of their texts have no vector yet.
+pub struct EmbeddingPlan {
+    model: String,
+    /// A queued full reindex: the generation is dropped and every chunk embedded again.
+    full: bool,
+    missing: Vec<Missing>,
+    /// Indexes into `missing` of the texts to send to the provider (one per distinct text).
+    to_embed: Vec<usize>,
+    /// The dimensions of the vectors already stored, when any are reused.
+    known_dimensions: Option<usize>,
+    reused: u64,
+}
+
+impl EmbeddingPlan {
+    /// Reads what the stage must do for `model` from the index as the build committed it.
+    pub fn read(conn: &Connection, model: &str) -> rusqlite::Result<EmbeddingPlan> {
+        let full: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
+            [model],
+            |row| row.get(0),
+        )?;
+        // A full reindex embeds every chunk again, as if no entry or vector existed.
+        let missing: Vec<Missing> = conn
+            .prepare(&format!(
+                "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
+                 FROM chunks c JOIN sources s ON s.id = c.source_id
+                 WHERE NOT {}
+                   AND (?2 OR NOT EXISTS (SELECT 1 FROM vector_index_entries e
+                                          WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
+                                                AND e.revision = c.revision
+                                                AND e.start_offset = c.start_offset
+                                                AND e.end_offset = c.end_offset))",
+                Origin::Note.sql_condition("s.path")
+            ))?
+            .query_map(params![model, full], |row| {
+                let title: String = row.get(1)?;
+                let body: String = row.get(2)?;
+                let text = format!("{title}\n\n{body}");
+                Ok(Missing {
+                    chunk_id: row.get(0)?,
+                    hash: content_hash(text.as_bytes()),
+                    text,
+                    source_ref: row.get(3)?,
+                    revision: row.get(4)?,
+                    start: row.get(5)?,
+                    end: row.get(6)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut have =
+            conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+        let mut plan = EmbeddingPlan {
+            model: model.to_string(),
+            full,
+            missing: Vec::new(),
+            to_embed: Vec::new(),
+            known_dimensions: None,
+            reused: 0,
+        };
+        let mut queued: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for (index, item) in missing.iter().enumerate() {
+            let stored = if full {
+                None
+            } else {
+                have.query_row(params![model, item.hash], |row| row.get::<_, i64>(0)).optional()?
+            };
+            if let Some(stored) = stored {
+                plan.known_dimensions = usize::try_from(stored).ok();
+                plan.reused += 1;
+            } else if queued.insert(item.hash.clone()) {
+                plan.to_embed.push(index);
+            } else {
+                // The same text twice in this build: one vector serves both.
+                plan.reused += 1;
+            }
+        }
+        plan.missing = missing;
+        Ok(plan)
+    }
+}
+
+/// The provider's answers for a plan: computed with no transaction open, so a slow or failing provider
+/// never holds the index's write lock.
+pub struct Embedded {
+    vectors: Vec<(String, Vec<f32>)>,
+    failed: std::collections::HashSet<String>,
+    degraded: Option<String>,
+    /// Wall time spent in the provider.
+    ms: u64,
+}
+
+impl EmbeddingPlan {
+    /// Texts the provider will be asked for.
+    #[must_use]
+    pub fn texts(&self) -> usize {
+        self.to_embed.len()
+    }
+}
+
+/// Calls the provider for the plan's texts, `batch_size` at a time, telling `done` how many texts each
+/// batch held (a progress bar's steps). A failure leaves the rest of the texts failed too (they become
+/// `pending` entries the next build retries).
+#[must_use]
+pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize, done: &dyn Fn(usize)) -> Embedded {
+    let clock = std::time::Instant::now();
+    let mut embedded =
+        Embedded { vectors: Vec::new(), failed: std::collections::HashSet::new(), degraded: None, ms: 0 };
+    for batch in plan.to_embed.chunks(batch_size.max(1)) {
+        let items: Vec<&Missing> = batch.iter().map(|&i| &plan.missing[i]).collect();
+        if embedded.degraded.is_some() {
+            embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
+            continue;
+        }
+        let texts: Vec<&str> = items.iter().map(|item| item.text.as_str()).collect();
+        match embedder.embed(&texts) {
+            Ok(vectors) if vectors.len() == items.len() => {
+                embedded.vectors.extend(items.iter().map(|item| item.hash.clone()).zip(vectors));
+            }
+            Ok(vectors) => {
+                embedded.degraded =
+                    Some(format!("the provider returned {} vectors for {} texts", vectors.len(), items.len()));
+                embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
+            }
+            Err(error) => {
+                embedded.degraded = Some(format!("the provider failed: {error}"));
+                embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
+            }
+        }
+        done(batch.len());
+    }
+    embedded.ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+    embedded
+}
+
+/// Writes a plan's vectors and entries, in the stage's own transaction: drops the generation for a full
+/// reindex, marks queued jobs done, removes entries of chunks that are gone and vectors no entry uses, and
+/// records the generation (`embeddings_model`, `embeddings_settings`) and the run whose chunks it covers
+/// (`embedded_run`).
+pub fn apply(
+    conn: &Connection,
+    embedder: &dyn Embedder,
+    plan: &EmbeddingPlan,
+    embedded: &Embedded,
+    run_id: &str,
+) -> rusqlite::Result<EmbeddingCounters> {
+    let model = plan.model.as_str();
+    if plan.full {
+        conn.execute("DELETE FROM vector_index_entries WHERE model = ?1", [model])?;
+        conn.execute("DELETE FROM chunk_embeddings WHERE model = ?1", [model])?;
+    }
+    conn.execute(
+        "UPDATE reindex_queue SET status = 'done', done_run = ?2 WHERE model = ?1 AND status = 'queued'",
+        params![model, run_id],
+    )?;
+    let mut counters = EmbeddingCounters {
+        model: model.to_string(),
+        provider: embedder.provider(),
+        fake: embedder.provider() == "fake",
+        reused: plan.reused,
+        degraded: embedded.degraded.clone(),
+        ms: embedded.ms,
+        ..EmbeddingCounters::default()
+    };
+    // Other generations are kept (a model switch builds beside them), but not for chunks that are gone.
+    counters.deleted = conn.execute(
+        "DELETE FROM vector_index_entries WHERE model = ?1 AND chunk_id NOT IN (SELECT id FROM chunks)",
+        [model],
+    )? as u64;
+    conn.execute("DELETE FROM vector_index_entries WHERE chunk_id NOT IN (SELECT id FROM chunks)", [])?;
+
+    let mut insert_vector = conn.prepare_cached(
+        "INSERT OR REPLACE INTO chunk_embeddings (model, text_hash, dimensions, vector, created_run)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    // An endpoint may choose the dimensions; the vectors say what they are.
+    let mut dimensions = plan.known_dimensions.unwrap_or_else(|| embedder.dimensions());
+    for (hash, vector) in &embedded.vectors {
+        let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        insert_vector.execute(params![model, hash, vector.len() as i64, bytes, run_id])?;
+        counters.computed += 1;
+        dimensions = vector.len();
+    }
+    let mut upsert_entry = conn.prepare_cached(
+        "INSERT OR REPLACE INTO vector_index_entries (chunk_id, model, provider, dimensions, source_ref, revision,
+                                                       text_hash, start_offset, end_offset, status, updated_run,
+                                                       updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+    )?;
+    for item in &plan.missing {
+        let status = if embedded.failed.contains(&item.hash) { "pending" } else { "ready" };
+        if status == "pending" {
+            counters.pending += 1;
+        }
+        upsert_entry.execute(params![
+            item.chunk_id,
+            model,
+            embedder.provider(),
+            dimensions as i64,
+            item.source_ref,
+            item.revision,
+            item.hash,
+            item.start,
+            item.end,
+            status,
+            run_id,
+        ])?;
+    }
+    // Vectors no entry uses any more: the text is gone from every chunk.
+    conn.execute(
+        "DELETE FROM chunk_embeddings WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
+            WHERE e.model = chunk_embeddings.model AND e.text_hash = chunk_embeddings.text_hash)",
+        [],
+    )?;
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', ?1)", [model])?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_settings', ?1)",
+        [embedder.settings().to_string()],
+    )?;
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedded_run', ?1)", [run_id])?;
+    Ok(counters)
+}

@@ -1,0 +1,194 @@
+//! The vector index searches scan: the `VectorIndex` interface and `MatrixIndex`, one generation's vectors
+//! as one matrix, scanned with the permission filter applied inside.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use rusqlite::Connection;
+
+/// Nearest-vector search over one generation. Searches and their output depend only on this interface:
+/// [`MatrixIndex`] scans; an ANN index or pgvector can take its place.
+pub trait VectorIndex: Send + Sync {
+    /// How many vectors it holds.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The `k` rows most similar to `query` (cosine: the vectors are normalized) among those `allow`
+    /// accepts (by source path), best first, as (`chunks.seq`, similarity). `allow` is applied inside the
+    /// search, never to its results.
+    fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)>;
+}
+
+/// The vectors of one generation as one contiguous matrix, scanned in parallel.
+pub struct MatrixIndex {
+    dimensions: usize,
+    /// Row i's vector is `matrix[i * dimensions..(i + 1) * dimensions]`.
+    matrix: Vec<f32>,
+    /// The chunk's row in `chunks` (`seq`), and its source's path, for filters.
+    rows: Vec<(i64, String)>,
+}
+
+impl MatrixIndex {
+    /// The ready vectors of `model`, from a cache that lives as long as the process and holds the latest
+    /// index state it saw: a search after a new build (another `last_run`) loads again. Every principal
+    /// shares it; permissions are applied by the scan.
+    pub fn cached(conn: &Connection, model: &str) -> rusqlite::Result<std::sync::Arc<MatrixIndex>> {
+        type Cache = std::sync::Mutex<HashMap<(String, String), (String, std::sync::Arc<MatrixIndex>)>>;
+        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        let file = conn.path().unwrap_or_default().to_string();
+        let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
+        let cache = CACHE.get_or_init(Cache::default);
+        let key = (file, model.to_string());
+        if let Some((seen, index)) = cache.lock().expect("the cache lock is never poisoned").get(&key)
+            && *seen == run
+        {
+            return Ok(index.clone());
+        }
+        let index = std::sync::Arc::new(MatrixIndex::load(conn, model)?);
+        cache.lock().expect("the cache lock is never poisoned").insert(key, (run, index.clone()));
+        Ok(index)
+    }
+
+    /// Loads the ready vectors of `model`.
+    pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<MatrixIndex> {
+        let mut statement = conn.prepare(
+            "SELECT c.seq, s.path, v.vector, v.dimensions
+             FROM vector_index_entries e
+             JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
+             JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
+             WHERE e.model = ?1 AND e.status = 'ready'",
+        )?;
+        let mut index = MatrixIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
+        let mut rows = statement.query([model])?;
+        while let Some(row) = rows.next()? {
+            let bytes: Vec<u8> = row.get(2)?;
+            let dimensions = usize::try_from(row.get::<_, i64>(3)?).unwrap_or(0);
+            if dimensions == 0
+                || bytes.len() != dimensions * 4
+                || (index.dimensions != 0 && dimensions != index.dimensions)
+            {
+                continue;
+            }
+            index.dimensions = dimensions;
+            index.matrix.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            index.rows.push((row.get(0)?, row.get(1)?));
+        }
+        Ok(index)
+    }
+
+    /// An index over vectors already in memory (`matrix` holds `rows.len()` vectors of `dimensions`), for
+    /// benchmarks and tests. `rows` are (`chunks.seq`, source path).
+    #[must_use]
+    pub fn from_matrix(dimensions: usize, matrix: Vec<f32>, rows: Vec<(i64, String)>) -> MatrixIndex {
+        assert_eq!(matrix.len(), dimensions * rows.len(), "one vector per row");
+        MatrixIndex { dimensions, matrix, rows }
+    }
+}
+
+impl VectorIndex for MatrixIndex {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Each block of rows keeps its own best `k` (in parallel), checking `allow` for the rows that would
+    /// enter it, and the blocks' lists are merged.
+    fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)> {
+        const BLOCK: usize = 4096;
+        if query.len() != self.dimensions || k == 0 || self.rows.is_empty() {
+            return Vec::new();
+        }
+        let best = self
+            .matrix
+            .par_chunks(self.dimensions * BLOCK)
+            .enumerate()
+            .map(|(block, vectors)| {
+                let mut top = TopK::new(k);
+                for (at, vector) in vectors.chunks_exact(self.dimensions).enumerate() {
+                    let row = block * BLOCK + at;
+                    let score = dot(vector, query);
+                    if top.admits(score) && allow(&self.rows[row].1) {
+                        top.push(row, score);
+                    }
+                }
+                top
+            })
+            .reduce(|| TopK::new(k), TopK::merge);
+        best.into_sorted().into_iter().map(|(row, score)| (self.rows[row].0, score)).collect()
+    }
+}
+
+/// The best `k` (row, score) pairs seen so far.
+struct TopK {
+    k: usize,
+    items: Vec<(usize, f32)>,
+    /// The worst score kept, once `k` are kept.
+    floor: f32,
+}
+
+impl TopK {
+    fn new(k: usize) -> TopK {
+        TopK { k, items: Vec::with_capacity(k + 1), floor: f32::NEG_INFINITY }
+    }
+
+    fn admits(&self, score: f32) -> bool {
+        self.items.len() < self.k || score > self.floor
+    }
+
+    fn push(&mut self, row: usize, score: f32) {
+        self.items.push((row, score));
+        if self.items.len() > self.k {
+            let worst = self.items.iter().enumerate().min_by(|a, b| a.1.1.total_cmp(&b.1.1)).map(|(at, _)| at);
+            if let Some(worst) = worst {
+                self.items.swap_remove(worst);
+            }
+        }
+        if self.items.len() == self.k {
+            self.floor = self.items.iter().map(|item| item.1).fold(f32::INFINITY, f32::min);
+        }
+    }
+
+    fn merge(mut self, other: TopK) -> TopK {
+        for (row, score) in other.items {
+            if self.admits(score) {
+                self.push(row, score);
+            }
+        }
+        self
+    }
+
+    fn into_sorted(mut self) -> Vec<(usize, f32)> {
+        self.items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        self.items
+    }
+}
+
+/// A dot product in eight lanes, which the compiler turns into SIMD (one running sum could not be
+/// reordered, so it would stay scalar).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let (a_lanes, a_rest) = a.as_chunks::<8>();
+    let (b_lanes, b_rest) = b.as_chunks::<8>();
+    let mut sums = [0.0_f32; 8];
+    for (x, y) in a_lanes.iter().zip(b_lanes) {
+        for lane in 0..8 {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    sums.iter().sum::<f32>() + a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum::<f32>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scan_keeps_the_best_k_and_applies_the_filter_inside() {
+        let index = MatrixIndex {
+            dimensions: 2,
+            matrix: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8, -1.0, 0.0],
+            rows: vec![(10, "a.md".into()), (11, "b.md".into()), (12, "secret.md".into()), (13, "d.md".into())],
+        };
+        assert_eq!(index.search(&[1.0, 0.0], 2, &|_| true), [(10, 1.0), (12, 0.6)]);
+        assert_eq!(index.search(&[1.0, 0.0], 2, &|path| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
+    }
+}

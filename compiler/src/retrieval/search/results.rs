@@ -1,0 +1,197 @@
+//! What a search is asked and what it answers: the request, the modes, and each result with its source ref,
+//! revision, offsets, scores and reasons (the JSON the CLI prints and the MCP server returns).
+
+use knowledge_queries::{Origin, SourceRef};
+use serde::Serialize;
+
+/// Why semantic search is unavailable in this version.
+pub const NO_EMBEDDINGS: &str =
+    "no embeddings generation: [embeddings] provider is `none`, so searches are keyword-only";
+
+/// Result kinds: chunks of sources, of generated wiki pages, rows of the wiki's index shards, and notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum ResultKind {
+    SourceChunk,
+    WikiPage,
+    IndexEntry,
+    LegacyItem,
+}
+
+/// How results are retrieved: keyword (BM25), semantic (vector similarity) or both fused.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+#[value(rename_all = "lowercase")]
+pub enum SearchMode {
+    #[default]
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+impl SearchMode {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Keyword => "keyword",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl SearchRequest {
+    /// Whether results of `kind` were asked for (no kinds: every kind).
+    pub(super) fn wants(&self, kind: ResultKind) -> bool {
+        self.kinds.is_empty() || self.kinds.contains(&kind)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: String,
+    pub mode: SearchMode,
+    pub limit: usize,
+    /// Empty means every kind.
+    pub kinds: Vec<ResultKind>,
+    /// The marks put around matched terms in snippets.
+    pub highlight: Highlight,
+}
+
+/// Marks around matched terms in snippets: Markdown bold for JSON and pipes, ANSI bold for terminals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Highlight {
+    #[default]
+    Markdown,
+    Ansi,
+}
+
+impl Highlight {
+    pub(super) fn marks(self) -> (&'static str, &'static str) {
+        match self {
+            Highlight::Markdown => ("**", "**"),
+            Highlight::Ansi => ("\u{1b}[1m", "\u{1b}[0m"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchResponse {
+    pub query: String,
+    /// The terms the query was reduced to, as matched.
+    pub terms: Vec<String>,
+    pub mode: &'static str,
+    /// True when the requested mode could not be served as asked (no embeddings: keyword results only).
+    pub degraded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded_reason: Option<String>,
+    /// The embeddings generation semantic scores came from, when any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings_model: Option<String>,
+    /// The semantic scores come from the `fake` provider: fine for tests, meaningless for quality.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fake_embeddings: bool,
+    pub results: Vec<SearchResult>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchResult {
+    /// The chunk's row in the keyword index; internal.
+    #[serde(skip)]
+    pub(super) rowid: i64,
+    pub kind: ResultKind,
+    pub id: String,
+    pub title: String,
+    /// The whole chunk: exactly the cited bytes. Left out of MCP answers unless asked for (the snippet is
+    /// the excerpt there; `knowledge_get` returns the chunk).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// The best-matching passage, at most 32 tokens of the chunk with matched terms between the request's
+    /// highlight marks; the chunk's first 160 characters when no keyword matched.
+    pub snippet: String,
+    #[serde(serialize_with = "rounded")]
+    pub score: f64,
+    pub scores: Scores,
+    pub source: ResultSource,
+    pub citation: Citation,
+    pub reason: Vec<&'static str>,
+    /// Other sources holding this result's text word for word (copies are returned once).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
+    /// The generated page a `wiki_page` chunk or an `index_entry` row belongs to; internal.
+    #[serde(skip)]
+    pub(super) page: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Scores {
+    /// BM25 (higher is better) times the coverage and phrase boosts.
+    #[serde(serialize_with = "rounded")]
+    pub keyword: f64,
+    #[serde(serialize_with = "rounded")]
+    pub bm25: f64,
+    /// The share of the query's words the chunk contains, each word weighted by its rarity (idf).
+    #[serde(serialize_with = "rounded")]
+    pub coverage: f64,
+    /// Cosine similarity to the query's embedding, when the chunk was among the nearest vectors.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
+    pub semantic: Option<f64>,
+    /// The reciprocal-rank fusion score of a hybrid search (k = 60).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
+    pub fused: Option<f64>,
+}
+
+/// A score to six significant digits: what orders results, without the bytes of a full float.
+pub(super) fn rounded<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    let digits = 5 - value.abs().log10().floor().clamp(-10.0, 5.0) as i32;
+    let scale = 10_f64.powi(digits);
+    serializer.serialize_f64((value * scale).round() / scale)
+}
+
+pub(super) fn rounded_some<S: serde::Serializer>(value: &Option<f64>, serializer: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => rounded(value, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ResultSource {
+    pub uri: String,
+    pub path: String,
+    pub revision: String,
+    /// Content hash of the cited text.
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Citation {
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl Citation {
+    /// Reads `start_offset, end_offset, start_line, end_line` from four columns starting at `first`.
+    pub(crate) fn from_row(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Citation> {
+        Ok(Citation {
+            start_offset: row.get(first)?,
+            end_offset: row.get(first + 1)?,
+            start_line: row.get(first + 2)?,
+            end_line: row.get(first + 3)?,
+        })
+    }
+}
+
+/// The kind of a result, by its source's path.
+pub(super) fn result_kind(path: &str) -> ResultKind {
+    match SourceRef::from_path(path).origin() {
+        Origin::Note => ResultKind::LegacyItem,
+        Origin::Page => ResultKind::WikiPage,
+        Origin::Shard => ResultKind::IndexEntry,
+        Origin::File => ResultKind::SourceChunk,
+    }
+}

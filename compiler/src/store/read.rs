@@ -1,0 +1,238 @@
+//! Typed readers of the index: what a build finds before it writes, and what lint, the wiki and the read
+//! side read back. Every reader outside a build opens the file with [`open_read_only`].
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use knowledge_queries::Origin;
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+use super::*;
+
+/// What the index holds about a source before a build.
+#[derive(Debug, Clone)]
+pub struct PriorSource {
+    pub id: i64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub revision: String,
+    pub chunk_count: u64,
+}
+
+/// What a build needs to know about the existing index.
+#[derive(Debug, Default)]
+pub struct Prior {
+    /// The file is new or in another format: the schema is (re)created by the build's transaction.
+    pub needs_schema: bool,
+    /// The pipeline fingerprint the index was derived with.
+    pub fingerprint: Option<String>,
+    /// The hash of the `[lint]` settings its lint results were computed with.
+    pub lint_config: Option<String>,
+    /// The hash of the `[wiki]` settings and templates its pages were rendered with.
+    pub wiki_config: Option<String>,
+    /// When the last writing build began its scan (ns since the epoch): rows whose mtime is not clearly
+    /// older cannot be trusted by their stat alone.
+    pub scan_started_ns: Option<i64>,
+    pub sources: HashMap<String, PriorSource>,
+    /// Generated artifact files, relative to the output folder: never sources.
+    pub generated: HashSet<String>,
+    /// The id of the last build that committed, the version of the index this build starts from.
+    pub last_run: Option<String>,
+}
+
+/// The SQL condition on `path` that keeps generated wiki pages and index shards out of a query over `sources`.
+pub fn not_generated() -> String {
+    format!("NOT ({} OR {})", Origin::Page.sql_condition("path"), Origin::Shard.sql_condition("path"))
+}
+
+/// A generated page's Markdown, as its file holds it. Pages quote only what every principal may read.
+pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT markdown FROM wiki_pages WHERE slug = ?1", [slug], |row| row.get(0)).optional()
+}
+
+/// A catalog shard's Markdown; `root` names the root.
+pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
+    let section = if section == "root" { "" } else { section };
+    conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
+}
+
+/// The paths of the sources under `folder` (project-relative, with its trailing `/`), with that prefix taken
+/// off: the hand-written pages of the output folder's `wiki/`, say.
+pub fn sources_under(conn: &Connection, folder: &str) -> rusqlite::Result<HashSet<String>> {
+    conn.prepare("SELECT substr(path, length(?1) + 1) FROM sources WHERE substr(path, 1, length(?1)) = ?1")?
+        .query_map([folder], |row| row.get(0))?
+        .collect()
+}
+
+/// The generated files an index lists, relative to the output folder: never sources.
+pub fn generated_files(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
+    conn.prepare("SELECT path FROM storage_objects")?.query_map([], |row| row.get(0))?.collect()
+}
+
+/// What an index holds about its sources, from any connection. A file in another format reads as empty.
+pub fn read_prior(conn: &Connection) -> rusqlite::Result<Prior> {
+    if format_mismatch(conn)?.is_some() {
+        return Ok(Prior { needs_schema: true, ..Prior::default() });
+    }
+    let fingerprint = meta(conn, "fingerprint")?;
+    let lint_config = meta(conn, "lint_config")?;
+    let wiki_config = meta(conn, "wiki_config")?;
+    let scan_started_ns = meta(conn, "scan_started_ns")?.and_then(|ns| ns.parse().ok());
+    let generated = generated_files(conn)?;
+    // Generated pages are rows too, for search; the wiki compiler replaces them, not the source scan.
+    let sources = conn
+        .prepare(&format!(
+            "SELECT path, id, size, mtime_ns, revision, chunk_count FROM sources WHERE {}",
+            not_generated()
+        ))?
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                PriorSource {
+                    id: row.get(1)?,
+                    size: row.get::<_, i64>(2)?.cast_unsigned(),
+                    mtime_ns: row.get(3)?,
+                    revision: row.get(4)?,
+                    chunk_count: row.get::<_, i64>(5)?.cast_unsigned(),
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<HashMap<_, _>>>()?;
+    let last_run = meta(conn, "last_run")?;
+    Ok(Prior {
+        needs_schema: false,
+        fingerprint,
+        lint_config,
+        wiki_config,
+        scan_started_ns,
+        sources,
+        generated,
+        last_run,
+    })
+}
+
+/// A file chunk as near-duplicate lint reads it: where it is, its stored signature, and its row.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    pub path: String,
+    pub revision: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The MinHash signature's bytes, when the chunk is long enough to have one.
+    pub minhash: Option<Vec<u8>>,
+    /// The chunk's row, to read its text by if it turns out to be a candidate.
+    pub seq: i64,
+}
+
+/// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection: their
+/// stored signatures, and their rows for the texts of those that turn out to be candidates.
+pub fn read_chunk_texts(
+    conn: &Connection,
+    skip: &std::collections::HashSet<String>,
+) -> rusqlite::Result<Vec<StoredChunk>> {
+    let mut statement = conn.prepare(&format!(
+        "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
+         FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE {}",
+        Origin::File.sql_condition("s.path")
+    ))?;
+    let rows = statement.query_map([], |row| {
+        Ok(StoredChunk {
+            path: row.get(0)?,
+            revision: row.get(1)?,
+            start_line: row.get(2)?,
+            end_line: row.get(3)?,
+            minhash: row.get(4)?,
+            seq: row.get(5)?,
+        })
+    })?;
+    let mut chunks = Vec::new();
+    for chunk in rows {
+        let chunk = chunk?;
+        if !skip.contains(&chunk.path) {
+            chunks.push(chunk);
+        }
+    }
+    Ok(chunks)
+}
+
+/// The texts of chunks, by row.
+pub fn read_chunk_bodies(conn: &Connection, rows: &[i64]) -> rusqlite::Result<HashMap<i64, String>> {
+    let mut statement = conn.prepare_cached("SELECT text FROM chunks WHERE seq = ?1")?;
+    let mut texts = HashMap::with_capacity(rows.len());
+    for &row in rows {
+        if let Some(text) = statement.query_row([row], |r| r.get(0)).optional()? {
+            texts.insert(row, text);
+        }
+    }
+    Ok(texts)
+}
+
+/// One quote of a generated page, as lint checks it against the sources on disk.
+#[derive(Debug, Clone)]
+pub struct PageCitation {
+    /// The page file, relative to the output folder.
+    pub page_path: String,
+    pub note_line: u32,
+    pub source_path: String,
+    pub revision: String,
+}
+
+/// Every quote of every generated page.
+pub fn read_page_citations(conn: &Connection) -> rusqlite::Result<Vec<PageCitation>> {
+    conn.prepare(
+        "SELECT p.path, c.note_line, c.path, c.revision FROM citations c JOIN wiki_pages p ON p.slug = c.page
+         ORDER BY p.path, c.note",
+    )?
+    .query_map([], |row| {
+        Ok(PageCitation {
+            page_path: row.get(0)?,
+            note_line: row.get(1)?,
+            source_path: row.get(2)?,
+            revision: row.get(3)?,
+        })
+    })?
+    .collect()
+}
+
+/// What the index stores about a source for lint.
+#[derive(Debug, Clone)]
+pub struct StoredFacts {
+    /// JSON.
+    pub outline: String,
+    /// JSON.
+    pub lint_facts: String,
+    pub size: u64,
+    pub revision: String,
+}
+
+/// The stored outline and lint facts of every source, by path.
+pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredFacts>> {
+    conn.prepare(&format!("SELECT path, outline, lint_facts, size, revision FROM sources WHERE {}", not_generated()))?
+        .query_map([], |row| {
+            Ok((
+                row.get(0)?,
+                StoredFacts {
+                    outline: row.get(1)?,
+                    lint_facts: row.get(2)?,
+                    size: row.get::<_, i64>(3)?.cast_unsigned(),
+                    revision: row.get(4)?,
+                },
+            ))
+        })?
+        .collect()
+}
+
+/// Opens an index for reading. Readers never write: the connection is read-only and checks the format.
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError::Missing(path.to_path_buf()));
+    }
+    let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(wrap)?;
+    if let Some(found) = format_mismatch(&conn).map_err(wrap)? {
+        return Err(StoreError::Format { path: path.to_path_buf(), found });
+    }
+    Ok(conn)
+}

@@ -1,0 +1,304 @@
+//! Writing a source's rows inside a build's transaction: the source row, its chunks (kept in place when
+//! unchanged, so the keyword index changes only where the text did), its signals, and the run record.
+
+use rusqlite::{Connection, params};
+
+use super::*;
+
+/// One chunk row to insert.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub id: String,
+    pub ordinal: u32,
+    pub hash: String,
+    pub heading_path: String,
+    pub title: String,
+    pub text: String,
+    pub identifiers: String,
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The text's MinHash signature for near-duplicate lint, as bytes; `None` for a
+    /// text too short to compare.
+    pub minhash: Option<Vec<u8>>,
+}
+
+/// A source whose derived rows are replaced.
+#[derive(Debug, Clone)]
+pub struct SourceRow {
+    pub path: String,
+    pub uri: String,
+    pub kind: &'static str,
+    pub mime: &'static str,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub revision: String,
+    pub title: String,
+    pub outline: String,
+    pub lint_facts: String,
+    /// Permission labels, sorted and comma-separated; empty when none.
+    pub labels: String,
+    pub chunks: Vec<ChunkRow>,
+    /// Concept signals for the wiki compiler; none for generated pages.
+    pub signals: Vec<knowledge_queries::wiki::Signal>,
+}
+
+pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) -> rusqlite::Result<()> {
+    if with_chunks {
+        delete_chunks(tx, source_id)?;
+    }
+    tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+    tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?.execute([source_id])?;
+    Ok(())
+}
+
+/// Writes a source's rows: inserts them, or, given the id of the source's prior row, replaces that row's
+/// in place. A chunk whose id, text hash, title and identifiers are unchanged keeps its
+/// row and its entry in the keyword index, which costs most to write; only its position and revision
+/// columns move. The keyword index changes only where the text did.
+pub(crate) fn write_source(
+    tx: &Connection,
+    prior: Option<i64>,
+    source: &SourceRow,
+    run_id: &str,
+) -> rusqlite::Result<i64> {
+    let (size, chunk_count) = (sql_int(source.size), sql_int(source.chunks.len() as u64));
+    let columns: [&dyn rusqlite::ToSql; 13] = [
+        &source.path,
+        &source.uri,
+        &source.kind,
+        &source.mime,
+        &size,
+        &source.mtime_ns,
+        &source.revision,
+        &source.title,
+        &source.outline,
+        &source.lint_facts,
+        &source.labels,
+        &chunk_count,
+        &run_id,
+    ];
+    let source_id = match prior {
+        Some(source_id) => {
+            let mut values = columns.to_vec();
+            values.push(&source_id);
+            tx.prepare_cached(
+                "UPDATE sources SET path = ?1, uri = ?2, kind = ?3, mime = ?4, size = ?5, mtime_ns = ?6,
+                                    revision = ?7, title = ?8, outline = ?9, lint_facts = ?10, labels = ?11,
+                                    chunk_count = ?12, indexed_run = ?13
+                 WHERE id = ?14",
+            )?
+            .execute(values.as_slice())?;
+            tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+            source_id
+        }
+        None => {
+            tx.prepare_cached(
+                "INSERT INTO sources (path, uri, kind, mime, size, mtime_ns, revision, title, outline, lint_facts,
+                                      labels, chunk_count, indexed_run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?
+            .execute(columns.as_slice())?;
+            tx.last_insert_rowid()
+        }
+    };
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![source.path, source.revision, size, run_id])?;
+    // The prior row's chunks, by id (none for a new source).
+    let mut old: HashMap<String, (i64, String, String, String)> = match prior {
+        Some(source_id) => tx
+            .prepare_cached("SELECT id, seq, title, identifiers, hash FROM chunks WHERE source_id = ?1")?
+            .query_map([source_id], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))))?
+            .collect::<rusqlite::Result<_>>()?,
+        None => HashMap::new(),
+    };
+    let mut moved = tx.prepare_cached(
+        "UPDATE chunks SET ordinal = ?2, revision = ?3, heading_path = ?4, start_offset = ?5, end_offset = ?6,
+                           start_line = ?7, end_line = ?8
+         WHERE seq = ?1",
+    )?;
+    let mut fresh = Vec::new();
+    for chunk in &source.chunks {
+        match old.remove(&chunk.id) {
+            // The text's hash is compared too: a file chunk's id already depends on its text, but an index
+            // entry's id is its shard and page, and its row's text changes with the page's source count.
+            Some((seq, title, identifiers, hash))
+                if title == chunk.title && identifiers == chunk.identifiers && hash == chunk.hash =>
+            {
+                moved.execute(params![
+                    seq,
+                    chunk.ordinal,
+                    source.revision,
+                    chunk.heading_path,
+                    chunk.start_offset,
+                    chunk.end_offset,
+                    chunk.start_line,
+                    chunk.end_line,
+                ])?;
+            }
+            Some((seq, ..)) => {
+                delete_chunk(tx, seq)?;
+                fresh.push(chunk);
+            }
+            None => fresh.push(chunk),
+        }
+    }
+    for (seq, ..) in old.into_values() {
+        delete_chunk(tx, seq)?;
+    }
+    for chunk in fresh {
+        insert_chunk(tx, source_id, &source.revision, chunk)?;
+    }
+    insert_signals(tx, source_id, &source.signals)?;
+    Ok(source_id)
+}
+
+/// Removes one chunk from the keyword index and the chunk table.
+pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
+    delete_chunks_where(tx, "seq", seq)
+}
+
+/// Inserts one chunk into the chunk table and the keyword index.
+pub(super) fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chunk: &ChunkRow) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO chunks (id, source_id, ordinal, revision, hash, heading_path, title, text, identifiers,
+                             start_offset, end_offset, start_line, end_line, minhash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?
+    .execute(params![
+        chunk.id,
+        source_id,
+        chunk.ordinal,
+        revision,
+        chunk.hash,
+        chunk.heading_path,
+        chunk.title,
+        chunk.text,
+        chunk.identifiers,
+        chunk.start_offset,
+        chunk.end_offset,
+        chunk.start_line,
+        chunk.end_line,
+        chunk.minhash,
+    ])?;
+    tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
+    Ok(())
+}
+
+pub(super) fn insert_signals(
+    tx: &Connection,
+    source_id: i64,
+    signals: &[knowledge_queries::wiki::Signal],
+) -> rusqlite::Result<()> {
+    let mut insert_signal = tx.prepare_cached(
+        "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for signal in signals {
+        let excerpt = &signal.excerpt;
+        insert_signal.execute(params![
+            source_id,
+            signal.kind.as_str(),
+            signal.label,
+            signal.other,
+            excerpt.chunk,
+            excerpt.start,
+            excerpt.end,
+            excerpt.start_line,
+            excerpt.end_line,
+        ])?;
+    }
+    Ok(())
+}
+
+/// Records lint, the run and its events, and the meta keys, after every row is in.
+pub(super) fn record_run(
+    tx: &rusqlite::Transaction<'_>,
+    write: &BuildWrite,
+    labels_by_path: &HashMap<String, String>,
+    run: &RunRow,
+    stage_events: &[RunEvent],
+    findings: Option<&[LintRow]>,
+) -> rusqlite::Result<()> {
+    set_meta(tx, "lint_run", if findings.is_some() { &write.run_id } else { "" })?;
+    tx.execute("DELETE FROM lint_results", [])?;
+    let mut insert_finding = tx.prepare_cached(
+        "INSERT INTO lint_results (run_id, path, line, col, severity, code, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for f in findings.unwrap_or_default() {
+        insert_finding.execute(params![write.run_id, f.path, f.line, f.column, f.severity, f.code, f.message])?;
+    }
+
+    tx.execute(
+        "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
+         VALUES (?1, ?2, ?3, 'succeeded', ?4, ?5, ?6, ?7)",
+        params![run.id, run.started_at, run.finished_at, run.tool_version, run.fingerprint, run.vcs, run.summary],
+    )?;
+    let mut insert_event = tx.prepare_cached(
+        "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (seq, event) in write.events.iter().chain(stage_events).enumerate() {
+        insert_event.execute(params![
+            run.id,
+            sql_int(seq as u64),
+            event.kind,
+            event.path,
+            event.old_revision,
+            event.new_revision,
+            event.detail,
+            labels_by_path.get(&event.path).or(event.labels.as_ref()).map_or("", String::as_str)
+        ])?;
+    }
+    set_meta(tx, "fingerprint", &run.fingerprint)?;
+    set_meta(tx, "source_owner", &write.source_owner)?;
+    set_meta(tx, "config", &write.config)?;
+    set_meta(tx, "lint_config", &write.lint_config)?;
+    set_meta(tx, "wiki_config", &write.wiki_config)?;
+    set_meta(tx, "principals", &write.principals)?;
+    set_meta(tx, "last_run", &run.id)?;
+    set_meta(tx, "scan_started_ns", &write.scan_started_ns.to_string())?;
+    Ok(())
+}
+
+/// Removes a source's chunks from the keyword index and the chunk table.
+pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result<()> {
+    delete_chunks_where(tx, "source_id", source_id)
+}
+
+/// Removes the chunks whose `column` (`seq` or `source_id`) is `value` from the keyword index and the chunk
+/// table. External-content FTS needs the indexed values to delete a row, so they are read back first.
+pub(super) fn delete_chunks_where(tx: &Connection, column: &str, value: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(&format!(
+        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
+         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE {column} = ?1"
+    ))?
+    .execute([value])?;
+    tx.prepare_cached(&format!("DELETE FROM chunks WHERE {column} = ?1"))?.execute([value])?;
+    Ok(())
+}
+
+pub(super) fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let names = |sql: &str| -> rusqlite::Result<Vec<(String, String)>> {
+        tx.prepare(sql)?.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
+    };
+    // Virtual tables first: dropping one drops its shadow tables, which the second query would list.
+    for sql in [
+        "SELECT type, name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'",
+    ] {
+        for (kind, name) in names(sql)? {
+            tx.execute_batch(&format!("DROP {kind} IF EXISTS \"{}\"", name.replace('"', "\"\"")))?;
+        }
+    }
+    Ok(())
+}
+
+/// SQLite integers are signed 64-bit; sizes and counts never reach 2^63.
+pub(super) fn sql_int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
