@@ -1,286 +1,11 @@
-//! The read side of the index besides search: resolving refs, listing, recent changes and statistics.
-//!
-//! One implementation for the CLI and the MCP server. Every function takes a read-only connection and
-//! answers from the index alone: it never reads a source file, so it cannot return bytes that were never
-//! indexed or a path outside the project, and it works where only the index file was copied.
+//! Listings over the index: sources, pages, index entries and runs (paged by cursor), recent changes, the
+//! stored lint findings, and statistics; each filtered by what the principal may read.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::retrieval::access::Access;
-use crate::retrieval::search::{Citation, ResultSource};
-use knowledge_queries::{Origin, SourceRef};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReaderError {
-    #[error("no chunk or source matches `{0}` (expected a chunk id, a `file://` ref or a project-relative path)")]
-    NotFound(String),
-    #[error("invalid cursor `{0}`")]
-    BadCursor(String),
-    #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
-}
-
-/// What a ref resolved to: a chunk (its text and provenance) or a source (its metadata, outline and the
-/// chunks it was split into). Exactly one of `chunk` and `source` is present.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Resolved {
-    pub kind: ResolvedKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chunk: Option<ChunkDetail>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<SourceDetail>,
-    /// The lines a ref's `#Lstart-Lend` names (as context packs and answers cite), read from the indexed
-    /// chunks that hold them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines: Option<LinesExcerpt>,
-}
-
-/// Lines of a source, as the index holds them.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LinesExcerpt {
-    pub start_line: u32,
-    pub end_line: u32,
-    pub text: String,
-    /// The revision the lines were read from: the source's current one.
-    pub revision: String,
-    /// The ref named another revision (`@REV`), so the lines may have moved since it was cited.
-    pub stale: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ResolvedKind {
-    Chunk,
-    Source,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ChunkDetail {
-    pub id: String,
-    pub title: String,
-    pub heading_path: Vec<String>,
-    pub text: String,
-    pub source: ResultSource,
-    pub citation: Citation,
-    /// The design's provenance object (see docs/schema.md).
-    pub provenance: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SourceDetail {
-    pub uri: String,
-    pub path: String,
-    pub source_kind: String,
-    pub mime: String,
-    pub size: u64,
-    pub revision: String,
-    pub title: String,
-    /// Headings, link targets and front matter.
-    pub outline: serde_json::Value,
-    /// The run that last derived this source's rows.
-    pub indexed_run: String,
-    pub chunks: Vec<ChunkSummary>,
-    /// For a generated page: the documents that link to its concept and the pages that list it as related.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub backlinks: Vec<Backlink>,
-    /// For a source: the generated pages that quote it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cited_by: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Backlink {
-    /// `file://PATH` of a linking source, or `knowledge://wiki/SLUG` of a page that lists this one as related.
-    pub from_ref: String,
-    /// The line of the link; 0 for a related page.
-    pub line: u32,
-    /// `wikilink`, `link` or `related`.
-    pub kind: String,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ChunkSummary {
-    pub id: String,
-    pub title: String,
-    pub start_line: u32,
-    pub end_line: u32,
-}
-
-/// Resolves a chunk id, a `file://` source ref (with an optional `@revision` and `#L<start>-L<end>`
-/// fragment, as context packs cite, which are ignored), a project-relative path, a generated page's
-/// `knowledge://wiki/SLUG` or its bare slug.
-/// What `access` may not read resolves as if it did not exist.
-pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Resolved, ReaderError> {
-    let reference = reference.trim();
-    if let Some(chunk) = chunk_detail(conn, reference)?.filter(|c| access.can_read_path(&c.source.path)) {
-        return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None, lines: None });
-    }
-    let path = SourceRef::from_uri(reference).path();
-    let path = path.as_str();
-    let (path, fragment) = path.split_once('#').map_or((path, None), |(path, fragment)| (path, Some(fragment)));
-    let path = path.trim_start_matches("./");
-    let (path, cited_revision) = match path.rsplit_once('@') {
-        Some((path, revision)) if !revision.is_empty() && revision.chars().all(|c| c.is_ascii_hexdigit()) => {
-            (path, Some(revision))
-        }
-        _ => (path, None),
-    };
-    // A bare slug names a generated page.
-    let page = (!path.contains('/')).then(|| SourceRef::page(path).path());
-    let found = match source_detail(conn, path)? {
-        Some(source) => Some(source),
-        None => match page {
-            Some(page) => source_detail(conn, &page)?,
-            None => None,
-        },
-    };
-    let Some(source) = found.filter(|s| access.can_read_path(&s.path)) else {
-        return Err(ReaderError::NotFound(reference.to_string()));
-    };
-    let lines = match fragment.and_then(line_range) {
-        Some((start, end)) => lines_of(conn, &source, start, end, cited_revision)?,
-        None => None,
-    };
-    Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source), lines })
-}
-
-/// `L5-L25`, `L5-25` or `L7`: the lines a ref's fragment names.
-fn line_range(fragment: &str) -> Option<(u32, u32)> {
-    let (start, end) = fragment.split_once('-').unwrap_or((fragment, fragment));
-    let start: u32 = start.strip_prefix('L')?.parse().ok()?;
-    let end: u32 = end.trim_start_matches('L').parse().ok()?;
-    (start >= 1 && end >= start).then_some((start, end))
-}
-
-/// Lines `start..=end` of a source, put together from its indexed chunks (each an exact byte range of the
-/// source, so overlapping chunks agree); `None` when no chunk holds them.
-fn lines_of(
-    conn: &Connection,
-    source: &SourceDetail,
-    start: u32,
-    end: u32,
-    cited_revision: Option<&str>,
-) -> rusqlite::Result<Option<LinesExcerpt>> {
-    let chunks: Vec<(u32, u32, u32, String)> = conn
-        .prepare(
-            "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE s.path = ?1 AND c.end_line >= ?2 AND c.start_line <= ?3 ORDER BY c.start_offset",
-        )?
-        .query_map(params![source.path, start, end], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let Some((_, mut covered_to, first_line, first_text)) = chunks.first().cloned() else {
-        return Ok(None);
-    };
-    // The contiguous text the chunks cover, from the first one on. Chunks leave out the blank lines between
-    // blocks; a gap that is exactly the line breaks the line numbers say it holds is filled with them, and
-    // any other gap ends the excerpt (its bytes are not in the index).
-    let mut text = first_text;
-    for (chunk_start, chunk_end, chunk_line, chunk_text) in chunks.iter().skip(1) {
-        if *chunk_start > covered_to {
-            let line_now = first_line + text.matches('\n').count() as u32;
-            let breaks = chunk_line.saturating_sub(line_now);
-            if chunk_start - covered_to != breaks {
-                break;
-            }
-            text.extend(std::iter::repeat_n('\n', breaks as usize));
-            covered_to = *chunk_start;
-        }
-        if *chunk_end > covered_to {
-            text.push_str(&chunk_text[(covered_to - chunk_start) as usize..]);
-            covered_to = *chunk_end;
-        }
-    }
-    let mut excerpt = String::new();
-    let (mut from, mut to) = (None, first_line);
-    for (line, number) in text.split_inclusive('\n').zip(first_line..) {
-        if (start..=end).contains(&number) {
-            excerpt.push_str(line);
-            from.get_or_insert(number);
-            to = number;
-        }
-    }
-    let Some(from) = from else { return Ok(None) };
-    let stale = cited_revision.is_some_and(|cited| !source.revision.starts_with(cited));
-    Ok(Some(LinesExcerpt { start_line: from, end_line: to, text: excerpt, revision: source.revision.clone(), stale }))
-}
-
-fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDetail>> {
-    conn.query_row(
-        "SELECT c.id, c.title, c.heading_path, c.text, s.uri, s.path, c.revision, c.hash,
-                c.start_offset, c.end_offset, c.start_line, c.end_line, p.provenance
-         FROM chunks c JOIN sources s ON s.id = c.source_id JOIN chunk_provenance p ON p.chunk_id = c.id
-         WHERE c.id = ?1",
-        [id],
-        |row| {
-            Ok(ChunkDetail {
-                id: row.get(0)?,
-                title: row.get(1)?,
-                heading_path: serde_json::from_str(&row.get::<_, String>(2)?).unwrap_or_default(),
-                text: row.get(3)?,
-                source: ResultSource { uri: row.get(4)?, path: row.get(5)?, revision: row.get(6)?, hash: row.get(7)? },
-                citation: Citation::from_row(row, 8)?,
-                provenance: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
-            })
-        },
-    )
-    .optional()
-}
-
-fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<SourceDetail>> {
-    let source = conn
-        .query_row(
-            "SELECT id, uri, path, kind, mime, size, revision, title, outline, indexed_run FROM sources WHERE path = ?1",
-            [path],
-            |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    SourceDetail {
-                        uri: row.get(1)?,
-                        path: row.get(2)?,
-                        source_kind: row.get(3)?,
-                        mime: row.get(4)?,
-                        size: row.get::<_, i64>(5)?.cast_unsigned(),
-                        revision: row.get(6)?,
-                        title: row.get(7)?,
-                        outline: serde_json::from_str(&row.get::<_, String>(8)?).unwrap_or_default(),
-                        indexed_run: row.get(9)?,
-                        chunks: Vec::new(),
-                        backlinks: Vec::new(),
-                        cited_by: Vec::new(),
-                    },
-                ))
-            },
-        )
-        .optional()?;
-    let Some((id, mut detail)) = source else {
-        return Ok(None);
-    };
-    detail.chunks = conn
-        .prepare_cached("SELECT id, title, start_line, end_line FROM chunks WHERE source_id = ?1 ORDER BY ordinal")?
-        .query_map([id], |row| {
-            Ok(ChunkSummary { id: row.get(0)?, title: row.get(1)?, start_line: row.get(2)?, end_line: row.get(3)? })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    if let Some(slug) = SourceRef::from_path(&detail.path).page_slug() {
-        detail.backlinks = conn
-            .prepare_cached(
-                "SELECT from_ref, line, kind FROM wiki_backlinks WHERE page = ?1 ORDER BY kind, from_ref, line",
-            )?
-            .query_map([slug], |row| Ok(Backlink { from_ref: row.get(0)?, line: row.get(1)?, kind: row.get(2)? }))?
-            .collect::<rusqlite::Result<_>>()?;
-    } else {
-        detail.cited_by = conn
-            .prepare_cached(&format!(
-                "SELECT DISTINCT '{}' || page FROM citations WHERE source_ref = ?1 ORDER BY 1",
-                Origin::Page.prefix()
-            ))?
-            .query_map([&detail.uri], |row| row.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-    }
-    Ok(Some(detail))
-}
+use super::*;
 
 /// What `list` enumerates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
@@ -463,7 +188,7 @@ pub fn list(
     }
 }
 
-fn decode_cursor(cursor: Option<&str>, prefix: &str) -> Result<Option<String>, ReaderError> {
+pub(super) fn decode_cursor(cursor: Option<&str>, prefix: &str) -> Result<Option<String>, ReaderError> {
     match cursor {
         None | Some("") => Ok(None),
         Some(cursor) => cursor
@@ -474,7 +199,7 @@ fn decode_cursor(cursor: Option<&str>, prefix: &str) -> Result<Option<String>, R
 }
 
 /// Trims the extra row fetched to learn whether another page exists, and returns the cursor for it.
-fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) -> String) -> Option<String> {
+pub(super) fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) -> String) -> Option<String> {
     if items.len() > limit as usize {
         items.truncate(limit as usize);
         items.last().map(key)
@@ -485,7 +210,7 @@ fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) -> String) ->
 
 /// Runs matching `condition`, newest first. A run's summary counts every source, readable or not, so a
 /// principal who cannot read everything sees it redacted.
-fn runs_where(
+pub(super) fn runs_where(
     conn: &Connection,
     condition: &str,
     values: impl rusqlite::Params,
