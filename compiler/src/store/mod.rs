@@ -174,6 +174,11 @@ impl Store {
         let conn = Connection::open(path).map_err(wrap)?;
         conn.pragma_update(None, "journal_mode", "wal").map_err(wrap)?;
         conn.pragma_update(None, "synchronous", "normal").map_err(wrap)?;
+        // The build reads the index (every source's stat row, signals, page rows) through a memory map
+        // rather than copying each page into the cache: 1.8 ms of dendron-vault's 17 ms no-op process
+        // (docs/performance.md). The file never shrinks under the map: the tool runs no VACUUM and keeps
+        // `auto_vacuum` off, so freed pages stay in the file.
+        conn.pragma_update(None, "mmap_size", 268_435_456).map_err(wrap)?;
         conn.pragma_update(None, "foreign_keys", "off").map_err(wrap)?;
         // 64 MiB of page cache and in-memory sorting keep a large build's inserts and index builds off disk.
         conn.pragma_update(None, "cache_size", -65536).map_err(wrap)?;
