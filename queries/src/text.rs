@@ -62,9 +62,33 @@ pub fn is_link_item(line: &str) -> bool {
     starts_list_item(line) && links > 0 && own_words.split_whitespace().count() <= 6
 }
 
+/// Whether a text holds nothing but note embeds (`![[note]]`, `![[note#heading]]`): a place that only
+/// transcludes other notes and says nothing of its own.
+#[must_use]
+pub fn is_only_embeds(text: &str) -> bool {
+    let mut rest = text.trim_start();
+    let mut embeds = 0;
+    while let Some(after) = rest.strip_prefix("![[") {
+        let Some(end) = after.find("]]") else { return false };
+        rest = after[end + 2..].trim_start();
+        embeds += 1;
+    }
+    embeds > 0 && rest.is_empty()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{is_link_item, starts_list_item};
+    use super::{is_link_item, is_only_embeds, starts_list_item};
+
+    #[test]
+    fn only_embeds() {
+        assert!(is_only_embeds("![[dendron.topic.cli#summary,1:#*]]"));
+        assert!(is_only_embeds("  ![[a]]\n\n![[b|c]]  "));
+        assert!(!is_only_embeds("![[a]] and a word"));
+        assert!(!is_only_embeds("See ![[a]]"));
+        assert!(!is_only_embeds("![[unclosed"));
+        assert!(!is_only_embeds("   "));
+    }
 
     #[test]
     fn list_items_and_link_items() {

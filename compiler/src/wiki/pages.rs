@@ -3,13 +3,18 @@
 
 use super::*;
 
-/// A text several sources hold word for word (a section copied between proposals) is quoted once: the
-/// later sources that repeat it are listed with the others instead, and the footnotes are numbered again.
+/// A quote that says nothing of its own is listed instead: one whose text is only note embeds (a Dendron
+/// note made of `![[other.note]]` references), and a text several sources hold word for word (a section
+/// copied between proposals), quoted once, its later sources listed with the others. The footnotes are
+/// numbered again.
 pub(super) fn drop_repeated_quotes(model: &mut PageModel) {
-    let mut seen: HashSet<String> = model.lead.iter().map(|q| q.hash.clone()).collect();
     let mut repeated = Vec::new();
+    if model.lead.as_ref().is_some_and(|lead| knowledge_queries::is_only_embeds(&lead.text)) {
+        repeated.extend(model.lead.take().map(|lead| lead.source));
+    }
+    let mut seen: HashSet<String> = model.lead.iter().map(|q| q.hash.clone()).collect();
     model.places.retain(|quote| {
-        let first = seen.insert(quote.hash.clone());
+        let first = seen.insert(quote.hash.clone()) && !knowledge_queries::is_only_embeds(&quote.text);
         if !first {
             repeated.push(quote.source.clone());
         }
@@ -352,7 +357,8 @@ fn without_markup(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::first_sentence;
+    use super::*;
+    use knowledge_queries::wiki::{Quote, SourceLink};
 
     #[test]
     fn a_summary_is_prose_without_markup() {
@@ -365,5 +371,55 @@ mod tests {
             "Peelings go to the humus heap, not bin."
         );
         assert_eq!(first_sentence("<a id=\"old\"></a>\n\nA value is < 3 here."), "A value is < 3 here.");
+    }
+
+    fn quote(path: &str, text: &str) -> Quote {
+        let source = SourceLink {
+            source_ref: format!("file://{path}"),
+            path: path.to_string(),
+            title: path.to_string(),
+            href: path.to_string(),
+        };
+        Quote {
+            note: 0,
+            source,
+            signal: "title".to_string(),
+            text: text.to_string(),
+            revision: String::new(),
+            chunk: 0,
+            hash: content_hash(text.as_bytes()),
+            start: 0,
+            end: 0,
+            start_line: 1,
+            end_line: 1,
+        }
+    }
+
+    #[test]
+    fn quotes_that_only_embed_or_repeat_are_listed_instead() {
+        let mut model = PageModel {
+            schema: SCHEMA_VERSION,
+            slug: "cli".to_string(),
+            title: "CLI".to_string(),
+            aliases: Vec::new(),
+            section: "general".to_string(),
+            summary: Vec::new(),
+            lead: Some(quote("cli.md", "![[topic.cli#summary]]\n")),
+            places: vec![
+                quote("a.md", "The CLI builds sites."),
+                quote("b.md", "![[cli]] ![[cli#options]]"),
+                quote("c.md", "The CLI builds sites."),
+                quote("d.md", "The CLI has a doctor command."),
+            ],
+            also: Vec::new(),
+            related: Vec::new(),
+            backlinks: Vec::new(),
+        };
+        drop_repeated_quotes(&mut model);
+        assert!(model.lead.is_none(), "an embed is no lead");
+        let quoted: Vec<(&str, u32)> = model.places.iter().map(|q| (q.source.path.as_str(), q.note)).collect();
+        assert_eq!(quoted, [("a.md", 1), ("d.md", 2)]);
+        let listed: Vec<&str> = model.also.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(listed, ["cli.md", "b.md", "c.md"]);
     }
 }
