@@ -32,7 +32,7 @@ use salsa::{Durability, Setter};
 
 use crate::config::Project;
 use crate::sources::db::KnowledgeDb;
-use crate::store::{self, BuildWrite, DB_FILE, RunRow, SourceRow, Store, StoreError};
+use crate::store::{self, BuildTransaction, BuildWrite, DB_FILE, Prior, RunRow, SourceRow, Store, StoreError};
 use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 
 /// The folders of the output layout, created by every build.
@@ -144,22 +144,12 @@ impl Compiler {
         for path in &removed {
             chunk_counters.deleted += prior.sources[path].chunk_count;
         }
-        let mut old_ids: HashMap<&str, HashSet<String>> = HashMap::new();
         // The wiki's catalog inputs kept from the prior run let the query graph decide what an edit reaches.
         // A cold catalog is read whole, so the build first compares what each changed source gave the planner:
         // while that stays equal, the edit reaches only pages that list the source.
         let warm = self.pages.catalog_matches(prior.last_run.as_deref());
-        let mut old_plan_inputs: HashMap<&str, String> = HashMap::new();
         let section_field = project.config.wiki.section_field.as_deref();
-        for item in &pending {
-            if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
-                old_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
-                if !warm {
-                    let stored = store.plan_inputs(p.id)?;
-                    old_plan_inputs.insert(item.found.path.as_str(), wiki::plan_inputs_stored(&stored, section_field));
-                }
-            }
-        }
+        let before = Before::read(&store, &pending, &prior, warm, section_field)?;
         chunk_counters.total = chunk_counters.reused;
 
         let wrote = full_rebuild
@@ -211,49 +201,14 @@ impl Compiler {
                 scan_started_ns: started_ns,
             };
             let inputs = self.sync_inputs(project, &pending);
-            // Whether the plan may change (a source's signals or labels changed, a source came or went, or
-            // the settings did), and the changed sources whose signals did not.
-            let mut replan = full_rebuild || prior.needs_schema || rewiki || !removed.is_empty();
-            let mut touched = Vec::new();
             let streamed = Instant::now();
             reporter.stage("compiling", pending.len() as u64);
             let mut tx = store.begin(&write)?;
-            // The queries run on rayon's threads while this thread writes their rows into the transaction.
-            std::thread::scope(|scope| -> Result<(), BuildError> {
-                let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
-                let db = self.db.clone();
-                let (inputs, pending, rules) = (&inputs, &pending, &rules);
-                scope.spawn(move || {
-                    inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
-                        let outline = outline(db, file);
-                        let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
-                        let signals = concept_signals(db, file);
-                        let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, labels);
-                        // Sending fails only once the writer has failed; the rows then have nowhere to go.
-                        let _ = sender.send(row);
-                    });
-                });
-                for row in receiver {
-                    tx.write_source(&row)?;
-                    if !warm {
-                        match old_plan_inputs.get(row.path.as_str()) {
-                            Some(old) if *old == wiki::plan_inputs_of(&row, section_field) => {
-                                touched.push(row.path.clone())
-                            }
-                            _ => replan = true,
-                        }
-                    }
-                    let old = old_ids.get(row.path.as_str());
-                    let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
-                    let counted = &mut summary.chunks;
-                    counted.reused += kept;
-                    counted.computed += row.chunks.len() as u64 - kept;
-                    counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
-                    counted.total += row.chunks.len() as u64;
-                    reporter.advance(1);
-                }
-                Ok(())
-            })?;
+            let reach = self.derive_rows(&mut tx, &inputs, &pending, &rules, &before, &mut summary.chunks, reporter)?;
+            // Whether the plan may change: a source's signals or labels changed, a source came or went, or
+            // the settings did.
+            let replan = reach.replan || full_rebuild || prior.needs_schema || rewiki || !removed.is_empty();
+            let touched = reach.touched;
             tx.finish_sources()?;
             reporter.finish_stage();
             let rows_done = Instant::now();
@@ -316,18 +271,8 @@ impl Compiler {
             // the run's final summary in a transaction of their own. A build stopped before that leaves the
             // generation behind its index, which the next build (and `--check`) sees.
             if let Some(embedder) = embedder.as_deref() {
-                let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model())
-                    .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;
-                let batch = project.config.embeddings.batch_size as usize;
-                reporter.stage("embedding", plan.texts() as u64);
-                let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));
-                reporter.finish_stage();
-                let stage = store.begin_stage()?;
-                let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, &run_id)
-                    .map_err(|source| StoreError::Sqlite { path: summary.index.clone(), source })?;
-                summary.embeddings = Some(counters);
-                recorded.embeddings.clone_from(&summary.embeddings);
-                stage.commit(&run_id, &serde_json::to_string(&recorded).expect("summary serializes"))?;
+                summary.embeddings =
+                    Some(embed_stage(&mut store, project, embedder, &run_id, &mut recorded, reporter)?);
             }
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
@@ -366,6 +311,57 @@ impl Compiler {
         }
         self.last_run = summary.run_id.clone().or(prior.last_run);
         Ok(summary)
+    }
+
+    /// Runs the queries of the pending sources on rayon's threads while this thread writes their rows into
+    /// the transaction, counting chunks against the ids each source had before; says what the edit gives the
+    /// wiki planner.
+    #[allow(clippy::too_many_arguments)]
+    fn derive_rows(
+        &self,
+        tx: &mut BuildTransaction<'_>,
+        inputs: &[SourceFile],
+        pending: &[Pending],
+        rules: &LabelRules,
+        before: &Before<'_>,
+        counted: &mut ChunkCounters,
+        reporter: &dyn Reporter,
+    ) -> Result<PlanReach, BuildError> {
+        let mut reach = PlanReach::default();
+        std::thread::scope(|scope| -> Result<(), BuildError> {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
+            let db = self.db.clone();
+            scope.spawn(move || {
+                inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
+                    let outline = outline(db, file);
+                    let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
+                    let signals = concept_signals(db, file);
+                    let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, labels);
+                    // Sending fails only once the writer has failed; the rows then have nowhere to go.
+                    let _ = sender.send(row);
+                });
+            });
+            for row in receiver {
+                tx.write_source(&row)?;
+                if !before.warm {
+                    match before.plan_inputs.get(row.path.as_str()) {
+                        Some(old) if *old == wiki::plan_inputs_of(&row, before.section_field) => {
+                            reach.touched.push(row.path.clone());
+                        }
+                        _ => reach.replan = true,
+                    }
+                }
+                let old = before.chunk_ids.get(row.path.as_str());
+                let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
+                counted.reused += kept;
+                counted.computed += row.chunks.len() as u64 - kept;
+                counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
+                counted.total += row.chunks.len() as u64;
+                reporter.advance(1);
+            }
+            Ok(())
+        })?;
+        Ok(reach)
     }
 
     /// Reads the wiki's catalog from the committed index into the kept database, if it is not there yet,
@@ -463,6 +459,71 @@ impl Compiler {
         }
         inputs
     }
+}
+
+/// What the changed sources were before this build, read before the transaction replaces their rows: each
+/// one's chunk ids and, when the catalog is cold, what it gave the wiki planner.
+struct Before<'a> {
+    /// The catalog's inputs match the prior run: the query graph decides what the edit reaches.
+    warm: bool,
+    chunk_ids: HashMap<&'a str, HashSet<String>>,
+    plan_inputs: HashMap<&'a str, String>,
+    section_field: Option<&'a str>,
+}
+
+impl<'a> Before<'a> {
+    fn read(
+        store: &Store,
+        pending: &'a [Pending],
+        prior: &Prior,
+        warm: bool,
+        section_field: Option<&'a str>,
+    ) -> Result<Before<'a>, StoreError> {
+        let mut before = Before { warm, chunk_ids: HashMap::new(), plan_inputs: HashMap::new(), section_field };
+        for item in pending {
+            if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
+                before.chunk_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
+                if !warm {
+                    let stored = wiki::plan_inputs_stored(&store.plan_inputs(p.id)?, section_field);
+                    before.plan_inputs.insert(item.found.path.as_str(), stored);
+                }
+            }
+        }
+        Ok(before)
+    }
+}
+
+/// What a cold catalog's build learns from the rows it wrote: whether some source's plan inputs changed,
+/// and the changed sources whose did not (only pages listing them can change).
+#[derive(Default)]
+struct PlanReach {
+    replan: bool,
+    touched: Vec<String>,
+}
+
+/// The embedding stage, after the commit: reads what the committed index lacks, asks the provider with no
+/// transaction open, then writes the vectors and the run's summary (`recorded`, with the stage's counters)
+/// in a transaction of their own. A build stopped before that leaves the generation behind its index,
+/// which the next build (and `--check`) sees.
+fn embed_stage(
+    store: &mut Store,
+    project: &Project,
+    embedder: &dyn crate::embeddings::Embedder,
+    run_id: &str,
+    recorded: &mut BuildSummary,
+    reporter: &dyn Reporter,
+) -> Result<crate::embeddings::EmbeddingCounters, BuildError> {
+    let sql = |source| StoreError::Sqlite { path: recorded.index.clone(), source };
+    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model()).map_err(sql)?;
+    let batch = project.config.embeddings.batch_size as usize;
+    reporter.stage("embedding", plan.texts() as u64);
+    let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));
+    reporter.finish_stage();
+    let stage = store.begin_stage()?;
+    let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, run_id).map_err(sql)?;
+    recorded.embeddings = Some(counters.clone());
+    stage.commit(run_id, &serde_json::to_string(recorded).expect("summary serializes"))?;
+    Ok(counters)
 }
 
 /// A run id unique across processes (pid) and across builds of one process (a counter), ordered by time.
