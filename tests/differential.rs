@@ -6,7 +6,8 @@
 //! Each step edits, appends, inserts mid-file, adds, deletes, renames or empties files; changes wikilinks,
 //! titles, aliases, definitions and front matter (labels included); or changes `kc.toml` (`[chunking]`,
 //! `[wiki]`, `[lint]`, permission rules) or a template. The incremental build either keeps its `Compiler`
-//! (as `--watch` would) or starts a new one (as a new CLI process does). After each step, the comparison
+//! (as `--watch` would, warming its catalog up after a build or not) or starts a new one (as a new CLI
+//! process does). After each step, the comparison
 //! covers every table's content rows (history tables and run ids, mtimes and row ids aside), every file
 //! under the output folder, every chunk's text against its file's bytes, the keyword index's integrity,
 //! and no temporary files.
@@ -74,6 +75,9 @@ enum Action {
 struct Step {
     actions: Vec<Action>,
     new_process: bool,
+    /// With a kept compiler: whether the build before this step was followed by `warm_up`, as `--watch`
+    /// warms the catalog after each build while it waits for the next change.
+    warmed: bool,
 }
 
 /// The tree as the steps leave it: what a clean build is given.
@@ -263,7 +267,7 @@ fn step(rng: &mut Rng, tree: &Tree) -> Step {
         };
         actions.push(action);
     }
-    Step { actions, new_process: rng.chance(50) }
+    Step { actions, new_process: rng.chance(50), warmed: rng.chance(50) }
 }
 
 fn initial(rng: &mut Rng) -> Tree {
@@ -287,6 +291,16 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
     tree.write_all(work.path());
     let mut compiler = Compiler::new();
     build(&mut compiler, work.path())?;
+    // As `--watch` does after a build: read the catalog while the tree is quiet, with the settings that
+    // build used. Failing only costs the next build that read.
+    let warm_up = |compiler: &mut Compiler, next: Option<&Step>| {
+        if next.is_some_and(|next| !next.new_process && next.warmed)
+            && let Ok(project) = Project::load(&work.path().join("kc.toml"))
+        {
+            let _ = compiler.warm_up(&project);
+        }
+    };
+    warm_up(&mut compiler, steps.first());
     let mut now = tree.clone();
     for (n, step) in steps.iter().enumerate() {
         for action in &step.actions {
@@ -297,6 +311,9 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
             compiler = Compiler::new();
         }
         let incremental = build(&mut compiler, work.path());
+        if incremental.is_ok() {
+            warm_up(&mut compiler, steps.get(n + 1));
+        }
         let clean = tempfile::tempdir().unwrap();
         now.write_all(clean.path());
         let clean_result = build(&mut Compiler::new(), clean.path());
@@ -534,7 +551,7 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
             let (steps, failure) = shrink(&tree, steps);
             let mut listing = String::new();
             for (n, step) in steps.iter().enumerate() {
-                let _ = writeln!(listing, "step {n} (new process: {}):", step.new_process);
+                let _ = writeln!(listing, "step {n} (new process: {}, warmed: {}):", step.new_process, step.warmed);
                 for action in &step.actions {
                     let _ = writeln!(listing, "  {action:?}");
                 }
