@@ -11,6 +11,8 @@ pub mod config;
 
 pub mod sources;
 
+pub mod providers;
+
 pub mod embeddings;
 
 pub mod wiki;

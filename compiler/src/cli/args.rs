@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use super::{
-    ask, build, changes, context, embeddings, eval, get, init, lint, list, notes, reindex, search, serve, stats,
+    ask, build, changes, context, embeddings, eval, get, init, lint, list, notes, providers, reindex, search, serve,
+    stats,
 };
 
 #[derive(Parser)]
@@ -58,6 +59,11 @@ pub(crate) enum Command {
     },
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     Stats(stats::StatsArgs),
+    /// The model providers kc.toml configures: list them, check their keys, list a provider's models.
+    Providers {
+        #[command(subcommand)]
+        command: providers::ProvidersCommand,
+    },
     /// List indexed sources (by path) or builds (newest first), a page at a time.
     List(list::ListArgs),
     /// What recent builds changed, source by source, with the commit each build recorded.

@@ -16,6 +16,7 @@ pub(crate) mod init;
 pub(crate) mod lint;
 pub(crate) mod list;
 pub(crate) mod notes;
+pub(crate) mod providers;
 pub(crate) mod reindex;
 pub(crate) mod search;
 pub(crate) mod serve;

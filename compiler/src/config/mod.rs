@@ -4,6 +4,7 @@
 //! a config file must never be silently ignored. See `docs/configuration.md`.
 
 pub mod init;
+pub mod providers;
 pub mod rules;
 
 use std::ops::Range;
@@ -38,6 +39,9 @@ pub struct Config {
     pub lint: LintConfig,
     #[serde(default)]
     pub permissions: PermissionsConfig,
+    /// Model providers by name (`[providers.NAME]`), for generated answers.
+    #[serde(default)]
+    pub providers: std::collections::BTreeMap<Spanned<String>, providers::ProviderConfig>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -392,6 +396,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             return Err(invalid(Some(value.span()), format!("`{name}` must be at least 1")));
         }
     }
+    providers::validate(&config.providers, invalid)?;
     let threshold = &config.lint.near_duplicate_threshold;
     if !(*threshold.get_ref() > 0.0 && *threshold.get_ref() <= 1.0) {
         return Err(invalid(

@@ -234,7 +234,7 @@ pub struct OpenAiSettings {
 pub struct OpenAiEmbedder {
     settings: OpenAiSettings,
     id: String,
-    agent: ureq::Agent,
+    client: crate::providers::http::Client,
 }
 
 impl OpenAiEmbedder {
@@ -244,12 +244,8 @@ impl OpenAiEmbedder {
             Some(dimensions) => format!("openai:{}:{dimensions}", settings.model),
             None => format!("openai:{}", settings.model),
         };
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(std::time::Duration::from_secs(u64::from(settings.timeout_seconds.max(1)))))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        OpenAiEmbedder { settings, id, agent }
+        let client = crate::providers::http::Client::new(settings.timeout_seconds, settings.max_retries);
+        OpenAiEmbedder { settings, id, client }
     }
 
     fn request(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
@@ -258,51 +254,22 @@ impl OpenAiEmbedder {
             Some(version) => format!("{base}/openai/deployments/{model}/embeddings?api-version={version}"),
             None => format!("{base}/embeddings"),
         };
-        let key = match &self.settings.api_key_env {
-            Some(variable) => {
-                Some(std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?)
-            }
-            None => None,
-        };
+        let mut headers = Vec::new();
+        if let Some(variable) = &self.settings.api_key_env {
+            let key =
+                std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?;
+            headers.push(if self.settings.api_version.is_some() {
+                ("api-key", key)
+            } else {
+                ("Authorization", format!("Bearer {key}"))
+            });
+        }
         let mut body = serde_json::json!({"model": model, "input": texts, "encoding_format": "float"});
         if let Some(dimensions) = self.settings.dimensions {
             body["dimensions"] = dimensions.into();
         }
-        let mut attempt = 0;
-        loop {
-            let mut request = self.agent.post(&url).header("Content-Type", "application/json");
-            if let Some(key) = &key {
-                request = if self.settings.api_version.is_some() {
-                    request.header("api-key", key)
-                } else {
-                    request.header("Authorization", format!("Bearer {key}"))
-                };
-            }
-            let retryable = match request.send_json(&body) {
-                Ok(response) => {
-                    let status = response.status().as_u16();
-                    let text = response.into_body().read_to_string().map_err(|e| format!("reading the answer: {e}"))?;
-                    if status == 200 {
-                        return parse_embeddings(&text, texts.len());
-                    }
-                    let message = serde_json::from_str::<serde_json::Value>(&text)
-                        .ok()
-                        .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
-                        .unwrap_or_else(|| text.chars().take(200).collect());
-                    let error = format!("{url} answered {status}: {message}");
-                    if status != 429 && status < 500 {
-                        return Err(error);
-                    }
-                    error
-                }
-                Err(error) => format!("{url}: {error}"),
-            };
-            if attempt >= self.settings.max_retries {
-                return Err(format!("{retryable} (after {} attempts)", attempt + 1));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200 << attempt.min(6)));
-            attempt += 1;
-        }
+        let text = self.client.post_json(&url, &headers, &body)?;
+        parse_embeddings(&text, texts.len())
     }
 }
 

@@ -1,0 +1,82 @@
+//! The one HTTP client every provider call goes through (embeddings and generation alike): a timeout per
+//! request, retries with exponential backoff after a timeout, a connection failure, 429 or a 5xx, and an
+//! error that names the endpoint, the status and the provider's own message.
+
+/// A blocking client with the provider's timeout and retry budget.
+pub struct Client {
+    agent: ureq::Agent,
+    max_retries: u32,
+}
+
+impl Client {
+    #[must_use]
+    pub fn new(timeout_seconds: u32, max_retries: u32) -> Client {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(std::time::Duration::from_secs(u64::from(timeout_seconds.max(1)))))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Client { agent, max_retries }
+    }
+
+    /// `GET url` with `headers`; the body of a 2xx answer.
+    pub fn get(&self, url: &str, headers: &[(&str, String)]) -> Result<String, String> {
+        self.send(url, |agent| {
+            let mut request = agent.get(url);
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            request.call()
+        })
+    }
+
+    /// `POST url` with a JSON body and `headers`; the body of a 2xx answer.
+    pub fn post_json(&self, url: &str, headers: &[(&str, String)], body: &serde_json::Value) -> Result<String, String> {
+        self.send(url, |agent| {
+            let mut request = agent.post(url).header("Content-Type", "application/json");
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            request.send_json(body)
+        })
+    }
+
+    fn send(
+        &self,
+        url: &str,
+        call: impl Fn(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<String, String> {
+        let mut attempt = 0;
+        loop {
+            let retryable = match call(&self.agent) {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let text = response.into_body().read_to_string().map_err(|e| format!("reading the answer: {e}"))?;
+                    if (200..300).contains(&status) {
+                        return Ok(text);
+                    }
+                    let error = format!("{url} answered {status}: {}", provider_message(&text));
+                    if status != 429 && status < 500 {
+                        return Err(error);
+                    }
+                    error
+                }
+                Err(error) => format!("{url}: {error}"),
+            };
+            if attempt >= self.max_retries {
+                return Err(format!("{retryable} (after {} attempts)", attempt + 1));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200 << attempt.min(6)));
+            attempt += 1;
+        }
+    }
+}
+
+/// The provider's own words in an error answer: `error.message` (OpenAI's and Anthropic's shape), else the
+/// start of the body.
+fn provider_message(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+        .unwrap_or_else(|| text.chars().take(200).collect())
+}
