@@ -170,3 +170,251 @@ fn provider_settings_are_checked_where_kc_toml_says_them() {
         assert!(error.contains(place), "{providers:?} should point at {place}: {error}");
     }
 }
+
+/// A server on loopback that answers one request with server-sent `events` and sends back the request's
+/// head and JSON body.
+fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (sender, requests) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else { return };
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let (mut head, mut length) = (String::new(), 0);
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            head.push_str(&line.to_ascii_lowercase());
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let _ = sender.send((head, serde_json::from_slice(&body).unwrap()));
+        let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+        for event in events {
+            let _ = write!(stream, "{event}\n\n");
+            let _ = stream.flush();
+        }
+    });
+    (port, requests)
+}
+
+/// A project about ownership, built, whose kc.toml has one provider at `port`.
+fn ownership(kind: &str, port: u16) -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nEach value in Rust has an owner. When the owner goes out of scope, the value is dropped.\n",
+    );
+    test.write(
+        "kc.toml",
+        format!(
+            "version = 1\n[sources]\ninclude = [\"docs/**/*.md\"]\n[providers.p]\nkind = \"{kind}\"\n\
+             base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m-default\"\naliases = {{ small = \"m-small\" }}\n\
+             api_key_env = \"P_KEY\"\nprices = {{ input = 2.0, output = 8.0 }}\n"
+        ),
+    );
+    test.build();
+    test
+}
+
+/// The answer every server streams: one sentence the excerpt supports, one it does not, one that cites
+/// an excerpt the pack does not hold, and one with no citation.
+const WRITTEN: [&str; 4] = [
+    "When the owner goes out of scope, the value is dropped [1]. ",
+    "Rust was designed by a committee in Geneva [1]. ",
+    "Each value has an owner [7]. ",
+    "Ownership is central.",
+];
+
+fn assert_checked(answer: &Value) {
+    assert_eq!(answer["found"], true, "{answer:#}");
+    let sentences = answer["sentences"].as_array().unwrap();
+    let verdicts: Vec<(bool, Value)> = sentences.iter().map(|s| (s["supported"] == true, s["cites"].clone())).collect();
+    assert_eq!(
+        verdicts,
+        [
+            (true, serde_json::json!([1])),
+            (false, serde_json::json!([1])),
+            (false, serde_json::json!([7])),
+            (false, serde_json::json!([])),
+        ],
+        "{answer:#}"
+    );
+    assert!(sentences[2]["problem"].as_str().unwrap().contains("[7], which the pack does not hold"));
+    assert_eq!(sentences[3]["problem"], "cites no excerpt");
+    assert_eq!(answer["citations"][0]["path"], "docs/ownership.md", "[1] resolves to its ref: {answer:#}");
+    assert!(answer["citations"][0]["ref"].as_str().unwrap().starts_with("file://docs/ownership.md@"));
+    assert_eq!(answer["citations"].as_array().unwrap().len(), 1, "[7] names nothing");
+    assert_eq!(answer["generated"]["model"], "m-small", "the alias is resolved");
+    assert_eq!(
+        (answer["generated"]["input_tokens"].clone(), answer["generated"]["output_tokens"].clone()),
+        (120.into(), 30.into())
+    );
+    assert!((answer["generated"]["cost_usd"].as_f64().unwrap() - 0.00048).abs() < 1e-12, "{answer:#}");
+}
+
+/// What the run ledger holds of the answer's provider call.
+fn recorded_usage(test: &CliTest, run: &str) -> Value {
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let detail: String = conn
+        .query_row("SELECT detail FROM run_events WHERE run_id = ?1 AND kind = 'provider_usage'", [run], |r| r.get(0))
+        .unwrap();
+    serde_json::from_str(&detail).unwrap()
+}
+
+#[test]
+fn a_generated_answer_streams_in_each_wire_format_and_every_citation_is_checked() {
+    let text_events = |wrap: &dyn Fn(&str) -> String| WRITTEN.iter().map(|piece| wrap(piece)).collect::<Vec<_>>();
+    let formats: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "openai",
+            [
+                vec![r#"event: response.created
+data: {"type":"response.created","response":{"id":"r1"}}"#
+                    .to_string()],
+                text_events(&|piece| {
+                    format!("event: response.output_text.delta\ndata: {}", serde_json::json!({"type": "response.output_text.delta", "delta": piece}))
+                }),
+                vec![r#"event: response.completed
+data: {"type":"response.completed","response":{"usage":{"input_tokens":120,"output_tokens":30}}}"#
+                    .to_string()],
+            ]
+            .concat(),
+            "POST /v1/responses ",
+        ),
+        (
+            "anthropic",
+            [
+                vec![r#"event: message_start
+data: {"type":"message_start","message":{"usage":{"input_tokens":120,"output_tokens":1}}}"#
+                    .to_string()],
+                text_events(&|piece| {
+                    format!("event: content_block_delta\ndata: {}", serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}))
+                }),
+                vec![
+                    r#"event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":30}}"#
+                        .to_string(),
+                    "event: message_stop\ndata: {\"type\":\"message_stop\"}".to_string(),
+                ],
+            ]
+            .concat(),
+            "POST /v1/messages ",
+        ),
+        (
+            "openai-compatible",
+            [
+                text_events(&|piece| {
+                    format!("data: {}", serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece}}]}))
+                }),
+                vec![
+                    r#"data: {"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30}}"#.to_string(),
+                    "data: [DONE]".to_string(),
+                ],
+            ]
+            .concat(),
+            "POST /v1/chat/completions ",
+        ),
+    ];
+    for (kind, events, request_line) in formats {
+        let (port, requests) = streaming_server(events);
+        let test = ownership(kind, port);
+        let output = test.run_with_env(
+            &["ask", "what happens when the owner goes out of scope?", "--generate", "--model", "small", "--json"],
+            &[("P_KEY", "sk-p")],
+        );
+        assert_eq!(output.status.code(), Some(0), "{kind}: {}", stderr(&output));
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_checked(&answer);
+        assert_eq!(answer["answer"], WRITTEN.concat().trim(), "{kind}");
+        let (head, body) = requests.recv().unwrap();
+        assert!(head.starts_with(&request_line.to_ascii_lowercase()), "{kind}: {head}");
+        assert_eq!(body["stream"], true, "{kind}");
+        assert_eq!(body["model"], "m-small", "{kind}");
+        // The pack reaches the model, numbered as the answer cites it.
+        let sent = body.to_string();
+        assert!(sent.contains("[1] Ownership (file://docs/ownership.md@"), "{kind}: {sent}");
+        assert!(sent.contains("the value is dropped"), "{kind}");
+        // The ledger holds the provider call with its usage and cost, and the answer.
+        let usage = recorded_usage(&test, answer["run_id"].as_str().unwrap());
+        assert_eq!(
+            (usage["provider"].clone(), usage["unsupported_sentences"].clone()),
+            ("p".into(), 3.into()),
+            "{kind}"
+        );
+    }
+
+    // On a terminal the answer is printed as it arrives, then its sources and what does not hold up.
+    let (port, _requests) = streaming_server(
+        WRITTEN
+            .iter()
+            .map(|piece| format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": piece}}]})))
+            .collect(),
+    );
+    let test = ownership("openai-compatible", port);
+    let output =
+        test.run_with_env(&["ask", "what happens when the owner goes out of scope?", "--generate"], &[("P_KEY", "k")]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.starts_with(WRITTEN.concat().trim_end()), "{text}");
+    assert!(text.contains("\n[1] file://docs/ownership.md@"), "{text}");
+    assert!(text.contains("unsupported: \"Ownership is central.\" (cites no excerpt)"), "{text}");
+}
+
+#[test]
+fn a_generated_answer_needs_a_key_and_a_pack() {
+    // A question no excerpt touches is not found, and no one is called.
+    let (port, requests) = streaming_server(Vec::new());
+    let test = ownership("openai", port);
+    let answer: Value = serde_json::from_slice(
+        &test.run_with_env(&["ask", "zyxwvut qqqq", "--generate", "--json"], &[("P_KEY", "k")]).stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        (answer["found"].clone(), answer["answer"].clone()),
+        (false.into(), "Not found in the knowledge base.".into())
+    );
+    assert!(requests.try_recv().is_err(), "no provider call for an empty pack");
+
+    // A missing key names its variable.
+    let output = test.run_with_env(&["ask", "what is an owner?", "--generate"], &[("P_KEY", "")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("set the environment variable `P_KEY`"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_provider_is_sent_only_what_the_principal_may_read() {
+    let test = CliTest::empty();
+    let secret = "quetzalcoatlus";
+    test.write("docs/plan.md", "# Plan\n\nThe launch plan needs the budget review.\n");
+    test.write(
+        "hr/salaries.md",
+        format!("# Salaries\n\nThe {secret} budget review lists salaries for the launch plan.\n"),
+    );
+    let (port, requests) = streaming_server(vec![format!(
+        "data: {}",
+        serde_json::json!({"choices": [{"delta": {"content": "The launch plan needs the budget review [1]."}}]})
+    )]);
+    test.write(
+        "kc.toml",
+        format!(
+            "version = 1\n[permissions]\nrules = [{{ path = \"hr/**\", labels = [\"hr\"] }}]\n\
+             [permissions.principals]\nstaff = [\"internal\"]\n\
+             [providers.p]\nkind = \"openai-compatible\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"
+        ),
+    );
+    test.build();
+    let output = test.run(&["ask", "launch plan budget review salaries", "--generate", "--as", "staff", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (_, body) = requests.recv().unwrap();
+    let sent = body.to_string();
+    assert!(sent.contains("The launch plan needs the budget review"), "{sent}");
+    assert!(!sent.contains(secret) && !sent.contains("hr/salaries.md"), "the provider never sees hr's source: {sent}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(secret));
+}

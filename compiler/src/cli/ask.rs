@@ -1,9 +1,13 @@
 //! `knowledge ask`: an answer made of cited sentences, or "not found"; the run is recorded in the index.
+//! With `--generate`, a provider writes the answer from the context pack, streamed as it is written, and
+//! each sentence's citations are checked.
 
 use std::io::Write;
 use std::process::ExitCode;
 
+use knowledge::config::Project;
 use knowledge::escape;
+use knowledge::retrieval::ask::Answer;
 
 use super::Invocation;
 use super::output::{open_as, print};
@@ -14,6 +18,16 @@ pub(crate) struct AskArgs {
     /// The budget of the context pack the answer draws on (tokens: ⌈UTF-8 bytes / 4⌉).
     #[arg(long, default_value_t = 1200)]
     max_tokens: usize,
+    /// Have a provider write the answer from the context pack (kc.toml's `[providers.NAME]`); every
+    /// sentence must cite the pack, and one whose citations do not hold up is marked unsupported.
+    #[arg(long)]
+    generate: bool,
+    /// The provider to ask, by its name in kc.toml (default: the default provider).
+    #[arg(long, requires = "generate", value_name = "NAME")]
+    provider: Option<String>,
+    /// The model to ask, or one of the provider's aliases (default: the provider's model).
+    #[arg(long, requires = "generate", value_name = "MODEL")]
+    model: Option<String>,
     /// Print the answer as JSON (schema knowledge-answer v1).
     #[arg(long)]
     json: bool,
@@ -21,17 +35,61 @@ pub(crate) struct AskArgs {
 
 pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let (index, conn, access) = open_as(None, &at.start, at.principal())?;
-    let mut answer = knowledge::retrieval::ask::answer(&conn, &args.question, args.max_tokens, &access)?;
+    let mut streamed = false;
+    let mut answer = if args.generate {
+        let project = Project::discover(&at.start)?;
+        let provider = knowledge::providers::find(&project, args.provider.as_deref()).map_err(anyhow::Error::msg)?;
+        // On the terminal (not with --json) the answer is printed as the model writes it.
+        let mut out = std::io::stdout();
+        let mut delta = |text: &str| {
+            if !args.json {
+                streamed = true;
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+            }
+        };
+        knowledge::retrieval::generated::answer(
+            &conn,
+            &args.question,
+            args.max_tokens,
+            &access,
+            &provider,
+            args.model.as_deref(),
+            &mut delta,
+        )
+        .map_err(anyhow::Error::msg)?
+    } else {
+        knowledge::retrieval::ask::answer(&conn, &args.question, args.max_tokens, &access)?
+    };
     drop(conn);
     if let Err(error) = knowledge::retrieval::ask::record(&index, &mut answer) {
         writeln!(std::io::stderr(), "warning: the answer was not recorded: {}", knowledge::error_chain(&error))?;
     }
-    print(args.json, &answer, |out| {
-        writeln!(out, "{}", answer.answer)?;
-        for citation in &answer.citations {
-            writeln!(out, "[{}] {} ({})", citation.n, escape(&citation.reference), escape(&citation.title))?;
-        }
-        Ok(())
-    })?;
+    print(args.json, &answer, |out| print_human(out, &answer, streamed))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The answer (unless it was streamed already), its sources, and the sentences whose citations failed.
+fn print_human(out: &mut impl Write, answer: &Answer, streamed: bool) -> std::io::Result<()> {
+    if streamed {
+        writeln!(out)?;
+    } else {
+        writeln!(out, "{}", answer.answer)?;
+    }
+    for citation in &answer.citations {
+        writeln!(out, "[{}] {} ({})", citation.n, escape(&citation.reference), escape(&citation.title))?;
+    }
+    for sentence in answer.sentences.iter().flatten().filter(|s| !s.supported) {
+        let problem = sentence.problem.as_deref().unwrap_or_default();
+        writeln!(out, "unsupported: \"{}\" ({problem})", escape(&sentence.text))?;
+    }
+    if let Some(info) = &answer.generated {
+        let cost = info.cost_usd.map(|c| format!(", ${c:.6}")).unwrap_or_default();
+        writeln!(
+            out,
+            "written by {} ({}), {} tokens in, {} out{cost}",
+            info.model, info.provider, info.input_tokens, info.output_tokens
+        )?;
+    }
+    Ok(())
 }

@@ -25,12 +25,22 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// The provider used when none is named (at most one); a single provider is the default anyway.
     pub default: Option<Spanned<bool>>,
+    /// US dollars per million tokens, for the cost a run records.
+    pub prices: Option<Prices>,
     /// Seconds before a request is abandoned (then retried).
     #[serde(default = "default_timeout")]
     pub timeout_seconds: u32,
     /// Retries after a timeout, a connection failure, 429 or a 5xx, with exponential backoff.
     #[serde(default = "default_retries")]
     pub max_retries: u32,
+}
+
+/// A model's prices, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
 }
 
 fn default_timeout() -> u32 {

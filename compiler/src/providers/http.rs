@@ -21,40 +21,64 @@ impl Client {
 
     /// `GET url` with `headers`; the body of a 2xx answer.
     pub fn get(&self, url: &str, headers: &[(&str, String)]) -> Result<String, String> {
-        self.send(url, |agent| {
+        let call = |agent: &ureq::Agent| {
             let mut request = agent.get(url);
             for (name, value) in headers {
                 request = request.header(*name, value);
             }
             request.call()
-        })
+        };
+        self.send(url, call, read_text)
     }
 
     /// `POST url` with a JSON body and `headers`; the body of a 2xx answer.
     pub fn post_json(&self, url: &str, headers: &[(&str, String)], body: &serde_json::Value) -> Result<String, String> {
-        self.send(url, |agent| {
-            let mut request = agent.post(url).header("Content-Type", "application/json");
-            for (name, value) in headers {
-                request = request.header(*name, value);
-            }
-            request.send_json(body)
-        })
+        self.send(url, |agent| post(agent, url, headers).send_json(body), read_text)
     }
 
-    fn send(
+    /// `POST url` with a JSON body, its answer read as server-sent events: `data` is called with each
+    /// event's data as it arrives (`[DONE]` and comments left out). A retry can only happen before the
+    /// answer's first byte, so no text is delivered twice.
+    pub fn post_stream(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &serde_json::Value,
+        data: &mut dyn FnMut(&str),
+    ) -> Result<(), String> {
+        use std::io::BufRead;
+        self.send(
+            url,
+            |agent| post(agent, url, headers).send_json(body),
+            |answer| {
+                for line in std::io::BufReader::new(answer.into_reader()).lines() {
+                    let line = line.map_err(|e| format!("{url}: the stream broke off: {e}"))?;
+                    if let Some(event) = line.strip_prefix("data:").map(str::trim)
+                        && event != "[DONE]"
+                    {
+                        data(event);
+                    }
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Makes the request with `call` until it succeeds or the retries run out, and reads a 2xx answer's body
+    /// with `read`.
+    fn send<T>(
         &self,
         url: &str,
         call: impl Fn(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<String, String> {
+        mut read: impl FnMut(ureq::Body) -> Result<T, String>,
+    ) -> Result<T, String> {
         let mut attempt = 0;
         loop {
             let retryable = match call(&self.agent) {
+                Ok(response) if (200..300).contains(&response.status().as_u16()) => return read(response.into_body()),
                 Ok(response) => {
                     let status = response.status().as_u16();
-                    let text = response.into_body().read_to_string().map_err(|e| format!("reading the answer: {e}"))?;
-                    if (200..300).contains(&status) {
-                        return Ok(text);
-                    }
+                    let text = response.into_body().read_to_string().unwrap_or_default();
                     let error = format!("{url} answered {status}: {}", provider_message(&text));
                     if status != 429 && status < 500 {
                         return Err(error);
@@ -70,6 +94,20 @@ impl Client {
             attempt += 1;
         }
     }
+}
+
+/// A POST with a JSON body and `headers`.
+fn post(agent: &ureq::Agent, url: &str, headers: &[(&str, String)]) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+    let mut request = agent.post(url).header("Content-Type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    request
+}
+
+/// A whole answer's body as text.
+fn read_text(mut body: ureq::Body) -> Result<String, String> {
+    body.read_to_string().map_err(|e| format!("reading the answer: {e}"))
 }
 
 /// The provider's own words in an error answer: `error.message` (OpenAI's and Anthropic's shape), else the

@@ -3,7 +3,10 @@
 //! its key comes from. Keys are read from the environment when a call needs them, and never stored,
 //! logged or printed. `http.rs` is the client every provider call shares, the embeddings' included.
 
+mod generate;
 pub mod http;
+
+pub use generate::{Generation, Prompt};
 
 use std::collections::BTreeMap;
 
@@ -26,6 +29,7 @@ pub struct Provider {
     /// The variable the key is read from; `None` for a server that needs no key.
     pub api_key_env: Option<String>,
     pub default: bool,
+    pub prices: Option<crate::config::providers::Prices>,
     #[serde(skip)]
     timeout_seconds: u32,
     #[serde(skip)]
@@ -59,6 +63,7 @@ pub fn configured(project: &Project) -> Vec<Provider> {
             aliases: config.aliases.clone(),
             api_key_env: config.api_key_env.clone().or_else(|| config.kind.default_key_env().map(str::to_string)),
             default: single || config.default.as_ref().is_some_and(|flag| *flag.get_ref()),
+            prices: config.prices,
             timeout_seconds: config.timeout_seconds,
             max_retries: config.max_retries,
         })
@@ -99,6 +104,12 @@ impl Provider {
             Some(name) => self.aliases.get(name).map_or(name, String::as_str),
             None => &self.model,
         }
+    }
+
+    /// What `input` and `output` tokens cost, when kc.toml gives the provider's prices.
+    #[must_use]
+    pub fn cost(&self, input: u64, output: u64) -> Option<f64> {
+        self.prices.map(|prices| (input as f64 * prices.input + output as f64 * prices.output) / 1_000_000.0)
     }
 
     /// The key, read from the environment now; an error names the variable to set.

@@ -31,6 +31,29 @@ pub struct Answer {
     pub run_id: Option<String>,
     /// The context pack's excerpts the answer chose from.
     pub excerpts_considered: usize,
+    /// A generated answer's sentences, each with its citations as checked against the pack.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sentences: Option<Vec<crate::retrieval::generated::CheckedSentence>>,
+    /// Who generated the answer, and its token usage and cost; absent for the extractive draft.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated: Option<crate::retrieval::generated::GenerationInfo>,
+}
+
+/// The answer to a question nothing in the knowledge base answers.
+#[must_use]
+pub fn not_found(question: &str, excerpts_considered: usize) -> Answer {
+    Answer {
+        schema: SCHEMA,
+        schema_version: SCHEMA_VERSION,
+        question: question.to_string(),
+        found: false,
+        answer: NOT_FOUND.to_string(),
+        citations: Vec::new(),
+        run_id: None,
+        excerpts_considered,
+        sentences: None,
+        generated: None,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,6 +91,12 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
             .iter()
             .map(|c| crate::store::AskCitation { path: &c.path, revision: &c.revision, reference: &c.reference })
             .collect(),
+        generation: answer.generated.as_ref().map(|info| {
+            let unsupported = answer.sentences.iter().flatten().filter(|s| !s.supported).count();
+            let mut detail = serde_json::to_value(info).expect("generation info serializes");
+            detail["unsupported_sentences"] = unsupported.into();
+            detail.to_string()
+        }),
     };
     crate::store::Store::open_for_build(index)?.record_ask(&run_id, &record)?;
     answer.run_id = Some(run_id);
@@ -111,16 +140,20 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         };
         parts.push(format!("{sentence} [{n}]"));
     }
-    let found = !parts.is_empty();
+    if parts.is_empty() {
+        return not_found(question, pack.items.len());
+    }
     Answer {
         schema: SCHEMA,
         schema_version: SCHEMA_VERSION,
         question: question.to_string(),
-        found,
-        answer: if found { parts.join(" ") } else { NOT_FOUND.to_string() },
+        found: true,
+        answer: parts.join(" "),
         citations,
         run_id: None,
         excerpts_considered: pack.items.len(),
+        sentences: None,
+        generated: None,
     }
 }
 

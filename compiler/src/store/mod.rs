@@ -66,6 +66,8 @@ pub struct AskRecord<'a> {
     pub found: bool,
     pub answer: &'a str,
     pub citations: Vec<AskCitation<'a>>,
+    /// A generated answer's provider, model, token usage and cost (JSON), recorded as `provider_usage`.
+    pub generation: Option<String>,
 }
 
 /// A source an answer cites.
@@ -240,6 +242,10 @@ impl Store {
                 Some(citation.revision.to_string()),
                 Some(citation.reference.to_string()),
             ));
+        }
+        if let Some(generation) = &answer.generation {
+            events.push(("tool_call", "provider_generate".to_string(), None, Some(answer.question.to_string())));
+            events.push(("provider_usage", String::new(), None, Some(generation.clone())));
         }
         events.push(("ask_answer", String::new(), None, Some(answer.answer.to_string())));
         let mut insert = tx

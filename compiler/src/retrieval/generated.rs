@@ -1,0 +1,255 @@
+//! `knowledge ask --generate`: a provider writes the answer from a context pack, and every sentence's
+//! citations are checked mechanically: each `[n]` must name an excerpt of the pack, and the sentence must
+//! share most of its words with one excerpt it cites. A sentence that fails is marked unsupported, never
+//! passed off as cited.
+
+use std::collections::HashSet;
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::providers::{Generation, Prompt, Provider};
+use crate::retrieval::access::Access;
+use crate::retrieval::ask::{self, Answer, AnswerCitation, NOT_FOUND};
+use crate::retrieval::context::{self, ContextPack};
+use crate::retrieval::terms;
+
+/// What every provider is told. The excerpts follow in the message, numbered as the answer cites them.
+pub const INSTRUCTIONS: &str = "Answer the question using only the numbered excerpts below. End every sentence \
+with the numbers of the excerpts that support it, in square brackets, like [1] or [1][3]. Do not add anything \
+the excerpts do not say. If the excerpts do not answer the question, reply exactly: Not found in the knowledge base.";
+
+/// How much of a sentence's words one excerpt it cites must hold for the sentence to count as supported.
+const SUPPORT_SHARE: f64 = 0.5;
+
+/// Output tokens a generated answer may use.
+const MAX_OUTPUT_TOKENS: u32 = 800;
+
+/// A sentence of a generated answer, as checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckedSentence {
+    pub text: String,
+    /// The excerpts it cites, by their number in the pack.
+    pub cites: Vec<usize>,
+    pub supported: bool,
+    /// Why it is not supported.
+    pub problem: Option<String>,
+}
+
+/// Who wrote the answer and what it cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerationInfo {
+    pub provider: String,
+    pub kind: &'static str,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// From the provider's `prices` in kc.toml, when it has them.
+    pub cost_usd: Option<f64>,
+}
+
+/// Answers `question` with `provider` from the pack of what `access` may read; `delta` gets the text as the
+/// model writes it. A pack with no excerpt is answered "not found" without calling anyone.
+pub fn answer(
+    conn: &Connection,
+    question: &str,
+    max_tokens: usize,
+    access: &Access,
+    provider: &Provider,
+    model: Option<&str>,
+    delta: &mut dyn FnMut(&str),
+) -> Result<Answer, String> {
+    let pack = context::pack(conn, question, max_tokens, 8, access).map_err(|e| e.to_string())?;
+    let model = provider.model_for(model).to_string();
+    if pack.items.is_empty() {
+        let mut answer = ask::not_found(question, 0);
+        answer.sentences = Some(Vec::new());
+        return Ok(answer);
+    }
+    let input = prompt_input(question, &pack);
+    let prompt = Prompt { instructions: INSTRUCTIONS, input: &input, max_output_tokens: MAX_OUTPUT_TOKENS };
+    let generation = provider.generate(Some(&model), &prompt, delta)?;
+    Ok(checked(question, &pack, provider, &model, &generation))
+}
+
+/// The user's message: the question, then each excerpt with its number, title and ref.
+fn prompt_input(question: &str, pack: &ContextPack) -> String {
+    let mut input = format!("Question: {question}\n\nExcerpts:\n");
+    for (n, item) in pack.items.iter().enumerate() {
+        input.push_str(&format!("\n[{}] {} ({})\n{}\n", n + 1, item.title, item.reference, item.text.trim()));
+    }
+    input
+}
+
+/// The answer as checked against the pack.
+fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str, generation: &Generation) -> Answer {
+    let info = GenerationInfo {
+        provider: provider.name.clone(),
+        kind: provider.kind.as_str(),
+        model: model.to_string(),
+        input_tokens: generation.input_tokens,
+        output_tokens: generation.output_tokens,
+        cost_usd: provider.cost(generation.input_tokens, generation.output_tokens),
+    };
+    let text = generation.text.trim();
+    if text.is_empty() || text.starts_with(NOT_FOUND.trim_end_matches('.')) {
+        let mut answer = ask::not_found(question, pack.items.len());
+        answer.sentences = Some(Vec::new());
+        answer.generated = Some(info);
+        return answer;
+    }
+    let sentences = check(text, pack);
+    let mut cited: Vec<usize> = sentences.iter().flat_map(|s| s.cites.iter().copied()).collect();
+    cited.sort_unstable();
+    cited.dedup();
+    let citations = cited
+        .into_iter()
+        .filter_map(|n| {
+            let item = pack.items.get(n.checked_sub(1)?)?;
+            Some(AnswerCitation {
+                n,
+                reference: item.reference.clone(),
+                title: item.title.clone(),
+                path: item.source.path.clone(),
+                revision: item.source.revision.clone(),
+            })
+        })
+        .collect();
+    Answer {
+        schema: ask::SCHEMA,
+        schema_version: ask::SCHEMA_VERSION,
+        question: question.to_string(),
+        found: true,
+        answer: text.to_string(),
+        citations,
+        run_id: None,
+        excerpts_considered: pack.items.len(),
+        sentences: Some(sentences),
+        generated: Some(info),
+    }
+}
+
+/// Splits a generated answer into sentences and checks each one's citations against the pack.
+#[must_use]
+pub fn check(text: &str, pack: &ContextPack) -> Vec<CheckedSentence> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let content = |text: &str| -> HashSet<String> {
+        terms::words(text).iter().filter(|w| w.len() > 2).map(|w| terms::stem_word(&stemmer, w)).collect()
+    };
+    split_sentences(text)
+        .into_iter()
+        .map(|(text, cites)| {
+            let words = content(&text);
+            let mut problem = None;
+            if cites.is_empty() {
+                problem = Some("cites no excerpt".to_string());
+            } else if let Some(&missing) = cites.iter().find(|&&n| n == 0 || n > pack.items.len()) {
+                problem = Some(format!("cites [{missing}], which the pack does not hold"));
+            } else {
+                let best = cites
+                    .iter()
+                    .map(|&n| {
+                        let excerpt = content(&pack.items[n - 1].text);
+                        words.iter().filter(|w| excerpt.contains(*w)).count() as f64 / words.len().max(1) as f64
+                    })
+                    .fold(0.0, f64::max);
+                if best < SUPPORT_SHARE {
+                    let share = (best * 100.0).round();
+                    problem = Some(format!("the excerpts it cites hold only {share}% of its words"));
+                }
+            }
+            CheckedSentence { text, cites, supported: problem.is_none(), problem }
+        })
+        .collect()
+}
+
+/// The sentences of `text` with the `[n]` markers each ends with (markers removed from the text). A marker
+/// after the sentence's full stop belongs to that sentence.
+fn split_sentences(text: &str) -> Vec<(String, Vec<usize>)> {
+    let mut sentences: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut current = String::new();
+    let mut cites = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut ended = false;
+    while let Some(c) = chars.next() {
+        if c == '[' {
+            let mut inner = String::new();
+            while let Some(&next) = chars.peek() {
+                if next == ']' || inner.len() > 12 {
+                    break;
+                }
+                inner.push(next);
+                chars.next();
+            }
+            let numbers: Option<Vec<usize>> = inner.split(',').map(|part| part.trim().parse().ok()).collect();
+            if chars.peek() == Some(&']')
+                && let Some(numbers) = numbers.filter(|n| !n.is_empty())
+            {
+                chars.next();
+                // A marker after a full stop cites the sentence just ended.
+                match sentences.last_mut().filter(|_| ended && current.trim().is_empty()) {
+                    Some(last) => last.1.extend(numbers),
+                    None => cites.extend(numbers),
+                }
+                continue;
+            }
+            current.push('[');
+            current.push_str(&inner);
+            continue;
+        }
+        current.push(c);
+        ended = false;
+        let at_end =
+            matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|next| next.is_whitespace() || *next == '[');
+        if at_end || c == '\n' {
+            let sentence = current.trim().to_string();
+            if sentence.split_whitespace().count() > 0 && sentence.chars().any(char::is_alphanumeric) {
+                sentences.push((sentence, std::mem::take(&mut cites)));
+                ended = true;
+            } else {
+                let last = sentences.last_mut();
+                if let Some(last) = last {
+                    last.1.append(&mut cites);
+                }
+            }
+            current.clear();
+        }
+    }
+    let rest = current.trim().to_string();
+    if rest.chars().any(char::is_alphanumeric) {
+        sentences.push((rest, cites));
+    } else if let Some(last) = sentences.last_mut() {
+        last.1.append(&mut cites);
+    }
+    for (text, cites) in &mut sentences {
+        *text = text.split_whitespace().collect::<Vec<_>>().join(" ").replace(" .", ".");
+        cites.sort_unstable();
+        cites.dedup();
+    }
+    sentences
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_sentences;
+
+    #[test]
+    fn markers_belong_to_the_sentence_they_end() {
+        let split = split_sentences(
+            "Ownership has rules [1]. Each value has one owner.[2][3] A value is dropped [1, 4].\nNo cite here.",
+        );
+        assert_eq!(
+            split,
+            [
+                ("Ownership has rules.".to_string(), vec![1]),
+                ("Each value has one owner.".to_string(), vec![2, 3]),
+                ("A value is dropped.".to_string(), vec![1, 4]),
+                ("No cite here.".to_string(), vec![]),
+            ]
+        );
+        assert_eq!(
+            split_sentences("Arrays index from 0 [see the book]."),
+            [("Arrays index from 0 [see the book].".to_string(), vec![])]
+        );
+    }
+}
