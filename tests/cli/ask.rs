@@ -76,3 +76,42 @@ fn the_run_is_recorded_with_its_tool_call_sources_and_answer_but_is_not_a_build(
     assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "only the build is a build");
     assert_eq!(test.build()["wrote"], false, "asking changes nothing a build derives");
 }
+
+/// A recorded answer filed as a wiki page: a dry run first, written only when approved; then the build
+/// indexes it like a hand-written page, and lint checks its citation against the source.
+#[test]
+fn an_answer_is_filed_as_a_wiki_page_only_when_approved() {
+    let test = fixture();
+    let answer = ask(&test, "what happens when the owner goes out of scope?");
+    let run = answer["run_id"].as_str().unwrap();
+    let page = ".hasna/knowledge/wiki/answers/what-happens-when-the-owner-goes-out-of-scope.md";
+
+    let dry = test.ok(&["wiki", "file-answer", run]);
+    assert!(dry.contains(&format!("would write {page}")), "{dry}");
+    assert!(dry.contains("the value is dropped.[^1]"), "{dry}");
+    assert!(!test.path(page).exists(), "a dry run writes nothing");
+
+    let wrote = test.ok(&["wiki", "file-answer", run, "--approve-write"]);
+    assert!(wrote.contains(&format!("wrote {page}")), "{wrote}");
+    let text = std::fs::read_to_string(test.path(page)).unwrap();
+    let reference = answer["citations"][0]["ref"].as_str().unwrap();
+    assert!(text.contains(&format!("[^1]: [Ownership](../../../../docs/ownership.md), {reference}")), "{text}");
+
+    // The next build indexes it as a source, and lint finds it cited.
+    let summary = test.build();
+    assert_eq!(summary["sources"]["added"], 1, "{summary}");
+    assert!(test.result_paths("the owner goes out of scope").iter().any(|path| path == page));
+    let lint = test.ok(&["lint", "--format", "json"]);
+    assert!(!lint.contains("missing_citation") && !lint.contains("stale_citation"), "{lint}");
+
+    // Once the source changes, the filed page's citation is stale.
+    test.write("docs/ownership.md", "# Ownership\n\nEach value in Rust has an owner. Scope ends, drop runs.\n");
+    test.build();
+    let output = test.run(&["lint", "--format", "json"]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("stale_citation"));
+
+    // Only a found answer of an ask run can be filed.
+    let unanswered = ask(&test, "what is the capital of France?");
+    test.fails(&["wiki", "file-answer", unanswered["run_id"].as_str().unwrap()], "found no answer");
+    test.fails(&["wiki", "file-answer", "run-nope"], "no ask run `run-nope`");
+}

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 
 use super::{
     ask, build, changes, context, embeddings, eval, get, init, lint, list, notes, providers, reindex, search, serve,
-    stats,
+    stats, wiki,
 };
 
 #[derive(Parser)]
@@ -59,6 +59,11 @@ pub(crate) enum Command {
     },
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     Stats(stats::StatsArgs),
+    /// The wiki: file a recorded answer as a hand-written page.
+    Wiki {
+        #[command(subcommand)]
+        command: wiki::WikiCommand,
+    },
     /// The model providers kc.toml configures: list them, check their keys, list a provider's models.
     Providers {
         #[command(subcommand)]

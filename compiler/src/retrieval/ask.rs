@@ -82,7 +82,9 @@ pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Acc
 /// Records the answer as a run in the index (the run id is set on the answer).
 pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate::store::StoreError> {
     let run_id = crate::build::run_id(std::time::SystemTime::now());
+    answer.run_id = Some(run_id.clone());
     let record = crate::store::AskRecord {
+        summary: serde_json::to_string(&*answer).expect("answers serialize"),
         question: &answer.question,
         found: answer.found,
         answer: &answer.answer,
@@ -98,9 +100,11 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
             detail.to_string()
         }),
     };
-    crate::store::Store::open_for_build(index)?.record_ask(&run_id, &record)?;
-    answer.run_id = Some(run_id);
-    Ok(())
+    let recorded = crate::store::Store::open_for_build(index).and_then(|mut store| store.record_ask(&run_id, &record));
+    if recorded.is_err() {
+        answer.run_id = None;
+    }
+    recorded
 }
 
 /// The sentences that hold the most of the question's words, weighted by rarity (at least half the

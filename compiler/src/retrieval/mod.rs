@@ -7,6 +7,7 @@ pub mod access;
 pub mod ask;
 pub mod context;
 pub mod eval;
+pub mod filing;
 pub mod generated;
 pub mod reader;
 pub mod search;

@@ -68,6 +68,8 @@ pub struct AskRecord<'a> {
     pub citations: Vec<AskCitation<'a>>,
     /// A generated answer's provider, model, token usage and cost (JSON), recorded as `provider_usage`.
     pub generation: Option<String>,
+    /// The whole answer as JSON: the run's summary, which `knowledge wiki file-answer` files.
+    pub summary: String,
 }
 
 /// A source an answer cites.
@@ -222,15 +224,10 @@ impl Store {
         let _lock = self.writer_lock()?;
         let tx = self.conn.transaction().map_err(wrap)?;
         let fingerprint = meta(&tx, "fingerprint").map_err(wrap)?.unwrap_or_default();
-        let summary = serde_json::json!({
-            "question": answer.question,
-            "found": answer.found,
-            "citations": answer.citations.len(),
-        });
         tx.execute(
             "INSERT INTO runs (id, kind, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
              VALUES (?1, 'ask', ?2, ?2, 'answered', ?3, ?4, '{}', ?5)",
-            params![run_id, now, env!("CARGO_PKG_VERSION"), fingerprint, summary.to_string()],
+            params![run_id, now, env!("CARGO_PKG_VERSION"), fingerprint, answer.summary],
         )
         .map_err(wrap)?;
         let mut events: Vec<(&str, String, Option<String>, Option<String>)> =

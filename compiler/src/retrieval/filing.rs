@@ -1,0 +1,75 @@
+//! `knowledge wiki file-answer`: an answer `knowledge ask` recorded, proposed as a hand-written wiki page
+//! with its citations, so that a durable answer becomes knowledge the next build indexes and lint checks.
+//! The page's footnotes link each source and carry its `file://PATH@REV#L…` ref: once the source changes,
+//! lint reports the citation as stale.
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::config::Project;
+
+/// A proposed page: where it would go (project-relative) and its text.
+#[derive(Debug, Clone, Serialize)]
+pub struct Filing {
+    pub run_id: String,
+    pub path: String,
+    pub markdown: String,
+    /// A file is already at `path`; writing would replace it.
+    pub exists: bool,
+}
+
+/// The page for the answer the ask run `run_id` recorded.
+pub fn propose(conn: &Connection, project: &Project, run_id: &str) -> Result<Filing, String> {
+    let summary: Option<String> = conn
+        .query_row("SELECT summary FROM runs WHERE id = ?1 AND kind = 'ask'", [run_id], |row| row.get(0))
+        .optional()
+        .map_err(|e| e.to_string())?;
+    let summary =
+        summary.ok_or_else(|| format!("no ask run `{run_id}` in the index (`knowledge ask` prints its run)"))?;
+    let answer: serde_json::Value =
+        serde_json::from_str(&summary).map_err(|_| format!("run `{run_id}` was recorded without its answer"))?;
+    if answer["found"] != true {
+        return Err(format!("run `{run_id}` found no answer: there is nothing to file"));
+    }
+    let question = answer["question"].as_str().unwrap_or_default().trim();
+    let slug = knowledge_queries::wiki::concept_key(question);
+    let folder = crate::wiki::wiki_folder(project);
+    let path = format!("{folder}/answers/{}.md", if slug.is_empty() { run_id } else { &slug });
+    let markdown = page(&answer, question, run_id, &format!("{folder}/answers"));
+    let exists = project.root.join(&path).exists();
+    Ok(Filing { run_id: run_id.to_string(), path, markdown, exists })
+}
+
+/// The page: the question as its title, the answer with its markers as footnotes, and one footnote per
+/// citation linking the source and giving its ref.
+fn page(answer: &serde_json::Value, question: &str, run_id: &str, folder: &str) -> String {
+    let mut text = answer["answer"].as_str().unwrap_or_default().to_string();
+    let citations = answer["citations"].as_array().cloned().unwrap_or_default();
+    for citation in &citations {
+        let n = citation["n"].as_u64().unwrap_or_default();
+        text = text.replace(&format!(" [{n}]"), &format!("[^{n}]")).replace(&format!("[{n}]"), &format!("[^{n}]"));
+    }
+    let quoted = serde_json::to_string(question).expect("strings serialize");
+    let mut page = format!("---\ntitle: {quoted}\nfiled_from: {run_id}\n---\n\n# {question}\n\n{text}\n\n");
+    for citation in &citations {
+        let path = citation["path"].as_str().unwrap_or_default();
+        let title = citation["title"].as_str().filter(|t| !t.is_empty()).unwrap_or(path);
+        page.push_str(&format!(
+            "[^{}]: [{title}]({}), {}\n",
+            citation["n"],
+            relative(folder, path),
+            citation["ref"].as_str().unwrap_or_default()
+        ));
+    }
+    page
+}
+
+/// The link from a file in `from` (a folder) to `to`, both project-relative.
+fn relative(from: &str, to: &str) -> String {
+    let from: Vec<&str> = from.split('/').filter(|part| !part.is_empty()).collect();
+    let to: Vec<&str> = to.split('/').filter(|part| !part.is_empty()).collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).collect();
+    parts.extend(&to[common..]);
+    parts.join("/")
+}
