@@ -37,6 +37,7 @@ EXPECTED_TOOLS = {
     "knowledge_stats",
     "knowledge_lint",
     "knowledge_context_pack",
+    "knowledge_ask",
 }
 
 passed, failed = 0, 0
@@ -253,6 +254,20 @@ async def main():
                 [i["ref"] for i in pack["items"]],
             )
 
+            # An extractive answer, each sentence cited; a question nothing answers is not found. The server
+            # records nothing (the index is checked unwritten at the end).
+            _, answer = await call(session, "knowledge_ask", {"question": "what are the ownership rules?"})
+            check("ask answers with cited sentences", answer["found"] and "[1]" in answer["answer"], answer)
+            resolved = [(await call(session, "knowledge_get", {"ref": c["ref"]}))[1] for c in answer["citations"]]
+            check(
+                "ask's citations resolve to what the index holds",
+                answer["citations"] and all(r.get("kind") in ("chunk", "source") for r in resolved),
+                answer["citations"],
+            )
+            check("ask records no run from the server", answer["run_id"] is None, answer["run_id"])
+            _, unanswered = await call(session, "knowledge_ask", {"question": "what is the capital of France?"})
+            check("ask says not found", not unanswered["found"], unanswered)
+
             # Lint results stored by the build.
             _, linted = await call(session, "knowledge_lint", {})
             found = [(f["path"], f["line"], f["code"]) for f in linted["findings"]]
@@ -350,6 +365,7 @@ async def main():
             for query in queries:
                 await call(session, "knowledge_search", {"query": query})
             await call(session, "knowledge_stats", {})
+            await call(session, "knowledge_ask", {"question": "what is the memory plan for the ownership rules?"})
             await session.read_resource("knowledge://project/sources")
 
     leaks = [answer for answer in answers if SECRET in answer.lower() or "secret/plan.md" in answer]

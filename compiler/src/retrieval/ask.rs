@@ -17,7 +17,7 @@ pub const NOT_FOUND: &str = "Not found in the knowledge base.";
 /// Sentences in an answer, at most.
 const MAX_SENTENCES: usize = 3;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Answer {
     pub schema: &'static str,
     pub schema_version: u32,
@@ -56,7 +56,7 @@ pub fn not_found(question: &str, excerpts_considered: usize) -> Answer {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AnswerCitation {
     pub n: usize,
     /// `file://PATH@REV12#Lstart-Lend`, as context packs cite; `knowledge get` resolves it.

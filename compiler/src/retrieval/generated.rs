@@ -26,7 +26,7 @@ const SUPPORT_SHARE: f64 = 0.5;
 const MAX_OUTPUT_TOKENS: u32 = 800;
 
 /// A sentence of a generated answer, as checked.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckedSentence {
     pub text: String,
     /// The excerpts it cites, by their number in the pack.
@@ -37,7 +37,7 @@ pub struct CheckedSentence {
 }
 
 /// Who wrote the answer and what it cost.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GenerationInfo {
     pub provider: String,
     pub kind: &'static str,

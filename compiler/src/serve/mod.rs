@@ -25,6 +25,7 @@ mod transport;
 pub use transport::{serve_http, serve_stdio};
 
 use crate::retrieval::access::Access;
+use crate::retrieval::ask::Answer;
 use crate::retrieval::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
 use crate::retrieval::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use crate::store;
@@ -153,6 +154,16 @@ pub struct ContextPackArgs {
     /// At most this many excerpts (default 8).
     #[serde(default)]
     pub max_items: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskArgs {
+    /// The question.
+    pub question: String,
+    /// The budget of the context pack the answer draws on (default 1200 tokens).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -305,6 +316,23 @@ impl KnowledgeServer {
         let max_items = args.max_items.unwrap_or(8) as usize;
         self.read(move |conn, access| {
             crate::retrieval::context::pack(conn, &args.query, max_tokens, max_items, access)
+                .map(Json)
+                .map_err(|e| crate::error_chain(&e))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Answer a question with sentences of the knowledge base, each cited ([n] markers, resolved \
+                       in `citations`), or \"Not found in the knowledge base.\" (schema knowledge-answer v1). \
+                       Extractive: no model writes anything. The server records nothing; `knowledge ask` on the \
+                       command line records its runs.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, String> {
+        let max_tokens = args.max_tokens.unwrap_or(1200) as usize;
+        self.read(move |conn, access| {
+            crate::retrieval::ask::answer(conn, &args.question, max_tokens, access)
                 .map(Json)
                 .map_err(|e| crate::error_chain(&e))
         })
