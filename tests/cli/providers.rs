@@ -418,3 +418,18 @@ fn a_provider_is_sent_only_what_the_principal_may_read() {
     assert!(!sent.contains(secret) && !sent.contains("hr/salaries.md"), "the provider never sees hr's source: {sent}");
     assert!(!String::from_utf8_lossy(&output.stdout).contains(secret));
 }
+
+#[test]
+fn an_error_inside_the_stream_is_an_error_not_an_answer() {
+    let (port, _requests) = streaming_server(vec![
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}"
+            .to_string(),
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"
+            .to_string(),
+    ]);
+    let test = ownership("anthropic", port);
+    let output =
+        test.run_with_env(&["ask", "what happens when the owner goes out of scope?", "--generate"], &[("P_KEY", "k")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("the provider stopped with an error: Overloaded"), "{}", stderr(&output));
+}

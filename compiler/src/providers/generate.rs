@@ -53,16 +53,31 @@ impl Provider {
         };
         let client = super::http::Client::new(self.timeout_seconds, self.max_retries);
         let mut generation = Generation::default();
+        let mut failure = None;
         let kind = self.kind;
         client.post_stream(&url, &self.headers()?, &body, &mut |data: &str| {
             let Ok(event) = serde_json::from_str::<Value>(data) else { return };
-            if let Some(text) = read_event(kind, &event, &mut generation) {
+            if let Some(message) = stream_error(&event) {
+                failure.get_or_insert(format!("{url}: the provider stopped with an error: {message}"));
+            } else if let Some(text) = read_event(kind, &event, &mut generation) {
                 generation.text.push_str(&text);
                 delta(&text);
             }
         })?;
-        Ok(generation)
+        failure.map_or(Ok(generation), Err)
     }
+}
+
+/// The message of an error reported inside a stream (Anthropic's `error` event, OpenAI's `error` and
+/// `response.failed`, an `error` object in a chunk), which the HTTP status cannot carry once streaming began.
+fn stream_error(event: &Value) -> Option<String> {
+    let failed = matches!(event["type"].as_str(), Some("error" | "response.failed")) || event["error"].is_object();
+    failed.then(|| {
+        [&event["error"]["message"], &event["response"]["error"]["message"], &event["message"]]
+            .into_iter()
+            .find_map(|message| message.as_str().map(str::to_string))
+            .unwrap_or_else(|| event.to_string())
+    })
 }
 
 /// The text one event adds, if any; token counts are taken into `generation` as they are reported.
