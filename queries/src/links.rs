@@ -99,6 +99,17 @@ fn normalize(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// The relative link from files in the folder `from` to the file `to`, both relative to the project root.
+#[must_use]
+pub fn relative_href(from: &str, to: &str) -> String {
+    let from: Vec<&str> = from.split('/').filter(|part| !part.is_empty()).collect();
+    let to: Vec<&str> = to.split('/').filter(|part| !part.is_empty()).collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).collect();
+    parts.extend(&to[common..]);
+    parts.join("/")
+}
+
 /// Decodes `%XX` escapes; invalid escapes are kept as written.
 #[must_use]
 pub fn percent_decode(text: &str) -> String {

@@ -306,27 +306,14 @@ fn a_context_pack_uses_the_generation() {
 /// An OpenAI-compatible endpoint on loopback that, on every request, tries to take the index's write lock
 /// (`BEGIN IMMEDIATE`, no waiting) and counts the chunks it can already read, then answers with vectors.
 fn probing_endpoint(index: std::path::PathBuf) -> (u16, std::sync::mpsc::Receiver<(bool, i64)>) {
-    use std::io::{BufRead, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (sender, seen) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { break };
-            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
+            let (_, body) = crate::read_request(&stream);
             let request: Value = serde_json::from_slice(&body).unwrap();
             let conn = rusqlite::Connection::open(&index).unwrap();
             conn.busy_timeout(std::time::Duration::ZERO).unwrap();

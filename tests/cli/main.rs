@@ -183,3 +183,29 @@ pub fn assert_every_chunk_resolves(test: &CliTest) {
         assert_eq!(knowledge_queries::content_hash(text.as_bytes()), hash, "{path}: the chunk's hash");
     }
 }
+
+/// Reads one HTTP request from a loopback test server's connection: its head (the request line, then each
+/// header with its name lowercased) and its body.
+pub fn read_request(stream: &std::net::TcpStream) -> (String, Vec<u8>) {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(stream);
+    let (mut head, mut length) = (String::new(), 0);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        let line = match line.split_once(':') {
+            Some((name, value)) if !head.is_empty() => format!("{}:{value}", name.to_ascii_lowercase()),
+            _ => line,
+        };
+        if let Some(value) = line.strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap();
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    (head, body)
+}

@@ -1,12 +1,12 @@
 //! `knowledge providers list|check|models`: the registry, keys from the environment only, and the models
 //! endpoint of each wire format against a server on loopback.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::mpsc::Receiver;
 
 use serde_json::Value;
 
-use super::{CliTest, stderr};
+use super::{CliTest, read_request, stderr};
 
 /// A server on loopback that answers each request with the next of `answers` (status, body) and sends the
 /// request's head (request line and headers, lowercased names) to the receiver.
@@ -17,20 +17,7 @@ fn server(answers: Vec<(u16, &'static str)>) -> (u16, Receiver<String>) {
     std::thread::spawn(move || {
         for (status, body) in answers {
             let Ok((mut stream, _)) = listener.accept() else { break };
-            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                let line = match line.split_once(':') {
-                    Some((name, value)) if !head.is_empty() => format!("{}:{value}", name.to_ascii_lowercase()),
-                    _ => line,
-                };
-                head.push_str(&line);
-            }
+            let (head, _) = read_request(&stream);
             let _ = sender.send(head);
             let _ = write!(
                 stream,
@@ -174,27 +161,12 @@ fn provider_settings_are_checked_where_kc_toml_says_them() {
 /// A server on loopback that answers one request with server-sent `events` and sends back the request's
 /// head and JSON body.
 fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
-    use std::io::Read;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (sender, requests) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let Ok((mut stream, _)) = listener.accept() else { return };
-        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-        let (mut head, mut length) = (String::new(), 0);
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-            head.push_str(&line.to_ascii_lowercase());
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
+        let (head, body) = read_request(&stream);
         let _ = sender.send((head, serde_json::from_slice(&body).unwrap()));
         let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
         for event in events {
@@ -335,7 +307,7 @@ data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"outpu
         assert_checked(&answer);
         assert_eq!(answer["answer"], WRITTEN.concat().trim(), "{kind}");
         let (head, body) = requests.recv().unwrap();
-        assert!(head.starts_with(&request_line.to_ascii_lowercase()), "{kind}: {head}");
+        assert!(head.starts_with(request_line), "{kind}: {head}");
         assert_eq!(body["stream"], true, "{kind}");
         assert_eq!(body["model"], "m-small", "{kind}");
         // The pack reaches the model, numbered as the answer cites it.

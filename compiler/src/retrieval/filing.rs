@@ -57,19 +57,9 @@ fn page(answer: &serde_json::Value, question: &str, run_id: &str, folder: &str) 
         page.push_str(&format!(
             "[^{}]: [{title}]({}), {}\n",
             citation["n"],
-            relative(folder, path),
+            knowledge_queries::links::relative_href(folder, path),
             citation["ref"].as_str().unwrap_or_default()
         ));
     }
     page
-}
-
-/// The link from a file in `from` (a folder) to `to`, both project-relative.
-fn relative(from: &str, to: &str) -> String {
-    let from: Vec<&str> = from.split('/').filter(|part| !part.is_empty()).collect();
-    let to: Vec<&str> = to.split('/').filter(|part| !part.is_empty()).collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).collect();
-    parts.extend(&to[common..]);
-    parts.join("/")
 }

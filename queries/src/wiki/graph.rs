@@ -221,7 +221,7 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
             source_ref: crate::SourceRef::from_path(path).uri(),
             path: path.clone(),
             title: entry.title(db).clone(),
-            href: relative_href(&page_folder, path),
+            href: crate::links::relative_href(&page_folder, path),
         }
     };
     let mut quotes: Vec<Quote> = view
@@ -306,14 +306,4 @@ fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
         }
     }
     if shared.is_empty() { shared } else { format!("{shared}/") }
-}
-
-/// The relative link from files in the folder `from` to the file `to`, both relative to the project root.
-fn relative_href(from: &str, to: &str) -> String {
-    let from: Vec<&str> = from.split('/').filter(|part| !part.is_empty()).collect();
-    let to: Vec<&str> = to.split('/').filter(|part| !part.is_empty()).collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<&str> = std::iter::repeat_n("..", from.len() - common).collect();
-    parts.extend(&to[common..]);
-    parts.join("/")
 }
