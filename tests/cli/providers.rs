@@ -405,3 +405,89 @@ fn an_error_inside_the_stream_is_an_error_not_an_answer() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("the provider stopped with an error: Overloaded"), "{}", stderr(&output));
 }
+
+/// A project with `[web]` as given and one provider of `kind` at `port`.
+fn web_project(kind: &str, port: u16, web: &str) -> CliTest {
+    project(&format!(
+        "[providers.p]\nkind = \"{kind}\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\napi_key_env = \"P_KEY\"\n{web}"
+    ))
+}
+
+/// Sends `answer` (JSON) to one request and returns the request's head and body.
+fn json_server(answer: &'static str) -> (u16, Receiver<(String, Value)>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (sender, requests) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else { return };
+        let (head, body) = read_request(&stream);
+        let _ = sender.send((head, serde_json::from_slice(&body).unwrap()));
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+            answer.len()
+        );
+    });
+    (port, requests)
+}
+
+#[test]
+fn web_search_is_off_unless_kc_toml_turns_it_on_and_keeps_to_its_domains() {
+    // Off by default: nothing is asked.
+    let (port, requests) = json_server("{}");
+    let test = web_project("openai", port, "");
+    test.fails(&["web", "search", "rust ownership"], "web search is off");
+    assert!(requests.try_recv().is_err());
+
+    // OpenAI: the tool is asked with the allowed domains; the deny list and the cap apply to what comes back.
+    let (port, requests) = json_server(
+        r#"{"output":[{"type":"web_search_call","status":"completed"},{"type":"message","content":[{"type":"output_text",
+        "text":"Ownership is a set of rules. Blogs discuss it. See the reference.",
+        "annotations":[
+          {"type":"url_citation","url":"https://doc.rust-lang.org/book/ch04-01.html","title":"What is Ownership?","start_index":0,"end_index":28},
+          {"type":"url_citation","url":"https://blog.rust-lang.org/x.html","title":"A blog","start_index":29,"end_index":47},
+          {"type":"url_citation","url":"https://doc.rust-lang.org/book/ch04-01.html","title":"What is Ownership?","start_index":0,"end_index":28},
+          {"type":"url_citation","url":"https://doc.rust-lang.org/reference/","title":"The Reference","start_index":48,"end_index":66},
+          {"type":"url_citation","url":"https://doc.rust-lang.org/std/","title":"std","start_index":48,"end_index":66}]}]}]}"#,
+    );
+    let web = "[web]\nenabled = true\nallow_domains = [\"rust-lang.org\"]\ndeny_domains = [\"blog.rust-lang.org\"]\nmax_results = 2\n";
+    let test = web_project("openai", port, web);
+    let output = test.run_with_env(&["web", "search", "rust ownership", "--json"], &[("P_KEY", "k")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let urls: Vec<&str> = results.as_array().unwrap().iter().map(|r| r["url"].as_str().unwrap()).collect();
+    assert_eq!(urls, ["https://doc.rust-lang.org/book/ch04-01.html", "https://doc.rust-lang.org/reference/"]);
+    assert_eq!(results[0]["snippet"], "Ownership is a set of rules.");
+    assert_eq!(results[0]["provider"], "p");
+    assert!(results[0]["retrieved_at"].as_str().unwrap().ends_with('Z'));
+    let (head, body) = requests.recv().unwrap();
+    assert!(head.starts_with("POST /v1/responses "), "{head}");
+    assert_eq!(body["tools"][0]["type"], "web_search");
+    assert_eq!(body["tools"][0]["filters"]["allowed_domains"], serde_json::json!(["rust-lang.org"]));
+
+    // Anthropic: its server tool, with the deny list when no allow list is given.
+    let (port, requests) = json_server(
+        r#"{"content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{"query":"rust ownership"}},
+        {"type":"web_search_tool_result","tool_use_id":"s1","content":[
+          {"type":"web_search_result","url":"https://doc.rust-lang.org/book/ch04-01.html","title":"What is Ownership?","encrypted_content":"x"},
+          {"type":"web_search_result","url":"https://spam.example/rust","title":"Spam","encrypted_content":"y"}]},
+        {"type":"text","text":"Ownership is a set of rules.","citations":[{"type":"web_search_result_location",
+          "url":"https://doc.rust-lang.org/book/ch04-01.html","title":"What is Ownership?","cited_text":"Ownership is a set of rules that govern memory."}]}]}"#,
+    );
+    let test = web_project("anthropic", port, "[web]\nenabled = true\ndeny_domains = [\"spam.example\"]\n");
+    let output = test.run_with_env(&["web", "search", "rust ownership"], &[("P_KEY", "k")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        text,
+        "1. What is Ownership? <https://doc.rust-lang.org/book/ch04-01.html>\n   Ownership is a set of rules that govern memory.\n"
+    );
+    let (head, body) = requests.recv().unwrap();
+    assert!(head.starts_with("POST /v1/messages "), "{head}");
+    assert_eq!(body["tools"][0]["type"], "web_search_20250305");
+    assert_eq!(body["tools"][0]["blocked_domains"], serde_json::json!(["spam.example"]));
+
+    // A provider with no search tool of its own says so.
+    let test = web_project("openai-compatible", 9, "[web]\nenabled = true\n");
+    test.fails(&["web", "search", "x"], "has no web search tool");
+}

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 
 use super::{
     ask, build, changes, context, embeddings, eval, get, init, lint, list, notes, providers, reindex, search, serve,
-    stats, wiki,
+    stats, web, wiki,
 };
 
 #[derive(Parser)]
@@ -59,6 +59,11 @@ pub(crate) enum Command {
     },
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     Stats(stats::StatsArgs),
+    /// Web search through a provider's own search tool, when kc.toml allows it (`[web]`).
+    Web {
+        #[command(subcommand)]
+        command: web::WebCommand,
+    },
     /// The wiki: file a recorded answer as a hand-written page.
     Wiki {
         #[command(subcommand)]

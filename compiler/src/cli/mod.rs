@@ -21,6 +21,7 @@ pub(crate) mod reindex;
 pub(crate) mod search;
 pub(crate) mod serve;
 pub(crate) mod stats;
+pub(crate) mod web;
 pub(crate) mod wiki;
 
 use std::path::PathBuf;

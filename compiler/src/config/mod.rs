@@ -42,6 +42,9 @@ pub struct Config {
     /// Model providers by name (`[providers.NAME]`), for generated answers.
     #[serde(default)]
     pub providers: std::collections::BTreeMap<Spanned<String>, providers::ProviderConfig>,
+    /// Web search through a provider's own search tool (`knowledge web search`), off by default.
+    #[serde(default)]
+    pub web: providers::WebConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

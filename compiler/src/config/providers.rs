@@ -141,3 +141,23 @@ pub(super) fn validate<E>(
     }
     Ok(())
 }
+
+/// `[web]`: whether `knowledge web search` may ask a provider to search the web, and within which limits.
+/// Off unless turned on: nothing is searched silently.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    pub enabled: bool,
+    /// Only results from these domains (and their subdomains), when any are given.
+    pub allow_domains: Vec<String>,
+    /// Never results from these domains (and their subdomains).
+    pub deny_domains: Vec<String>,
+    /// At most this many results.
+    pub max_results: u32,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig { enabled: false, allow_domains: Vec::new(), deny_domains: Vec::new(), max_results: 5 }
+    }
+}

@@ -5,8 +5,10 @@
 
 mod generate;
 pub mod http;
+mod web;
 
 pub use generate::{Generation, Prompt};
+pub use web::WebResult;
 
 use std::collections::BTreeMap;
 
