@@ -158,9 +158,11 @@ fn provider_settings_are_checked_where_kc_toml_says_them() {
     }
 }
 
-/// A server on loopback that answers one request with server-sent `events` and sends back the request's
-/// head and JSON body.
-fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
+/// A server on loopback that takes one request, sends back its head and JSON body, and answers with
+/// `respond`.
+fn one_request_server(
+    respond: impl FnOnce(&mut std::net::TcpStream) + Send + 'static,
+) -> (u16, Receiver<(String, Value)>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (sender, requests) = std::sync::mpsc::channel();
@@ -168,13 +170,31 @@ fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
         let Ok((mut stream, _)) = listener.accept() else { return };
         let (head, body) = read_request(&stream);
         let _ = sender.send((head, serde_json::from_slice(&body).unwrap()));
+        respond(&mut stream);
+    });
+    (port, requests)
+}
+
+/// Answers one request with server-sent `events`.
+fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
+    one_request_server(move |stream| {
         let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
         for event in events {
             let _ = write!(stream, "{event}\n\n");
             let _ = stream.flush();
         }
-    });
-    (port, requests)
+    })
+}
+
+/// Answers one request with `answer` (JSON).
+fn json_server(answer: &'static str) -> (u16, Receiver<(String, Value)>) {
+    one_request_server(move |stream| {
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+            answer.len()
+        );
+    })
 }
 
 /// A project about ownership, built, whose kc.toml has one provider at `port`.
@@ -411,24 +431,6 @@ fn web_project(kind: &str, port: u16, web: &str) -> CliTest {
     project(&format!(
         "[providers.p]\nkind = \"{kind}\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\napi_key_env = \"P_KEY\"\n{web}"
     ))
-}
-
-/// Sends `answer` (JSON) to one request and returns the request's head and body.
-fn json_server(answer: &'static str) -> (u16, Receiver<(String, Value)>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (sender, requests) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let Ok((mut stream, _)) = listener.accept() else { return };
-        let (head, body) = read_request(&stream);
-        let _ = sender.send((head, serde_json::from_slice(&body).unwrap()));
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-            answer.len()
-        );
-    });
-    (port, requests)
 }
 
 #[test]
