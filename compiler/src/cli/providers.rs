@@ -65,15 +65,18 @@ pub(crate) fn run(command: ProvidersCommand, at: &Invocation) -> anyhow::Result<
             Ok(ExitCode::SUCCESS)
         }
         ProvidersCommand::Check { json } => {
-            let checked: Vec<serde_json::Value> = providers::configured(&project)
+            let listed = providers::configured(&project);
+            let statuses: Vec<KeyStatus> = listed.iter().map(providers::Provider::key_status).collect();
+            let checked: Vec<serde_json::Value> = listed
                 .iter()
-                .map(|p| serde_json::json!({"name": p.name, "api_key_env": p.api_key_env, "key": p.key_status()}))
+                .zip(&statuses)
+                .map(|(p, key)| serde_json::json!({"name": p.name, "api_key_env": p.api_key_env, "key": key}))
                 .collect();
-            let missing = providers::configured(&project).iter().any(|p| p.key_status() == KeyStatus::Missing);
+            let missing = statuses.contains(&KeyStatus::Missing);
             print(json, &checked, |out| {
-                for provider in providers::configured(&project) {
+                for (provider, key) in listed.iter().zip(&statuses) {
                     let variable = provider.api_key_env.as_deref().unwrap_or_default();
-                    match provider.key_status() {
+                    match key {
                         KeyStatus::Present => writeln!(out, "{}: key set (${variable})", provider.name)?,
                         KeyStatus::Missing => writeln!(out, "{}: key missing: set ${variable}", provider.name)?,
                         KeyStatus::NotNeeded => writeln!(out, "{}: no key needed", provider.name)?,

@@ -67,6 +67,20 @@ pub struct AnswerCitation {
     pub revision: String,
 }
 
+impl AnswerCitation {
+    /// The citation numbered `n` of a context pack's excerpt.
+    #[must_use]
+    pub fn of(n: usize, excerpt: &crate::retrieval::context::PackItem) -> AnswerCitation {
+        AnswerCitation {
+            n,
+            reference: excerpt.reference.clone(),
+            title: excerpt.title.clone(),
+            path: excerpt.source.path.clone(),
+            revision: excerpt.source.revision.clone(),
+        }
+    }
+}
+
 /// Answers `question` from what `access` may read.
 pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Access) -> rusqlite::Result<Answer> {
     let pack = context::pack(conn, question, max_tokens, 6, access)?;
@@ -132,13 +146,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         let n = match citations.iter().find(|c| c.reference == excerpt.reference) {
             Some(citation) => citation.n,
             None => {
-                citations.push(AnswerCitation {
-                    n: citations.len() + 1,
-                    reference: excerpt.reference.clone(),
-                    title: excerpt.title.clone(),
-                    path: excerpt.source.path.clone(),
-                    revision: excerpt.source.revision.clone(),
-                });
+                citations.push(AnswerCitation::of(citations.len() + 1, excerpt));
                 citations.len()
             }
         };
@@ -166,7 +174,10 @@ fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for block in text.split("\n\n") {
         let block = block.trim();
-        if block.is_empty() || block.starts_with("```") {
+        // Code, and HTML tags standing alone (the Rust book's `<Listing number="8-6" caption="…">`), are
+        // no sentences.
+        let html_tag = block.starts_with('<') && block.ends_with('>') && !block.contains('\n');
+        if block.is_empty() || block.starts_with("```") || html_tag {
             continue;
         }
         let lines: Vec<&str> = block.lines().collect();
@@ -200,7 +211,7 @@ mod tests {
 
     #[test]
     fn sentences_split_prose_and_lists_and_drop_code() {
-        let text = "## Rules\n\nEach value has an owner. There is one owner at a time.\n\n- First rule here\n- Second rule here\n\n```\ncode here now\n```";
+        let text = "## Rules\n\nEach value has an owner. There is one owner at a time.\n\n- First rule here\n- Second rule here\n\n<Listing number=\"4-1\" caption=\"A variable and the scope in which it is valid\">\n\n```\ncode here now\n```\n\n</Listing>";
         // The heading "Rules" is one word: too short to be an answer.
         assert_eq!(
             sentences(text),

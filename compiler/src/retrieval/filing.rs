@@ -43,12 +43,10 @@ pub fn propose(conn: &Connection, project: &Project, run_id: &str) -> Result<Fil
 /// The page: the question as its title, the answer with its markers as footnotes, and one footnote per
 /// citation linking the source and giving its ref.
 fn page(answer: &serde_json::Value, question: &str, run_id: &str, folder: &str) -> String {
-    let mut text = answer["answer"].as_str().unwrap_or_default().to_string();
     let citations = answer["citations"].as_array().cloned().unwrap_or_default();
-    for citation in &citations {
-        let n = citation["n"].as_u64().unwrap_or_default();
-        text = text.replace(&format!(" [{n}]"), &format!("[^{n}]")).replace(&format!("[{n}]"), &format!("[^{n}]"));
-    }
+    let cited: Vec<usize> =
+        citations.iter().filter_map(|c| c["n"].as_u64()).filter_map(|n| usize::try_from(n).ok()).collect();
+    let text = footnoted(answer["answer"].as_str().unwrap_or_default(), &cited);
     let quoted = serde_json::to_string(question).expect("strings serialize");
     let mut page = format!("---\ntitle: {quoted}\nfiled_from: {run_id}\n---\n\n# {question}\n\n{text}\n\n");
     for citation in &citations {
@@ -62,4 +60,47 @@ fn page(answer: &serde_json::Value, question: &str, run_id: &str, folder: &str) 
         ));
     }
     page
+}
+
+/// The answer with each citation marker (`[1]`, `[1, 4]`) whose numbers are all `cited` written as footnote
+/// references (`[^1]`, `[^1][^4]`), against the word before it; any other bracket is left as it is.
+fn footnoted(text: &str, cited: &[usize]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let marker = after.find(']').and_then(|close| {
+            let numbers = crate::retrieval::generated::marker_numbers(&after[..close])?;
+            numbers.iter().all(|n| cited.contains(n)).then_some((numbers, close))
+        });
+        match marker {
+            Some((numbers, close)) => {
+                out.truncate(out.trim_end().len());
+                for n in numbers {
+                    out.push_str(&format!("[^{n}]"));
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::footnoted;
+
+    #[test]
+    fn markers_become_footnotes_and_other_brackets_stay() {
+        assert_eq!(
+            footnoted("Values are dropped [1]. Moves copy the pointer [1, 3]. Arrays start at [0] [7].", &[1, 3]),
+            "Values are dropped[^1]. Moves copy the pointer[^1][^3]. Arrays start at [0] [7]."
+        );
+    }
 }

@@ -102,19 +102,8 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
     let mut cited: Vec<usize> = sentences.iter().flat_map(|s| s.cites.iter().copied()).collect();
     cited.sort_unstable();
     cited.dedup();
-    let citations = cited
-        .into_iter()
-        .filter_map(|n| {
-            let item = pack.items.get(n.checked_sub(1)?)?;
-            Some(AnswerCitation {
-                n,
-                reference: item.reference.clone(),
-                title: item.title.clone(),
-                path: item.source.path.clone(),
-                revision: item.source.revision.clone(),
-            })
-        })
-        .collect();
+    let citations =
+        cited.into_iter().filter_map(|n| Some(AnswerCitation::of(n, pack.items.get(n.checked_sub(1)?)?))).collect();
     Answer {
         schema: ask::SCHEMA,
         schema_version: ask::SCHEMA_VERSION,
@@ -163,6 +152,12 @@ pub fn check(text: &str, pack: &ContextPack) -> Vec<CheckedSentence> {
         .collect()
 }
 
+/// The numbers a citation marker's inside holds (`1`, `1, 4`), or `None` when it is not a marker.
+pub(crate) fn marker_numbers(inner: &str) -> Option<Vec<usize>> {
+    let numbers: Option<Vec<usize>> = inner.split(',').map(|part| part.trim().parse().ok()).collect();
+    numbers.filter(|numbers| !numbers.is_empty())
+}
+
 /// The sentences of `text` with the `[n]` markers each ends with (markers removed from the text). A marker
 /// after the sentence's full stop belongs to that sentence.
 fn split_sentences(text: &str) -> Vec<(String, Vec<usize>)> {
@@ -181,9 +176,8 @@ fn split_sentences(text: &str) -> Vec<(String, Vec<usize>)> {
                 inner.push(next);
                 chars.next();
             }
-            let numbers: Option<Vec<usize>> = inner.split(',').map(|part| part.trim().parse().ok()).collect();
             if chars.peek() == Some(&']')
-                && let Some(numbers) = numbers.filter(|n| !n.is_empty())
+                && let Some(numbers) = marker_numbers(&inner)
             {
                 chars.next();
                 // A marker after a full stop cites the sentence just ended.

@@ -167,10 +167,10 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
             *heading_sources.entry(key).or_default() += 1;
         }
     }
-    let template_share = TEMPLATE_HEADING_SOURCES.max(sources.len().div_ceil(TEMPLATE_HEADING_SHARE));
+    let template_threshold = TEMPLATE_HEADING_SOURCES.max(sources.len().div_ceil(TEMPLATE_HEADING_SHARE));
     let template: BTreeSet<String> = heading_sources
         .into_iter()
-        .filter(|&(_, count)| count >= template_share)
+        .filter(|&(_, count)| count >= template_threshold)
         .map(|(key, _)| key.to_string())
         .collect();
 
