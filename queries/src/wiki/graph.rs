@@ -62,59 +62,61 @@ pub struct PlannedPage<'db> {
     pub view: PageView,
 }
 
-/// A page's plan with its sources named by entry, so adding a source elsewhere leaves it equal.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PageView {
+/// A page's plan, its sources named by `S`: by catalog entry in the graph ([`PageView`]), so adding a source
+/// elsewhere leaves it equal; by path in the index ([`StoredView`]), so that a fresh process whose edit
+/// cannot change the plan models the pages the edit reaches without planning again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct View<S> {
     pub title: String,
     pub aliases: Vec<String>,
     pub section: String,
     /// The first place is the defining source's, shown as the lead.
     pub lead: bool,
-    /// Quoted places: the entry and the index of its signal.
-    pub places: Vec<(CatalogEntry, u32)>,
+    /// Quoted places: the source and the index of its signal.
+    pub places: Vec<(S, u32)>,
     /// Sources listed, not quoted.
-    pub also: Vec<CatalogEntry>,
+    pub also: Vec<S>,
     pub related: Vec<PageLink>,
-    pub backlinks: Vec<(CatalogEntry, u32)>,
+    pub backlinks: Vec<(S, u32)>,
 }
 
-impl PageView {
+/// A page's view in the query graph.
+pub type PageView = View<CatalogEntry>;
+
+/// A page's view as the index stores it.
+pub type StoredView = View<String>;
+
+impl<S> View<S> {
     /// How many sources the page quotes or lists.
     #[must_use]
     pub fn source_count(&self) -> usize {
         self.places.len() + self.also.len()
     }
 
-    /// The view as the index stores it, its sources named by path.
-    #[must_use]
-    pub fn stored(&self, db: &dyn Db) -> StoredView {
-        let named =
-            |list: &[(CatalogEntry, u32)]| list.iter().map(|&(entry, at)| (entry.path(db).clone(), at)).collect();
-        StoredView {
+    /// The same view with each source named by `name`; `None` when a source has no name.
+    fn renamed<T>(&self, name: impl Fn(&S, Option<u32>) -> Option<T>) -> Option<View<T>> {
+        let placed = |list: &[(S, u32)]| -> Option<Vec<(T, u32)>> {
+            list.iter().map(|(source, at)| Some((name(source, Some(*at))?, *at))).collect()
+        };
+        Some(View {
             title: self.title.clone(),
             aliases: self.aliases.clone(),
             section: self.section.clone(),
             lead: self.lead,
-            places: named(&self.places),
-            also: self.also.iter().map(|entry| entry.path(db).clone()).collect(),
+            places: placed(&self.places)?,
+            also: self.also.iter().map(|source| name(source, None)).collect::<Option<_>>()?,
             related: self.related.clone(),
-            backlinks: named(&self.backlinks),
-        }
+            backlinks: placed(&self.backlinks)?,
+        })
     }
 }
 
-/// A [`PageView`] with its sources named by path: what the index keeps of each page's plan, so that a fresh
-/// process whose edit cannot change the plan models the pages the edit reaches without planning again.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StoredView {
-    pub title: String,
-    pub aliases: Vec<String>,
-    pub section: String,
-    pub lead: bool,
-    pub places: Vec<(String, u32)>,
-    pub also: Vec<String>,
-    pub related: Vec<PageLink>,
-    pub backlinks: Vec<(String, u32)>,
+impl PageView {
+    /// The view as the index stores it, its sources named by path.
+    #[must_use]
+    pub fn stored(&self, db: &dyn Db) -> StoredView {
+        self.renamed(|entry, _| Some(entry.path(db).clone())).expect("every entry has a path")
+    }
 }
 
 impl StoredView {
@@ -130,22 +132,8 @@ impl StoredView {
     /// The view over catalog entries; `None` when a path has no entry or a signal index is out of its range,
     /// which a view stored by the last plan never has unless the index is damaged.
     pub fn resolve(&self, db: &dyn Db, entry: impl Fn(&str) -> Option<CatalogEntry>) -> Option<PageView> {
-        let named = |list: &[(String, u32)]| -> Option<Vec<(CatalogEntry, u32)>> {
-            list.iter()
-                .map(|(path, at)| {
-                    entry(path).filter(|entry| (*at as usize) < entry.plan_signals(db).len()).map(|entry| (entry, *at))
-                })
-                .collect()
-        };
-        Some(PageView {
-            title: self.title.clone(),
-            aliases: self.aliases.clone(),
-            section: self.section.clone(),
-            lead: self.lead,
-            places: named(&self.places)?,
-            also: self.also.iter().map(|path| entry(path)).collect::<Option<_>>()?,
-            related: self.related.clone(),
-            backlinks: named(&self.backlinks)?,
+        self.renamed(|path, at| {
+            entry(path).filter(|entry| at.is_none_or(|at| (at as usize) < entry.plan_signals(db).len()))
         })
     }
 }

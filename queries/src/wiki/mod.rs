@@ -8,7 +8,9 @@ mod render;
 mod signals;
 mod summary;
 
-pub use graph::{Catalog, CatalogEntry, PageView, PlannedPage, StoredView, page_model, page_model_hash, planned_pages};
+pub use graph::{
+    Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
+};
 pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan, split_signals};
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template, render,
