@@ -32,11 +32,33 @@ fn http_refuses_a_non_loopback_address_without_allow_remote() {
 fn run_client(transport: &str) {
     let project = tempfile::tempdir().unwrap();
     fixture(project.path());
+    // Two files of the open-files manifest are ingested (one labelled for no reader of this server), one
+    // is not.
+    for (reference, label) in [("open-files://memo", None), ("open-files://classified", Some("internal"))] {
+        let mut args = vec!["-C", project.path().to_str().unwrap(), "ingest", "source", reference];
+        args.extend(label.iter().flat_map(|label| ["--label", label]));
+        let ingest = Command::new(env!("CARGO_BIN_EXE_knowledge")).args(&args).output().unwrap();
+        assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
+    }
     let build = Command::new(env!("CARGO_BIN_EXE_knowledge"))
         .args(["-C", project.path().to_str().unwrap(), "build", "--json"])
         .output()
         .unwrap();
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    // One recorded purpose decision, for the decisions resource and `knowledge_run_status`.
+    let resolve = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .args([
+            "-C",
+            project.path().to_str().unwrap(),
+            "source",
+            "resolve",
+            "book/ownership.md",
+            "--purpose",
+            "knowledge_answer",
+        ])
+        .output()
+        .unwrap();
+    assert!(resolve.status.success(), "{}", String::from_utf8_lossy(&resolve.stderr));
 
     let python = python::with_packages(&["mcp==2.3.0"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
@@ -59,7 +81,23 @@ fn fixture(root: &Path) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    write("kc.toml", "version = 1\n[project]\nname = \"mcp-fixture\"\n[lint]\non_build = true\n");
+    write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"mcp-fixture\"\n[lint]\non_build = true\n\
+         [sources]\ninclude = [\"**/*.md\", \"**/*.txt\"]\n\
+         [ingest]\nopen_files_manifest = \"manifest/open-files.jsonl\"\n",
+    );
+    write(
+        "manifest/open-files.jsonl",
+        concat!(
+            r#"{"id":"memo","revision_id":"r1","hash":"h1","mime":"text/plain","owner":"ops-drive","title":"Turbine memo","text":"Turbine blades are balanced at the factory."}"#,
+            "\n",
+            r#"{"id":"draft","revision_id":"r1","hash":"h2","mime":"text/plain","title":"Draft","text":"Not ingested yet."}"#,
+            "\n",
+            r#"{"id":"classified","revision_id":"r1","hash":"h3","mime":"text/plain","title":"Xenomorphic dossier","text":"The xenomorphic dossier."}"#,
+            "\n",
+        ),
+    );
     write("notes/broken.md", "# Broken\n\nSee [the missing page](missing.md).\n");
     // Readable by no principal of this server: its words must never appear in any answer.
     write(

@@ -68,7 +68,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Web { command } => cli::web::run(command, &at),
         Command::List(args) => cli::list::run(args, &at),
         Command::Changes(args) => cli::changes::run(args, &at),
-        Command::Get(args) | Command::Source { command: SourceCommand::Resolve(args) } => cli::get::run(args, &at),
+        Command::Get(args) => cli::get::run(args, &at),
+        Command::Source { command: SourceCommand::Resolve(args) } => cli::get::resolve(args, &at),
+        Command::Ingest { command } => cli::ingest::run(command, &at),
         Command::Serve(args) => cli::serve::run(args, &at),
     }
 }

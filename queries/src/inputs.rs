@@ -48,8 +48,9 @@ impl SourceKind {
     /// The kind for a path, by extension: Markdown for `.md`, `.markdown` and `.mdx`, plain text otherwise.
     #[must_use]
     pub fn from_path(path: &str) -> Self {
-        // Generated wiki pages are Markdown, whatever their ref looks like.
-        if crate::SourceRef::from_path(path).origin() == crate::Origin::Page {
+        // Generated wiki pages are Markdown, whatever their ref looks like, and so is the text ingest keeps of
+        // a source from outside the tree (HTML is converted to Markdown).
+        if matches!(crate::SourceRef::from_path(path).origin(), crate::Origin::Page | crate::Origin::External) {
             return SourceKind::Markdown;
         }
         let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());

@@ -26,7 +26,7 @@ pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;
 pub use identifiers::identifier_parts;
 pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
-pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink};
+pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink, front_matter};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
 pub use source_ref::{Origin, SourceRef};
 pub use text::{LineIndex, is_link_item, is_only_embeds, starts_list_item};

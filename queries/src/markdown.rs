@@ -144,15 +144,36 @@ fn parse_text(text: &str) -> ParsedDocument {
     ParsedDocument { blocks, ..ParsedDocument::empty(SourceKind::Text, LineIndex::new(text)) }
 }
 
+/// The Markdown dialect every document is read in.
+const OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_FOOTNOTES)
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_TASKLISTS)
+    .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
+    .union(Options::ENABLE_HEADING_ATTRIBUTES)
+    .union(Options::ENABLE_WIKILINKS);
+
+/// The front matter of a Markdown document, read exactly as `parse_document` reads it but without parsing the
+/// rest: for the driver, which must know a file's labels before it decides to index it.
+#[must_use]
+pub fn front_matter(text: &str) -> Option<FrontMatter> {
+    let mut events = Parser::new_ext(text, OPTIONS);
+    if !matches!(events.next(), Some(Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)))) {
+        return None;
+    }
+    let mut body = String::new();
+    for event in events {
+        match event {
+            Event::Text(text) => body.push_str(&text),
+            _ => break,
+        }
+    }
+    Some(front_matter::read(&body).0)
+}
+
 fn parse_markdown(text: &str) -> ParsedDocument {
     let lines = LineIndex::new(text);
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_WIKILINKS;
+    let options = OPTIONS;
     let mut document = ParsedDocument::empty(SourceKind::Markdown, lines);
     let mut depth = 0usize;
     let mut block_start = 0usize;

@@ -1,6 +1,8 @@
-//! What a source is, told by the path the index stores for it: a file of the project (`docs/a.md`), or a
+//! What a source is, told by the path the index stores for it: a file of the project (`docs/a.md`), a
 //! source the tool made itself (a note, a generated page, an index shard), stored as its `knowledge://`
-//! ref. This type owns those spellings and the `file://` one, so no other code matches string prefixes.
+//! ref, or a source ingested from outside the tree, stored as its own ref (`https://…`, `s3://…`,
+//! `open-files://…`, `file:///…`). This type owns those spellings and the `file://` one, so no other code
+//! matches string prefixes.
 
 use std::fmt;
 
@@ -15,18 +17,22 @@ pub enum Origin {
     Page,
     /// A generated index shard (one per wiki section).
     Shard,
+    /// A source ingested from outside the tree (`knowledge ingest source`); its stored path is its ref.
+    External,
 }
 
 /// Every `knowledge://` ref starts with this.
 const TOOL_SCHEME: &str = "knowledge://";
 const FILE_SCHEME: &str = "file://";
+/// What ends a ref's scheme.
+const SCHEME_END: &str = "://";
 
 impl Origin {
     /// What a stored path of this origin starts with (nothing, for a project file).
     #[must_use]
     pub fn prefix(self) -> &'static str {
         match self {
-            Origin::File => "",
+            Origin::File | Origin::External => "",
             Origin::Note => "knowledge://item/",
             Origin::Page => "knowledge://wiki/",
             Origin::Shard => "knowledge://index/",
@@ -36,8 +42,10 @@ impl Origin {
     /// An SQL condition on `column` (a stored path) that holds for exactly this origin's sources.
     #[must_use]
     pub fn sql_condition(self, column: &str) -> String {
+        // A project file's path is relative and `/`-joined from non-empty names, so it never holds `://`.
         match self {
-            Origin::File => format!("{column} NOT LIKE '{TOOL_SCHEME}%'"),
+            Origin::File => format!("{column} NOT LIKE '%{SCHEME_END}%'"),
+            Origin::External => format!("({column} LIKE '%{SCHEME_END}%' AND {column} NOT LIKE '{TOOL_SCHEME}%')"),
             other => format!("{column} LIKE '{}%'", other.prefix()),
         }
     }
@@ -60,17 +68,24 @@ impl<'a> SourceRef<'a> {
                 return SourceRef { origin, name };
             }
         }
-        SourceRef { origin: Origin::File, name: path }
+        let origin = if path.contains(SCHEME_END) { Origin::External } else { Origin::File };
+        SourceRef { origin, name: path }
     }
 
-    /// The source a ref names as people and answers write it: `file://PATH`, a `knowledge://` ref, or a
-    /// bare project path.
+    /// The source a ref names as people and answers write it: `file://PATH` (a project file; `file:///…`,
+    /// an absolute path, is an ingested one), any other ref, or a bare project path.
     #[must_use]
     pub fn from_uri(uri: &'a str) -> SourceRef<'a> {
         match uri.strip_prefix(FILE_SCHEME) {
-            Some(path) => SourceRef { origin: Origin::File, name: path },
-            None => SourceRef::from_path(uri),
+            Some(path) if !path.starts_with('/') => SourceRef { origin: Origin::File, name: path },
+            _ => SourceRef::from_path(uri),
         }
+    }
+
+    /// Whether `uri` names a source ingested from outside the tree.
+    #[must_use]
+    pub fn is_external(uri: &str) -> bool {
+        SourceRef::from_uri(uri).origin == Origin::External
     }
 
     #[must_use]
@@ -128,6 +143,7 @@ impl fmt::Display for SourceRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.origin {
             Origin::File => write!(f, "{FILE_SCHEME}{}", self.name),
+            Origin::External => f.write_str(self.name),
             origin => write!(f, "{}{}", origin.prefix(), self.name),
         }
     }
@@ -144,6 +160,9 @@ mod tests {
             ("knowledge://wiki/ownership", Origin::Page, "ownership", "knowledge://wiki/ownership"),
             ("knowledge://index/garden", Origin::Shard, "garden", "knowledge://index/garden"),
             ("knowledge://item/n1", Origin::Note, "n1", "knowledge://item/n1"),
+            ("https://example.org/a", Origin::External, "https://example.org/a", "https://example.org/a"),
+            ("s3://bucket/a.md", Origin::External, "s3://bucket/a.md", "s3://bucket/a.md"),
+            ("file:///srv/docs/a.md", Origin::External, "file:///srv/docs/a.md", "file:///srv/docs/a.md"),
         ] {
             let source = SourceRef::from_path(path);
             assert_eq!((source.origin(), source.name()), (origin, name));
@@ -159,7 +178,8 @@ mod tests {
 
     #[test]
     fn sql_conditions_tell_the_origins_apart() {
-        assert_eq!(Origin::File.sql_condition("s.path"), "s.path NOT LIKE 'knowledge://%'");
+        assert_eq!(Origin::File.sql_condition("s.path"), "s.path NOT LIKE '%://%'");
+        assert_eq!(Origin::External.sql_condition("p"), "(p LIKE '%://%' AND p NOT LIKE 'knowledge://%')");
         assert_eq!(Origin::Page.sql_condition("path"), "path LIKE 'knowledge://wiki/%'");
     }
 }

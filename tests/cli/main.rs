@@ -4,6 +4,7 @@ mod ask;
 mod build;
 mod embeddings;
 mod errors;
+mod ingest;
 mod lint;
 #[cfg(feature = "local-embeddings")]
 #[path = "../support/minilm.rs"]

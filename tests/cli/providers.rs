@@ -493,3 +493,101 @@ fn web_search_is_off_unless_kc_toml_turns_it_on_and_keeps_to_its_domains() {
     let test = web_project("openai-compatible", 9, "[web]\nenabled = true\n");
     test.fails(&["web", "search", "x"], "has no web search tool");
 }
+
+#[test]
+fn filed_web_results_are_sources_under_their_urls_that_only_their_readers_see() {
+    let (port, _requests) = json_server(
+        r#"{"output":[{"type":"message","content":[{"type":"output_text",
+        "text":"Ownership is a set of rules that govern memory.",
+        "annotations":[{"type":"url_citation","url":"https://doc.rust-lang.org/book/ch04-01.html","title":"What is Ownership?","start_index":0,"end_index":47}]}]}]}"#,
+    );
+    let web = "[web]\nenabled = true\n[permissions.principals]\nresearcher = [\"web\"]\n";
+    let test = web_project("openai", port, web);
+    let output = test
+        .run_with_env(&["web", "search", "rust ownership", "--file", "--label", "web", "--json"], &[("P_KEY", "k")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(shown["filed"][0]["ref"], "https://doc.rust-lang.org/book/ch04-01.html", "{shown}");
+    assert_eq!(shown["filed"][0]["resolver"], "web");
+    test.build();
+
+    // The default principal may not read the `web` label; the researcher may, and the result cites the URL.
+    assert!(test.search("rules govern memory")["results"].as_array().unwrap().is_empty());
+    let found: Value =
+        serde_json::from_str(&test.ok(&["--as", "researcher", "search", "rules govern memory", "--json"])).unwrap();
+    let hit = &found["results"][0];
+    assert_eq!(hit["source"]["uri"], "https://doc.rust-lang.org/book/ch04-01.html", "{found}");
+    let chunk: Value =
+        serde_json::from_str(&test.ok(&["--as", "researcher", "get", hit["id"].as_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(chunk["chunk"]["provenance"]["resolver"], "web");
+    assert_eq!(chunk["chunk"]["provenance"]["source_owner"], "p");
+    let everything = test.ok(&["context", "pack", "ownership rules memory", "--json"]);
+    assert!(!everything.contains("govern memory"), "a pack for the default principal holds no web result");
+}
+
+/// Sends `requests` (JSON-RPC lines) to `knowledge serve` over stdio and returns the answers by id.
+fn mcp_session(test: &CliTest, serve_args: &[&str], envs: &[(&str, &str)], requests: &[Value]) -> Vec<Value> {
+    use std::io::BufRead;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"));
+    command.arg("-C").arg(test.root()).arg("serve").args(serve_args);
+    command.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let mut server = command.spawn().unwrap();
+    let mut input = server.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(server.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(input, "{initialize}").unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    writeln!(input, "{}", serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    for request in requests {
+        writeln!(input, "{request}").unwrap();
+        line.clear();
+        output.read_line(&mut line).unwrap();
+        answers.push(serde_json::from_str(&line).unwrap());
+    }
+    drop(input);
+    server.wait().unwrap();
+    answers
+}
+
+#[test]
+fn the_servers_knowledge_ask_generates_with_the_operators_provider_and_checks_every_citation() {
+    let events = [
+        vec![r#"data: {"choices":[{"delta":{"role":"assistant"}}]}"#.to_string()],
+        WRITTEN
+            .iter()
+            .map(|piece| format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": piece}}]})))
+            .collect(),
+        vec![
+            r#"data: {"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30}}"#.to_string(),
+            "data: [DONE]".to_string(),
+        ],
+    ]
+    .concat();
+    let (port, requests) = streaming_server(events);
+    let test = ownership("openai-compatible", port);
+    let ask = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "knowledge_ask", "arguments": {"question": "what happens when the owner goes out of scope?"}}});
+    let answers = mcp_session(&test, &["--ask-provider", "p"], &[("P_KEY", "k")], std::slice::from_ref(&ask));
+    let answer = &answers[0]["result"]["structuredContent"];
+    assert_eq!(answer["generated"]["provider"], "p", "{:#}", answers[0]);
+    let verdicts: Vec<bool> = answer["sentences"].as_array().unwrap().iter().map(|s| s["supported"] == true).collect();
+    assert_eq!(verdicts, [true, false, false, false], "{answer:#}");
+    assert_eq!(answer["run_id"], Value::Null, "the server records nothing");
+    let (head, body) = requests.recv().unwrap();
+    assert!(head.starts_with("POST /v1/chat/completions "), "{head}");
+    assert!(body.to_string().contains("When the owner goes out of scope"), "the pack reached the model");
+
+    // Without the operator's provider the same tool stays extractive, and a missing key stops the server
+    // at start, naming the variable.
+    let extractive = mcp_session(&test, &[], &[], &[ask]);
+    assert_eq!(extractive[0]["result"]["structuredContent"]["generated"], Value::Null, "{:#}", extractive[0]);
+    let refused = test.run_with_env(&["serve", "--ask-provider", "p"], &[("P_KEY", "")]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("`P_KEY`"), "{}", stderr(&refused));
+}

@@ -38,6 +38,9 @@ EXPECTED_TOOLS = {
     "knowledge_lint",
     "knowledge_context_pack",
     "knowledge_ask",
+    "knowledge_run_status",
+    "knowledge_resolve_source",
+    "knowledge_storage",
 }
 
 passed, failed = 0, 0
@@ -151,7 +154,7 @@ async def main():
             resources = {r.uri for r in (await session.list_resources()).resources}
             check(
                 "list_resources offers the project resources",
-                {f"knowledge://project/{n}" for n in ["config", "storage", "schema", "sources", "runs", "wiki/pages", "indexes"]}
+                {f"knowledge://project/{n}" for n in ["config", "storage", "schema", "sources", "runs", "wiki/pages", "indexes", "open-files", "decisions"]}
                 <= resources,
                 resources,
             )
@@ -267,6 +270,50 @@ async def main():
             check("ask records no run from the server", answer["run_id"] is None, answer["run_id"])
             _, unanswered = await call(session, "knowledge_ask", {"question": "what is the capital of France?"})
             check("ask says not found", not unanswered["found"], unanswered)
+
+            # The run ledger: the last build, and a recorded purpose decision by its id.
+            _, last = await call(session, "knowledge_run_status", {})
+            check("run status defaults to the last build", last["kind"] == "build" and last["id"] == runs["runs"][0]["id"], last)
+            decisions = json.loads(await read_resource_text(session, "knowledge://project/decisions"))
+            check(
+                "the decisions resource lists the recorded decision",
+                [(d["path"], d["status"], d["detail"]["purpose"]) for d in decisions]
+                == [("book/ownership.md", "allowed", "knowledge_answer")],
+                decisions,
+            )
+            _, decided = await call(session, "knowledge_run_status", {"run_id": decisions[0]["run_id"]})
+            check("run status reads a decision's run", decided["kind"] == "resolve" and decided["events"][0]["kind"] == "source_resolved", decided)
+            await expect_error(session, "unknown run", "knowledge_run_status", {"run_id": "nope"}, "no chunk or source matches `nope`")
+
+            # Resolving a source for a purpose: its provenance, and nothing recorded by the server.
+            _, resolved_source = await call(session, "knowledge_resolve_source", {"ref": "file://book/ownership.md"})
+            provenance = resolved_source["provenance"]
+            check(
+                "resolve_source allows an unlabelled source, with its provenance",
+                resolved_source["allowed"] and provenance["resolver"] == "project" and provenance["stale_status"] == "current"
+                and provenance["source_owner"] == "mcp-fixture" and provenance["citation_required"],
+                resolved_source,
+            )
+            _, memo = await call(session, "knowledge_resolve_source", {"ref": "open-files://memo", "purpose": "knowledge_index"})
+            check(
+                "resolve_source tells an ingested source's resolver, owner and upstream revision",
+                (memo["provenance"]["resolver"], memo["provenance"]["source_owner"], memo["provenance"]["revision_id"])
+                == ("open-files", "ops-drive", "r1"),
+                memo,
+            )
+            await expect_error(session, "resolve an unreadable source", "knowledge_resolve_source", {"ref": "secret/plan.md"}, "no chunk or source matches")
+            await expect_error(session, "resolve for an unknown purpose", "knowledge_resolve_source", {"ref": "book/ownership.md", "purpose": "gossip"}, "unknown purpose")
+
+            # Storage: the index and the artifacts, the same as the storage resource.
+            _, stored = await call(session, "knowledge_storage", {})
+            kinds = {k["kind"]: k["count"] for k in stored["artifacts"]}
+            check("storage lists the artifacts by kind", kinds.get("page") == 1 and stored["size_bytes"] > 0, stored)
+            check("storage objects carry their hashes", all(len(o["hash"]) == 32 for o in stored["objects"]), stored["objects"][:1])
+
+            # The open-files manifest: what is ingested and indexed, without what no reader here may see.
+            open_files = json.loads(await read_resource_text(session, "knowledge://project/open-files"))
+            statuses = {f["id"]: f["status"] for f in open_files["files"]}
+            check("open files tell ingested from not", statuses == {"memo": "indexed", "draft": "not_ingested"}, open_files)
 
             # Lint results stored by the build.
             _, linted = await call(session, "knowledge_lint", {})

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `packages` are pip requirements such as `mcp==2.3.0`; the module imported is the name before `==`, with
-/// `-` read as `_`.
+/// `packages` are pip requirements such as `mcp==2.3.0` or `moto[server]==5.2.5`; the module imported is
+/// the name before `==` or `[`, with `-` read as `_`.
 pub(crate) fn with_packages(packages: &[&str]) -> PathBuf {
     // Tests of one binary run in parallel; only one of them may create and fill the environment.
     static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -16,7 +16,8 @@ pub(crate) fn with_packages(packages: &[&str]) -> PathBuf {
     if let Some(python) = std::env::var_os("KNOWLEDGE_TEST_PYTHON") {
         return PathBuf::from(python);
     }
-    let modules: Vec<String> = packages.iter().map(|p| p.split("==").next().unwrap_or(p).replace('-', "_")).collect();
+    let modules: Vec<String> =
+        packages.iter().map(|p| p.split(['=', '[']).next().unwrap_or(p).replace('-', "_")).collect();
     let imports = format!("import {}", modules.join(", "));
     let imports_all =
         |python: &Path| Command::new(python).args(["-c", &imports]).output().is_ok_and(|o| o.status.success());

@@ -198,6 +198,7 @@ impl Compiler {
                 wiki_config,
                 principals: serde_json::to_string(&project.config.permissions.principals)
                     .expect("principals serialize"),
+                purposes: purposes_json(project),
                 scan_started_ns: started_ns,
             };
             let inputs = self.sync_inputs(project, &pending);
@@ -527,7 +528,7 @@ fn embed_stage(
 }
 
 /// A run id unique across processes (pid) and across builds of one process (a counter), ordered by time.
-pub(crate) fn run_id(started_at: SystemTime) -> String {
+pub fn run_id(started_at: SystemTime) -> String {
     static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let stamp: String =
         humantime::format_rfc3339_millis(started_at).to_string().chars().filter(char::is_ascii_alphanumeric).collect();
@@ -544,4 +545,16 @@ fn lap(clock: &mut Instant) -> u64 {
 
 fn elapsed_ms(clock: Instant) -> u64 {
     u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `[permissions.purposes]` as the index stores it for readers: each purpose's denied labels, lowercased.
+fn purposes_json(project: &Project) -> String {
+    let purposes: std::collections::BTreeMap<&str, Vec<String>> = project
+        .config
+        .permissions
+        .purposes
+        .iter()
+        .map(|(name, p)| (name.get_ref().as_str(), p.deny_labels.iter().map(|l| l.trim().to_lowercase()).collect()))
+        .collect();
+    serde_json::to_string(&purposes).expect("purposes serialize")
 }

@@ -67,8 +67,9 @@ pub(super) fn source_row(
     let path = &item.found.path;
     let source = SourceRef::from_path(path);
     let kind = SourceKind::from_path(path);
-    // Notes are not concepts' sources: they have no path a page could link to.
-    let is_note = source.origin() == Origin::Note;
+    // Notes and ingested sources are not concepts' sources: they have no path a page could link to, and
+    // lint compares neither.
+    let is_note = matches!(source.origin(), Origin::Note | Origin::External);
     SourceRow {
         path: path.clone(),
         uri: source.uri(),

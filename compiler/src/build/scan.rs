@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime};
 use knowledge_queries::{SourceRef, content_hash};
 use rayon::prelude::*;
 
+use super::rows::LabelRules;
 use super::{Reporter, SourceCounters, elapsed_ms};
 use crate::config::Project;
 use crate::sources::{self, FoundFile, Skipped};
@@ -51,6 +52,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
     let generated = wiki::generated_in_project(project, &prior.generated);
     walk.files.retain(|found| !generated.contains(&found.path));
     add_notes(project, &mut walk);
+    add_ingested(project, &mut walk);
     reporter.finish_stage();
     let mut counters = SourceCounters {
         scanned: (walk.files.len() + walk.skipped.len()) as u64,
@@ -75,6 +77,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
         .collect();
     reporter.finish_stage();
 
+    let index_gate = IndexGate::new(project);
     let mut pending = Vec::new();
     let mut stats = Vec::new();
     let mut present: HashSet<String> = unchanged.iter().cloned().collect();
@@ -91,6 +94,13 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
         // compiler output, not a source.
         if wiki::in_wiki_folder(project, &found.path) && wiki::looks_generated(&text) {
             counters.scanned -= 1;
+            continue;
+        }
+        if let Some(label) = index_gate.denied(&found.path, &text) {
+            counters.skipped += 1;
+            let reason =
+                format!("labelled `{label}`, which `[permissions.purposes.knowledge_index]` keeps out of the index");
+            skipped.push(Skipped { path: found.path, reason });
             continue;
         }
         present.insert(found.path.clone());
@@ -141,6 +151,70 @@ fn add_notes(project: &Project, walk: &mut sources::Walk) {
         Err(error) => walk
             .skipped
             .push(Skipped { path: crate::sources::notes::NOTES_FILE.to_string(), reason: crate::error_chain(&error) }),
+    }
+}
+
+/// The labels `[permissions.purposes.knowledge_index]` denies: a source carrying one is not indexed. A
+/// change to them or to the label rules changes the fingerprint, so every source is read and judged again.
+struct IndexGate {
+    rules: LabelRules,
+    deny: Vec<String>,
+}
+
+impl IndexGate {
+    fn new(project: &Project) -> IndexGate {
+        let deny = project
+            .config
+            .permissions
+            .purposes
+            .iter()
+            .filter(|(name, _)| name.get_ref() == "knowledge_index")
+            .flat_map(|(_, purpose)| purpose.deny_labels.iter().map(|l| l.trim().to_lowercase()))
+            .collect();
+        IndexGate { rules: LabelRules::new(project), deny }
+    }
+
+    /// The first denied label of the source at `path` with `text`, read as the build will label it.
+    fn denied(&self, path: &str, text: &str) -> Option<String> {
+        if self.deny.is_empty() {
+            return None;
+        }
+        let front_matter = (knowledge_queries::SourceKind::from_path(path) == knowledge_queries::SourceKind::Markdown)
+            .then(|| knowledge_queries::front_matter(text))
+            .flatten();
+        let labels = self.rules.labels(path, front_matter.as_ref());
+        labels.split(',').find(|label| self.deny.iter().any(|d| d == label)).map(str::to_string)
+    }
+}
+
+/// Ingested sources are sources too, each under its ref with its own text file in the output folder, so
+/// the stat check applies to each. A list that cannot be read is reported as skipped, and its sources
+/// lose their rows; so does a source whose file is gone.
+fn add_ingested(project: &Project, walk: &mut sources::Walk) {
+    use crate::sources::ingested::{self, INGESTED_FILE};
+    let output_dir = project.output_dir();
+    match ingested::load(&output_dir) {
+        Ok(list) => {
+            for source in list {
+                let absolute = output_dir.join(&source.file);
+                match std::fs::metadata(&absolute) {
+                    Ok(metadata) => walk.files.push(FoundFile {
+                        path: source.reference,
+                        absolute,
+                        size: metadata.len(),
+                        mtime_ns: sources::mtime_ns(&metadata),
+                        inline: None,
+                    }),
+                    Err(error) => walk.skipped.push(Skipped {
+                        path: source.reference,
+                        reason: format!("its ingested text `{}` is unreadable: {error}", source.file),
+                    }),
+                }
+            }
+        }
+        Err(error) => {
+            walk.skipped.push(Skipped { path: INGESTED_FILE.to_string(), reason: crate::error_chain(&error) })
+        }
     }
 }
 

@@ -92,10 +92,13 @@ pub(super) fn check_output_folder(project: &Project) -> Result<(), crate::config
     let exclude = sources::glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
     let prefix = project.config.output.dir.get_ref().trim_matches('/').trim_start_matches("./").to_string();
     let mut folders: Vec<(PathBuf, String)> = Vec::new();
-    // The tool's own files: the index and its journal, the stat cache, the lock, the notes, temporary files.
+    // The tool's own files: the index and its journal, the stat cache, the lock, the notes, the ingested
+    // sources, temporary files.
     let own = |name: &str| {
+        use crate::sources::ingested::{INGESTED_DIR, INGESTED_FILE};
         name.starts_with(DB_FILE)
-            || [wiki::STAT_CACHE, LOCK_FILE, crate::sources::notes::NOTES_FILE].contains(&name)
+            || [wiki::STAT_CACHE, LOCK_FILE, crate::sources::notes::NOTES_FILE, INGESTED_FILE, INGESTED_DIR]
+                .contains(&name)
             || name.starts_with('.')
     };
     for entry in entries.flatten() {
@@ -208,7 +211,7 @@ fn lint_fingerprint(project: &Project) -> String {
 pub(crate) fn fingerprint(project: &Project) -> String {
     let chunking = &project.config.chunking;
     let material = format!(
-        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\ncontradiction patterns {:?}\npermissions {:?} {:?}\nwiki folder {}\n",
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\ncontradiction patterns {:?}\npermissions {:?} {:?} {:?}\nwiki folder {}\n",
         env!("CARGO_PKG_VERSION"),
         store::FORMAT_VERSION,
         SOURCE_HASH,
@@ -217,6 +220,13 @@ pub(crate) fn fingerprint(project: &Project) -> String {
         project.config.lint.contradiction_patterns,
         project.config.permissions.rules.iter().map(|r| (r.path.get_ref(), &r.labels)).collect::<Vec<_>>(),
         project.config.permissions.principals,
+        project
+            .config
+            .permissions
+            .purposes
+            .iter()
+            .map(|(name, p)| (name.get_ref(), &p.deny_labels))
+            .collect::<Vec<_>>(),
         wiki::wiki_folder(project),
     );
     content_hash(material.as_bytes())

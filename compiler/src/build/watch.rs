@@ -176,7 +176,9 @@ fn relevant(path: &Path, root: &Path, output_dir: &Path, generated: &HashSet<Str
         let inside = as_text(inside);
         let name = inside.rsplit('/').next().unwrap_or_default();
         let hand_written = inside.starts_with("wiki/") && !generated.contains(&inside) && !name.starts_with('.');
-        if !(hand_written || inside == crate::sources::notes::NOTES_FILE) {
+        let ingested = inside == crate::sources::ingested::INGESTED_FILE
+            || (inside.starts_with(&format!("{}/", crate::sources::ingested::INGESTED_DIR)) && !name.starts_with('.'));
+        if !(hand_written || ingested || inside == crate::sources::notes::NOTES_FILE) {
             return None;
         }
     }

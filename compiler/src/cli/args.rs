@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use super::{
-    ask, build, changes, context, embeddings, eval, get, init, lint, list, notes, providers, reindex, search, serve,
-    stats, web, wiki,
+    ask, build, changes, context, embeddings, eval, get, ingest, init, lint, list, notes, providers, reindex, search,
+    serve, stats, web, wiki,
 };
 
 #[derive(Parser)]
@@ -78,6 +78,12 @@ pub(crate) enum Command {
     List(list::ListArgs),
     /// What recent builds changed, source by source, with the commit each build recorded.
     Changes(changes::ChangesArgs),
+    /// Sources from outside the tree: read a `file:///`, `https://`, `s3://` or `open-files://` ref into
+    /// the ingested store, which the next build indexes.
+    Ingest {
+        #[command(subcommand)]
+        command: ingest::IngestCommand,
+    },
     /// Sources in the index.
     Source {
         #[command(subcommand)]
@@ -109,8 +115,9 @@ pub(crate) enum NotesCommand {
 #[derive(Subcommand)]
 pub(crate) enum SourceCommand {
     /// Resolve a chunk id, a `file://` ref (as search results and context packs cite) or a path to its
-    /// indexed text and provenance. The same answer as `knowledge get`.
-    Resolve(get::GetArgs),
+    /// indexed text and provenance (the same answer as `knowledge get`), or with `--purpose`, decide
+    /// whether the source may be used for it.
+    Resolve(get::ResolveArgs),
 }
 
 #[derive(Subcommand)]

@@ -22,6 +22,75 @@ pub(crate) struct GetArgs {
     db: Option<PathBuf>,
 }
 
+#[derive(clap::Args)]
+pub(crate) struct ResolveArgs {
+    #[command(flatten)]
+    get: GetArgs,
+    /// Check whether the source may be used for this purpose (`knowledge_answer` or `knowledge_index`)
+    /// against its labels and `[permissions.purposes]`, print its provenance, and record the decision in
+    /// the run ledger. Exits 1 when the purpose is denied.
+    #[arg(long, value_name = "PURPOSE")]
+    purpose: Option<String>,
+}
+
+/// `knowledge source resolve`: `knowledge get`, or with `--purpose`, a recorded decision.
+pub(crate) fn resolve(args: ResolveArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let Some(purpose) = args.purpose else { return run(args.get, at) };
+    let project = knowledge::config::Project::discover(&at.start).ok();
+    let index = super::output::index_path(args.get.db.clone(), &at.start)?;
+    let conn = knowledge::store::open_read_only(&index)?;
+    let paths = project.as_ref().map(|p| (p.root.clone(), p.output_dir()));
+    let decision = knowledge::retrieval::resolve::decide(
+        &conn,
+        &args.get.reference,
+        at.principal(),
+        &purpose,
+        paths.as_ref().map(|(root, out)| (root.as_path(), out.as_path())),
+    )?;
+    drop(conn);
+    record_decision(&index, &decision, at.principal())?;
+    print(args.get.json, &decision, |out| {
+        let p = &decision.provenance;
+        let verdict = if decision.allowed { "allowed" } else { "denied" };
+        writeln!(out, "{verdict} for {}: {}", decision.purpose, escape(&decision.reason))?;
+        writeln!(out, "{}  rev {}  ({})", escape(&p.source_ref), p.revision, p.stale_status)?;
+        writeln!(
+            out,
+            "resolver {}  owner {}  upstream revision {}",
+            p.resolver,
+            escape(&p.source_owner),
+            escape(&p.revision_id)
+        )
+    })?;
+    Ok(if decision.allowed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Records the decision as a run of kind `resolve` with one `source_resolved` event.
+fn record_decision(
+    index: &std::path::Path,
+    decision: &knowledge::retrieval::resolve::SourceDecision,
+    principal: Option<&str>,
+) -> anyhow::Result<()> {
+    let run_id = knowledge::build::run_id(std::time::SystemTime::now());
+    let detail = serde_json::json!({
+        "purpose": decision.purpose,
+        "allowed": decision.allowed,
+        "reason": decision.reason,
+        "principal": principal,
+        "stale_status": decision.provenance.stale_status,
+    });
+    let event = knowledge::store::LedgerEvent {
+        kind: "source_resolved",
+        path: decision.provenance.path.clone(),
+        revision: Some(decision.provenance.revision.clone()),
+        detail: Some(detail.to_string()),
+    };
+    let status = if decision.allowed { "allowed" } else { "denied" };
+    let summary = serde_json::to_string(decision)?;
+    knowledge::store::Store::open_for_build(index)?.record_ledger(&run_id, "resolve", status, &summary, &[event])?;
+    Ok(())
+}
+
 pub(crate) fn run(args: GetArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
     let resolved = knowledge::retrieval::reader::resolve(&conn, &args.reference, &access)?;

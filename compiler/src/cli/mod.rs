@@ -12,6 +12,7 @@ pub(crate) mod context;
 pub(crate) mod embeddings;
 pub(crate) mod eval;
 pub(crate) mod get;
+pub(crate) mod ingest;
 pub(crate) mod init;
 pub(crate) mod lint;
 pub(crate) mod list;

@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use knowledge::config::Project;
+use knowledge::serve::{KnowledgeServer, ProjectContext};
+
 use super::Invocation;
 use super::output::index_path;
 
@@ -20,17 +23,38 @@ pub(crate) struct ServeArgs {
     /// Allow --http on an address other than loopback.
     #[arg(long, requires = "http")]
     allow_remote: bool,
+    /// Let `knowledge_ask` generate its answers with this provider of kc.toml (`[providers.NAME]`), each
+    /// sentence's citations checked; without it, answers are extractive. The provider's key is read from
+    /// its environment variable here, by the server's operator.
+    #[arg(long, value_name = "NAME", conflicts_with = "db")]
+    ask_provider: Option<String>,
 }
 
 pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let index = index_path(args.db, args.dir.as_deref().unwrap_or(&at.start))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let principal = at.principal.clone();
-    match args.http {
-        Some(address) => {
-            runtime.block_on(knowledge::serve::serve_http(index, principal, address, args.allow_remote))?
+    let start = args.dir.as_deref().unwrap_or(&at.start);
+    let index = index_path(args.db.clone(), start)?;
+    // A bare index file serves without a project; a project adds stale status, open files and generation.
+    let context = match args.db {
+        Some(_) => ProjectContext::default(),
+        None => {
+            let project = Project::discover(start)?;
+            let provider = match &args.ask_provider {
+                Some(name) => {
+                    let provider = knowledge::providers::find(&project, Some(name)).map_err(anyhow::Error::msg)?;
+                    // A missing key is the operator's error, told at start rather than on every question.
+                    provider.check_key().map_err(anyhow::Error::msg)?;
+                    Some(provider)
+                }
+                None => None,
+            };
+            ProjectContext::of(&project, provider)
         }
-        None => runtime.block_on(knowledge::serve::serve_stdio(index, principal))?,
+    };
+    let server = KnowledgeServer::new(index, at.principal.clone(), context);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match args.http {
+        Some(address) => runtime.block_on(knowledge::serve::serve_http(server, address, args.allow_remote))?,
+        None => runtime.block_on(knowledge::serve::serve_stdio(server))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 //! Unknown keys, wrong types and invalid values are errors that name the file, line and column: a typo in
 //! a config file must never be silently ignored. See `docs/configuration.md`.
 
+pub mod ingest;
 pub mod init;
 pub mod providers;
 pub mod rules;
@@ -45,6 +46,9 @@ pub struct Config {
     /// Web search through a provider's own search tool (`knowledge web search`), off by default.
     #[serde(default)]
     pub web: providers::WebConfig,
+    /// Sources from outside the tree (`knowledge ingest source`): which refs may be read, within which limits.
+    #[serde(default)]
+    pub ingest: ingest::IngestConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -249,6 +253,8 @@ pub struct PermissionsConfig {
     pub rules: Vec<PathRule>,
     /// The labels each principal may read, beyond unlabelled and `public` content.
     pub principals: std::collections::BTreeMap<String, Vec<String>>,
+    /// What each purpose (`knowledge_answer`, `knowledge_index`) may not read, by label.
+    pub purposes: std::collections::BTreeMap<Spanned<String>, ingest::PurposeConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -400,6 +406,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         }
     }
     providers::validate(&config.providers, invalid)?;
+    for name in config.permissions.purposes.keys() {
+        if !ingest::PURPOSES.contains(&name.get_ref().as_str()) {
+            return Err(invalid(
+                Some(name.span()),
+                format!("unknown purpose `{}`; purposes are {}", name.get_ref(), ingest::PURPOSES.join(", ")),
+            ));
+        }
+    }
     let threshold = &config.lint.near_duplicate_threshold;
     if !(*threshold.get_ref() > 0.0 && *threshold.get_ref() <= 1.0) {
         return Err(invalid(

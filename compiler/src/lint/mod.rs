@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use knowledge_queries::links::{join, link_candidates, percent_decode, wiki_names, wikilink_key};
-use knowledge_queries::{LintFacts, SourceKind};
+use knowledge_queries::{LintFacts, Origin, SourceKind};
 use serde::Serialize;
 
 mod near_duplicates;
@@ -101,7 +101,9 @@ pub(crate) fn diagnose(
     diagnostics.extend(check_near_duplicates(project, chunks, index));
     let settings = Settings::from_project(project);
     let by_path: HashMap<&str, &FileFacts> = files.iter().map(|f| (f.path.as_str(), f)).collect();
-    diagnostics.retain(|d| settings.runs(d.code) && !suppressed(d, by_path.get(d.path.as_str())));
+    // A source ingested from outside the tree is someone else's read-only copy: nothing here can fix it.
+    let ingested = |path: &str| SourceRef::from_path(path).origin() == Origin::External;
+    diagnostics.retain(|d| settings.runs(d.code) && !ingested(&d.path) && !suppressed(d, by_path.get(d.path.as_str())));
     for diagnostic in &mut diagnostics {
         diagnostic.severity = settings.severity(diagnostic.code);
     }

@@ -11,12 +11,36 @@ pub struct Client {
 impl Client {
     #[must_use]
     pub fn new(timeout_seconds: u32, max_retries: u32) -> Client {
+        Client::with_redirects(timeout_seconds, max_retries, 10)
+    }
+
+    /// A client that follows no redirect: a 3xx answer comes back as it is, for the caller to check where
+    /// it leads (ingest follows only to hosts it allows).
+    #[must_use]
+    pub fn without_redirects(timeout_seconds: u32, max_retries: u32) -> Client {
+        Client::with_redirects(timeout_seconds, max_retries, 0)
+    }
+
+    fn with_redirects(timeout_seconds: u32, max_retries: u32, max_redirects: u32) -> Client {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(std::time::Duration::from_secs(u64::from(timeout_seconds.max(1)))))
             .http_status_as_error(false)
+            .max_redirects(max_redirects)
             .build()
             .into();
         Client { agent, max_retries }
+    }
+
+    /// `GET url` with `headers`: the answer, whatever its status below 400 (a redirect, `304 Not Modified`),
+    /// with the same retries as every call.
+    pub fn fetch(&self, url: &str, headers: &[(&str, String)]) -> Result<ureq::http::Response<ureq::Body>, String> {
+        self.answer(url, |agent| {
+            let mut request = agent.get(url);
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            request.call()
+        })
     }
 
     /// `GET url` with `headers`; the body of a 2xx answer.
@@ -70,12 +94,25 @@ impl Client {
         &self,
         url: &str,
         call: impl Fn(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-        mut read: impl FnMut(ureq::Body) -> Result<T, String>,
+        read: impl FnOnce(ureq::Body) -> Result<T, String>,
     ) -> Result<T, String> {
+        let response = self.answer(url, call)?;
+        match response.status().as_u16() {
+            200..300 => read(response.into_body()),
+            status => Err(format!("{url} answered {status}")),
+        }
+    }
+
+    /// Makes the request with `call` until it is answered with a status below 400 or the retries run out.
+    fn answer(
+        &self,
+        url: &str,
+        call: impl Fn(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<ureq::http::Response<ureq::Body>, String> {
         let mut attempt = 0;
         loop {
             let retryable = match call(&self.agent) {
-                Ok(response) if (200..300).contains(&response.status().as_u16()) => return read(response.into_body()),
+                Ok(response) if response.status().as_u16() < 400 => return Ok(response),
                 Ok(response) => {
                     let status = response.status().as_u16();
                     let text = response.into_body().read_to_string().unwrap_or_default();

@@ -5,6 +5,7 @@
 
 mod generate;
 pub mod http;
+pub mod ingest;
 mod web;
 
 pub use generate::{Generation, Prompt};
@@ -112,6 +113,11 @@ impl Provider {
     #[must_use]
     pub fn cost(&self, input: u64, output: u64) -> Option<f64> {
         self.prices.map(|prices| (input as f64 * prices.input + output as f64 * prices.output) / 1_000_000.0)
+    }
+
+    /// Checks that the key is in the environment, without keeping it; an error names the variable to set.
+    pub fn check_key(&self) -> Result<(), String> {
+        self.key().map(drop)
     }
 
     /// The key, read from the environment now; an error names the variable to set.

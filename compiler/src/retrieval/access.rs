@@ -3,6 +3,9 @@
 //! to the principal in `[permissions.principals]`. The default principal is granted nothing: it reads
 //! unlabelled and public sources only.
 //!
+//! A label `[permissions.purposes.knowledge_answer]` denies is unreadable to every principal: the index
+//! keeps it (search cannot be told apart from a missing source), but no answer, excerpt or count shows it.
+//!
 //! Every read applies an `Access` inside its query, before ranking, snippets and counts, and answers for an
 //! unreadable source exactly as for a missing one, so no output can tell that it exists.
 
@@ -25,12 +28,19 @@ pub struct Access {
     hidden: Vec<i64>,
     hidden_paths: HashSet<String>,
     granted: HashSet<String>,
+    /// Labels no answer may read, whoever asks (`[permissions.purposes.knowledge_answer] deny_labels`).
+    denied: HashSet<String>,
 }
 
 impl Access {
     /// The access of `principal` (`None`: the default principal) under the principals the index was built
-    /// with.
+    /// with, for answers: what `knowledge_answer` denies is hidden too.
     pub fn load(conn: &Connection, principal: Option<&str>) -> Result<Access, AccessError> {
+        Access::load_for(conn, principal, Some("knowledge_answer"))
+    }
+
+    /// The access of `principal` for `purpose`: with `None`, by the principal's grants alone.
+    pub fn load_for(conn: &Connection, principal: Option<&str>, purpose: Option<&str>) -> Result<Access, AccessError> {
         let principals: BTreeMap<String, Vec<String>> = crate::store::meta(conn, "principals")?
             .and_then(|json| serde_json::from_str(&json).ok())
             .unwrap_or_default();
@@ -46,7 +56,10 @@ impl Access {
                 .map(|label| label.trim().to_lowercase())
                 .collect(),
         };
-        let mut access = Access { granted, ..Access::default() };
+        let purposes: BTreeMap<String, Vec<String>> =
+            crate::store::meta(conn, "purposes")?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+        let denied = purpose.and_then(|p| purposes.get(p)).into_iter().flatten().cloned().collect();
+        let mut access = Access { granted, denied, ..Access::default() };
         let mut labelled =
             conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?;
         let rows = labelled
@@ -61,10 +74,15 @@ impl Access {
         Ok(access)
     }
 
-    /// Whether sources with these labels (comma-separated, as stored) are readable.
+    /// Whether sources with these labels (comma-separated, as stored) are readable: each label is public or
+    /// granted, and none is denied to answers.
     #[must_use]
     pub fn can_read_labels(&self, labels: &str) -> bool {
-        labels.split(',').map(str::trim).filter(|l| !l.is_empty()).all(|l| l == "public" || self.granted.contains(l))
+        labels
+            .split(',')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .all(|l| !self.denied.contains(l) && (l == "public" || self.granted.contains(l)))
     }
 
     /// Whether the source at `path` is readable. A path the index does not hold is readable: there is

@@ -10,5 +10,6 @@ pub mod eval;
 pub mod filing;
 pub mod generated;
 pub mod reader;
+pub mod resolve;
 pub mod search;
 pub mod terms;

@@ -37,7 +37,39 @@ pub struct KnowledgeServer {
     pool: Arc<ReadPool>,
     /// Whose permissions every answer is filtered by; `None` is the default principal.
     principal: Arc<Option<String>>,
+    project: Arc<ProjectContext>,
     tool_router: ToolRouter<Self>,
+}
+
+/// What the server knows beyond the index, when it serves a project rather than a bare index file: where
+/// the tree and the output folder are (to tell a source's stale status), the open-files manifest, and the
+/// provider its operator lets `knowledge_ask` generate with. It reads these; it never writes.
+#[derive(Clone, Default)]
+pub struct ProjectContext {
+    pub root: Option<PathBuf>,
+    pub output_dir: Option<PathBuf>,
+    pub open_files_manifest: Option<PathBuf>,
+    /// The labels `[ingest] labels` gives every ingested source.
+    pub ingest_labels: Vec<String>,
+    pub ask_provider: Option<crate::providers::Provider>,
+}
+
+impl ProjectContext {
+    /// The context of `project`, with `ask_provider` for generated answers.
+    #[must_use]
+    pub fn of(project: &crate::config::Project, ask_provider: Option<crate::providers::Provider>) -> ProjectContext {
+        ProjectContext {
+            root: Some(project.root.clone()),
+            output_dir: Some(project.output_dir()),
+            open_files_manifest: project.config.ingest.open_files_manifest.as_ref().map(|m| project.root.join(m)),
+            ingest_labels: project.config.ingest.labels.iter().map(|l| l.trim().to_lowercase()).collect(),
+            ask_provider,
+        }
+    }
+
+    fn paths(&self) -> Option<(&std::path::Path, &std::path::Path)> {
+        Some((self.root.as_deref()?, self.output_dir.as_deref()?))
+    }
 }
 
 /// Read-only connections, reused across requests. A connection sees every build committed before its
@@ -177,6 +209,25 @@ pub struct LintArgs {
     pub severity: Option<crate::lint::Severity>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunStatusArgs {
+    /// The run id (`knowledge ask --json` prints it as `run_id`); the last build when absent.
+    #[serde(default)]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveSourceArgs {
+    /// A chunk id, a source ref (`file://PATH`, an ingested source's `https://…` ref) or a project path.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// `knowledge_answer` (the default) or `knowledge_index`.
+    #[serde(default)]
+    pub purpose: Option<String>,
+}
+
 /// The changes of recent builds.
 #[derive(Debug, serde::Serialize, JsonSchema)]
 pub struct RecentChanges {
@@ -186,9 +237,14 @@ pub struct RecentChanges {
 #[tool_router]
 impl KnowledgeServer {
     #[must_use]
-    pub fn new(index: PathBuf, principal: Option<String>) -> Self {
+    pub fn new(index: PathBuf, principal: Option<String>, project: ProjectContext) -> Self {
         let pool = ReadPool { index, idle: std::sync::Mutex::new((None, Vec::new())) };
-        KnowledgeServer { pool: Arc::new(pool), principal: Arc::new(principal), tool_router: Self::tool_router() }
+        KnowledgeServer {
+            pool: Arc::new(pool),
+            principal: Arc::new(principal),
+            project: Arc::new(project),
+            tool_router: Self::tool_router(),
+        }
     }
 
     /// Runs `f` on a blocking thread with a read-only connection to the index and the principal's access,
@@ -325,16 +381,84 @@ impl KnowledgeServer {
     #[tool(
         description = "Answer a question with sentences of the knowledge base, each cited ([n] markers, resolved \
                        in `citations`), or \"Not found in the knowledge base.\" (schema knowledge-answer v1). \
-                       Extractive: no model writes anything. The server records nothing; `knowledge ask` on the \
-                       command line records its runs.",
+                       Extractive (no model writes anything) unless the server's operator named a provider \
+                       (`knowledge serve --ask-provider`): then the provider writes the answer from the context \
+                       pack and every sentence's citations are checked (`sentences`, `generated`). The server \
+                       records nothing; `knowledge ask` on the command line records its runs.",
         annotations(read_only_hint = true)
     )]
     async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, String> {
         let max_tokens = args.max_tokens.unwrap_or(1200) as usize;
+        let provider = self.project.ask_provider.clone();
+        self.read(move |conn, access| match &provider {
+            Some(provider) => crate::retrieval::generated::answer(
+                conn,
+                &args.question,
+                max_tokens,
+                access,
+                provider,
+                None,
+                &mut |_| {},
+            )
+            .map(Json),
+            None => crate::retrieval::ask::answer(conn, &args.question, max_tokens, access)
+                .map(Json)
+                .map_err(|e| crate::error_chain(&e)),
+        })
+        .await
+    }
+
+    #[tool(
+        description = "One run of the ledger by id (a build, an `ask`, a `resolve` decision), or the last build \
+                       when no id is given: its status, times, summary and events.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_run_status(
+        &self,
+        Parameters(args): Parameters<RunStatusArgs>,
+    ) -> Result<Json<reader::RunStatus>, String> {
         self.read(move |conn, access| {
-            crate::retrieval::ask::answer(conn, &args.question, max_tokens, access)
+            reader::run_status(conn, args.run_id.as_deref(), access).map(Json).map_err(|e| crate::error_chain(&e))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Whether a source (a chunk id or a source ref) may be used for a purpose \
+                       (`knowledge_answer` or `knowledge_index`), checked against its labels and \
+                       `[permissions.purposes]`, with its provenance: owner, ref, kind, revision, upstream \
+                       revision id, resolver, read-only, citation required and stale status. Records nothing; \
+                       `knowledge source resolve --purpose` on the command line records its decisions.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_resolve_source(
+        &self,
+        Parameters(args): Parameters<ResolveSourceArgs>,
+    ) -> Result<Json<crate::retrieval::resolve::SourceDecision>, String> {
+        let principal = self.principal.clone();
+        let project = self.project.clone();
+        let purpose = args.purpose.unwrap_or_else(|| "knowledge_answer".to_string());
+        self.read(move |conn, _access| {
+            crate::retrieval::resolve::decide(conn, &args.reference, principal.as_deref(), &purpose, project.paths())
                 .map(Json)
                 .map_err(|e| crate::error_chain(&e))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "What the output folder stores: the index file (path, size, format), the layout, and the \
+                       artifacts builds wrote (generated pages and shards) by kind, with each one's URI, path, \
+                       content hash, size and the run that last changed it.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_storage(
+        &self,
+        Parameters(_args): Parameters<StatsArgs>,
+    ) -> Result<Json<reader::Storage>, String> {
+        let index = self.pool.index.clone();
+        self.read(move |conn, access| {
+            reader::storage(conn, &index, access).map(Json).map_err(|e| crate::error_chain(&e))
         })
         .await
     }
@@ -348,7 +472,7 @@ impl KnowledgeServer {
     }
 }
 
-const PROJECT_RESOURCES: [(&str, &str, &str, &str); 7] = [
+const PROJECT_RESOURCES: [(&str, &str, &str, &str); 9] = [
     ("knowledge://project/config", "config", "application/toml", "The kc.toml the index was built with."),
     ("knowledge://project/storage", "storage", "application/json", "Where the index is and its size and format."),
     ("knowledge://project/schema", "schema", "application/sql", "The SQL schema of the index."),
@@ -356,6 +480,18 @@ const PROJECT_RESOURCES: [(&str, &str, &str, &str); 7] = [
     ("knowledge://project/runs", "runs", "application/json", "The last 20 builds and what they changed."),
     ("knowledge://project/wiki/pages", "wiki pages", "application/json", "The first 1000 generated concept pages."),
     ("knowledge://project/indexes", "indexes", "application/json", "The catalog shards: the root and one per section."),
+    (
+        "knowledge://project/open-files",
+        "open files",
+        "application/json",
+        "The open-files manifest's files and what of each is ingested and indexed.",
+    ),
+    (
+        "knowledge://project/decisions",
+        "decisions",
+        "application/json",
+        "The last 100 purpose decisions `knowledge source resolve --purpose` recorded.",
+    ),
 ];
 
 #[tool_handler(router = self.tool_router)]
@@ -410,7 +546,8 @@ impl ServerHandler for KnowledgeServer {
         let uri = request.uri.clone();
         let pool = self.pool.clone();
         let principal = self.principal.clone();
-        let read = tokio::task::spawn_blocking(move || read_resource(&pool, principal.as_deref(), &uri))
+        let project = self.project.clone();
+        let read = tokio::task::spawn_blocking(move || read_resource(&pool, principal.as_deref(), &project, &uri))
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         match read {
@@ -429,10 +566,15 @@ enum ResourceError {
 }
 
 /// A resource's MIME type and text.
-fn read_resource(pool: &ReadPool, principal: Option<&str>, uri: &str) -> Result<(&'static str, String), ResourceError> {
+fn read_resource(
+    pool: &ReadPool,
+    principal: Option<&str>,
+    project: &ProjectContext,
+    uri: &str,
+) -> Result<(&'static str, String), ResourceError> {
     pool.with(|conn| {
         let access = Access::load(conn, principal).map_err(|e| ResourceError::Failed(crate::error_chain(&e)))?;
-        resource_text(conn, &access, &pool.index, uri)
+        resource_text(conn, &access, &pool.index, project, uri)
     })
     .map_err(ResourceError::Failed)?
 }
@@ -441,6 +583,7 @@ fn resource_text(
     conn: &Connection,
     access: &Access,
     index: &std::path::Path,
+    project: &ProjectContext,
     uri: &str,
 ) -> Result<(&'static str, String), ResourceError> {
     let failed = |e: &dyn std::error::Error| ResourceError::Failed(crate::error_chain(e));
@@ -450,14 +593,16 @@ fn resource_text(
             Ok(("application/toml", config))
         }
         "knowledge://project/storage" => {
-            let size = std::fs::metadata(index).map(|m| m.len()).unwrap_or(0);
-            let value = serde_json::json!({
-                "index": index.display().to_string(),
-                "size_bytes": size,
-                "format_version": store::FORMAT_VERSION,
-                "layout": crate::build::OUTPUT_LAYOUT,
-            });
-            Ok(("application/json", to_json(&value)?))
+            let storage = reader::storage(conn, index, access).map_err(|e| failed(&e))?;
+            Ok(("application/json", to_json(&storage)?))
+        }
+        "knowledge://project/decisions" => {
+            let decisions = reader::decisions(conn, access).map_err(|e| failed(&e))?;
+            Ok(("application/json", to_json(&decisions)?))
+        }
+        "knowledge://project/open-files" => {
+            let files = open_files(conn, access, project).map_err(ResourceError::Failed)?;
+            Ok(("application/json", to_json(&files)?))
         }
         "knowledge://project/schema" => Ok(("application/sql", store::SCHEMA.to_string())),
         "knowledge://project/sources" => {
@@ -504,6 +649,59 @@ fn resource_text(
             }
         }
     }
+}
+
+/// The open-files manifest's files (not their text), each with what ingest stored of it and what the index
+/// holds: `not_ingested`, `ingested` (not built yet, or a newer revision than the index holds) or `indexed`.
+/// A file whose indexed or ingested labels the principal may not read is left out.
+fn open_files(conn: &Connection, access: &Access, project: &ProjectContext) -> Result<serde_json::Value, String> {
+    let Some(manifest) = &project.open_files_manifest else {
+        return Ok(serde_json::json!({ "manifest": null, "files": [] }));
+    };
+    let text = std::fs::read_to_string(manifest).map_err(|e| format!("cannot read `{}`: {e}", manifest.display()))?;
+    let stored = project
+        .output_dir
+        .as_deref()
+        .map(crate::sources::ingested::load)
+        .transpose()
+        .map_err(|e| crate::error_chain(&e))?
+        .unwrap_or_default();
+    let mut files = Vec::new();
+    for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
+        let entry: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| format!("`{}` line {}: not an open-files entry: {e}", manifest.display(), index + 1))?;
+        let id = entry["id"].as_str().unwrap_or_default();
+        let reference = format!("open-files://{id}");
+        let ingested = stored.iter().find(|s| s.reference == reference);
+        let labels = ingested.map_or_else(|| project.ingest_labels.join(","), |s| s.labels.join(","));
+        let indexed: Option<(String, String)> = conn
+            .query_row("SELECT revision, labels FROM sources WHERE path = ?1", [&reference], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .ok();
+        let readable = access.can_read_labels(&labels)
+            && indexed.as_ref().is_none_or(|(_, labels)| access.can_read_labels(labels))
+            && access.can_read_path(&reference);
+        if !readable {
+            continue;
+        }
+        let status = match (ingested, &indexed) {
+            (None, _) => "not_ingested",
+            (Some(s), Some((revision, _))) if *revision == s.hash => "indexed",
+            (Some(_), _) => "ingested",
+        };
+        files.push(serde_json::json!({
+            "ref": reference,
+            "id": id,
+            "revision_id": entry["revision_id"],
+            "hash": entry["hash"],
+            "mime": entry["mime"],
+            "title": entry["title"],
+            "status": status,
+            "ingested_revision_id": ingested.map(|s| s.revision_id.clone()),
+        }));
+    }
+    Ok(serde_json::json!({ "manifest": manifest.display().to_string(), "files": files }))
 }
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, ResourceError> {

@@ -4,7 +4,6 @@
 //! Over HTTP the server also caps its connections, survives a failing `accept` (out of file descriptors,
 //! say), and refuses requests whose `Origin` is not a loopback page.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use http_body_util::{BodyExt, Full, Limited};
@@ -57,7 +56,7 @@ pub(crate) fn envelope_error(message: &[u8]) -> Option<serde_json::Value> {
 
 /// Serves MCP over stdin and stdout until the client disconnects. Lines whose envelope is unsound are
 /// answered here; the rest go to rmcp, and both kinds of reply leave through one writer, a line at a time.
-pub async fn serve_stdio(index: PathBuf, principal: Option<String>) -> anyhow::Result<()> {
+pub async fn serve_stdio(server: KnowledgeServer) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let (to_server, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, from_server) = tokio::io::duplex(1 << 16);
@@ -102,7 +101,7 @@ pub async fn serve_stdio(index: PathBuf, principal: Option<String>) -> anyhow::R
             }
         }
     });
-    let service = KnowledgeServer::new(index, principal).serve((server_in, server_out)).await?;
+    let service = server.serve((server_in, server_out)).await?;
     service.waiting().await?;
     reader.abort();
     let _ = forwarder.await;
@@ -115,8 +114,7 @@ pub async fn serve_stdio(index: PathBuf, principal: Option<String>) -> anyhow::R
 /// (`localhost`, `127.0.0.1`, `::1`), which keeps web pages from reaching the server through DNS rebinding,
 /// and a request from a browser page (an `Origin` header) must come from a loopback page too.
 pub async fn serve_http(
-    index: PathBuf,
-    principal: Option<String>,
+    server: KnowledgeServer,
     address: std::net::SocketAddr,
     allow_remote: bool,
 ) -> anyhow::Result<()> {
@@ -133,7 +131,6 @@ pub async fn serve_http(
     } else {
         config.with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
     };
-    let server = KnowledgeServer::new(index, principal);
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),

@@ -7,6 +7,7 @@
 //! outside the project) are skipped with a reason that names the file, and the build goes on.
 
 pub mod db;
+pub mod ingested;
 pub mod minhash;
 pub mod notes;
 pub mod vcs;

@@ -72,6 +72,16 @@ pub struct AskRecord<'a> {
     pub summary: String,
 }
 
+/// One event of a run that is not a build.
+#[derive(Debug, Clone)]
+pub struct LedgerEvent {
+    pub kind: &'static str,
+    /// The source's stored path, or what the event names (a tool), or nothing.
+    pub path: String,
+    pub revision: Option<String>,
+    pub detail: Option<String>,
+}
+
 /// A source an answer cites.
 #[derive(Debug, Clone)]
 pub struct AskCitation<'a> {
@@ -159,6 +169,8 @@ pub struct BuildWrite {
     pub wiki_config: String,
     /// JSON: the principals of `[permissions]` and the labels each may read, for readers without kc.toml.
     pub principals: String,
+    /// JSON: the labels each purpose of `[permissions.purposes]` may not read.
+    pub purposes: String,
     /// The text of `kc.toml`, so that a server can show it without the project tree.
     pub config: String,
     /// When this build's scan began (ns since the epoch).
@@ -218,6 +230,53 @@ impl Store {
     /// Records a `knowledge ask` as a run of kind `ask`, in its own transaction: the tool call, the sources
     /// the answer cites (with their labels, so readers can filter), and the answer.
     pub fn record_ask(&mut self, run_id: &str, answer: &AskRecord<'_>) -> Result<(), StoreError> {
+        let mut events: Vec<LedgerEvent> = vec![LedgerEvent {
+            kind: "tool_call",
+            path: "knowledge_context_pack".to_string(),
+            revision: None,
+            detail: Some(answer.question.to_string()),
+        }];
+        for citation in &answer.citations {
+            events.push(LedgerEvent {
+                kind: "ask_source",
+                path: citation.path.to_string(),
+                revision: Some(citation.revision.to_string()),
+                detail: Some(citation.reference.to_string()),
+            });
+        }
+        if let Some(generation) = &answer.generation {
+            events.push(LedgerEvent {
+                kind: "tool_call",
+                path: "provider_generate".to_string(),
+                revision: None,
+                detail: Some(answer.question.to_string()),
+            });
+            events.push(LedgerEvent {
+                kind: "provider_usage",
+                path: String::new(),
+                revision: None,
+                detail: Some(generation.clone()),
+            });
+        }
+        events.push(LedgerEvent {
+            kind: "ask_answer",
+            path: String::new(),
+            revision: None,
+            detail: Some(answer.answer.to_string()),
+        });
+        self.record_ledger(run_id, "ask", "answered", answer.summary.as_str(), &events)
+    }
+
+    /// Records a run that is not a build (`ask`, `resolve`) with its events, in its own transaction. Each
+    /// event carries its source's labels, so readers can filter the ledger.
+    pub fn record_ledger(
+        &mut self,
+        run_id: &str,
+        kind: &str,
+        status: &str,
+        summary: &str,
+        events: &[LedgerEvent],
+    ) -> Result<(), StoreError> {
         let path = self.path.clone();
         let wrap = |source| StoreError::Sqlite { path: path.clone(), source };
         let now = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
@@ -226,33 +285,20 @@ impl Store {
         let fingerprint = meta(&tx, "fingerprint").map_err(wrap)?.unwrap_or_default();
         tx.execute(
             "INSERT INTO runs (id, kind, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
-             VALUES (?1, 'ask', ?2, ?2, 'answered', ?3, ?4, '{}', ?5)",
-            params![run_id, now, env!("CARGO_PKG_VERSION"), fingerprint, answer.summary],
+             VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, '{}', ?7)",
+            params![run_id, kind, now, status, env!("CARGO_PKG_VERSION"), fingerprint, summary],
         )
         .map_err(wrap)?;
-        let mut events: Vec<(&str, String, Option<String>, Option<String>)> =
-            vec![("tool_call", "knowledge_context_pack".to_string(), None, Some(answer.question.to_string()))];
-        for citation in &answer.citations {
-            events.push((
-                "ask_source",
-                citation.path.to_string(),
-                Some(citation.revision.to_string()),
-                Some(citation.reference.to_string()),
-            ));
-        }
-        if let Some(generation) = &answer.generation {
-            events.push(("tool_call", "provider_generate".to_string(), None, Some(answer.question.to_string())));
-            events.push(("provider_usage", String::new(), None, Some(generation.clone())));
-        }
-        events.push(("ask_answer", String::new(), None, Some(answer.answer.to_string())));
         let mut insert = tx
             .prepare_cached(
                 "INSERT INTO run_events (run_id, seq, kind, path, old_revision, new_revision, detail, labels)
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, COALESCE((SELECT labels FROM sources WHERE path = ?4), ''))",
             )
             .map_err(wrap)?;
-        for (seq, (kind, event_path, revision, detail)) in events.iter().enumerate() {
-            insert.execute(params![run_id, seq as i64, kind, event_path, revision, detail]).map_err(wrap)?;
+        for (seq, event) in events.iter().enumerate() {
+            insert
+                .execute(params![run_id, seq as i64, event.kind, event.path, event.revision, event.detail])
+                .map_err(wrap)?;
         }
         drop(insert);
         tx.commit().map_err(wrap)?;

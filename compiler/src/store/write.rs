@@ -260,6 +260,7 @@ pub(super) fn record_run(
     set_meta(tx, "lint_config", &write.lint_config)?;
     set_meta(tx, "wiki_config", &write.wiki_config)?;
     set_meta(tx, "principals", &write.principals)?;
+    set_meta(tx, "purposes", &write.purposes)?;
     set_meta(tx, "last_run", &run.id)?;
     set_meta(tx, "scan_started_ns", &write.scan_started_ns.to_string())?;
     Ok(())

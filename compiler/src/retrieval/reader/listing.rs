@@ -107,12 +107,16 @@ pub fn list(
     match kind {
         ListKind::Sources | ListKind::Notes => {
             let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
-            let origin = if kind == ListKind::Notes { Origin::Note } else { Origin::File };
+            // Sources are the project's files and those ingested from outside the tree.
+            let selected = if kind == ListKind::Notes {
+                Origin::Note.sql_condition("path")
+            } else {
+                format!("({} OR {})", Origin::File.sql_condition("path"), Origin::External.sql_condition("path"))
+            };
             let mut items: Vec<SourceItem> = conn
                 .prepare_cached(&format!(
                     "SELECT uri, path, title, kind, revision, size, chunk_count FROM sources
-                     WHERE path > ?1 AND {} AND {} ORDER BY path LIMIT ?2",
-                    origin.sql_condition("path"),
+                     WHERE path > ?1 AND {selected} AND {} ORDER BY path LIMIT ?2",
                     access.source_filter("id")
                 ))?
                 .query_map(params![after, fetch], |row| {

@@ -13,8 +13,10 @@ use crate::retrieval::search::{Citation, ResultSource};
 use knowledge_queries::{Origin, SourceRef};
 
 mod listing;
+mod runs;
 
 pub use listing::*;
+pub use runs::*;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReaderError {

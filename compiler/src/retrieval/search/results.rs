@@ -192,6 +192,6 @@ pub(super) fn result_kind(path: &str) -> ResultKind {
         Origin::Note => ResultKind::LegacyItem,
         Origin::Page => ResultKind::WikiPage,
         Origin::Shard => ResultKind::IndexEntry,
-        Origin::File => ResultKind::SourceChunk,
+        Origin::File | Origin::External => ResultKind::SourceChunk,
     }
 }

@@ -11,7 +11,7 @@ CREATE TABLE meta (
 CREATE TABLE sources (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,                 -- relative to the project root, '/'-separated; unique (indexes.sql)
-    uri TEXT NOT NULL,                  -- the stable source ref: 'file://' || path
+    uri TEXT NOT NULL,                  -- the stable source ref: 'file://' || path, or an ingested source's ref
     kind TEXT NOT NULL,                 -- 'markdown' | 'text'
     mime TEXT NOT NULL,
     size INTEGER NOT NULL,
@@ -52,11 +52,22 @@ CREATE TABLE chunks (
 );
 
 -- The provenance of every chunk as the design's JSON object, derived from the columns it restates, so it
--- can never disagree with them.
+-- can never disagree with them. An ingested source (its path a ref such as 'https://…') takes its owner,
+-- resolver and upstream revision from the front matter ingest wrote; a project file's resolver is
+-- 'project', and its revision is its content hash.
 CREATE VIEW chunk_provenance AS
 SELECT c.id AS chunk_id,
        json_object(
-           'source_owner', (SELECT value FROM meta WHERE key = 'source_owner'),
+           'source_owner', CASE WHEN s.path LIKE '%://%' AND s.path NOT LIKE 'knowledge://%'
+                                THEN json_extract(s.outline, '$.front_matter.source_owner')
+                                ELSE (SELECT value FROM meta WHERE key = 'source_owner') END,
+           'resolver', CASE WHEN s.path LIKE '%://%' AND s.path NOT LIKE 'knowledge://%'
+                            THEN json_extract(s.outline, '$.front_matter.resolver')
+                            WHEN s.path LIKE 'knowledge://%' THEN 'knowledge'
+                            ELSE 'project' END,
+           'revision_id', CASE WHEN s.path LIKE '%://%' AND s.path NOT LIKE 'knowledge://%'
+                               THEN json_extract(s.outline, '$.front_matter.revision_id')
+                               ELSE c.revision END,
            'source_ref', s.uri,
            'source_uri', s.uri || '#L' || c.start_line || '-L' || c.end_line,
            'source_kind', s.kind,
@@ -91,7 +102,7 @@ CREATE TABLE lint_results (
 -- One row per build that changed the index, and one per `knowledge ask` (kind 'ask').
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL DEFAULT 'build', -- build | ask
+    kind TEXT NOT NULL DEFAULT 'build', -- build | ask | resolve
     started_at TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     status TEXT NOT NULL,
@@ -104,7 +115,7 @@ CREATE TABLE runs (
 CREATE TABLE run_events (
     run_id TEXT NOT NULL REFERENCES runs(id),
     seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,                 -- source_added | source_changed | source_removed | source_skipped
+    kind TEXT NOT NULL,                 -- source_added | source_changed | source_removed | source_skipped | source_resolved | …
     path TEXT NOT NULL,
     old_revision TEXT,
     new_revision TEXT,

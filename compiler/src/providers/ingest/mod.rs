@@ -1,0 +1,392 @@
+//! `knowledge ingest source REF`: reads a source from outside the tree through its resolver and stores its
+//! text, converted to Markdown, in the ingested store (`sources::ingested`), which the next build indexes.
+//! Every resolver is closed until `[ingest]` opens it, and each has limits:
+//!
+//! - `file:///PATH`: only inside `file_roots` (after symlinks are resolved), at most `max_bytes`, text only.
+//! - `https://` (and `http://` with `allow_http`): only hosts in `allow_domains`, redirects followed only
+//!   to such hosts (never to another scheme: a page cannot send ingest to `file://`), at most `max_bytes`,
+//!   within `timeout_seconds`, of the `content_types` listed. Nothing the page links or embeds is fetched.
+//! - `s3://BUCKET/KEY`: a signed GET with the environment's credentials, same size and type limits.
+//! - `open-files://ID`: the line with that id in `open_files_manifest`.
+//!
+//! Re-ingesting is incremental by revision: `https://` and `s3://` ask with the stored ETag (a `304` keeps
+//! the stored text), `open-files://` compares the manifest's revision id, and a text that hashes the same is
+//! not rewritten, so the next build re-derives only what changed.
+
+mod https;
+mod s3;
+
+use serde::Serialize;
+
+use crate::config::Project;
+use crate::config::ingest::IngestConfig;
+use crate::sources::ingested::{self, Document, Ingested, Outcome};
+
+/// What ingesting one ref did.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub outcome: Outcome,
+    pub resolver: String,
+    pub revision_id: String,
+    pub title: String,
+    /// The stored text file, relative to the output folder.
+    pub file: String,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{reference}: {message}")]
+    Refused { reference: String, message: String },
+    #[error(transparent)]
+    Store(#[from] ingested::IngestedError),
+}
+
+/// What a resolver read: a document, or word that the stored one is current.
+pub(crate) enum Read {
+    Document(Document),
+    NotModified,
+}
+
+/// Ingests `reference` with `labels` (beside `[ingest] labels`).
+pub fn ingest(project: &Project, reference: &str, labels: &[String]) -> Result<IngestReport, IngestError> {
+    let refused = |message: String| IngestError::Refused { reference: reference.to_string(), message };
+    let config = &project.config.ingest;
+    let labels = labels_of(config, labels).map_err(refused)?;
+    let output_dir = project.output_dir();
+    let prior = ingested::load(&output_dir)?.into_iter().find(|s| s.reference == reference);
+    let read = resolve(project, reference, prior.as_ref()).map_err(refused)?;
+    let (entry, outcome) = match read {
+        Read::NotModified => {
+            let prior = prior.expect("a resolver says not-modified only against a stored source");
+            // Upstream's revision is the stored one; new labels still make a new text.
+            let document = Document {
+                reference: prior.reference.clone(),
+                resolver: resolver_name(&prior.resolver),
+                owner: prior.owner.clone(),
+                revision_id: prior.revision_id.clone(),
+                mime: prior.mime.clone(),
+                title: prior.title.clone(),
+                labels,
+                text: stored_body(&output_dir, &prior)?,
+            };
+            ingested::store(&output_dir, &document, &now())?
+        }
+        Read::Document(mut document) => {
+            document.labels = labels;
+            ingested::store(&output_dir, &document, &now())?
+        }
+    };
+    Ok(IngestReport {
+        reference: entry.reference,
+        outcome,
+        resolver: entry.resolver,
+        revision_id: entry.revision_id,
+        title: entry.title,
+        file: entry.file,
+        labels: entry.labels,
+    })
+}
+
+/// Re-ingests every stored source with the labels it has, in ref order: each one's report or error.
+pub fn refresh(project: &Project) -> Result<Vec<Result<IngestReport, IngestError>>, IngestError> {
+    let stored = ingested::load(&project.output_dir())?;
+    Ok(stored
+        .iter()
+        .filter(|source| source.resolver != "web")
+        .map(|source| {
+            let extra: Vec<String> =
+                source.labels.iter().filter(|l| !project.config.ingest.labels.contains(l)).cloned().collect();
+            ingest(project, &source.reference, &extra)
+        })
+        .collect())
+}
+
+/// Records web search results as read-only sources under their URLs: each one's title, snippet, provider
+/// and retrieval time, as the search returned them (the pages themselves are not fetched). A URL already
+/// ingested as a page keeps its page.
+pub fn file_web_results(
+    project: &Project,
+    query: &str,
+    results: &[crate::providers::WebResult],
+    labels: &[String],
+) -> Result<Vec<IngestReport>, IngestError> {
+    let labels = labels_of(&project.config.ingest, labels)
+        .map_err(|message| IngestError::Refused { reference: query.to_string(), message })?;
+    let output_dir = project.output_dir();
+    let mut reports = Vec::new();
+    for result in results {
+        let stored = ingested::load(&output_dir)?;
+        if stored.iter().any(|s| s.reference == result.url && s.resolver != "web") {
+            continue;
+        }
+        let text = format!(
+            "# {}
+
+{}
+
+A web search for \"{}\" through `{}` found this page on {}; the text above is the \
+             search's snippet, not the page.\n",
+            result.title.trim(),
+            result.snippet.trim(),
+            query.replace(['\n', '\r'], " "),
+            result.provider,
+            result.retrieved_at,
+        );
+        let document = Document {
+            reference: result.url.clone(),
+            resolver: "web",
+            owner: result.provider.clone(),
+            revision_id: knowledge_queries::content_hash(text.as_bytes()),
+            mime: "text/plain".to_string(),
+            title: result.title.clone(),
+            labels: labels.clone(),
+            text,
+        };
+        let (entry, outcome) = ingested::store(&output_dir, &document, &result.retrieved_at)?;
+        reports.push(IngestReport {
+            reference: entry.reference,
+            outcome,
+            resolver: entry.resolver,
+            revision_id: entry.revision_id,
+            title: entry.title,
+            file: entry.file,
+            labels: entry.labels,
+        });
+    }
+    Ok(reports)
+}
+
+fn resolve(project: &Project, reference: &str, prior: Option<&Ingested>) -> Result<Read, String> {
+    let config = &project.config.ingest;
+    if let Some(path) = reference.strip_prefix("file://") {
+        return read_file(project, path).map(Read::Document);
+    }
+    if reference.starts_with("https://") || reference.starts_with("http://") {
+        return https::read(config, reference, prior);
+    }
+    if reference.starts_with("s3://") {
+        return https::read_s3(config, reference, prior);
+    }
+    if let Some(id) = reference.strip_prefix("open-files://") {
+        return read_open_file(project, id, prior);
+    }
+    Err("ingest reads file:///…, https://…, s3://… and open-files://… refs".to_string())
+}
+
+/// `file:///PATH`, inside a configured root.
+fn read_file(project: &Project, path: &str) -> Result<Document, String> {
+    if !path.starts_with('/') {
+        return Err(
+            "a `file://` ref to ingest names an absolute path (`file:///…`); project files are sources already"
+                .to_string(),
+        );
+    }
+    let roots = &project.config.ingest.file_roots;
+    if roots.is_empty() {
+        return Err("`file://` ingest is off: list the folders it may read in `[ingest] file_roots`".to_string());
+    }
+    // Symlinks and `..` resolve first, so neither can lead out of a root.
+    let real = std::fs::canonicalize(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let inside = roots.iter().any(|root| {
+        let root = project.root.join(root);
+        std::fs::canonicalize(&root).is_ok_and(|root| real.starts_with(root))
+    });
+    if !inside {
+        return Err(format!("`{}` is outside `[ingest] file_roots`", real.display()));
+    }
+    let metadata = std::fs::metadata(&real).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    if !metadata.is_file() {
+        return Err(format!("`{path}` is not a file"));
+    }
+    check_size(metadata.len(), project.config.ingest.max_bytes)?;
+    let bytes = std::fs::read(&real).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let extension = real.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let mime = match extension.as_str() {
+        "html" | "htm" | "xhtml" => "text/html",
+        "md" | "markdown" | "mdx" => "text/markdown",
+        _ => "text/plain",
+    };
+    let (title, text) = to_markdown(&bytes, mime)?;
+    let fallback = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(Document {
+        reference: format!("file://{path}"),
+        resolver: "file",
+        owner: "file".to_string(),
+        revision_id: knowledge_queries::content_hash(&bytes),
+        mime: mime.to_string(),
+        title: title.unwrap_or(fallback),
+        labels: Vec::new(),
+        text,
+    })
+}
+
+/// One line of the open-files manifest.
+#[derive(serde::Deserialize)]
+struct OpenFile {
+    id: String,
+    revision_id: String,
+    #[serde(default)]
+    hash: String,
+    mime: String,
+    text: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    owner: Option<String>,
+}
+
+fn read_open_file(project: &Project, id: &str, prior: Option<&Ingested>) -> Result<Read, String> {
+    let Some(manifest) = &project.config.ingest.open_files_manifest else {
+        return Err("`open-files://` ingest is off: name the manifest in `[ingest] open_files_manifest`".to_string());
+    };
+    let path = project.root.join(manifest);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
+        let file: OpenFile = serde_json::from_str(line)
+            .map_err(|e| format!("`{}` line {}: not an open-files entry: {e}", path.display(), index + 1))?;
+        if file.id != id {
+            continue;
+        }
+        if prior.is_some_and(|prior| prior.revision_id == file.revision_id) {
+            return Ok(Read::NotModified);
+        }
+        check_size(file.text.len() as u64, project.config.ingest.max_bytes)?;
+        let (title, text) = to_markdown(file.text.as_bytes(), &file.mime)?;
+        let _ = file.hash; // The manifest's hash is of the original file, which ingest never sees.
+        return Ok(Read::Document(Document {
+            reference: format!("open-files://{id}"),
+            resolver: "open-files",
+            owner: file.owner.unwrap_or_else(|| "open-files".to_string()),
+            revision_id: file.revision_id,
+            mime: file.mime,
+            title: file.title.or(title).unwrap_or_else(|| id.to_string()),
+            labels: Vec::new(),
+            text,
+        }));
+    }
+    Err(format!("no entry `{id}` in `{}`", path.display()))
+}
+
+/// The text of a stored source without the front matter ingest wrote.
+fn stored_body(output_dir: &std::path::Path, prior: &Ingested) -> Result<String, IngestError> {
+    let path = output_dir.join(&prior.file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|source| ingested::IngestedError::Read { path: path.clone(), source })?;
+    Ok(strip_front_matter(&text).to_string())
+}
+
+/// The labels a source gets: `[ingest] labels` and `extra`, trimmed, lowercased, sorted.
+fn labels_of(config: &IngestConfig, extra: &[String]) -> Result<Vec<String>, String> {
+    let mut labels = Vec::new();
+    for label in config.labels.iter().chain(extra) {
+        let label = label.trim().to_lowercase();
+        if label.is_empty() || label.contains([',', '[', ']', '"', '\n']) {
+            return Err(format!("label `{label}`: a label is one word without `,`, brackets or quotes"));
+        }
+        labels.push(label);
+    }
+    labels.sort();
+    labels.dedup();
+    Ok(labels)
+}
+
+/// A stored resolver name as the `'static` one documents carry.
+fn resolver_name(name: &str) -> &'static str {
+    ["file", "https", "s3", "open-files", "web"].into_iter().find(|n| *n == name).unwrap_or("file")
+}
+
+pub(crate) fn check_size(bytes: u64, max_bytes: u64) -> Result<(), String> {
+    if bytes > max_bytes {
+        return Err(format!("{bytes} bytes is over the limit of {max_bytes} (`[ingest] max_bytes`)"));
+    }
+    Ok(())
+}
+
+/// Content of `mime` as (title, Markdown): HTML converted, Markdown and plain text kept. Binary content
+/// and invalid UTF-8 are refused.
+pub(crate) fn to_markdown(bytes: &[u8], mime: &str) -> Result<(Option<String>, String), String> {
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err("binary content".to_string());
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        format!("invalid UTF-8 at line {line}")
+    })?;
+    let media = mime.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    if media == "text/html" || media == "application/xhtml+xml" {
+        let title = html_title(text);
+        let markdown = html2text::config::plain()
+            .no_link_wrapping()
+            .link_footnotes(false)
+            .string_from_read(bytes, 10_000)
+            .map_err(|e| format!("unreadable HTML: {e}"))?;
+        return Ok((title, markdown));
+    }
+    let body = strip_front_matter(text);
+    let title = body.lines().find_map(|line| line.strip_prefix("# ")).map(|t| t.trim().to_string());
+    Ok((title, body.to_string()))
+}
+
+/// A document without its leading front matter block: ingest writes its own.
+fn strip_front_matter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else { return text };
+    match rest.find("\n---\n") {
+        Some(end) => rest[end + 5..].trim_start_matches('\n'),
+        None => text,
+    }
+}
+
+/// The text of an HTML document's `<title>`, its common entities decoded.
+fn html_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let title = html[start..end]
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'");
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then_some(title)
+}
+
+/// Now, as the ledger writes times.
+fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_becomes_markdown_with_its_title_and_nothing_it_links_is_read() {
+        let html = b"<html><head><title>The &amp; Guide</title><script>steal()</script></head><body>\
+            <h1>Intro</h1><p>Hello <a href=\"file:///etc/passwd\">there</a>.</p>\
+            <img src=\"file:///etc/passwd\"><h2>Next</h2><ul><li>one</li></ul></body></html>";
+        let (title, text) = to_markdown(html, "text/html; charset=utf-8").unwrap();
+        assert_eq!(title.as_deref(), Some("The & Guide"));
+        assert!(text.contains("# Intro") && text.contains("## Next") && text.contains("* one"), "{text}");
+        assert!(!text.contains("steal()") && !text.contains("/etc/passwd"), "{text}");
+    }
+
+    #[test]
+    fn markdown_keeps_its_text_without_its_front_matter_and_binary_is_refused() {
+        let (title, text) = to_markdown(b"---\ntitle: x\n---\n# Notes\n\nBody.\n", "text/markdown").unwrap();
+        assert_eq!((title.as_deref(), text.as_str()), (Some("Notes"), "# Notes\n\nBody.\n"));
+        assert_eq!(to_markdown(b"a\0b", "text/plain").unwrap_err(), "binary content");
+        assert_eq!(to_markdown(b"ok\n\xff", "text/plain").unwrap_err(), "invalid UTF-8 at line 2");
+    }
+
+    #[test]
+    fn labels_are_normalized_and_checked() {
+        let config = IngestConfig { labels: vec!["Web".to_string()], ..IngestConfig::default() };
+        assert_eq!(labels_of(&config, &["internal".to_string(), "web".to_string()]).unwrap(), ["internal", "web"]);
+        assert!(labels_of(&config, &["a,b".to_string()]).is_err());
+    }
+}

@@ -1,0 +1,247 @@
+//! The ingested store: sources from outside the tree that `knowledge ingest source` read (`https://`,
+//! `s3://`, `file:///…`, `open-files://`) and web results `knowledge web search --file` recorded. Each one's
+//! text, as ingest converted it, is a Markdown file in `OUTPUT/ingested/`, opened by a front matter block
+//! with its provenance (ref, resolver, owner, upstream revision, labels); `OUTPUT/ingested.json` lists
+//! them. A build indexes each file under its ref, like any source, and cites it by that ref.
+//!
+//! Ingest changes these files, never the index, and writes each atomically (a temporary file, then a
+//! rename): a build sees a source's old text or its new one, never half of either.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The list of ingested sources, in the output folder.
+pub const INGESTED_FILE: &str = "ingested.json";
+/// The folder of their texts, in the output folder.
+pub const INGESTED_DIR: &str = "ingested";
+
+/// One ingested source, as the list records it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Ingested {
+    /// The ref it is indexed and cited by.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// How it was read: `file`, `https`, `s3`, `open-files` or `web` (a web search result).
+    pub resolver: String,
+    /// Whose it is: the host, the bucket, the manifest's owner, the provider that searched.
+    pub owner: String,
+    /// The revision upstream gave (an ETag, the manifest's revision id) or the content hash.
+    pub revision_id: String,
+    /// The MIME type the content came as.
+    pub mime: String,
+    pub title: String,
+    pub labels: Vec<String>,
+    /// When it was last read (RFC 3339, UTC).
+    pub retrieved_at: String,
+    /// Its text file, relative to the output folder.
+    pub file: String,
+    /// The hash of that file's content.
+    pub hash: String,
+}
+
+/// What a resolver read: the source before it is stored.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub reference: String,
+    pub resolver: &'static str,
+    pub owner: String,
+    pub revision_id: String,
+    pub mime: String,
+    pub title: String,
+    pub labels: Vec<String>,
+    /// Markdown (HTML already converted).
+    pub text: String,
+}
+
+/// What storing a document did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Added,
+    Changed,
+    Unchanged,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct IngestedFile {
+    version: u32,
+    sources: Vec<Ingested>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestedError {
+    #[error("cannot read `{}`", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is not an ingested-sources file: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("cannot write `{}`", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no ingested source `{0}`")]
+    Missing(String),
+}
+
+/// The ingested sources in `output_dir`, sorted by ref; none when the list does not exist.
+pub fn load(output_dir: &Path) -> Result<Vec<Ingested>, IngestedError> {
+    let path = output_dir.join(INGESTED_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(IngestedError::Read { path, source }),
+    };
+    let file: IngestedFile = serde_json::from_str(&text)
+        .map_err(|e| IngestedError::Invalid { path: path.clone(), message: e.to_string() })?;
+    Ok(file.sources)
+}
+
+/// Stores `document` (its text file, then the list) and says whether it is new, changed or as it was. An
+/// unchanged document keeps its file, so the next build has nothing to re-derive; only `retrieved_at` moves.
+pub fn store(output_dir: &Path, document: &Document, now: &str) -> Result<(Ingested, Outcome), IngestedError> {
+    let mut sources = load(output_dir)?;
+    let text = with_front_matter(document);
+    let hash = knowledge_queries::content_hash(text.as_bytes());
+    let file = format!("{INGESTED_DIR}/{}.md", file_stem(&document.reference));
+    let position = sources.iter().position(|s| s.reference == document.reference);
+    let outcome = match position.map(|i| &sources[i]) {
+        Some(prior) if prior.hash == hash && output_dir.join(&prior.file).is_file() => Outcome::Unchanged,
+        Some(_) => Outcome::Changed,
+        None => Outcome::Added,
+    };
+    if outcome != Outcome::Unchanged {
+        write_atomically(&output_dir.join(&file), text.as_bytes())?;
+    }
+    let entry = Ingested {
+        reference: document.reference.clone(),
+        resolver: document.resolver.to_string(),
+        owner: document.owner.clone(),
+        revision_id: document.revision_id.clone(),
+        mime: document.mime.clone(),
+        title: document.title.clone(),
+        labels: document.labels.clone(),
+        retrieved_at: now.to_string(),
+        file,
+        hash,
+    };
+    match position {
+        Some(i) => sources[i] = entry.clone(),
+        None => sources.push(entry.clone()),
+    }
+    save(output_dir, sources)?;
+    Ok((entry, outcome))
+}
+
+/// Removes the ingested source `reference` and its text.
+pub fn remove(output_dir: &Path, reference: &str) -> Result<Ingested, IngestedError> {
+    let mut sources = load(output_dir)?;
+    let position = sources
+        .iter()
+        .position(|s| s.reference == reference)
+        .ok_or_else(|| IngestedError::Missing(reference.to_string()))?;
+    let removed = sources.remove(position);
+    save(output_dir, sources)?;
+    let file = output_dir.join(&removed.file);
+    match std::fs::remove_file(&file) {
+        Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+            return Err(IngestedError::Write { path: file, source });
+        }
+        _ => {}
+    }
+    Ok(removed)
+}
+
+/// The text a build indexes: the document's provenance as front matter (so its title and labels reach
+/// the index the way a file's do, and the provenance view reads the rest), then its Markdown.
+fn with_front_matter(document: &Document) -> String {
+    // The front matter reader takes a value to its line's end and strips one pair of outer quotes.
+    let value = |text: &str| format!("\"{}\"", text.replace(['\r', '\n'], " "));
+    let mut text = String::from("---\n");
+    text.push_str(&format!("title: {}\n", value(&document.title)));
+    text.push_str(&format!("source: {}\n", value(&document.reference)));
+    text.push_str(&format!("resolver: {}\n", value(document.resolver)));
+    text.push_str(&format!("source_owner: {}\n", value(&document.owner)));
+    text.push_str(&format!("revision_id: {}\n", value(&document.revision_id)));
+    text.push_str(&format!("mime: {}\n", value(&document.mime)));
+    if !document.labels.is_empty() {
+        text.push_str(&format!("labels: [{}]\n", document.labels.join(", ")));
+    }
+    text.push_str("---\n\n");
+    text.push_str(document.text.trim());
+    text.push('\n');
+    text
+}
+
+/// A file name for a ref: readable where it can be, unique by a hash of the whole ref.
+fn file_stem(reference: &str) -> String {
+    let readable: String = reference
+        .split_once("://")
+        .map_or(reference, |(_, rest)| rest)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c.to_ascii_lowercase() } else { '_' })
+        .take(60)
+        .collect();
+    let hash = knowledge_queries::content_hash(reference.as_bytes());
+    format!("{}-{}", readable.trim_matches('_'), &hash[..12])
+}
+
+fn save(output_dir: &Path, mut sources: Vec<Ingested>) -> Result<(), IngestedError> {
+    sources.sort_by(|a, b| a.reference.cmp(&b.reference));
+    let json = serde_json::to_string_pretty(&IngestedFile { version: 1, sources }).expect("list serializes") + "\n";
+    write_atomically(&output_dir.join(INGESTED_FILE), json.as_bytes())
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), IngestedError> {
+    let wrap = |source| IngestedError::Write { path: path.to_path_buf(), source };
+    let folder = path.parent().expect("a file in the output folder");
+    std::fs::create_dir_all(folder).map_err(wrap)?;
+    let name = path.file_name().expect("a file name").to_string_lossy();
+    let temporary = folder.join(format!(".{name}.{}", std::process::id()));
+    std::fs::write(&temporary, bytes).map_err(wrap)?;
+    std::fs::rename(&temporary, path).map_err(wrap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(text: &str) -> Document {
+        Document {
+            reference: "https://docs.example.org/guide?x=1".to_string(),
+            resolver: "https",
+            owner: "docs.example.org".to_string(),
+            revision_id: "\"etag-1\"".to_string(),
+            mime: "text/html".to_string(),
+            title: "[Guide]: the\nbasics".to_string(),
+            labels: vec!["internal".to_string()],
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn storing_again_tells_added_changed_and_unchanged_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let (entry, outcome) = store(dir.path(), &document("# Guide\n\nHello."), "t1").unwrap();
+        assert_eq!(outcome, Outcome::Added);
+        assert!(entry.file.starts_with("ingested/docs.example.org_guide_x_1-"), "{}", entry.file);
+        let text = std::fs::read_to_string(dir.path().join(&entry.file)).unwrap();
+        assert!(
+            text.starts_with("---\ntitle: \"[Guide]: the basics\"\nsource: \"https://docs.example.org/guide?x=1\"\n")
+        );
+        assert!(text.contains("labels: [internal]\n---\n\n# Guide\n\nHello.\n"), "{text}");
+        assert_eq!(store(dir.path(), &document("# Guide\n\nHello."), "t2").unwrap().1, Outcome::Unchanged);
+        assert_eq!(load(dir.path()).unwrap()[0].retrieved_at, "t2");
+        assert_eq!(store(dir.path(), &document("# Guide\n\nHello again."), "t3").unwrap().1, Outcome::Changed);
+        assert_eq!(load(dir.path()).unwrap().len(), 1);
+        let removed = remove(dir.path(), "https://docs.example.org/guide?x=1").unwrap();
+        assert!(!dir.path().join(removed.file).exists());
+        assert!(load(dir.path()).unwrap().is_empty());
+        assert!(matches!(remove(dir.path(), "https://nowhere"), Err(IngestedError::Missing(_))));
+    }
+}
