@@ -550,6 +550,15 @@ on_build = false
 # rules = [{ path = "internal/**", labels = ["internal"] }]
 # [permissions.principals]
 # staff = ["internal"]
+# A label can be kept from a use, whoever asks: out of the index, or out of every answer.
+# [permissions.purposes.knowledge_index]
+# deny_labels = ["do-not-index"]
+
+# Sources from outside the tree (`knowledge ingest source REF`): every resolver is closed until opened here.
+# [ingest]
+# file_roots = ["../handbook"]          # file:///… only inside these folders
+# allow_domains = ["docs.example.com"]  # https://… only from these hosts
+# open_files_manifest = "open-files.jsonl"
 "#;
 
 #[cfg(test)]
