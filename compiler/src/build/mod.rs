@@ -159,6 +159,8 @@ impl Compiler {
             || !pending.is_empty()
             || !removed.is_empty()
             || !stats.is_empty();
+        // Artifact texts the wiki stage made that the index holds only as hashes, for the file sync.
+        let mut fresh_files = std::collections::HashMap::new();
         let mut summary = BuildSummary {
             run_id: None,
             index,
@@ -239,6 +241,7 @@ impl Compiler {
             let started = humantime::format_rfc3339_millis(started_at).to_string();
             wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
             (summary.pages, summary.shards) = (stage.pages, stage.shards);
+            fresh_files = std::mem::take(&mut stage.fresh);
             // With no provider, the vectors of one turned off go with this transaction; with one, the
             // embedding stage runs after the commit (below), so no provider call holds the write lock.
             if embedder.is_none() {
@@ -291,6 +294,7 @@ impl Compiler {
             store.connection(),
             &output_dir,
             &output_in_project,
+            &fresh_files,
             &mut summary.pages,
             &mut summary.shards,
         )

@@ -44,11 +44,7 @@ impl Artifact {
             // The root's uri is `knowledge://index/root`, which `shard_markdown` reads as the root.
             ("root" | "shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),
             ("shard_json", _) => match section.and_then(|s| s.strip_suffix(".json")) {
-                Some(section) => Ok(conn
-                    .prepare_cached("SELECT json FROM knowledge_indexes WHERE section = ?1")?
-                    .query_row([section], |row| row.get(0))
-                    .optional()?
-                    .flatten()),
+                Some(section) => super::shards::stored_shard_json(conn, section),
                 None => Ok(None),
             },
             ("schema", _) => Ok(Some(SCHEMA_DOC.to_string())),
@@ -212,6 +208,7 @@ pub fn sync_files(
     conn: &Connection,
     output_dir: &Path,
     output_in_project: &str,
+    fresh: &HashMap<String, String>,
     pages: &mut ArtifactCounters,
     shards: &mut ArtifactCounters,
 ) -> Result<Vec<String>, std::io::Error> {
@@ -234,8 +231,27 @@ pub fn sync_files(
             stats.push((artifact.path.clone(), now));
             continue;
         }
-        let Some(text) = artifact.text(conn).map_err(std::io::Error::other)? else { continue };
+        let text = match fresh.get(&artifact.path) {
+            Some(text) => std::borrow::Cow::Borrowed(text.as_str()),
+            None => match artifact.text(conn).map_err(std::io::Error::other)? {
+                Some(text) => std::borrow::Cow::Owned(text),
+                None => continue,
+            },
+        };
         counters.compared += 1;
+        // A file whose size and mtime are as this tool left it holds what the cache says it wrote: it is
+        // replaced without being read. Any other is read, so a hand edit is never overwritten unawares.
+        let untouched = file_stat(&file, "")
+            .zip(cached.get(&artifact.path))
+            .is_some_and(|(now, cached)| (now.size, now.mtime_ns) == (cached.size, cached.mtime_ns));
+        if untouched {
+            write_atomically(&file, &text)?;
+            counters.written += 1;
+            if let Some(stat) = file_stat(&file, &artifact.hash) {
+                stats.push((artifact.path.clone(), stat));
+            }
+            continue;
+        }
         match std::fs::read(&file) {
             Ok(bytes) if bytes == text.as_bytes() => counters.unchanged += 1,
             Ok(bytes) if !may_replace(&artifact.path, &bytes, &cached) => {

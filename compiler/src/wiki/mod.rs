@@ -109,6 +109,9 @@ pub struct Stage {
     pub shards: ArtifactCounters,
     pub changes: Vec<ArtifactChange>,
     pub events: Vec<RunEvent>,
+    /// Artifact texts this stage made that the index does not hold whole (the shards' JSON files), by
+    /// path under the output folder: the file sync writes them without making them again.
+    pub fresh: HashMap<String, String>,
 }
 
 /// Everything the stage needs from the build.

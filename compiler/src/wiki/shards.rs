@@ -135,19 +135,18 @@ impl From<rusqlite::Error> for ShardError {
     }
 }
 
-pub(super) fn compile_shards(
+/// Each section's rows, and beside each row its page's hash, from the page rows the index holds; with
+/// `only`, that section's alone.
+pub(super) fn section_rows(
     conn: &Connection,
-    context: &StageContext<'_>,
-    stage: &mut Stage,
-) -> Result<(), ShardError> {
-    let templates = context.templates;
-    let template_hash =
-        content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
-    // Each section's rows, and beside each row its page's hash.
+    only: Option<&str>,
+) -> rusqlite::Result<BTreeMap<String, (Vec<ShardRow>, Vec<String>)>> {
     let mut sections: BTreeMap<String, (Vec<ShardRow>, Vec<String>)> = BTreeMap::new();
-    let mut statement =
-        conn.prepare("SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY section, slug")?;
-    let rows = statement.query_map([], |row| {
+    let mut statement = conn.prepare_cached(
+        "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages
+         WHERE ?1 IS NULL OR section = ?1 ORDER BY section, slug",
+    )?;
+    let rows = statement.query_map([only], |row| {
         let section: String = row.get(2)?;
         let path: String = row.get(3)?;
         Ok((
@@ -170,49 +169,88 @@ pub(super) fn compile_shards(
         rows.push(row);
         hashes.push(hash);
     }
+    Ok(sections)
+}
+
+/// A section's JSON file: its rows, each with its page file's hash.
+pub(super) fn shard_json(section: &str, rows: &[ShardRow], hashes: &[String]) -> String {
+    let pages = rows.iter().zip(hashes).map(|(row, hash)| JsonRow::new(row, hash)).collect();
+    let shard_json = ShardJson { pages, schema: SCHEMA_VERSION, section };
+    format!("{}\n", serde_json::to_string_pretty(&shard_json).expect("rows serialize"))
+}
+
+/// A section's JSON file as the index's page rows make it: what the file must hold. The index keeps only
+/// its hash (in `storage_objects`), since every edit of a page changes a row of it and the rows are there.
+pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
+    let sections = section_rows(conn, Some(section))?;
+    Ok(sections.get(section).map(|(rows, hashes)| shard_json(section, rows, hashes)))
+}
+
+pub(super) fn compile_shards(
+    conn: &Connection,
+    context: &StageContext<'_>,
+    stage: &mut Stage,
+) -> Result<(), ShardError> {
+    let templates = context.templates;
+    let template_hash =
+        content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    let sections = section_rows(conn, None)?;
+    // What the index holds of each shard: the hash of the rows its Markdown shows, and the hashes of its
+    // files (not their texts, which are large and mostly unchanged).
     let stored: HashMap<String, StoredShard> = conn
-        .prepare("SELECT section, rows_hash, markdown, json FROM knowledge_indexes")?
+        .prepare(
+            "SELECT k.section, k.rows_hash, m.hash, j.hash FROM knowledge_indexes k
+             LEFT JOIN storage_objects m ON m.path = k.path
+             LEFT JOIN storage_objects j ON j.path = k.json_path",
+        )?
         .query_map([], |row| {
-            Ok((row.get(0)?, StoredShard { rows_hash: row.get(1)?, markdown: row.get(2)?, json: row.get(3)? }))
+            Ok((
+                row.get(0)?,
+                StoredShard { rows_hash: row.get(1)?, markdown_hash: row.get(2)?, json_hash: row.get(3)? },
+            ))
         })?
         .collect::<rusqlite::Result<_>>()?;
     let enabled = context.project.config.wiki.enabled;
 
     for (section, (rows, hashes)) in &sections {
-        let rows_hash =
-            content_hash(format!("{}{template_hash}", serde_json::to_string(rows).expect("rows serialize")).as_bytes());
-        let pages = rows.iter().zip(hashes).map(|(row, hash)| JsonRow::new(row, hash)).collect();
-        let shard_json = ShardJson { pages, schema: SCHEMA_VERSION, section };
-        let json = format!("{}\n", serde_json::to_string_pretty(&shard_json).expect("rows serialize"));
+        // The rows' JSON streamed into the hash: the same digest as hashing the string, without building it.
+        let mut hasher = blake3::Hasher::new();
+        serde_json::to_writer(&mut hasher, rows).expect("rows serialize");
+        hasher.update(template_hash.as_bytes());
+        let rows_hash = hasher.finalize().to_hex()[..32].to_string();
+        let json = shard_json(section, rows, hashes);
+        let json_hash = content_hash(json.as_bytes());
         let before = stored.get(section);
-        let shown_before = before.filter(|before| !context.full && before.rows_hash == rows_hash);
-        if shown_before.is_some_and(|before| before.json.as_deref() == Some(json.as_str())) {
+        let shown_before = before.is_some_and(|before| !context.full && before.rows_hash == rows_hash);
+        let json_before = before.is_some_and(|before| !context.full && before.json_hash.as_deref() == Some(&json_hash));
+        if shown_before && json_before {
             continue;
         }
-        // The Markdown (and the shard's source row, cut from it) only when the rows it shows changed.
-        let markdown = match shown_before {
-            Some(before) => before.markdown.clone(),
-            None => {
-                let json_href = format!("machine/{section}.json");
-                let model = ShardModel { schema: SCHEMA_VERSION, section, json_href, pages: rows };
-                let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
-                stage.shards.rendered += 1;
-                let shard = shard_source_row(section, &markdown, rows);
-                store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
-                markdown
-            }
-        };
-        let json_path = format!("indexes/machine/{section}.json");
         let path = format!("indexes/{section}.md");
-        let shard = RenderedShard {
-            section,
-            path: &path,
-            json: Some((&json_path, &json)),
-            page_count: rows.len(),
-            rows_hash: &rows_hash,
-            markdown: &markdown,
-        };
-        record_shard(conn, context, stage, &shard, before)?;
+        let json_path = format!("indexes/machine/{section}.json");
+        let metadata = serde_json::json!({"section": section, "pages": rows.len()});
+        // The Markdown (and the shard's source row, cut from it) only when the rows it shows changed.
+        if !shown_before {
+            let json_href = format!("machine/{section}.json");
+            let model = ShardModel { schema: SCHEMA_VERSION, section, json_href, pages: rows };
+            let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
+            stage.shards.rendered += 1;
+            let shard = shard_source_row(section, &markdown, rows);
+            store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
+            let shard = RenderedShard {
+                section,
+                path: &path,
+                json_path: Some(&json_path),
+                page_count: rows.len(),
+                rows_hash: &rows_hash,
+                markdown: &markdown,
+            };
+            record_shard(conn, context, stage, &shard, before)?;
+        }
+        // A page's new text changes only its row's hash here: the JSON's object, not the Markdown's.
+        let uri = format!("{}.json", SourceRef::shard(section).path());
+        upsert_object(conn, &uri, "shard_json", &json_path, &json, context.run_id, &metadata)?;
+        stage.fresh.insert(json_path, json);
     }
     for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
@@ -227,7 +265,7 @@ pub(super) fn compile_shards(
         stage.changes.push(ArtifactChange {
             artifact: format!("indexes/{section}.md"),
             kind: "shard",
-            old_hash: Some(content_hash(before.markdown.as_bytes())),
+            old_hash: before.markdown_hash.clone(),
             new_hash: None,
             sources: Vec::new(),
         });
@@ -259,7 +297,7 @@ pub(super) fn compile_shards(
         let root = RenderedShard {
             section: "",
             path: "indexes/root.md",
-            json: None,
+            json_path: None,
             page_count: total,
             rows_hash: &rows_hash,
             markdown: &markdown,
@@ -295,8 +333,8 @@ pub(super) fn compile_shards(
 /// What the index holds of a shard before this build.
 pub(super) struct StoredShard {
     rows_hash: String,
-    markdown: String,
-    json: Option<String>,
+    markdown_hash: Option<String>,
+    json_hash: Option<String>,
 }
 
 /// A shard (or, with the empty section, the root) rendered by this build.
@@ -304,8 +342,8 @@ pub(super) struct RenderedShard<'a> {
     pub(super) section: &'a str,
     /// The Markdown file, relative to the output folder.
     pub(super) path: &'a str,
-    /// The JSON file's path and text; the root has none.
-    pub(super) json: Option<(&'a str, &'a str)>,
+    /// The JSON file's path; the root has none.
+    pub(super) json_path: Option<&'a str>,
     pub(super) page_count: usize,
     pub(super) rows_hash: &'a str,
     pub(super) markdown: &'a str,
@@ -319,21 +357,17 @@ pub(super) fn record_shard(
     shard: &RenderedShard<'_>,
     before: Option<&StoredShard>,
 ) -> rusqlite::Result<()> {
-    let RenderedShard { section, path, json, page_count, rows_hash, markdown } = *shard;
-    let (json_path, json) = (json.map(|(path, _)| path), json.map(|(_, text)| text));
+    let RenderedShard { section, path, json_path, page_count, rows_hash, markdown } = *shard;
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, json, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, json, context.run_id])?;
+    .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, context.run_id])?;
     let (uri, kind) =
         if section.is_empty() { (root_uri(), "root") } else { (SourceRef::shard(section).path(), "shard") };
     let metadata = serde_json::json!({"section": section, "pages": page_count});
     upsert_object(conn, &uri, kind, path, markdown, context.run_id, &metadata)?;
-    if let (Some(json_path), Some(json)) = (json_path, json) {
-        upsert_object(conn, &format!("{uri}.json"), "shard_json", json_path, json, context.run_id, &metadata)?;
-    }
-    let old_hash = before.map(|before| content_hash(before.markdown.as_bytes()));
+    let old_hash = before.and_then(|before| before.markdown_hash.clone());
     let new_hash = content_hash(markdown.as_bytes());
     if old_hash.as_deref() != Some(new_hash.as_str()) {
         stage.changes.push(ArtifactChange {

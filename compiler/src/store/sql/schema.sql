@@ -192,8 +192,7 @@ CREATE TABLE knowledge_indexes (
     json_path TEXT,                     -- indexes/machine/<section>.json; NULL for the root
     page_count INTEGER NOT NULL,
     rows_hash TEXT NOT NULL,            -- hash of the rows it lists and the template: equal means not re-rendered
-    markdown TEXT NOT NULL,
-    json TEXT,
+    markdown TEXT NOT NULL,             -- the JSON file is made from wiki_pages' rows; storage_objects has its hash
     run_id TEXT NOT NULL
 ) WITHOUT ROWID;
 
