@@ -135,13 +135,12 @@ impl From<rusqlite::Error> for ShardError {
     }
 }
 
-/// Each section's rows, and beside each row its page's hash, from the page rows the index holds; with
-/// `only`, that section's alone.
-pub(super) fn section_rows(
-    conn: &Connection,
-    only: Option<&str>,
-) -> rusqlite::Result<BTreeMap<String, (Vec<ShardRow>, Vec<String>)>> {
-    let mut sections: BTreeMap<String, (Vec<ShardRow>, Vec<String>)> = BTreeMap::new();
+/// Each section's shard rows, and beside each row its page's hash.
+pub(super) type SectionRows = BTreeMap<String, (Vec<ShardRow>, Vec<String>)>;
+
+/// Each section's rows from the page rows the index holds; with `only`, that section's alone.
+pub(super) fn section_rows(conn: &Connection, only: Option<&str>) -> rusqlite::Result<SectionRows> {
+    let mut sections = SectionRows::new();
     let mut statement = conn.prepare_cached(
         "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages
          WHERE ?1 IS NULL OR section = ?1 ORDER BY section, slug",
