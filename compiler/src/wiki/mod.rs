@@ -311,6 +311,11 @@ pub fn compile(
             labels: None,
         });
     }
+    // Shards are made of page rows and templates alone: with neither changed, they are as they were.
+    let pages_changed = stage.pages.rendered > 0 || stage.pages.deleted > 0;
+    if !pages_changed && !context.full && !context.catalog.reseed {
+        return Ok(stage);
+    }
     compile_shards(conn, context, &mut stage).map_err(|error| match error {
         ShardError::Template(message) => StoreError::Wiki(message),
         ShardError::Sqlite(error) => sql(error),

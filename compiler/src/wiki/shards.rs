@@ -212,11 +212,9 @@ pub(super) fn compile_shards(
     let enabled = context.project.config.wiki.enabled;
 
     for (section, (rows, hashes)) in &sections {
-        // The rows' JSON streamed into the hash: the same digest as hashing the string, without building it.
-        let mut hasher = blake3::Hasher::new();
-        serde_json::to_writer(&mut hasher, rows).expect("rows serialize");
-        hasher.update(template_hash.as_bytes());
-        let rows_hash = hasher.finalize().to_hex()[..32].to_string();
+        let mut shown = serde_json::to_vec(rows).expect("rows serialize");
+        shown.extend_from_slice(template_hash.as_bytes());
+        let rows_hash = content_hash(&shown);
         let json = shard_json(section, rows, hashes);
         let json_hash = content_hash(json.as_bytes());
         let before = stored.get(section);
