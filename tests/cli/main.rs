@@ -15,6 +15,7 @@ mod permissions;
 mod providers;
 #[path = "../support/python.rs"]
 mod python;
+mod remote;
 mod search;
 mod trust;
 mod watch;
@@ -80,7 +81,14 @@ impl CliTest {
     /// Runs `knowledge -C <root> ARGS` with `envs` set.
     pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_knowledge"));
-        command.arg("-C").arg(self.root()).args(args).env_remove("KNOWLEDGE_FAILPOINT");
+        // A remote server named by the environment would answer instead of the project's index.
+        command
+            .arg("-C")
+            .arg(self.root())
+            .args(args)
+            .env_remove("KNOWLEDGE_FAILPOINT")
+            .env_remove("KNOWLEDGE_API_URL")
+            .env_remove("KNOWLEDGE_API_KEY");
         for (key, value) in envs {
             command.env(key, value);
         }

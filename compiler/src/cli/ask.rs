@@ -34,6 +34,18 @@ pub(crate) struct AskArgs {
 }
 
 pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    if let Some(mut remote) = super::output::remote(None, at)? {
+        // The server generates when its operator allows it, and records nothing.
+        anyhow::ensure!(
+            !args.generate,
+            "--generate: a remote server generates answers when its operator starts it with --ask-provider"
+        );
+        let arguments = serde_json::json!({"question": args.question, "max_tokens": args.max_tokens});
+        let answer: Answer =
+            serde_json::from_value(remote.call("knowledge_ask", arguments).map_err(anyhow::Error::msg)?)?;
+        print(args.json, &answer, |out| print_human(out, &answer, false))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let (index, conn, access) = open_as(None, &at.start, at.principal())?;
     let mut streamed = false;
     let mut answer = if args.generate {

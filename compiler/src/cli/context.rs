@@ -26,9 +26,18 @@ pub(crate) struct PackArgs {
 }
 
 pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let (index, conn, access) = open_as(args.db, &at.start, at.principal())?;
-    let pack = knowledge::retrieval::context::pack(&conn, &args.query, args.max_tokens, args.max_items, &access)
-        .with_context(|| format!("packing context from `{}`", index.display()))?;
+    let pack: knowledge::retrieval::context::ContextPack = match super::output::remote(args.db.as_deref(), at)? {
+        Some(mut remote) => {
+            let arguments =
+                serde_json::json!({"query": args.query, "max_tokens": args.max_tokens, "max_items": args.max_items});
+            serde_json::from_value(remote.call("knowledge_context_pack", arguments).map_err(anyhow::Error::msg)?)?
+        }
+        None => {
+            let (index, conn, access) = open_as(args.db, &at.start, at.principal())?;
+            knowledge::retrieval::context::pack(&conn, &args.query, args.max_tokens, args.max_items, &access)
+                .with_context(|| format!("packing context from `{}`", index.display()))?
+        }
+    };
     print(args.json, &pack, |out| {
         for item in &pack.items {
             writeln!(out, "## {}\n[{}]\n\n{}\n", item.title, item.reference, item.text)?;

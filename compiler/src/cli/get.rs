@@ -92,8 +92,15 @@ fn record_decision(
 }
 
 pub(crate) fn run(args: GetArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
-    let resolved = knowledge::retrieval::reader::resolve(&conn, &args.reference, &access)?;
+    let resolved: Resolved = match super::output::remote(args.db.as_deref(), at)? {
+        Some(mut remote) => serde_json::from_value(
+            remote.call("knowledge_get", serde_json::json!({"ref": args.reference})).map_err(anyhow::Error::msg)?,
+        )?,
+        None => {
+            let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+            knowledge::retrieval::reader::resolve(&conn, &args.reference, &access)?
+        }
+    };
     print(args.json, &resolved, |out| print_resolved(out, &resolved))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -38,6 +38,46 @@ pub(crate) fn open_as(
     Ok((index, conn, access))
 }
 
+/// The remote server to ask instead of a local index: `KNOWLEDGE_API_URL`, else `[remote] url` of the
+/// project's kc.toml; none with `--db`, which names a local index.
+pub(crate) fn remote(
+    db: Option<&Path>,
+    at: &super::Invocation,
+) -> anyhow::Result<Option<knowledge::serve::client::Remote>> {
+    use knowledge::serve::client::{KEY_VARIABLE, Remote, URL_VARIABLE};
+    if db.is_some() {
+        return Ok(None);
+    }
+    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let (url, key_variable) = match set(URL_VARIABLE) {
+        Some(url) => (url, KEY_VARIABLE.to_string()),
+        None => {
+            let Ok(project) = Project::discover(&at.start) else { return Ok(None) };
+            let Some(url) = project.config.remote.url.clone() else { return Ok(None) };
+            (url, project.config.remote.api_key_env.clone().unwrap_or_else(|| KEY_VARIABLE.to_string()))
+        }
+    };
+    anyhow::ensure!(
+        at.principal.is_none(),
+        "--as: a remote server answers as the principal it serves; --as reads a local index"
+    );
+    Ok(Some(Remote::connect(&url, set(&key_variable)).map_err(anyhow::Error::msg)?))
+}
+
+/// A snippet's Markdown bold marks as a terminal's bold, for answers a remote server marked for JSON.
+pub(crate) fn terminal_marks(response: &mut SearchResponse) {
+    for result in &mut response.results {
+        let mut text = String::with_capacity(result.snippet.len());
+        for (n, part) in result.snippet.split("**").enumerate() {
+            if n > 0 {
+                text.push_str(if n % 2 == 1 { "\u{1b}[1m" } else { "\u{1b}[0m" });
+            }
+            text.push_str(part);
+        }
+        result.snippet = text;
+    }
+}
+
 /// The index to read: `--db`, or the one the project's kc.toml names.
 pub(crate) fn index_path(db: Option<PathBuf>, start: &Path) -> anyhow::Result<PathBuf> {
     Ok(match db {

@@ -1,14 +1,15 @@
 //! `knowledge search`: ranked, cited excerpts, optionally with a context pack.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use knowledge::escape;
-use knowledge::retrieval::search::{ResultKind, SearchMode};
+use knowledge::retrieval::context::ContextPack;
+use knowledge::retrieval::search::{ResultKind, SearchMode, SearchResponse};
 
 use super::Invocation;
-use super::output::{cli_search, print, print_search};
+use super::output::{cli_search, print, print_search, remote, terminal_marks};
 
 #[derive(clap::Args)]
 pub(crate) struct SearchArgs {
@@ -40,16 +41,41 @@ pub(crate) struct SearchArgs {
 pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let mode = if args.semantic { SearchMode::Hybrid } else { args.mode };
     let (json, query) = (args.json, &args.query);
-    let (conn, access, response) = cli_search(args.db, at, query, mode, args.limit, args.kind, json)?;
-    if !args.context {
-        print(json, &response, |out| print_search(out, &response))?;
-    } else {
-        let pack = knowledge::retrieval::context::pack(&conn, query, 2000, 8, &access)?;
-        print(json, &serde_json::json!({"search": response, "context": pack}), |out| {
+    let (response, pack) = match remote(args.db.as_deref(), at)? {
+        Some(mut remote) => {
+            let arguments = serde_json::json!({"query": query, "mode": mode, "limit": args.limit.clamp(1, 100),
+                                               "kinds": args.kind, "include_text": true});
+            let mut response: SearchResponse =
+                serde_json::from_value(remote.call("knowledge_search", arguments).map_err(anyhow::Error::msg)?)?;
+            if !json && std::io::stdout().is_terminal() {
+                terminal_marks(&mut response);
+            }
+            let pack = if args.context {
+                let arguments = serde_json::json!({"query": query, "max_tokens": 2000, "max_items": 8});
+                let pack = remote.call("knowledge_context_pack", arguments).map_err(anyhow::Error::msg)?;
+                Some(serde_json::from_value::<ContextPack>(pack)?)
+            } else {
+                None
+            };
+            (response, pack)
+        }
+        None => {
+            let (conn, access, response) = cli_search(args.db, at, query, mode, args.limit, args.kind, json)?;
+            let pack = if args.context {
+                Some(knowledge::retrieval::context::pack(&conn, query, 2000, 8, &access)?)
+            } else {
+                None
+            };
+            (response, pack)
+        }
+    };
+    match pack {
+        None => print(json, &response, |out| print_search(out, &response))?,
+        Some(pack) => print(json, &serde_json::json!({"search": response, "context": pack}), |out| {
             print_search(out, &response)?;
             writeln!(out, "context pack: {} excerpts, {} tokens", pack.items.len(), pack.budget.used_tokens)?;
             pack.items.iter().try_for_each(|item| writeln!(out, "  {}", escape(&item.reference)))
-        })?;
+        })?,
     }
     Ok(ExitCode::SUCCESS)
 }

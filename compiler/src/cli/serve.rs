@@ -20,9 +20,13 @@ pub(crate) struct ServeArgs {
     /// Serve streamable HTTP at http://ADDRESS/mcp instead of stdio (for example 127.0.0.1:8765).
     #[arg(long, value_name = "ADDRESS")]
     http: Option<std::net::SocketAddr>,
-    /// Allow --http on an address other than loopback.
+    /// Allow --http on an address other than loopback (requires --token-env).
     #[arg(long, requires = "http")]
     allow_remote: bool,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request, TOKEN read from the environment variable
+    /// NAME (never from the command line, where other users could read it). Required off loopback.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    token_env: Option<String>,
     /// Let `knowledge_ask` generate its answers with this provider of kc.toml (`[providers.NAME]`), each
     /// sentence's citations checked; without it, answers are extractive. The provider's key is read from
     /// its environment variable here, by the server's operator.
@@ -50,10 +54,17 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
             ProjectContext::of(&project, provider)
         }
     };
+    let token = match &args.token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(token) if !token.trim().is_empty() => Some(token),
+            _ => anyhow::bail!("--token-env {name}: the environment variable `{name}` is not set"),
+        },
+        None => None,
+    };
     let server = KnowledgeServer::new(index, at.principal.clone(), context);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match args.http {
-        Some(address) => runtime.block_on(knowledge::serve::serve_http(server, address, args.allow_remote))?,
+        Some(address) => runtime.block_on(knowledge::serve::serve_http(server, address, args.allow_remote, token))?,
         None => runtime.block_on(knowledge::serve::serve_stdio(server))?,
     }
     Ok(ExitCode::SUCCESS)

@@ -49,6 +49,20 @@ pub struct Config {
     /// Sources from outside the tree (`knowledge ingest source`): which refs may be read, within which limits.
     #[serde(default)]
     pub ingest: ingest::IngestConfig,
+    /// A remote `knowledge serve --http` that `search`, `get`, `context pack` and `ask` answer from instead.
+    #[serde(default)]
+    pub remote: RemoteConfig,
+}
+
+/// `[remote]`: the server to ask, and the variable its bearer token is read from. `KNOWLEDGE_API_URL` and
+/// `KNOWLEDGE_API_KEY` take precedence.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemoteConfig {
+    /// `http://HOST:PORT/mcp`.
+    pub url: Option<String>,
+    /// The environment variable holding the token (default `KNOWLEDGE_API_KEY`).
+    pub api_key_env: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -17,9 +17,9 @@ pub const NOT_FOUND: &str = "Not found in the knowledge base.";
 /// Sentences in an answer, at most.
 const MAX_SENTENCES: usize = 3;
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Answer {
-    pub schema: &'static str,
+    pub schema: std::borrow::Cow<'static, str>,
     pub schema_version: u32,
     pub question: String,
     /// Whether the knowledge base answers the question; when not, `answer` says so and cites nothing.
@@ -32,10 +32,10 @@ pub struct Answer {
     /// The context pack's excerpts the answer chose from.
     pub excerpts_considered: usize,
     /// A generated answer's sentences, each with its citations as checked against the pack.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentences: Option<Vec<crate::retrieval::generated::CheckedSentence>>,
     /// Who generated the answer, and its token usage and cost; absent for the extractive draft.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<crate::retrieval::generated::GenerationInfo>,
 }
 
@@ -43,7 +43,7 @@ pub struct Answer {
 #[must_use]
 pub fn not_found(question: &str, excerpts_considered: usize) -> Answer {
     Answer {
-        schema: SCHEMA,
+        schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
         question: question.to_string(),
         found: false,
@@ -56,7 +56,7 @@ pub fn not_found(question: &str, excerpts_considered: usize) -> Answer {
     }
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct AnswerCitation {
     pub n: usize,
     /// `file://PATH@REV12#Lstart-Lend`, as context packs cite; `knowledge get` resolves it.
@@ -156,7 +156,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         return not_found(question, pack.items.len());
     }
     Answer {
-        schema: SCHEMA,
+        schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
         question: question.to_string(),
         found: true,

@@ -23,9 +23,9 @@ const PER_SOURCE: usize = 2;
 /// A cut excerpt must keep at least this many tokens to be worth including.
 const MIN_EXCERPT_TOKENS: usize = 24;
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ContextPack {
-    pub schema: &'static str,
+    pub schema: std::borrow::Cow<'static, str>,
     pub schema_version: u32,
     pub query: String,
     /// The query as search reads it: its meaningful terms, lowercased.
@@ -45,7 +45,7 @@ pub struct ContextPack {
     pub degraded_reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct PackItem {
     /// A compact citation: `file://PATH@REV12#Lstart-Lend`, resolvable with `knowledge get`.
     #[serde(rename = "ref")]
@@ -61,18 +61,18 @@ pub struct PackItem {
     pub score: f64,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Budget {
     pub max_tokens: usize,
     pub max_items: usize,
     pub used_tokens: usize,
     /// How tokens are counted.
-    pub counting: &'static str,
+    pub counting: std::borrow::Cow<'static, str>,
     /// Search results left out because the budget or the per-source limit was reached.
     pub omitted: usize,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Freshness {
     /// The build that wrote the index, and when it finished.
     pub index_run: Option<String>,
@@ -81,7 +81,7 @@ pub struct Freshness {
     pub all_current: bool,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Conflict {
     pub path: String,
     pub line: u32,
@@ -174,7 +174,7 @@ pub fn pack(
         Vec::new()
     };
     Ok(ContextPack {
-        schema: SCHEMA,
+        schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
         query: query.to_string(),
         intent: response.terms,
@@ -183,7 +183,7 @@ pub fn pack(
             max_tokens,
             max_items,
             used_tokens: used,
-            counting: "ceil(UTF-8 bytes / 4) of each excerpt's text and citation ref",
+            counting: "ceil(UTF-8 bytes / 4) of each excerpt's text and citation ref".into(),
             omitted,
         },
         freshness,

@@ -26,7 +26,7 @@ const SUPPORT_SHARE: f64 = 0.5;
 const MAX_OUTPUT_TOKENS: u32 = 800;
 
 /// A sentence of a generated answer, as checked.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CheckedSentence {
     pub text: String,
     /// The excerpts it cites, by their number in the pack.
@@ -37,10 +37,10 @@ pub struct CheckedSentence {
 }
 
 /// Who wrote the answer and what it cost.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct GenerationInfo {
     pub provider: String,
-    pub kind: &'static str,
+    pub kind: std::borrow::Cow<'static, str>,
     pub model: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -85,7 +85,7 @@ fn prompt_input(question: &str, pack: &ContextPack) -> String {
 fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str, generation: &Generation) -> Answer {
     let info = GenerationInfo {
         provider: provider.name.clone(),
-        kind: provider.kind.as_str(),
+        kind: provider.kind.as_str().into(),
         model: model.to_string(),
         input_tokens: generation.input_tokens,
         output_tokens: generation.output_tokens,
@@ -105,7 +105,7 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
     let citations =
         cited.into_iter().filter_map(|n| Some(AnswerCitation::of(n, pack.items.get(n.checked_sub(1)?)?))).collect();
     Answer {
-        schema: ask::SCHEMA,
+        schema: ask::SCHEMA.into(),
         schema_version: ask::SCHEMA_VERSION,
         question: question.to_string(),
         found: true,

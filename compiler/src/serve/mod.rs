@@ -21,6 +21,7 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub mod client;
 mod transport;
 pub use transport::{serve_http, serve_stdio};
 

@@ -117,6 +117,7 @@ pub async fn serve_http(
     server: KnowledgeServer,
     address: std::net::SocketAddr,
     allow_remote: bool,
+    token: Option<String>,
 ) -> anyhow::Result<()> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -125,6 +126,11 @@ pub async fn serve_http(
         allow_remote || address.ip().is_loopback(),
         "refusing to serve on `{address}`, which is not a loopback address (pass --allow-remote to serve other hosts)"
     );
+    anyhow::ensure!(
+        address.ip().is_loopback() || token.is_some(),
+        "refusing to serve on `{address}` without a bearer token: off loopback, --token-env NAME is required"
+    );
+    let token: Option<Arc<str>> = token.map(Arc::from);
     let mut config = StreamableHttpServerConfig::default();
     config = if allow_remote {
         config.disable_allowed_hosts()
@@ -154,12 +160,19 @@ pub async fn serve_http(
             }
         };
         let service = service.clone();
+        let token = token.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let io = hyper_util::rt::TokioIo::new(stream);
             let handler = hyper::service::service_fn(move |request| {
                 let service = service.clone();
-                async move { Ok::<_, std::convert::Infallible>(answer(&service, request).await) }
+                let token = token.clone();
+                async move {
+                    if !bearer_matches(&request, token.as_deref()) {
+                        return Ok::<_, std::convert::Infallible>(unauthorized());
+                    }
+                    Ok::<_, std::convert::Infallible>(answer(&service, request).await)
+                }
             });
             // A connection that fails is that client's problem; the server keeps accepting.
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, handler).await;
@@ -197,6 +210,30 @@ where
     service.handle(hyper::Request::from_parts(parts, Full::new(bytes))).await
 }
 
+/// Whether the request carries the server's bearer token (always, when the server has none). The bytes are
+/// compared in full whatever they hold, so the time a refusal takes says nothing about the token.
+fn bearer_matches<B>(request: &hyper::Request<B>, token: Option<&str>) -> bool {
+    let Some(token) = token else { return true };
+    let given = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    let (given, expected) = (given.as_bytes(), token.as_bytes());
+    let differences = given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    given.len() == expected.len() && differences == 0
+}
+
+fn unauthorized() -> Response {
+    hyper::Response::builder()
+        .status(hyper::StatusCode::UNAUTHORIZED)
+        .header(hyper::header::WWW_AUTHENTICATE, "Bearer")
+        .header(hyper::header::CONTENT_TYPE, "text/plain")
+        .body(Full::new(Bytes::from("a bearer token is required (Authorization: Bearer TOKEN)")).boxed())
+        .expect("a valid response")
+}
+
 fn plain(status: hyper::StatusCode, text: &str) -> Response {
     hyper::Response::builder()
         .status(status)
@@ -207,7 +244,23 @@ fn plain(status: hyper::StatusCode, text: &str) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::envelope_error;
+    use super::{bearer_matches, envelope_error};
+
+    #[test]
+    fn only_the_servers_token_opens_it() {
+        let request = |value: Option<&str>| {
+            let mut builder = hyper::Request::builder();
+            if let Some(value) = value {
+                builder = builder.header("Authorization", value);
+            }
+            builder.body(()).unwrap()
+        };
+        assert!(bearer_matches(&request(None), None), "no token: open, as on loopback");
+        assert!(bearer_matches(&request(Some("Bearer s3cret")), Some("s3cret")));
+        for wrong in [None, Some("Bearer s3cre"), Some("Bearer s3cretx"), Some("Basic s3cret"), Some("s3cret")] {
+            assert!(!bearer_matches(&request(wrong), Some("s3cret")), "{wrong:?}");
+        }
+    }
 
     fn code_and_id(message: &str) -> Option<(i64, serde_json::Value)> {
         envelope_error(message.as_bytes()).map(|e| (e["error"]["code"].as_i64().unwrap(), e["id"].clone()))

@@ -30,21 +30,21 @@ pub enum ReaderError {
 
 /// What a ref resolved to: a chunk (its text and provenance) or a source (its metadata, outline and the
 /// chunks it was split into). Exactly one of `chunk` and `source` is present.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Resolved {
     pub kind: ResolvedKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkDetail>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceDetail>,
     /// The lines a ref's `#Lstart-Lend` names (as context packs and answers cite), read from the indexed
     /// chunks that hold them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines: Option<LinesExcerpt>,
 }
 
 /// Lines of a source, as the index holds them.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct LinesExcerpt {
     pub start_line: u32,
     pub end_line: u32,
@@ -55,14 +55,14 @@ pub struct LinesExcerpt {
     pub stale: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResolvedKind {
     Chunk,
     Source,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ChunkDetail {
     pub id: String,
     pub title: String,
@@ -74,7 +74,7 @@ pub struct ChunkDetail {
     pub provenance: serde_json::Value,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SourceDetail {
     pub uri: String,
     pub path: String,
@@ -89,14 +89,14 @@ pub struct SourceDetail {
     pub indexed_run: String,
     pub chunks: Vec<ChunkSummary>,
     /// For a generated page: the documents that link to its concept and the pages that list it as related.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub backlinks: Vec<Backlink>,
     /// For a source: the generated pages that quote it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cited_by: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Backlink {
     /// `file://PATH` of a linking source, or `knowledge://wiki/SLUG` of a page that lists this one as related.
     pub from_ref: String,
@@ -106,7 +106,7 @@ pub struct Backlink {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ChunkSummary {
     pub id: String,
     pub title: String,

@@ -27,7 +27,7 @@ pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> V
                 let existing = &mut fused[index];
                 existing.scores.semantic = result.scores.semantic;
                 existing.scores.fused = Some(existing.scores.fused.unwrap_or(0.0) + share);
-                existing.reason.push("semantic_match");
+                existing.reason.push("semantic_match".into());
             }
             None => {
                 let mut result = result;
@@ -101,7 +101,7 @@ pub(super) fn expand(
         for (seq, path) in neighbours {
             let Some(seq) = seq.filter(|seq| allow(&path) && seen.insert(*seq)) else { continue };
             if let Some(mut neighbour) = chunk_result(conn, seq)? {
-                neighbour.reason.push(reason);
+                neighbour.reason.push(reason.into());
                 related.push(neighbour);
             }
         }

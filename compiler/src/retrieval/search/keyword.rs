@@ -189,19 +189,19 @@ pub(super) fn rerank(
     result.score = score;
 
     if terms.iter().any(|t| exact.contains(t.as_str())) {
-        result.reason.push("exact_term");
+        result.reason.push("exact_term".into());
     }
     if coverage > 0.0 && terms.iter().all(|t| !exact.contains(t.as_str())) {
-        result.reason.push("stemmed_term");
+        result.reason.push("stemmed_term".into());
     }
     if has_phrase {
-        result.reason.push("phrase_match");
+        result.reason.push("phrase_match".into());
     }
     if query.weights.iter().any(|(s, _)| title_stems.contains(s)) {
-        result.reason.push("title_match");
+        result.reason.push("title_match".into());
     }
     if query.weights.len() > 1 && all_covered {
-        result.reason.push("all_terms");
+        result.reason.push("all_terms".into());
     }
 }
 

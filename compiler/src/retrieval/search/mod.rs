@@ -80,7 +80,7 @@ fn retrieve(
         if let Some(mut result) = chunk_result(conn, seq)? {
             result.scores.semantic = Some(f64::from(similarity));
             result.score = f64::from(similarity);
-            result.reason.push("semantic_match");
+            result.reason.push("semantic_match".into());
             semantic.push(result);
         }
     }
@@ -97,7 +97,7 @@ fn retrieve(
         response.results = append_related(fused, related);
         response
     };
-    response.mode = request.mode.as_str();
+    response.mode = request.mode.as_str().into();
     response.embeddings_model = Some(embedder.model().to_string());
     response.fake_embeddings = embedder.provider() == "fake";
     Ok(response)
@@ -174,7 +174,7 @@ fn finish(
             result.scores.coverage = query.coverage(|stem| found.contains(stem));
         }
         if fresh.contains(&result.source.path) {
-            result.reason.push("fresh_source");
+            result.reason.push("fresh_source".into());
         }
         if result.kind == ResultKind::SourceChunk {
             let citation = &result.citation;
@@ -183,7 +183,7 @@ fn finish(
                 |row| row.get(0),
             )?;
             if by_page {
-                result.reason.push("cited_by_page");
+                result.reason.push("cited_by_page".into());
             }
         }
     }
@@ -242,7 +242,7 @@ fn pages_after_sources(
     }
     for ((position, reason), (at, mut result)) in placed.into_iter().zip(results.into_iter().enumerate()) {
         if !reason.is_empty() {
-            result.reason.push(reason);
+            result.reason.push(reason.into());
         }
         // A page moved below a source sorts after it (second key 1) and after pages moved there before it.
         keyed.push(((position, usize::from(position != at)), result));
@@ -326,7 +326,7 @@ fn empty_response(request: &SearchRequest) -> SearchResponse {
     SearchResponse {
         query: request.query.clone(),
         terms: query_terms(&request.query),
-        mode: "keyword",
+        mode: "keyword".into(),
         degraded: false,
         degraded_reason: None,
         embeddings_model: None,

@@ -2,7 +2,9 @@
 //! revision, offsets, scores and reasons (the JSON the CLI prints and the MCP server returns).
 
 use knowledge_queries::{Origin, SourceRef};
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 /// Why semantic search is unavailable in this version.
 pub const NO_EMBEDDINGS: &str =
@@ -77,26 +79,26 @@ impl Highlight {
     }
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SearchResponse {
     pub query: String,
     /// The terms the query was reduced to, as matched.
     pub terms: Vec<String>,
-    pub mode: &'static str,
+    pub mode: Cow<'static, str>,
     /// True when the requested mode could not be served as asked (no embeddings: keyword results only).
     pub degraded: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degraded_reason: Option<String>,
     /// The embeddings generation semantic scores came from, when any did.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embeddings_model: Option<String>,
     /// The semantic scores come from the `fake` provider: fine for tests, meaningless for quality.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fake_embeddings: bool,
     pub results: Vec<SearchResult>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SearchResult {
     /// The chunk's row in the keyword index; internal.
     #[serde(skip)]
@@ -106,7 +108,7 @@ pub struct SearchResult {
     pub title: String,
     /// The whole chunk: exactly the cited bytes. Left out of MCP answers unless asked for (the snippet is
     /// the excerpt there; `knowledge_get` returns the chunk).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// The best-matching passage, at most 32 tokens of the chunk with matched terms between the request's
     /// highlight marks; the chunk's first 160 characters when no keyword matched.
@@ -116,16 +118,16 @@ pub struct SearchResult {
     pub scores: Scores,
     pub source: ResultSource,
     pub citation: Citation,
-    pub reason: Vec<&'static str>,
+    pub reason: Vec<Cow<'static, str>>,
     /// Other sources holding this result's text word for word (copies are returned once).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_in: Vec<String>,
     /// The generated page a `wiki_page` chunk or an `index_entry` row belongs to; internal.
     #[serde(skip)]
     pub(super) page: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Scores {
     /// BM25 (higher is better) times the coverage and phrase boosts.
     #[serde(serialize_with = "rounded")]
@@ -136,10 +138,10 @@ pub struct Scores {
     #[serde(serialize_with = "rounded")]
     pub coverage: f64,
     /// Cosine similarity to the query's embedding, when the chunk was among the nearest vectors.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
     pub semantic: Option<f64>,
     /// The reciprocal-rank fusion score of a hybrid search (k = 60).
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
     pub fused: Option<f64>,
 }
 
@@ -157,7 +159,7 @@ pub(super) fn rounded_some<S: serde::Serializer>(value: &Option<f64>, serializer
     }
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResultSource {
     pub uri: String,
     pub path: String,
@@ -166,7 +168,7 @@ pub struct ResultSource {
     pub hash: String,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Citation {
     pub start_offset: u32,
     pub end_offset: u32,

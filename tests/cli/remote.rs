@@ -1,0 +1,140 @@
+//! Remote clients: `knowledge serve --http` behind a bearer token, and `search`, `get`, `context pack` and
+//! `ask` on another machine (here: another folder, with no project) answering from it with the output a
+//! local index gives.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::{CliTest, stderr, stdout};
+
+/// A built project about ownership.
+fn project() -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nEach value in Rust has an owner. When the owner goes out of scope, the value is dropped.\n\n\
+         ## Borrowing\n\nA reference borrows a value without taking ownership of it.\n",
+    );
+    test.write("docs/scope.md", "# Scope\n\nA scope is the range within a program for which an item is valid.\n");
+    test.build();
+    test
+}
+
+/// `knowledge serve --http 127.0.0.1:0` over `test`'s index with `args`, and its MCP URL.
+fn serve(test: &CliTest, args: &[&str], envs: &[(&str, &str)]) -> (Child, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_knowledge"));
+    command.arg("-C").arg(test.root()).args(["serve", "--http", "127.0.0.1:0"]).args(args);
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let mut server = command.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{line}");
+    (server, url)
+}
+
+struct Stop(Child);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_remote_client_answers_as_the_local_index_does_through_a_token_guarded_server() {
+    let test = project();
+    let (server, url) = serve(&test, &["--token-env", "SERVE_TOKEN"], &[("SERVE_TOKEN", "t0ken")]);
+    let _server = Stop(server);
+    // Elsewhere: a folder with no project and no index.
+    let elsewhere = CliTest::empty();
+    let remote = [("KNOWLEDGE_API_URL", url.as_str()), ("KNOWLEDGE_API_KEY", "t0ken")];
+    let ask_remote = |args: &[&str]| {
+        let output = elsewhere.run_with_env(args, &remote);
+        assert!(output.status.success(), "`knowledge {}` remotely: {}", args.join(" "), stderr(&output));
+        stdout(&output)
+    };
+
+    for args in [
+        vec!["search", "owner scope", "--json"],
+        vec!["search", "owner scope"],
+        vec!["search", "borrow", "--mode", "hybrid", "--kind", "source_chunk", "--json"],
+        vec!["search", "borrow", "--context", "--json"],
+        vec!["context", "pack", "what happens when the owner goes out of scope", "--json"],
+        vec!["context", "pack", "what happens when the owner goes out of scope"],
+        vec!["get", "docs/ownership.md", "--json"],
+        vec!["get", "docs/scope.md"],
+    ] {
+        assert_eq!(ask_remote(&args), test.ok(&args), "`knowledge {}`: remote and local differ", args.join(" "));
+    }
+    let chunk_id = test.search("borrows")["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(ask_remote(&["get", &chunk_id, "--json"]), test.ok(&["get", &chunk_id, "--json"]));
+
+    // `ask`: the same answer, which the server does not record (the local one is recorded as a run).
+    let question = "what happens when the owner goes out of scope?";
+    let mut remote_answer: Value = serde_json::from_str(&ask_remote(&["ask", question, "--json"])).unwrap();
+    let mut local_answer: Value = serde_json::from_str(&test.ok(&["ask", question, "--json"])).unwrap();
+    assert!(remote_answer["found"] == true && remote_answer["run_id"].is_null(), "{remote_answer}");
+    local_answer["run_id"] = Value::Null;
+    remote_answer["run_id"] = Value::Null;
+    assert_eq!(remote_answer, local_answer);
+
+    // No token, a wrong one, a principal the client cannot choose, and a missing ref: clear errors.
+    let without = elsewhere.run_with_env(&["search", "owner"], &[("KNOWLEDGE_API_URL", url.as_str())]);
+    assert_eq!(without.status.code(), Some(2));
+    assert!(stderr(&without).contains("set `KNOWLEDGE_API_KEY`"), "{}", stderr(&without));
+    let wrong = elsewhere
+        .run_with_env(&["search", "owner"], &[("KNOWLEDGE_API_URL", url.as_str()), ("KNOWLEDGE_API_KEY", "guess")]);
+    assert!(stderr(&wrong).contains("bearer token"), "{}", stderr(&wrong));
+    let as_other = elsewhere.run_with_env(&["--as", "staff", "search", "owner"], &remote);
+    assert!(stderr(&as_other).contains("--as: a remote server answers as the principal it serves"));
+    let missing = elsewhere.run_with_env(&["get", "docs/none.md"], &remote);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("no chunk or source matches `docs/none.md`"), "{}", stderr(&missing));
+
+    // `[remote]` in a kc.toml names the server as the variables do; `--db` reads a local index instead.
+    elsewhere.write("kc.toml", format!("version = 1\n[remote]\nurl = \"{url}\"\napi_key_env = \"TEAM_TOKEN\"\n"));
+    let configured = elsewhere.run_with_env(&["search", "owner scope", "--json"], &[("TEAM_TOKEN", "t0ken")]);
+    assert_eq!(stdout(&configured), test.ok(&["search", "owner scope", "--json"]), "{}", stderr(&configured));
+    let index = test.index();
+    let local = elsewhere.run_with_env(&["search", "owner", "--db", index.to_str().unwrap()], &[]);
+    assert!(local.status.success(), "{}", stderr(&local));
+}
+
+#[test]
+fn a_server_off_loopback_needs_a_token_and_the_token_comes_from_the_environment() {
+    let test = project();
+    let refused = test.run(&["serve", "--http", "0.0.0.0:0", "--allow-remote"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("without a bearer token"), "{}", stderr(&refused));
+    let unset = test.run_with_env(&["serve", "--http", "127.0.0.1:0", "--token-env", "NO_SUCH_TOKEN"], &[]);
+    assert_eq!(unset.status.code(), Some(2));
+    assert!(stderr(&unset).contains("`NO_SUCH_TOKEN` is not set"), "{}", stderr(&unset));
+
+    // A request without the token is refused before the protocol sees it.
+    let (server, url) = serve(&test, &["--token-env", "SERVE_TOKEN"], &[("SERVE_TOKEN", "t0ken")]);
+    let _server = Stop(server);
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = |token: Option<&str>| {
+        let mut request = agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        if let Some(token) = token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        request.send(initialize).unwrap()
+    };
+    let refused = post(None);
+    assert_eq!(refused.status().as_u16(), 401);
+    assert_eq!(refused.headers().get("www-authenticate").unwrap(), "Bearer");
+    assert_eq!(post(Some("t0ke")).status().as_u16(), 401);
+    assert_eq!(post(Some("t0ken")).status().as_u16(), 200);
+}
