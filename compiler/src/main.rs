@@ -71,6 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Get(args) => cli::get::run(args, &at),
         Command::Source { command: SourceCommand::Resolve(args) } => cli::get::resolve(args, &at),
         Command::Ingest { command } => cli::ingest::run(command, &at),
+        Command::Storage { command } => cli::storage::run(command, &at),
         Command::Serve(args) => cli::serve::run(args, &at),
     }
 }

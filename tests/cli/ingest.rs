@@ -216,44 +216,10 @@ fn https_ingest_reads_allowed_hosts_within_its_limits_and_no_page_leads_it_to_a_
 
 #[test]
 fn s3_ingest_reads_an_object_with_the_environments_credentials() {
-    let python = crate::python::with_packages(&["moto[server]==5.2.5"]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let server = Kill(
-        std::process::Command::new(python)
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("moto starts"),
-    );
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while agent.get(&endpoint).call().is_err() {
-        assert!(std::time::Instant::now() < deadline, "moto did not start");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    // moto checks that a request is signed, not its signature: the test sets the bucket up directly.
-    let unchecked =
-        "AWS4-HMAC-SHA256 Credential=test-key/20261201/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0";
-    let put = |key: &str, body: &str| {
-        let answer = agent
-            .put(&format!("{endpoint}/team-docs/{key}"))
-            .header("Content-Type", "text/markdown")
-            .header("Authorization", unchecked)
-            .send(body)
-            .unwrap();
-        assert_eq!(answer.status().as_u16(), 200);
-    };
-    let created = agent.put(&format!("{endpoint}/team-docs")).header("Authorization", unchecked).send_empty().unwrap();
-    assert_eq!(created.status().as_u16(), 200);
+    let moto = crate::Moto::start();
+    let endpoint = moto.endpoint.clone();
+    let put = |key: &str, body: &str| assert_eq!(moto.put(&format!("team-docs/{key}"), body), 200);
+    assert_eq!(moto.put("team-docs", ""), 200);
     put("runbooks/pump.md", "# Pump runbook\n\nPrime the pump before the first start.\n");
 
     let test = project("");
@@ -287,7 +253,7 @@ fn s3_ingest_reads_an_object_with_the_environments_credentials() {
     let no_key =
         test.run_with_env(&["ingest", "source", "s3://team-docs/runbooks/pump.md"], &[("AWS_ACCESS_KEY_ID", "")]);
     assert!(stderr(&no_key).contains("`AWS_ACCESS_KEY_ID` is not set"), "{}", stderr(&no_key));
-    drop(server);
+    drop(moto);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `knowledge` binary: each runs the real executable in a temporary project.
 
+mod artifacts;
 mod ask;
 mod build;
 mod embeddings;
@@ -217,4 +218,75 @@ pub fn read_request(stream: &std::net::TcpStream) -> (String, Vec<u8>) {
     let mut body = vec![0; length];
     reader.read_exact(&mut body).unwrap();
     (head, body)
+}
+
+/// A moto S3 server on loopback (PyPI `moto[server]`), stopped when dropped. moto checks that a request
+/// is signed, not its signature, so a test sets buckets and objects up with a placeholder signature.
+pub struct Moto {
+    server: std::process::Child,
+    pub endpoint: String,
+    pub agent: ureq::Agent,
+}
+
+impl Moto {
+    pub const UNCHECKED: &str =
+        "AWS4-HMAC-SHA256 Credential=test-key/20261201/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0";
+
+    pub fn start() -> Moto {
+        let python = python::with_packages(&["moto[server]==5.2.5"]);
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server = Command::new(python)
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("moto starts");
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let moto = Moto { server, endpoint, agent };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while moto.agent.get(&moto.endpoint).call().is_err() {
+            assert!(std::time::Instant::now() < deadline, "moto did not start");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        moto
+    }
+
+    /// PUTs `body` at `path` (`BUCKET` or `BUCKET/KEY`) as `text/markdown`; the status.
+    pub fn put(&self, path: &str, body: &str) -> u16 {
+        let request = self
+            .agent
+            .put(&format!("{}/{path}", self.endpoint))
+            .header("Authorization", Moto::UNCHECKED)
+            .header("Content-Type", "text/markdown");
+        request.send(body).unwrap().status().as_u16()
+    }
+
+    /// GETs `path`: its status and body.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let mut answer = self
+            .agent
+            .get(&format!("{}/{path}", self.endpoint))
+            .header("Authorization", Moto::UNCHECKED)
+            .call()
+            .unwrap();
+        (answer.status().as_u16(), answer.body_mut().read_to_string().unwrap_or_default())
+    }
+
+    /// The environment that points the AWS tools (and `knowledge`) at this server.
+    pub fn credentials(&self) -> [(&'static str, &str); 4] {
+        [
+            ("AWS_ACCESS_KEY_ID", "test-key"),
+            ("AWS_SECRET_ACCESS_KEY", "test-secret"),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ENDPOINT_URL", self.endpoint.as_str()),
+        ]
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
 }

@@ -7,6 +7,7 @@
 //! so a `Compiler` kept alive (tests, a future watch mode) re-runs only what an edit invalidated.
 
 pub mod lint;
+pub mod remote;
 mod rows;
 mod scan;
 mod settings;
@@ -54,6 +55,8 @@ pub enum BuildError {
     Embeddings(String),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error("the index is committed, but putting its artifacts in `{target}` failed: {message}")]
+    RemoteArtifacts { target: String, message: String },
     #[error("cannot write the wiki under `{}`", path.display())]
     WriteArtifacts {
         path: PathBuf,
@@ -175,6 +178,7 @@ impl Compiler {
             embeddings: None,
             lint: None,
             blocked: Vec::new(),
+            remote_artifacts: None,
             stages_ms: StageTimes::default(),
             wall_ms: 0,
         };
@@ -299,6 +303,18 @@ impl Compiler {
             &mut summary.shards,
         )
         .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
+        // The artifacts in object storage follow the files, on every build (a no-op one reads the remote
+        // catalog only), so an upload a failed build owed is made by the next.
+        if let Some(target) = &project.config.output.artifacts {
+            let target = target.get_ref();
+            let failed = |message: String| BuildError::RemoteArtifacts { target: target.clone(), message };
+            let local = remote::local_objects(store.connection(), &output_dir).map_err(failed)?;
+            let last_run = summary.run_id.clone().or(prior.last_run.clone());
+            let sync = remote::Remote::new(target)
+                .and_then(|remote| remote.sync(&local, &output_dir, last_run.as_deref()))
+                .map_err(failed)?;
+            summary.remote_artifacts = Some(sync);
+        }
         summary.queries.executed = self.db.executed_queries() - queries_before;
         summary.queries.by_query = self
             .db

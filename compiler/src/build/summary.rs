@@ -31,6 +31,9 @@ pub struct BuildSummary {
     /// Generated files the build did not write because a file it did not generate is in their place
     /// (relative to the output folder). The build never overwrites a file of the user's.
     pub blocked: Vec<String>,
+    /// What the build put in object storage (`[output] artifacts`), when configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_artifacts: Option<super::remote::RemoteSync>,
     /// Wall time per stage, in milliseconds.
     pub stages_ms: StageTimes,
     pub wall_ms: u64,

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 
 use super::{
     ask, build, changes, context, embeddings, eval, get, ingest, init, lint, list, notes, providers, reindex, search,
-    serve, stats, web, wiki,
+    serve, stats, storage, web, wiki,
 };
 
 #[derive(Parser)]
@@ -83,6 +83,11 @@ pub(crate) enum Command {
     Ingest {
         #[command(subcommand)]
         command: ingest::IngestCommand,
+    },
+    /// Where the index and its artifacts are stored, locally and in object storage.
+    Storage {
+        #[command(subcommand)]
+        command: storage::StorageCommand,
     },
     /// Sources in the index.
     Source {

@@ -22,6 +22,7 @@ pub(crate) mod reindex;
 pub(crate) mod search;
 pub(crate) mod serve;
 pub(crate) mod stats;
+pub(crate) mod storage;
 pub(crate) mod web;
 pub(crate) mod wiki;
 

@@ -54,6 +54,14 @@ pub struct Config {
     pub remote: RemoteConfig,
 }
 
+/// `s3://BUCKET` or `s3://BUCKET/PREFIX` as (bucket, prefix without slashes at its ends).
+#[must_use]
+pub fn s3_prefix(target: &str) -> Option<(&str, &str)> {
+    let rest = target.strip_prefix("s3://")?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    (!bucket.is_empty()).then_some((bucket, prefix.trim_matches('/')))
+}
+
 /// `[remote]`: the server to ask, and the variable its bearer token is read from. `KNOWLEDGE_API_URL` and
 /// `KNOWLEDGE_API_KEY` take precedence.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -113,11 +121,13 @@ impl Default for ChunkingConfig {
 pub struct OutputConfig {
     /// Relative to the project root: a folder the tool owns (see [`check_output_dir`]).
     pub dir: toml::Spanned<String>,
+    /// `s3://BUCKET/PREFIX`: where each build also puts the generated artifacts, with their catalog.
+    pub artifacts: Option<Spanned<String>>,
 }
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { dir: toml::Spanned::new(0..0, ".hasna/knowledge".to_string()) }
+        OutputConfig { dir: toml::Spanned::new(0..0, ".hasna/knowledge".to_string()), artifacts: None }
     }
 }
 
@@ -420,6 +430,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         }
     }
     providers::validate(&config.providers, invalid)?;
+    if let Some(artifacts) = &config.output.artifacts
+        && s3_prefix(artifacts.get_ref()).is_none()
+    {
+        return Err(invalid(
+            Some(artifacts.span()),
+            "`artifacts` is `s3://BUCKET/PREFIX` (or `s3://BUCKET`)".to_string(),
+        ));
+    }
     for name in config.permissions.purposes.keys() {
         if !ingest::PURPOSES.contains(&name.get_ref().as_str()) {
             return Err(invalid(

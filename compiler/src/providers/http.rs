@@ -55,6 +55,33 @@ impl Client {
         self.send(url, call, read_text)
     }
 
+    /// `PUT url` with `body` and `headers`: the answer, whatever its status below 400.
+    pub fn put(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &[u8],
+    ) -> Result<ureq::http::Response<ureq::Body>, String> {
+        self.answer(url, |agent| {
+            let mut request = agent.put(url);
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            request.send(body)
+        })
+    }
+
+    /// `DELETE url` with `headers`: the answer, whatever its status below 400.
+    pub fn delete(&self, url: &str, headers: &[(&str, String)]) -> Result<ureq::http::Response<ureq::Body>, String> {
+        self.answer(url, |agent| {
+            let mut request = agent.delete(url);
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            request.call()
+        })
+    }
+
     /// `POST url` with a JSON body and `headers`; the body of a 2xx answer.
     pub fn post_json(&self, url: &str, headers: &[(&str, String)], body: &serde_json::Value) -> Result<String, String> {
         self.send(url, |agent| post(agent, url, headers).send_json(body), read_text)

@@ -6,6 +6,7 @@
 mod generate;
 pub mod http;
 pub mod ingest;
+pub mod s3;
 mod web;
 
 pub use generate::{Generation, Prompt};

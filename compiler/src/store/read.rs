@@ -236,3 +236,29 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     }
     Ok(conn)
 }
+
+/// One generated artifact as `storage_objects` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CatalogObject {
+    pub uri: String,
+    pub kind: String,
+    /// Relative to the output folder.
+    pub path: String,
+    pub hash: String,
+    pub size: u64,
+}
+
+/// Every generated artifact the index lists, by path.
+pub fn catalog_objects(conn: &Connection) -> rusqlite::Result<Vec<CatalogObject>> {
+    conn.prepare("SELECT uri, kind, path, hash, size FROM storage_objects ORDER BY path")?
+        .query_map([], |row| {
+            Ok(CatalogObject {
+                uri: row.get(0)?,
+                kind: row.get(1)?,
+                path: row.get(2)?,
+                hash: row.get(3)?,
+                size: row.get::<_, i64>(4)?.cast_unsigned(),
+            })
+        })?
+        .collect()
+}

@@ -3,9 +3,10 @@
 
 use std::io::Read as _;
 
-use super::{Read, check_size, s3, to_markdown};
+use super::{Read, check_size, to_markdown};
 use crate::config::ingest::{IngestConfig, host_in};
 use crate::providers::http::Client;
+use crate::providers::s3;
 use crate::sources::ingested::{Document, Ingested};
 
 /// The most redirects one read follows.

@@ -14,7 +14,6 @@
 //! not rewritten, so the next build re-derives only what changed.
 
 mod https;
-mod s3;
 
 use serde::Serialize;
 

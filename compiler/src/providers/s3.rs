@@ -1,10 +1,11 @@
-//! `s3://BUCKET/KEY`: a signed GET (AWS Signature Version 4) with the credentials of the environment, as the
-//! AWS tools read them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (optional),
+//! `s3://BUCKET/KEY`: signed requests (AWS Signature Version 4) with the credentials of the environment, as
+//! the AWS tools read them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (optional),
 //! `AWS_REGION` or `AWS_DEFAULT_REGION` (else `us-east-1`), and `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`
 //! for an S3-compatible server (path-style requests), else AWS itself (virtual-hosted requests).
 //!
-//! One signed GET is all ingest needs, so it is written here over the shared HTTP client (two small
-//! RustCrypto crates do the hashing) rather than pulling in an SDK and its async runtime.
+//! Ingest needs one signed GET and the artifact store a GET, a PUT and a DELETE, so they are written here
+//! over the shared HTTP client (two small RustCrypto crates do the hashing) rather than pulling in an SDK and
+//! its async runtime.
 
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
@@ -14,18 +15,18 @@ const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495
 
 /// The credentials and endpoint of the environment.
 #[derive(Debug, Clone)]
-pub(super) struct S3Environment {
-    pub(super) access_key: String,
-    pub(super) secret_key: String,
-    pub(super) session_token: Option<String>,
-    pub(super) region: String,
+pub(crate) struct S3Environment {
+    pub(crate) access_key: String,
+    pub(crate) secret_key: String,
+    pub(crate) session_token: Option<String>,
+    pub(crate) region: String,
     /// A custom endpoint (`http://127.0.0.1:9000`), for path-style requests.
-    pub(super) endpoint: Option<String>,
+    pub(crate) endpoint: Option<String>,
 }
 
 impl S3Environment {
     /// Reads the environment; a missing key is an error that names its variable.
-    pub(super) fn from_env() -> Result<S3Environment, String> {
+    pub(crate) fn from_env() -> Result<S3Environment, String> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let required =
             |name: &str| var(name).ok_or_else(|| format!("s3:// refs need credentials: `{name}` is not set"));
@@ -41,20 +42,34 @@ impl S3Environment {
 
 /// A request to make: its URL and signed headers.
 #[derive(Debug)]
-pub(super) struct SignedGet {
-    pub(super) url: String,
-    pub(super) headers: Vec<(&'static str, String)>,
+pub(crate) struct SignedGet {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(&'static str, String)>,
 }
 
 /// The signed GET of `key` in `bucket` at `amz_date` (`YYYYMMDDTHHMMSSZ`). `extra`: further headers to sign,
 /// lowercase names.
-pub(super) fn signed_get(
+pub(crate) fn signed_get(
     env: &S3Environment,
     bucket: &str,
     key: &str,
     amz_date: &str,
     extra: &[(&'static str, String)],
 ) -> SignedGet {
+    signed_request(env, "GET", bucket, key, b"", amz_date, extra)
+}
+
+/// The signed `method` request of `key` in `bucket` with `payload` as its body.
+pub(crate) fn signed_request(
+    env: &S3Environment,
+    method: &str,
+    bucket: &str,
+    key: &str,
+    payload: &[u8],
+    amz_date: &str,
+    extra: &[(&'static str, String)],
+) -> SignedGet {
+    let payload_hash = if payload.is_empty() { EMPTY_SHA256.to_string() } else { hex(&Sha256::digest(payload)) };
     let encoded_key = encode_path(key);
     let (scheme_host, host, path) = match &env.endpoint {
         Some(endpoint) => {
@@ -80,7 +95,7 @@ pub(super) fn signed_get(
     headers.sort_by(|a, b| a.0.cmp(b.0));
     let signed_names = headers.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(";");
     let canonical_headers: String = headers.iter().map(|(name, value)| format!("{name}:{}\n", value.trim())).collect();
-    let canonical_request = format!("GET\n{path}\n\n{canonical_headers}\n{signed_names}\n{EMPTY_SHA256}");
+    let canonical_request = format!("{method}\n{path}\n\n{canonical_headers}\n{signed_names}\n{payload_hash}");
     let date = &amz_date[..8];
     let scope = format!("{date}/{}/s3/aws4_request", env.region);
     let string_to_sign = format!("AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}", hex(&Sha256::digest(canonical_request)));
@@ -102,14 +117,14 @@ pub(super) fn signed_get(
 }
 
 /// `s3://BUCKET/KEY` as (bucket, key).
-pub(super) fn parse(reference: &str) -> Option<(&str, &str)> {
+pub(crate) fn parse(reference: &str) -> Option<(&str, &str)> {
     let rest = reference.strip_prefix("s3://")?;
     let (bucket, key) = rest.split_once('/')?;
     (!bucket.is_empty() && !key.is_empty()).then_some((bucket, key))
 }
 
 /// The time now as SigV4 writes it: `YYYYMMDDTHHMMSSZ`.
-pub(super) fn amz_date_now() -> String {
+pub(crate) fn amz_date_now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string().replace(['-', ':'], "")
 }
 

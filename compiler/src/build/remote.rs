@@ -1,0 +1,234 @@
+//! Artifacts in object storage: with `[output] artifacts = "s3://BUCKET/PREFIX"`, each build puts the
+//! generated files (pages, shards, schemas, the day logs) under the prefix, in the output folder's layout,
+//! after the index is committed and the local files follow it. The index's `storage_objects` catalog is the
+//! source of truth; the remote copy of it, `PREFIX/storage_objects.json`, says what the prefix holds (each
+//! object's hash and ETag), so only what differs is uploaded or deleted.
+//!
+//! Writes are conditional, so two writers never clobber each other: an object is replaced only if its ETag is
+//! still the one the catalog recorded (`If-Match`), a new one only if absent (`If-None-Match: *`), and the
+//! catalog itself likewise. A writer that loses a race gets an error naming the object; the next build reads
+//! the new catalog and reconciles. A remote that cannot be reached fails the build's upload, never its index.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::providers::http::Client;
+use crate::providers::s3::{self, S3Environment};
+use crate::store::CatalogObject;
+
+/// The remote catalog's key under the prefix.
+pub const CATALOG_KEY: &str = "storage_objects.json";
+
+/// What the sync did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RemoteSync {
+    /// `s3://BUCKET/PREFIX`.
+    pub target: String,
+    pub uploaded: u64,
+    pub deleted: u64,
+    pub unchanged: u64,
+}
+
+/// The remote catalog: every object under the prefix, by path.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RemoteCatalog {
+    pub version: u32,
+    /// The build that last wrote it.
+    pub run_id: Option<String>,
+    pub objects: BTreeMap<String, RemoteObject>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteObject {
+    pub uri: String,
+    pub kind: String,
+    pub hash: String,
+    pub size: u64,
+    /// The object's ETag as the store gave it when it was written.
+    pub etag: String,
+}
+
+/// The objects the output folder should have remotely: the catalog's, and the day logs (not cataloged: they
+/// only grow), each with its content hash.
+pub fn local_objects(conn: &rusqlite::Connection, output_dir: &Path) -> Result<Vec<CatalogObject>, String> {
+    let mut objects = crate::store::catalog_objects(conn).map_err(|e| e.to_string())?;
+    let logs = output_dir.join("logs");
+    for entry in walk_files(&logs) {
+        let Ok(bytes) = std::fs::read(&entry) else { continue };
+        let path = entry.strip_prefix(output_dir).unwrap_or(&entry);
+        let path = path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        objects.push(CatalogObject {
+            uri: format!("knowledge://{path}"),
+            kind: "log".to_string(),
+            path,
+            hash: knowledge_queries::content_hash(&bytes),
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(objects)
+}
+
+/// A store at `target` (`s3://BUCKET/PREFIX`) with the environment's credentials.
+pub struct Remote {
+    bucket: String,
+    prefix: String,
+    target: String,
+    environment: S3Environment,
+    client: Client,
+}
+
+impl Remote {
+    pub fn new(target: &str) -> Result<Remote, String> {
+        let (bucket, prefix) =
+            crate::config::s3_prefix(target).ok_or_else(|| format!("`{target}` is not s3://BUCKET/PREFIX"))?;
+        Ok(Remote {
+            bucket: bucket.to_string(),
+            prefix: prefix.to_string(),
+            target: target.to_string(),
+            environment: S3Environment::from_env()?,
+            client: Client::without_redirects(60, 2),
+        })
+    }
+
+    fn key(&self, path: &str) -> String {
+        if self.prefix.is_empty() { path.to_string() } else { format!("{}/{path}", self.prefix) }
+    }
+
+    /// The remote catalog and its ETag; an empty one and none when the prefix has no catalog yet.
+    pub fn catalog(&self) -> Result<(RemoteCatalog, Option<String>), String> {
+        let signed = s3::signed_get(&self.environment, &self.bucket, &self.key(CATALOG_KEY), &s3::amz_date_now(), &[]);
+        let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
+        match self.client.fetch(&signed.url, &headers) {
+            Ok(response) => {
+                let etag = etag_of(&response);
+                let text = response.into_body().read_to_string().map_err(|e| format!("{}: {e}", signed.url))?;
+                let catalog = serde_json::from_str(&text)
+                    .map_err(|e| format!("{}/{CATALOG_KEY} is not a catalog: {e}", self.target))?;
+                Ok((catalog, etag))
+            }
+            Err(error) if error.contains("answered 404") => Ok((RemoteCatalog::default(), None)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// PUTs `body` at `path` on condition: `If-Match` the ETag it had, or `If-None-Match: *` for a new one.
+    /// Its new ETag.
+    fn put(&self, path: &str, body: &[u8], content_type: &str, expected: Option<&str>) -> Result<String, String> {
+        let condition = match expected {
+            Some(etag) => ("if-match", etag.to_string()),
+            None => ("if-none-match", "*".to_string()),
+        };
+        let extra = [("content-type", content_type.to_string()), condition];
+        let signed = s3::signed_request(
+            &self.environment,
+            "PUT",
+            &self.bucket,
+            &self.key(path),
+            body,
+            &s3::amz_date_now(),
+            &extra,
+        );
+        let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
+        match self.client.put(&signed.url, &headers, body) {
+            Ok(response) => etag_of(&response).ok_or_else(|| format!("{}: no ETag in the answer", signed.url)),
+            Err(error) if error.contains("answered 412") => Err(format!(
+                "{}/{path} changed since this build read the catalog: another writer is publishing here; build again \
+                 to reconcile",
+                self.target
+            )),
+            Err(error) => Err(error),
+        }
+    }
+
+    fn delete(&self, path: &str) -> Result<(), String> {
+        let signed = s3::signed_request(
+            &self.environment,
+            "DELETE",
+            &self.bucket,
+            &self.key(path),
+            b"",
+            &s3::amz_date_now(),
+            &[],
+        );
+        let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
+        match self.client.delete(&signed.url, &headers) {
+            Err(error) if !error.contains("answered 404") => Err(error),
+            _ => Ok(()),
+        }
+    }
+
+    /// Makes the prefix hold `local` (read from `output_dir`): uploads what differs, deletes what is gone, then
+    /// the catalog, each on condition.
+    pub fn sync(&self, local: &[CatalogObject], output_dir: &Path, run_id: Option<&str>) -> Result<RemoteSync, String> {
+        let (before, catalog_etag) = self.catalog()?;
+        let mut after = RemoteCatalog { version: 1, run_id: run_id.map(str::to_string), objects: BTreeMap::new() };
+        let mut sync = RemoteSync { target: self.target.clone(), ..RemoteSync::default() };
+        for object in local {
+            let prior = before.objects.get(&object.path);
+            if let Some(prior) = prior.filter(|prior| prior.hash == object.hash) {
+                after.objects.insert(object.path.clone(), prior.clone());
+                sync.unchanged += 1;
+                continue;
+            }
+            let file = output_dir.join(&object.path);
+            let bytes = std::fs::read(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+            // The file sync made it what the index says; anything else is a bug or a race with an editor.
+            if knowledge_queries::content_hash(&bytes) != object.hash {
+                return Err(format!("`{}` is not what the index lists; build again", file.display()));
+            }
+            let etag = self.put(&object.path, &bytes, content_type(&object.path), prior.map(|p| p.etag.as_str()))?;
+            let remote = RemoteObject {
+                uri: object.uri.clone(),
+                kind: object.kind.clone(),
+                hash: object.hash.clone(),
+                size: object.size,
+                etag,
+            };
+            after.objects.insert(object.path.clone(), remote);
+            sync.uploaded += 1;
+        }
+        for path in before.objects.keys().filter(|path| !after.objects.contains_key(*path)) {
+            self.delete(path)?;
+            sync.deleted += 1;
+        }
+        if sync.uploaded > 0 || sync.deleted > 0 || catalog_etag.is_none() {
+            let json = serde_json::to_vec_pretty(&after).expect("the catalog serializes");
+            self.put(CATALOG_KEY, &json, "application/json", catalog_etag.as_deref())?;
+        }
+        Ok(sync)
+    }
+}
+
+fn etag_of(response: &ureq::http::Response<ureq::Body>) -> Option<String> {
+    response.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string)
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit_once('.').map(|(_, extension)| extension) {
+        Some("md") => "text/markdown; charset=utf-8",
+        Some("json") => "application/json",
+        Some("jsonl") => "application/x-ndjson",
+        _ => "application/octet-stream",
+    }
+}
+
+fn walk_files(folder: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(folder) else { return files };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
