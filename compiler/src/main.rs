@@ -72,6 +72,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Source { command: SourceCommand::Resolve(args) } => cli::get::resolve(args, &at),
         Command::Ingest { command } => cli::ingest::run(command, &at),
         Command::Storage { command } => cli::storage::run(command, &at),
+        Command::Publish(args) => cli::cache::publish(args, &at),
+        Command::Pull(args) => cli::cache::pull(args, &at),
         Command::Serve(args) => cli::serve::run(args, &at),
     }
 }

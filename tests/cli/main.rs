@@ -3,6 +3,7 @@
 mod artifacts;
 mod ask;
 mod build;
+mod cache;
 mod embeddings;
 mod errors;
 mod ingest;

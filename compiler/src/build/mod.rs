@@ -6,6 +6,7 @@
 //! match too, or every source is re-derived. Within one process, the salsa database memoizes the queries,
 //! so a `Compiler` kept alive (tests, a future watch mode) re-runs only what an edit invalidated.
 
+pub mod cache;
 pub mod lint;
 pub mod remote;
 mod rows;

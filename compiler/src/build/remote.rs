@@ -18,6 +18,9 @@ use crate::providers::http::Client;
 use crate::providers::s3::{self, S3Environment};
 use crate::store::CatalogObject;
 
+/// What a conditional write that lost says: the words callers recognise it by.
+pub const ANOTHER_WRITER: &str = "another writer is publishing here";
+
 /// The remote catalog's key under the prefix.
 pub const CATALOG_KEY: &str = "storage_objects.json";
 
@@ -70,6 +73,9 @@ pub fn local_objects(conn: &rusqlite::Connection, output_dir: &Path) -> Result<V
     Ok(objects)
 }
 
+/// An object's bytes and its ETag.
+pub type Fetched = (Vec<u8>, Option<String>);
+
 /// A store at `target` (`s3://BUCKET/PREFIX`) with the environment's credentials.
 pub struct Remote {
     bucket: String,
@@ -98,24 +104,46 @@ impl Remote {
 
     /// The remote catalog and its ETag; an empty one and none when the prefix has no catalog yet.
     pub fn catalog(&self) -> Result<(RemoteCatalog, Option<String>), String> {
-        let signed = s3::signed_get(&self.environment, &self.bucket, &self.key(CATALOG_KEY), &s3::amz_date_now(), &[]);
+        match self.get(CATALOG_KEY)? {
+            Some((bytes, etag)) => {
+                let catalog = serde_json::from_slice(&bytes)
+                    .map_err(|e| format!("{}/{CATALOG_KEY} is not a catalog: {e}", self.target))?;
+                Ok((catalog, etag))
+            }
+            None => Ok((RemoteCatalog::default(), None)),
+        }
+    }
+
+    /// The object at `path` and its ETag, or `None` when there is none.
+    pub fn get(&self, path: &str) -> Result<Option<Fetched>, String> {
+        use std::io::Read as _;
+        let signed = s3::signed_get(&self.environment, &self.bucket, &self.key(path), &s3::amz_date_now(), &[]);
         let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
         match self.client.fetch(&signed.url, &headers) {
             Ok(response) => {
                 let etag = etag_of(&response);
-                let text = response.into_body().read_to_string().map_err(|e| format!("{}: {e}", signed.url))?;
-                let catalog = serde_json::from_str(&text)
-                    .map_err(|e| format!("{}/{CATALOG_KEY} is not a catalog: {e}", self.target))?;
-                Ok((catalog, etag))
+                let mut bytes = Vec::new();
+                response
+                    .into_body()
+                    .into_reader()
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| format!("{}: {e}", signed.url))?;
+                Ok(Some((bytes, etag)))
             }
-            Err(error) if error.contains("answered 404") => Ok((RemoteCatalog::default(), None)),
+            Err(error) if error.contains("answered 404") => Ok(None),
             Err(error) => Err(error),
         }
     }
 
+    /// The target this prefix was made for (`s3://BUCKET/PREFIX`).
+    #[must_use]
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
     /// PUTs `body` at `path` on condition: `If-Match` the ETag it had, or `If-None-Match: *` for a new one.
     /// Its new ETag.
-    fn put(&self, path: &str, body: &[u8], content_type: &str, expected: Option<&str>) -> Result<String, String> {
+    pub fn put(&self, path: &str, body: &[u8], content_type: &str, expected: Option<&str>) -> Result<String, String> {
         let condition = match expected {
             Some(etag) => ("if-match", etag.to_string()),
             None => ("if-none-match", "*".to_string()),
@@ -134,8 +162,7 @@ impl Remote {
         match self.client.put(&signed.url, &headers, body) {
             Ok(response) => etag_of(&response).ok_or_else(|| format!("{}: no ETag in the answer", signed.url)),
             Err(error) if error.contains("answered 412") => Err(format!(
-                "{}/{path} changed since this build read the catalog: another writer is publishing here; build again \
-                 to reconcile",
+                "{}/{path} changed since it was read: {ANOTHER_WRITER}; build again to reconcile",
                 self.target
             )),
             Err(error) => Err(error),

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use super::{
-    ask, build, changes, context, embeddings, eval, get, ingest, init, lint, list, notes, providers, reindex, search,
-    serve, stats, storage, web, wiki,
+    ask, build, cache, changes, context, embeddings, eval, get, ingest, init, lint, list, notes, providers, reindex,
+    search, serve, stats, storage, web, wiki,
 };
 
 #[derive(Parser)]
@@ -84,6 +84,12 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ingest::IngestCommand,
     },
+    /// Publish the committed index to the shared build cache (`[cache] url`), keyed by its fingerprint and
+    /// the checkout's commit.
+    Publish(cache::CacheArgs),
+    /// Fetch the nearest published index for this checkout (its commit, else the newest ancestor), verify
+    /// it and put it in place, so the next build is incremental from it.
+    Pull(cache::CacheArgs),
     /// Where the index and its artifacts are stored, locally and in object storage.
     Storage {
         #[command(subcommand)]

@@ -7,6 +7,7 @@ pub(crate) mod progress;
 
 pub(crate) mod ask;
 pub(crate) mod build;
+pub(crate) mod cache;
 pub(crate) mod changes;
 pub(crate) mod context;
 pub(crate) mod embeddings;

@@ -52,6 +52,16 @@ pub struct Config {
     /// A remote `knowledge serve --http` that `search`, `get`, `context pack` and `ask` answer from instead.
     #[serde(default)]
     pub remote: RemoteConfig,
+    /// The shared build cache `knowledge publish` and `knowledge pull` use.
+    #[serde(default)]
+    pub cache: CacheConfig,
+}
+
+/// `[cache]`: where published indexes are kept (`s3://BUCKET/PREFIX`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub url: Option<Spanned<String>>,
 }
 
 /// `s3://BUCKET` or `s3://BUCKET/PREFIX` as (bucket, prefix without slashes at its ends).
@@ -437,6 +447,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             Some(artifacts.span()),
             "`artifacts` is `s3://BUCKET/PREFIX` (or `s3://BUCKET`)".to_string(),
         ));
+    }
+    if let Some(url) = &config.cache.url
+        && s3_prefix(url.get_ref()).is_none()
+    {
+        return Err(invalid(Some(url.span()), "`url` is `s3://BUCKET/PREFIX` (or `s3://BUCKET`)".to_string()));
     }
     for name in config.permissions.purposes.keys() {
         if !ingest::PURPOSES.contains(&name.get_ref().as_str()) {

@@ -1,0 +1,230 @@
+//! A shared build cache in object storage (`[cache] url = "s3://BUCKET/PREFIX"`): `knowledge publish` puts
+//! the committed index there, keyed by the build fingerprint and the commit it was built from, and
+//! `knowledge pull` fetches the nearest published index for this checkout's commit (the same commit, else
+//! the newest published ancestor), verifies it, and puts it in place; the next `knowledge build` is then
+//! incremental from it instead of cold.
+//!
+//! Like a remote build cache, a missing, foreign or damaged entry costs time, never correctness: an entry
+//! is taken only if its bytes hash as published, it opens as an index in this binary's format, and it was
+//! built with this project's fingerprint (binary, chunking, labels, …). The build after a pull checks every
+//! source against the index as any build does (a stat that moved means the file is read and hashed), so a
+//! pulled index can at worst make that build re-derive more.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::remote::Remote;
+use crate::config::Project;
+use crate::store;
+
+/// Published indexes kept per fingerprint, newest first.
+const KEEP: usize = 50;
+
+/// The list of published indexes for one fingerprint (`PREFIX/FINGERPRINT/index.json`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Published {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub commit: String,
+    pub run_id: Option<String>,
+    /// The content hash of the index file.
+    pub hash: String,
+    pub size: u64,
+    pub published_at: String,
+}
+
+/// What `publish` or `pull` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CacheReport {
+    pub target: String,
+    pub fingerprint: String,
+    /// The commit of the checkout (publish) or of the entry taken (pull).
+    pub commit: Option<String>,
+    /// `published`, `already_published`, `pulled`, `exact` / `ancestor` (how the pulled commit relates to the
+    /// checkout's), or `none` (nothing usable: the next build is cold).
+    pub outcome: String,
+    pub entry: Option<Entry>,
+    /// Entries passed over and why (another hash, format or fingerprint), so a stale cache shows itself.
+    pub rejected: Vec<String>,
+}
+
+fn prefix(project: &Project) -> Result<Remote, String> {
+    let target = project
+        .config
+        .cache
+        .url
+        .as_ref()
+        .ok_or("no build cache: set `[cache] url = \"s3://BUCKET/PREFIX\"` in kc.toml")?;
+    Remote::new(target.get_ref())
+}
+
+/// Publishes the committed index under this build's fingerprint and the checkout's commit.
+pub fn publish(project: &Project) -> Result<CacheReport, String> {
+    let remote = prefix(project)?;
+    let fingerprint = super::settings::fingerprint(project);
+    let commit = crate::sources::vcs::context(&project.root)
+        .commit
+        .ok_or("`knowledge publish` keys the index by commit: this checkout has no Git HEAD")?;
+    let output_dir = project.output_dir();
+    let index = output_dir.join(store::DB_FILE);
+    let conn = store::open_read_only(&index).map_err(|e| crate::error_chain(&e))?;
+    let stored = store::meta(&conn, "fingerprint").map_err(|e| e.to_string())?;
+    if stored.as_deref() != Some(fingerprint.as_str()) {
+        return Err(
+            "the index is not this project's last build (another fingerprint): run `knowledge build` first".into()
+        );
+    }
+    let run_id = store::meta(&conn, "last_run").map_err(|e| e.to_string())?;
+    // A consistent copy of the committed index, whatever its write-ahead log holds.
+    let snapshot = temporary(&output_dir, "publish");
+    let _ = std::fs::remove_file(&snapshot);
+    conn.execute("VACUUM INTO ?1", [snapshot.to_string_lossy().as_ref()]).map_err(|e| e.to_string())?;
+    drop(conn);
+    let bytes = std::fs::read(&snapshot).map_err(|e| format!("cannot read `{}`: {e}", snapshot.display()));
+    let _ = std::fs::remove_file(&snapshot);
+    let bytes = bytes?;
+    let entry = Entry {
+        commit: commit.clone(),
+        run_id,
+        hash: knowledge_queries::content_hash(&bytes),
+        size: bytes.len() as u64,
+        published_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    };
+    let key = format!("{fingerprint}/{commit}.db");
+    let mut report = CacheReport {
+        target: remote.target().to_string(),
+        fingerprint: fingerprint.clone(),
+        commit: Some(commit.clone()),
+        outcome: "published".to_string(),
+        entry: Some(entry.clone()),
+        rejected: Vec::new(),
+    };
+    // Published indexes are immutable: one already there for this commit stays.
+    match remote.put(&key, &bytes, "application/vnd.sqlite3", None) {
+        Ok(_) => {}
+        Err(error) if error.contains(super::remote::ANOTHER_WRITER) => {
+            report.outcome = "already_published".to_string();
+            return Ok(report);
+        }
+        Err(error) => return Err(error),
+    }
+    let list_key = format!("{fingerprint}/index.json");
+    let (mut published, etag) = match remote.get(&list_key)? {
+        Some((bytes, etag)) => (serde_json::from_slice::<Published>(&bytes).unwrap_or_default(), etag),
+        None => (Published::default(), None),
+    };
+    published.entries.retain(|e| e.commit != commit);
+    published.entries.insert(0, entry);
+    published.entries.truncate(KEEP);
+    let json = serde_json::to_vec_pretty(&published).expect("the list serializes");
+    remote.put(&list_key, &json, "application/json", etag.as_deref())?;
+    Ok(report)
+}
+
+/// Fetches the nearest published index for the checkout and puts it in place of the local one.
+pub fn pull(project: &Project) -> Result<CacheReport, String> {
+    let remote = prefix(project)?;
+    let fingerprint = super::settings::fingerprint(project);
+    let head = crate::sources::vcs::context(&project.root).commit;
+    let mut report = CacheReport {
+        target: remote.target().to_string(),
+        fingerprint: fingerprint.clone(),
+        commit: None,
+        outcome: "none".to_string(),
+        entry: None,
+        rejected: Vec::new(),
+    };
+    let Some((list, _)) = remote.get(&format!("{fingerprint}/index.json"))? else { return Ok(report) };
+    let published: Published = serde_json::from_slice(&list).unwrap_or_default();
+    // The checkout's own commit first, then the newest ancestor of it.
+    let mut candidates: Vec<(&Entry, &str)> = Vec::new();
+    if let Some(head) = &head {
+        candidates.extend(published.entries.iter().filter(|e| &e.commit == head).map(|e| (e, "exact")));
+        candidates.extend(
+            published
+                .entries
+                .iter()
+                .filter(|e| &e.commit != head && is_ancestor(&project.root, &e.commit, head))
+                .map(|e| (e, "ancestor")),
+        );
+    }
+    let output_dir = project.output_dir();
+    std::fs::create_dir_all(&output_dir).map_err(|e| format!("cannot create `{}`: {e}", output_dir.display()))?;
+    for (entry, relation) in candidates {
+        let Some((bytes, _)) = remote.get(&format!("{fingerprint}/{}.db", entry.commit))? else {
+            report.rejected.push(format!("{}: listed but missing", entry.commit));
+            continue;
+        };
+        if knowledge_queries::content_hash(&bytes) != entry.hash {
+            report.rejected.push(format!("{}: its bytes do not hash as published", entry.commit));
+            continue;
+        }
+        let candidate = temporary(&output_dir, "pull");
+        std::fs::write(&candidate, &bytes).map_err(|e| format!("cannot write `{}`: {e}", candidate.display()))?;
+        match verify(&candidate, &fingerprint) {
+            Ok(()) => {
+                install(&candidate, &output_dir)?;
+                report.commit = Some(entry.commit.clone());
+                report.outcome = relation.to_string();
+                report.entry = Some(entry.clone());
+                return Ok(report);
+            }
+            Err(reason) => {
+                let _ = std::fs::remove_file(&candidate);
+                report.rejected.push(format!("{}: {reason}", entry.commit));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Whether the file at `path` is an index in this binary's format built with `fingerprint`.
+fn verify(path: &Path, fingerprint: &str) -> Result<(), String> {
+    let conn = store::open_read_only(path).map_err(|e| crate::error_chain(&e))?;
+    let prior = store::read_prior(&conn).map_err(|e| format!("not an index: {e}"))?;
+    if prior.needs_schema {
+        return Err("an index in another format".to_string());
+    }
+    let stored = store::meta(&conn, "fingerprint").map_err(|e| e.to_string())?;
+    if stored.as_deref() != Some(fingerprint) {
+        return Err("built with another fingerprint".to_string());
+    }
+    Ok(())
+}
+
+/// Puts the verified `candidate` in place of the index, under the writer's lock: the old index's
+/// write-ahead log is merged and removed first, so no log of the old file is ever read against the new one.
+fn install(candidate: &Path, output_dir: &Path) -> Result<(), String> {
+    let _lock = store::writer_lock(output_dir, |_| {}).map_err(|e| crate::error_chain(&e))?;
+    let index = output_dir.join(store::DB_FILE);
+    if index.exists() {
+        let conn = rusqlite::Connection::open(&index).map_err(|e| e.to_string())?;
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "journal_mode", "delete").map_err(|e| e.to_string())?;
+        drop(conn);
+    }
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(output_dir.join(format!("{}{suffix}", store::DB_FILE)));
+    }
+    std::fs::rename(candidate, &index).map_err(|e| format!("cannot replace `{}`: {e}", index.display()))
+}
+
+/// Whether `commit` is an ancestor of `head` in the checkout's history (Git decides; without Git, no).
+fn is_ancestor(root: &Path, commit: &str, head: &str) -> bool {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["merge-base", "--is-ancestor", commit, head])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+fn temporary(output_dir: &Path, purpose: &str) -> PathBuf {
+    output_dir.join(format!(".{purpose}.{}.db", std::process::id()))
+}
