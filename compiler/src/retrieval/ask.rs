@@ -174,35 +174,70 @@ fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for block in text.split("\n\n") {
         let block = block.trim();
-        // Code, and HTML tags standing alone (the Rust book's `<Listing number="8-6" caption="…">`), are
-        // no sentences.
+        // Code, headings (a title is no answer), and HTML tags standing alone (the Rust book's
+        // `<Listing number="8-6" caption="…">`) are no sentences.
         let html_tag = block.starts_with('<') && block.ends_with('>') && !block.contains('\n');
         if block.is_empty() || block.starts_with("```") || html_tag {
             continue;
         }
-        let lines: Vec<&str> = block.lines().collect();
-        let listed = lines.iter().all(|l| l.trim_start().starts_with(['-', '*', '#', '|']));
+        let tag = |line: &str| line.starts_with('<') && line.ends_with('>');
+        let lines: Vec<&str> = block.lines().filter(|l| !l.trim_start().starts_with('#') && !tag(l.trim())).collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let listed = lines.iter().all(|l| l.trim_start().starts_with(['-', '*', '|']));
         let pieces: Vec<String> = if listed {
             lines.iter().map(|l| l.trim().to_string()).collect()
         } else {
             let flat = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
-            let mut pieces = Vec::new();
-            let mut rest = flat.as_str();
-            while let Some(at) = rest.find(". ") {
-                pieces.push(rest[..=at].to_string());
-                rest = &rest[at + 2..];
-            }
-            pieces.push(rest.to_string());
-            pieces
+            split_sentences(&flat)
         };
         for piece in pieces {
-            let piece = piece.trim_start_matches(['#', ' ']).trim().to_string();
+            let piece = piece.trim().to_string();
             if piece.split_whitespace().count() >= 3 {
                 out.push(piece);
             }
         }
     }
     out
+}
+
+/// Abbreviations a sentence does not end at.
+const ABBREVIATIONS: [&str; 8] = ["e.g.", "i.e.", "etc.", "vs.", "cf.", "Mr.", "Dr.", "No."];
+
+/// Prose cut into sentences: after `.`, `?` or `!` (closing quotes and brackets kept with it) and a space,
+/// when the next word starts as a sentence does (a capital, a digit, a quote, a bracket or code) and the
+/// word before is not an abbreviation or an initial.
+fn split_sentences(prose: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let bytes = prose.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if matches!(bytes[at], b'.' | b'?' | b'!') {
+            let mut end = at + 1;
+            while end < bytes.len() && matches!(bytes[end], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
+                end += 1;
+            }
+            let next = prose[end..].strip_prefix(' ').and_then(|rest| rest.chars().next());
+            let starts_sentence =
+                next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || "\"'`([*_“‘".contains(c));
+            let word = prose[start..end].rsplit(' ').next().unwrap_or_default();
+            let abbreviation = ABBREVIATIONS.contains(&word)
+                || (bytes[at] == b'.' && word.len() == 2 && word.starts_with(|c: char| c.is_uppercase()));
+            if starts_sentence && !abbreviation {
+                pieces.push(prose[start..end].to_string());
+                start = end + 1;
+                at = start;
+                continue;
+            }
+        }
+        at += 1;
+    }
+    if start < prose.len() {
+        pieces.push(prose[start..].to_string());
+    }
+    pieces
 }
 
 #[cfg(test)]
@@ -212,10 +247,25 @@ mod tests {
     #[test]
     fn sentences_split_prose_and_lists_and_drop_code() {
         let text = "## Rules\n\nEach value has an owner. There is one owner at a time.\n\n- First rule here\n- Second rule here\n\n<Listing number=\"4-1\" caption=\"A variable and the scope in which it is valid\">\n\n```\ncode here now\n```\n\n</Listing>";
-        // The heading "Rules" is one word: too short to be an answer.
         assert_eq!(
             sentences(text),
             ["Each value has an owner.", "There is one owner at a time.", "- First rule here", "- Second rule here"]
+        );
+    }
+
+    #[test]
+    fn headings_are_no_sentences_and_prose_splits_at_questions_but_not_abbreviations() {
+        let text = "<a id=\"new\"></a>\n### Creating a New Vector\n\nWhy use a vector? It grows, e.g. with `push`. Call \
+                    `Vec::new` (see Listing 8-1). Then use it! The U.S. version is the same.";
+        assert_eq!(
+            sentences(text),
+            [
+                "Why use a vector?",
+                "It grows, e.g. with `push`.",
+                "Call `Vec::new` (see Listing 8-1).",
+                "Then use it!",
+                "The U.S. version is the same."
+            ]
         );
     }
 }
