@@ -591,3 +591,47 @@ fn the_servers_knowledge_ask_generates_with_the_operators_provider_and_checks_ev
     assert_eq!(refused.status.code(), Some(2));
     assert!(stderr(&refused).contains("`P_KEY`"), "{}", stderr(&refused));
 }
+
+#[test]
+fn a_provider_that_times_out_or_fails_mid_stream_leaves_no_run() {
+    let asks = |test: &CliTest| -> i64 {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        conn.query_row("SELECT count(*) FROM runs WHERE kind = 'ask'", [], |row| row.get(0)).unwrap()
+    };
+    // A server that takes the request and never answers, within a one-second budget and no retry.
+    let (port, _requests) = one_request_server(|_stream| std::thread::sleep(std::time::Duration::from_secs(4)));
+    let test = CliTest::new();
+    test.write("docs/ownership.md", "# Ownership\n\nEach value in Rust has an owner.\n");
+    test.write(
+        "kc.toml",
+        format!(
+            "version = 1\n[providers.p]\nkind = \"openai-compatible\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n\
+             model = \"m\"\ntimeout_seconds = 1\nmax_retries = 0\n"
+        ),
+    );
+    test.build();
+    let started = std::time::Instant::now();
+    let output = test.run(&["ask", "who owns each value?", "--generate"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "the budget bounds the call");
+    assert!(
+        stderr(&output).to_lowercase().contains("timeout") || stderr(&output).contains("timed out"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(asks(&test), 0, "a failed call records no run");
+
+    // An error inside the stream, after text began: an error, and no run either.
+    let (port, _requests) = streaming_server(vec![
+        format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": "Each value has an owner [1]. "}}]})),
+        "data: {\"error\":{\"message\":\"upstream overloaded\"}}".to_string(),
+    ]);
+    test.write(
+        "kc.toml",
+        format!("version = 1\n[providers.p]\nkind = \"openai-compatible\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"),
+    );
+    let output = test.run(&["ask", "who owns each value?", "--generate"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("upstream overloaded"), "{}", stderr(&output));
+    assert_eq!(asks(&test), 0);
+}
