@@ -198,9 +198,12 @@ pub(super) fn compile_shards(
     // files (not their texts, which are large and mostly unchanged).
     let stored: HashMap<String, StoredShard> = conn
         .prepare(
+            // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
+            // `knowledge://index/root`, and it has no JSON).
             "SELECT k.section, k.rows_hash, m.hash, j.hash FROM knowledge_indexes k
-             LEFT JOIN storage_objects m ON m.path = k.path
-             LEFT JOIN storage_objects j ON j.path = k.json_path",
+             LEFT JOIN storage_objects m
+                    ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
+             LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
         )?
         .query_map([], |row| {
             Ok((

@@ -35,6 +35,20 @@ pub struct IngestReport {
     pub labels: Vec<String>,
 }
 
+impl IngestReport {
+    fn of(entry: Ingested, outcome: Outcome) -> IngestReport {
+        IngestReport {
+            reference: entry.reference,
+            outcome,
+            resolver: entry.resolver,
+            revision_id: entry.revision_id,
+            title: entry.title,
+            file: entry.file,
+            labels: entry.labels,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
     #[error("{reference}: {message}")]
@@ -78,15 +92,7 @@ pub fn ingest(project: &Project, reference: &str, labels: &[String]) -> Result<I
             ingested::store(&output_dir, &document, &now())?
         }
     };
-    Ok(IngestReport {
-        reference: entry.reference,
-        outcome,
-        resolver: entry.resolver,
-        revision_id: entry.revision_id,
-        title: entry.title,
-        file: entry.file,
-        labels: entry.labels,
-    })
+    Ok(IngestReport::of(entry, outcome))
 }
 
 /// Re-ingests every stored source with the labels it has, in ref order: each one's report or error.
@@ -145,15 +151,7 @@ A web search for \"{}\" through `{}` found this page on {}; the text above is th
             text,
         };
         let (entry, outcome) = ingested::store(&output_dir, &document, &result.retrieved_at)?;
-        reports.push(IngestReport {
-            reference: entry.reference,
-            outcome,
-            resolver: entry.resolver,
-            revision_id: entry.revision_id,
-            title: entry.title,
-            file: entry.file,
-            labels: entry.labels,
-        });
+        reports.push(IngestReport::of(entry, outcome));
     }
     Ok(reports)
 }

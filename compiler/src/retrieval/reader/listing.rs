@@ -273,33 +273,35 @@ pub fn recent_changes(
         Some(since) => runs_where(conn, "id > ?1 OR started_at > ?1", params![since, limit], access)?,
         None => runs_where(conn, "?1 IS NULL", params![None::<String>, limit], access)?,
     };
-    let mut statement = conn.prepare_cached(
-        "SELECT kind, path, old_revision, new_revision, detail, labels FROM run_events WHERE run_id = ?1 ORDER BY seq",
-    )?;
     found
         .into_iter()
         .map(|run| {
-            let events = statement
-                .query_map([&run.id], |row| {
-                    let event = ChangeEvent {
-                        kind: row.get(0)?,
-                        path: row.get(1)?,
-                        old_revision: row.get(2)?,
-                        new_revision: row.get(3)?,
-                        detail: row.get(4)?,
-                    };
-                    Ok((event, row.get::<_, String>(5)?))
-                })?
-                .filter(|row| {
-                    row.as_ref().map_or(true, |(event, labels)| {
-                        access.can_read_labels(labels) && access.can_read_path(&event.path)
-                    })
-                })
-                .map(|row| row.map(|(event, _)| event))
-                .collect::<rusqlite::Result<_>>()?;
+            let events = run_events(conn, &run.id)?
+                .into_iter()
+                .filter(|(event, labels)| access.can_read_labels(labels) && access.can_read_path(&event.path))
+                .map(|(event, _)| event)
+                .collect();
             Ok(Change { run, events })
         })
         .collect()
+}
+
+/// A run's events in order, each with the labels of the source it names.
+pub(super) fn run_events(conn: &Connection, run_id: &str) -> rusqlite::Result<Vec<(ChangeEvent, String)>> {
+    conn.prepare_cached(
+        "SELECT kind, path, old_revision, new_revision, detail, labels FROM run_events WHERE run_id = ?1 ORDER BY seq",
+    )?
+    .query_map([run_id], |row| {
+        let event = ChangeEvent {
+            kind: row.get(0)?,
+            path: row.get(1)?,
+            old_revision: row.get(2)?,
+            new_revision: row.get(3)?,
+            detail: row.get(4)?,
+        };
+        Ok((event, row.get::<_, String>(5)?))
+    })?
+    .collect()
 }
 
 /// The lint findings the last writing build stored.

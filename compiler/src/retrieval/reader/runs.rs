@@ -49,21 +49,7 @@ pub fn run_status(conn: &Connection, id: Option<&str>, access: &Access) -> Resul
         .optional()?;
     let missing = || ReaderError::NotFound(id.unwrap_or("the last build").to_string());
     let mut run = row.ok_or_else(missing)?;
-    let mut statement = conn.prepare_cached(
-        "SELECT kind, path, old_revision, new_revision, detail, labels FROM run_events WHERE run_id = ?1 ORDER BY seq",
-    )?;
-    let events = statement
-        .query_map([&run.id], |row| {
-            let event = ChangeEvent {
-                kind: row.get(0)?,
-                path: row.get(1)?,
-                old_revision: row.get(2)?,
-                new_revision: row.get(3)?,
-                detail: row.get(4)?,
-            };
-            Ok((event, row.get::<_, String>(5)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let events = super::listing::run_events(conn, &run.id)?;
     let readable =
         |(event, labels): &(ChangeEvent, String)| access.can_read_labels(labels) && access.can_read_path(&event.path);
     if run.kind != "build" && !events.iter().all(readable) {
