@@ -120,3 +120,31 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     assert_eq!(hand["sources"]["added"], 1);
     assert!(watching.lines.recv_timeout(Duration::from_millis(500)).is_err(), "the build's own writes start no build");
 }
+
+#[test]
+fn a_watch_indexes_what_ingest_stores() {
+    let test = CliTest::new();
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[ingest]\nopen_files_manifest = \"manifest.jsonl\"\n",
+    );
+    test.write("docs/a.md", "# A\n\nSomething local.\n");
+    test.write(
+        "manifest.jsonl",
+        r#"{"id":"m1","revision_id":"r1","mime":"text/plain","text":"The turbine manual says to grease the bearings weekly."}"#,
+    );
+    let watching = Watching::start(&test);
+    watching.next();
+    test.ok(&["ingest", "source", "open-files://m1"]);
+    let ingested = watching.next();
+    assert_eq!(ingested["sources"]["added"], 1, "{ingested}");
+    assert!(test.ok(&["search", "grease the bearings"]).contains("open-files://m1"));
+    // The manifest itself is a project file only if the globs select it; re-ingesting it unchanged stores
+    // nothing, so no build follows.
+    test.ok(&["ingest", "source", "open-files://m1"]);
+    let line = watching.lines.recv_timeout(Duration::from_millis(800));
+    assert!(
+        line.as_ref().is_err() || serde_json::from_str::<Value>(line.as_ref().unwrap()).unwrap()["wrote"] == false,
+        "{line:?}"
+    );
+}
