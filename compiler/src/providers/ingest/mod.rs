@@ -66,6 +66,8 @@ pub(crate) enum Read {
 /// Ingests `reference` with `labels` (beside `[ingest] labels`).
 pub fn ingest(project: &Project, reference: &str, labels: &[String]) -> Result<IngestReport, IngestError> {
     let refused = |message: String| IngestError::Refused { reference: reference.to_string(), message };
+    let reference = canonical_ref(reference).map_err(refused)?;
+    let reference = reference.as_str();
     let config = &project.config.ingest;
     let labels = labels_of(config, labels).map_err(refused)?;
     let output_dir = project.output_dir();
@@ -123,8 +125,10 @@ pub fn file_web_results(
     let output_dir = project.output_dir();
     let mut reports = Vec::new();
     for result in results {
+        // A result whose URL carries credentials is not filed; one with a fragment is filed as its page.
+        let Ok(reference) = canonical_ref(&result.url) else { continue };
         let stored = ingested::load(&output_dir)?;
-        if stored.iter().any(|s| s.reference == result.url && s.resolver != "web") {
+        if stored.iter().any(|s| s.reference == reference && s.resolver != "web") {
             continue;
         }
         let text = format!(
@@ -141,7 +145,7 @@ A web search for \"{}\" through `{}` found this page on {}; the text above is th
             result.retrieved_at,
         );
         let document = Document {
-            reference: result.url.clone(),
+            reference,
             resolver: "web",
             owner: result.provider.clone(),
             revision_id: knowledge_queries::content_hash(text.as_bytes()),
@@ -275,6 +279,22 @@ fn stored_body(output_dir: &std::path::Path, prior: &Ingested) -> Result<String,
     Ok(strip_front_matter(&text).to_string())
 }
 
+/// The ref a source is stored and cited by: a web ref without its fragment (the same document; and `#L…`
+/// is how citations name lines). One that carries credentials (`https://user:secret@host/…`) is refused, so
+/// no secret reaches the index or an answer's citation.
+fn canonical_ref(reference: &str) -> Result<String, String> {
+    let Some((scheme, rest)) = reference.split_once("://") else { return Ok(reference.to_string()) };
+    if !matches!(scheme, "https" | "http") {
+        return Ok(reference.to_string());
+    }
+    let rest = rest.split_once('#').map_or(rest, |(document, _)| document);
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("a URL with credentials in it is not ingested: they would be stored and cited".to_string());
+    }
+    Ok(format!("{scheme}://{rest}"))
+}
+
 /// The labels a source gets: `[ingest] labels` and `extra`, trimmed, lowercased, sorted.
 fn labels_of(config: &IngestConfig, extra: &[String]) -> Result<Vec<String>, String> {
     let mut labels = Vec::new();
@@ -378,6 +398,14 @@ mod tests {
         assert_eq!((title.as_deref(), text.as_str()), (Some("Notes"), "# Notes\n\nBody.\n"));
         assert_eq!(to_markdown(b"a\0b", "text/plain").unwrap_err(), "binary content");
         assert_eq!(to_markdown(b"ok\n\xff", "text/plain").unwrap_err(), "invalid UTF-8 at line 2");
+    }
+
+    #[test]
+    fn web_refs_lose_their_fragment_and_refuse_credentials() {
+        assert_eq!(canonical_ref("https://docs.example.org/guide#install").unwrap(), "https://docs.example.org/guide");
+        assert_eq!(canonical_ref("https://example.org/a?b=c@d").unwrap(), "https://example.org/a?b=c@d");
+        assert!(canonical_ref("https://user:secret@example.org/a").is_err());
+        assert_eq!(canonical_ref("open-files://m#1").unwrap(), "open-files://m#1");
     }
 
     #[test]
