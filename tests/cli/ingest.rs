@@ -324,3 +324,21 @@ fn purposes_keep_labelled_sources_out_of_the_index_or_out_of_answers_and_resolve
     assert_eq!(statuses, ["allowed", "denied", "allowed"], "{decisions:?}");
     assert!(decisions[1].1.contains("\"principal\":\"ops\"") && decisions[1].1.contains("knowledge_answer"));
 }
+
+#[test]
+fn an_ingested_documents_own_front_matter_titles_it_and_keeps_its_labels() {
+    let test = project("[permissions.principals]\nstaff = [\"internal\"]\n");
+    test.write(
+        "outside/eip.md",
+        "---\ntitle: Fee market change\nvisibility: internal\nstatus: Final\n---\n## Abstract\n\nThe base fee per gas is burned.\n",
+    );
+    let report = ingest(&test, &file_ref(&test, "outside/eip.md"), &[]);
+    assert_eq!(report["title"], "Fee market change", "the front matter's title, not the file name");
+    test.build();
+    assert!(test.search("base fee burned")["results"].as_array().unwrap().is_empty(), "internal stays internal");
+    let found: Value =
+        serde_json::from_str(&test.ok(&["--as", "staff", "search", "base fee burned", "--json"])).unwrap();
+    assert_eq!(found["results"][0]["title"], "Fee market change > Abstract", "{found}");
+    // Unchanged upstream: the same stored text.
+    assert_eq!(ingest(&test, &file_ref(&test, "outside/eip.md"), &[])["outcome"], "unchanged");
+}

@@ -157,9 +157,27 @@ pub fn remove(output_dir: &Path, reference: &str) -> Result<Ingested, IngestedEr
     Ok(removed)
 }
 
-/// The text a build indexes: the document's provenance as front matter (so its title and labels reach
-/// the index the way a file's do, and the provenance view reads the rest), then its Markdown.
+/// The keys ingest writes into a stored text's front matter; the source's own values for them give way.
+/// `labels` last: a stored text keeps it when it is read back as a document ([`document_text`]).
+const PROVENANCE_KEYS: [&str; 7] = ["title", "source", "resolver", "source_owner", "revision_id", "mime", "labels"];
+
+/// The text a build indexes: the document's provenance as front matter (so its title and labels reach the
+/// index the way a file's do, and the provenance view reads the rest), then the document. A document's own
+/// front matter is merged in: its other fields stay (its `visibility` among them, so a source marked
+/// internal stays internal), and its `labels` join the ingest's.
 fn with_front_matter(document: &Document) -> String {
+    let (own, body) = split_front_matter(&document.text);
+    let mut labels = document.labels.clone();
+    if let Some(own) = knowledge_queries::front_matter(&document.text) {
+        match own.fields.get("labels") {
+            Some(knowledge_queries::FrontMatterValue::Scalar(label)) => labels.push(label.clone()),
+            Some(knowledge_queries::FrontMatterValue::List(list)) => labels.extend(list.iter().cloned()),
+            None => {}
+        }
+    }
+    let mut labels: Vec<String> = labels.iter().map(|l| l.trim().to_lowercase()).filter(|l| !l.is_empty()).collect();
+    labels.sort();
+    labels.dedup();
     // The front matter reader takes a value to its line's end and strips one pair of outer quotes.
     let value = |text: &str| format!("\"{}\"", text.replace(['\r', '\n'], " "));
     let mut text = String::from("---\n");
@@ -169,13 +187,54 @@ fn with_front_matter(document: &Document) -> String {
     text.push_str(&format!("source_owner: {}\n", value(&document.owner)));
     text.push_str(&format!("revision_id: {}\n", value(&document.revision_id)));
     text.push_str(&format!("mime: {}\n", value(&document.mime)));
-    if !document.labels.is_empty() {
-        text.push_str(&format!("labels: [{}]\n", document.labels.join(", ")));
+    if !labels.is_empty() {
+        text.push_str(&format!("labels: [{}]\n", labels.join(", ")));
     }
+    text.push_str(&own_fields(own.unwrap_or_default(), &PROVENANCE_KEYS));
     text.push_str("---\n\n");
-    text.push_str(document.text.trim());
+    text.push_str(body.trim());
     text.push('\n');
     text
+}
+
+/// A stored text as the document it was made from: the source's own front matter fields (without the
+/// provenance ingest wrote, but with the labels, which merged the source's own) and its body. Storing it
+/// again gives the same text; its labels can only grow that way, never lose one the source carried.
+#[must_use]
+pub fn document_text(stored: &str) -> String {
+    let (block, body) = split_front_matter(stored);
+    let own = own_fields(block.unwrap_or_default(), &PROVENANCE_KEYS[..PROVENANCE_KEYS.len() - 1]);
+    if own.is_empty() { body.trim().to_string() } else { format!("---\n{own}---\n\n{}", body.trim()) }
+}
+
+/// The lines of a front matter block whose keys are not in `dropped`, each key with the indented lines
+/// that continue it.
+fn own_fields(block: &str, dropped: &[&str]) -> String {
+    let mut kept = String::new();
+    let mut keep = false;
+    for line in block.lines() {
+        let continues = line.starts_with([' ', '\t']) || line.starts_with("- ");
+        if !continues {
+            let key = line.split_once(':').map_or("", |(key, _)| key.trim());
+            keep = !line.trim().is_empty() && !dropped.contains(&key);
+        }
+        if keep {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
+}
+
+/// A text's leading front matter block (the lines between the `---` fences) and what follows it.
+#[must_use]
+pub fn split_front_matter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text.strip_prefix("---\n") else { return (None, text) };
+    match rest.find("\n---\n") {
+        Some(end) => (Some(&rest[..=end]), rest[end + 5..].trim_start_matches('\n')),
+        None if rest.starts_with("---\n") => (Some(""), &rest[4..]),
+        None => (None, text),
+    }
 }
 
 /// A file name for a ref: readable where it can be, unique by a hash of the whole ref.
@@ -239,6 +298,20 @@ mod tests {
         assert_eq!(load(dir.path()).unwrap()[0].retrieved_at, "t2");
         assert_eq!(store(dir.path(), &document("# Guide\n\nHello again."), "t3").unwrap().1, Outcome::Changed);
         assert_eq!(load(dir.path()).unwrap().len(), 1);
+        // The source's own front matter: its fields stay, its labels join, its provenance keys give way; and
+        // the stored text gives back the document it was made from.
+        let mut own =
+            document("---\ntitle: Own title\nvisibility: internal\nlabels: [hr]\nauthors:\n  - Ann\n---\n# Guide\n");
+        own.title = "Own title".to_string();
+        let (entry, _) = store(dir.path(), &own, "t4").unwrap();
+        let stored = std::fs::read_to_string(dir.path().join(&entry.file)).unwrap();
+        assert!(stored.starts_with("---\ntitle: \"Own title\"\n"), "{stored}");
+        assert!(
+            stored.contains("labels: [hr, internal]\nvisibility: internal\nauthors:\n  - Ann\n---\n\n# Guide\n"),
+            "{stored}"
+        );
+        let again = Document { text: document_text(&stored), labels: vec!["internal".to_string()], ..own };
+        assert_eq!(store(dir.path(), &again, "t5").unwrap().1, Outcome::Unchanged);
         let removed = remove(dir.path(), "https://docs.example.org/guide?x=1").unwrap();
         assert!(!dir.path().join(removed.file).exists());
         assert!(load(dir.path()).unwrap().is_empty());

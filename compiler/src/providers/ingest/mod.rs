@@ -276,7 +276,7 @@ fn stored_body(output_dir: &std::path::Path, prior: &Ingested) -> Result<String,
     let path = output_dir.join(&prior.file);
     let text = std::fs::read_to_string(&path)
         .map_err(|source| ingested::IngestedError::Read { path: path.clone(), source })?;
-    Ok(strip_front_matter(&text).to_string())
+    Ok(ingested::document_text(&text))
 }
 
 /// The ref a source is stored and cited by: a web ref without its fragment (the same document; and `#L…`
@@ -342,18 +342,12 @@ pub(crate) fn to_markdown(bytes: &[u8], mime: &str) -> Result<(Option<String>, S
             .map_err(|e| format!("unreadable HTML: {e}"))?;
         return Ok((title, markdown));
     }
-    let body = strip_front_matter(text);
-    let title = body.lines().find_map(|line| line.strip_prefix("# ")).map(|t| t.trim().to_string());
-    Ok((title, body.to_string()))
-}
-
-/// A document without its leading front matter block: ingest writes its own.
-fn strip_front_matter(text: &str) -> &str {
-    let Some(rest) = text.strip_prefix("---\n") else { return text };
-    match rest.find("\n---\n") {
-        Some(end) => rest[end + 5..].trim_start_matches('\n'),
-        None => text,
-    }
+    // A Markdown document keeps its front matter (the store merges it with the provenance); its title is
+    // the front matter's, else its first heading.
+    let own_title = knowledge_queries::front_matter(text).and_then(|f| f.scalar("title").map(str::to_string));
+    let body = ingested::split_front_matter(text).1;
+    let heading = body.lines().find_map(|line| line.strip_prefix("# ")).map(|t| t.trim().to_string());
+    Ok((own_title.filter(|t| !t.trim().is_empty()).or(heading), text.to_string()))
 }
 
 /// The text of an HTML document's `<title>`, its common entities decoded.
@@ -393,9 +387,11 @@ mod tests {
     }
 
     #[test]
-    fn markdown_keeps_its_text_without_its_front_matter_and_binary_is_refused() {
+    fn markdown_keeps_its_front_matter_and_titles_by_it_and_binary_is_refused() {
         let (title, text) = to_markdown(b"---\ntitle: x\n---\n# Notes\n\nBody.\n", "text/markdown").unwrap();
-        assert_eq!((title.as_deref(), text.as_str()), (Some("Notes"), "# Notes\n\nBody.\n"));
+        assert_eq!((title.as_deref(), text.as_str()), (Some("x"), "---\ntitle: x\n---\n# Notes\n\nBody.\n"));
+        let (title, _) = to_markdown(b"# Notes\n\nBody.\n", "text/markdown").unwrap();
+        assert_eq!(title.as_deref(), Some("Notes"));
         assert_eq!(to_markdown(b"a\0b", "text/plain").unwrap_err(), "binary content");
         assert_eq!(to_markdown(b"ok\n\xff", "text/plain").unwrap_err(), "invalid UTF-8 at line 2");
     }
