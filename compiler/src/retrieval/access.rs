@@ -21,6 +21,13 @@ pub enum AccessError {
     Sqlite(#[from] rusqlite::Error),
 }
 
+/// The labels `purpose` may not read, as the index was built with them (`[permissions.purposes]`).
+pub fn denied_labels(conn: &Connection, purpose: &str) -> rusqlite::Result<Vec<String>> {
+    let mut purposes: BTreeMap<String, Vec<String>> =
+        crate::store::meta(conn, "purposes")?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+    Ok(purposes.remove(purpose).unwrap_or_default())
+}
+
 /// What one principal may read in one index.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
@@ -56,9 +63,10 @@ impl Access {
                 .map(|label| label.trim().to_lowercase())
                 .collect(),
         };
-        let purposes: BTreeMap<String, Vec<String>> =
-            crate::store::meta(conn, "purposes")?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
-        let denied = purpose.and_then(|p| purposes.get(p)).into_iter().flatten().cloned().collect();
+        let denied = match purpose {
+            Some(purpose) => denied_labels(conn, purpose)?.into_iter().collect(),
+            None => HashSet::new(),
+        };
         let mut access = Access { granted, denied, ..Access::default() };
         let mut labelled =
             conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?;

@@ -112,11 +112,8 @@ pub fn decide(
         Origin::File => ("project".to_string(), project_owner(), revision.clone()),
         Origin::Note | Origin::Page | Origin::Shard => ("knowledge".to_string(), project_owner(), revision.clone()),
     };
-    let purposes: std::collections::BTreeMap<String, Vec<String>> =
-        crate::store::meta(conn, "purposes")?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
-    let denied = purposes
-        .get(purpose)
-        .and_then(|deny| labels.split(',').filter(|l| !l.is_empty()).find(|label| deny.iter().any(|d| d == label)));
+    let deny = crate::retrieval::access::denied_labels(conn, purpose)?;
+    let denied = labels.split(',').filter(|l| !l.is_empty()).find(|label| deny.iter().any(|d| d == label));
     let (allowed, reason) = match denied {
         Some(label) => (false, format!("labelled `{label}`, which `[permissions.purposes.{purpose}]` denies")),
         None if labels.is_empty() => (true, "unlabelled".to_string()),

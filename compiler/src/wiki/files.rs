@@ -226,9 +226,11 @@ pub fn sync_files(
     for artifact in &artifacts {
         let counters = if artifact.counter() == "page" { &mut *pages } else { &mut *shards };
         let file = output_dir.join(&artifact.path);
-        if let Some(now) = file_stat(&file, &artifact.hash).filter(|now| cached.get(&artifact.path) == Some(now)) {
+        let now = file_stat(&file, &artifact.hash);
+        let cached_stat = cached.get(&artifact.path);
+        if let Some(now) = now.as_ref().filter(|now| cached_stat == Some(*now)) {
             counters.unchanged += 1;
-            stats.push((artifact.path.clone(), now));
+            stats.push((artifact.path.clone(), now.clone()));
             continue;
         }
         let text = match fresh.get(&artifact.path) {
@@ -241,8 +243,8 @@ pub fn sync_files(
         counters.compared += 1;
         // A file whose size and mtime are as this tool left it holds what the cache says it wrote: it is
         // replaced without being read. Any other is read, so a hand edit is never overwritten unawares.
-        let untouched = file_stat(&file, "")
-            .zip(cached.get(&artifact.path))
+        let untouched = now
+            .zip(cached_stat)
             .is_some_and(|(now, cached)| (now.size, now.mtime_ns) == (cached.size, cached.mtime_ns));
         if untouched {
             write_atomically(&file, &text)?;
