@@ -3,7 +3,8 @@
 //! steps missed a stale index-entry bug that random sequences hit at once; this test is the promise
 //! "incremental output equals a clean build" checked rather than hoped.
 //!
-//! Each step edits, appends, inserts mid-file, adds, deletes, renames or empties files; changes wikilinks,
+//! Each step edits, appends, inserts mid-file, adds, deletes, renames or empties files (Markdown, text and, for
+//! `[code]`, a manifest, Rust and Python); changes wikilinks,
 //! titles, aliases, definitions and front matter (labels included); or changes `kc.toml` (`[chunking]`,
 //! `[wiki]`, `[lint]`, permission rules) or a template. The incremental build either keeps its `Compiler`
 //! (as `--watch` would, warming its catalog up after a build or not) or starts a new one (as a new CLI
@@ -26,7 +27,7 @@ use knowledge::config::Project;
 const OUTPUT: &str = ".hasna/knowledge";
 const BUILT_IN_PAGE: &str = include_str!("../templates/page.md.j2");
 const CONCEPTS: [&str; 6] = ["Alpha", "Beta", "Gamma", "Delta Force", "Foo", "Compost"];
-const FILES: [&str; 8] = [
+const FILES: [&str; 13] = [
     "docs/a.md",
     "docs/b.md",
     "docs/c.md",
@@ -35,6 +36,12 @@ const FILES: [&str; 8] = [
     "notes/f.txt",
     "docs/secret/g.md",
     ".hasna/knowledge/wiki/handwritten.md",
+    // Code, for `[code]`: a crate, its test, a Python module, and a decision record.
+    "Cargo.toml",
+    "src/lib.rs",
+    "tests/it.rs",
+    "pkg/mod.py",
+    "docs/adr/0001-choice.md",
 ];
 
 /// SplitMix64: small, seedable, and the same everywhere.
@@ -150,8 +157,54 @@ fn sentence(rng: &mut Rng) -> String {
     }
 }
 
-fn document(rng: &mut Rng, path: &str) -> String {
+/// Code for the code paths: items named after the concepts (so a concept rename renames an entity), a test
+/// that uses some of them, dependencies that name the other crate or none.
+fn code(rng: &mut Rng, path: &str) -> String {
     let mut text = String::new();
+    let name = |rng: &mut Rng| rng.pick(&CONCEPTS).replace(' ', "");
+    match path.rsplit_once('.').map_or("", |(_, ext)| ext) {
+        "toml" => {
+            let _ = write!(text, "[package]\nname = \"{}\"\n\n[dependencies]\n", rng.pick(&["garden", "soil"]));
+            if rng.chance(50) {
+                let _ = writeln!(text, "{} = \"1\"", rng.pick(&["serde", "soil", "rand"]));
+            }
+        }
+        "py" => {
+            for _ in 0..rng.below(3) + 1 {
+                let _ =
+                    write!(text, "class {}:\n    def {}(self):\n        pass\n\n", name(rng), name(rng).to_lowercase());
+            }
+            if rng.chance(40) {
+                let _ = write!(text, "def test_{}():\n    {}()\n", name(rng).to_lowercase(), name(rng));
+            }
+        }
+        _ => {
+            for _ in 0..rng.below(3) + 1 {
+                let visibility = if rng.chance(60) { "pub " } else { "" };
+                let _ = write!(text, "{visibility}struct {};\n\n", name(rng));
+                let _ = write!(text, "{visibility}fn {}() {{}}\n\n", name(rng).to_lowercase());
+            }
+            if rng.chance(50) {
+                let _ = write!(
+                    text,
+                    "#[cfg(test)]\nmod tests {{\n    #[test]\n    fn {}() {{ super::{}(); }}\n}}\n",
+                    name(rng).to_lowercase(),
+                    name(rng).to_lowercase()
+                );
+            }
+        }
+    }
+    text
+}
+
+fn document(rng: &mut Rng, path: &str) -> String {
+    if ["Cargo.toml", "src/lib.rs", "tests/it.rs", "pkg/mod.py"].contains(&path) {
+        return code(rng, path);
+    }
+    let mut text = String::new();
+    if path.contains("/adr/") && rng.chance(60) {
+        let _ = write!(text, "Status: {}\n\n", rng.pick(&["accepted", "proposed"]));
+    }
     if rng.chance(40) {
         text.push_str("---\n");
         if rng.chance(50) {
@@ -215,6 +268,12 @@ fn config(rng: &mut Rng) -> String {
     if rng.chance(30) {
         text.push_str("[permissions]\nrules = [{ path = \"docs/secret/**\", labels = [\"internal\"] }]\n");
     }
+    if rng.chance(70) {
+        text.push_str("[code]\nenabled = true\n");
+        if rng.chance(30) {
+            text.push_str("decisions = [\"docs/**/*.md\"]\n");
+        }
+    }
     text
 }
 
@@ -273,7 +332,7 @@ fn step(rng: &mut Rng, tree: &Tree) -> Step {
 fn initial(rng: &mut Rng) -> Tree {
     let mut tree = Tree::default();
     tree.0.insert("kc.toml".to_string(), config(rng));
-    for path in FILES.iter().take(5) {
+    for path in FILES.iter().take(5).chain(&FILES[8..10]) {
         tree.0.insert((*path).to_string(), document(rng, path));
     }
     tree
@@ -411,7 +470,7 @@ const VOLATILE_COLUMNS: [&str; 10] = [
 ];
 /// Tables that are history (one row per build) rather than derived content, or the keyword index's
 /// shadow tables (checked by FTS5's own integrity check).
-const HISTORY_TABLES: [&str; 4] = ["runs", "run_events", "source_revisions", "reindex_queue"];
+const HISTORY_TABLES: [&str; 5] = ["runs", "run_events", "source_revisions", "reindex_queue", "entity_changes"];
 
 fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
     let tables: Vec<String> = conn

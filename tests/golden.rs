@@ -151,6 +151,7 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         "wrote": summary.wrote,
         "sources": summary.sources,
         "chunks": summary.chunks,
+        "entities": summary.entities,
         "queries": summary.queries,
         "skipped": summary.skipped,
         "pages": summary.pages,
@@ -178,7 +179,7 @@ fn normalize_log(text: &str) -> String {
 fn dump_index(path: &Path) -> String {
     let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut out = String::new();
-    let sections: [(&str, &str); 12] = [
+    let sections: [(&str, &str); 14] = [
         (
             "meta",
             "SELECT key, value FROM meta WHERE key NOT IN ('embedded_run', 'fingerprint', 'last_run', 'log_due', 'scan_started_ns', 'schema_hash', 'wiki_config') ORDER BY key",
@@ -203,6 +204,16 @@ fn dump_index(path: &Path) -> String {
         (
             "wiki_pages",
             "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY slug",
+        ),
+        (
+            "entities",
+            "SELECT s.path, e.slug, e.type, e.name, e.start_line, e.end_line, e.start_offset, e.end_offset, e.hash, e.payload
+             FROM entities e JOIN sources s ON s.id = e.source_id ORDER BY s.path, e.start_offset, e.slug",
+        ),
+        (
+            "entity_changes (latest run)",
+            "SELECT slug, type, change, path, labels, old_value, new_value FROM entity_changes
+             WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run') ORDER BY slug",
         ),
         ("citations", "SELECT * FROM citations ORDER BY page, note"),
         ("wiki_backlinks", "SELECT * FROM wiki_backlinks ORDER BY page, from_ref, line"),

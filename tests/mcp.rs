@@ -85,7 +85,18 @@ fn fixture(root: &Path) {
         "kc.toml",
         "version = 1\n[project]\nname = \"mcp-fixture\"\n[lint]\non_build = true\n\
          [sources]\ninclude = [\"**/*.md\", \"**/*.txt\"]\n\
-         [ingest]\nopen_files_manifest = \"manifest/open-files.jsonl\"\n",
+         [ingest]\nopen_files_manifest = \"manifest/open-files.jsonl\"\n[code]\nenabled = true\n",
+    );
+    // Code: a crate with one tested function and one untested, and a decision no principal here may read.
+    write("Cargo.toml", "[package]\nname = \"turbine\"\nversion = \"0.1.0\"\n\n[dependencies]\nserde = \"1\"\n");
+    write(
+        "src/lib.rs",
+        "/// Balances a blade.\npub fn balance(weight: u32) -> u32 {\n    weight / 2\n}\n\npub fn spin() {}\n\n\
+         #[cfg(test)]\nmod tests {\n    #[test]\n    fn balances_half() {\n        assert_eq!(super::balance(4), 2);\n    }\n}\n",
+    );
+    write(
+        "docs/adr/0001-turbine-plan.md",
+        "---\nvisibility: internal\nstatus: accepted\n---\n# Xenomorphic turbine plan\n\nThe turbine crate follows the xenomorphic plan.\n",
     );
     write(
         "manifest/open-files.jsonl",

@@ -65,6 +65,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stats(args) => cli::stats::run(args, &at),
         Command::Providers { command } => cli::providers::run(command, &at),
         Command::Wiki { command } => cli::wiki::run(command, &at),
+        Command::Entity { command } => cli::entity::run(command, &at),
         Command::Web { command } => cli::web::run(command, &at),
         Command::List(args) => cli::list::run(args, &at),
         Command::Changes(args) => cli::changes::run(args, &at),

@@ -36,12 +36,25 @@ pub struct LintSettings {
     pub wiki_folder: String,
 }
 
+/// The `[code]` section: whether code entities are derived, and which Markdown files are decision records.
+/// A singleton with high durability, like the other settings.
+#[salsa::input(singleton, debug)]
+pub struct CodeSettings {
+    #[returns(copy)]
+    pub enabled: bool,
+    #[returns(ref)]
+    pub decision_globs: Vec<String>,
+}
+
 /// How a source is read, decided by its file extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     Markdown,
     Text,
+    /// Code in a language whose syntax tree is read, and package manifests: indexed as text, never quoted
+    /// by the wiki.
+    Code,
 }
 
 impl SourceKind {
@@ -52,6 +65,12 @@ impl SourceKind {
         // a source from outside the tree (HTML is converted to Markdown).
         if matches!(crate::SourceRef::from_path(path).origin(), crate::Origin::Page | crate::Origin::External) {
             return SourceKind::Markdown;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if matches!(name, "Cargo.toml" | "package.json" | "pyproject.toml" | "go.mod")
+            || crate::code::Language::from_path(path).is_some()
+        {
+            return SourceKind::Code;
         }
         let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
         match extension.as_deref() {
@@ -65,6 +84,7 @@ impl SourceKind {
         match self {
             SourceKind::Markdown => "markdown",
             SourceKind::Text => "text",
+            SourceKind::Code => "code",
         }
     }
 
@@ -72,7 +92,7 @@ impl SourceKind {
     pub fn mime(self) -> &'static str {
         match self {
             SourceKind::Markdown => "text/markdown",
-            SourceKind::Text => "text/plain",
+            SourceKind::Text | SourceKind::Code => "text/plain",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! See `docs/architecture.md` for the chain `parse` → `outline` / `chunks`.
 
 mod chunking;
+pub mod code;
 mod facts;
 mod front_matter;
 mod hash;
@@ -25,7 +26,7 @@ pub use facts::{LintFacts, Located, Suppression, WikiLinkFact};
 pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;
 pub use identifiers::identifier_parts;
-pub use inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
+pub use inputs::{ChunkingSettings, CodeSettings, LintSettings, SourceFile, SourceKind};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink, front_matter};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
 pub use source_ref::{Origin, SourceRef};

@@ -117,12 +117,12 @@ impl ParsedDocument {
 pub(crate) fn parse_document(kind: SourceKind, text: &str) -> ParsedDocument {
     match kind {
         SourceKind::Markdown => parse_markdown(text),
-        SourceKind::Text => parse_text(text),
+        SourceKind::Text | SourceKind::Code => parse_text(kind, text),
     }
 }
 
 /// Plain text: blocks are paragraphs separated by blank lines.
-fn parse_text(text: &str) -> ParsedDocument {
+fn parse_text(kind: SourceKind, text: &str) -> ParsedDocument {
     let mut blocks = Vec::new();
     let mut start: Option<usize> = None;
     let mut end = 0;
@@ -141,7 +141,7 @@ fn parse_text(text: &str) -> ParsedDocument {
     if let Some(block_start) = start {
         blocks.push(Block { kind: BlockKind::Other, start: offset(block_start), end: offset(end) });
     }
-    ParsedDocument { blocks, ..ParsedDocument::empty(SourceKind::Text, LineIndex::new(text)) }
+    ParsedDocument { blocks, ..ParsedDocument::empty(kind, LineIndex::new(text)) }
 }
 
 /// The Markdown dialect every document is read in.

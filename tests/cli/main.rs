@@ -5,6 +5,7 @@ mod ask;
 mod build;
 mod cache;
 mod embeddings;
+mod entities;
 mod errors;
 mod ingest;
 mod lint;

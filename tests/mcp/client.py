@@ -41,6 +41,14 @@ EXPECTED_TOOLS = {
     "knowledge_run_status",
     "knowledge_resolve_source",
     "knowledge_storage",
+    "knowledge_get_entity",
+    "knowledge_list_entities",
+    "knowledge_resolve_dependency",
+    "knowledge_impact_plan",
+    "knowledge_test_plan",
+    "knowledge_coverage_for",
+    "knowledge_which_pr_introduced",
+    "knowledge_recent_entity_changes",
 }
 
 passed, failed = 0, 0
@@ -184,8 +192,8 @@ async def main():
             check("keyword mode is not degraded", answer and answer["degraded"] is False)
             for hit in hits:
                 uri = hit["source"]["uri"]
-                # A generated page's text is its resource; a source's is its file.
-                if uri.startswith("knowledge://wiki/"):
+                # A generated page's or shard's text is its resource; a source's is its file.
+                if uri.startswith(("knowledge://wiki/", "knowledge://index/")):
                     data = (await read_resource_text(session, uri)).encode()
                 else:
                     data = (PROJECT / hit["source"]["path"]).read_bytes()
@@ -195,7 +203,7 @@ async def main():
                 revision = hit["source"]["revision"]
                 check(
                     f"search hit {hit['id'][:8]} names its revision",
-                    len(revision) == 32 and (uri.startswith("file://") or hit["kind"] == "wiki_page"),
+                    len(revision) == 32 and (uri.startswith("file://") or hit["kind"] in ("wiki_page", "index_entry")),
                 )
             check("best hit is the rules section", hits and hits[0]["title"].endswith("Ownership Rules"), hits[:1])
 
@@ -284,6 +292,51 @@ async def main():
             _, decided = await call(session, "knowledge_run_status", {"run_id": decisions[0]["run_id"]})
             check("run status reads a decision's run", decided["kind"] == "resolve" and decided["events"][0]["kind"] == "source_resolved", decided)
             await expect_error(session, "unknown run", "knowledge_run_status", {"run_id": "nope"}, "no chunk or source matches `nope`")
+
+            # Code entities: the catalog, one entity, plans, coverage, dependencies and the delta log. The
+            # decision record is internal: no answer names it or says it governs the crate.
+            _, components = await call(session, "knowledge_list_entities", {"type": "component"})
+            check("list_entities lists the crate", [e["slug"] for e in components["entities"]] == ["component/turbine"], components)
+            _, decisions_seen = await call(session, "knowledge_list_entities", {"type": "decision"})
+            check("an unreadable decision is not listed", decisions_seen["entities"] == [], decisions_seen)
+            _, crate = await call(session, "knowledge_get_entity", {"slug": "component/turbine"})
+            relations = sorted({(e["relation"], e["direction"]) for e in crate["relationships"]})
+            check(
+                "get_entity gives the crate's payload, anchor and relationships",
+                crate["payload"]["ecosystem"] == "cargo" and crate["anchor"]["source_ref"].startswith("file://Cargo.toml@")
+                and relations == [("covers", "incoming"), ("depends_on", "outgoing"), ("implemented_by", "outgoing")],
+                crate,
+            )
+            _, plan = await call(session, "knowledge_test_plan", {"slug": "symbol/src/lib.rs#spin"})
+            check(
+                "test_plan names the gap, where to add its test and the command",
+                plan["gaps"] == ["symbol/src/lib.rs#spin"] and plan["targets"][0]["command"] == "cargo test -p turbine",
+                plan,
+            )
+            _, impact = await call(session, "knowledge_impact_plan", {"slug": "symbol/src/lib.rs#balance"})
+            check(
+                "impact_plan: a covered function, its crate, and the crate's outbound dependency",
+                impact["covered_by"] == ["test/src/lib.rs#tests::balances_half"]
+                and [a["slug"] for a in impact["affected"]] == ["component/turbine"]
+                and [o["coordinate"] for o in impact["outbound"]] == ["crates.io:serde@1"],
+                impact,
+            )
+            _, coverage = await call(session, "knowledge_coverage_for", {"component": "component/turbine"})
+            check("coverage_for counts covered public symbols", (coverage["public_symbols"], coverage["covered_public_symbols"]) == (2, 1), coverage)
+            _, dependency = await call(session, "knowledge_resolve_dependency", {"coordinate": "crates.io:serde@1"})
+            check("resolve_dependency says external", dependency["status"] == "external", dependency)
+            _, introduced = await call(session, "knowledge_which_pr_introduced", {"slug": "component/turbine"})
+            check("which_pr_introduced names the build", introduced["introduced"]["change"] == "added", introduced)
+            _, entity_changes = await call(session, "knowledge_recent_entity_changes", {"limit": 1000})
+            check(
+                "recent entity changes list the crate and leave out the unreadable decision",
+                any(c["slug"] == "component/turbine" for c in entity_changes["changes"])
+                and not any(c["type"] == "decision" for c in entity_changes["changes"]),
+                entity_changes,
+            )
+            await expect_error(session, "an unreadable entity", "knowledge_get_entity", {"slug": "decision/0001-turbine-plan"}, "no entity")
+            await expect_error(session, "an unknown entity type", "knowledge_list_entities", {"type": "class"}, "unknown entity type")
+            await expect_error(session, "entity arguments are strict", "knowledge_impact_plan", {"slug": "x", "depth": 2}, "unknown field `depth`")
 
             # Resolving a source for a purpose: its provenance, and nothing recorded by the server.
             _, resolved_source = await call(session, "knowledge_resolve_source", {"ref": "file://book/ownership.md"})

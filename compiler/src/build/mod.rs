@@ -20,14 +20,15 @@ pub(crate) use scan::{Pending, Scan, scan};
 use settings::check_output_folder;
 pub use settings::{Check, check};
 pub(crate) use settings::{SettingsWork, fingerprint, trusts};
-pub use summary::{BuildSummary, ChunkCounters, LintCounts, QueryCounters, SourceCounters, StageTimes};
+pub use summary::{BuildSummary, ChunkCounters, EntityCounters, LintCounts, QueryCounters, SourceCounters, StageTimes};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
 use knowledge_queries::{
-    Chunk, ChunkingSettings, LintFacts, LintSettings, Outline, SourceFile, chunks, concept_signals, lint_facts, outline,
+    Chunk, ChunkingSettings, CodeSettings, LintFacts, LintSettings, Outline, SourceFile, chunks, concept_signals,
+    lint_facts, outline,
 };
 use rayon::prelude::*;
 use salsa::{Durability, Setter};
@@ -172,6 +173,7 @@ impl Compiler {
             wrote,
             sources: counters,
             chunks: chunk_counters,
+            entities: EntityCounters::default(),
             queries: QueryCounters::default(),
             skipped,
             pages: ArtifactCounters::default(),
@@ -218,6 +220,8 @@ impl Compiler {
             let replan = reach.replan || full_rebuild || prior.needs_schema || rewiki || !removed.is_empty();
             let touched = reach.touched;
             tx.finish_sources()?;
+            let (added, changed, gone) = tx.entity_counts();
+            summary.entities = EntityCounters { added, changed, removed: gone };
             reporter.finish_stage();
             let rows_done = Instant::now();
             let conn = tx.connection();
@@ -350,6 +354,7 @@ impl Compiler {
         reporter: &dyn Reporter,
     ) -> Result<PlanReach, BuildError> {
         let mut reach = PlanReach::default();
+        let code_enabled = CodeSettings::try_get(&self.db).is_some_and(|settings| settings.enabled(&self.db));
         std::thread::scope(|scope| -> Result<(), BuildError> {
             let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
             let db = self.db.clone();
@@ -358,7 +363,14 @@ impl Compiler {
                     let outline = outline(db, file);
                     let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
                     let signals = concept_signals(db, file);
-                    let row = source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, labels);
+                    // Without `[code]` no file has entities, and the query is not asked for (nor counted).
+                    let entities = if code_enabled {
+                        knowledge_queries::code::entities(db, file)
+                    } else {
+                        std::sync::Arc::new([])
+                    };
+                    let row =
+                        source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels);
                     // Sending fails only once the writer has failed; the rows then have nowhere to go.
                     let _ = sender.send(row);
                 });
@@ -442,6 +454,22 @@ impl Compiler {
                 }
                 if settings.wiki_folder(&self.db) != &wiki_folder {
                     settings.set_wiki_folder(&mut self.db).with_durability(Durability::HIGH).to(wiki_folder);
+                }
+            }
+        }
+        let code = &project.config.code;
+        let decisions: Vec<String> = code.decisions.iter().map(|glob| glob.get_ref().clone()).collect();
+        match CodeSettings::try_get(&self.db) {
+            None => {
+                let _settings =
+                    CodeSettings::builder(code.enabled, decisions).durability(Durability::HIGH).new(&self.db);
+            }
+            Some(settings) => {
+                if settings.enabled(&self.db) != code.enabled {
+                    settings.set_enabled(&mut self.db).with_durability(Durability::HIGH).to(code.enabled);
+                }
+                if settings.decision_globs(&self.db) != &decisions {
+                    settings.set_decision_globs(&mut self.db).with_durability(Durability::HIGH).to(decisions);
                 }
             }
         }

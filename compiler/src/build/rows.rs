@@ -62,14 +62,15 @@ pub(super) fn source_row(
     chunks: &[Chunk],
     facts: &LintFacts,
     signals: &[Signal],
+    entities: std::sync::Arc<[knowledge_queries::code::Entity]>,
     labels: String,
 ) -> SourceRow {
     let path = &item.found.path;
     let source = SourceRef::from_path(path);
     let kind = SourceKind::from_path(path);
     // Notes and ingested sources are not concepts' sources: they have no path a page could link to, and
-    // lint compares neither.
-    let is_note = matches!(source.origin(), Origin::Note | Origin::External);
+    // lint compares neither. Code is searchable, but its identifiers are no concepts and its lines no quotes.
+    let is_note = matches!(source.origin(), Origin::Note | Origin::External) || kind == SourceKind::Code;
     SourceRow {
         path: path.clone(),
         uri: source.uri(),
@@ -84,6 +85,7 @@ pub(super) fn source_row(
         labels,
         chunks: crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note),
         signals: if is_note { Vec::new() } else { signals.to_vec() },
+        entities,
     }
 }
 

@@ -211,7 +211,7 @@ fn lint_fingerprint(project: &Project) -> String {
 pub(crate) fn fingerprint(project: &Project) -> String {
     let chunking = &project.config.chunking;
     let material = format!(
-        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\ncontradiction patterns {:?}\npermissions {:?} {:?} {:?}\nwiki folder {}\n",
+        "knowledge {}\nformat {}\nsource {}\nchunking {} {}\ncontradiction patterns {:?}\npermissions {:?} {:?} {:?}\nwiki folder {}\ncode {} {:?}\n",
         env!("CARGO_PKG_VERSION"),
         store::FORMAT_VERSION,
         SOURCE_HASH,
@@ -228,6 +228,8 @@ pub(crate) fn fingerprint(project: &Project) -> String {
             .map(|(name, p)| (name.get_ref(), &p.deny_labels))
             .collect::<Vec<_>>(),
         wiki::wiki_folder(project),
+        project.config.code.enabled,
+        project.config.code.decisions.iter().map(|glob| glob.get_ref()).collect::<Vec<_>>(),
     );
     content_hash(material.as_bytes())
 }

@@ -18,6 +18,8 @@ pub struct BuildSummary {
     pub wrote: bool,
     pub sources: SourceCounters,
     pub chunks: ChunkCounters,
+    /// Code entities the build added, changed and removed (`[code]`), as the run's delta log records them.
+    pub entities: EntityCounters,
     pub queries: QueryCounters,
     pub skipped: Vec<Skipped>,
     /// Generated concept pages: rendered this build, files written or already equal, pages removed.
@@ -75,6 +77,13 @@ pub struct ChunkCounters {
     pub reused: u64,
     pub deleted: u64,
     pub total: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct EntityCounters {
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]

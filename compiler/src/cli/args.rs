@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use super::{
-    ask, build, cache, changes, context, embeddings, eval, get, ingest, init, lint, list, notes, providers, reindex,
-    search, serve, stats, storage, web, wiki,
+    ask, build, cache, changes, context, embeddings, entity, eval, get, ingest, init, lint, list, notes, providers,
+    reindex, search, serve, stats, storage, web, wiki,
 };
 
 #[derive(Parser)]
@@ -63,6 +63,12 @@ pub(crate) enum Command {
     Web {
         #[command(subcommand)]
         command: web::WebCommand,
+    },
+    /// Code entities (`[code]`): components, symbols, tests and decisions, their relationships, and impact
+    /// and test plans.
+    Entity {
+        #[command(subcommand)]
+        command: entity::EntityCommand,
     },
     /// The wiki: file a recorded answer as a hand-written page.
     Wiki {

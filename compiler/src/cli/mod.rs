@@ -11,6 +11,7 @@ pub(crate) mod cache;
 pub(crate) mod changes;
 pub(crate) mod context;
 pub(crate) mod embeddings;
+pub(crate) mod entity;
 pub(crate) mod eval;
 pub(crate) mod get;
 pub(crate) mod ingest;

@@ -106,6 +106,10 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
             "chunks: {} computed, {} reused, {} deleted, {} in the index",
             c.computed, c.reused, c.deleted, c.total
         )?;
+        let e = &summary.entities;
+        if e.added + e.changed + e.removed > 0 {
+            writeln!(out, "entities: {} added, {} changed, {} removed", e.added, e.changed, e.removed)?;
+        }
     } else {
         writeln!(out, "nothing changed: {} sources up to date, {} skipped", s.unchanged, s.skipped)?;
     }

@@ -55,6 +55,57 @@ pub struct Config {
     /// The shared build cache `knowledge publish` and `knowledge pull` use.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// Code entities: components, symbols, tests and decisions (docs/code.md). Off by default.
+    #[serde(default)]
+    pub code: CodeConfig,
+    /// Other repositories compiled into indexes of their own, by name: a project folder (its kc.toml names
+    /// the index) or an index file. `resolve_dependency` looks coordinates up there, at query time only.
+    #[serde(default)]
+    pub dependencies: std::collections::BTreeMap<String, Spanned<String>>,
+}
+
+/// `[code]`: whether the build derives code entities, which files it reads for them (added to the sources,
+/// so code is searchable too), and which Markdown files are decision records.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CodeConfig {
+    pub enabled: bool,
+    pub include: Vec<Spanned<String>>,
+    /// Matched by the query graph's own small glob reader: `*`, `**`, `?` and literal text only.
+    pub decisions: Vec<Spanned<String>>,
+}
+
+impl Default for CodeConfig {
+    fn default() -> Self {
+        let unspanned = |s: &str| Spanned::new(0..0, s.to_string());
+        CodeConfig {
+            enabled: false,
+            include: [
+                "**/Cargo.toml",
+                "**/package.json",
+                "**/pyproject.toml",
+                "**/go.mod",
+                "**/*.rs",
+                "**/*.py",
+                "**/*.go",
+                "**/*.ts",
+                "**/*.tsx",
+                "**/*.js",
+                "**/*.jsx",
+                "**/*.mjs",
+            ]
+            .map(unspanned)
+            .to_vec(),
+            decisions: ["docs/adr/**/*.md", "docs/decisions/**/*.md"].map(unspanned).to_vec(),
+        }
+    }
+}
+
+impl CodeConfig {
+    /// The globs the walk adds to `[sources] include`: none unless enabled.
+    pub fn walked(&self) -> impl Iterator<Item = &Spanned<String>> {
+        self.include.iter().chain(&self.decisions).filter(|_| self.enabled)
+    }
 }
 
 /// `[cache]`: where published indexes are kept (`s3://BUCKET/PREFIX`).
@@ -325,6 +376,28 @@ pub struct Project {
 }
 
 impl Project {
+    /// `[dependencies]` as index files: a `.db` path as given, a project folder through its kc.toml (or the
+    /// default output folder when it has none). Relative paths are from the project root.
+    #[must_use]
+    pub fn mapped_dependencies(&self) -> Vec<(String, PathBuf)> {
+        self.config
+            .dependencies
+            .iter()
+            .map(|(name, target)| {
+                let path = self.root.join(target.get_ref());
+                let index = if path.extension().is_some_and(|ext| ext == "db") {
+                    path
+                } else {
+                    match Project::load(&path.join("kc.toml")) {
+                        Ok(other) => other.output_dir().join(crate::store::DB_FILE),
+                        Err(_) => path.join(".hasna/knowledge").join(crate::store::DB_FILE),
+                    }
+                };
+                (name.clone(), index)
+            })
+            .collect()
+    }
+
     /// Finds `kc.toml` in `start` or its nearest ancestor and loads it.
     pub fn discover(start: &Path) -> Result<Project, ConfigError> {
         let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
@@ -468,9 +541,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`near_duplicate_threshold` must be above 0 and at most 1".to_string(),
         ));
     }
+    for glob in &config.code.decisions {
+        if glob.get_ref().contains(['[', ']', '{', '}', '!', '\\']) {
+            return Err(invalid(
+                Some(glob.span()),
+                format!("decision glob `{}` may use only `*`, `**`, `?` and literal text", glob.get_ref()),
+            ));
+        }
+    }
     let rule_paths = config.permissions.rules.iter().map(|rule| &rule.path);
-    for pattern in
-        config.sources.include.iter().chain(&config.sources.exclude).chain(&config.lint.ignore_links).chain(rule_paths)
+    for pattern in config
+        .sources
+        .include
+        .iter()
+        .chain(&config.sources.exclude)
+        .chain(&config.lint.ignore_links)
+        .chain(rule_paths)
+        .chain(&config.code.include)
+        .chain(&config.code.decisions)
     {
         if let Err(error) = globset::Glob::new(pattern.get_ref()) {
             return Err(invalid(

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod ask;
 pub mod context;
+pub mod entities;
 pub mod eval;
 pub mod filing;
 pub mod generated;

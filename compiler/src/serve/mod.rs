@@ -22,6 +22,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub mod client;
+mod entities;
 mod transport;
 pub use transport::{serve_http, serve_stdio};
 
@@ -53,6 +54,8 @@ pub struct ProjectContext {
     /// The labels `[ingest] labels` gives every ingested source.
     pub ingest_labels: Vec<String>,
     pub ask_provider: Option<crate::providers::Provider>,
+    /// `[dependencies]`: other repositories' indexes, for `knowledge_resolve_dependency`.
+    pub dependencies: Vec<(String, PathBuf)>,
 }
 
 impl ProjectContext {
@@ -65,6 +68,7 @@ impl ProjectContext {
             open_files_manifest: project.config.ingest.open_files_manifest.as_ref().map(|m| project.root.join(m)),
             ingest_labels: project.config.ingest.labels.iter().map(|l| l.trim().to_lowercase()).collect(),
             ask_provider,
+            dependencies: project.mapped_dependencies(),
         }
     }
 
@@ -244,7 +248,7 @@ impl KnowledgeServer {
             pool: Arc::new(pool),
             principal: Arc::new(principal),
             project: Arc::new(project),
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::entity_router(),
         }
     }
 

@@ -52,7 +52,7 @@ pub struct Walk {
 /// Walks the project and returns the files the configuration selects, sorted by path.
 pub fn walk(project: &Project) -> Walk {
     let sources = &project.config.sources;
-    let include = glob_set(sources.include.iter().map(|g| g.get_ref().as_str()));
+    let include = glob_set(sources.include.iter().chain(project.config.code.walked()).map(|g| g.get_ref().as_str()));
     let exclude = glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
     let output_dir = project.output_dir();
     let root = project.root.clone();

@@ -369,8 +369,18 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
+        let entities_before = write::entity_values(&tx, &write.replaced).map_err(wrap)?;
         let (labels_by_path, prior_ids) = begin_sources(&tx, write).map_err(wrap)?;
-        Ok(BuildTransaction { tx, path, write, labels_by_path, prior_ids })
+        Ok(BuildTransaction {
+            tx,
+            path,
+            write,
+            labels_by_path,
+            prior_ids,
+            entities_before,
+            entities_after: HashMap::new(),
+            entity_changes: Vec::new(),
+        })
     }
 }
 
@@ -407,6 +417,12 @@ pub struct BuildTransaction<'a> {
     /// The prior rows of the sources being replaced, by path: a changed source's row is updated in place,
     /// and what is left once the sources are in was removed.
     prior_ids: HashMap<String, i64>,
+    /// The code entities of the replaced sources as they were, and of the written ones as they are, by
+    /// slug: their difference is the run's entity delta log.
+    entities_before: HashMap<String, write::EntityValue>,
+    entities_after: HashMap<String, write::EntityValue>,
+    /// Their difference, once the sources are in.
+    entity_changes: Vec<write::EntityChangeRow>,
 }
 
 impl BuildTransaction<'_> {
@@ -419,6 +435,9 @@ impl BuildTransaction<'_> {
         self.labels_by_path.insert(source.path.clone(), source.labels.clone());
         let prior = self.prior_ids.remove(&source.path);
         write_source(&self.tx, prior, source, &self.write.run_id).map_err(|e| self.wrap(e))?;
+        for entity in source.entities.iter() {
+            self.entities_after.insert(entity.slug.clone(), write::EntityValue::of(entity, source));
+        }
         Ok(())
     }
 
@@ -426,6 +445,7 @@ impl BuildTransaction<'_> {
     /// secondary indexes before the wiki stage looks rows up by source and page.
     pub fn finish_sources(&mut self) -> Result<(), StoreError> {
         let removed: Vec<i64> = self.prior_ids.drain().map(|(_, source_id)| source_id).collect();
+        self.entity_changes = write::entity_delta(&self.entities_before, &self.entities_after);
         let finish = || -> rusqlite::Result<()> {
             for source_id in removed {
                 delete_source(&self.tx, source_id, true)?;
@@ -441,6 +461,13 @@ impl BuildTransaction<'_> {
             Ok(())
         };
         finish().map_err(|e| self.wrap(e))
+    }
+
+    /// How many entities the sources added, changed and removed (known once the sources are finished).
+    #[must_use]
+    pub fn entity_counts(&self) -> (u64, u64, u64) {
+        let count = |change: &str| self.entity_changes.iter().filter(|row| row.change() == change).count() as u64;
+        (count("added"), count("changed"), count("removed"))
     }
 
     /// The transaction, for the stages that write after the sources (the wiki, embeddings, lint).
@@ -459,6 +486,7 @@ impl BuildTransaction<'_> {
     ) -> Result<(), StoreError> {
         let wrap = |source| StoreError::Sqlite { path: self.path.clone(), source };
         record_run(&self.tx, self.write, &self.labels_by_path, run, stage_events, findings).map_err(wrap)?;
+        write::record_entity_changes(&self.tx, &run.id, &self.entity_changes).map_err(wrap)?;
         crate::failpoint("before-commit");
         self.tx.commit().map_err(wrap)
     }
@@ -475,6 +503,7 @@ fn begin_sources(
         tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')", [])?;
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM concept_signals", [])?;
+        tx.execute("DELETE FROM entities", [])?;
     }
     // Every event records its source's labels: the new row's, or for a removed source the replaced row's.
     // Kept in memory: a fresh index has no path index until its rows are in.

@@ -42,6 +42,8 @@ pub struct SourceRow {
     pub chunks: Vec<ChunkRow>,
     /// Concept signals for the wiki compiler; none for generated pages.
     pub signals: Vec<knowledge_queries::wiki::Signal>,
+    /// The code entities the source defines (`[code]`).
+    pub entities: std::sync::Arc<[knowledge_queries::code::Entity]>,
 }
 
 pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) -> rusqlite::Result<()> {
@@ -49,6 +51,7 @@ pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) 
         delete_chunks(tx, source_id)?;
     }
     tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+    tx.prepare_cached("DELETE FROM entities WHERE source_id = ?1")?.execute([source_id])?;
     tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?.execute([source_id])?;
     Ok(())
 }
@@ -91,6 +94,7 @@ pub(crate) fn write_source(
             )?
             .execute(values.as_slice())?;
             tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
+            tx.prepare_cached("DELETE FROM entities WHERE source_id = ?1")?.execute([source_id])?;
             source_id
         }
         None => {
@@ -153,6 +157,7 @@ pub(crate) fn write_source(
         insert_chunk(tx, source_id, &source.revision, chunk)?;
     }
     insert_signals(tx, source_id, &source.signals)?;
+    insert_entities(tx, source_id, &source.entities)?;
     Ok(source_id)
 }
 
@@ -186,6 +191,155 @@ pub(super) fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chun
     ])?;
     tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;
+    Ok(())
+}
+
+/// An entity's value for the delta log: its name, payload and text hash, without its position in the file
+/// (an edit above it moves it without changing it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct EntityValue {
+    entity_type: String,
+    path: String,
+    /// The source's permission labels, so readers of the log filter it as they filter the source.
+    labels: String,
+    /// JSON: `{"name": …, "payload": …}`.
+    value: String,
+}
+
+impl EntityValue {
+    pub(super) fn of(entity: &knowledge_queries::code::Entity, source: &SourceRow) -> EntityValue {
+        let value = serde_json::json!({ "name": entity.name, "hash": entity.hash, "payload": entity.payload });
+        EntityValue {
+            entity_type: entity.entity_type.as_str().to_string(),
+            path: source.path.clone(),
+            labels: source.labels.clone(),
+            value: value.to_string(),
+        }
+    }
+}
+
+/// The entities of the given sources, by slug, as the index holds them.
+pub(super) fn entity_values(tx: &Connection, source_ids: &[i64]) -> rusqlite::Result<HashMap<String, EntityValue>> {
+    let mut values = HashMap::new();
+    let mut read = tx.prepare_cached(
+        "SELECT e.slug, e.type, s.path, e.name, e.payload, s.labels, e.hash FROM entities e
+         JOIN sources s ON s.id = e.source_id WHERE e.source_id = ?1",
+    )?;
+    for &source_id in source_ids {
+        let rows = read.query_map([source_id], |row| {
+            let payload: String = row.get(4)?;
+            let payload: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
+            let value =
+                serde_json::json!({ "name": row.get::<_, String>(3)?, "hash": row.get::<_, String>(6)?, "payload": payload });
+            let value = value.to_string();
+            Ok((
+                row.get::<_, String>(0)?,
+                EntityValue { entity_type: row.get(1)?, path: row.get(2)?, labels: row.get(5)?, value },
+            ))
+        })?;
+        for row in rows {
+            let (slug, value) = row?;
+            values.insert(slug, value);
+        }
+    }
+    Ok(values)
+}
+
+/// One line of the run's entity delta log.
+#[derive(Debug, Clone)]
+pub(super) struct EntityChangeRow {
+    slug: String,
+    change: &'static str,
+    /// The value after the change, or for a removal the value before it (its type, path and labels).
+    current: EntityValue,
+    old_value: Option<String>,
+    new_value: Option<String>,
+}
+
+impl EntityChangeRow {
+    pub(super) fn change(&self) -> &'static str {
+        self.change
+    }
+}
+
+/// The entities added, changed (their name or payload) and removed between `before` and `after`, in slug
+/// order.
+pub(super) fn entity_delta(
+    before: &HashMap<String, EntityValue>,
+    after: &HashMap<String, EntityValue>,
+) -> Vec<EntityChangeRow> {
+    let mut rows = Vec::new();
+    for (slug, new) in after {
+        let (change, old_value) = match before.get(slug) {
+            Some(old) if old.value == new.value => continue,
+            Some(old) => ("changed", Some(old.value.clone())),
+            None => ("added", None),
+        };
+        rows.push(EntityChangeRow {
+            slug: slug.clone(),
+            change,
+            current: new.clone(),
+            old_value,
+            new_value: Some(new.value.clone()),
+        });
+    }
+    for (slug, old) in before.iter().filter(|(slug, _)| !after.contains_key(*slug)) {
+        rows.push(EntityChangeRow {
+            slug: slug.clone(),
+            change: "removed",
+            current: old.clone(),
+            old_value: Some(old.value.clone()),
+            new_value: None,
+        });
+    }
+    rows.sort_by(|a, b| a.slug.cmp(&b.slug));
+    rows
+}
+
+pub(super) fn record_entity_changes(tx: &Connection, run_id: &str, rows: &[EntityChangeRow]) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO entity_changes (run_id, slug, type, change, path, labels, old_value, new_value)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for row in rows {
+        let current = &row.current;
+        insert.execute(params![
+            run_id,
+            row.slug,
+            current.entity_type,
+            row.change,
+            current.path,
+            current.labels,
+            row.old_value,
+            row.new_value
+        ])?;
+    }
+    Ok(())
+}
+
+pub(super) fn insert_entities(
+    tx: &Connection,
+    source_id: i64,
+    entities: &[knowledge_queries::code::Entity],
+) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO entities (source_id, slug, type, name, payload, start_line, end_line, start_offset, end_offset, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for entity in entities {
+        insert.execute(params![
+            source_id,
+            entity.slug,
+            entity.entity_type.as_str(),
+            entity.name,
+            serde_json::to_string(&entity.payload).expect("payloads serialize"),
+            entity.start_line,
+            entity.end_line,
+            entity.start_offset,
+            entity.end_offset,
+            entity.hash,
+        ])?;
+    }
     Ok(())
 }
 

@@ -95,6 +95,7 @@ pub(super) fn page_source_row(
             .filter(|chunk| !is_navigation(&chunk.text))
             .collect(),
         signals: Vec::new(),
+        entities: std::sync::Arc::new([]),
     }
 }
 

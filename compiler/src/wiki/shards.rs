@@ -50,6 +50,7 @@ pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow])
         labels: String::new(),
         chunks,
         signals: Vec::new(),
+        entities: std::sync::Arc::new([]),
     }
 }
 

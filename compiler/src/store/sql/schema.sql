@@ -137,6 +137,35 @@ CREATE TABLE concept_signals (
     end_line INTEGER NOT NULL
 );
 
+-- Code entities (docs/code.md): what each source defines, with its anchor in that revision. Edges are not
+-- stored: readers resolve them from the payloads, so they always join the entities the index holds.
+CREATE TABLE entities (
+    source_id INTEGER NOT NULL REFERENCES sources(id),
+    slug TEXT NOT NULL,                 -- component/NAME, symbol/PATH#NAME, test/PATH#NAME, decision/STEM
+    type TEXT NOT NULL,                 -- component | symbol | test | decision
+    name TEXT NOT NULL,
+    payload TEXT NOT NULL,              -- JSON: the type's fields
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    hash TEXT NOT NULL                  -- the content hash of the entity's text
+);
+
+-- The entity delta log: per run, each entity added, changed (name or payload) or removed, old -> new. With the
+-- run's version-control context it answers "which change introduced this".
+CREATE TABLE entity_changes (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    slug TEXT NOT NULL,
+    type TEXT NOT NULL,
+    change TEXT NOT NULL,               -- added | changed | removed
+    path TEXT NOT NULL,                 -- the source that defines (or defined) it
+    labels TEXT NOT NULL,               -- that source's permission labels, so readers can filter the log
+    old_value TEXT,                     -- JSON {name, hash, payload}
+    new_value TEXT,
+    PRIMARY KEY (run_id, slug)
+) WITHOUT ROWID;
+
 -- One row per generated concept page. Its Markdown is also a source row (path 'knowledge://wiki/' || slug),
 -- so its chunks are searchable as `wiki_page` results.
 CREATE TABLE wiki_pages (

@@ -1,0 +1,200 @@
+//! `knowledge entity list|get|impact|test-plan|coverage|resolve|changes|introduced`: the code entities a
+//! build with `[code]` derived, their relationships, and the plans agents make from them.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use knowledge::escape;
+use knowledge::retrieval::entities::{self, EntityGraph, EntityInfo};
+
+use super::Invocation;
+use super::output::{open_as, print};
+
+#[derive(clap::Args)]
+pub(crate) struct Common {
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The index file to read, instead of the one kc.toml names.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum EntityCommand {
+    /// The entities of a type (component, symbol, api for public symbols, test, decision), or all.
+    List {
+        entity_type: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// One entity: its payload, anchor, provenance and relationships.
+    Get {
+        slug: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// What an edit of the entity affects (one hop), which of those no test covers, and its outbound
+    /// dependencies on other repositories.
+    Impact {
+        slug: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The impact plan with concrete test targets: where to add a test for each gap, which tests to run.
+    TestPlan {
+        slug: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A component's tests and which of its public symbols they cover.
+    Coverage {
+        component: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Whether a dependency coordinate (`crates.io:serde@1`, or a name) is a component here or in a
+    /// repository kc.toml's `[dependencies]` maps.
+    Resolve {
+        coordinate: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The newest entity changes the builds recorded.
+    Changes {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The build (commit, pull request) that introduced an entity, and what changed it since.
+    Introduced {
+        slug: String,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn line(out: &mut impl Write, entity: &EntityInfo) -> std::io::Result<()> {
+    writeln!(out, "{}  {}  {}", escape(&entity.slug), escape(&entity.name), escape(&entity.anchor.source_ref))
+}
+
+pub(crate) fn run(command: EntityCommand, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let mapped =
+        || knowledge::config::Project::discover(&at.start).map(|p| p.mapped_dependencies()).unwrap_or_default();
+    match command {
+        EntityCommand::List { entity_type, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let list = EntityGraph::load(&conn, &access)?.list(entity_type.as_deref())?;
+            print(common.json, &list, |out| list.iter().try_for_each(|entity| line(out, entity)))?;
+        }
+        EntityCommand::Get { slug, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let detail = EntityGraph::load(&conn, &access)?.detail(&slug)?;
+            print(common.json, &detail, |out| {
+                line(out, &detail.entity)?;
+                writeln!(out, "type {}  revision {}", detail.entity.entity_type, detail.entity.anchor.revision)?;
+                if let Some(component) = &detail.entity.component {
+                    writeln!(out, "component {}", escape(component))?;
+                }
+                writeln!(out, "{}", escape(&serde_json::to_string(&detail.entity.payload).unwrap_or_default()))?;
+                for edge in &detail.relationships {
+                    let other = edge.slug.as_deref().or(edge.coordinate.as_deref()).unwrap_or("");
+                    let arrow = if edge.direction == "outgoing" { "->" } else { "<-" };
+                    writeln!(out, "  {} {arrow} {}  ({})", edge.relation, escape(other), escape(&edge.because))?;
+                }
+                Ok(())
+            })?;
+        }
+        EntityCommand::Impact { slug, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let plan = entities::impact_plan(&EntityGraph::load(&conn, &access)?, &slug, &mapped())?;
+            print(common.json, &plan, |out| {
+                line(out, &plan.entity)?;
+                for affected in &plan.affected {
+                    let gap = if affected.gap { "  GAP: no test covers it" } else { "" };
+                    writeln!(out, "  {} {}{gap}", affected.relation, escape(&affected.slug))?;
+                }
+                for dependency in &plan.outbound {
+                    let repository = dependency.repository.as_deref().unwrap_or("");
+                    writeln!(
+                        out,
+                        "  outbound {} ({} {repository})",
+                        escape(&dependency.coordinate),
+                        dependency.status
+                    )?;
+                }
+                writeln!(out, "{} gaps", plan.gaps.len())
+            })?;
+        }
+        EntityCommand::TestPlan { slug, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let plan = entities::test_plan(&EntityGraph::load(&conn, &access)?, &slug, &mapped())?;
+            print(common.json, &plan, |out| {
+                line(out, &plan.impact.entity)?;
+                for target in &plan.targets {
+                    writeln!(
+                        out,
+                        "  {} {}  for {}: {}\n    $ {}",
+                        target.action,
+                        escape(&target.target),
+                        escape(&target.for_slug),
+                        escape(&target.reason),
+                        escape(&target.command)
+                    )?;
+                }
+                Ok(())
+            })?;
+        }
+        EntityCommand::Coverage { component, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let coverage = entities::coverage_for(&EntityGraph::load(&conn, &access)?, &component)?;
+            print(common.json, &coverage, |out| {
+                writeln!(
+                    out,
+                    "{}: {} tests; {} of {} public symbols covered",
+                    escape(&coverage.component),
+                    coverage.tests.len(),
+                    coverage.covered_public_symbols,
+                    coverage.public_symbols
+                )?;
+                coverage.uncovered.iter().try_for_each(|slug| writeln!(out, "  uncovered {}", escape(slug)))
+            })?;
+        }
+        EntityCommand::Resolve { coordinate, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let resolved = entities::resolve_dependency(&EntityGraph::load(&conn, &access)?, &coordinate, &mapped())?;
+            print(common.json, &resolved, |out| {
+                let at = resolved.entity.as_ref().map_or(String::new(), |e| format!(" {}", e.anchor.source_ref));
+                let repository = resolved.repository.as_deref().map_or(String::new(), |r| format!(" in {r}"));
+                writeln!(out, "{}: {}{repository}{}", escape(&resolved.coordinate), resolved.status, escape(&at))
+            })?;
+            if resolved.status == "external" {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        EntityCommand::Changes { limit, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let changes = entities::recent_changes(&conn, &access, limit)?;
+            print(common.json, &changes, |out| {
+                changes.iter().try_for_each(|c| writeln!(out, "{}  {} {}", c.run_id, c.change, escape(&c.slug)))
+            })?;
+        }
+        EntityCommand::Introduced { slug, common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let introduced = entities::which_pr_introduced(&conn, &access, &slug)?;
+            print(common.json, &introduced, |out| {
+                let commit = introduced.commit.as_deref().unwrap_or("unknown commit");
+                let pr = introduced.pull_request.as_deref().map_or(String::new(), |pr| format!(", pull request {pr}"));
+                writeln!(out, "{} added by run {} ({commit}{pr})", escape(&slug), introduced.introduced.run_id)?;
+                introduced
+                    .later_changes
+                    .iter()
+                    .try_for_each(|c| writeln!(out, "  then {} by run {}", c.change, c.run_id))
+            })?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,600 @@
+//! Code entities as agents ask about them (docs/code.md): one entity with its relationships, the entities
+//! of a type, and (in `plan`) what an edit affects and which tests it needs; (in `history`) what changed.
+//!
+//! The index stores each file's entities; the edges between them are resolved here, on every read, from
+//! what the payloads record: a manifest's dependencies (`depends_on`, and its reverse `affects`), which
+//! component's folder holds a file (`implemented_by`), the names a test uses and the files it imports
+//! (`covers`), the components a decision names (`governs`). Only entities of sources the principal may
+//! read are loaded, so no edge leads to a hidden one.
+
+mod history;
+mod plan;
+
+pub use history::{EntityChange, Introduced, recent_changes, which_pr_introduced};
+pub use plan::{Affected, Coverage, ImpactPlan, TestPlan, TestTarget, coverage_for, impact_plan, test_plan};
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+use knowledge_queries::code::{ComponentPayload, DecisionPayload, EntityType, SymbolPayload, TestPayload};
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::retrieval::access::Access;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EntityError {
+    #[error("no entity `{0}` (see `knowledge entity list`)")]
+    NotFound(String),
+    #[error("unknown entity type `{0}`; the types are component, symbol, api, test, decision")]
+    UnknownType(String),
+    #[error("`{0}` is not a component")]
+    NotComponent(String),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// One entity with its anchor: where in which revision of which file it is defined.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EntityInfo {
+    pub slug: String,
+    #[serde(rename = "type")]
+    pub entity_type: String,
+    pub name: String,
+    /// The component whose folder holds the entity's file (none for a component, or a file outside every
+    /// component).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
+    /// The type's fields (docs/code.md).
+    pub payload: serde_json::Value,
+    pub anchor: Anchor,
+}
+
+/// Where an entity is defined: the source, its revision, lines and byte offsets, and the citation ref
+/// `file://PATH@REV#Lstart-Lend` that `knowledge get` resolves.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Anchor {
+    pub path: String,
+    pub revision: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub source_ref: String,
+}
+
+/// A relationship of an entity, seen from it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Relationship {
+    /// `depends_on`, `implemented_by`, `covers`, `governs` or `affects`.
+    pub relation: String,
+    /// `outgoing` (this entity depends on, is implemented by, covers, governs, affects the other) or
+    /// `incoming`.
+    pub direction: String,
+    /// The other entity, when it is in the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    /// For an external dependency: `crates.io:serde@1`, `npm:react@^18`, `pypi:requests@>=2`, `go:…`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinate: Option<String>,
+    /// Why the edge holds, in a few words.
+    pub because: String,
+}
+
+/// `get_entity`: the entity, its relationships, and its provenance.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EntityDetail {
+    #[serde(flatten)]
+    pub entity: EntityInfo,
+    pub relationships: Vec<Relationship>,
+}
+
+/// The typed payload of a loaded entity.
+#[derive(Debug, Clone)]
+pub(crate) enum Fields {
+    Component(ComponentPayload),
+    Symbol(SymbolPayload),
+    Test(TestPayload),
+    Decision(DecisionPayload),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) info: EntityInfo,
+    pub(crate) fields: Fields,
+}
+
+/// Every entity the principal may read, with the edges resolved between them.
+pub struct EntityGraph {
+    pub(crate) nodes: Vec<Node>,
+    by_slug: HashMap<String, usize>,
+    components: Vec<usize>,
+    /// The component each node's file belongs to.
+    owner: Vec<Option<usize>>,
+    /// For each test: the symbols and the components it covers.
+    covers: HashMap<usize, (Vec<usize>, Vec<usize>)>,
+    /// For each symbol or component: the tests that cover it.
+    covered_by: HashMap<usize, Vec<usize>>,
+}
+
+impl EntityGraph {
+    /// Loads the readable entities of the index and resolves their edges.
+    pub fn load(conn: &Connection, access: &Access) -> Result<EntityGraph, EntityError> {
+        let sql = format!(
+            "SELECT e.slug, e.type, e.name, e.payload, e.start_line, e.end_line, e.start_offset, e.end_offset,
+                    s.path, s.revision
+             FROM entities e JOIN sources s ON s.id = e.source_id
+             WHERE {}
+             ORDER BY s.path, e.start_offset, e.slug",
+            access.source_filter("s.id")
+        );
+        let mut statement = conn.prepare(&sql)?;
+        let rows = statement.query_map([], |row| {
+            let path: String = row.get(8)?;
+            let revision: String = row.get(9)?;
+            let (start_line, end_line): (u32, u32) = (row.get(4)?, row.get(5)?);
+            let anchor = Anchor {
+                source_ref: format!(
+                    "{}@{}#L{start_line}-L{end_line}",
+                    knowledge_queries::SourceRef::from_path(&path).uri(),
+                    &revision[..revision.len().min(12)]
+                ),
+                path,
+                revision,
+                start_line,
+                end_line,
+                start_offset: row.get(6)?,
+                end_offset: row.get(7)?,
+            };
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                anchor,
+            ))
+        })?;
+        let mut nodes = Vec::new();
+        for row in rows {
+            let (slug, entity_type, name, payload, anchor) = row?;
+            let fields = match EntityType::parse(&entity_type) {
+                Some(EntityType::Component) => serde_json::from_str(&payload).ok().map(Fields::Component),
+                Some(EntityType::Symbol) => serde_json::from_str(&payload).ok().map(Fields::Symbol),
+                Some(EntityType::Test) => serde_json::from_str(&payload).ok().map(Fields::Test),
+                Some(EntityType::Decision) => serde_json::from_str(&payload).ok().map(Fields::Decision),
+                None => None,
+            };
+            // A payload this binary cannot read comes from another version's index, which a build replaces.
+            let Some(fields) = fields else { continue };
+            let payload = serde_json::from_str(&payload).unwrap_or_default();
+            nodes.push(Node { info: EntityInfo { slug, entity_type, name, component: None, payload, anchor }, fields });
+        }
+        Ok(EntityGraph::resolve(nodes))
+    }
+
+    fn resolve(mut nodes: Vec<Node>) -> EntityGraph {
+        let mut by_slug = HashMap::new();
+        for (index, node) in nodes.iter().enumerate() {
+            by_slug.entry(node.info.slug.clone()).or_insert(index);
+        }
+        let components: Vec<usize> =
+            (0..nodes.len()).filter(|&i| matches!(nodes[i].fields, Fields::Component(_))).collect();
+        // A file belongs to a component of its own language's ecosystem: a Cargo workspace at the root does
+        // not own the TypeScript beside it. Components and decisions belong to none.
+        let owner: Vec<Option<usize>> = nodes
+            .iter()
+            .map(|node| match node.fields {
+                Fields::Symbol(_) | Fields::Test(_) => owning_component(&nodes, &components, &node.info.anchor.path),
+                Fields::Component(_) | Fields::Decision(_) => None,
+            })
+            .collect();
+        for index in 0..nodes.len() {
+            if let Some(c) = owner[index] {
+                nodes[index].info.component = Some(nodes[c].info.slug.clone());
+            }
+        }
+        let mut graph =
+            EntityGraph { nodes, by_slug, components, owner, covers: HashMap::new(), covered_by: HashMap::new() };
+        graph.resolve_covers();
+        graph
+    }
+
+    /// `covers`: a test covers the components its file belongs to or imports, and each symbol of those
+    /// components (or of its own file) whose name its body uses; a method only when the body also names its
+    /// type (alone or inside another identifier), so a test that calls one `new` does not cover every `new`.
+    fn resolve_covers(&mut self) {
+        let mut symbols_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (index, node) in self.nodes.iter().enumerate() {
+            if let Fields::Symbol(symbol) = &node.fields
+                && symbol.symbol_kind != "module"
+            {
+                symbols_by_name.entry(node.info.name.as_str()).or_default().push(index);
+            }
+        }
+        let mut covers = HashMap::new();
+        let mut covered_by: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (test, node) in self.nodes.iter().enumerate() {
+            let Fields::Test(fields) = &node.fields else { continue };
+            let mut components: BTreeSet<usize> = self.imported_components(test, fields).into_iter().collect();
+            components.extend(self.owner[test]);
+            let references: BTreeSet<&str> = fields.references.iter().map(String::as_str).collect();
+            let mut symbols = Vec::new();
+            for reference in &references {
+                for &symbol in symbols_by_name.get(reference).into_iter().flatten() {
+                    let Fields::Symbol(payload) = &self.nodes[symbol].fields else { continue };
+                    let reachable = self.nodes[symbol].info.anchor.path == node.info.anchor.path
+                        || self.owner[symbol].is_some_and(|c| components.contains(&c));
+                    // The type may be named inside another word: `NewStore()` names `Store`, `book` names `Book`.
+                    let named = payload.container.as_deref().is_none_or(|container| {
+                        let container = container.rsplit([':', '.']).next().unwrap_or(container).to_lowercase();
+                        payload.symbol_kind != "method"
+                            || references.iter().any(|r| r.to_lowercase().contains(&container))
+                    });
+                    if reachable && named {
+                        symbols.push(symbol);
+                    }
+                }
+            }
+            symbols.sort_unstable();
+            symbols.dedup();
+            for &covered in symbols.iter().chain(&components) {
+                covered_by.entry(covered).or_default().push(test);
+            }
+            covers.insert(test, (symbols, components.into_iter().collect()));
+        }
+        self.covers = covers;
+        self.covered_by = covered_by;
+    }
+
+    /// The components a test's file imports: a crate by its name (`knowledge_queries::…`), a Python
+    /// package by its top module, a JavaScript package by name or a relative path, a Go module by prefix.
+    fn imported_components(&self, test: usize, fields: &TestPayload) -> Vec<usize> {
+        let path = &self.nodes[test].info.anchor.path;
+        let mut found = Vec::new();
+        for import in &fields.imports {
+            let import = import.trim_start_matches("::");
+            let first = import.split([':', '.', '/', '{']).next().unwrap_or("").trim();
+            let by_name = |c: &&usize| {
+                let name = &self.nodes[**c].info.name;
+                match fields.language.as_str() {
+                    "rust" | "python" => name.replace('-', "_").eq_ignore_ascii_case(first),
+                    "go" => import == name || import.starts_with(&format!("{name}/")),
+                    _ => import == name || import.starts_with(&format!("{name}/")),
+                }
+            };
+            if import.starts_with('.') && matches!(fields.language.as_str(), "javascript" | "typescript") {
+                let target = join_relative(folder(path), import);
+                found.extend(owning_component(&self.nodes, &self.components, &target));
+            } else {
+                found.extend(self.components.iter().filter(by_name).copied());
+            }
+        }
+        found
+    }
+
+    #[must_use]
+    pub fn get(&self, slug: &str) -> Option<&EntityInfo> {
+        self.index_of(slug).map(|index| &self.nodes[index].info)
+    }
+
+    /// A slug, or a component named by its folder (`component/queries` for the crate in `queries/`).
+    pub(crate) fn index_of(&self, slug: &str) -> Option<usize> {
+        self.by_slug.get(slug).copied().or_else(|| {
+            let folder = slug.strip_prefix("component/")?;
+            self.components.iter().copied().find(|&c| match &self.nodes[c].fields {
+                Fields::Component(payload) => payload.root == folder || payload.root.rsplit('/').next() == Some(folder),
+                _ => false,
+            })
+        })
+    }
+
+    /// The entity and all its relationships.
+    pub fn detail(&self, slug: &str) -> Result<EntityDetail, EntityError> {
+        let index = self.index_of(slug).ok_or_else(|| EntityError::NotFound(slug.to_string()))?;
+        Ok(EntityDetail { entity: self.nodes[index].info.clone(), relationships: self.relationships(index) })
+    }
+
+    pub(crate) fn slug(&self, index: usize) -> &str {
+        &self.nodes[index].info.slug
+    }
+
+    pub(crate) fn owner(&self, index: usize) -> Option<usize> {
+        self.owner[index]
+    }
+
+    pub(crate) fn covered_by(&self, index: usize) -> &[usize] {
+        self.covered_by.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    pub(crate) fn component_indexes(&self) -> &[usize] {
+        &self.components
+    }
+
+    /// The internal component a dependency names, preferring the depending component's own ecosystem.
+    fn dependency_target(&self, ecosystem: &str, name: &str) -> Option<usize> {
+        let named = |c: &usize| self.nodes[*c].info.name == name;
+        let ecosystem_of = |c: usize| match &self.nodes[c].fields {
+            Fields::Component(p) => p.ecosystem.as_str(),
+            _ => "",
+        };
+        self.components
+            .iter()
+            .copied()
+            .filter(named)
+            .find(|&c| ecosystem_of(c) == ecosystem)
+            .or_else(|| self.components.iter().copied().find(named))
+    }
+
+    /// A component's dependencies: internal ones as entity indexes, external ones as coordinates (with
+    /// `workspace = true` requirements read from the workspace that declares them).
+    pub(crate) fn dependencies(&self, component: usize) -> Vec<(Option<usize>, String, String)> {
+        let Fields::Component(payload) = &self.nodes[component].fields else { return Vec::new() };
+        payload
+            .dependencies
+            .iter()
+            .map(|dependency| match self.dependency_target(&payload.ecosystem, &dependency.name) {
+                Some(target) if target != component => (Some(target), String::new(), dependency.scope.clone()),
+                _ => {
+                    let mut dependency = dependency.clone();
+                    if dependency.requirement == "workspace"
+                        && let Some(version) = self.workspace_requirement(&dependency.name)
+                    {
+                        dependency.requirement = version;
+                    }
+                    (None, dependency.coordinate(&payload.ecosystem), dependency.scope.clone())
+                }
+            })
+            .collect()
+    }
+
+    fn workspace_requirement(&self, name: &str) -> Option<String> {
+        self.components.iter().find_map(|&c| match &self.nodes[c].fields {
+            Fields::Component(p) if p.component_kind == "workspace" => {
+                p.dependencies.iter().find(|d| d.name == name).map(|d| d.requirement.clone())
+            }
+            _ => None,
+        })
+    }
+
+    /// The components that depend on `component`.
+    pub(crate) fn dependents(&self, component: usize) -> Vec<usize> {
+        self.components
+            .iter()
+            .copied()
+            .filter(|&c| c != component && self.dependencies(c).iter().any(|(target, ..)| *target == Some(component)))
+            .collect()
+    }
+
+    /// The decisions that govern `component`: they list it in `components`, or their text names it.
+    pub(crate) fn governing(&self, component: usize) -> Vec<usize> {
+        let node = &self.nodes[component];
+        let Fields::Component(payload) = &node.fields else { return Vec::new() };
+        let name = node.info.name.to_lowercase();
+        let folder_name = payload.root.rsplit('/').next().unwrap_or("").to_lowercase();
+        (0..self.nodes.len())
+            .filter(|&d| match &self.nodes[d].fields {
+                Fields::Decision(decision) => {
+                    decision.components.iter().any(|c| {
+                        let c = c.trim().to_lowercase();
+                        c == name || (!folder_name.is_empty() && c == folder_name)
+                    }) || (payload.component_kind != "workspace"
+                        && name.len() >= 3
+                        && decision.terms.binary_search(&name).is_ok())
+                }
+                _ => false,
+            })
+            .collect()
+    }
+
+    /// The symbols whose file belongs to `component`.
+    pub(crate) fn implementing(&self, component: usize) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&s| self.owner[s] == Some(component) && matches!(self.nodes[s].fields, Fields::Symbol(_)))
+            .collect()
+    }
+
+    fn relationships(&self, index: usize) -> Vec<Relationship> {
+        let edge = |relation: &str, direction: &str, other: usize, because: String| Relationship {
+            relation: relation.to_string(),
+            direction: direction.to_string(),
+            slug: Some(self.slug(other).to_string()),
+            coordinate: None,
+            because,
+        };
+        let mut edges = Vec::new();
+        match &self.nodes[index].fields {
+            Fields::Component(_) => {
+                for (target, coordinate, scope) in self.dependencies(index) {
+                    edges.push(match target {
+                        Some(target) => {
+                            edge("depends_on", "outgoing", target, format!("a {scope} dependency in the manifest"))
+                        }
+                        None => Relationship {
+                            relation: "depends_on".into(),
+                            direction: "outgoing".into(),
+                            slug: None,
+                            coordinate: Some(coordinate),
+                            because: format!("a {scope} dependency in the manifest, not a component here"),
+                        },
+                    });
+                }
+                for dependent in self.dependents(index) {
+                    edges.push(edge("affects", "outgoing", dependent, "it depends on this component".into()));
+                }
+                for symbol in self.implementing(index) {
+                    edges.push(edge(
+                        "implemented_by",
+                        "outgoing",
+                        symbol,
+                        "its file is in the component's folder".into(),
+                    ));
+                }
+                for decision in self.governing(index) {
+                    edges.push(edge("governs", "incoming", decision, "the decision names the component".into()));
+                }
+                for &test in self.covered_by(index) {
+                    edges.push(edge("covers", "incoming", test, "the test is in or imports the component".into()));
+                }
+            }
+            Fields::Symbol(_) => {
+                if let Some(component) = self.owner[index] {
+                    edges.push(edge(
+                        "implemented_by",
+                        "incoming",
+                        component,
+                        "its file is in the component's folder".into(),
+                    ));
+                }
+                for &test in self.covered_by(index) {
+                    edges.push(edge("covers", "incoming", test, "the test's body uses its name".into()));
+                }
+            }
+            Fields::Test(_) => {
+                if let Some((symbols, components)) = self.covers.get(&index) {
+                    for &symbol in symbols {
+                        edges.push(edge("covers", "outgoing", symbol, "the test's body uses its name".into()));
+                    }
+                    for &component in components {
+                        edges.push(edge(
+                            "covers",
+                            "outgoing",
+                            component,
+                            "the test is in or imports the component".into(),
+                        ));
+                    }
+                }
+            }
+            Fields::Decision(_) => {
+                for &component in &self.components {
+                    if self.governing(component).contains(&index) {
+                        edges.push(edge("governs", "outgoing", component, "the decision names the component".into()));
+                    }
+                }
+            }
+        }
+        edges
+    }
+
+    /// `list_entities`: every entity of a type (`api`: public symbols), in path order.
+    pub fn list(&self, entity_type: Option<&str>) -> Result<Vec<EntityInfo>, EntityError> {
+        let wanted: Box<dyn Fn(&Node) -> bool> = match entity_type {
+            None => Box::new(|_| true),
+            Some("api") => Box::new(|n| matches!(&n.fields, Fields::Symbol(s) if s.visibility == "public")),
+            Some(name) => {
+                let wanted = EntityType::parse(name).ok_or_else(|| EntityError::UnknownType(name.to_string()))?;
+                Box::new(move |n| n.info.entity_type == wanted.as_str())
+            }
+        };
+        Ok(self.nodes.iter().filter(|n| wanted(n)).map(|n| n.info.clone()).collect())
+    }
+}
+
+/// The ecosystem whose manifests own a file of this path's language.
+fn ecosystem_of(path: &str) -> Option<&'static str> {
+    use knowledge_queries::code::Language;
+    Some(match Language::from_path(path)? {
+        Language::Rust => "cargo",
+        Language::Python => "pypi",
+        Language::Go => "go",
+        Language::TypeScript | Language::Tsx | Language::JavaScript => "npm",
+    })
+}
+
+/// The component of the file's ecosystem with the deepest folder that holds `path`.
+fn owning_component(nodes: &[Node], components: &[usize], path: &str) -> Option<usize> {
+    let ecosystem = ecosystem_of(path);
+    components
+        .iter()
+        .copied()
+        .filter(|&c| match &nodes[c].fields {
+            Fields::Component(p) => {
+                ecosystem.is_none_or(|e| e == p.ecosystem)
+                    && (p.root.is_empty() || path.starts_with(&format!("{}/", p.root)))
+            }
+            _ => false,
+        })
+        .max_by_key(|&c| match &nodes[c].fields {
+            // Deeper first; between a package and a workspace at one folder, the package.
+            Fields::Component(p) => (p.root.len(), p.component_kind == "package"),
+            _ => (0, false),
+        })
+}
+
+fn folder(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(folder, _)| folder)
+}
+
+/// `folder` joined with a relative import (`../src/cache`), normalized.
+fn join_relative(folder: &str, relative: &str) -> String {
+    let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
+    for part in relative.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+/// `[dependencies]` of kc.toml: other repositories' indexes, by name, for `resolve_dependency`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ResolvedDependency {
+    pub coordinate: String,
+    /// `internal` (a component of this project), `mapped` (a component of a repository `[dependencies]`
+    /// maps), or `external`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityInfo>,
+}
+
+/// `resolve_dependency`: whether a coordinate (`crates.io:serde@1`, or a bare name) names a component of
+/// this project or of a repository `[dependencies]` maps to its index. Query time only: each mapped index
+/// is opened read-only, as the default principal of that index would read it.
+pub fn resolve_dependency(
+    graph: &EntityGraph,
+    coordinate: &str,
+    mapped: &[(String, PathBuf)],
+) -> Result<ResolvedDependency, EntityError> {
+    let name = coordinate.split_once(':').map_or(coordinate, |(_, rest)| rest);
+    let name = match name.rsplit_once('@') {
+        // A scoped npm name (`@app/web`) keeps its leading `@`.
+        Some((name, _)) if !name.is_empty() => name,
+        _ => name,
+    };
+    let found = |graph: &EntityGraph| {
+        graph
+            .component_indexes()
+            .iter()
+            .find(|&&c| graph.nodes[c].info.name == name)
+            .map(|&c| graph.nodes[c].info.clone())
+    };
+    if let Some(entity) = found(graph) {
+        return Ok(ResolvedDependency {
+            coordinate: coordinate.into(),
+            status: "internal".into(),
+            repository: None,
+            entity: Some(entity),
+        });
+    }
+    for (repository, index) in mapped {
+        // A mapped index that is missing or unreadable resolves nothing; the others still answer.
+        let Ok(conn) = crate::store::open_read_only(index) else { continue };
+        let Ok(access) = Access::load(&conn, None) else { continue };
+        let other = EntityGraph::load(&conn, &access)?;
+        if let Some(entity) = found(&other) {
+            return Ok(ResolvedDependency {
+                coordinate: coordinate.into(),
+                status: "mapped".into(),
+                repository: Some(repository.clone()),
+                entity: Some(entity),
+            });
+        }
+    }
+    Ok(ResolvedDependency { coordinate: coordinate.into(), status: "external".into(), repository: None, entity: None })
+}

@@ -1,0 +1,1 @@
+from ledger.book import Book

@@ -1,0 +1,253 @@
+//! Code entities (`[code]`): the catalog of a polyglot repository, relationships, impact and test plans,
+//! dependency resolution across repositories, the delta log, permissions and bad input.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::CliTest;
+
+/// The polyglot fixture the golden `code` case builds: a Cargo workspace (rustc-hash, trimmed, and `app`),
+/// a TypeScript package, a Python package, a Go module and two decision records.
+fn fixture() -> CliTest {
+    let test = CliTest::empty();
+    copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden/code/input"), test.root());
+    test
+}
+
+fn copy(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn json(test: &CliTest, args: &[&str]) -> Value {
+    let mut args = args.to_vec();
+    args.push("--json");
+    serde_json::from_str(&test.ok(&args)).expect("--json prints JSON")
+}
+
+fn slugs(values: &Value) -> Vec<String> {
+    values.as_array().unwrap().iter().map(|v| v["slug"].as_str().unwrap().to_string()).collect()
+}
+
+fn edges(detail: &Value, relation: &str, direction: &str) -> Vec<String> {
+    detail["relationships"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["relation"] == relation && e["direction"] == direction)
+        .map(|e| e["slug"].as_str().or(e["coordinate"].as_str()).unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_polyglot_repository_compiles_to_components_symbols_tests_and_decisions() {
+    let test = fixture();
+    let summary = test.build();
+    assert!(summary["entities"]["added"].as_u64().unwrap() > 90, "{summary}");
+
+    let components = slugs(&json(&test, &["entity", "list", "component"]));
+    assert_eq!(
+        components,
+        [
+            "component/workspace",
+            "component/app",
+            "component/rustc-hash",
+            "component/ledger",
+            "component/example.com/svc",
+            "component/@fixture/web",
+        ]
+    );
+    let tests = slugs(&json(&test, &["entity", "list", "test"]));
+    for expected in [
+        "test/crates/app/src/lib.rs#tests::normalize_strips_punctuation",
+        "test/crates/app/tests/counting.rs#counts_each_word",
+        "test/py/tests/test_book.py#test_balance_sums_entries",
+        "test/svc/store_test.go#TestGetMissing",
+        "test/web/test/format.test.ts#formatCount.keeps the digits",
+    ] {
+        assert!(tests.contains(&expected.to_string()), "{expected} in {tests:?}");
+    }
+    // `api` is the public symbols: `normalize` and the private Python and TypeScript members are not.
+    let api = slugs(&json(&test, &["entity", "list", "api"]));
+    assert!(api.contains(&"symbol/crates/app/src/lib.rs#Counter::add".to_string()));
+    assert!(
+        !api.iter()
+            .any(|s| s.ends_with("#normalize") || s.ends_with("#Book._audit") || s.ends_with("#Formatter.reset"))
+    );
+
+    let app = json(&test, &["entity", "get", "component/app"]);
+    assert_eq!(app["payload"]["ecosystem"], "cargo");
+    assert_eq!(
+        edges(&app, "depends_on", "outgoing"),
+        ["component/rustc-hash", "crates.io:serde@1", "crates.io:tempfile@3"]
+    );
+    assert_eq!(edges(&app, "governs", "incoming"), ["decision/0001-fast-hashing"]);
+    assert_eq!(
+        edges(&app, "covers", "incoming"),
+        [
+            "test/crates/app/src/lib.rs#tests::normalize_strips_punctuation",
+            "test/crates/app/tests/counting.rs#counts_each_word"
+        ]
+    );
+    // A component can be named by its folder too.
+    assert_eq!(json(&test, &["entity", "get", "component/py"])["slug"], "component/ledger");
+
+    // Every anchor is a byte range of the revision it names, and its ref resolves to those lines.
+    for entity in json(&test, &["entity", "list"]).as_array().unwrap() {
+        let anchor = &entity["anchor"];
+        let text = std::fs::read_to_string(test.path(anchor["path"].as_str().unwrap())).unwrap();
+        let (start, end) =
+            (anchor["start_offset"].as_u64().unwrap() as usize, anchor["end_offset"].as_u64().unwrap() as usize);
+        assert!(start < end && end <= text.len(), "{entity}");
+        assert_eq!(anchor["revision"].as_str().unwrap(), knowledge_queries::content_hash(text.as_bytes()));
+        let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
+        assert_eq!(anchor["start_line"].as_u64().unwrap() as usize, line_of(start), "{entity}");
+    }
+    let counter = json(&test, &["entity", "get", "symbol/crates/app/src/lib.rs#Counter"]);
+    let resolved = json(&test, &["get", counter["anchor"]["source_ref"].as_str().unwrap()]);
+    assert!(resolved.to_string().contains("pub struct Counter"), "{resolved}");
+}
+
+#[test]
+fn impact_and_test_plans_name_what_an_edit_reaches_and_the_tests_it_needs() {
+    let test = fixture();
+    test.build();
+    let impact = json(&test, &["entity", "impact", "component/rustc-hash"]);
+    let affected: Vec<(String, String)> = impact["affected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["relation"].as_str().unwrap().to_string(), a["slug"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(affected.contains(&("affects".into(), "component/app".into())), "{affected:?}");
+    assert!(affected.contains(&("governs".into(), "decision/0001-fast-hashing".into())), "{affected:?}");
+    // Its public API is affected; its tests' helper (`tests::test_hash`, private) is not.
+    assert!(affected.iter().any(|(r, s)| r == "implemented_by" && s.ends_with("#FxHasher")));
+    assert!(!affected.iter().any(|(_, s)| s.contains("tests::")));
+    assert_eq!(impact["outbound"][0]["coordinate"], "crates.io:rand@0.9");
+
+    let plan = json(&test, &["entity", "test-plan", "symbol/crates/app/src/report.rs#top"]);
+    let targets = plan["targets"].as_array().unwrap();
+    assert_eq!(plan["gaps"], serde_json::json!(["symbol/crates/app/src/report.rs#top"]));
+    assert_eq!(targets[0]["action"], "add");
+    assert_eq!(targets[0]["target"], "crates/app/src/report.rs (a new `#[cfg(test)] mod tests`)");
+    assert_eq!(targets[0]["command"], "cargo test -p app");
+    assert!(targets.iter().any(|t| t["action"] == "run" && t["target"] == "component/app"), "{plan}");
+
+    let plan = json(&test, &["entity", "test-plan", "symbol/py/src/ledger/book.py#open_book"]);
+    assert_eq!(plan["targets"][0]["target"], "py/tests/test_book.py");
+    assert_eq!(plan["targets"][0]["command"], "pytest py/tests/test_book.py");
+    // A covered symbol has no gap; the plan runs the test that covers it.
+    let plan = json(&test, &["entity", "test-plan", "symbol/svc/store.go#Store.Get"]);
+    assert!(!plan["gaps"].as_array().unwrap().contains(&Value::from("symbol/svc/store.go#Store.Get")), "{plan}");
+    assert!(plan["targets"].as_array().unwrap().iter().any(|t| t["target"] == "test/svc/store_test.go#TestGetMissing"
+        && t["command"] == "go test ./svc -run '^TestGetMissing$'"));
+
+    let coverage = json(&test, &["entity", "coverage", "component/example.com/svc"]);
+    assert_eq!((coverage["public_symbols"].as_u64(), coverage["covered_public_symbols"].as_u64()), (Some(4), Some(2)));
+    assert_eq!(coverage["uncovered"], serde_json::json!(["symbol/svc/store.go#Store", "symbol/svc/store.go#Getter"]));
+    test.fails(&["entity", "coverage", "symbol/svc/store.go#Store"], "is not a component");
+    test.fails(&["entity", "get", "component/nothing"], "no entity `component/nothing`");
+    test.fails(&["entity", "list", "class"], "unknown entity type `class`");
+}
+
+#[test]
+fn dependencies_resolve_to_this_project_to_mapped_repositories_or_nowhere() {
+    let other = CliTest::empty();
+    other.write("kc.toml", "version = 1\n[code]\nenabled = true\n");
+    other.write("Cargo.toml", "[package]\nname = \"shared-lib\"\nversion = \"1.2.0\"\n");
+    other.write("src/lib.rs", "pub fn shared() {}\n");
+    other.build();
+    let test = fixture();
+    let config = std::fs::read_to_string(test.path("kc.toml")).unwrap();
+    let relative = other.root().display().to_string();
+    test.write("kc.toml", format!("{config}\n[dependencies]\nshared = {relative:?}\nmissing = \"no/such/repo\"\n"));
+    test.build();
+
+    let resolved = json(&test, &["entity", "resolve", "crates.io:shared-lib@1"]);
+    assert_eq!((resolved["status"].as_str(), resolved["repository"].as_str()), (Some("mapped"), Some("shared")));
+    assert_eq!(resolved["entity"]["anchor"]["path"], "Cargo.toml");
+    assert_eq!(json(&test, &["entity", "resolve", "rustc-hash"])["status"], "internal");
+    let external = test.run(&["entity", "resolve", "npm:react@^18"]);
+    assert_eq!(external.status.code(), Some(1), "an external coordinate exits 1");
+    assert!(super::stdout(&external).contains("external"));
+}
+
+#[test]
+fn the_delta_log_records_each_entity_change_with_the_build_that_made_it() {
+    let test = fixture();
+    let github = [("GITHUB_ACTIONS", "true"), ("GITHUB_SHA", "abc123"), ("GITHUB_REF", "refs/pull/42/merge")];
+    assert!(test.run_with_env(&["build"], &github).status.success());
+    // One function's body: that file alone is derived again, and one entity changes.
+    let report = std::fs::read_to_string(test.path("crates/app/src/report.rs")).unwrap();
+    test.write("crates/app/src/report.rs", report.replace(".map(|w| w.to_string())", ".map(|w| (*w).to_owned())"));
+    let summary = test.build();
+    assert_eq!(summary["queries"]["by_query"]["entities"], 1, "{summary}");
+    assert_eq!(summary["entities"], serde_json::json!({ "added": 0, "changed": 1, "removed": 0 }));
+
+    let changes = json(&test, &["entity", "changes", "--limit", "1"]);
+    assert_eq!(changes[0]["slug"], "symbol/crates/app/src/report.rs#top");
+    assert_eq!(changes[0]["change"], "changed");
+    assert_ne!(changes[0]["old_value"]["hash"], changes[0]["new_value"]["hash"]);
+    let introduced = json(&test, &["entity", "introduced", "symbol/crates/app/src/report.rs#top"]);
+    assert_eq!((introduced["pull_request"].as_str(), introduced["commit"].as_str()), (Some("42"), Some("abc123")));
+    assert_eq!(introduced["later_changes"].as_array().unwrap().len(), 1);
+
+    // A move that leaves the function as it was (a line added above it) changes nothing.
+    let report = std::fs::read_to_string(test.path("crates/app/src/report.rs")).unwrap();
+    test.write("crates/app/src/report.rs", format!("// Reports.\n{report}"));
+    assert_eq!(test.build()["entities"], serde_json::json!({ "added": 0, "changed": 0, "removed": 0 }));
+}
+
+#[test]
+fn entities_of_sources_a_principal_may_not_read_and_their_edges_are_hidden() {
+    let test = fixture();
+    let config = std::fs::read_to_string(test.path("kc.toml")).unwrap();
+    test.write("kc.toml", format!("{config}\n[permissions.principals]\nstaff = [\"internal\"]\n"));
+    let adr = std::fs::read_to_string(test.path("docs/adr/0001-fast-hashing.md")).unwrap();
+    test.write("docs/adr/0001-fast-hashing.md", adr.replacen("---\n", "---\nvisibility: internal\n", 1));
+    test.build();
+
+    test.fails(&["entity", "get", "decision/0001-fast-hashing"], "no entity");
+    assert!(edges(&json(&test, &["entity", "get", "component/app"]), "governs", "incoming").is_empty());
+    let impact = json(&test, &["entity", "impact", "component/app"]);
+    assert!(!impact.to_string().contains("0001-fast-hashing"), "{impact}");
+    let changes = json(&test, &["entity", "changes", "--limit", "1000"]);
+    assert!(!changes.to_string().contains("0001-fast-hashing"));
+
+    let staff = json(&test, &["--as", "staff", "entity", "get", "component/app"]);
+    assert_eq!(edges(&staff, "governs", "incoming"), ["decision/0001-fast-hashing"]);
+}
+
+#[test]
+fn code_is_off_by_default_and_a_broken_manifest_defines_nothing() {
+    let test = fixture();
+    let config = std::fs::read_to_string(test.path("kc.toml")).unwrap();
+    test.write("kc.toml", config.replace("[code]\nenabled = true\n", ""));
+    test.build();
+    assert_eq!(json(&test, &["entity", "list"]), serde_json::json!([]));
+    assert!(test.search("FxHasher")["results"].as_array().unwrap().is_empty(), "code is not a source unless enabled");
+
+    test.write("kc.toml", &config);
+    test.write("web/package.json", "{ \"name\": \"@fixture/web\", ");
+    let summary = test.build();
+    assert_eq!(summary["sources"]["skipped"], 0);
+    let components = slugs(&json(&test, &["entity", "list", "component"]));
+    assert!(!components.contains(&"component/@fixture/web".to_string()), "{components:?}");
+    // The TypeScript symbols are still there, now outside any component; code is searchable as text.
+    let format = json(&test, &["entity", "get", "symbol/web/src/format.ts#formatCount"]);
+    assert!(format.get("component").is_none(), "{format}");
+    assert!(!test.search("FxHasher")["results"].as_array().unwrap().is_empty());
+
+    test.write("kc.toml", format!("{config}decisions = [\"docs/{{adr,rfc}}/*.md\"]\n"));
+    test.fails(&["build"], "may use only `*`, `**`, `?` and literal text");
+}
