@@ -206,7 +206,7 @@ fn is_navigation(text: &str) -> bool {
 }
 
 /// `file://PATH@REV12#Lstart-Lend` (`knowledge://item/ID@…` for a note).
-fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
+pub(crate) fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
     let source = knowledge_queries::SourceRef::from_path(path).uri();
     format!("{source}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
 }

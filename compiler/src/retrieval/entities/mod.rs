@@ -135,11 +135,7 @@ impl EntityGraph {
             let revision: String = row.get(9)?;
             let (start_line, end_line): (u32, u32) = (row.get(4)?, row.get(5)?);
             let anchor = Anchor {
-                source_ref: format!(
-                    "{}@{}#L{start_line}-L{end_line}",
-                    knowledge_queries::SourceRef::from_path(&path).uri(),
-                    &revision[..revision.len().min(12)]
-                ),
+                source_ref: crate::retrieval::context::citation_ref(&path, &revision, start_line, end_line),
                 path,
                 revision,
                 start_line,
@@ -273,11 +269,6 @@ impl EntityGraph {
         found
     }
 
-    #[must_use]
-    pub fn get(&self, slug: &str) -> Option<&EntityInfo> {
-        self.index_of(slug).map(|index| &self.nodes[index].info)
-    }
-
     /// A slug, or a component named by its folder (`component/queries` for the crate in `queries/`).
     pub(crate) fn index_of(&self, slug: &str) -> Option<usize> {
         self.by_slug.get(slug).copied().or_else(|| {
@@ -366,25 +357,29 @@ impl EntityGraph {
             .collect()
     }
 
-    /// The decisions that govern `component`: they list it in `components`, or their text names it.
+    /// The decisions that govern `component`.
     pub(crate) fn governing(&self, component: usize) -> Vec<usize> {
-        let node = &self.nodes[component];
-        let Fields::Component(payload) = &node.fields else { return Vec::new() };
-        let name = node.info.name.to_lowercase();
+        (0..self.nodes.len()).filter(|&d| self.governs(d, component)).collect()
+    }
+
+    /// The components `decision` governs.
+    pub(crate) fn governed(&self, decision: usize) -> Vec<usize> {
+        self.components.iter().copied().filter(|&c| self.governs(decision, c)).collect()
+    }
+
+    /// Whether a decision governs a component: it lists it in `components`, or its text names it.
+    fn governs(&self, decision: usize, component: usize) -> bool {
+        let (Fields::Decision(decision), Fields::Component(payload)) =
+            (&self.nodes[decision].fields, &self.nodes[component].fields)
+        else {
+            return false;
+        };
+        let name = self.nodes[component].info.name.to_lowercase();
         let folder_name = payload.root.rsplit('/').next().unwrap_or("").to_lowercase();
-        (0..self.nodes.len())
-            .filter(|&d| match &self.nodes[d].fields {
-                Fields::Decision(decision) => {
-                    decision.components.iter().any(|c| {
-                        let c = c.trim().to_lowercase();
-                        c == name || (!folder_name.is_empty() && c == folder_name)
-                    }) || (payload.component_kind != "workspace"
-                        && name.len() >= 3
-                        && decision.terms.binary_search(&name).is_ok())
-                }
-                _ => false,
-            })
-            .collect()
+        decision.components.iter().any(|c| {
+            let c = c.trim().to_lowercase();
+            c == name || (!folder_name.is_empty() && c == folder_name)
+        }) || (payload.component_kind != "workspace" && name.len() >= 3 && decision.terms.binary_search(&name).is_ok())
     }
 
     /// The symbols whose file belongs to `component`.
@@ -466,10 +461,8 @@ impl EntityGraph {
                 }
             }
             Fields::Decision(_) => {
-                for &component in &self.components {
-                    if self.governing(component).contains(&index) {
-                        edges.push(edge("governs", "outgoing", component, "the decision names the component".into()));
-                    }
+                for component in self.governed(index) {
+                    edges.push(edge("governs", "outgoing", component, "the decision names the component".into()));
                 }
             }
         }

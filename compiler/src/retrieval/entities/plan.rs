@@ -106,14 +106,7 @@ pub fn impact_plan(graph: &EntityGraph, slug: &str, mapped: &[(String, PathBuf)]
             }
         }
         Fields::Decision(_) => {
-            reached.extend(
-                graph
-                    .component_indexes()
-                    .iter()
-                    .copied()
-                    .filter(|&c| graph.governing(c).contains(&index))
-                    .map(|c| (c, "governs")),
-            );
+            reached.extend(graph.governed(index).into_iter().map(|c| (c, "governs")));
         }
         Fields::Test(_) => {
             if let Some((symbols, components)) = graph.covers.get(&index) {
