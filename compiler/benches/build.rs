@@ -133,6 +133,7 @@ fn bench_corpus(name: &str, source: &Path) -> String {
                     mode,
                     limit: 10,
                     kinds: Vec::new(),
+                    entity_types: Vec::new(),
                     highlight: knowledge::retrieval::search::Highlight::Markdown,
                 };
                 let response = knowledge::retrieval::search::search(&conn, &request, &access).unwrap();

@@ -28,8 +28,8 @@ fn main() {
         v
     };
     let matrix: Vec<f32> = (0..ROWS).flat_map(|_| vector(&mut random)).collect();
-    let rows: Vec<(i64, String)> =
-        (0..ROWS).map(|i| (i as i64, if i % 2 == 0 { "a.md" } else { "b.md" }.to_string())).collect();
+    let rows: Vec<(i64, String, Option<String>)> =
+        (0..ROWS).map(|i| (i as i64, if i % 2 == 0 { "a.md" } else { "b.md" }.to_string(), None)).collect();
     let bytes = matrix.len() * 4;
     let index = MatrixIndex::from_matrix(DIMENSIONS, matrix.clone(), rows);
     let queries: Vec<Vec<f32>> = (0..100).map(|_| vector(&mut random)).collect();
@@ -47,7 +47,7 @@ fn main() {
         .unwrap();
     let bandwidth = bytes as f64 / floor.as_secs_f64();
 
-    let time = |allow: &(dyn Fn(&str) -> bool + Sync)| {
+    let time = |allow: &knowledge::embeddings::Allow<'_>| {
         let mut times: Vec<Duration> = queries
             .iter()
             .map(|query| {
@@ -59,8 +59,8 @@ fn main() {
         times.sort();
         (times[times.len() / 2], times[times.len() * 95 / 100])
     };
-    let (all_p50, all_p95) = time(&|_| true);
-    let (half_p50, half_p95) = time(&|path| path == "a.md");
+    let (all_p50, all_p95) = time(&|_, _| true);
+    let (half_p50, half_p95) = time(&|path, _| path == "a.md");
     println!(
         "| vectors | MB scanned | read bandwidth | floor (one read) | top-10 p50 | p95 | p50 / floor | half filtered p50 | p95 |"
     );

@@ -98,6 +98,22 @@ fn a_polyglot_repository_compiles_to_components_symbols_tests_and_decisions() {
             "test/crates/app/tests/counting.rs#counts_each_word"
         ]
     );
+    // The counts agree with the catalog and with each entity's own edges.
+    let stats = json(&test, &["entity", "stats"]);
+    let all = json(&test, &["entity", "list"]);
+    for entity_type in ["component", "symbol", "test", "decision"] {
+        let listed = all.as_array().unwrap().iter().filter(|e| e["type"] == entity_type).count();
+        assert_eq!(stats["entities"][entity_type].as_u64().unwrap() as usize, listed, "{stats}");
+    }
+    // `[workspace.dependencies]` are what members may inherit, not edges of the workspace.
+    assert_eq!(stats["edges"]["depends_on"], 10, "{stats}");
+    assert_eq!(stats["external_dependencies"], 9, "{stats}");
+    assert!(edges(&json(&test, &["entity", "get", "component/workspace"]), "depends_on", "outgoing").is_empty());
+    let governs: usize = ["decision/0001-fast-hashing", "decision/0002-ledger-in-python"]
+        .iter()
+        .map(|slug| edges(&json(&test, &["entity", "get", slug]), "governs", "outgoing").len())
+        .sum();
+    assert_eq!(stats["edges"]["governs"].as_u64().unwrap() as usize, governs, "{stats}");
     // A component can be named by its folder too.
     assert_eq!(json(&test, &["entity", "get", "component/py"])["slug"], "component/ledger");
 
@@ -158,6 +174,22 @@ fn impact_and_test_plans_name_what_an_edit_reaches_and_the_tests_it_needs() {
     test.fails(&["entity", "coverage", "symbol/svc/store.go#Store"], "is not a component");
     test.fails(&["entity", "get", "component/nothing"], "no entity `component/nothing`");
     test.fails(&["entity", "list", "class"], "unknown entity type `class`");
+}
+
+#[test]
+fn a_name_a_test_imports_from_another_crate_covers_nothing_here() {
+    let test = fixture();
+    test.write(
+        "crates/app/tests/std_lock.rs",
+        "use std::sync::Mutex as Counter;\n\n#[test]\nfn a_std_lock_is_not_ours() {\n    let lock = Counter::new(0);\n    \
+         assert_eq!(*lock.lock().unwrap(), 0);\n}\n",
+    );
+    test.build();
+    let foreign = json(&test, &["entity", "get", "test/crates/app/tests/std_lock.rs#a_std_lock_is_not_ours"]);
+    assert_eq!(edges(&foreign, "covers", "outgoing"), ["component/app"], "only the crate its file is in");
+    // The same names imported from this repository's crate do cover its symbols.
+    let ours = json(&test, &["entity", "get", "test/crates/app/tests/counting.rs#counts_each_word"]);
+    assert!(edges(&ours, "covers", "outgoing").contains(&"symbol/crates/app/src/lib.rs#Counter::new".to_string()));
 }
 
 #[test]
@@ -250,4 +282,93 @@ fn code_is_off_by_default_and_a_broken_manifest_defines_nothing() {
 
     test.write("kc.toml", format!("{config}decisions = [\"docs/{{adr,rfc}}/*.md\"]\n"));
     test.fails(&["build"], "may use only `*`, `**`, `?` and literal text");
+}
+
+/// `knowledge search ARGS --json`, parsed, as its list of results.
+fn results(test: &CliTest, args: &[&str]) -> Vec<Value> {
+    let mut args = [&["search"], args].concat();
+    args.push("--json");
+    serde_json::from_str::<Value>(&test.ok(&args)).unwrap()["results"].as_array().unwrap().clone()
+}
+
+#[test]
+fn entities_are_search_results_that_cite_their_own_bytes() {
+    let test = fixture();
+    test.build();
+
+    // A symbol is found by the words of its documentation, which its anchor now holds.
+    let found = results(&test, &["speedy polynomial hash algorithm", "--kind", "entity"]);
+    assert_eq!(found[0]["entity"]["slug"], "symbol/crates/rustc-hash/src/lib.rs#FxHasher", "{found:?}");
+    assert!(found[0]["title"].as_str().unwrap().starts_with("struct FxHasher"), "{found:?}");
+    // Every result is an entity whose text is exactly the bytes it cites, and `entity get` knows its slug.
+    for result in &found {
+        assert_eq!(result["kind"], "entity");
+        let path = result["source"]["path"].as_str().unwrap();
+        let text = std::fs::read_to_string(test.path(path)).unwrap();
+        let (start, end) = (
+            result["citation"]["start_offset"].as_u64().unwrap() as usize,
+            result["citation"]["end_offset"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(result["text"].as_str().unwrap(), &text[start..end], "{result}");
+        assert_eq!(result["source"]["revision"].as_str().unwrap(), knowledge_queries::content_hash(text.as_bytes()));
+        let slug = result["entity"]["slug"].as_str().unwrap();
+        assert_eq!(json(&test, &["entity", "get", slug])["slug"], slug);
+        let chunk = json(&test, &["get", result["id"].as_str().unwrap()]);
+        assert_eq!(chunk["chunk"]["provenance"]["source_ref"], format!("file://{path}"), "{chunk}");
+    }
+
+    // `--entity-type` narrows to one type and implies `--kind entity`; `--kind source_chunk` has none.
+    let tests = results(&test, &["hash", "--entity-type", "test", "-n", "50"]);
+    assert!(!tests.is_empty());
+    assert!(tests.iter().all(|r| r["entity"]["type"] == "test"), "{tests:?}");
+    let components = results(&test, &["version", "--entity-type", "component", "--entity-type", "decision"]);
+    assert!(components.iter().any(|r| r["entity"]["slug"] == "component/ledger"), "{components:?}");
+    assert!(components.iter().all(|r| ["component", "decision"].contains(&r["entity"]["type"].as_str().unwrap())));
+    let text = results(&test, &["FxHasher", "--kind", "source_chunk", "-n", "50"]);
+    assert!(!text.is_empty() && text.iter().all(|r| r["kind"] == "source_chunk" && r.get("entity").is_none()));
+    // With no filter both come back; a source's chunk listing holds only its text's chunks.
+    let all = results(&test, &["FxHasher", "-n", "50"]);
+    assert!(all.iter().any(|r| r["kind"] == "entity") && all.iter().any(|r| r["kind"] == "source_chunk"));
+    let source = json(&test, &["get", "crates/rustc-hash/src/lib.rs"]);
+    let listed = source["source"]["chunks"].as_array().unwrap();
+    assert!(!listed.is_empty() && listed.iter().all(|c| c["title"] == "lib"), "{listed:?}");
+
+    // An edit re-derives the excerpt: the old body is no longer found, the new one is, at the new revision.
+    let report = std::fs::read_to_string(test.path("crates/app/src/report.rs")).unwrap();
+    test.write("crates/app/src/report.rs", report.replace(".map(|w| w.to_string())", ".map(|w| w.to_uppercase())"));
+    test.build();
+    let top = results(&test, &["to_uppercase", "--kind", "entity"]);
+    assert_eq!(top[0]["entity"]["slug"], "symbol/crates/app/src/report.rs#top", "{top:?}");
+    assert!(
+        results(&test, &["to_string", "--entity-type", "symbol", "-n", "50"])
+            .iter()
+            .all(|r| r["entity"]["slug"] != "symbol/crates/app/src/report.rs#top")
+    );
+}
+
+#[test]
+fn hybrid_search_returns_entities_and_hidden_ones_reach_no_ranker() {
+    let test = fixture();
+    let config = std::fs::read_to_string(test.path("kc.toml")).unwrap();
+    test.write(
+        "kc.toml",
+        format!("{config}\n[embeddings]\nprovider = \"fake\"\ndimensions = 256\n\n[permissions.principals]\nstaff = [\"internal\"]\n"),
+    );
+    let adr = std::fs::read_to_string(test.path("docs/adr/0001-fast-hashing.md")).unwrap();
+    test.write("docs/adr/0001-fast-hashing.md", adr.replacen("---\n", "---\nvisibility: internal\n", 1));
+    test.build();
+
+    for mode in ["semantic", "hybrid"] {
+        let found = results(&test, &["fast hashing decision", "--mode", mode, "--kind", "entity", "-n", "50"]);
+        assert!(!found.is_empty(), "{mode}");
+        assert!(found.iter().all(|r| r["kind"] == "entity"), "{mode}: {found:?}");
+        assert!(found.iter().any(|r| r["scores"]["semantic"].is_number()), "{mode}: {found:?}");
+        let hidden = |r: &Value| r["entity"]["slug"] == "decision/0001-fast-hashing";
+        assert!(!found.iter().any(hidden), "{mode}: a reader without the label never sees it: {found:?}");
+        let staff = json(
+            &test,
+            &["--as", "staff", "search", "fast hashing", "--mode", mode, "--entity-type", "decision", "-n", "50"],
+        );
+        assert!(staff["results"].as_array().unwrap().iter().any(hidden), "{mode}: {staff}");
+    }
 }

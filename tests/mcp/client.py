@@ -334,6 +334,16 @@ async def main():
                 and not any(c["type"] == "decision" for c in entity_changes["changes"]),
                 entity_changes,
             )
+            _, found = await call(session, "knowledge_search", {"query": "turbine", "entity_types": ["component", "decision"], "include_text": True})
+            check(
+                "search returns entities of the asked types, each citing its own bytes, and never the unreadable decision",
+                [r["entity"]["slug"] for r in found["results"]] == ["component/turbine"]
+                and found["results"][0]["kind"] == "entity"
+                and found["results"][0]["source"]["path"] == "Cargo.toml"
+                and found["results"][0]["text"].startswith("[package]"),
+                found,
+            )
+            await expect_error(session, "an unknown entity type in search", "knowledge_search", {"query": "x", "entity_types": ["class"]}, "unknown variant")
             await expect_error(session, "an unreadable entity", "knowledge_get_entity", {"slug": "decision/0001-turbine-plan"}, "no entity")
             await expect_error(session, "an unknown entity type", "knowledge_list_entities", {"type": "class"}, "unknown entity type")
             await expect_error(session, "entity arguments are strict", "knowledge_impact_plan", {"slug": "x", "depth": 2}, "unknown field `depth`")

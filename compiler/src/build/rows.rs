@@ -83,7 +83,11 @@ pub(super) fn source_row(
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         labels,
-        chunks: crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note),
+        chunks: {
+            let mut rows = crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note);
+            rows.extend(crate::sources::entity_rows(path, &item.text, &entities, chunks.len()));
+            rows
+        },
         signals: if is_note { Vec::new() } else { signals.to_vec() },
         entities,
     }

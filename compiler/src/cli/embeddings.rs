@@ -8,7 +8,7 @@ use clap::Subcommand;
 use knowledge::build::Compiler;
 use knowledge::config::{EmbeddingProvider, Project};
 use knowledge::escape;
-use knowledge::retrieval::search::SearchMode;
+use knowledge::retrieval::search::{Highlight, SearchMode, SearchRequest};
 
 use super::Invocation;
 use super::output::{cli_search, print, print_build, print_search};
@@ -59,7 +59,15 @@ pub(crate) fn run(command: EmbeddingsCommand, at: &Invocation) -> anyhow::Result
             print(json, &summary, |out| print_build(out, &project.root, &summary))?;
         }
         EmbeddingsCommand::Search { query, limit, json, db } => {
-            let (_, _, response) = cli_search(db, at, &query, SearchMode::Semantic, limit, Vec::new(), json)?;
+            let request = SearchRequest {
+                query: query.clone(),
+                mode: SearchMode::Semantic,
+                limit,
+                kinds: Vec::new(),
+                entity_types: Vec::new(),
+                highlight: Highlight::default(),
+            };
+            let (_, _, response) = cli_search(db, at, request, json)?;
             print(json, &response, |out| print_search(out, &response))?;
             if response.degraded {
                 let reason = response.degraded_reason.as_deref().unwrap_or("no embeddings generation");

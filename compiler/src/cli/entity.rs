@@ -30,6 +30,11 @@ pub(crate) enum EntityCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// How many entities of each type the index holds, and how many edges of each relation join them.
+    Stats {
+        #[command(flatten)]
+        common: Common,
+    },
     /// One entity: its payload, anchor, provenance and relationships.
     Get {
         slug: String,
@@ -89,6 +94,19 @@ pub(crate) fn run(command: EntityCommand, at: &Invocation) -> anyhow::Result<Exi
             let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
             let list = EntityGraph::load(&conn, &access)?.list(entity_type.as_deref())?;
             print(common.json, &list, |out| list.iter().try_for_each(|entity| line(out, entity)))?;
+        }
+        EntityCommand::Stats { common } => {
+            let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
+            let stats = EntityGraph::load(&conn, &access)?.stats();
+            print(common.json, &stats, |out| {
+                for (entity_type, count) in &stats.entities {
+                    writeln!(out, "{entity_type:<10} {count}")?;
+                }
+                for (relation, count) in &stats.edges {
+                    writeln!(out, "{relation:<15} {count} edges")?;
+                }
+                writeln!(out, "{} external dependencies", stats.external_dependencies)
+            })?;
         }
         EntityCommand::Get { slug, common } => {
             let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;

@@ -7,7 +7,7 @@ use anyhow::Context;
 use knowledge::build::BuildSummary;
 use knowledge::config::Project;
 use knowledge::escape;
-use knowledge::retrieval::search::{Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
+use knowledge::retrieval::search::{Highlight, SearchRequest, SearchResponse};
 use knowledge::store::{self, DB_FILE};
 
 /// Prints `value` as pretty JSON, or in its human format.
@@ -148,15 +148,11 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
 pub(crate) fn cli_search(
     db: Option<PathBuf>,
     at: &super::Invocation,
-    query: &str,
-    mode: SearchMode,
-    limit: usize,
-    kinds: Vec<ResultKind>,
+    mut request: SearchRequest,
     json: bool,
 ) -> anyhow::Result<(rusqlite::Connection, knowledge::retrieval::access::Access, SearchResponse)> {
     let (index, conn, access) = open_as(db, &at.start, at.principal())?;
-    let highlight = if !json && std::io::stdout().is_terminal() { Highlight::Ansi } else { Highlight::Markdown };
-    let request = SearchRequest { query: query.to_string(), mode, limit, kinds, highlight };
+    request.highlight = if !json && std::io::stdout().is_terminal() { Highlight::Ansi } else { Highlight::Markdown };
     let response = knowledge::retrieval::search::search(&conn, &request, &access)
         .with_context(|| format!("searching `{}`", index.display()))?;
     Ok((conn, access, response))
@@ -174,6 +170,9 @@ pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> s
             format!("{}-{}", c.start_line, c.end_line)
         };
         writeln!(out, "{}. {}", rank + 1, escape(&result.title))?;
+        if let Some(entity) = &result.entity {
+            writeln!(out, "   entity {}", escape(&entity.slug))?;
+        }
         writeln!(
             out,
             "   {}:{}  rev {}  score {:.3}",

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use knowledge::escape;
 use knowledge::retrieval::context::ContextPack;
-use knowledge::retrieval::search::{ResultKind, SearchMode, SearchResponse};
+use knowledge::retrieval::search::{EntityType, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 
 use super::Invocation;
 use super::output::{cli_search, print, print_search, remote, terminal_marks};
@@ -21,6 +21,9 @@ pub(crate) struct SearchArgs {
     /// Only results of this kind (repeatable).
     #[arg(long, value_enum)]
     kind: Vec<ResultKind>,
+    /// Only entities of this type (repeatable; without `--kind`, implies `--kind entity`).
+    #[arg(long, value_enum)]
+    entity_type: Vec<EntityType>,
     /// How to retrieve: keyword (BM25), semantic (embeddings) or hybrid (both, fused by rank).
     #[arg(long, value_enum, default_value_t = SearchMode::Keyword)]
     mode: SearchMode,
@@ -44,7 +47,8 @@ pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode>
     let (response, pack) = match remote(args.db.as_deref(), at)? {
         Some(mut remote) => {
             let arguments = serde_json::json!({"query": query, "mode": mode, "limit": args.limit.clamp(1, 100),
-                                               "kinds": args.kind, "include_text": true});
+                                               "kinds": args.kind, "entity_types": args.entity_type,
+                                               "include_text": true});
             let mut response: SearchResponse =
                 serde_json::from_value(remote.call("knowledge_search", arguments).map_err(anyhow::Error::msg)?)?;
             if !json && std::io::stdout().is_terminal() {
@@ -60,7 +64,15 @@ pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode>
             (response, pack)
         }
         None => {
-            let (conn, access, response) = cli_search(args.db, at, query, mode, args.limit, args.kind, json)?;
+            let request = SearchRequest {
+                query: query.clone(),
+                mode,
+                limit: args.limit,
+                kinds: args.kind,
+                entity_types: args.entity_type,
+                highlight: Highlight::default(),
+            };
+            let (conn, access, response) = cli_search(args.db, at, request, json)?;
             let pack = if args.context {
                 Some(knowledge::retrieval::context::pack(&conn, query, 2000, 8, &access)?)
             } else {

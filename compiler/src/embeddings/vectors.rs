@@ -15,18 +15,21 @@ pub trait VectorIndex: Send + Sync {
         self.len() == 0
     }
     /// The `k` rows most similar to `query` (cosine: the vectors are normalized) among those `allow`
-    /// accepts (by source path), best first, as (`chunks.seq`, similarity). `allow` is applied inside the
-    /// search, never to its results.
-    fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)>;
+    /// accepts (by source path and the entity the chunk is the excerpt of), best first, as (`chunks.seq`,
+    /// similarity). `allow` is applied inside the search, never to its results.
+    fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<(i64, f32)>;
 }
+
+/// Which rows a search may return, by source path and entity slug (`None` for a chunk of the text).
+pub type Allow<'a> = dyn Fn(&str, Option<&str>) -> bool + Sync + 'a;
 
 /// The vectors of one generation as one contiguous matrix, scanned in parallel.
 pub struct MatrixIndex {
     dimensions: usize,
     /// Row i's vector is `matrix[i * dimensions..(i + 1) * dimensions]`.
     matrix: Vec<f32>,
-    /// The chunk's row in `chunks` (`seq`), and its source's path, for filters.
-    rows: Vec<(i64, String)>,
+    /// The chunk's row in `chunks` (`seq`), its source's path and its entity, for filters.
+    rows: Vec<(i64, String, Option<String>)>,
 }
 
 impl MatrixIndex {
@@ -53,7 +56,7 @@ impl MatrixIndex {
     /// Loads the ready vectors of `model`.
     pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<MatrixIndex> {
         let mut statement = conn.prepare(
-            "SELECT c.seq, s.path, v.vector, v.dimensions
+            "SELECT c.seq, s.path, v.vector, v.dimensions, c.entity
              FROM vector_index_entries e
              JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
              JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
@@ -72,15 +75,15 @@ impl MatrixIndex {
             }
             index.dimensions = dimensions;
             index.matrix.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-            index.rows.push((row.get(0)?, row.get(1)?));
+            index.rows.push((row.get(0)?, row.get(1)?, row.get(4)?));
         }
         Ok(index)
     }
 
     /// An index over vectors already in memory (`matrix` holds `rows.len()` vectors of `dimensions`), for
-    /// benchmarks and tests. `rows` are (`chunks.seq`, source path).
+    /// benchmarks and tests. `rows` are (`chunks.seq`, source path, entity slug).
     #[must_use]
-    pub fn from_matrix(dimensions: usize, matrix: Vec<f32>, rows: Vec<(i64, String)>) -> MatrixIndex {
+    pub fn from_matrix(dimensions: usize, matrix: Vec<f32>, rows: Vec<(i64, String, Option<String>)>) -> MatrixIndex {
         assert_eq!(matrix.len(), dimensions * rows.len(), "one vector per row");
         MatrixIndex { dimensions, matrix, rows }
     }
@@ -93,7 +96,7 @@ impl VectorIndex for MatrixIndex {
 
     /// Each block of rows keeps its own best `k` (in parallel), checking `allow` for the rows that would
     /// enter it, and the blocks' lists are merged.
-    fn search(&self, query: &[f32], k: usize, allow: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(i64, f32)> {
+    fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<(i64, f32)> {
         const BLOCK: usize = 4096;
         if query.len() != self.dimensions || k == 0 || self.rows.is_empty() {
             return Vec::new();
@@ -107,7 +110,8 @@ impl VectorIndex for MatrixIndex {
                 for (at, vector) in vectors.chunks_exact(self.dimensions).enumerate() {
                     let row = block * BLOCK + at;
                     let score = dot(vector, query);
-                    if top.admits(score) && allow(&self.rows[row].1) {
+                    let (_, path, entity) = &self.rows[row];
+                    if top.admits(score) && allow(path, entity.as_deref()) {
                         top.push(row, score);
                     }
                 }
@@ -186,9 +190,15 @@ mod tests {
         let index = MatrixIndex {
             dimensions: 2,
             matrix: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8, -1.0, 0.0],
-            rows: vec![(10, "a.md".into()), (11, "b.md".into()), (12, "secret.md".into()), (13, "d.md".into())],
+            rows: vec![
+                (10, "a.md".into(), None),
+                (11, "b.md".into(), None),
+                (12, "secret.md".into(), None),
+                (13, "d.md".into(), Some("symbol/d.rs#f".into())),
+            ],
         };
-        assert_eq!(index.search(&[1.0, 0.0], 2, &|_| true), [(10, 1.0), (12, 0.6)]);
-        assert_eq!(index.search(&[1.0, 0.0], 2, &|path| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
+        assert_eq!(index.search(&[1.0, 0.0], 2, &|_, _| true), [(10, 1.0), (12, 0.6)]);
+        assert_eq!(index.search(&[1.0, 0.0], 2, &|path, _| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
+        assert_eq!(index.search(&[-1.0, 0.0], 1, &|_, entity| entity.is_some()), [(13, 1.0)]);
     }
 }

@@ -108,6 +108,7 @@ pub fn pack(
         mode: search::SearchMode::Hybrid,
         limit: (max_items * 4).clamp(20, 100),
         kinds: Vec::new(),
+        entity_types: Vec::new(),
         highlight: Highlight::Markdown,
     };
     let mut response = search::search(conn, &request, access)?;
@@ -119,6 +120,18 @@ pub fn pack(
     let mut used = 0;
     let mut omitted = 0;
     for result in std::mem::take(&mut response.results) {
+        // An entity's excerpt and the text chunk around it hold the same bytes: a result inside (or around)
+        // an excerpt already packed adds nothing but tokens.
+        let (start, end) = (result.citation.start_offset, result.citation.end_offset);
+        let nested = items.iter().any(|item| {
+            item.source.path == result.source.path
+                && ((item.citation.start_offset <= start && end <= item.citation.end_offset)
+                    || (start <= item.citation.start_offset && item.citation.end_offset <= end))
+        });
+        if nested {
+            omitted += 1;
+            continue;
+        }
         let from_source = per_source.entry(result.source.path.clone()).or_default();
         if items.len() >= max_items || *from_source >= PER_SOURCE {
             omitted += 1;

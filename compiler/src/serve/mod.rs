@@ -29,7 +29,7 @@ pub use transport::{serve_http, serve_stdio};
 use crate::retrieval::access::Access;
 use crate::retrieval::ask::Answer;
 use crate::retrieval::reader::{self, Change, LintResults, ListKind, Listing, Resolved, Stats};
-use crate::retrieval::search::{self, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
+use crate::retrieval::search::{self, EntityType, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 use crate::store;
 use knowledge_queries::SourceRef;
 
@@ -138,6 +138,10 @@ pub struct SearchArgs {
     /// Only results of these kinds.
     #[serde(default)]
     pub kinds: Option<Vec<ResultKind>>,
+    /// Only entity results of these types (`component`, `symbol`, `test`, `decision`); with no `kinds`,
+    /// entities alone.
+    #[serde(default)]
+    pub entity_types: Option<Vec<EntityType>>,
     /// Also return each result's whole chunk as `text` (default false: the `snippet` is the excerpt, and
     /// `knowledge_get` with the result's `id` returns the chunk).
     #[serde(default)]
@@ -288,6 +292,7 @@ impl KnowledgeServer {
             mode,
             limit,
             kinds: args.kinds.unwrap_or_default(),
+            entity_types: args.entity_types.unwrap_or_default(),
             highlight: Highlight::Markdown,
         };
         self.read(move |conn, access| {

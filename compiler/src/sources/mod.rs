@@ -18,6 +18,7 @@ use std::time::UNIX_EPOCH;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use knowledge_queries::Chunk;
+use knowledge_queries::code::Entity;
 
 use crate::config::Project;
 use crate::store::ChunkRow;
@@ -248,6 +249,33 @@ pub(crate) fn chunk_rows(text: &str, title: &str, chunks: &[Chunk], signatures: 
                 end_line: chunk.end_line,
                 minhash: if signatures { crate::sources::minhash::signature(slice) } else { None }
                     .map(|signature| crate::sources::minhash::signature_bytes(&signature)),
+                entity: None,
+            }
+        })
+        .collect()
+}
+
+/// The search excerpts of a source's code entities as rows, numbered after its `chunks` text chunks.
+pub(crate) fn entity_rows(path: &str, text: &str, entities: &[Entity], chunks: usize) -> Vec<ChunkRow> {
+    entities
+        .iter()
+        .zip(chunks..)
+        .map(|(entity, ordinal)| {
+            let excerpt = entity.excerpt(path, text);
+            ChunkRow {
+                id: excerpt.id,
+                ordinal: u32::try_from(ordinal).unwrap_or(u32::MAX),
+                hash: excerpt.hash,
+                heading_path: "[]".to_string(),
+                title: excerpt.title,
+                text: text[excerpt.start as usize..excerpt.end as usize].to_string(),
+                identifiers: excerpt.identifiers,
+                start_offset: excerpt.start,
+                end_offset: excerpt.end,
+                start_line: excerpt.start_line,
+                end_line: excerpt.end_line,
+                minhash: None,
+                entity: Some(entity.slug.clone()),
             }
         })
         .collect()

@@ -133,7 +133,7 @@ pub fn read_chunk_texts(
     let mut statement = conn.prepare(&format!(
         "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
          FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE {}",
+         WHERE {} AND c.entity IS NULL",
         Origin::File.sql_condition("s.path")
     ))?;
     let rows = statement.query_map([], |row| {

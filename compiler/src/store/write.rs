@@ -22,6 +22,8 @@ pub struct ChunkRow {
     /// The text's MinHash signature for near-duplicate lint, as bytes; `None` for a
     /// text too short to compare.
     pub minhash: Option<Vec<u8>>,
+    /// The slug of the code entity this row is the search excerpt of; `None` for a chunk of the text.
+    pub entity: Option<String>,
 }
 
 /// A source whose derived rows are replaced.
@@ -66,7 +68,8 @@ pub(crate) fn write_source(
     source: &SourceRow,
     run_id: &str,
 ) -> rusqlite::Result<i64> {
-    let (size, chunk_count) = (sql_int(source.size), sql_int(source.chunks.len() as u64));
+    let text_chunks = source.chunks.iter().filter(|chunk| chunk.entity.is_none()).count();
+    let (size, chunk_count) = (sql_int(source.size), sql_int(text_chunks as u64));
     let columns: [&dyn rusqlite::ToSql; 13] = [
         &source.path,
         &source.uri,
@@ -170,8 +173,8 @@ pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
 pub(super) fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chunk: &ChunkRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO chunks (id, source_id, ordinal, revision, hash, heading_path, title, text, identifiers,
-                             start_offset, end_offset, start_line, end_line, minhash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                             start_offset, end_offset, start_line, end_line, minhash, entity)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?
     .execute(params![
         chunk.id,
@@ -188,6 +191,7 @@ pub(super) fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chun
         chunk.start_line,
         chunk.end_line,
         chunk.minhash,
+        chunk.entity,
     ])?;
     tx.prepare_cached("INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![tx.last_insert_rowid(), chunk.title, chunk.text, chunk.identifiers])?;

@@ -34,6 +34,7 @@ pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow])
             start_line: line,
             end_line: line,
             minhash: None,
+            entity: None,
         });
     }
     SourceRow {

@@ -158,6 +158,82 @@ pub struct DecisionPayload {
     pub terms: Vec<String>,
 }
 
+/// The most bytes of an entity's text its search excerpt holds: a symbol's documentation, declaration and
+/// the start of its body; a manifest's package section; a decision record's opening.
+pub const EXCERPT_BYTES: usize = 1_500;
+
+/// What the keyword and vector indexes hold for one entity, so that search can return it as a result of
+/// kind `entity`: verbatim text (the start of its span, cut at a line break), a title naming it, and the
+/// words of its names for the keyword index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntityExcerpt {
+    /// Stable while the entity keeps its file, slug and excerpt text, like a text chunk's; unique in the
+    /// index (two manifests may declare components of one name, so the path is part of it).
+    pub id: String,
+    pub title: String,
+    pub identifiers: String,
+    pub start: u32,
+    pub end: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub hash: String,
+}
+
+impl Entity {
+    /// The entity's search excerpt in `text`, the revision it was derived from.
+    #[must_use]
+    pub fn excerpt(&self, path: &str, text: &str) -> EntityExcerpt {
+        let start = (self.start_offset as usize).min(text.len());
+        let end = (self.end_offset as usize).clamp(start, text.len());
+        let mut cut = end;
+        if end - start > EXCERPT_BYTES {
+            cut = start + EXCERPT_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            // At the last line break, unless the first line alone is longer than the excerpt.
+            if let Some(line_end) = text[start..cut].rfind('\n') {
+                cut = start + line_end + 1;
+            }
+        }
+        let span = &text[start..cut];
+        let title = self.search_title();
+        // The parts of its qualified name (`FxHasher::write_str`, `rustc-hash`), then of the identifiers in its
+        // text: not its path, whose words every entity of a folder shares.
+        let qualified = self.slug.split_once('#').map_or(self.name.as_str(), |(_, qualified)| qualified);
+        let parts = [crate::identifiers::identifier_parts(qualified), crate::identifiers::identifier_parts(span)];
+        let identifiers = parts.iter().filter(|p| !p.is_empty()).map(String::as_str).collect::<Vec<_>>().join(" ");
+        let hash = crate::content_hash(span.as_bytes());
+        EntityExcerpt {
+            id: crate::content_hash(format!("entity\0{path}\0{}\0{hash}", self.slug).as_bytes()),
+            title,
+            identifiers,
+            start: offset32(start),
+            end: offset32(cut),
+            start_line: line_of(text, start),
+            end_line: line_of(text, cut.saturating_sub(1).max(start)),
+            hash,
+        }
+    }
+
+    /// What a search result calls the entity: its type, kind and qualified name, and where it lives.
+    #[must_use]
+    pub fn search_title(&self) -> String {
+        let qualified = self.slug.split_once('#').map_or(self.name.as_str(), |(_, q)| q);
+        match &self.payload {
+            Payload::Component(c) => format!("component {} ({} {})", self.name, c.ecosystem, c.component_kind),
+            Payload::Symbol(s) if s.module.is_empty() => format!("{} {qualified}", s.symbol_kind),
+            Payload::Symbol(s) => format!("{} {qualified} in {}", s.symbol_kind, s.module),
+            Payload::Test(t) if t.module.is_empty() => format!("test {qualified}"),
+            Payload::Test(t) => format!("test {qualified} in {}", t.module),
+            Payload::Decision(d) => match &d.status {
+                Some(status) => format!("decision {} ({status})", d.title),
+                None => format!("decision {}", d.title),
+            },
+        }
+    }
+}
+
 /// The entities of one file, in file order. Empty unless `[code]` is enabled; a file that is not a
 /// manifest, code in a known language, or a decision record has none.
 #[salsa::tracked(returns(clone))]
@@ -263,27 +339,53 @@ mod extraction_tests {
 
     #[test]
     fn rust_items_methods_visibility_and_tests() {
-        let text = "use crate::chunking::{chunk, Chunk};\n\npub struct Page { n: u32 }\n\nimpl Page {\n    pub fn new() -> Self { Page { n: 0 } }\n    fn helper(&self) {}\n}\n\nimpl std::fmt::Display for Page {\n    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { Ok(()) }\n}\n\npub(crate) trait Render { fn render(&self); }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn builds_a_page() {\n        let page = Page::new();\n        chunk(&page);\n    }\n}\n";
+        let text = "use crate::chunking::{chunk, Chunk};\n/// A page.\npub struct Page { n: u32 }\n\nimpl Page {\n    pub fn new() -> Self { Page { n: 0 } }\n    fn helper(&self) {}\n}\n\nimpl std::fmt::Display for Page {\n    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { Ok(()) }\n}\n\npub(crate) trait Render { fn render(&self); }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn builds_a_page() {\n        let page = Page::new();\n        chunk(&page);\n    }\n}\n";
         let entities = syntax::entities(syntax::Language::Rust, "core/src/page.rs", text);
         assert_eq!(
             summary(&entities),
             [
-                "symbol/core/src/page.rs#Page struct public L3-3",
+                "symbol/core/src/page.rs#Page struct public L2-3",
                 "symbol/core/src/page.rs#Page::new method public L6-6",
                 "symbol/core/src/page.rs#Page::helper method private L7-7",
                 "symbol/core/src/page.rs#Page::fmt method public L11-11",
                 "symbol/core/src/page.rs#Render trait crate L14-14",
                 "symbol/core/src/page.rs#Render::render method crate L14-14",
-                "symbol/core/src/page.rs#tests module private L17-24",
+                "symbol/core/src/page.rs#tests module private L16-24",
                 "test/core/src/page.rs#tests::builds_a_page refs=Page,chunk,new,page imports=crate::chunking::{chunk, Chunk}|super::*",
             ]
         );
         let Payload::Symbol(symbol) = &entities[1].payload else { panic!("a symbol") };
         assert_eq!(symbol.module, "page");
         assert_eq!(symbol.signature, "pub fn new() -> Self { Page { n: 0 } }");
-        // An entity's offsets are its text in the file.
+        // An entity's offsets are its text in the file, with the documentation and attributes right above it,
+        // but not the file's own documentation.
         assert!(
-            text[entities[0].start_offset as usize..entities[0].end_offset as usize].starts_with("pub struct Page")
+            text[entities[0].start_offset as usize..entities[0].end_offset as usize]
+                .starts_with("/// A page.\npub struct Page")
+        );
+        let documented = syntax::entities(syntax::Language::Rust, "a.rs", "//! The crate.\nfn first() {}\n");
+        assert_eq!(summary(&documented), ["symbol/a.rs#first function private L2-2"]);
+    }
+
+    #[test]
+    fn a_long_entitys_excerpt_is_its_start_cut_at_a_line_break() {
+        let body = "    let x = 1;\n".repeat(200);
+        let text = format!("/// Sums.\npub fn sum() {{\n{body}}}\nfn other() {{}}\n");
+        let entities = syntax::entities(syntax::Language::Rust, "src/sum.rs", &text);
+        let excerpt = entities[0].excerpt("src/sum.rs", &text);
+        let span = &text[excerpt.start as usize..excerpt.end as usize];
+        assert!(span.starts_with("/// Sums.\npub fn sum()") && span.ends_with('\n'), "{span}");
+        assert!(span.len() <= super::EXCERPT_BYTES && span.len() > super::EXCERPT_BYTES - 20);
+        assert_eq!((excerpt.start_line, excerpt.end_line), (1, 1 + span.matches('\n').count() as u32 - 1));
+        assert_eq!(excerpt.title, "function sum in sum");
+        // A short entity is whole; ids differ between entities and follow the text.
+        let other = entities[1].excerpt("src/sum.rs", &text);
+        assert_eq!(&text[other.start as usize..other.end as usize], "fn other() {}");
+        assert_ne!(other.id, excerpt.id);
+        let edited = text.replace("fn other() {}", "fn other() { 1; }");
+        assert_ne!(
+            syntax::entities(syntax::Language::Rust, "src/sum.rs", &edited)[1].excerpt("src/sum.rs", &edited).id,
+            other.id
         );
     }
 

@@ -187,14 +187,37 @@ impl<'a> Walker<'a> {
         line[..end].trim_end_matches('{').trim_end().to_string()
     }
 
+    /// Where a declaration's text starts: at the comments and attributes directly above its node (no blank
+    /// line between), so that its anchor, its hash and its search excerpt hold its documentation. A file's
+    /// own documentation (`//!`, `/*!`) is nobody's item's.
+    fn documented_start(&self, node: Node<'_>) -> usize {
+        let mut start = node.start_byte();
+        let mut previous = node.prev_sibling();
+        while let Some(above) = previous {
+            let text = self.text_of(above);
+            let describes = matches!(above.kind(), "line_comment" | "block_comment" | "comment" | "attribute_item")
+                && !text.starts_with("//!")
+                && !text.starts_with("/*!");
+            let adjacent = self.text[above.end_byte()..start].trim().is_empty()
+                && line_of(self.text, above.end_byte().saturating_sub(1)) + 1 >= line_of(self.text, start);
+            if !describes || !adjacent {
+                break;
+            }
+            start = above.start_byte();
+            previous = above.prev_sibling();
+        }
+        start
+    }
+
     fn anchored(&self, node: Node<'_>, slug: String, entity_type: EntityType, name: &str, payload: Payload) -> Entity {
+        let start = self.documented_start(node);
         Entity {
             slug,
             entity_type,
             name: name.to_string(),
-            start_line: line_of(self.text, node.start_byte()),
-            end_line: line_of(self.text, node.end_byte().saturating_sub(1).max(node.start_byte())),
-            start_offset: offset32(node.start_byte()),
+            start_line: line_of(self.text, start),
+            end_line: line_of(self.text, node.end_byte().saturating_sub(1).max(start)),
+            start_offset: offset32(start),
             end_offset: offset32(node.end_byte()),
             hash: String::new(),
             payload,

@@ -13,7 +13,7 @@ mod plan;
 pub use history::{EntityChange, Introduced, recent_changes, which_pr_introduced};
 pub use plan::{Affected, Coverage, ImpactPlan, TestPlan, TestTarget, coverage_for, impact_plan, test_plan};
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
 use knowledge_queries::code::{ComponentPayload, DecisionPayload, EntityType, SymbolPayload, TestPayload};
@@ -88,6 +88,14 @@ pub struct EntityDetail {
     #[serde(flatten)]
     pub entity: EntityInfo,
     pub relationships: Vec<Relationship>,
+}
+
+/// `knowledge entity stats`: entity counts by type and edge counts by relation.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EntityStats {
+    pub entities: std::collections::BTreeMap<String, usize>,
+    pub edges: std::collections::BTreeMap<String, usize>,
+    pub external_dependencies: usize,
 }
 
 /// The typed payload of a loaded entity.
@@ -199,6 +207,8 @@ impl EntityGraph {
     /// `covers`: a test covers the components its file belongs to or imports, and each symbol of those
     /// components (or of its own file) whose name its body uses; a method only when the body also names its
     /// type (alone or inside another identifier), so a test that calls one `new` does not cover every `new`.
+    /// Names a Rust test's file imports from another crate do not count: `std::sync::Mutex::lock` in a
+    /// test of tokio is not tokio's `Mutex::lock`.
     fn resolve_covers(&mut self) {
         let mut symbols_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
         for (index, node) in self.nodes.iter().enumerate() {
@@ -214,7 +224,10 @@ impl EntityGraph {
             let Fields::Test(fields) = &node.fields else { continue };
             let mut components: BTreeSet<usize> = self.imported_components(test, fields).into_iter().collect();
             components.extend(self.owner[test]);
-            let references: BTreeSet<&str> = fields.references.iter().map(String::as_str).collect();
+            // A name the file imports from another crate (`std::sync::Mutex`) is that crate's, not ours.
+            let foreign = self.foreign_names(fields);
+            let references: BTreeSet<&str> =
+                fields.references.iter().map(String::as_str).filter(|r| !foreign.contains(*r)).collect();
             let mut symbols = Vec::new();
             for reference in &references {
                 for &symbol in symbols_by_name.get(reference).into_iter().flatten() {
@@ -241,6 +254,36 @@ impl EntityGraph {
         }
         self.covers = covers;
         self.covered_by = covered_by;
+    }
+
+    /// The names a Rust test's file imports from crates that are not components here: the last segment of
+    /// each path (`use std::sync::{Arc, Mutex}` imports `Arc` and `Mutex`) and each `as` alias.
+    fn foreign_names<'a>(&self, fields: &'a TestPayload) -> HashSet<&'a str> {
+        let mut names = HashSet::new();
+        if fields.language != "rust" {
+            return names;
+        }
+        for import in &fields.imports {
+            let import = import.trim_start_matches("::");
+            let root = import.split([':', '{', ' ']).next().unwrap_or("");
+            let local = matches!(root, "crate" | "self" | "super")
+                || self.components.iter().any(|&c| self.nodes[c].info.name.replace('-', "_") == root);
+            if local {
+                continue;
+            }
+            let mut rest = import;
+            while let Some(start) = rest.find(|c: char| c.is_alphanumeric() || c == '_') {
+                let word_end =
+                    rest[start..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(rest.len(), |e| start + e);
+                let word = &rest[start..word_end];
+                let leaf = !rest[word_end..].trim_start().starts_with(':');
+                if leaf && !matches!(word, "as" | "self") {
+                    names.insert(word);
+                }
+                rest = &rest[word_end..];
+            }
+        }
+        names
     }
 
     /// The components a test's file imports: a crate by its name (`knowledge_queries::…`), a Python
@@ -321,9 +364,12 @@ impl EntityGraph {
     /// `workspace = true` requirements read from the workspace that declares them).
     pub(crate) fn dependencies(&self, component: usize) -> Vec<(Option<usize>, String, String)> {
         let Fields::Component(payload) = &self.nodes[component].fields else { return Vec::new() };
+        // A workspace's `[workspace.dependencies]` are requirements its members may inherit, not what the
+        // workspace depends on: a member that uses one lists it as its own.
         payload
             .dependencies
             .iter()
+            .filter(|dependency| dependency.scope != "workspace")
             .map(|dependency| match self.dependency_target(&payload.ecosystem, &dependency.name) {
                 Some(target) if target != component => (Some(target), String::new(), dependency.scope.clone()),
                 _ => {
@@ -467,6 +513,22 @@ impl EntityGraph {
             }
         }
         edges
+    }
+
+    /// How many entities of each type the principal may read, and how many edges of each relation join
+    /// them (each edge once, from its outgoing end; an external dependency counts under `depends_on` and
+    /// again under `external_dependencies`).
+    #[must_use]
+    pub fn stats(&self) -> EntityStats {
+        let mut stats = EntityStats::default();
+        for (index, node) in self.nodes.iter().enumerate() {
+            *stats.entities.entry(node.info.entity_type.clone()).or_default() += 1;
+            for edge in self.relationships(index).into_iter().filter(|edge| edge.direction == "outgoing") {
+                *stats.edges.entry(edge.relation).or_default() += 1;
+                stats.external_dependencies += usize::from(edge.coordinate.is_some());
+            }
+        }
+        stats
     }
 
     /// `list_entities`: every entity of a type (`api`: public symbols), in path order.

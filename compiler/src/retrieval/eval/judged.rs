@@ -147,6 +147,7 @@ pub fn evaluate(
             mode: search_mode,
             limit: 10,
             kinds: Vec::new(),
+            entity_types: Vec::new(),
             highlight: Highlight::Markdown,
         };
         let clock = Instant::now();
@@ -303,7 +304,7 @@ fn page_citations(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<Str
 fn chunk_sections(conn: &Connection) -> rusqlite::Result<ChunkSections> {
     let mut statement = conn.prepare(
         "SELECT s.path, c.id, c.heading_path FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE c.revision = s.revision",
+         WHERE c.revision = s.revision AND c.entity IS NULL",
     )?;
     let mut by_path: ChunkSections = HashMap::new();
     for row in statement

@@ -175,6 +175,7 @@ pub fn evaluate(
             mode: search_mode,
             limit: 10,
             kinds: Vec::new(),
+            entity_types: Vec::new(),
             highlight: Highlight::Markdown,
         };
         let clock = Instant::now();

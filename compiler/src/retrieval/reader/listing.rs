@@ -396,7 +396,10 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
             crate::store::not_generated(),
             access.source_filter("id")
         ))?,
-        chunks: count(&format!("SELECT count(*) FROM chunks WHERE {}", access.source_filter("source_id")))?,
+        chunks: count(&format!(
+            "SELECT count(*) FROM chunks WHERE entity IS NULL AND {}",
+            access.source_filter("source_id")
+        ))?,
         pages: count("SELECT count(*) FROM wiki_pages")?,
         runs: count("SELECT count(*) FROM runs WHERE kind = 'build'")?,
         last_run: runs_where(conn, "?1 IS NULL", params![None::<String>, 1], access)?.into_iter().next(),

@@ -172,7 +172,8 @@ fn lines_of(
     let chunks: Vec<(u32, u32, u32, String)> = conn
         .prepare(
             "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE s.path = ?1 AND c.end_line >= ?2 AND c.start_line <= ?3 ORDER BY c.start_offset",
+             WHERE s.path = ?1 AND c.end_line >= ?2 AND c.start_line <= ?3 AND c.entity IS NULL
+             ORDER BY c.start_offset",
         )?
         .query_map(params![source.path, start, end], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
         .collect::<rusqlite::Result<_>>()?;
@@ -264,7 +265,7 @@ fn source_detail(conn: &Connection, path: &str) -> rusqlite::Result<Option<Sourc
         return Ok(None);
     };
     detail.chunks = conn
-        .prepare_cached("SELECT id, title, start_line, end_line FROM chunks WHERE source_id = ?1 ORDER BY ordinal")?
+        .prepare_cached("SELECT id, title, start_line, end_line FROM chunks WHERE source_id = ?1 AND entity IS NULL ORDER BY ordinal")?
         .query_map([id], |row| {
             Ok(ChunkSummary { id: row.get(0)?, title: row.get(1)?, start_line: row.get(2)?, end_line: row.get(3)? })
         })?

@@ -68,13 +68,14 @@ pub(super) const EXPAND_FROM: usize = 10;
 pub(super) fn expand(
     conn: &Connection,
     results: &[SearchResult],
-    allow: &dyn Fn(&str) -> bool,
+    allow: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> rusqlite::Result<Vec<SearchResult>> {
     let mut seen: HashSet<i64> = HashSet::new();
     let mut related = Vec::new();
     let mut cited = conn.prepare_cached(
         "SELECT DISTINCT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
                           WHERE s.path = t.path AND c.start_offset <= t.start_offset AND t.start_offset < c.end_offset
+                                AND c.entity IS NULL
                           ORDER BY c.ordinal LIMIT 1), t.path
          FROM citations t WHERE t.page = ?1 ORDER BY t.note",
     )?;
@@ -99,7 +100,8 @@ pub(super) fn expand(
                 ),
             };
         for (seq, path) in neighbours {
-            let Some(seq) = seq.filter(|seq| allow(&path) && seen.insert(*seq)) else { continue };
+            // Neighbours are text chunks and pages, never entity excerpts.
+            let Some(seq) = seq.filter(|seq| allow(&path, None) && seen.insert(*seq)) else { continue };
             if let Some(mut neighbour) = chunk_result(conn, seq)? {
                 neighbour.reason.push(reason.into());
                 related.push(neighbour);

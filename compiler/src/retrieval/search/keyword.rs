@@ -18,25 +18,47 @@ pub(super) fn keyword(
     let mut response = empty_response(request);
     let terms = response.terms.clone();
     let wants = |kind| request.wants(kind);
-    // Pages, index entries and notes are few, so a kind filter names their chunks rather than every source
-    // chunk.
+    // Pages, index entries, notes and entity excerpts are few, so a kind filter names their chunks rather
+    // than every source chunk.
     let special = [
         (ResultKind::WikiPage, Origin::Page),
         (ResultKind::IndexEntry, Origin::Shard),
         (ResultKind::LegacyItem, Origin::Note),
     ];
-    let chunks_of = |origins: Vec<Origin>| {
-        let like = origins.iter().map(|origin| origin.sql_condition("s.path")).collect::<Vec<_>>().join(" OR ");
-        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {like}")
+    let chunks_of = |origins: Vec<Origin>, entities: Option<String>| {
+        let mut conditions: Vec<String> = origins.iter().map(|origin| origin.sql_condition("s.path")).collect();
+        conditions.extend(entities);
+        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {}", conditions.join(" OR "))
+    };
+    // The entity excerpts of the wanted types, as a condition on `c.entity`.
+    let entity_condition = if request.entity_types.is_empty() {
+        "c.entity IS NOT NULL".to_string()
+    } else {
+        let types =
+            request.entity_types.iter().map(|t| format!("c.entity LIKE '{}%'", t.slug_prefix())).collect::<Vec<_>>();
+        format!("({})", types.join(" OR "))
     };
     let unwanted: Vec<Origin> = special.iter().filter(|(kind, _)| !wants(*kind)).map(|(_, o)| *o).collect();
     let wanted: Vec<Origin> = special.iter().filter(|(kind, _)| wants(*kind)).map(|(_, o)| *o).collect();
     let kind_filter = if wants(ResultKind::SourceChunk) {
-        if unwanted.is_empty() { "1".to_string() } else { format!("rowid NOT IN ({})", chunks_of(unwanted)) }
-    } else if wanted.is_empty() {
-        return Ok(response);
+        let entities = if !wants(ResultKind::Entity) {
+            Some("c.entity IS NOT NULL".to_string())
+        } else if request.entity_types.is_empty() {
+            None
+        } else {
+            Some(format!("(c.entity IS NOT NULL AND NOT {entity_condition})"))
+        };
+        if unwanted.is_empty() && entities.is_none() {
+            "1".to_string()
+        } else {
+            format!("rowid NOT IN ({})", chunks_of(unwanted, entities))
+        }
     } else {
-        format!("rowid IN ({})", chunks_of(wanted))
+        let entities = wants(ResultKind::Entity).then_some(entity_condition);
+        if wanted.is_empty() && entities.is_none() {
+            return Ok(response);
+        }
+        format!("rowid IN ({})", chunks_of(wanted, entities))
     };
     if terms.is_empty() || request.limit == 0 {
         return Ok(response);
@@ -57,7 +79,7 @@ pub(super) fn keyword(
     let query_phrase = words(&request.query);
     let mut results = statement
         .query_map(params![match_expression, pool_size], |row| {
-            let bm25: f64 = row.get(12)?;
+            let bm25: f64 = row.get(13)?;
             let mut result = result_from_row(row)?;
             result.score = bm25;
             (result.scores.keyword, result.scores.bm25) = (bm25, bm25);

@@ -73,7 +73,7 @@ fn retrieve(
         crate::embeddings::MatrixIndex::cached(conn, embedder.model())?;
     // Kinds and permissions are checked row by row inside the scan (and the graph expansion): what a
     // principal may not read is never scored.
-    let allowed = |path: &str| access.can_read_path(path) && request.wants(result_kind(path));
+    let allowed = |path: &str, entity: Option<&str>| access.can_read_path(path) && request.wants_chunk(path, entity);
     let hits = index.search(&query_vector, (request.limit * 4).max(50), &allowed);
     let mut semantic = Vec::with_capacity(hits.len());
     for (seq, similarity) in hits {
@@ -153,7 +153,7 @@ fn finish(
         result.page = match result.kind {
             ResultKind::WikiPage => SourceRef::from_path(&result.source.path).page_slug().map(str::to_string),
             ResultKind::IndexEntry => entry_page.query_row([result.rowid], |row| row.get(0)).optional()?,
-            ResultKind::SourceChunk | ResultKind::LegacyItem => None,
+            ResultKind::SourceChunk | ResultKind::LegacyItem | ResultKind::Entity => None,
         };
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
@@ -280,13 +280,14 @@ fn dedupe(results: Vec<SearchResult>) -> Vec<SearchResult> {
 
 /// The columns [`result_from_row`] reads, first in a query over `chunks c JOIN sources s`.
 const RESULT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
-                              c.start_line, c.end_line, s.uri, s.path";
+                              c.start_line, c.end_line, s.uri, s.path, c.entity";
 
 /// A chunk as an unscored result, from a row that starts with [`RESULT_COLUMNS`].
 fn result_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SearchResult> {
+    let entity: Option<String> = row.get(12)?;
     Ok(SearchResult {
         rowid: row.get(0)?,
-        kind: result_kind(row.get_ref(11)?.as_str()?),
+        kind: if entity.is_some() { ResultKind::Entity } else { result_kind(row.get_ref(11)?.as_str()?) },
         id: row.get(1)?,
         title: row.get(2)?,
         text: row.get(3)?,
@@ -297,6 +298,7 @@ fn result_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SearchResult> {
         citation: Citation::from_row(row, 6)?,
         reason: Vec::new(),
         also_in: Vec::new(),
+        entity: entity.map(EntityMatch::from_slug),
         page: None,
     })
 }
@@ -358,6 +360,7 @@ mod tests {
             citation: Citation { start_offset: 0, end_offset: 0, start_line: 1, end_line: 1 },
             reason: Vec::new(),
             also_in: Vec::new(),
+            entity: None,
             page: page.map(str::to_string),
         }
     }

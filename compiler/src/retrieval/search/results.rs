@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 pub const NO_EMBEDDINGS: &str =
     "no embeddings generation: [embeddings] provider is `none`, so searches are keyword-only";
 
-/// Result kinds: chunks of sources, of generated wiki pages, rows of the wiki's index shards, and notes.
+/// Result kinds: chunks of sources, of generated wiki pages, rows of the wiki's index shards, notes, and
+/// code entities (their search excerpts: the start of each entity's own text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
@@ -19,6 +20,46 @@ pub enum ResultKind {
     WikiPage,
     IndexEntry,
     LegacyItem,
+    Entity,
+}
+
+/// The entity types a search can be narrowed to (`entity_type`), as slugs begin with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum EntityType {
+    Component,
+    Symbol,
+    Test,
+    Decision,
+}
+
+impl EntityType {
+    /// What the slugs of this type's entities begin with.
+    pub(super) fn slug_prefix(self) -> &'static str {
+        match self {
+            EntityType::Component => "component/",
+            EntityType::Symbol => "symbol/",
+            EntityType::Test => "test/",
+            EntityType::Decision => "decision/",
+        }
+    }
+}
+
+/// The entity a result of kind `entity` is the excerpt of.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EntityMatch {
+    /// What `knowledge entity get` and `knowledge_get_entity` take.
+    pub slug: String,
+    #[serde(rename = "type")]
+    pub entity_type: String,
+}
+
+impl EntityMatch {
+    pub(super) fn from_slug(slug: String) -> EntityMatch {
+        let entity_type = slug.split_once('/').map_or("", |(t, _)| t).to_string();
+        EntityMatch { slug, entity_type }
+    }
 }
 
 /// How results are retrieved: keyword (BM25), semantic (vector similarity) or both fused.
@@ -45,9 +86,26 @@ impl SearchMode {
 }
 
 impl SearchRequest {
-    /// Whether results of `kind` were asked for (no kinds: every kind).
+    /// Whether results of `kind` were asked for (no kinds: every kind, or only entities when entity types
+    /// are named).
     pub(super) fn wants(&self, kind: ResultKind) -> bool {
-        self.kinds.is_empty() || self.kinds.contains(&kind)
+        if self.kinds.is_empty() {
+            self.entity_types.is_empty() || kind == ResultKind::Entity
+        } else {
+            self.kinds.contains(&kind)
+        }
+    }
+
+    /// Whether a chunk, by its source's path and the entity it is the excerpt of, is of a wanted kind.
+    pub(super) fn wants_chunk(&self, path: &str, entity: Option<&str>) -> bool {
+        match entity {
+            Some(slug) => {
+                self.wants(ResultKind::Entity)
+                    && (self.entity_types.is_empty()
+                        || self.entity_types.iter().any(|t| slug.starts_with(t.slug_prefix())))
+            }
+            None => self.wants(result_kind(path)),
+        }
     }
 }
 
@@ -58,6 +116,9 @@ pub struct SearchRequest {
     pub limit: usize,
     /// Empty means every kind.
     pub kinds: Vec<ResultKind>,
+    /// Entity results of these types only (empty: every type). Naming any, with no `kinds`, asks for
+    /// entities alone.
+    pub entity_types: Vec<EntityType>,
     /// The marks put around matched terms in snippets.
     pub highlight: Highlight,
 }
@@ -122,6 +183,9 @@ pub struct SearchResult {
     /// Other sources holding this result's text word for word (copies are returned once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_in: Vec<String>,
+    /// For an `entity` result, the entity whose excerpt it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityMatch>,
     /// The generated page a `wiki_page` chunk or an `index_entry` row belongs to; internal.
     #[serde(skip)]
     pub(super) page: Option<String>,

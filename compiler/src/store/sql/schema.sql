@@ -48,7 +48,11 @@ CREATE TABLE chunks (
     end_offset INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    minhash BLOB                        -- MinHash signature for near-duplicate lint; NULL when too short
+    minhash BLOB,                       -- MinHash signature for near-duplicate lint; NULL when too short
+    -- The code entity (its slug) this row is the search excerpt of (docs/code.md), NULL for a chunk of the
+    -- text. An excerpt is the start of the entity's span, so `text` is still exactly the cited bytes; readers
+    -- that rebuild a source from its chunks skip these rows.
+    entity TEXT
 );
 
 -- The provenance of every chunk as the design's JSON object, derived from the columns it restates, so it
