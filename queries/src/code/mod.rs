@@ -210,8 +210,13 @@ impl Entity {
             identifiers,
             start: offset32(start),
             end: offset32(cut),
-            start_line: line_of(text, start),
-            end_line: line_of(text, cut.saturating_sub(1).max(start)),
+            start_line: self.start_line,
+            // The line of its last byte: the line breaks before that byte.
+            end_line: self.start_line
+                + u32::try_from(
+                    span.as_bytes()[..span.len().saturating_sub(1)].iter().filter(|&&b| b == b'\n').count(),
+                )
+                .unwrap_or(0),
             hash,
         }
     }

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use tree_sitter::Node;
 
-use super::{Entity, EntityType, Payload, SymbolPayload, TestPayload, line_of, offset32};
+use super::{Entity, EntityType, Payload, SymbolPayload, TestPayload, offset32};
 
 /// A language whose syntax tree is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,6 +112,7 @@ pub(super) fn entities(language: Language, path: &str, text: &str) -> Vec<Entity
         language,
         path,
         text,
+        lines: crate::LineIndex::new(text),
         module: module_of(language, path),
         test_file: is_test_file(language, path),
         entities: Vec::new(),
@@ -137,6 +138,8 @@ struct Walker<'a> {
     language: Language,
     path: &'a str,
     text: &'a str,
+    /// Line numbers of offsets in `text`: computed once, since every entity asks for two or more.
+    lines: crate::LineIndex,
     module: String,
     test_file: bool,
     entities: Vec<Entity>,
@@ -161,6 +164,10 @@ fn narrower(a: &'static str, b: &'static str) -> &'static str {
 const MAX_REFERENCES: usize = 400;
 
 impl<'a> Walker<'a> {
+    fn line_of(&self, offset: usize) -> u32 {
+        self.lines.line_of(offset32(offset))
+    }
+
     fn text_of(&self, node: Node<'_>) -> &'a str {
         node.utf8_text(self.text.as_bytes()).unwrap_or("")
     }
@@ -199,7 +206,7 @@ impl<'a> Walker<'a> {
                 && !text.starts_with("//!")
                 && !text.starts_with("/*!");
             let adjacent = self.text[above.end_byte()..start].trim().is_empty()
-                && line_of(self.text, above.end_byte().saturating_sub(1)) + 1 >= line_of(self.text, start);
+                && self.line_of(above.end_byte().saturating_sub(1)) + 1 >= self.line_of(start);
             if !describes || !adjacent {
                 break;
             }
@@ -215,8 +222,8 @@ impl<'a> Walker<'a> {
             slug,
             entity_type,
             name: name.to_string(),
-            start_line: line_of(self.text, start),
-            end_line: line_of(self.text, node.end_byte().saturating_sub(1).max(start)),
+            start_line: self.line_of(start),
+            end_line: self.line_of(node.end_byte().saturating_sub(1).max(start)),
             start_offset: offset32(start),
             end_offset: offset32(node.end_byte()),
             hash: String::new(),
