@@ -140,7 +140,8 @@ pub struct TestPayload {
     pub module: String,
     /// The identifiers the test's body uses, sorted: what `covers` matches symbols against.
     pub references: Vec<String>,
-    /// What the test's file imports (`knowledge_queries::chunks`, `pkg.mod`, `./util`), sorted.
+    /// What the test's file imports (`knowledge_queries::chunks`, `pkg.mod`, `./util`), and what a Rust
+    /// test's body imports itself (its own `use`, standard-library types it names by path), sorted.
     pub imports: Vec<String>,
 }
 
@@ -370,6 +371,17 @@ mod extraction_tests {
         );
         let documented = syntax::entities(syntax::Language::Rust, "a.rs", "//! The crate.\nfn first() {}\n");
         assert_eq!(summary(&documented), ["symbol/a.rs#first function private L2-2"]);
+    }
+
+    #[test]
+    fn a_rust_tests_own_imports_and_standard_paths_are_its_imports() {
+        let text = "use crate::Counter;\n\n#[test]\nfn counts() {\n    use std::sync::Arc;\n    let m = std::sync::Mutex::new(Counter::new());\n    let _ = Arc::new(m);\n}\n";
+        assert_eq!(
+            summary(&syntax::entities(syntax::Language::Rust, "tests/it.rs", text)),
+            [
+                "test/tests/it.rs#counts refs=Arc,Counter,Mutex,new,std,sync imports=crate::Counter|std::sync::Arc|std::sync::Mutex"
+            ]
+        );
     }
 
     #[test]

@@ -124,11 +124,11 @@ pub(super) fn entities(language: Language, path: &str, text: &str) -> Vec<Entity
     if walker.test_file && matches!(language, Language::TypeScript | Language::Tsx | Language::JavaScript) {
         walker.script_tests(tree.root_node());
     }
-    // Imports are the file's: every test in it gets them, wherever they appear.
-    let imports: Vec<String> = walker.imports.iter().cloned().collect();
+    // A file's imports are every test's in it, wherever they appear, with what its own body imports.
     for entity in &mut walker.entities {
         if let Payload::Test(test) = &mut entity.payload {
-            test.imports.clone_from(&imports);
+            let own = std::mem::take(&mut test.imports);
+            test.imports = walker.imports.iter().cloned().chain(own).collect::<BTreeSet<_>>().into_iter().collect();
         }
     }
     walker.entities
@@ -249,14 +249,48 @@ impl<'a> Walker<'a> {
     fn test(&mut self, node: Node<'_>, body: Option<Node<'_>>, container: &[String], name: &str) {
         let qualified = self.qualified(container, name);
         let references = body.map(|body| self.references(body)).unwrap_or_default();
+        let imports = match (self.language, body) {
+            (Language::Rust, Some(body)) => self.rust_body_imports(body),
+            _ => Vec::new(),
+        };
         let payload = Payload::Test(TestPayload {
             language: self.language.name().to_string(),
             module: self.module.clone(),
             references,
-            imports: Vec::new(),
+            imports,
         });
         let entity = self.anchored(node, format!("test/{}#{qualified}", self.path), EntityType::Test, name, payload);
         self.entities.push(entity);
+    }
+
+    /// What a Rust test's body imports itself: its own `use` declarations, and the standard library's types
+    /// it names by path (`std::sync::Mutex::new(..)` names `std::sync::Mutex`), so that those names are
+    /// known not to be this repository's.
+    fn rust_body_imports(&self, body: Node<'_>) -> Vec<String> {
+        let mut imports = BTreeSet::new();
+        let mut cursor = body.walk();
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "use_declaration" => {
+                    if let Some(argument) = node.child_by_field_name("argument") {
+                        imports.insert(self.text_of(argument).to_string());
+                    }
+                    continue;
+                }
+                "scoped_identifier" | "scoped_type_identifier" => {
+                    let path = self.text_of(node);
+                    let last = path.rsplit("::").next().unwrap_or("");
+                    let standard = ["std::", "core::", "alloc::"].iter().any(|root| path.starts_with(root));
+                    if standard && last.starts_with(|c: char| c.is_uppercase()) {
+                        imports.insert(path.to_string());
+                    }
+                }
+                _ => {}
+            }
+            stack.extend(node.named_children(&mut cursor));
+        }
+        imports.into_iter().collect()
     }
 
     /// The identifiers used under `node`, sorted and deduplicated.
