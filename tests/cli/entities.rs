@@ -192,6 +192,80 @@ fn a_name_a_test_imports_from_another_crate_covers_nothing_here() {
     assert!(edges(&ours, "covers", "outgoing").contains(&"symbol/crates/app/src/lib.rs#Counter::new".to_string()));
 }
 
+/// A crate shaped like tokio's and salsa's: a library, integration tests with a shared `tests/common`
+/// module, a library test under `src/tests/`, and an example.
+fn locks_crate() -> CliTest {
+    let test = CliTest::empty();
+    test.write("kc.toml", "version = 1\n[code]\nenabled = true\n");
+    test.write("Cargo.toml", "[package]\nname = \"locks\"\nversion = \"0.1.0\"\n");
+    test.write(
+        "src/lib.rs",
+        "pub mod sync;\n#[cfg(test)]\nmod tests;\n\npub trait Database {\n    fn synthetic_write(&self) {}\n}\n\n\
+         fn private_helper() {}\n",
+    );
+    test.write(
+        "src/sync.rs",
+        "pub struct Mutex;\n\nimpl Mutex {\n    pub fn new() -> Mutex {\n        Mutex\n    }\n\n    \
+         pub fn lock(&self) {}\n}\n",
+    );
+    test.write("src/tests/loom_lock.rs", "#[test]\nfn lock_races() {\n    crate::sync::Mutex::new().lock();\n}\n");
+    test.write("tests/common/mod.rs", "pub struct MyInput;\n\npub fn setup() -> MyInput {\n    MyInput\n}\n");
+    test.write(
+        "tests/sync_mutex.rs",
+        "use locks::Database;\nuse locks::sync::Mutex;\n\nmod common;\nuse common::MyInput;\n\n#[test]\n\
+         fn straight() {\n    let m = Mutex::new();\n    m.lock();\n}\n\n#[test]\nfn writes() {\n    \
+         let db = common::setup();\n    db.synthetic_write();\n}\n",
+    );
+    test.write(
+        "tests/other.rs",
+        "mod nested {\n    use std::sync::Mutex;\n    static TEST_MUTEX: Mutex<()> = Mutex::new(());\n\n    \
+         #[test]\n    fn std_lock() {\n        let _g = TEST_MUTEX.lock();\n    }\n}\n\n#[test]\n\
+         fn unreached() {\n    private_helper();\n    let _ = MyInput;\n}\n",
+    );
+    test.write("examples/demo.rs", "pub struct Program;\n\nfn main() {}\n");
+    test
+}
+
+#[test]
+fn a_rust_test_covers_only_what_its_crate_can_reach() {
+    let test = locks_crate();
+    test.build();
+    let covers = |slug: &str| edges(&json(&test, &["entity", "get", slug]), "covers", "outgoing");
+    // A method is covered when its type is named: in the body, or by the file's imports (a trait method is
+    // in scope through its trait's `use`); a shared module the file declares (`mod common;`) is its own.
+    let straight = covers("test/tests/sync_mutex.rs#straight");
+    assert!(straight.contains(&"symbol/src/sync.rs#Mutex::lock".to_string()), "{straight:?}");
+    let writes = covers("test/tests/sync_mutex.rs#writes");
+    for covered in ["symbol/src/lib.rs#Database::synthetic_write", "symbol/tests/common/mod.rs#setup"] {
+        assert!(writes.contains(&covered.to_string()), "{covered}: {writes:?}");
+    }
+    // A std `Mutex` named inside another word (`TEST_MUTEX`), imported in a nested module, is not ours;
+    // an integration test cannot call a private function of the library, nor reach a module it does not
+    // declare.
+    let std_lock = covers("test/tests/other.rs#nested::std_lock");
+    assert_eq!(std_lock, ["symbol/tests/other.rs#nested::TEST_MUTEX", "component/locks"]);
+    assert_eq!(covers("test/tests/other.rs#unreached"), ["component/locks"]);
+
+    // The library's API leaves out the items of tests and examples, which are crates of their own, and so do
+    // the component's impact and its gaps.
+    let api = slugs(&json(&test, &["entity", "list", "api"]));
+    assert!(api.contains(&"symbol/src/sync.rs#Mutex::lock".to_string()), "{api:?}");
+    assert!(!api.iter().any(|s| s.contains("tests/") || s.contains("examples/")), "{api:?}");
+    let impact = json(&test, &["entity", "impact", "component/locks"]);
+    let affected = slugs(&impact["affected"]);
+    assert!(!affected.iter().any(|s| s.contains("tests/") || s.contains("examples/")), "{affected:?}");
+    assert!(!impact["gaps"].to_string().contains("examples/"), "{impact}");
+
+    // An integration test runs as its own target; a library test under `src/tests/` does not.
+    let plan = json(&test, &["entity", "test-plan", "symbol/src/sync.rs#Mutex::lock"]);
+    let commands: Vec<&str> =
+        plan["targets"].as_array().unwrap().iter().map(|t| t["command"].as_str().unwrap()).collect();
+    assert!(commands.contains(&"cargo test -p locks --test sync_mutex straight"), "{commands:?}");
+    assert!(commands.contains(&"cargo test -p locks lock_races"), "{commands:?}");
+    // An edit of one item lists no dependency outside the project: its crate's dependencies stay as they are.
+    assert_eq!(plan["outbound"], serde_json::json!([]));
+}
+
 #[test]
 fn dependencies_resolve_to_this_project_to_mapped_repositories_or_nowhere() {
     let other = CliTest::empty();

@@ -315,10 +315,16 @@ async def main():
             )
             _, impact = await call(session, "knowledge_impact_plan", {"slug": "symbol/src/lib.rs#balance"})
             check(
-                "impact_plan: a covered function, its crate, and the crate's outbound dependency",
+                "impact_plan: a covered function and its crate; an unmapped dependency is not the function's",
                 impact["covered_by"] == ["test/src/lib.rs#tests::balances_half"]
                 and [a["slug"] for a in impact["affected"]] == ["component/turbine"]
-                and [o["coordinate"] for o in impact["outbound"]] == ["crates.io:serde@1"],
+                and impact["outbound"] == [],
+                impact,
+            )
+            _, impact = await call(session, "knowledge_impact_plan", {"slug": "component/turbine"})
+            check(
+                "impact_plan of a crate lists its outbound dependency",
+                [o["coordinate"] for o in impact["outbound"]] == ["crates.io:serde@1"],
                 impact,
             )
             _, coverage = await call(session, "knowledge_coverage_for", {"component": "component/turbine"})

@@ -136,13 +136,11 @@ pub(crate) fn run(command: EntityCommand, at: &Invocation) -> anyhow::Result<Exi
                     writeln!(out, "  {} {}{gap}", affected.relation, escape(&affected.slug))?;
                 }
                 for dependency in &plan.outbound {
-                    let repository = dependency.repository.as_deref().unwrap_or("");
-                    writeln!(
-                        out,
-                        "  outbound {} ({} {repository})",
-                        escape(&dependency.coordinate),
-                        dependency.status
-                    )?;
+                    let whence = match &dependency.repository {
+                        Some(repository) => format!("{} in {}", dependency.status, escape(repository)),
+                        None => dependency.status.clone(),
+                    };
+                    writeln!(out, "  outbound {} ({whence})", escape(&dependency.coordinate))?;
                 }
                 writeln!(out, "{} gaps", plan.gaps.len())
             })?;

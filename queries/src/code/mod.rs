@@ -140,6 +140,10 @@ pub struct TestPayload {
     pub module: String,
     /// The identifiers the test's body uses, sorted: what `covers` matches symbols against.
     pub references: Vec<String>,
+    /// Those of `references` the body uses as members (`m.lock()`, `Mutex::lock`): what a method is
+    /// matched against.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub members: Vec<String>,
     /// What the test's file imports (`knowledge_queries::chunks`, `pkg.mod`, `./util`), and what a Rust
     /// test's body imports itself (its own `use`, standard-library types it names by path), sorted.
     pub imports: Vec<String>,
@@ -381,6 +385,29 @@ mod extraction_tests {
             [
                 "test/tests/it.rs#counts refs=Arc,Counter,Mutex,new,std,sync imports=crate::Counter|std::sync::Arc|std::sync::Mutex"
             ]
+        );
+    }
+
+    #[test]
+    fn an_attribute_imported_as_another_name_for_test_marks_tests() {
+        // tokio's own tests: `#[maybe_tokio_test]` is `#[tokio::test]` (or wasm's test) under another name.
+        let text = "#[cfg(not(target_family = \"wasm\"))]\nuse tokio::test as maybe_tokio_test;\nuse tokio::sync::Mutex;\n\n#[maybe_tokio_test]\nasync fn debug_format() {\n    let m = Mutex::new(1);\n    m.lock().await;\n}\n\n#[maybe_not]\nfn helper() {}\n";
+        assert_eq!(
+            summary(&syntax::entities(syntax::Language::Rust, "tests/sync_mutex.rs", text)),
+            [
+                "test/tests/sync_mutex.rs#debug_format refs=Mutex,lock,new imports=tokio::sync::Mutex|tokio::test as maybe_tokio_test",
+                "symbol/tests/sync_mutex.rs#helper function private L11-12",
+            ]
+        );
+        // Members are the names used after `.` or `::`: `lock` and `new` here, not a variable of that name.
+        let text = "#[test]\nfn reads() {\n    let lock = RwLock::new(0);\n    lock.read();\n    store.Get;\n    \
+                    assert!(format!(\"{:?}\", m.write()).is_empty());\n}\n";
+        let entities = syntax::entities(syntax::Language::Rust, "tests/rw.rs", text);
+        let Payload::Test(test) = &entities[0].payload else { panic!("a test") };
+        assert_eq!(test.members, ["Get", "is_empty", "new", "read", "write"]);
+        assert_eq!(
+            test.references,
+            ["Get", "RwLock", "assert", "format", "is_empty", "lock", "new", "read", "store", "write"]
         );
     }
 

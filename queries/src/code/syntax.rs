@@ -119,6 +119,7 @@ pub(super) fn entities(language: Language, path: &str, text: &str) -> Vec<Entity
         imports: BTreeSet::new(),
         seen: HashMap::new(),
         scope: "public",
+        test_aliases: BTreeSet::new(),
     };
     walker.declarations(tree.root_node(), &[], false);
     if walker.test_file && matches!(language, Language::TypeScript | Language::Tsx | Language::JavaScript) {
@@ -148,6 +149,8 @@ struct Walker<'a> {
     seen: HashMap<String, u32>,
     /// The visibility of the Rust module (or trait) being walked: what its items can be at most.
     scope: &'static str,
+    /// Names a Rust file gives a test attribute (`use tokio::test as maybe_tokio_test;`).
+    test_aliases: BTreeSet<String>,
 }
 
 /// The narrower of two visibilities (`private` < `crate` < `public`).
@@ -248,7 +251,7 @@ impl<'a> Walker<'a> {
 
     fn test(&mut self, node: Node<'_>, body: Option<Node<'_>>, container: &[String], name: &str) {
         let qualified = self.qualified(container, name);
-        let references = body.map(|body| self.references(body)).unwrap_or_default();
+        let (references, members) = body.map(|body| self.references(body)).unwrap_or_default();
         let imports = match (self.language, body) {
             (Language::Rust, Some(body)) => self.rust_body_imports(body),
             _ => Vec::new(),
@@ -257,6 +260,7 @@ impl<'a> Walker<'a> {
             language: self.language.name().to_string(),
             module: self.module.clone(),
             references,
+            members,
             imports,
         });
         let entity = self.anchored(node, format!("test/{}#{qualified}", self.path), EntityType::Test, name, payload);
@@ -293,9 +297,11 @@ impl<'a> Walker<'a> {
         imports.into_iter().collect()
     }
 
-    /// The identifiers used under `node`, sorted and deduplicated.
-    fn references(&self, node: Node<'_>) -> Vec<String> {
+    /// The identifiers used under `node`, and those of them used as members (`m.lock()`, `Mutex::lock`,
+    /// `book.close()`, `store.Get`), each sorted and deduplicated.
+    fn references(&self, node: Node<'_>) -> (Vec<String>, Vec<String>) {
         let mut names = BTreeSet::new();
+        let mut members = BTreeSet::new();
         let mut cursor = node.walk();
         let mut stack = vec![node];
         while let Some(node) = stack.pop() {
@@ -311,11 +317,14 @@ impl<'a> Walker<'a> {
                 let name = self.text_of(node);
                 if name.len() > 1 && names.len() < MAX_REFERENCES {
                     names.insert(name.to_string());
+                    if is_member(node) {
+                        members.insert(name.to_string());
+                    }
                 }
             }
             stack.extend(node.named_children(&mut cursor));
         }
-        names.into_iter().collect()
+        (names.into_iter().collect(), members.into_iter().collect())
     }
 
     /// Walks the declarations directly under `node` (a file, a module body, a class body).
@@ -337,7 +346,14 @@ impl<'a> Walker<'a> {
     fn rust(&mut self, node: Node<'_>, before: &[Node<'_>], container: &[String], members_public: bool) {
         if node.kind() == "use_declaration" {
             if let Some(argument) = node.child_by_field_name("argument") {
-                self.imports.insert(self.text_of(argument).to_string());
+                let import = self.text_of(argument);
+                // `use tokio::test as maybe_tokio_test;` makes `#[maybe_tokio_test]` a test attribute.
+                if let Some((path, alias)) = import.split_once(" as ")
+                    && path.rsplit("::").next().is_some_and(|last| last.trim().ends_with("test"))
+                {
+                    self.test_aliases.insert(alias.trim().to_string());
+                }
+                self.imports.insert(import.to_string());
             }
             return;
         }
@@ -359,7 +375,7 @@ impl<'a> Walker<'a> {
             let inner = self.text_of(*attribute).trim_start_matches("#[").trim_end_matches(']');
             let path = inner.split('(').next().unwrap_or("").trim();
             let last = path.rsplit("::").next().unwrap_or(path);
-            matches!(last, "test" | "rstest") || last.starts_with("test_case")
+            matches!(last, "test" | "rstest") || last.starts_with("test_case") || self.test_aliases.contains(last)
         });
         let kind = match node.kind() {
             "function_item" | "function_signature_item" => {
@@ -627,6 +643,25 @@ impl<'a> Walker<'a> {
 }
 
 /// Whether a Rust item's nearest enclosing item is a `mod` (its functions are not methods).
+/// Whether an identifier names a member: a field or method after `.` (Rust, Go, JavaScript, Python), or
+/// the last segment of a Rust path (`Mutex::lock`), in code or inside a macro's arguments
+/// (`format!("{:?}", m.lock())`, where the grammar sees only tokens).
+fn is_member(node: Node<'_>) -> bool {
+    match node.kind() {
+        "field_identifier" | "property_identifier" => true,
+        "identifier" => node.parent().is_some_and(|parent| {
+            let field = match parent.kind() {
+                "scoped_identifier" => "name",
+                "attribute" => "attribute",
+                "token_tree" => return node.prev_sibling().is_some_and(|p| matches!(p.kind(), "." | "::")),
+                _ => return false,
+            };
+            parent.child_by_field_name(field) == Some(node)
+        }),
+        _ => false,
+    }
+}
+
 fn container_is_module(node: Node<'_>) -> bool {
     node.parent().and_then(|body| body.parent()).is_some_and(|item| item.kind() == "mod_item")
 }

@@ -120,6 +120,9 @@ pub struct EntityGraph {
     components: Vec<usize>,
     /// The component each node's file belongs to.
     owner: Vec<Option<usize>>,
+    /// For a Rust file of a Cargo package outside its library: the separate target it belongs to
+    /// (`tests/sync_mutex.rs`, `tests/common/`, `examples/calc/`, `build.rs`), which is a crate of its own.
+    target: Vec<Option<String>>,
     /// For each test: the symbols and the components it covers.
     covers: HashMap<usize, (Vec<usize>, Vec<usize>)>,
     /// For each symbol or component: the tests that cover it.
@@ -198,49 +201,83 @@ impl EntityGraph {
                 nodes[index].info.component = Some(nodes[c].info.slug.clone());
             }
         }
-        let mut graph =
-            EntityGraph { nodes, by_slug, components, owner, covers: HashMap::new(), covered_by: HashMap::new() };
+        let target = (0..nodes.len()).map(|i| owner[i].and_then(|c| cargo_target(&nodes[c], &nodes[i]))).collect();
+        let mut graph = EntityGraph {
+            nodes,
+            by_slug,
+            components,
+            owner,
+            target,
+            covers: HashMap::new(),
+            covered_by: HashMap::new(),
+        };
         graph.resolve_covers();
         graph
     }
 
     /// `covers`: a test covers the components its file belongs to or imports, and each symbol of those
-    /// components (or of its own file) whose name its body uses; a method only when the body also names its
-    /// type (alone or inside another identifier), so a test that calls one `new` does not cover every `new`.
+    /// components (or of its own file) whose name its body uses; a method only when the test also names its
+    /// type. In Rust the type must be named exactly, in the body or by the file's imports (`use
+    /// tokio::sync::Mutex`, or the trait `use salsa::Database` that brings a method into scope); elsewhere it
+    /// may be named inside another identifier (`NewStore()` names `Store`, `book` names `Book`).
     /// Names a Rust test's file imports from another crate do not count: `std::sync::Mutex::lock` in a
-    /// test of tokio is not tokio's `Mutex::lock`.
+    /// test of tokio is not tokio's `Mutex::lock`. A Rust test reaches only what its crate can: an
+    /// integration test (`tests/…`) sees the library's public items and its own target's modules, and the
+    /// library's tests never see the items of `tests/`, `examples/` or `benches/`.
     fn resolve_covers(&mut self) {
         let mut symbols_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        // The modules each file declares (`mod common;`): local roots of its `use` paths, and the targets'
+        // shared modules it reaches.
+        let mut modules_by_path: HashMap<&str, HashSet<&str>> = HashMap::new();
         for (index, node) in self.nodes.iter().enumerate() {
-            if let Fields::Symbol(symbol) = &node.fields
-                && symbol.symbol_kind != "module"
-            {
-                symbols_by_name.entry(node.info.name.as_str()).or_default().push(index);
+            if let Fields::Symbol(symbol) = &node.fields {
+                if symbol.symbol_kind == "module" {
+                    modules_by_path.entry(node.info.anchor.path.as_str()).or_default().insert(node.info.name.as_str());
+                } else {
+                    symbols_by_name.entry(node.info.name.as_str()).or_default().push(index);
+                }
             }
         }
+        let no_modules = HashSet::new();
         let mut covers = HashMap::new();
         let mut covered_by: HashMap<usize, Vec<usize>> = HashMap::new();
         for (test, node) in self.nodes.iter().enumerate() {
             let Fields::Test(fields) = &node.fields else { continue };
             let mut components: BTreeSet<usize> = self.imported_components(test, fields).into_iter().collect();
             components.extend(self.owner[test]);
-            // A name the file imports from another crate (`std::sync::Mutex`) is that crate's, not ours.
-            let foreign = self.foreign_names(fields);
+            let modules = modules_by_path.get(node.info.anchor.path.as_str()).unwrap_or(&no_modules);
+            let imports = self.rust_imports(fields, modules);
             let references: BTreeSet<&str> =
-                fields.references.iter().map(String::as_str).filter(|r| !foreign.contains(*r)).collect();
+                fields.references.iter().map(String::as_str).filter(|r| !imports.foreign.contains(*r)).collect();
             let mut symbols = Vec::new();
             for reference in &references {
                 for &symbol in symbols_by_name.get(reference).into_iter().flatten() {
                     let Fields::Symbol(payload) = &self.nodes[symbol].fields else { continue };
-                    let reachable = self.nodes[symbol].info.anchor.path == node.info.anchor.path
-                        || self.owner[symbol].is_some_and(|c| components.contains(&c));
-                    // The type may be named inside another word: `NewStore()` names `Store`, `book` names `Book`.
+                    // A method is used after `.` or `::`; a variable of its name (`let lock = …`) is not it.
+                    if payload.symbol_kind == "method" && !fields.members.iter().any(|m| m == reference) {
+                        continue;
+                    }
                     let named = payload.container.as_deref().is_none_or(|container| {
-                        let container = container.rsplit([':', '.']).next().unwrap_or(container).to_lowercase();
-                        payload.symbol_kind != "method"
-                            || references.iter().any(|r| r.to_lowercase().contains(&container))
+                        let container = container.rsplit([':', '.']).next().unwrap_or(container);
+                        if payload.symbol_kind != "method" {
+                            true
+                        } else if fields.language == "rust" {
+                            // Named by an import whose path leads to the symbol's module, or, when the file
+                            // imports no such name, in the body.
+                            match imports.local.get(container) {
+                                Some(paths) => {
+                                    // A test target's own modules are judged by what the target can reach.
+                                    self.target[symbol].is_some()
+                                        || paths.iter().any(|path| leads_to(path.as_deref(), payload))
+                                }
+                                None => references.contains(container),
+                            }
+                        } else {
+                            let container = container.to_lowercase();
+                            references.iter().any(|r| r.to_lowercase().contains(&container))
+                        }
                     });
-                    if reachable && named {
+                    if named && self.reaches(test, symbol, &components, modules) {
                         symbols.push(symbol);
                     }
                 }
@@ -256,34 +293,57 @@ impl EntityGraph {
         self.covered_by = covered_by;
     }
 
-    /// The names a Rust test's file imports from crates that are not components here: the last segment of
-    /// each path (`use std::sync::{Arc, Mutex}` imports `Arc` and `Mutex`) and each `as` alias.
-    fn foreign_names<'a>(&self, fields: &'a TestPayload) -> HashSet<&'a str> {
-        let mut names = HashSet::new();
+    /// Whether a test can reach a symbol: one of its own file, or of a component it belongs to or imports,
+    /// within what a Rust test's crate can see. `modules` are the modules the test's file declares.
+    fn reaches(&self, test: usize, symbol: usize, components: &BTreeSet<usize>, modules: &HashSet<&str>) -> bool {
+        if self.nodes[symbol].info.anchor.path == self.nodes[test].info.anchor.path {
+            return true;
+        }
+        if !self.owner[symbol].is_some_and(|c| components.contains(&c)) {
+            return false;
+        }
+        let public = matches!(&self.nodes[symbol].fields, Fields::Symbol(s) if s.visibility == "public");
+        let rust = matches!(&self.nodes[test].fields, Fields::Test(t) if t.language == "rust");
+        match (&self.target[test], &self.target[symbol]) {
+            // Another crate's library is seen through its public items.
+            (None, None) => !rust || public || self.owner[symbol] == self.owner[test],
+            // An integration test, example or bench links its library: its public items only.
+            (Some(_), None) => public,
+            (None, Some(_)) => false,
+            // Within one target (`tests/parallel/`), or a shared module its file declares (`mod common;` for
+            // `tests/common/mod.rs`).
+            (Some(own), Some(other)) => {
+                self.owner[symbol] == self.owner[test]
+                    && (own == other || target_module(other).is_some_and(|m| modules.contains(m)))
+            }
+        }
+    }
+
+    /// The names a Rust test's file (and body) imports, told apart: from crates that are not components
+    /// here (`use std::sync::{Arc, Mutex}`: `Arc` and `Mutex` are std's), and from this repository (its
+    /// crates, `crate`, `self`, `super`, and the modules the file declares), each with its path.
+    fn rust_imports<'a>(&self, fields: &'a TestPayload, modules: &HashSet<&str>) -> RustImports<'a> {
+        let mut imports = RustImports::default();
         if fields.language != "rust" {
-            return names;
+            return imports;
         }
         for import in &fields.imports {
-            let import = import.trim_start_matches("::");
-            let root = import.split([':', '{', ' ']).next().unwrap_or("");
-            let local = matches!(root, "crate" | "self" | "super")
-                || self.components.iter().any(|&c| self.nodes[c].info.name.replace('-', "_") == root);
-            if local {
-                continue;
-            }
-            let mut rest = import;
-            while let Some(start) = rest.find(|c: char| c.is_alphanumeric() || c == '_') {
-                let word_end =
-                    rest[start..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(rest.len(), |e| start + e);
-                let word = &rest[start..word_end];
-                let leaf = !rest[word_end..].trim_start().starts_with(':');
-                if leaf && !matches!(word, "as" | "self") {
-                    names.insert(word);
+            for (path, name) in use_items(import) {
+                let root = path.first().copied().unwrap_or(name);
+                let relative = matches!(root, "self" | "super") || modules.contains(root);
+                let local = relative
+                    || root == "crate"
+                    || self.components.iter().any(|&c| self.nodes[c].info.name.replace('-', "_") == root);
+                if !local {
+                    imports.foreign.insert(name);
+                } else {
+                    // A relative path could lead anywhere: it names every module.
+                    let within = if relative || path.is_empty() { None } else { Some(path[1..].to_vec()) };
+                    imports.local.entry(name).or_default().push(within);
                 }
-                rest = &rest[word_end..];
             }
         }
-        names
+        imports
     }
 
     /// The components a test's file imports: a crate by its name (`knowledge_queries::…`), a Python
@@ -335,6 +395,18 @@ impl EntityGraph {
 
     pub(crate) fn owner(&self, index: usize) -> Option<usize> {
         self.owner[index]
+    }
+
+    /// The Cargo target outside the library that the entity's file belongs to (`tests/sync_mutex.rs`).
+    pub(crate) fn target(&self, index: usize) -> Option<&str> {
+        self.target[index].as_deref()
+    }
+
+    /// A public symbol of its component's library: its API. Items of tests, examples, benches and build
+    /// scripts are crates of their own, never the library's API.
+    pub(crate) fn is_api(&self, index: usize) -> bool {
+        matches!(&self.nodes[index].fields, Fields::Symbol(s) if s.visibility == "public")
+            && self.target[index].is_none()
     }
 
     pub(crate) fn covered_by(&self, index: usize) -> &[usize] {
@@ -531,18 +603,134 @@ impl EntityGraph {
         stats
     }
 
-    /// `list_entities`: every entity of a type (`api`: public symbols), in path order.
+    /// `list_entities`: every entity of a type (`api`: the libraries' public symbols), in path order.
     pub fn list(&self, entity_type: Option<&str>) -> Result<Vec<EntityInfo>, EntityError> {
-        let wanted: Box<dyn Fn(&Node) -> bool> = match entity_type {
-            None => Box::new(|_| true),
-            Some("api") => Box::new(|n| matches!(&n.fields, Fields::Symbol(s) if s.visibility == "public")),
-            Some(name) => {
-                let wanted = EntityType::parse(name).ok_or_else(|| EntityError::UnknownType(name.to_string()))?;
-                Box::new(move |n| n.info.entity_type == wanted.as_str())
-            }
+        let wanted = match entity_type {
+            None | Some("api") => None,
+            Some(name) => Some(EntityType::parse(name).ok_or_else(|| EntityError::UnknownType(name.to_string()))?),
         };
-        Ok(self.nodes.iter().filter(|n| wanted(n)).map(|n| n.info.clone()).collect())
+        Ok((0..self.nodes.len())
+            .filter(|&i| match (entity_type, wanted) {
+                (Some("api"), _) => self.is_api(i),
+                (_, Some(wanted)) => self.nodes[i].info.entity_type == wanted.as_str(),
+                _ => true,
+            })
+            .map(|i| self.nodes[i].info.clone())
+            .collect())
     }
+}
+
+/// The names a Rust test imports, by where they come from: a local name with the module paths it is
+/// imported from below its crate (`None` for a relative `self::`/`super::` path), a foreign one alone.
+#[derive(Default)]
+struct RustImports<'a> {
+    local: HashMap<&'a str, Vec<Option<Vec<&'a str>>>>,
+    foreign: HashSet<&'a str>,
+}
+
+/// The items of a `use` tree, each as its path and the name it is visible by:
+/// `crate::loom::sync::{Mutex, MutexGuard as Guard}` gives `(crate::loom::sync, Mutex)` and
+/// `(crate::loom::sync, Guard)`; `Trait as _` keeps the trait's name. Globs and `self` import no name.
+fn use_items(import: &str) -> Vec<(Vec<&str>, &str)> {
+    let mut items = Vec::new();
+    let mut path: Vec<&str> = Vec::new();
+    // The path length at each open `{`, and whether an item is waiting for its `,`, `}` or end.
+    let mut groups: Vec<usize> = Vec::new();
+    let mut pending: Option<&str> = None;
+    let mut alias_next = false;
+    let mut rest = import.trim_start_matches("::");
+    while let Some(c) = rest.chars().next() {
+        if c.is_alphanumeric() || c == '_' {
+            let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let word = &rest[..end];
+            rest = &rest[end..];
+            if word == "as" {
+                alias_next = true;
+            } else if alias_next {
+                // `use salsa::Database as _;` brings a trait's methods into scope under no name: for
+                // methods, it is still that trait.
+                alias_next = false;
+                if word != "_" {
+                    pending = pending.map(|_| word);
+                }
+            } else {
+                path.push(word);
+                pending = Some(word);
+            }
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '{' => {
+                groups.push(path.len());
+                pending = None;
+            }
+            ',' | '}' => {
+                if let Some(name) = pending.take()
+                    && name != "self"
+                {
+                    items.push((path[..path.len() - 1].to_vec(), name));
+                }
+                if c == '}' {
+                    groups.pop();
+                }
+                path.truncate(groups.last().copied().unwrap_or(0));
+            }
+            '*' => pending = None,
+            _ => {}
+        }
+    }
+    if let Some(name) = pending
+        && name != "self"
+    {
+        items.push((path[..path.len() - 1].to_vec(), name));
+    }
+    items
+}
+
+/// Whether an import path below a crate (`sync` of `tokio::sync::Mutex`) leads to the module a symbol is
+/// in (`sync::mutex`, and the inline modules of its container): it is a prefix of it. Re-exports from
+/// elsewhere are not followed.
+fn leads_to(path: Option<&[&str]>, symbol: &SymbolPayload) -> bool {
+    let Some(path) = path else { return true };
+    let mut module: Vec<&str> = symbol.module.split("::").filter(|m| *m != "crate" && !m.is_empty()).collect();
+    if let Some(container) = &symbol.container {
+        let parts: Vec<&str> = container.split("::").collect();
+        module.extend(&parts[..parts.len() - 1]);
+    }
+    module.starts_with(path)
+}
+
+/// The Cargo target outside the library that a Rust symbol's or test's file belongs to, relative to its
+/// package's folder: an integration test, example or bench file directly in `tests/`, `examples/` or
+/// `benches/` is a crate of its own (`tests/sync_mutex.rs`), a folder there is one crate or a module
+/// several share (`tests/common/`), and `build.rs` is the build script. `None` for the library (`src/`)
+/// and for anything that is not Rust in a Cargo package.
+fn cargo_target(component: &Node, node: &Node) -> Option<String> {
+    let Fields::Component(package) = &component.fields else { return None };
+    let path = node.info.anchor.path.as_str();
+    if package.ecosystem != "cargo" || !path.ends_with(".rs") {
+        return None;
+    }
+    let relative = if package.root.is_empty() { path } else { path.strip_prefix(&format!("{}/", package.root))? };
+    if relative == "build.rs" {
+        return Some(relative.to_string());
+    }
+    let (folder, rest) = relative.split_once('/')?;
+    if !matches!(folder, "tests" | "examples" | "benches") {
+        return None;
+    }
+    Some(match rest.split_once('/') {
+        Some((unit, _)) => format!("{folder}/{unit}/"),
+        None => relative.to_string(),
+    })
+}
+
+/// The module name a target is declared by in another file of its folder: `common` for `tests/common/`
+/// or `tests/common.rs`.
+fn target_module(target: &str) -> Option<&str> {
+    let (_, unit) = target.split_once('/')?;
+    Some(unit.trim_end_matches('/').trim_end_matches(".rs")).filter(|m| !m.is_empty())
 }
 
 /// The ecosystem whose manifests own a file of this path's language.
@@ -652,4 +840,44 @@ pub fn resolve_dependency(
         }
     }
     Ok(ResolvedDependency { coordinate: coordinate.into(), status: "external".into(), repository: None, entity: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{leads_to, use_items};
+    use knowledge_queries::code::SymbolPayload;
+
+    #[test]
+    fn a_use_tree_gives_each_name_with_its_path() {
+        let items = |import| {
+            use_items(import).into_iter().map(|(path, name)| format!("{}|{name}", path.join("::"))).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            items("crate::loom::sync::{Mutex, MutexGuard as Guard}"),
+            ["crate::loom::sync|Mutex", "crate::loom::sync|Guard"]
+        );
+        assert_eq!(items("std::{io::{self, Read}, sync::Arc}"), ["std::io|Read", "std::sync|Arc"]);
+        assert_eq!(items("tokio::test as maybe_tokio_test"), ["tokio|maybe_tokio_test"]);
+        assert_eq!(items("salsa::Database as _"), ["salsa|Database"]);
+        assert_eq!(items("super::*"), Vec::<String>::new());
+        assert_eq!(items("::salsa"), ["|salsa"]);
+    }
+
+    #[test]
+    fn an_import_path_leads_to_the_modules_below_it() {
+        let symbol = |module: &str, container: Option<&str>| SymbolPayload {
+            language: "rust".into(),
+            symbol_kind: "method".into(),
+            visibility: "public".into(),
+            module: module.into(),
+            container: container.map(Into::into),
+            signature: String::new(),
+        };
+        let mutex = symbol("sync::mutex", Some("Mutex"));
+        assert!(leads_to(Some(&["sync"]), &mutex));
+        assert!(leads_to(Some(&[]), &mutex), "a re-export at the crate root");
+        assert!(!leads_to(Some(&["loom", "sync"]), &mutex), "tokio's loom shim is another Mutex");
+        assert!(leads_to(None, &mutex), "a relative path");
+        assert!(leads_to(Some(&["sync"]), &symbol("crate", Some("sync::Mutex"))), "an inline module");
+    }
 }

@@ -73,13 +73,16 @@ pub struct Coverage {
     pub uncovered: Vec<String>,
 }
 
+/// What a test could cover: a component, or a symbol of a library (an example's or a test helper's items
+/// are no code to test).
 fn is_gap_candidate(graph: &EntityGraph, index: usize) -> bool {
     matches!(&graph.nodes[index].fields, Fields::Component(_))
         || matches!(&graph.nodes[index].fields, Fields::Symbol(s) if s.symbol_kind != "module")
+            && graph.target(index).is_none()
 }
 
 fn is_public(graph: &EntityGraph, index: usize) -> bool {
-    matches!(&graph.nodes[index].fields, Fields::Symbol(s) if s.visibility == "public")
+    graph.is_api(index)
 }
 
 pub fn impact_plan(graph: &EntityGraph, slug: &str, mapped: &[(String, PathBuf)]) -> Result<ImpactPlan, EntityError> {
@@ -137,11 +140,18 @@ pub fn impact_plan(graph: &EntityGraph, slug: &str, mapped: &[(String, PathBuf)]
         gaps.push(graph.slug(index).to_string());
     }
     gaps.extend(affected.iter().filter(|a| a.gap).map(|a| a.slug.clone()));
+    // A component's edit lists all it needs from elsewhere; a symbol's only what another repository mapped
+    // here provides, since that is where a change may have to follow (its crate's other dependencies are
+    // not touched by an edit of one item).
     let mut outbound = Vec::new();
     if let Some(component) = component_of_edit {
+        let edited_component = component == index;
         for (target, coordinate, scope) in graph.dependencies(component) {
             if target.is_none() && scope != "dev" {
-                outbound.push(resolve_dependency(graph, &coordinate, mapped)?);
+                let resolved = resolve_dependency(graph, &coordinate, mapped)?;
+                if edited_component || resolved.status == "mapped" {
+                    outbound.push(resolved);
+                }
             }
         }
     }
@@ -245,13 +255,19 @@ fn run_command(graph: &EntityGraph, test: usize) -> String {
     match path.rsplit_once('.').map_or("", |(_, ext)| ext) {
         "rs" => {
             let package = if ecosystem == "cargo" { format!(" -p {component_name}") } else { String::new() };
-            // An integration test is a target of its own: `tests/NAME.rs`, or `tests/NAME/main.rs` and its
-            // modules. The name filters by substring, so the module path above the file need not be known.
-            let target = match path.split_once("tests/") {
-                Some((_, file)) if !path.contains("/src/") => {
-                    format!(" --test {}", file.split('/').next().unwrap_or(file).trim_end_matches(".rs"))
+            // An integration test, example or bench is a target of its own: `tests/NAME.rs`, or
+            // `tests/NAME/main.rs` and its modules. The name filters by substring, so the module path above
+            // the file need not be known.
+            let target = match graph.target(test).and_then(|t| t.split_once('/')) {
+                Some((folder, unit)) => {
+                    let kind = match folder {
+                        "examples" => "example",
+                        "benches" => "bench",
+                        _ => "test",
+                    };
+                    format!(" --{kind} {}", unit.trim_end_matches('/').trim_end_matches(".rs"))
                 }
-                _ => String::new(),
+                None => String::new(),
             };
             format!("cargo test{package}{target} {qualified}")
         }
