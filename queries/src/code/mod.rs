@@ -412,6 +412,23 @@ mod extraction_tests {
     }
 
     #[test]
+    fn items_inside_an_item_level_macro_block_are_entities() {
+        // tokio defines much of its API inside `cfg_rt! { … }`-style blocks.
+        let text = "cfg_rt! {\n    /// Spawns.\n    pub fn spawn() {}\n\n    cfg_inner! {\n        pub struct Handle;\n    }\n}\n\n\
+                    impl Handle {\n    feature! {\n        #![cfg(unix)]\n        pub fn current() {}\n    }\n}\n";
+        let entities = syntax::entities(syntax::Language::Rust, "src/task.rs", text);
+        assert_eq!(
+            summary(&entities),
+            [
+                "symbol/src/task.rs#spawn function public L2-3",
+                "symbol/src/task.rs#Handle struct public L6-6",
+                "symbol/src/task.rs#Handle::current method public L13-13",
+            ]
+        );
+        assert!(text[entities[0].start_offset as usize..entities[0].end_offset as usize].starts_with("/// Spawns."));
+    }
+
+    #[test]
     fn a_long_entitys_excerpt_is_its_start_cut_at_a_line_break() {
         let body = "    let x = 1;\n".repeat(200);
         let text = format!("/// Sums.\npub fn sum() {{\n{body}}}\nfn other() {{}}\n");

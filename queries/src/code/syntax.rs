@@ -120,6 +120,7 @@ pub(super) fn entities(language: Language, path: &str, text: &str) -> Vec<Entity
         seen: HashMap::new(),
         scope: "public",
         test_aliases: BTreeSet::new(),
+        in_impl_macro: false,
     };
     walker.declarations(tree.root_node(), &[], false);
     if walker.test_file && matches!(language, Language::TypeScript | Language::Tsx | Language::JavaScript) {
@@ -151,6 +152,8 @@ struct Walker<'a> {
     scope: &'static str,
     /// Names a Rust file gives a test attribute (`use tokio::test as maybe_tokio_test;`).
     test_aliases: BTreeSet<String>,
+    /// Whether the Rust macro block being walked sits in an `impl` or trait body.
+    in_impl_macro: bool,
 }
 
 /// The narrower of two visibilities (`private` < `crate` < `public`).
@@ -344,6 +347,10 @@ impl<'a> Walker<'a> {
     }
 
     fn rust(&mut self, node: Node<'_>, before: &[Node<'_>], container: &[String], members_public: bool) {
+        if node.kind() == "macro_invocation" {
+            self.rust_macro_items(node, container, members_public);
+            return;
+        }
         if node.kind() == "use_declaration" {
             if let Some(argument) = node.child_by_field_name("argument") {
                 let import = self.text_of(argument);
@@ -379,11 +386,10 @@ impl<'a> Walker<'a> {
         });
         let kind = match node.kind() {
             "function_item" | "function_signature_item" => {
-                if container.is_empty() || node.parent().is_some_and(|p| p.kind() != "declaration_list") {
-                    "function"
-                } else {
-                    "method"
-                }
+                // Inside a macro block the item's parent is the block's own tree; the block's place says.
+                let in_body =
+                    |p: Node<'_>| p.kind() == "declaration_list" || (p.parent().is_none() && self.in_impl_macro);
+                if container.is_empty() || node.parent().is_some_and(|p| !in_body(p)) { "function" } else { "method" }
             }
             "struct_item" => "struct",
             "enum_item" => "enum",
@@ -423,6 +429,38 @@ impl<'a> Walker<'a> {
             let outer = std::mem::replace(&mut self.scope, visibility);
             self.declarations(body, &inner, kind == "trait");
             self.scope = outer;
+        }
+    }
+
+    /// The items of an item-level macro block (tokio's `cfg_rt! { pub fn spawn… }`, `feature! { … }`),
+    /// which the grammar sees only as tokens: the braces' contents parsed again as Rust items, as a range
+    /// of the same text, so that their offsets stay the file's.
+    fn rust_macro_items(&mut self, node: Node<'_>, container: &[String], members_public: bool) {
+        let mut cursor = node.walk();
+        let Some(body) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else { return };
+        if !self.text_of(body).starts_with('{') || !self.text_of(body).ends_with('}') || body.byte_range().len() < 2 {
+            return;
+        }
+        let (start, end) = (body.start_position(), body.end_position());
+        let inside = tree_sitter::Range {
+            start_byte: body.start_byte() + 1,
+            end_byte: body.end_byte() - 1,
+            start_point: tree_sitter::Point { row: start.row, column: start.column + 1 },
+            end_point: tree_sitter::Point { row: end.row, column: end.column.saturating_sub(1) },
+        };
+        let mut parser = tree_sitter::Parser::new();
+        if parser.set_language(&self.language.grammar()).is_err() || parser.set_included_ranges(&[inside]).is_err() {
+            return;
+        }
+        if let Some(tree) = parser.parse(self.text, None) {
+            // A block in an `impl` or trait body holds methods.
+            let in_impl = node.parent().is_some_and(|p| {
+                (p.kind() == "declaration_list" && !container_is_module(node))
+                    || (p.parent().is_none() && self.in_impl_macro)
+            });
+            let outer = std::mem::replace(&mut self.in_impl_macro, in_impl);
+            self.declarations(tree.root_node(), container, members_public);
+            self.in_impl_macro = outer;
         }
     }
 
