@@ -10,8 +10,9 @@ counts by type and edge counts by relation (`knowledge entity stats`), and media
 builds: cold (output folder removed), no-op, and a one-function edit (a comment line inserted into a
 different function's body each round; the build's `entities` counters say what changed). The same cold
 and no-op builds with `[code]` off, the same files indexed as text, are the floor the entity work is
-measured against. Then it writes
-`entity impact` and `entity test-plan` answers for the slugs in PLANS to OUT_DIR, for reading.
+measured against. It times entity reads and searches (with and without `--kind entity`) as whole
+processes, then writes `entity impact` and `entity test-plan` answers for the slugs in PLANS to OUT_DIR,
+for reading.
 """
 
 import glob
@@ -129,6 +130,28 @@ def edits(binary, root, rounds):
     return times, counters
 
 
+# Searches an agent might send a repository's index, timed with and without `--kind entity`.
+SEARCHES = ["lock", "spawn blocking task", "database connection", "parse query"]
+
+
+def latencies(binary, root, plans, rounds):
+    """p50 of whole-process entity reads and searches, as an agent's CLI calls would see them."""
+    commands = [(f"entity {c} {slug}", ["entity", c, slug]) for slug in plans[:1] for c in ("get", "impact", "test-plan")]
+    commands.append(("entity stats", ["entity", "stats"]))
+    for query in SEARCHES:
+        commands.append((f"search {query!r}", ["search", query, "--json"]))
+        commands.append((f"search {query!r} --kind entity", ["search", query, "--kind", "entity", "--json"]))
+    timings = []
+    for label, args in commands:
+        samples = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            run(binary, root, *args)
+            samples.append((time.perf_counter() - start) * 1000)
+        timings.append((label, median(samples)))
+    return timings
+
+
 def median(values):
     return statistics.median(values) if values else float("nan")
 
@@ -167,6 +190,8 @@ def main():
         print(f"  samples {[round(t) for t in edit_times]}")
         for path, entities, executed in counters:
             print(f"  {path}: entities {entities}, `entities` executed {executed}x")
+        for label, p50 in latencies(binary, root, PLANS.get(name, []), rounds):
+            print(f"  {label}: p50 {p50:.0f} ms")
         for slug in PLANS.get(name, []):
             safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", slug)
             for command in ("impact", "test-plan"):

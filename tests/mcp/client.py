@@ -461,13 +461,20 @@ async def main():
             # A build while the server serves: the next answer sees it, without a restart.
             _, before = await call(session, "knowledge_search", {"query": "zyzzyva", "mode": "keyword"})
             check("the new word is not indexed yet", before["results"] == [])
+            missing, _ = await call(session, "knowledge_get_entity", {"slug": "symbol/src/lib.rs#stall"})
+            check("the new function is not an entity yet", missing.is_error, missing)
             (PROJECT / "book" / "new.md").write_text("# New chapter\n\nA zyzzyva is a weevil.\n")
+            lib = PROJECT / "src" / "lib.rs"
+            lib.write_text(lib.read_text() + "\npub fn stall() {}\n")
             build = subprocess.run([BINARY, "-C", str(PROJECT), "build", "--json"], capture_output=True, text=True)
             check("a build runs while the server serves", build.returncode == 0, build.stderr)
             _, after = await call(session, "knowledge_search", {"query": "zyzzyva", "mode": "keyword"})
             check("the next answer sees the new build", [h["source"]["path"] for h in after["results"]] == ["book/new.md"], after)
             _, changes = await call(session, "knowledge_recent_changes", {"runs": 1})
             check("recent changes show the new build", changes["changes"][0]["events"][0]["path"] == "book/new.md")
+            # The server keeps one entity graph per build: the next entity answer is the new build's.
+            _, stall = await call(session, "knowledge_get_entity", {"slug": "symbol/src/lib.rs#stall"})
+            check("the next entity answer sees the new build", stall and stall["anchor"]["path"] == "src/lib.rs", stall)
 
             # The output folder deleted and rebuilt: a new index file, which the server must read from now on.
             shutil.rmtree(PROJECT / ".hasna")

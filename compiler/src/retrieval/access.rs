@@ -123,6 +123,13 @@ impl Access {
         format!("{column} NOT IN ({})", ids.join(","))
     }
 
+    /// The ids of the sources the principal may not read, sorted: all that tells two principals' reads of
+    /// one index state apart.
+    #[must_use]
+    pub fn hidden_sources(&self) -> &[i64] {
+        &self.hidden
+    }
+
     /// An SQL condition on an FTS rowid (a chunk's `seq`) that keeps chunks of readable sources only.
     #[must_use]
     pub fn chunk_filter(&self, column: &str) -> String {

@@ -73,7 +73,10 @@ impl KnowledgeServer {
     )]
     async fn knowledge_get_entity(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<EntityDetail>, String> {
         self.read(move |conn, access| {
-            EntityGraph::load(conn, access).and_then(|graph| graph.detail(&args.slug)).map(Json).map_err(|e| failed(&e))
+            EntityGraph::cached(conn, access)
+                .and_then(|graph| graph.detail(&args.slug))
+                .map(Json)
+                .map_err(|e| failed(&e))
         })
         .await
     }
@@ -88,7 +91,7 @@ impl KnowledgeServer {
         Parameters(args): Parameters<ListEntitiesArgs>,
     ) -> Result<Json<EntityList>, String> {
         self.read(move |conn, access| {
-            let graph = EntityGraph::load(conn, access).map_err(|e| failed(&e))?;
+            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
             let entities = graph.list(args.entity_type.as_deref()).map_err(|e| failed(&e))?;
             Ok(Json(EntityList { entities }))
         })
@@ -106,7 +109,7 @@ impl KnowledgeServer {
     ) -> Result<Json<ResolvedDependency>, String> {
         let mapped = self.project.dependencies.clone();
         self.read(move |conn, access| {
-            let graph = EntityGraph::load(conn, access).map_err(|e| failed(&e))?;
+            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
             entities::resolve_dependency(&graph, &args.coordinate, &mapped).map(Json).map_err(|e| failed(&e))
         })
         .await
@@ -121,7 +124,7 @@ impl KnowledgeServer {
     async fn knowledge_impact_plan(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<ImpactPlan>, String> {
         let mapped = self.project.dependencies.clone();
         self.read(move |conn, access| {
-            let graph = EntityGraph::load(conn, access).map_err(|e| failed(&e))?;
+            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
             entities::impact_plan(&graph, &args.slug, &mapped).map(Json).map_err(|e| failed(&e))
         })
         .await
@@ -135,7 +138,7 @@ impl KnowledgeServer {
     async fn knowledge_test_plan(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<TestPlan>, String> {
         let mapped = self.project.dependencies.clone();
         self.read(move |conn, access| {
-            let graph = EntityGraph::load(conn, access).map_err(|e| failed(&e))?;
+            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
             entities::test_plan(&graph, &args.slug, &mapped).map(Json).map_err(|e| failed(&e))
         })
         .await
@@ -150,7 +153,7 @@ impl KnowledgeServer {
         Parameters(args): Parameters<ComponentArgs>,
     ) -> Result<Json<Coverage>, String> {
         self.read(move |conn, access| {
-            let graph = EntityGraph::load(conn, access).map_err(|e| failed(&e))?;
+            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
             entities::coverage_for(&graph, &args.component).map(Json).map_err(|e| failed(&e))
         })
         .await

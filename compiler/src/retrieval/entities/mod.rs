@@ -15,6 +15,7 @@ pub use plan::{Affected, Coverage, ImpactPlan, TestPlan, TestTarget, coverage_fo
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use knowledge_queries::code::{ComponentPayload, DecisionPayload, EntityType, SymbolPayload, TestPayload};
 use rusqlite::Connection;
@@ -130,6 +131,29 @@ pub struct EntityGraph {
 }
 
 impl EntityGraph {
+    /// The graph of what the principal may read, from a cache that lives as long as the process and holds
+    /// the latest index state it saw for each set of hidden sources: the server answers entity requests
+    /// without reloading the graph until a build commits (another `last_run`). A graph is only ever read.
+    pub fn cached(conn: &Connection, access: &Access) -> Result<Arc<EntityGraph>, EntityError> {
+        type Key = (String, Vec<i64>);
+        type Cache = Mutex<HashMap<Key, (String, Arc<EntityGraph>)>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
+        let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
+        let key = (conn.path().unwrap_or_default().to_string(), access.hidden_sources().to_vec());
+        let cache = CACHE.get_or_init(Cache::default);
+        if let Some((seen, graph)) = cache.lock().unwrap_or_else(PoisonError::into_inner).get(&key)
+            && *seen == run
+        {
+            return Ok(graph.clone());
+        }
+        let graph = Arc::new(EntityGraph::load(conn, access)?);
+        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+        // Graphs of older index states are never asked for again.
+        cache.retain(|_, (seen, _)| *seen == run);
+        cache.insert(key, (run, graph.clone()));
+        Ok(graph)
+    }
+
     /// Loads the readable entities of the index and resolves their edges.
     pub fn load(conn: &Connection, access: &Access) -> Result<EntityGraph, EntityError> {
         let sql = format!(

@@ -58,7 +58,9 @@ pub(super) fn keyword(
         if wanted.is_empty() && entities.is_none() {
             return Ok(response);
         }
-        format!("rowid IN ({})", chunks_of(wanted, entities))
+        // `+rowid`: offered to FTS5 as a rowid constraint, the set would drive one MATCH per listed chunk
+        // (1.4 s for tokio's 8,000 entity excerpts); as a plain filter it is read once and tested per match.
+        format!("+rowid IN ({})", chunks_of(wanted, entities))
     };
     if terms.is_empty() || request.limit == 0 {
         return Ok(response);
