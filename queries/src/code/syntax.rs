@@ -305,27 +305,44 @@ impl<'a> Walker<'a> {
     fn references(&self, node: Node<'_>) -> (Vec<String>, Vec<String>) {
         let mut names = BTreeSet::new();
         let mut members = BTreeSet::new();
-        let mut cursor = node.walk();
+        // Each node is looked at from its parent, with the field it fills and the token before it: asking a
+        // node for its parent or previous sibling walks the tree again from its root.
         let mut stack = vec![node];
-        while let Some(node) = stack.pop() {
-            if matches!(
-                node.kind(),
-                "identifier"
-                    | "field_identifier"
-                    | "type_identifier"
-                    | "property_identifier"
-                    | "shorthand_property_identifier"
-                    | "package_identifier"
-            ) {
-                let name = self.text_of(node);
-                if name.len() > 1 && names.len() < MAX_REFERENCES {
-                    names.insert(name.to_string());
-                    if is_member(node) {
-                        members.insert(name.to_string());
+        while let Some(parent) = stack.pop() {
+            let mut cursor = parent.walk();
+            if !cursor.goto_first_child() {
+                continue;
+            }
+            let mut previous = "";
+            loop {
+                let child = cursor.node();
+                if child.is_named() {
+                    let kind = child.kind();
+                    if matches!(
+                        kind,
+                        "identifier"
+                            | "field_identifier"
+                            | "type_identifier"
+                            | "property_identifier"
+                            | "shorthand_property_identifier"
+                            | "package_identifier"
+                    ) {
+                        let name = self.text_of(child);
+                        if name.len() > 1 && names.len() < MAX_REFERENCES {
+                            names.insert(name.to_string());
+                            if is_member(kind, parent.kind(), cursor.field_name(), previous) {
+                                members.insert(name.to_string());
+                            }
+                        }
+                    } else {
+                        stack.push(child);
                     }
                 }
+                previous = child.kind();
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
             }
-            stack.extend(node.named_children(&mut cursor));
         }
         (names.into_iter().collect(), members.into_iter().collect())
     }
@@ -681,21 +698,16 @@ impl<'a> Walker<'a> {
 }
 
 /// Whether a Rust item's nearest enclosing item is a `mod` (its functions are not methods).
-/// Whether an identifier names a member: a field or method after `.` (Rust, Go, JavaScript, Python), or
-/// the last segment of a Rust path (`Mutex::lock`), in code or inside a macro's arguments
-/// (`format!("{:?}", m.lock())`, where the grammar sees only tokens).
-fn is_member(node: Node<'_>) -> bool {
-    match node.kind() {
-        "field_identifier" | "property_identifier" => true,
-        "identifier" => node.parent().is_some_and(|parent| {
-            let field = match parent.kind() {
-                "scoped_identifier" => "name",
-                "attribute" => "attribute",
-                "token_tree" => return node.prev_sibling().is_some_and(|p| matches!(p.kind(), "." | "::")),
-                _ => return false,
-            };
-            parent.child_by_field_name(field) == Some(node)
-        }),
+/// Whether an identifier (of `kind`, filling `field` of a `parent`, after a `previous` token) names a
+/// member: a field or method after `.` (Rust, Go, JavaScript, Python), or the last segment of a Rust path
+/// (`Mutex::lock`), in code or inside a macro's arguments (`format!("{:?}", m.lock())`, where the grammar
+/// sees only tokens).
+fn is_member(kind: &str, parent: &str, field: Option<&str>, previous: &str) -> bool {
+    match (kind, parent) {
+        ("field_identifier" | "property_identifier", _) => true,
+        ("identifier", "scoped_identifier") => field == Some("name"),
+        ("identifier", "attribute") => field == Some("attribute"),
+        ("identifier", "token_tree") => matches!(previous, "." | "::"),
         _ => false,
     }
 }
