@@ -13,12 +13,13 @@ mod plan;
 pub use history::{EntityChange, Introduced, recent_changes, which_pr_introduced};
 pub use plan::{Affected, Coverage, ImpactPlan, TestPlan, TestTarget, coverage_for, impact_plan, test_plan};
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use knowledge_queries::code::{ComponentPayload, DecisionPayload, EntityType, SymbolPayload, TestPayload};
 use rusqlite::Connection;
+use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -117,7 +118,7 @@ pub(crate) struct Node {
 /// Every entity the principal may read, with the edges resolved between them.
 pub struct EntityGraph {
     pub(crate) nodes: Vec<Node>,
-    by_slug: HashMap<String, usize>,
+    by_slug: FxHashMap<String, usize>,
     components: Vec<usize>,
     /// The component each node's file belongs to.
     owner: Vec<Option<usize>>,
@@ -125,9 +126,9 @@ pub struct EntityGraph {
     /// (`tests/sync_mutex.rs`, `tests/common/`, `examples/calc/`, `build.rs`), which is a crate of its own.
     target: Vec<Option<String>>,
     /// For each test: the symbols and the components it covers.
-    covers: HashMap<usize, (Vec<usize>, Vec<usize>)>,
+    covers: FxHashMap<usize, (Vec<usize>, Vec<usize>)>,
     /// For each symbol or component: the tests that cover it.
-    covered_by: HashMap<usize, Vec<usize>>,
+    covered_by: FxHashMap<usize, Vec<usize>>,
 }
 
 impl EntityGraph {
@@ -205,7 +206,7 @@ impl EntityGraph {
     }
 
     fn resolve(mut nodes: Vec<Node>) -> EntityGraph {
-        let mut by_slug = HashMap::new();
+        let mut by_slug = FxHashMap::default();
         for (index, node) in nodes.iter().enumerate() {
             by_slug.entry(node.info.slug.clone()).or_insert(index);
         }
@@ -232,8 +233,8 @@ impl EntityGraph {
             components,
             owner,
             target,
-            covers: HashMap::new(),
-            covered_by: HashMap::new(),
+            covers: FxHashMap::default(),
+            covered_by: FxHashMap::default(),
         };
         graph.resolve_covers();
         graph
@@ -249,10 +250,10 @@ impl EntityGraph {
     /// integration test (`tests/…`) sees the library's public items and its own target's modules, and the
     /// library's tests never see the items of `tests/`, `examples/` or `benches/`.
     fn resolve_covers(&mut self) {
-        let mut symbols_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut symbols_by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
         // The modules each file declares (`mod common;`): local roots of its `use` paths, and the targets'
         // shared modules it reaches.
-        let mut modules_by_path: HashMap<&str, HashSet<&str>> = HashMap::new();
+        let mut modules_by_path: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
         for (index, node) in self.nodes.iter().enumerate() {
             if let Fields::Symbol(symbol) = &node.fields {
                 if symbol.symbol_kind == "module" {
@@ -262,9 +263,21 @@ impl EntityGraph {
                 }
             }
         }
-        let no_modules = HashSet::new();
-        let mut covers = HashMap::new();
-        let mut covered_by: HashMap<usize, Vec<usize>> = HashMap::new();
+        // For a method, its type as a test must name it (`Mutex` of `sync::Mutex::lock`), if it has one; none
+        // for other symbols. Computed once: candidates are tried millions of times on a large repository.
+        let method_type: Vec<Option<Option<&str>>> = self
+            .nodes
+            .iter()
+            .map(|node| match &node.fields {
+                Fields::Symbol(s) if s.symbol_kind == "method" => {
+                    Some(s.container.as_deref().map(|c| c.rsplit([':', '.']).next().unwrap_or(c)))
+                }
+                _ => None,
+            })
+            .collect();
+        let no_modules = FxHashSet::default();
+        let mut covers = FxHashMap::default();
+        let mut covered_by: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
         for (test, node) in self.nodes.iter().enumerate() {
             let Fields::Test(fields) = &node.fields else { continue };
             let mut components: BTreeSet<usize> = self.imported_components(test, fields).into_iter().collect();
@@ -273,19 +286,24 @@ impl EntityGraph {
             let imports = self.rust_imports(fields, modules);
             let references: BTreeSet<&str> =
                 fields.references.iter().map(String::as_str).filter(|r| !imports.foreign.contains(*r)).collect();
+            // Other languages may name a type inside another identifier: their references, lowercased once.
+            let lowercase: Vec<String> = if fields.language == "rust" {
+                Vec::new()
+            } else {
+                references.iter().map(|r| r.to_lowercase()).collect()
+            };
             let mut symbols = Vec::new();
             for reference in &references {
+                // A method is used after `.` or `::`; a variable of its name (`let lock = …`) is not it.
+                let member = fields.members.binary_search_by(|m| m.as_str().cmp(reference)).is_ok();
                 for &symbol in symbols_by_name.get(reference).into_iter().flatten() {
-                    let Fields::Symbol(payload) = &self.nodes[symbol].fields else { continue };
-                    // A method is used after `.` or `::`; a variable of its name (`let lock = …`) is not it.
-                    if payload.symbol_kind == "method" && !fields.members.iter().any(|m| m == reference) {
+                    let method = method_type[symbol];
+                    if method.is_some() && !member {
                         continue;
                     }
-                    let named = payload.container.as_deref().is_none_or(|container| {
-                        let container = container.rsplit([':', '.']).next().unwrap_or(container);
-                        if payload.symbol_kind != "method" {
-                            true
-                        } else if fields.language == "rust" {
+                    let Fields::Symbol(payload) = &self.nodes[symbol].fields else { continue };
+                    let named = method.flatten().is_none_or(|container| {
+                        if fields.language == "rust" {
                             // Named by an import whose path leads to the symbol's module, or, when the file
                             // imports no such name, in the body.
                             match imports.local.get(container) {
@@ -298,7 +316,7 @@ impl EntityGraph {
                             }
                         } else {
                             let container = container.to_lowercase();
-                            references.iter().any(|r| r.to_lowercase().contains(&container))
+                            lowercase.iter().any(|r| r.contains(&container))
                         }
                     });
                     if named && self.reaches(test, symbol, &components, modules) {
@@ -319,7 +337,7 @@ impl EntityGraph {
 
     /// Whether a test can reach a symbol: one of its own file, or of a component it belongs to or imports,
     /// within what a Rust test's crate can see. `modules` are the modules the test's file declares.
-    fn reaches(&self, test: usize, symbol: usize, components: &BTreeSet<usize>, modules: &HashSet<&str>) -> bool {
+    fn reaches(&self, test: usize, symbol: usize, components: &BTreeSet<usize>, modules: &FxHashSet<&str>) -> bool {
         if self.nodes[symbol].info.anchor.path == self.nodes[test].info.anchor.path {
             return true;
         }
@@ -346,7 +364,7 @@ impl EntityGraph {
     /// The names a Rust test's file (and body) imports, told apart: from crates that are not components
     /// here (`use std::sync::{Arc, Mutex}`: `Arc` and `Mutex` are std's), and from this repository (its
     /// crates, `crate`, `self`, `super`, and the modules the file declares), each with its path.
-    fn rust_imports<'a>(&self, fields: &'a TestPayload, modules: &HashSet<&str>) -> RustImports<'a> {
+    fn rust_imports<'a>(&self, fields: &'a TestPayload, modules: &FxHashSet<&str>) -> RustImports<'a> {
         let mut imports = RustImports::default();
         if fields.language != "rust" {
             return imports;
@@ -648,8 +666,8 @@ impl EntityGraph {
 /// imported from below its crate (`None` for a relative `self::`/`super::` path), a foreign one alone.
 #[derive(Default)]
 struct RustImports<'a> {
-    local: HashMap<&'a str, Vec<Option<Vec<&'a str>>>>,
-    foreign: HashSet<&'a str>,
+    local: FxHashMap<&'a str, Vec<Option<Vec<&'a str>>>>,
+    foreign: FxHashSet<&'a str>,
 }
 
 /// The items of a `use` tree, each as its path and the name it is visible by:
