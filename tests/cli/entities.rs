@@ -267,6 +267,29 @@ fn a_rust_test_covers_only_what_its_crate_can_reach() {
 }
 
 #[test]
+fn an_entitys_detail_lists_at_most_a_hundred_of_each_relation_and_counts_the_rest() {
+    let test = locks_crate();
+    let functions: String = (0..130).map(|n| format!("pub fn f{n}() {{}}\n")).collect();
+    test.write("src/many.rs", functions);
+    test.build();
+    let implemented = |detail: &Value| edges(detail, "implemented_by", "outgoing").len();
+    // Every symbol of the crate's files is implemented by it: the 130 functions and the fixture's others.
+    let symbols = slugs(&json(&test, &["entity", "list", "symbol"])).len();
+    assert!(symbols > 130);
+    let capped = json(&test, &["entity", "get", "component/locks"]);
+    assert_eq!(implemented(&capped), 100, "{capped}");
+    assert_eq!(capped["omitted"], serde_json::json!({"implemented_by outgoing": symbols - 100}));
+    let human = test.ok(&["entity", "get", "component/locks"]);
+    assert!(human.contains(&format!("… {} more implemented_by outgoing", symbols - 100)), "{human}");
+    let whole = json(&test, &["entity", "get", "component/locks", "--limit", "0"]);
+    assert_eq!(implemented(&whole), symbols);
+    assert!(whole.get("omitted").is_none(), "{whole}");
+    // Under the limit nothing is left out, and the relations listed are the same.
+    let small = json(&test, &["entity", "get", "symbol/src/sync.rs#Mutex::lock"]);
+    assert!(small.get("omitted").is_none(), "{small}");
+}
+
+#[test]
 fn dependencies_resolve_to_this_project_to_mapped_repositories_or_nowhere() {
     let other = CliTest::empty();
     other.write("kc.toml", "version = 1\n[code]\nenabled = true\n");

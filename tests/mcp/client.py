@@ -10,6 +10,7 @@ It prints one line per check and exits non-zero when any check fails.
 """
 
 import asyncio
+import collections
 import hashlib
 import json
 import shutil
@@ -306,6 +307,14 @@ async def main():
                 crate["payload"]["ecosystem"] == "cargo" and crate["anchor"]["source_ref"].startswith("file://Cargo.toml@")
                 and relations == [("covers", "incoming"), ("depends_on", "outgoing"), ("implemented_by", "outgoing")],
                 crate,
+            )
+            _, capped = await call(session, "knowledge_get_entity", {"slug": "component/turbine", "limit": 1})
+            kept = collections.Counter(f"{e['relation']} {e['direction']}" for e in capped["relationships"])
+            check(
+                "get_entity keeps at most `limit` of each relation and counts the rest",
+                max(kept.values()) == 1 and sum(kept.values()) + sum(capped.get("omitted", {}).values()) == len(crate["relationships"])
+                and capped.get("omitted", {}).get("implemented_by outgoing", 0) >= 1,
+                capped,
             )
             _, plan = await call(session, "knowledge_test_plan", {"slug": "symbol/src/lib.rs#spin"})
             check(

@@ -38,6 +38,9 @@ pub(crate) enum EntityCommand {
     /// One entity: its payload, anchor, provenance and relationships.
     Get {
         slug: String,
+        /// At most this many relationships of each relation and direction (0: all).
+        #[arg(long, default_value_t = entities::RELATIONSHIP_LIMIT)]
+        limit: usize,
         #[command(flatten)]
         common: Common,
     },
@@ -108,9 +111,9 @@ pub(crate) fn run(command: EntityCommand, at: &Invocation) -> anyhow::Result<Exi
                 writeln!(out, "{} external dependencies", stats.external_dependencies)
             })?;
         }
-        EntityCommand::Get { slug, common } => {
+        EntityCommand::Get { slug, limit, common } => {
             let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
-            let detail = EntityGraph::load(&conn, &access)?.detail(&slug)?;
+            let detail = EntityGraph::load(&conn, &access)?.detail(&slug, (limit > 0).then_some(limit))?;
             print(common.json, &detail, |out| {
                 line(out, &detail.entity)?;
                 writeln!(out, "type {}  revision {}", detail.entity.entity_type, detail.entity.anchor.revision)?;
@@ -122,6 +125,9 @@ pub(crate) fn run(command: EntityCommand, at: &Invocation) -> anyhow::Result<Exi
                     let other = edge.slug.as_deref().or(edge.coordinate.as_deref()).unwrap_or("");
                     let arrow = if edge.direction == "outgoing" { "->" } else { "<-" };
                     writeln!(out, "  {} {arrow} {}  ({})", edge.relation, escape(other), escape(&edge.because))?;
+                }
+                for (relation, count) in &detail.omitted {
+                    writeln!(out, "  … {count} more {relation} (--limit 0 lists all)")?;
                 }
                 Ok(())
             })?;

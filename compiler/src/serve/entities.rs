@@ -21,6 +21,18 @@ pub(super) struct SlugArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub(super) struct GetEntityArgs {
+    /// An entity slug (`component/NAME`, `symbol/PATH#NAME`, `test/PATH#NAME`, `decision/STEM`); a component
+    /// may also be named by its folder (`component/queries`).
+    pub(super) slug: String,
+    /// At most this many relationships of each relation and direction (default 100; 0: all); `omitted`
+    /// counts the rest.
+    #[serde(default)]
+    pub(super) limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(super) struct ListEntitiesArgs {
     /// `component`, `symbol`, `api` (public symbols), `test` or `decision`; every entity when absent.
     #[serde(default, rename = "type")]
@@ -68,13 +80,22 @@ impl KnowledgeServer {
     #[tool(
         description = "One code entity (a component, symbol, test or decision, with `[code]` enabled): its typed \
                        payload, its anchor (path, revision, lines, byte offsets, citation ref) and its \
-                       relationships (depends_on, implemented_by, covers, governs, affects).",
+                       relationships (depends_on, implemented_by, covers, governs, affects), at most 100 of each relation \
+                       and direction unless `limit` says otherwise, with `omitted` counting the rest.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_get_entity(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<EntityDetail>, String> {
+    async fn knowledge_get_entity(
+        &self,
+        Parameters(args): Parameters<GetEntityArgs>,
+    ) -> Result<Json<EntityDetail>, String> {
+        let limit = match args.limit {
+            None => Some(entities::RELATIONSHIP_LIMIT),
+            Some(0) => None,
+            Some(limit) => Some(limit as usize),
+        };
         self.read(move |conn, access| {
             EntityGraph::cached(conn, access)
-                .and_then(|graph| graph.detail(&args.slug))
+                .and_then(|graph| graph.detail(&args.slug, limit))
                 .map(Json)
                 .map_err(|e| failed(&e))
         })
