@@ -113,7 +113,7 @@ pub(crate) fn run(command: EntityCommand, at: &Invocation) -> anyhow::Result<Exi
         }
         EntityCommand::Get { slug, limit, common } => {
             let (_, conn, access) = open_as(common.db, &at.start, at.principal())?;
-            let detail = EntityGraph::load(&conn, &access)?.detail(&slug, (limit > 0).then_some(limit))?;
+            let detail = EntityGraph::load(&conn, &access)?.detail(&slug, limit)?;
             print(common.json, &detail, |out| {
                 line(out, &detail.entity)?;
                 writeln!(out, "type {}  revision {}", detail.entity.entity_type, detail.entity.anchor.revision)?;

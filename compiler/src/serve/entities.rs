@@ -88,11 +88,7 @@ impl KnowledgeServer {
         &self,
         Parameters(args): Parameters<GetEntityArgs>,
     ) -> Result<Json<EntityDetail>, String> {
-        let limit = match args.limit {
-            None => Some(entities::RELATIONSHIP_LIMIT),
-            Some(0) => None,
-            Some(limit) => Some(limit as usize),
-        };
+        let limit = args.limit.map_or(entities::RELATIONSHIP_LIMIT, |limit| limit as usize);
         self.read(move |conn, access| {
             EntityGraph::cached(conn, access)
                 .and_then(|graph| graph.detail(&args.slug, limit))

@@ -9,6 +9,7 @@
 mod decisions;
 mod manifests;
 mod syntax;
+mod use_tree;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use crate::Db;
 use crate::inputs::{CodeSettings, SourceFile};
 
 pub use syntax::Language;
+pub use use_tree::{UseItem, use_items};
 
 /// The kinds of entity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -392,6 +394,11 @@ mod extraction_tests {
     fn an_attribute_imported_as_another_name_for_test_marks_tests() {
         // tokio's own tests: `#[maybe_tokio_test]` is `#[tokio::test]` (or wasm's test) under another name.
         let text = "#[cfg(not(target_family = \"wasm\"))]\nuse tokio::test as maybe_tokio_test;\nuse tokio::sync::Mutex;\n\n#[maybe_tokio_test]\nasync fn debug_format() {\n    let m = Mutex::new(1);\n    m.lock().await;\n}\n\n#[maybe_not]\nfn helper() {}\n";
+        let grouped = "use tokio::{sync::Mutex, test as t};\n\n#[t]\nasync fn locks() {}\n";
+        assert_eq!(
+            summary(&syntax::entities(syntax::Language::Rust, "tests/grouped.rs", grouped)),
+            ["test/tests/grouped.rs#locks refs= imports=tokio::{sync::Mutex, test as t}"]
+        );
         assert_eq!(
             summary(&syntax::entities(syntax::Language::Rust, "tests/sync_mutex.rs", text)),
             [

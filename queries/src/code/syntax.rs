@@ -372,10 +372,10 @@ impl<'a> Walker<'a> {
             if let Some(argument) = node.child_by_field_name("argument") {
                 let import = self.text_of(argument);
                 // `use tokio::test as maybe_tokio_test;` makes `#[maybe_tokio_test]` a test attribute.
-                if let Some((path, alias)) = import.split_once(" as ")
-                    && path.rsplit("::").next().is_some_and(|last| last.trim().ends_with("test"))
-                {
-                    self.test_aliases.insert(alias.trim().to_string());
+                for item in super::use_items(import) {
+                    if item.name.ends_with("test") && item.visible != item.name {
+                        self.test_aliases.insert(item.visible.to_string());
+                    }
                 }
                 self.imports.insert(import.to_string());
             }
@@ -697,7 +697,6 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Whether a Rust item's nearest enclosing item is a `mod` (its functions are not methods).
 /// Whether an identifier (of `kind`, filling `field` of a `parent`, after a `previous` token) names a
 /// member: a field or method after `.` (Rust, Go, JavaScript, Python), or the last segment of a Rust path
 /// (`Mutex::lock`), in code or inside a macro's arguments (`format!("{:?}", m.lock())`, where the grammar
@@ -712,6 +711,7 @@ fn is_member(kind: &str, parent: &str, field: Option<&str>, previous: &str) -> b
     }
 }
 
+/// Whether a Rust item's nearest enclosing item is a `mod` (its functions are not methods).
 fn container_is_module(node: Node<'_>) -> bool {
     node.parent().and_then(|body| body.parent()).is_some_and(|item| item.kind() == "mod_item")
 }

@@ -17,7 +17,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use knowledge_queries::code::{ComponentPayload, DecisionPayload, EntityType, SymbolPayload, TestPayload};
+use knowledge_queries::code::{
+    ComponentPayload, DecisionPayload, EntityType, SymbolPayload, TestPayload, UseItem, use_items,
+};
 use rusqlite::Connection;
 use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
@@ -380,7 +382,7 @@ impl EntityGraph {
             return imports;
         }
         for import in &fields.imports {
-            for (path, name) in use_items(import) {
+            for UseItem { path, visible: name, .. } in use_items(import) {
                 let root = path.first().copied().unwrap_or(name);
                 let relative = matches!(root, "self" | "super") || modules.contains(root);
                 let local = relative
@@ -435,9 +437,9 @@ impl EntityGraph {
         })
     }
 
-    /// The entity and its relationships, at most `limit` of each relation and direction (`None`: all), with
-    /// the counts of those left out.
-    pub fn detail(&self, slug: &str, limit: Option<usize>) -> Result<EntityDetail, EntityError> {
+    /// The entity and its relationships, at most `limit` of each relation and direction (0: all), with the
+    /// counts of those left out.
+    pub fn detail(&self, slug: &str, limit: usize) -> Result<EntityDetail, EntityError> {
         let index = self.index_of(slug).ok_or_else(|| EntityError::NotFound(slug.to_string()))?;
         let mut kept: BTreeMap<String, usize> = BTreeMap::new();
         let mut omitted: BTreeMap<String, usize> = BTreeMap::new();
@@ -446,7 +448,7 @@ impl EntityGraph {
             let key = format!("{} {}", edge.relation, edge.direction);
             let count = kept.entry(key.clone()).or_default();
             *count += 1;
-            let keep = limit.is_none_or(|limit| *count <= limit);
+            let keep = limit == 0 || *count <= limit;
             if !keep {
                 *omitted.entry(key).or_default() += 1;
             }
@@ -694,66 +696,6 @@ struct RustImports<'a> {
     foreign: FxHashSet<&'a str>,
 }
 
-/// The items of a `use` tree, each as its path and the name it is visible by:
-/// `crate::loom::sync::{Mutex, MutexGuard as Guard}` gives `(crate::loom::sync, Mutex)` and
-/// `(crate::loom::sync, Guard)`; `Trait as _` keeps the trait's name. Globs and `self` import no name.
-fn use_items(import: &str) -> Vec<(Vec<&str>, &str)> {
-    let mut items = Vec::new();
-    let mut path: Vec<&str> = Vec::new();
-    // The path length at each open `{`, and whether an item is waiting for its `,`, `}` or end.
-    let mut groups: Vec<usize> = Vec::new();
-    let mut pending: Option<&str> = None;
-    let mut alias_next = false;
-    let mut rest = import.trim_start_matches("::");
-    while let Some(c) = rest.chars().next() {
-        if c.is_alphanumeric() || c == '_' {
-            let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            let word = &rest[..end];
-            rest = &rest[end..];
-            if word == "as" {
-                alias_next = true;
-            } else if alias_next {
-                // `use salsa::Database as _;` brings a trait's methods into scope under no name: for
-                // methods, it is still that trait.
-                alias_next = false;
-                if word != "_" {
-                    pending = pending.map(|_| word);
-                }
-            } else {
-                path.push(word);
-                pending = Some(word);
-            }
-            continue;
-        }
-        rest = &rest[c.len_utf8()..];
-        match c {
-            '{' => {
-                groups.push(path.len());
-                pending = None;
-            }
-            ',' | '}' => {
-                if let Some(name) = pending.take()
-                    && name != "self"
-                {
-                    items.push((path[..path.len() - 1].to_vec(), name));
-                }
-                if c == '}' {
-                    groups.pop();
-                }
-                path.truncate(groups.last().copied().unwrap_or(0));
-            }
-            '*' => pending = None,
-            _ => {}
-        }
-    }
-    if let Some(name) = pending
-        && name != "self"
-    {
-        items.push((path[..path.len() - 1].to_vec(), name));
-    }
-    items
-}
-
 /// Whether an import path below a crate (`sync` of `tokio::sync::Mutex`) leads to the module a symbol is
 /// in (`sync::mutex`, and the inline modules of its container): it is a prefix of it. Re-exports from
 /// elsewhere are not followed.
@@ -910,24 +852,8 @@ pub fn resolve_dependency(
 
 #[cfg(test)]
 mod tests {
-    use super::{leads_to, use_items};
+    use super::leads_to;
     use knowledge_queries::code::SymbolPayload;
-
-    #[test]
-    fn a_use_tree_gives_each_name_with_its_path() {
-        let items = |import| {
-            use_items(import).into_iter().map(|(path, name)| format!("{}|{name}", path.join("::"))).collect::<Vec<_>>()
-        };
-        assert_eq!(
-            items("crate::loom::sync::{Mutex, MutexGuard as Guard}"),
-            ["crate::loom::sync|Mutex", "crate::loom::sync|Guard"]
-        );
-        assert_eq!(items("std::{io::{self, Read}, sync::Arc}"), ["std::io|Read", "std::sync|Arc"]);
-        assert_eq!(items("tokio::test as maybe_tokio_test"), ["tokio|maybe_tokio_test"]);
-        assert_eq!(items("salsa::Database as _"), ["salsa|Database"]);
-        assert_eq!(items("super::*"), Vec::<String>::new());
-        assert_eq!(items("::salsa"), ["|salsa"]);
-    }
 
     #[test]
     fn an_import_path_leads_to_the_modules_below_it() {

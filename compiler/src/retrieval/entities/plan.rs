@@ -81,10 +81,6 @@ fn is_gap_candidate(graph: &EntityGraph, index: usize) -> bool {
             && graph.target(index).is_none()
 }
 
-fn is_public(graph: &EntityGraph, index: usize) -> bool {
-    graph.is_api(index)
-}
-
 pub fn impact_plan(graph: &EntityGraph, slug: &str, mapped: &[(String, PathBuf)]) -> Result<ImpactPlan, EntityError> {
     let index = graph.index_of(slug).ok_or_else(|| EntityError::NotFound(slug.to_string()))?;
     let mut reached: Vec<(usize, &str)> = Vec::new();
@@ -95,14 +91,14 @@ pub fn impact_plan(graph: &EntityGraph, slug: &str, mapped: &[(String, PathBuf)]
             reached.extend(graph.dependents(index).into_iter().map(|c| (c, "affects")));
             reached.extend(graph.governing(index).into_iter().map(|d| (d, "governs")));
             reached.extend(
-                graph.implementing(index).into_iter().filter(|&s| is_public(graph, s)).map(|s| (s, "implemented_by")),
+                graph.implementing(index).into_iter().filter(|&s| graph.is_api(s)).map(|s| (s, "implemented_by")),
             );
         }
         Fields::Symbol(_) => {
             if let Some(component) = graph.owner(index) {
                 component_of_edit = Some(component);
                 reached.push((component, "implemented_by"));
-                if is_public(graph, index) {
+                if graph.is_api(index) {
                     reached.extend(graph.dependents(component).into_iter().map(|c| (c, "affects")));
                 }
                 reached.extend(graph.governing(component).into_iter().map(|d| (d, "governs")));
@@ -298,7 +294,7 @@ pub fn coverage_for(graph: &EntityGraph, component: &str) -> Result<Coverage, En
         return Err(EntityError::NotComponent(component.to_string()));
     }
     let public: Vec<usize> =
-        graph.implementing(index).into_iter().filter(|&s| is_public(graph, s) && is_gap_candidate(graph, s)).collect();
+        graph.implementing(index).into_iter().filter(|&s| graph.is_api(s) && is_gap_candidate(graph, s)).collect();
     let mut tests: BTreeSet<String> = graph.covered_by(index).iter().map(|&t| graph.slug(t).to_string()).collect();
     for &symbol in &public {
         tests.extend(graph.covered_by(symbol).iter().map(|&t| graph.slug(t).to_string()));
