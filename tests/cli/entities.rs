@@ -223,6 +223,12 @@ fn locks_crate() -> CliTest {
          fn unreached() {\n    private_helper();\n    let _ = MyInput;\n}\n",
     );
     test.write("examples/demo.rs", "pub struct Program;\n\nfn main() {}\n");
+    test.write("src/task.rs", "pub fn spawn() {}\n");
+    test.write(
+        "tests/spawning.rs",
+        "use tokio_test::task;\n\n#[test]\nfn spawns_through_another_crate() {\n    task::spawn(1);\n}\n\n\
+         #[test]\nfn spawns_ours() {\n    locks::task::spawn();\n}\n",
+    );
     test
 }
 
@@ -242,6 +248,11 @@ fn a_rust_test_covers_only_what_its_crate_can_reach() {
     // A std `Mutex` named inside another word (`TEST_MUTEX`), imported in a nested module, is not ours;
     // an integration test cannot call a private function of the library, nor reach a module it does not
     // declare.
+    // A function called through another crate's module (`tokio_test::task`) is that crate's.
+    let foreign = covers("test/tests/spawning.rs#spawns_through_another_crate");
+    assert_eq!(foreign, ["component/locks"]);
+    let ours = covers("test/tests/spawning.rs#spawns_ours");
+    assert!(ours.contains(&"symbol/src/task.rs#spawn".to_string()), "{ours:?}");
     let std_lock = covers("test/tests/other.rs#nested::std_lock");
     assert_eq!(std_lock, ["symbol/tests/other.rs#nested::TEST_MUTEX", "component/locks"]);
     assert_eq!(covers("test/tests/other.rs#unreached"), ["component/locks"]);
@@ -287,6 +298,31 @@ fn an_entitys_detail_lists_at_most_a_hundred_of_each_relation_and_counts_the_res
     // Under the limit nothing is left out, and the relations listed are the same.
     let small = json(&test, &["entity", "get", "symbol/src/sync.rs#Mutex::lock"]);
     assert!(small.get("omitted").is_none(), "{small}");
+}
+
+#[test]
+fn a_cargo_dependency_is_internal_only_by_path() {
+    let test = CliTest::empty();
+    test.write("kc.toml", "version = 1\n[code]\nenabled = true\n");
+    test.write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/*\"]\n\n[workspace.dependencies]\nshared = { path = \"crates/shared\" }\n",
+    );
+    test.write("crates/shared/Cargo.toml", "[package]\nname = \"shared\"\nversion = \"1.0.0\"\n");
+    test.write("crates/hash/Cargo.toml", "[package]\nname = \"hash\"\nversion = \"0.1.0\"\n");
+    test.write("crates/util/Cargo.toml", "[package]\nname = \"util\"\nversion = \"0.1.0\"\n");
+    // `hash = "2"` is crates.io's crate of that name, whatever sits in the tree; the others are by path.
+    test.write(
+        "crates/app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nhash = \"2\"\n\
+         shared.workspace = true\nutil = { path = \"../util\" }\n",
+    );
+    test.build();
+    let app = json(&test, &["entity", "get", "component/app"]);
+    let mut depends = edges(&app, "depends_on", "outgoing");
+    depends.sort();
+    assert_eq!(depends, ["component/shared", "component/util", "crates.io:hash@2"], "{app}");
+    assert!(edges(&json(&test, &["entity", "get", "component/hash"]), "affects", "outgoing").is_empty());
 }
 
 #[test]

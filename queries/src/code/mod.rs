@@ -149,6 +149,10 @@ pub struct TestPayload {
     /// What the test's file imports (`knowledge_queries::chunks`, `pkg.mod`, `./util`), and what a Rust
     /// test's body imports itself (its own `use`, standard-library types it names by path), sorted.
     pub imports: Vec<String>,
+    /// The functions a Rust test's body calls through a module's path (`task::spawn`, `std::thread::spawn`),
+    /// sorted: one reached through another crate's module is that crate's.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub paths: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -416,6 +420,13 @@ mod extraction_tests {
             test.references,
             ["Get", "RwLock", "assert", "format", "is_empty", "lock", "new", "read", "store", "write"]
         );
+        // The functions called through a module's path, whatever crate the module is: not a type's
+        // (`RwLock::new`), not a relative path (`super::helper`).
+        let text = "#[test]\nfn spawns() {\n    task::spawn(1);\n    std::thread::spawn(f);\n    super::helper();\n    \
+                    RwLock::new(0);\n}\n";
+        let entities = syntax::entities(syntax::Language::Rust, "tests/spawn.rs", text);
+        let Payload::Test(test) = &entities[0].payload else { panic!("a test") };
+        assert_eq!(test.paths, ["std::thread::spawn", "task::spawn"]);
     }
 
     #[test]

@@ -255,9 +255,9 @@ impl<'a> Walker<'a> {
     fn test(&mut self, node: Node<'_>, body: Option<Node<'_>>, container: &[String], name: &str) {
         let qualified = self.qualified(container, name);
         let (references, members) = body.map(|body| self.references(body)).unwrap_or_default();
-        let imports = match (self.language, body) {
+        let (imports, paths) = match (self.language, body) {
             (Language::Rust, Some(body)) => self.rust_body_imports(body),
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         };
         let payload = Payload::Test(TestPayload {
             language: self.language.name().to_string(),
@@ -265,6 +265,7 @@ impl<'a> Walker<'a> {
             references,
             members,
             imports,
+            paths,
         });
         let entity = self.anchored(node, format!("test/{}#{qualified}", self.path), EntityType::Test, name, payload);
         self.entities.push(entity);
@@ -272,12 +273,16 @@ impl<'a> Walker<'a> {
 
     /// What a Rust test's body imports itself: its own `use` declarations, and the standard library's types
     /// it names by path (`std::sync::Mutex::new(..)` names `std::sync::Mutex`), so that those names are
-    /// known not to be this repository's.
-    fn rust_body_imports(&self, body: Node<'_>) -> Vec<String> {
+    /// known not to be this repository's; and the functions it calls through a module's path
+    /// (`task::spawn`), whose module may be another crate's.
+    fn rust_body_imports(&self, body: Node<'_>) -> (Vec<String>, Vec<String>) {
         let mut imports = BTreeSet::new();
+        let mut paths = BTreeSet::new();
         let mut cursor = body.walk();
-        let mut stack = vec![body];
-        while let Some(node) = stack.pop() {
+        // Each node with whether it is the path above another path's name (`std::thread` in
+        // `std::thread::spawn`), which calls nothing itself.
+        let mut stack = vec![(body, false)];
+        while let Some((node, inner_path)) = stack.pop() {
             match node.kind() {
                 "use_declaration" => {
                     if let Some(argument) = node.child_by_field_name("argument") {
@@ -292,12 +297,27 @@ impl<'a> Walker<'a> {
                     if standard && last.starts_with(|c: char| c.is_uppercase()) {
                         imports.insert(path.to_string());
                     }
+                    // `module::function`: a lowercase segment before a lowercase leaf, from a root that is no
+                    // relative path (`super::helper` is this crate's).
+                    let segments: Vec<&str> = path.split("::").collect();
+                    let lowercase = |s: &str| s.starts_with(|c: char| c.is_lowercase() || c == '_');
+                    if node.kind() == "scoped_identifier"
+                        && !inner_path
+                        && segments.len() >= 2
+                        && segments.iter().all(|s| s.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                        && !matches!(segments[0], "crate" | "self" | "super" | "Self")
+                        && lowercase(segments[segments.len() - 2])
+                        && lowercase(last)
+                    {
+                        paths.insert(path.to_string());
+                    }
                 }
                 _ => {}
             }
-            stack.extend(node.named_children(&mut cursor));
+            let path_child = (node.kind() == "scoped_identifier").then(|| node.child_by_field_name("path")).flatten();
+            stack.extend(node.named_children(&mut cursor).map(|child| (child, Some(child) == path_child)));
         }
-        imports.into_iter().collect()
+        (imports.into_iter().collect(), paths.into_iter().collect())
     }
 
     /// The identifiers used under `node`, and those of them used as members (`m.lock()`, `Mutex::lock`,

@@ -397,6 +397,14 @@ impl EntityGraph {
                 }
             }
         }
+        // `task::spawn` with `task` from `tokio_test`, or `std::thread::spawn`: that crate's function.
+        for path in &fields.paths {
+            if let Some((root, rest)) = path.split_once("::")
+                && (matches!(root, "std" | "core" | "alloc") || imports.foreign.contains(root))
+            {
+                imports.foreign.insert(rest.rsplit("::").next().unwrap_or(rest));
+            }
+        }
         imports
     }
 
@@ -511,7 +519,9 @@ impl EntityGraph {
             .iter()
             .filter(|dependency| dependency.scope != "workspace")
             .map(|dependency| match self.dependency_target(&payload.ecosystem, &dependency.name) {
-                Some(target) if target != component => (Some(target), String::new(), dependency.scope.clone()),
+                Some(target) if target != component && self.may_be_internal(&payload.ecosystem, dependency) => {
+                    (Some(target), String::new(), dependency.scope.clone())
+                }
                 _ => {
                     let mut dependency = dependency.clone();
                     if dependency.requirement == "workspace"
@@ -526,12 +536,25 @@ impl EntityGraph {
     }
 
     fn workspace_requirement(&self, name: &str) -> Option<String> {
+        self.workspace_dependency(name).map(|d| d.requirement.clone())
+    }
+
+    /// A workspace's `[workspace.dependencies]` entry for `name`.
+    fn workspace_dependency(&self, name: &str) -> Option<&knowledge_queries::code::Dependency> {
         self.components.iter().find_map(|&c| match &self.nodes[c].fields {
-            Fields::Component(p) if p.component_kind == "workspace" => {
-                p.dependencies.iter().find(|d| d.name == name).map(|d| d.requirement.clone())
-            }
+            Fields::Component(p) if p.component_kind == "workspace" => p.dependencies.iter().find(|d| d.name == name),
             _ => None,
         })
+    }
+
+    /// Whether a dependency can be a component here: Cargo takes one from the tree only by `path` (its own,
+    /// or through `workspace = true` its workspace entry's); `rustc-hash = "2"` comes from crates.io even
+    /// where a crate of that name sits in the repository. Other ecosystems resolve by name.
+    fn may_be_internal(&self, ecosystem: &str, dependency: &knowledge_queries::code::Dependency) -> bool {
+        ecosystem != "cargo"
+            || dependency.path.is_some()
+            || (dependency.requirement == "workspace"
+                && self.workspace_dependency(&dependency.name).is_some_and(|d| d.path.is_some()))
     }
 
     /// The components that depend on `component`.
