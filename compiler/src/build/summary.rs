@@ -36,6 +36,9 @@ pub struct BuildSummary {
     /// What the build put in object storage (`[output] artifacts`), when configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_artifacts: Option<super::remote::RemoteSync>,
+    /// What the build published to the Postgres store (`[store] url`), when configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<crate::store::postgres::PublishReport>,
     /// Wall time per stage, in milliseconds.
     pub stages_ms: StageTimes,
     pub wall_ms: u64,

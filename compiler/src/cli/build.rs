@@ -23,10 +23,17 @@ pub(crate) struct BuildArgs {
     /// Keep running: watch the project and build again after each change, one line per build.
     #[arg(long)]
     watch: bool,
+    /// Publish the committed index to this Postgres store (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["check", "watch"])]
+    store: Option<String>,
 }
 
 pub(crate) fn run(args: BuildArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let project = Project::discover(&at.start)?;
+    let mut project = Project::discover(&at.start)?;
+    if let Some(url) = args.store {
+        anyhow::ensure!(knowledge::config::is_postgres_url(&url), "--store is `postgres://USER@HOST:PORT/DATABASE`");
+        project.config.store.from_command_line = Some(url);
+    }
     if args.watch {
         let root = project.root.clone();
         knowledge::build::watch::watch(&project.config_path, &Quiet, |rebuild| {

@@ -139,6 +139,20 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
             }
         )?;
     }
+    if let Some(s) = &summary.store {
+        writeln!(
+            out,
+            "store {} (project {}): {} sources written, {} removed, {} chunks, {} vectors, {} pages ({} ms)",
+            escape(&s.target),
+            escape(&s.project),
+            s.sources_written,
+            s.sources_removed,
+            s.chunks_written,
+            s.vectors_written,
+            s.pages_written,
+            s.ms
+        )?;
+    }
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
 }
@@ -158,6 +172,49 @@ pub(crate) fn cli_search(
     Ok((conn, access, response))
 }
 
+/// The Postgres store a search reads, and its projects, when one is named (`--store`, `KNOWLEDGE_STORE_URL`
+/// or `[store] url`) and no `--db` is: `None` reads the local index.
+pub(crate) fn store_search(
+    db: Option<&Path>,
+    store: Option<String>,
+    mut projects: Vec<String>,
+    at: &super::Invocation,
+) -> anyhow::Result<Option<(String, Vec<String>)>> {
+    if db.is_some() {
+        anyhow::ensure!(projects.is_empty(), "--project names projects in a Postgres store; --db reads an index file");
+        return Ok(None);
+    }
+    let project = Project::discover(&at.start).ok();
+    let url = store
+        .or_else(|| project.as_ref().and_then(Project::store_url))
+        .or_else(|| std::env::var("KNOWLEDGE_STORE_URL").ok().filter(|url| !url.is_empty()));
+    let Some(url) = url else {
+        anyhow::ensure!(
+            projects.is_empty(),
+            "--project needs a Postgres store (--store, KNOWLEDGE_STORE_URL or [store] url)"
+        );
+        return Ok(None);
+    };
+    if projects.is_empty() {
+        let project = project.context("no kc.toml here to name the project: pass --project NAME")?;
+        projects.push(project.store_project());
+    }
+    Ok(Some((url, projects)))
+}
+
+/// A search of the Postgres store as the CLI runs it, as the principal, highlighted as [`cli_search`] does.
+pub(crate) fn postgres_search(
+    url: &str,
+    projects: &[String],
+    mut request: SearchRequest,
+    json: bool,
+    at: &super::Invocation,
+) -> anyhow::Result<SearchResponse> {
+    request.highlight = if !json && std::io::stdout().is_terminal() { Highlight::Ansi } else { Highlight::Markdown };
+    let mut store = knowledge::store::postgres::PgStore::connect(url)?;
+    Ok(knowledge::retrieval::search::search_postgres(&mut store, projects, &request, at.principal())?)
+}
+
 pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {
     if response.results.is_empty() {
         return writeln!(out, "no results for {:?}", response.query);
@@ -173,9 +230,10 @@ pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> s
         if let Some(entity) = &result.entity {
             writeln!(out, "   entity {}", escape(&entity.slug))?;
         }
+        let project = result.source.project.as_ref().map_or(String::new(), |project| format!("{}: ", escape(project)));
         writeln!(
             out,
-            "   {}:{}  rev {}  score {:.3}",
+            "   {project}{}:{}  rev {}  score {:.3}",
             escape(&result.source.path),
             lines,
             &result.source.revision[..12],

@@ -9,7 +9,7 @@ use knowledge::retrieval::context::ContextPack;
 use knowledge::retrieval::search::{EntityType, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 
 use super::Invocation;
-use super::output::{cli_search, print, print_search, remote, terminal_marks};
+use super::output::{cli_search, postgres_search, print, print_search, remote, store_search, terminal_marks};
 
 #[derive(clap::Args)]
 pub(crate) struct SearchArgs {
@@ -39,6 +39,12 @@ pub(crate) struct SearchArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+    /// Search this Postgres store instead of the local index (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
+    #[arg(long, value_name = "URL", conflicts_with = "db")]
+    store: Option<String>,
+    /// With a Postgres store: search this project (repeatable; default: this project's `[store] project`).
+    #[arg(long = "project", value_name = "NAME")]
+    projects: Vec<String>,
 }
 
 pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
@@ -72,6 +78,12 @@ pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode>
                 entity_types: args.entity_type,
                 highlight: Highlight::default(),
             };
+            if let Some((url, projects)) = store_search(args.db.as_deref(), args.store, args.projects, at)? {
+                anyhow::ensure!(!args.context, "--context reads a local index; it does not read a Postgres store yet");
+                let response = postgres_search(&url, &projects, request, json, at)?;
+                print(json, &response, |out| print_search(out, &response))?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let (conn, access, response) = cli_search(args.db, at, request, json)?;
             let pack = if args.context {
                 Some(knowledge::retrieval::context::pack(&conn, query, 2000, 8, &access)?)

@@ -58,6 +58,9 @@ pub struct Config {
     /// Code entities: components, symbols, tests and decisions (docs/code.md). Off by default.
     #[serde(default)]
     pub code: CodeConfig,
+    /// A Postgres store the build publishes its index to and readers search (docs/deployment.md).
+    #[serde(default)]
+    pub store: StoreConfig,
     /// Other repositories compiled into indexes of their own, by name: a project folder (its kc.toml names
     /// the index) or an index file. `resolve_dependency` looks coordinates up there, at query time only.
     #[serde(default)]
@@ -113,6 +116,26 @@ impl CodeConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     pub url: Option<Spanned<String>>,
+}
+
+/// `[store]`: the Postgres database a build publishes its index to, under a project id. `KNOWLEDGE_STORE_URL`
+/// (and `--store`) take precedence over `url`; the URL may name its password, so prefer the variable.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `postgres://USER@HOST:PORT/DATABASE` (or `postgresql://`, `?host=/socket/folder` for a Unix socket).
+    pub url: Option<Spanned<String>>,
+    /// The project's id in a store shared by several repositories; defaults to the project's name.
+    pub project: Option<String>,
+    /// `--store URL` on the command line, which wins over the variable and the file.
+    #[serde(skip)]
+    pub from_command_line: Option<String>,
+}
+
+/// Whether `url` names a Postgres database.
+#[must_use]
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
 /// `s3://BUCKET` or `s3://BUCKET/PREFIX` as (bucket, prefix without slashes at its ends).
@@ -448,6 +471,24 @@ impl Project {
         ConfigError::Invalid { path: self.config_path.clone(), line, column, message }
     }
 
+    /// The Postgres store this project publishes to and reads from: `--store`, else `KNOWLEDGE_STORE_URL`,
+    /// else `[store] url`.
+    #[must_use]
+    pub fn store_url(&self) -> Option<String> {
+        self.config
+            .store
+            .from_command_line
+            .clone()
+            .or_else(|| std::env::var("KNOWLEDGE_STORE_URL").ok().filter(|url| !url.is_empty()))
+            .or_else(|| self.config.store.url.as_ref().map(|url| url.get_ref().clone()))
+    }
+
+    /// The project's id in the Postgres store: `[store] project`, else its name.
+    #[must_use]
+    pub fn store_project(&self) -> String {
+        self.config.store.project.clone().unwrap_or_else(|| self.name())
+    }
+
     /// The project name recorded as `source_owner`.
     #[must_use]
     pub fn name(&self) -> String {
@@ -525,6 +566,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         && s3_prefix(url.get_ref()).is_none()
     {
         return Err(invalid(Some(url.span()), "`url` is `s3://BUCKET/PREFIX` (or `s3://BUCKET`)".to_string()));
+    }
+    if let Some(url) = &config.store.url
+        && !is_postgres_url(url.get_ref())
+    {
+        return Err(invalid(Some(url.span()), "`url` is `postgres://USER@HOST:PORT/DATABASE`".to_string()));
     }
     for name in config.permissions.purposes.keys() {
         if !ingest::PURPOSES.contains(&name.get_ref().as_str()) {

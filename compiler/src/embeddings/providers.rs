@@ -197,11 +197,18 @@ fn local_model(_dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, Stri
 /// The embedder an index's vectors were made with (from the settings the build stored), to embed queries
 /// the same way; `None` when the index has no generation.
 pub fn for_index(conn: &Connection) -> rusqlite::Result<Option<Box<dyn Embedder>>> {
-    let Some(model) = crate::store::meta(conn, "embeddings_model")?.filter(|m| !m.is_empty()) else { return Ok(None) };
-    let settings: serde_json::Value = crate::store::meta(conn, "embeddings_settings")?
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default();
-    Ok(match settings["provider"].as_str() {
+    let model = crate::store::meta(conn, "embeddings_model")?;
+    let settings = crate::store::meta(conn, "embeddings_settings")?;
+    Ok(for_settings(model.as_deref(), settings.as_deref()))
+}
+
+/// The embedder of a generation, from its model and settings as the index stores them (meta
+/// `embeddings_model`, `embeddings_settings`): `None` without a generation or when it cannot be made here.
+#[must_use]
+pub fn for_settings(model: Option<&str>, settings: Option<&str>) -> Option<Box<dyn Embedder>> {
+    let model = model.filter(|m| !m.is_empty())?;
+    let settings: serde_json::Value = settings.and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+    match settings["provider"].as_str() {
         Some("openai") => serde_json::from_value::<OpenAiSettings>(settings)
             .ok()
             .map(|settings| Box::new(OpenAiEmbedder::new(settings)) as Box<dyn Embedder>),
@@ -212,7 +219,7 @@ pub fn for_index(conn: &Connection) -> rusqlite::Result<Option<Box<dyn Embedder>
             .strip_prefix("fake:")
             .and_then(|dims| dims.parse().ok())
             .map(|dims| Box::new(FakeEmbedder::new(dims)) as Box<dyn Embedder>),
-    })
+    }
 }
 
 /// An OpenAI-compatible endpoint's settings, as `kc.toml` gives them (the key's variable, never the key).

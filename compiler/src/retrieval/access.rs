@@ -23,9 +23,14 @@ pub enum AccessError {
 
 /// The labels `purpose` may not read, as the index was built with them (`[permissions.purposes]`).
 pub fn denied_labels(conn: &Connection, purpose: &str) -> rusqlite::Result<Vec<String>> {
+    Ok(denied_in(crate::store::meta(conn, "purposes")?.as_deref(), purpose))
+}
+
+/// The labels `purpose` may not read, from the stored purposes (JSON).
+fn denied_in(purposes: Option<&str>, purpose: &str) -> Vec<String> {
     let mut purposes: BTreeMap<String, Vec<String>> =
-        crate::store::meta(conn, "purposes")?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
-    Ok(purposes.remove(purpose).unwrap_or_default())
+        purposes.and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
+    purposes.remove(purpose).unwrap_or_default()
 }
 
 /// What one principal may read in one index.
@@ -48,9 +53,27 @@ impl Access {
 
     /// The access of `principal` for `purpose`: with `None`, by the principal's grants alone.
     pub fn load_for(conn: &Connection, principal: Option<&str>, purpose: Option<&str>) -> Result<Access, AccessError> {
-        let principals: BTreeMap<String, Vec<String>> = crate::store::meta(conn, "principals")?
-            .and_then(|json| serde_json::from_str(&json).ok())
-            .unwrap_or_default();
+        let principals = crate::store::meta(conn, "principals")?;
+        let purposes = crate::store::meta(conn, "purposes")?;
+        let mut labelled =
+            conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?;
+        let rows = labelled
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Access::of(principals.as_deref(), purposes.as_deref(), principal, purpose, rows)
+    }
+
+    /// The access of `principal` for `purpose` in an index whose meta holds `principals` and `purposes`
+    /// (JSON, as the build stored them), given its labelled sources as (id, path, labels) rows.
+    pub fn of(
+        principals: Option<&str>,
+        purposes: Option<&str>,
+        principal: Option<&str>,
+        purpose: Option<&str>,
+        labelled: impl IntoIterator<Item = (i64, String, String)>,
+    ) -> Result<Access, AccessError> {
+        let principals: BTreeMap<String, Vec<String>> =
+            principals.and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
         let granted: HashSet<String> = match principal {
             None => HashSet::new(),
             Some(name) => principals
@@ -64,22 +87,25 @@ impl Access {
                 .collect(),
         };
         let denied = match purpose {
-            Some(purpose) => denied_labels(conn, purpose)?.into_iter().collect(),
+            Some(purpose) => denied_in(purposes, purpose).into_iter().collect(),
             None => HashSet::new(),
         };
         let mut access = Access { granted, denied, ..Access::default() };
-        let mut labelled =
-            conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?;
-        let rows = labelled
-            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
-        for row in rows {
-            let (id, path, labels) = row?;
+        for (id, path, labels) in labelled {
             if !access.can_read_labels(&labels) {
                 access.hidden.push(id);
                 access.hidden_paths.insert(path);
             }
         }
+        access.hidden.sort_unstable();
         Ok(access)
+    }
+
+    /// Adds what `other` hides (another project's sources, by their ids in a shared store).
+    pub fn hide_also(&mut self, other: Access) {
+        self.hidden.extend(other.hidden);
+        self.hidden.sort_unstable();
+        self.hidden_paths.extend(other.hidden_paths);
     }
 
     /// Whether sources with these labels (comma-separated, as stored) are readable: each label is public or

@@ -73,17 +73,30 @@ pub(crate) struct QueryStems {
 impl QueryStems {
     /// Weights from the keyword index's document frequencies: one count per distinct word.
     pub(crate) fn read(conn: &Connection, stemmer: &Stemmer, terms: &[String]) -> rusqlite::Result<QueryStems> {
-        let mut weights: Vec<(String, f64)> = Vec::new();
-        let mut words_of: Vec<Vec<String>> = Vec::new();
         let total: f64 = conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))?;
         let mut frequency = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
+        QueryStems::read_from(stemmer, terms, total, |word| {
+            frequency.query_row([format!("\"{word}\"")], |row| row.get(0))
+        })
+    }
+
+    /// Weights from `total` chunks and the number holding each word (`frequency`), asked once per distinct
+    /// stem: the same weights over any index.
+    pub(crate) fn read_from<E>(
+        stemmer: &Stemmer,
+        terms: &[String],
+        total: f64,
+        mut frequency: impl FnMut(&str) -> Result<f64, E>,
+    ) -> Result<QueryStems, E> {
+        let mut weights: Vec<(String, f64)> = Vec::new();
+        let mut words_of: Vec<Vec<String>> = Vec::new();
         for word in terms.iter().flat_map(|term| words(term)) {
             let stem = stem_word(stemmer, &word);
             if let Some(at) = weights.iter().position(|(known, _)| *known == stem) {
                 words_of[at].push(word);
                 continue;
             }
-            let found: f64 = frequency.query_row([format!("\"{word}\"")], |row| row.get(0))?;
+            let found = frequency(&word)?;
             weights.push((stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln()));
             words_of.push(vec![word]);
         }

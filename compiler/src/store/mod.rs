@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 mod lock;
+pub mod postgres;
 mod read;
 mod write;
 pub use lock::{LOCK_FILE, WriterLock};

@@ -39,6 +39,10 @@ pub enum EvalError {
     Store(#[from] store::StoreError),
     #[error("search failed")]
     Search(#[source] rusqlite::Error),
+    #[error(transparent)]
+    StoreSearch(#[from] search::SearchStoreError),
+    #[error(transparent)]
+    Postgres(#[from] store::postgres::PostgresError),
     #[error("cannot create a temporary folder")]
     Temp(#[source] std::io::Error),
 }
@@ -148,6 +152,7 @@ pub fn evaluate(
     project.config.output.dir = toml::Spanned::new(0..0, "index".to_string());
     // The collection's documents are scored, not pages generated from them.
     project.config.wiki.enabled = false;
+    project.config.store.project = Some("eval".to_string());
     let clock = Instant::now();
     let built = Compiler::new().build(&project, &Silent)?;
     if let Some(reason) = built.embeddings.as_ref().and_then(|e| e.degraded.clone()) {
@@ -160,6 +165,16 @@ pub fn evaluate(
         crate::retrieval::access::AccessError::Sqlite(e) => EvalError::Search(e),
         crate::retrieval::access::AccessError::Unknown { .. } => unreachable!("the default principal always exists"),
     })?;
+    // With a Postgres store (`KNOWLEDGE_STORE_URL`), the build published the collection there, and the
+    // searches read it: the store's ranking is scored instead of the SQLite index's.
+    let mut postgres = project.store_url().map(|url| store::postgres::PgStore::connect(&url)).transpose()?;
+    let projects = [project.store_project()];
+    let mut run = |request: &SearchRequest| -> Result<search::SearchResponse, EvalError> {
+        match postgres.as_mut() {
+            Some(pg) => Ok(search::search_postgres(pg, &projects, request, None)?),
+            None => search::search(&conn, request, &access).map_err(EvalError::Search),
+        }
+    };
     let ids: HashMap<String, &str> =
         documents.iter().map(|d| (format!("corpus/{}.md", file_name(&d.id)), d.id.as_str())).collect();
     let mut totals = [0.0_f64; 4];
@@ -179,10 +194,10 @@ pub fn evaluate(
             highlight: Highlight::Markdown,
         };
         let clock = Instant::now();
-        search::search(&conn, &request, &access).map_err(EvalError::Search)?;
+        run(&request)?;
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
         request.limit = 100;
-        let response = search::search(&conn, &request, &access).map_err(EvalError::Search)?;
+        let response = run(&request)?;
         if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
             return Err(EvalError::Embeddings(reason));
         }

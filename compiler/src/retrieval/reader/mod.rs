@@ -226,7 +226,13 @@ fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDet
                 title: row.get(1)?,
                 heading_path: serde_json::from_str(&row.get::<_, String>(2)?).unwrap_or_default(),
                 text: row.get(3)?,
-                source: ResultSource { uri: row.get(4)?, path: row.get(5)?, revision: row.get(6)?, hash: row.get(7)? },
+                source: ResultSource {
+                    uri: row.get(4)?,
+                    path: row.get(5)?,
+                    revision: row.get(6)?,
+                    hash: row.get(7)?,
+                    project: None,
+                },
                 citation: Citation::from_row(row, 8)?,
                 provenance: serde_json::from_str(&row.get::<_, String>(12)?).unwrap_or_default(),
             })

@@ -3,8 +3,6 @@
 
 use std::collections::HashSet;
 
-use rusqlite::Connection;
-
 use super::*;
 
 /// Reciprocal-rank fusion's constant: ranks, not scores, are fused, since BM25 and cosine are not comparable.
@@ -45,18 +43,17 @@ pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> V
 
 /// The paths among `results` whose source the last build added or changed (a build that derived
 /// everything again records no such events, so it marks nothing). One query over the last run's events.
-pub(super) fn fresh_paths(conn: &Connection, results: &[SearchResult]) -> rusqlite::Result<HashSet<String>> {
+pub(super) fn fresh_paths<I: SearchIndex>(
+    index: &mut I,
+    results: &[SearchResult],
+) -> Result<HashSet<String>, I::Error> {
     let paths: HashSet<&str> = results.iter().map(|r| r.source.path.as_str()).collect();
     if paths.is_empty() {
         return Ok(HashSet::new());
     }
-    let listed = serde_json::to_string(&paths).unwrap_or_default();
-    let mut statement = conn.prepare_cached(
-        "SELECT DISTINCT path FROM run_events
-         WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run')
-               AND kind IN ('source_added', 'source_changed') AND path IN (SELECT value FROM json_each(?1))",
-    )?;
-    statement.query_map([listed], |row| row.get(0))?.collect()
+    let mut paths: Vec<&str> = paths.into_iter().collect();
+    paths.sort_unstable();
+    index.fresh_paths(&paths)
 }
 
 /// How many of the fused results are expanded through the wiki graph.
@@ -65,44 +62,22 @@ pub(super) const EXPAND_FROM: usize = 10;
 /// The graph neighbours of `results`, in the order of the results they come from: for a generated page,
 /// the chunks holding the quotes it cites (reason `citation`); for a source chunk, the pages that quote
 /// its source (reason `backlink`). `allow` filters them (permissions and kinds) before they are read.
-pub(super) fn expand(
-    conn: &Connection,
+pub(super) fn expand<I: SearchIndex>(
+    index: &mut I,
     results: &[SearchResult],
     allow: &dyn Fn(&str, Option<&str>) -> bool,
-) -> rusqlite::Result<Vec<SearchResult>> {
+) -> Result<Vec<SearchResult>, I::Error> {
     let mut seen: HashSet<i64> = HashSet::new();
     let mut related = Vec::new();
-    let mut cited = conn.prepare_cached(
-        "SELECT DISTINCT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
-                          WHERE s.path = t.path AND c.start_offset <= t.start_offset AND t.start_offset < c.end_offset
-                                AND c.entity IS NULL
-                          ORDER BY c.ordinal LIMIT 1), t.path
-         FROM citations t WHERE t.page = ?1 ORDER BY t.note",
-    )?;
-    let page = Origin::Page.prefix();
-    let mut quoting = conn.prepare_cached(&format!(
-        "SELECT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
-                 WHERE s.path = '{page}' || p.page ORDER BY c.ordinal LIMIT 1), '{page}' || p.page
-         FROM page_sources p WHERE p.path = ?1 ORDER BY p.page",
-    ))?;
     for result in results {
-        let (neighbours, reason): (Vec<(Option<i64>, String)>, &'static str) =
-            match SourceRef::from_path(&result.source.path).page_slug() {
-                Some(slug) => (
-                    cited.query_map([slug], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?,
-                    "citation",
-                ),
-                None => (
-                    quoting
-                        .query_map([&result.source.path], |row| Ok((row.get(0)?, row.get(1)?)))?
-                        .collect::<rusqlite::Result<_>>()?,
-                    "backlink",
-                ),
-            };
+        let (neighbours, reason) = match SourceRef::from_path(&result.source.path).page_slug() {
+            Some(slug) => (index.cited_chunks(slug)?, "citation"),
+            None => (index.quoting_pages(&result.source.path)?, "backlink"),
+        };
         for (seq, path) in neighbours {
             // Neighbours are text chunks and pages, never entity excerpts.
             let Some(seq) = seq.filter(|seq| allow(&path, None) && seen.insert(*seq)) else { continue };
-            if let Some(mut neighbour) = chunk_result(conn, seq)? {
+            if let Some(mut neighbour) = index.chunk(seq)? {
                 neighbour.reason.push(reason.into());
                 related.push(neighbour);
             }

@@ -7,16 +7,37 @@ use rusqlite::{Connection, params};
 
 use super::*;
 
-/// The keyword retrieval: the whole ranked candidate pool, without snippets.
-pub(super) fn keyword(
-    conn: &Connection,
+/// The keyword retrieval: the whole ranked candidate pool, re-ranked, without snippets.
+pub(super) fn keyword<I: SearchIndex>(
+    index: &mut I,
     request: &SearchRequest,
     access: &Access,
     query_stems: &QueryStems,
     cache: &mut StemCache,
-) -> rusqlite::Result<SearchResponse> {
+) -> Result<SearchResponse, I::Error> {
     let mut response = empty_response(request);
     let terms = response.terms.clone();
+    if terms.is_empty() || request.limit == 0 {
+        return Ok(response);
+    }
+    let mut results = index.keyword_pool(request, access, &terms, (request.limit * 4).max(50))?;
+    let query_phrase = words(&request.query);
+    for result in &mut results {
+        rerank(result, cache, &terms, query_stems, &query_phrase);
+    }
+    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    response.results = results;
+    Ok(response)
+}
+
+/// The SQLite index's keyword pool: FTS5's BM25 over the quoted query words, title weighted over body.
+pub(super) fn sqlite_pool(
+    conn: &Connection,
+    request: &SearchRequest,
+    access: &Access,
+    terms: &[String],
+    pool: usize,
+) -> rusqlite::Result<Vec<SearchResult>> {
     let wants = |kind| request.wants(kind);
     // Pages, index entries, notes and entity excerpts are few, so a kind filter names their chunks rather
     // than every source chunk.
@@ -56,17 +77,14 @@ pub(super) fn keyword(
     } else {
         let entities = wants(ResultKind::Entity).then_some(entity_condition);
         if wanted.is_empty() && entities.is_none() {
-            return Ok(response);
+            return Ok(Vec::new());
         }
         // `+rowid`: offered to FTS5 as a rowid constraint, the set would drive one MATCH per listed chunk
         // (1.4 s for tokio's 8,000 entity excerpts); as a plain filter it is read once and tested per match.
         format!("+rowid IN ({})", chunks_of(wanted, entities))
     };
-    if terms.is_empty() || request.limit == 0 {
-        return Ok(response);
-    }
-    let match_expression = match_expression(&terms);
-    let pool_size = i64::try_from((request.limit * 4).max(50)).unwrap_or(i64::MAX);
+    let match_expression = match_expression(terms);
+    let pool_size = i64::try_from(pool).unwrap_or(i64::MAX);
 
     // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
     let mut statement = conn.prepare_cached(&format!(
@@ -78,8 +96,7 @@ pub(super) fn keyword(
          WHERE c.revision = s.revision",
         access.chunk_filter("rowid")
     ))?;
-    let query_phrase = words(&request.query);
-    let mut results = statement
+    statement
         .query_map(params![match_expression, pool_size], |row| {
             let bm25: f64 = row.get(13)?;
             let mut result = result_from_row(row)?;
@@ -87,14 +104,7 @@ pub(super) fn keyword(
             (result.scores.keyword, result.scores.bm25) = (bm25, bm25);
             Ok(result)
         })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-
-    for result in &mut results {
-        rerank(result, cache, &terms, query_stems, &query_phrase);
-    }
-    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    response.results = results;
-    Ok(response)
+        .collect()
 }
 
 /// Words in a snippet, at most.

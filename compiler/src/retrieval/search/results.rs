@@ -230,6 +230,10 @@ pub struct ResultSource {
     pub revision: String,
     /// Content hash of the cited text.
     pub hash: String,
+    /// The project (repository) the source belongs to, in a Postgres store shared by several; absent for
+    /// a local index, which holds one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

@@ -1,0 +1,401 @@
+//! Search over the Postgres store (`[store] url`): the same pipeline as over the SQLite index, reading the
+//! keyword pool from Postgres full-text search (`ts_rank_cd` over the chunks' weighted `tsvector`, GIN
+//! indexed) and the semantic ranking from pgvector, exact below [`EXACT_BELOW`] vectors and through the
+//! HNSW index above. Permission filters are conditions of the ranking query, as in SQLite. Several projects
+//! may be searched at once: each result names its project, and each project's own principals decide what
+//! a principal may read there.
+
+use std::collections::HashSet;
+
+use ::postgres::Client;
+
+use super::*;
+use crate::store::postgres::{PgStore, PostgresError, project_meta};
+
+/// Below this many vectors in the store, a semantic search scans them exactly (it costs a few
+/// milliseconds, and HNSW is approximate); above, it asks the HNSW index.
+pub const EXACT_BELOW: f64 = 20_000.0;
+
+/// The columns [`pg_result`] reads, first in a query over `knowledge_chunks c JOIN knowledge_sources s`.
+const PG_RESULT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
+                                 c.start_line, c.end_line, s.uri, s.path, c.entity, s.project";
+
+/// ts_rank_cd's weights for {D, C, B, A}: identifiers (C) half of text (B), title (A) twice it, as the
+/// SQLite index's BM25 column weights.
+const RANK_WEIGHTS: &str = "'{0.1, 0.25, 0.5, 1.0}'";
+
+/// Runs a search over `projects` in the Postgres store, as `principal` may read them. With one project an
+/// unknown principal is an error; across several, projects that do not know the principal are left out.
+pub fn search_postgres(
+    store: &mut PgStore,
+    projects: &[String],
+    request: &SearchRequest,
+    principal: Option<&str>,
+) -> Result<SearchResponse, SearchStoreError> {
+    let mut access: Option<Access> = None;
+    let mut readable = Vec::new();
+    let mut generation: Option<(String, Option<String>)> = None;
+    for project in projects {
+        let meta = project_meta(store, project)?;
+        let labelled: Vec<(i64, String, String)> = store
+            .client
+            .query(
+                "SELECT id, path, labels FROM knowledge_sources WHERE project = $1 AND labels <> '' ORDER BY id",
+                &[project],
+            )
+            .map_err(|source| store.error(source))?
+            .into_iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2)))
+            .collect();
+        let principals = meta.get("principals").map(String::as_str);
+        let purposes = meta.get("purposes").map(String::as_str);
+        let project_access = match Access::of(principals, purposes, principal, Some("knowledge_answer"), labelled) {
+            Ok(project_access) => project_access,
+            Err(error) if projects.len() == 1 => return Err(error.into()),
+            Err(_) => continue,
+        };
+        match &mut access {
+            Some(access) => access.hide_also(project_access),
+            None => access = Some(project_access),
+        }
+        readable.push(project.clone());
+        if generation.is_none()
+            && let Some(model) = meta.get("embeddings_model").filter(|model| !model.is_empty())
+        {
+            generation = Some((model.clone(), meta.get("embeddings_settings").cloned()));
+        }
+    }
+    let access = access.unwrap_or_default();
+    let mut index = PgIndex { client: &mut store.client, projects: readable, generation };
+    search_in(&mut index, request, &access).map_err(|source| store.error(source).into())
+}
+
+/// Why a search of the Postgres store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchStoreError {
+    #[error(transparent)]
+    Store(#[from] PostgresError),
+    #[error(transparent)]
+    Access(#[from] crate::retrieval::access::AccessError),
+}
+
+struct PgIndex<'a> {
+    client: &'a mut Client,
+    projects: Vec<String>,
+    /// The embeddings generation searched: the first project's that has one (model, settings).
+    generation: Option<(String, Option<String>)>,
+}
+
+impl PgIndex<'_> {
+    /// The SQL condition that keeps chunks of readable sources of a wanted kind.
+    fn filter(request: &SearchRequest, access: &Access) -> Option<String> {
+        let kinds = kind_condition(request)?;
+        let hidden = access.hidden_sources();
+        let readable = if hidden.is_empty() {
+            "TRUE".to_string()
+        } else {
+            // The ids come from the store itself, so inlining them is safe.
+            let ids: Vec<String> = hidden.iter().map(i64::to_string).collect();
+            format!("s.id NOT IN ({})", ids.join(","))
+        };
+        Some(format!("{readable} AND {kinds}"))
+    }
+}
+
+/// The request's kinds as a condition on `s.path` and `c.entity`; `None` when it wants nothing an index
+/// holds.
+fn kind_condition(request: &SearchRequest) -> Option<String> {
+    let special = [
+        (ResultKind::WikiPage, Origin::Page),
+        (ResultKind::IndexEntry, Origin::Shard),
+        (ResultKind::LegacyItem, Origin::Note),
+    ];
+    let entity_condition = if request.entity_types.is_empty() {
+        "c.entity IS NOT NULL".to_string()
+    } else {
+        let types: Vec<String> =
+            request.entity_types.iter().map(|t| format!("c.entity LIKE '{}%'", t.slug_prefix())).collect();
+        format!("({})", types.join(" OR "))
+    };
+    let origins = |wanted: bool| -> Vec<String> {
+        special
+            .iter()
+            .filter(|(kind, _)| request.wants(*kind) == wanted)
+            .map(|(_, origin)| origin.sql_condition("s.path"))
+            .collect()
+    };
+    if request.wants(ResultKind::SourceChunk) {
+        let mut excluded = origins(false);
+        if !request.wants(ResultKind::Entity) {
+            excluded.push("c.entity IS NOT NULL".to_string());
+        } else if !request.entity_types.is_empty() {
+            excluded.push(format!("(c.entity IS NOT NULL AND NOT {entity_condition})"));
+        }
+        Some(if excluded.is_empty() { "TRUE".to_string() } else { format!("NOT ({})", excluded.join(" OR ")) })
+    } else {
+        let mut included = origins(true);
+        included.extend(request.wants(ResultKind::Entity).then_some(entity_condition));
+        (!included.is_empty()).then(|| format!("({})", included.join(" OR ")))
+    }
+}
+
+/// The query's terms as a `to_tsquery` text: each term's words as a phrase, the terms joined by OR (a
+/// sentence-length question never requires all its words). Words are letters and digits only, so no
+/// query text is ever read as tsquery syntax.
+fn tsquery(terms: &[String]) -> String {
+    let phrases: Vec<String> = terms
+        .iter()
+        .map(|term| words(term).join(" <-> "))
+        .filter(|phrase| !phrase.is_empty())
+        .map(|phrase| format!("({phrase})"))
+        .collect();
+    phrases.join(" | ")
+}
+
+fn pg_result(row: &::postgres::Row) -> SearchResult {
+    let entity: Option<String> = row.get(12);
+    let path: String = row.get(11);
+    let offset = |at: usize| u32::try_from(row.get::<_, i32>(at)).unwrap_or(0);
+    SearchResult {
+        rowid: row.get(0),
+        kind: if entity.is_some() { ResultKind::Entity } else { result_kind(&path) },
+        id: row.get(1),
+        title: row.get(2),
+        text: row.get(3),
+        snippet: String::new(),
+        score: 0.0,
+        scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
+        source: ResultSource {
+            uri: row.get(10),
+            path,
+            revision: row.get(5),
+            hash: row.get(4),
+            project: Some(row.get(13)),
+        },
+        citation: Citation {
+            start_offset: offset(6),
+            end_offset: offset(7),
+            start_line: offset(8),
+            end_line: offset(9),
+        },
+        reason: Vec::new(),
+        also_in: Vec::new(),
+        entity: entity.map(EntityMatch::from_slug),
+        page: None,
+    }
+}
+
+impl SearchIndex for PgIndex<'_> {
+    type Error = ::postgres::Error;
+
+    fn chunk_total(&mut self) -> Result<f64, ::postgres::Error> {
+        let row = self
+            .client
+            .query_one("SELECT count(*) FROM knowledge_chunks WHERE project = ANY($1)", &[&self.projects])?;
+        Ok(row.get::<_, i64>(0) as f64)
+    }
+
+    fn word_frequency(&mut self, word: &str) -> Result<f64, ::postgres::Error> {
+        // A stop word is in no tsvector; it is in most texts, so it weighs as a word every chunk holds.
+        let row = self.client.query_one(
+            "SELECT CASE WHEN numnode(q) = 0 THEN -1
+                         ELSE (SELECT count(*) FROM knowledge_chunks WHERE project = ANY($1) AND document @@ q) END
+             FROM to_tsquery('english', $2) AS q",
+            &[&self.projects, &words(word).join(" <-> ")],
+        )?;
+        let found = row.get::<_, i64>(0);
+        if found < 0 { self.chunk_total() } else { Ok(found as f64) }
+    }
+
+    fn keyword_pool(
+        &mut self,
+        request: &SearchRequest,
+        access: &Access,
+        terms: &[String],
+        pool: usize,
+    ) -> Result<Vec<SearchResult>, ::postgres::Error> {
+        let (Some(filter), query) = (PgIndex::filter(request, access), tsquery(terms)) else { return Ok(Vec::new()) };
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.client.query(
+            &format!(
+                "SELECT {PG_RESULT_COLUMNS}, ts_rank_cd({RANK_WEIGHTS}, c.document, q, 1)::float8 AS score
+                 FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id,
+                      to_tsquery('english', $2) AS q
+                 WHERE c.project = ANY($1) AND c.document @@ q AND c.revision = s.revision AND {filter}
+                 ORDER BY score DESC, c.seq LIMIT $3"
+            ),
+            &[&self.projects, &query, &i64::try_from(pool).unwrap_or(i64::MAX)],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let mut result = pg_result(row);
+                let rank: f64 = row.get(14);
+                result.score = rank;
+                (result.scores.keyword, result.scores.bm25) = (rank, rank);
+                result
+            })
+            .collect())
+    }
+
+    fn semantic(&mut self, request: &SearchRequest, access: &Access, k: usize) -> Result<Semantic, ::postgres::Error> {
+        let embedder = self
+            .generation
+            .as_ref()
+            .and_then(|(model, settings)| crate::embeddings::for_settings(Some(model), settings.as_deref()));
+        let Some(embedder) = embedder else { return Ok(Semantic::Unavailable(NO_EMBEDDINGS.to_string())) };
+        let query_vector = match embedder.embed_query(&request.query) {
+            Ok(vector) => vector,
+            Err(error) => return Ok(Semantic::Unavailable(format!("the embeddings provider failed: {error}"))),
+        };
+        let Some(filter) = PgIndex::filter(request, access) else {
+            return Ok(Semantic::Ranked {
+                model: embedder.model().to_string(),
+                provider: embedder.provider().to_string(),
+                results: Vec::new(),
+            });
+        };
+        let literal = format!("[{}]", query_vector.iter().map(f32::to_string).collect::<Vec<_>>().join(","));
+        let dimensions = query_vector.len();
+        // The planner's estimate of the table's size decides: a count would itself scan.
+        let estimate: f64 = f64::from(
+            self.client
+                .query_one("SELECT reltuples::float4 FROM pg_class WHERE relname = 'knowledge_vectors'", &[])?
+                .get::<_, f32>(0),
+        );
+        let distance = if estimate < EXACT_BELOW {
+            "v.embedding <=> $2::text::vector".to_string()
+        } else {
+            format!("v.embedding::vector({dimensions}) <=> $2::text::vector({dimensions})")
+        };
+        let mut tx = self.client.transaction()?;
+        // HNSW filtered by project, kind and permission: keep scanning until k rows pass the filter.
+        tx.batch_execute("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100")?;
+        let rows = tx.query(
+            &format!(
+                "SELECT * FROM (
+                     SELECT {PG_RESULT_COLUMNS}, ({distance})::float8 AS distance
+                     FROM knowledge_vectors v JOIN knowledge_chunks c ON c.seq = v.chunk_seq
+                          JOIN knowledge_sources s ON s.id = c.source_id
+                     WHERE v.project = ANY($1) AND v.model = $3 AND v.dimensions = $5
+                           AND c.revision = s.revision AND {filter}
+                     ORDER BY {distance} LIMIT $4
+                 ) AS nearest ORDER BY distance, seq"
+            ),
+            &[
+                &self.projects,
+                &literal,
+                &embedder.model(),
+                &i64::try_from(k).unwrap_or(i64::MAX),
+                &i32::try_from(dimensions).unwrap_or(i32::MAX),
+            ],
+        )?;
+        tx.commit()?;
+        let results = rows
+            .iter()
+            .map(|row| {
+                let mut result = pg_result(row);
+                let similarity = 1.0 - row.get::<_, f64>(14);
+                result.scores.semantic = Some(similarity);
+                result.score = similarity;
+                result
+            })
+            .collect();
+        Ok(Semantic::Ranked { model: embedder.model().to_string(), provider: embedder.provider().to_string(), results })
+    }
+
+    fn chunk(&mut self, seq: i64) -> Result<Option<SearchResult>, ::postgres::Error> {
+        let row = self.client.query_opt(
+            &format!(
+                "SELECT {PG_RESULT_COLUMNS} FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id
+                 WHERE c.seq = $1 AND c.project = ANY($2) AND c.revision = s.revision"
+            ),
+            &[&seq, &self.projects],
+        )?;
+        Ok(row.as_ref().map(pg_result))
+    }
+
+    fn entry_page(&mut self, seq: i64) -> Result<Option<String>, ::postgres::Error> {
+        let row = self.client.query_opt("SELECT identifiers FROM knowledge_chunks WHERE seq = $1", &[&seq])?;
+        Ok(row.map(|row| row.get(0)))
+    }
+
+    fn page_sources(&mut self, page: &str) -> Result<Vec<(String, bool)>, ::postgres::Error> {
+        let rows = self.client.query(
+            "SELECT DISTINCT path, signal = 'title' FROM knowledge_citations WHERE project = ANY($1) AND page = $2",
+            &[&self.projects, &page],
+        )?;
+        Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+
+    fn page_names(&mut self, page: &str) -> Result<Option<(String, String)>, ::postgres::Error> {
+        let row = self.client.query_opt(
+            "SELECT title, aliases FROM knowledge_pages WHERE project = ANY($1) AND slug = $2 LIMIT 1",
+            &[&self.projects, &page],
+        )?;
+        Ok(row.map(|row| (row.get(0), row.get(1))))
+    }
+
+    fn fresh_paths(&mut self, paths: &[&str]) -> Result<HashSet<String>, ::postgres::Error> {
+        let rows = self.client.query(
+            "SELECT DISTINCT e.path FROM knowledge_run_events e
+             JOIN knowledge_projects p ON p.project = e.project AND p.last_run = e.run_id
+             WHERE e.project = ANY($1) AND e.kind IN ('source_added', 'source_changed') AND e.path = ANY($2)",
+            &[&self.projects, &paths],
+        )?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
+    }
+
+    fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> Result<bool, ::postgres::Error> {
+        let (start, end) = (
+            i32::try_from(citation.start_offset).unwrap_or(i32::MAX),
+            i32::try_from(citation.end_offset).unwrap_or(i32::MAX),
+        );
+        let row = self.client.query_one(
+            "SELECT EXISTS (SELECT 1 FROM knowledge_citations WHERE project = ANY($1) AND source_ref = $2
+                            AND revision = $3 AND start_offset < $5 AND end_offset > $4)",
+            &[&self.projects, &uri, &revision, &start, &end],
+        )?;
+        Ok(row.get(0))
+    }
+
+    fn cited_chunks(&mut self, page: &str) -> Result<Vec<(Option<i64>, String)>, ::postgres::Error> {
+        let rows = self.client.query(
+            "SELECT (SELECT c.seq FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id
+                     WHERE s.project = t.project AND s.path = t.path AND c.start_offset <= t.start_offset
+                           AND t.start_offset < c.end_offset AND c.entity IS NULL
+                     ORDER BY c.ordinal LIMIT 1), t.path
+             FROM knowledge_citations t WHERE t.project = ANY($1) AND t.page = $2 ORDER BY t.note",
+            &[&self.projects, &page],
+        )?;
+        let mut seen = HashSet::new();
+        Ok(rows
+            .iter()
+            .map(|row| (row.get::<_, Option<i64>>(0), row.get::<_, String>(1)))
+            .filter(|neighbour| seen.insert(neighbour.clone()))
+            .collect())
+    }
+
+    fn quoting_pages(&mut self, path: &str) -> Result<Vec<(Option<i64>, String)>, ::postgres::Error> {
+        let page = Origin::Page.prefix();
+        let rows = self.client.query(
+            "SELECT (SELECT c.seq FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id
+                     WHERE s.project = p.project AND s.path = $3::text || p.page ORDER BY c.ordinal LIMIT 1),
+                    $3::text || p.page
+             FROM knowledge_page_sources p WHERE p.project = ANY($1) AND p.path = $2 ORDER BY p.page",
+            &[&self.projects, &path, &page],
+        )?;
+        Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn query_words_become_tsquery_phrases_joined_by_or() {
+        let terms = vec!["std::fs::read".to_string(), "it's".to_string(), "--".to_string()];
+        assert_eq!(super::tsquery(&terms), "(std <-> fs <-> read) | (it <-> s)");
+    }
+}

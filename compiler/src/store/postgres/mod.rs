@@ -1,0 +1,628 @@
+//! The index on Postgres (`[store] url = "postgres://…"`): where a build publishes its committed index for
+//! readers on other machines, one project (repository) per scope, with pgvector for vectors and Postgres
+//! full-text search for keywords.
+//!
+//! The local SQLite index stays the build's working state: it is the persisted half of the query graph,
+//! which decides what changed. After each build commits, `publish` brings the project's rows in Postgres
+//! in line with it in one Postgres transaction, sending only what differs: a source whose revision, derived
+//! run, labels or vectors changed has its rows replaced, a page whose hash changed likewise, and a build
+//! that changed nothing costs one row read. Readers never see half a build, and two builders of one
+//! project take turns (a transaction-scoped advisory lock).
+//!
+//! The schema is versioned: `knowledge_migrations` records each migration applied, and a binary applies
+//! those it lacks (under an advisory lock) and refuses a database that has migrations it does not know.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::time::Instant;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+/// The migrations this binary knows, in order: (version, SQL).
+const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("0001_index.sql"))];
+
+/// The advisory lock key migrations take (any constant; both writers and readers agree on it).
+const MIGRATION_LOCK: i64 = 0x6b6e_6f77_6c65_6467;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PostgresError {
+    #[error("Postgres store `{target}`: {source}")]
+    Postgres {
+        target: String,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("reading the local index to publish it: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "the Postgres store `{target}` has schema migration {found}, newer than this binary's {known}: upgrade knowledge"
+    )]
+    Newer { target: String, found: i32, known: i32 },
+    #[error("the Postgres store `{target}` holds no project `{project}` (run `knowledge build` with this store first)")]
+    NoProject { target: String, project: String },
+}
+
+/// A connection to the Postgres store, with where it leads (without a password) for messages.
+pub struct PgStore {
+    pub client: postgres::Client,
+    /// `host/database`, safe to print.
+    pub target: String,
+}
+
+impl PgStore {
+    /// Connects and applies any migration the database lacks.
+    pub fn connect(url: &str) -> Result<PgStore, PostgresError> {
+        let target = redacted(url);
+        let fail = |source| PostgresError::Postgres { target: target.clone(), source };
+        let config: postgres::Config = url.parse().map_err(fail)?;
+        let client = config.connect(postgres::NoTls).map_err(fail)?;
+        let mut store = PgStore { client, target };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Wraps a Postgres error with the store it came from.
+    pub fn error(&self, source: postgres::Error) -> PostgresError {
+        PostgresError::Postgres { target: self.target.clone(), source }
+    }
+
+    fn migrate(&mut self) -> Result<(), PostgresError> {
+        let known = MIGRATIONS.last().map_or(0, |(version, _)| *version);
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(|e| PostgresError::Postgres { target: self.target.clone(), source: e })?;
+        let applied = (|| -> Result<i32, postgres::Error> {
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            tx.batch_execute(
+                "CREATE TABLE IF NOT EXISTS knowledge_migrations (
+                     version INTEGER PRIMARY KEY,
+                     applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                 )",
+            )?;
+            let row = tx.query_one("SELECT coalesce(max(version), 0) FROM knowledge_migrations", &[])?;
+            let applied: i32 = row.get(0);
+            for (version, sql) in MIGRATIONS.iter().filter(|(version, _)| *version > applied) {
+                tx.batch_execute(sql)?;
+                tx.execute("INSERT INTO knowledge_migrations (version) VALUES ($1)", &[version])?;
+            }
+            Ok(applied)
+        })()
+        .map_err(|source| PostgresError::Postgres { target: self.target.clone(), source })?;
+        if applied > known {
+            return Err(PostgresError::Newer { target: self.target.clone(), found: applied, known });
+        }
+        tx.commit().map_err(|source| PostgresError::Postgres { target: self.target.clone(), source })
+    }
+}
+
+/// `postgres://user:secret@host:port/db?x` as `host:port/db`, or the socket folder for a Unix socket.
+#[must_use]
+pub fn redacted(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    let socket = query.split('&').find_map(|pair| pair.strip_prefix("host="));
+    match socket {
+        Some(folder) if rest.starts_with('/') || rest.is_empty() => format!("{folder}{rest}"),
+        _ => rest.to_string(),
+    }
+}
+
+/// What a build's publish did.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct PublishReport {
+    pub project: String,
+    /// The store, as `host/database` (never a password).
+    pub target: String,
+    pub sources_written: u64,
+    pub sources_removed: u64,
+    pub chunks_written: u64,
+    pub vectors_written: u64,
+    pub pages_written: u64,
+    pub pages_removed: u64,
+    pub runs_written: u64,
+    pub ms: u64,
+}
+
+/// A source as the local index holds it, with the state that decides whether its rows travel again.
+struct LocalSource {
+    id: i64,
+    path: String,
+    uri: String,
+    kind: String,
+    mime: String,
+    size: i64,
+    revision: String,
+    title: String,
+    labels: String,
+    chunk_count: i64,
+    indexed_run: String,
+    /// The generation's vectors of its chunks: model and count of ready ones.
+    vectors: String,
+}
+
+impl LocalSource {
+    /// Everything that, when it differs, sends the source's rows again.
+    fn state(&self) -> String {
+        format!("{}\u{1}{}\u{1}{}\u{1}{}", self.revision, self.indexed_run, self.labels, self.vectors)
+    }
+}
+
+/// Brings `project`'s rows in Postgres in line with the committed local index, in one transaction.
+pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result<PublishReport, PostgresError> {
+    let clock = Instant::now();
+    let mut report =
+        PublishReport { project: project.to_string(), target: store.target.clone(), ..PublishReport::default() };
+    let meta = local_meta(local)?;
+    let last_run = meta.get("last_run").cloned();
+    let embedded_run = meta.get("embedded_run").cloned();
+    let target = store.target.clone();
+    let fail = |source| PostgresError::Postgres { target: target.clone(), source };
+    let mut tx = store.client.transaction().map_err(fail)?;
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge:' || $1::text))", &[&project]).map_err(fail)?;
+    let published = tx
+        .query_opt("SELECT last_run, embedded_run FROM knowledge_projects WHERE project = $1", &[&project])
+        .map_err(fail)?
+        .map(|row| (row.get::<_, Option<String>>(0), row.get::<_, Option<String>>(1)));
+    if published.as_ref() == Some(&(last_run.clone(), embedded_run.clone())) {
+        tx.commit().map_err(fail)?;
+        report.ms = elapsed_ms(clock);
+        return Ok(report);
+    }
+    let meta_json = serde_json::to_value(&meta).expect("strings serialize");
+    tx.execute(
+        "INSERT INTO knowledge_projects (project, meta) VALUES ($1, $2)
+         ON CONFLICT (project) DO UPDATE SET meta = EXCLUDED.meta, published_at = now()",
+        &[&project, &meta_json],
+    )
+    .map_err(fail)?;
+
+    publish_sources(local, &mut tx, project, &meta, &mut report).map_err(|e| e.with_target(&target))?;
+    publish_pages(local, &mut tx, project, &mut report).map_err(|e| e.with_target(&target))?;
+    publish_runs(local, &mut tx, project, &mut report).map_err(|e| e.with_target(&target))?;
+    tx.execute(
+        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3 WHERE project = $1",
+        &[&project, &last_run, &embedded_run],
+    )
+    .map_err(fail)?;
+    tx.commit().map_err(fail)?;
+    report.ms = elapsed_ms(clock);
+    Ok(report)
+}
+
+/// An error of one publish step, before it knows the store's name.
+enum StepError {
+    Postgres(postgres::Error),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<postgres::Error> for StepError {
+    fn from(error: postgres::Error) -> StepError {
+        StepError::Postgres(error)
+    }
+}
+
+impl From<rusqlite::Error> for StepError {
+    fn from(error: rusqlite::Error) -> StepError {
+        StepError::Sqlite(error)
+    }
+}
+
+impl StepError {
+    fn with_target(self, target: &str) -> PostgresError {
+        match self {
+            StepError::Postgres(source) => PostgresError::Postgres { target: target.to_string(), source },
+            StepError::Sqlite(error) => PostgresError::Sqlite(error),
+        }
+    }
+}
+
+fn local_meta(local: &Connection) -> rusqlite::Result<HashMap<String, String>> {
+    local.prepare("SELECT key, value FROM meta")?.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
+}
+
+fn publish_sources(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    meta: &HashMap<String, String>,
+    report: &mut PublishReport,
+) -> Result<(), StepError> {
+    let model = meta.get("embeddings_model").cloned().unwrap_or_default();
+    // Each source's ready vectors in the generation, counted once over the entries.
+    let mut vectors: HashMap<i64, i64> = HashMap::new();
+    if !model.is_empty() {
+        let mut statement = local.prepare(
+            "SELECT c.source_id, count(*) FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
+             WHERE e.model = ?1 AND e.status = 'ready' GROUP BY c.source_id",
+        )?;
+        for row in statement.query_map([&model], |row| Ok((row.get(0)?, row.get(1)?)))? {
+            let (source, count) = row?;
+            vectors.insert(source, count);
+        }
+    }
+    let mut statement = local.prepare(
+        "SELECT id, path, uri, kind, mime, size, revision, title, labels, chunk_count, indexed_run FROM sources",
+    )?;
+    let sources: Vec<LocalSource> = statement
+        .query_map([], |row| {
+            let id: i64 = row.get(0)?;
+            Ok(LocalSource {
+                id,
+                path: row.get(1)?,
+                uri: row.get(2)?,
+                kind: row.get(3)?,
+                mime: row.get(4)?,
+                size: row.get(5)?,
+                revision: row.get(6)?,
+                title: row.get(7)?,
+                labels: row.get(8)?,
+                chunk_count: row.get(9)?,
+                indexed_run: row.get(10)?,
+                vectors: format!("{model}:{}", vectors.get(&id).copied().unwrap_or(0)),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+
+    let published: HashMap<String, (i64, String)> = tx
+        .query("SELECT path, id, vectors FROM knowledge_sources WHERE project = $1", &[&project])?
+        .into_iter()
+        .map(|row| (row.get(0), (row.get(1), row.get(2))))
+        .collect();
+    let local_paths: HashSet<&str> = sources.iter().map(|s| s.path.as_str()).collect();
+    // Replaced sources are deleted with their rows (chunks and vectors cascade), then written anew.
+    let mut gone: Vec<i64> =
+        published.iter().filter(|(path, _)| !local_paths.contains(path.as_str())).map(|(_, (id, _))| *id).collect();
+    report.sources_removed = gone.len() as u64;
+    let changed: Vec<&LocalSource> = sources
+        .iter()
+        .filter(|source| published.get(&source.path).is_none_or(|(_, state)| *state != source.state()))
+        .collect();
+    gone.extend(changed.iter().filter_map(|source| published.get(&source.path).map(|(id, _)| *id)));
+    if !gone.is_empty() {
+        tx.execute("DELETE FROM knowledge_sources WHERE id = ANY($1)", &[&gone])?;
+    }
+    if changed.is_empty() {
+        return Ok(());
+    }
+    report.sources_written = changed.len() as u64;
+
+    let mut copy = String::new();
+    for source in &changed {
+        let fields = [
+            project,
+            &source.path,
+            &source.uri,
+            &source.kind,
+            &source.mime,
+            &source.size.to_string(),
+            &source.revision,
+            &source.title,
+            &source.labels,
+            &source.chunk_count.to_string(),
+            &source.indexed_run,
+            &source.state(),
+        ];
+        copy_row(&mut copy, fields.iter().map(|field| Some(*field)));
+    }
+    copy_in(
+        tx,
+        "COPY knowledge_sources (project, path, uri, kind, mime, size, revision, title, labels, chunk_count,
+                                 indexed_run, vectors) FROM STDIN",
+        &copy,
+    )?;
+    let paths: Vec<&str> = changed.iter().map(|s| s.path.as_str()).collect();
+    let ids: HashMap<String, i64> = tx
+        .query("SELECT path, id FROM knowledge_sources WHERE project = $1 AND path = ANY($2)", &[&project, &paths])?
+        .into_iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+
+    // Chunks, source by source through one COPY.
+    let mut chunk_rows = local.prepare_cached(
+        "SELECT id, ordinal, revision, hash, title, text, identifiers, start_offset, end_offset, start_line,
+                end_line, entity FROM chunks WHERE source_id = ?1 ORDER BY ordinal",
+    )?;
+    copy.clear();
+    for source in &changed {
+        let id = ids[&source.path].to_string();
+        let rows = chunk_rows.query_map([source.id], |row| {
+            let mut fields: Vec<Option<String>> = Vec::with_capacity(12);
+            for column in 0..12 {
+                fields.push(match row.get_ref(column)? {
+                    rusqlite::types::ValueRef::Null => None,
+                    rusqlite::types::ValueRef::Integer(n) => Some(n.to_string()),
+                    value => Some(value.as_str()?.to_string()),
+                });
+            }
+            Ok(fields)
+        })?;
+        for fields in rows {
+            let fields = fields?;
+            let leading = [Some(id.as_str()), Some(project)];
+            copy_row(&mut copy, leading.into_iter().chain(fields.iter().map(Option::as_deref)));
+            report.chunks_written += 1;
+        }
+    }
+    copy_in(
+        tx,
+        "COPY knowledge_chunks (source_id, project, id, ordinal, revision, hash, title, text, identifiers,
+                                start_offset, end_offset, start_line, end_line, entity) FROM STDIN",
+        &copy,
+    )?;
+
+    if model.is_empty() {
+        return Ok(());
+    }
+    // Vectors of the written chunks, by chunk id.
+    let source_ids: Vec<i64> = ids.values().copied().collect();
+    let seqs: HashMap<String, i64> = tx
+        .query("SELECT id, seq FROM knowledge_chunks WHERE source_id = ANY($1)", &[&source_ids])?
+        .into_iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    let mut vector_rows = local.prepare_cached(
+        "SELECT e.chunk_id, v.dimensions, v.vector FROM chunks c
+         JOIN vector_index_entries e ON e.chunk_id = c.id AND e.model = ?2 AND e.status = 'ready'
+         JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
+         WHERE c.source_id = ?1",
+    )?;
+    copy.clear();
+    let mut dimensions_seen: HashSet<i64> = HashSet::new();
+    for source in &changed {
+        let rows = vector_rows.query_map(rusqlite::params![source.id, model], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, Vec<u8>>(2)?))
+        })?;
+        for row in rows {
+            let (chunk, dimensions, blob) = row?;
+            let Some(seq) = seqs.get(&chunk) else { continue };
+            dimensions_seen.insert(dimensions);
+            let vector = vector_literal(&blob);
+            let fields = [seq.to_string(), project.to_string(), model.clone(), dimensions.to_string(), vector];
+            copy_row(&mut copy, fields.iter().map(|field| Some(field.as_str())));
+            report.vectors_written += 1;
+        }
+    }
+    copy_in(tx, "COPY knowledge_vectors (chunk_seq, project, model, dimensions, embedding) FROM STDIN", &copy)?;
+    // An approximate index per vector size, made when a generation of that size first arrives.
+    for dimensions in dimensions_seen {
+        tx.batch_execute(&format!(
+            "CREATE INDEX IF NOT EXISTS knowledge_vectors_hnsw_{dimensions} ON knowledge_vectors
+             USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) WHERE dimensions = {dimensions}"
+        ))?;
+    }
+    Ok(())
+}
+
+fn publish_pages(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    report: &mut PublishReport,
+) -> Result<(), StepError> {
+    let pages: Vec<(String, String, String, String)> = local
+        .prepare("SELECT slug, title, aliases, hash FROM wiki_pages")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let published: HashMap<String, String> = tx
+        .query("SELECT slug, hash FROM knowledge_pages WHERE project = $1", &[&project])?
+        .into_iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    let local_slugs: HashSet<&str> = pages.iter().map(|(slug, ..)| slug.as_str()).collect();
+    let mut gone: Vec<&str> =
+        published.keys().filter(|slug| !local_slugs.contains(slug.as_str())).map(String::as_str).collect();
+    report.pages_removed = gone.len() as u64;
+    let changed: Vec<&(String, String, String, String)> =
+        pages.iter().filter(|(slug, _, _, hash)| published.get(slug) != Some(hash)).collect();
+    gone.extend(changed.iter().filter(|(slug, ..)| published.contains_key(slug)).map(|(slug, ..)| slug.as_str()));
+    if !gone.is_empty() {
+        tx.execute("DELETE FROM knowledge_pages WHERE project = $1 AND slug = ANY($2)", &[&project, &gone])?;
+    }
+    if changed.is_empty() {
+        return Ok(());
+    }
+    report.pages_written = changed.len() as u64;
+    let mut copy = String::new();
+    for (slug, title, aliases, hash) in &changed {
+        copy_row(&mut copy, [project, slug, title, aliases, hash].into_iter().map(Some));
+    }
+    copy_in(tx, "COPY knowledge_pages (project, slug, title, aliases, hash) FROM STDIN", &copy)?;
+    let mut citations = local.prepare_cached(
+        "SELECT note, source_ref, path, revision, start_offset, end_offset, signal FROM citations WHERE page = ?1",
+    )?;
+    let mut listed = local.prepare_cached("SELECT path FROM page_sources WHERE page = ?1")?;
+    let (mut cited, mut sources) = (String::new(), String::new());
+    for (slug, ..) in &changed {
+        let rows = citations.query_map([slug], |row| {
+            Ok([
+                row.get::<_, i64>(0)?.to_string(),
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get::<_, i64>(4)?.to_string(),
+                row.get::<_, i64>(5)?.to_string(),
+                row.get(6)?,
+            ])
+        })?;
+        for row in rows {
+            let row = row?;
+            let leading = [Some(project), Some(slug.as_str())];
+            copy_row(&mut cited, leading.into_iter().chain(row.iter().map(|field| Some(field.as_str()))));
+        }
+        for path in listed.query_map([slug], |row| row.get::<_, String>(0))? {
+            copy_row(&mut sources, [Some(project), Some(slug.as_str()), Some(path?.as_str())].into_iter());
+        }
+    }
+    copy_in(
+        tx,
+        "COPY knowledge_citations (project, page, note, source_ref, path, revision, start_offset, end_offset, signal)
+         FROM STDIN",
+        &cited,
+    )?;
+    copy_in(tx, "COPY knowledge_page_sources (project, page, path) FROM STDIN", &sources)?;
+    Ok(())
+}
+
+fn publish_runs(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    report: &mut PublishReport,
+) -> Result<(), StepError> {
+    let published: HashSet<String> = tx
+        .query("SELECT id FROM knowledge_runs WHERE project = $1", &[&project])?
+        .into_iter()
+        .map(|row| row.get(0))
+        .collect();
+    // (id, kind, started_at, finished_at, status, summary) of each run Postgres lacks.
+    let runs: Vec<[String; 6]> = local
+        .prepare("SELECT id, kind, started_at, finished_at, status, summary FROM runs ORDER BY id")?
+        .query_map([], |row| Ok([row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?]))?
+        .filter(|row| row.as_ref().map_or(true, |[id, ..]| !published.contains(id)))
+        .collect::<rusqlite::Result<_>>()?;
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let mut copy = String::new();
+    let mut events = String::new();
+    let mut event_rows = local.prepare_cached(
+        "SELECT seq, kind, path, old_revision, new_revision, labels FROM run_events WHERE run_id = ?1",
+    )?;
+    for [id, kind, started, finished, status, summary] in &runs {
+        let summary = if serde_json::from_str::<serde_json::Value>(summary).is_ok() { summary } else { "{}" };
+        copy_row(&mut copy, [project, id, kind, started, finished, status, summary].into_iter().map(Some));
+        let rows = event_rows.query_map([id], |row| {
+            Ok((
+                row.get::<_, i64>(0)?.to_string(),
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, Option<String>>(3)?,
+                row.get::<_, Option<String>>(4)?,
+                row.get::<_, String>(5)?,
+            ))
+        })?;
+        for row in rows {
+            let (seq, kind, path, old, new, labels) = row?;
+            let fields = [
+                Some(project),
+                Some(id),
+                Some(&seq),
+                Some(&kind),
+                Some(&path),
+                old.as_deref(),
+                new.as_deref(),
+                Some(&labels),
+            ];
+            copy_row(&mut events, fields.into_iter());
+        }
+        report.runs_written += 1;
+    }
+    copy_in(tx, "COPY knowledge_runs (project, id, kind, started_at, finished_at, status, summary) FROM STDIN", &copy)?;
+    copy_in(
+        tx,
+        "COPY knowledge_run_events (project, run_id, seq, kind, path, old_revision, new_revision, labels) FROM STDIN",
+        &events,
+    )?;
+    Ok(())
+}
+
+/// Appends one row of COPY's text format: tab-separated, `\N` for NULL, backslash escapes.
+fn copy_row<'a>(out: &mut String, fields: impl Iterator<Item = Option<&'a str>>) {
+    for (at, field) in fields.enumerate() {
+        if at > 0 {
+            out.push('\t');
+        }
+        match field {
+            None => out.push_str("\\N"),
+            Some(text) => {
+                for c in text.chars() {
+                    match c {
+                        '\\' => out.push_str("\\\\"),
+                        '\t' => out.push_str("\\t"),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        // Postgres text holds no NUL: a source's text never has one (binary files are skipped).
+                        '\0' => {}
+                        c => out.push(c),
+                    }
+                }
+            }
+        }
+    }
+    out.push('\n');
+}
+
+fn copy_in(tx: &mut postgres::Transaction<'_>, statement: &str, rows: &str) -> Result<(), postgres::Error> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut writer = tx.copy_in(statement)?;
+    // A write error here is the connection's: `finish` reports it as the Postgres error it is.
+    let _ = writer.write_all(rows.as_bytes());
+    writer.finish()?;
+    Ok(())
+}
+
+/// A stored vector (little-endian f32) as pgvector's text form, `[x,y,…]`.
+fn vector_literal(blob: &[u8]) -> String {
+    let mut text = String::with_capacity(blob.len() * 3);
+    text.push('[');
+    for (at, bytes) in blob.chunks_exact(4).enumerate() {
+        if at > 0 {
+            text.push(',');
+        }
+        let value = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let _ = write!(text, "{value}");
+    }
+    text.push(']');
+    text
+}
+
+fn elapsed_ms(clock: Instant) -> u64 {
+    u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The project's meta table as published (`None` when no build has published it).
+pub fn project_meta(store: &mut PgStore, project: &str) -> Result<HashMap<String, String>, PostgresError> {
+    let row = store
+        .client
+        .query_opt("SELECT meta FROM knowledge_projects WHERE project = $1", &[&project])
+        .map_err(|source| store.error(source))?
+        .ok_or_else(|| PostgresError::NoProject { target: store.target.clone(), project: project.to_string() })?;
+    let meta: serde_json::Value = row.get(0);
+    Ok(serde_json::from_value(meta).unwrap_or_default())
+}
+
+/// Whether `local` holds an index (used to tell "nothing to publish" from an error).
+pub fn local_has_run(local: &Connection) -> rusqlite::Result<bool> {
+    Ok(local
+        .query_row("SELECT value FROM meta WHERE key = 'last_run'", [], |row| row.get::<_, String>(0))
+        .optional()?
+        .is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_url_is_printed_without_its_password() {
+        assert_eq!(super::redacted("postgres://kb:s3cret@db.internal:5432/knowledge"), "db.internal:5432/knowledge");
+        assert_eq!(super::redacted("postgresql://postgres:@/postgres?host=/tmp/pg"), "/tmp/pg/postgres");
+    }
+
+    #[test]
+    fn copy_rows_escape_what_the_text_format_reserves() {
+        let mut out = String::new();
+        super::copy_row(&mut out, [Some("a\tb"), None, Some("line\nnext\\")].into_iter());
+        assert_eq!(out, "a\\tb\t\\N\tline\\nnext\\\\\n");
+    }
+
+    #[test]
+    fn a_stored_vector_becomes_pgvector_text() {
+        let blob: Vec<u8> = [1.0_f32, -0.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(super::vector_literal(&blob), "[1,-0.5]");
+    }
+}

