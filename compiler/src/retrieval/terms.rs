@@ -75,31 +75,38 @@ impl QueryStems {
     pub(crate) fn read(conn: &Connection, stemmer: &Stemmer, terms: &[String]) -> rusqlite::Result<QueryStems> {
         let total: f64 = conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))?;
         let mut frequency = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
-        QueryStems::read_from(stemmer, terms, total, |word| {
-            frequency.query_row([format!("\"{word}\"")], |row| row.get(0))
+        QueryStems::read_from(stemmer, terms, total, |words| {
+            words.iter().map(|word| frequency.query_row([format!("\"{word}\"")], |row| row.get(0))).collect()
         })
     }
 
-    /// Weights from `total` chunks and the number holding each word (`frequency`), asked once per distinct
-    /// stem: the same weights over any index.
+    /// Weights from `total` chunks and the number holding each word, which `frequencies` gives for the
+    /// query's words (one word per distinct stem) at once: the same weights over any index.
     pub(crate) fn read_from<E>(
         stemmer: &Stemmer,
         terms: &[String],
         total: f64,
-        mut frequency: impl FnMut(&str) -> Result<f64, E>,
+        frequencies: impl FnOnce(&[String]) -> Result<Vec<f64>, E>,
     ) -> Result<QueryStems, E> {
-        let mut weights: Vec<(String, f64)> = Vec::new();
+        let mut stems: Vec<String> = Vec::new();
         let mut words_of: Vec<Vec<String>> = Vec::new();
         for word in terms.iter().flat_map(|term| words(term)) {
             let stem = stem_word(stemmer, &word);
-            if let Some(at) = weights.iter().position(|(known, _)| *known == stem) {
-                words_of[at].push(word);
-                continue;
+            match stems.iter().position(|known| *known == stem) {
+                Some(at) => words_of[at].push(word),
+                None => {
+                    stems.push(stem);
+                    words_of.push(vec![word]);
+                }
             }
-            let found = frequency(&word)?;
-            weights.push((stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln()));
-            words_of.push(vec![word]);
         }
+        let first_words: Vec<String> = words_of.iter().map(|words| words[0].clone()).collect();
+        let found = frequencies(&first_words)?;
+        let weights = stems
+            .into_iter()
+            .zip(found)
+            .map(|(stem, found)| (stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln()))
+            .collect();
         Ok(QueryStems { weights, words: words_of })
     }
 

@@ -44,9 +44,9 @@ pub(crate) fn search_in<I: SearchIndex>(
     // The query's weighted stems, read once: the keyword rerank, hybrid's reported coverage and the
     // snippets all compare against them.
     let stemmer = Stemmer::create(Algorithm::English);
-    let query = QueryStems::read_from(&stemmer, &query_terms(&request.query), index.chunk_total()?, |word| {
-        index.word_frequency(word)
-    })?;
+    let total = index.chunk_total()?;
+    let query =
+        QueryStems::read_from(&stemmer, &query_terms(&request.query), total, |words| index.word_frequencies(words))?;
     let mut cache = StemCache::new(&query);
     let mut response = retrieve(index, request, access, &query, &mut cache)?;
     let hybrid = response.mode == SearchMode::Hybrid.as_str();

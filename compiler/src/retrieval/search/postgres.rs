@@ -1,13 +1,11 @@
 //! Search over the Postgres store (`[store] url`): the same pipeline as over the SQLite index, reading the
-//! keyword pool from Postgres full-text search (`ts_rank_cd` over the chunks' weighted `tsvector`, GIN
+//! keyword pool from Postgres full-text search (`ts_rank` over the chunks' weighted `tsvector`, GIN
 //! indexed) and the semantic ranking from pgvector, exact below [`EXACT_BELOW`] vectors and through the
 //! HNSW index above. Permission filters are conditions of the ranking query, as in SQLite. Several projects
 //! may be searched at once: each result names its project, and each project's own principals decide what
 //! a principal may read there.
 
 use std::collections::HashSet;
-
-use ::postgres::Client;
 
 use super::*;
 use crate::store::postgres::{PgStore, PostgresError, project_meta};
@@ -20,9 +18,14 @@ pub const EXACT_BELOW: f64 = 20_000.0;
 const PG_RESULT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
                                  c.start_line, c.end_line, s.uri, s.path, c.entity, s.project";
 
-/// ts_rank_cd's weights for {D, C, B, A}: identifiers (C) half of text (B), title (A) twice it, as the
+/// `ts_rank`'s weights for {D, C, B, A}: identifiers (C) half of text (B), title (A) twice it, as the
 /// SQLite index's BM25 column weights.
 const RANK_WEIGHTS: &str = "'{0.1, 0.25, 0.5, 1.0}'";
+
+/// `ts_rank`'s length normalization: 1 divides by 1 + log(length), BM25's length penalty in spirit. On
+/// Cranfield it scored best of `ts_rank_cd` with 0, 1, 2, 4, 8 and 16 and `ts_rank` with 0, 1 and 16, and
+/// cost half `ts_rank_cd`'s time (docs/performance.md).
+const RANK_NORMALIZATION: u32 = 1;
 
 /// Runs a search over `projects` in the Postgres store, as `principal` may read them. With one project an
 /// unknown principal is an error; across several, projects that do not know the principal are left out.
@@ -66,8 +69,8 @@ pub fn search_postgres(
         }
     }
     let access = access.unwrap_or_default();
-    let mut index = PgIndex { client: &mut store.client, projects: readable, generation };
-    search_in(&mut index, request, &access).map_err(|source| store.error(source).into())
+    let mut index = PgIndex { store, projects: readable, generation };
+    search_in(&mut index, request, &access).map_err(|source| index.store.error(source).into())
 }
 
 /// Why a search of the Postgres store failed.
@@ -80,31 +83,40 @@ pub enum SearchStoreError {
 }
 
 struct PgIndex<'a> {
-    client: &'a mut Client,
+    store: &'a mut PgStore,
     projects: Vec<String>,
     /// The embeddings generation searched: the first project's that has one (model, settings).
     generation: Option<(String, Option<String>)>,
 }
 
 impl PgIndex<'_> {
-    /// The SQL condition that keeps chunks of readable sources of a wanted kind.
+    /// The SQL condition on `knowledge_chunks c` alone that keeps chunks of readable sources of a wanted
+    /// kind.
     fn filter(request: &SearchRequest, access: &Access) -> Option<String> {
-        let kinds = kind_condition(request)?;
+        let kinds = kind_condition(request, "c.path")?;
         let hidden = access.hidden_sources();
         let readable = if hidden.is_empty() {
             "TRUE".to_string()
         } else {
             // The ids come from the store itself, so inlining them is safe.
             let ids: Vec<String> = hidden.iter().map(i64::to_string).collect();
-            format!("s.id NOT IN ({})", ids.join(","))
+            format!("c.source_id NOT IN ({})", ids.join(","))
         };
         Some(format!("{readable} AND {kinds}"))
     }
+
+    fn rows(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ::postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<::postgres::Row>, ::postgres::Error> {
+        self.store.rows(sql, params)
+    }
 }
 
-/// The request's kinds as a condition on `s.path` and `c.entity`; `None` when it wants nothing an index
-/// holds.
-fn kind_condition(request: &SearchRequest) -> Option<String> {
+/// The request's kinds as a condition on a source path column and `c.entity`; `None` when it wants nothing
+/// an index holds.
+fn kind_condition(request: &SearchRequest, path: &str) -> Option<String> {
     let special = [
         (ResultKind::WikiPage, Origin::Page),
         (ResultKind::IndexEntry, Origin::Shard),
@@ -121,7 +133,7 @@ fn kind_condition(request: &SearchRequest) -> Option<String> {
         special
             .iter()
             .filter(|(kind, _)| request.wants(*kind) == wanted)
-            .map(|(_, origin)| origin.sql_condition("s.path"))
+            .map(|(_, origin)| origin.sql_condition(path))
             .collect()
     };
     if request.wants(ResultKind::SourceChunk) {
@@ -189,22 +201,27 @@ impl SearchIndex for PgIndex<'_> {
     type Error = ::postgres::Error;
 
     fn chunk_total(&mut self) -> Result<f64, ::postgres::Error> {
-        let row = self
-            .client
-            .query_one("SELECT count(*) FROM knowledge_chunks WHERE project = ANY($1)", &[&self.projects])?;
-        Ok(row.get::<_, i64>(0) as f64)
+        let projects = self.projects.clone();
+        let rows = self.rows("SELECT count(*) FROM knowledge_chunks WHERE project = ANY($1)", &[&projects])?;
+        Ok(rows[0].get::<_, i64>(0) as f64)
     }
 
-    fn word_frequency(&mut self, word: &str) -> Result<f64, ::postgres::Error> {
-        // A stop word is in no tsvector; it is in most texts, so it weighs as a word every chunk holds.
-        let row = self.client.query_one(
+    fn word_frequencies(&mut self, words: &[String]) -> Result<Vec<f64>, ::postgres::Error> {
+        // A stop word is in no tsvector; it is in most texts, so it counts as a word every chunk holds (-1).
+        let projects = self.projects.clone();
+        let rows = self.rows(
             "SELECT CASE WHEN numnode(q) = 0 THEN -1
                          ELSE (SELECT count(*) FROM knowledge_chunks WHERE project = ANY($1) AND document @@ q) END
-             FROM to_tsquery('english', $2) AS q",
-            &[&self.projects, &words(word).join(" <-> ")],
+             FROM unnest($2::text[]) WITH ORDINALITY AS w(word, at), to_tsquery('english', w.word) AS q
+             ORDER BY w.at",
+            &[&projects, &words],
         )?;
-        let found = row.get::<_, i64>(0);
-        if found < 0 { self.chunk_total() } else { Ok(found as f64) }
+        let total = if rows.iter().any(|row| row.get::<_, i64>(0) < 0) { Some(self.chunk_total()?) } else { None };
+        Ok(rows
+            .iter()
+            .map(|row| row.get::<_, i64>(0))
+            .map(|n| if n < 0 { total.unwrap_or(0.0) } else { n as f64 })
+            .collect())
     }
 
     fn keyword_pool(
@@ -218,15 +235,19 @@ impl SearchIndex for PgIndex<'_> {
         if query.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.client.query(
+        // Rank on the chunks alone and join only the pool, as the SQLite index does.
+        let projects = self.projects.clone();
+        let rows = self.rows(
             &format!(
-                "SELECT {PG_RESULT_COLUMNS}, ts_rank_cd({RANK_WEIGHTS}, c.document, q, 1)::float8 AS score
-                 FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id,
-                      to_tsquery('english', $2) AS q
-                 WHERE c.project = ANY($1) AND c.document @@ q AND c.revision = s.revision AND {filter}
-                 ORDER BY score DESC, c.seq LIMIT $3"
+                "SELECT {PG_RESULT_COLUMNS}, top.score FROM (
+                     SELECT c.seq, ts_rank({RANK_WEIGHTS}, c.document, q, {RANK_NORMALIZATION})::float8 AS score
+                     FROM knowledge_chunks c, to_tsquery('english', $2) AS q
+                     WHERE c.project = ANY($1) AND c.document @@ q AND {filter}
+                     ORDER BY score DESC, c.seq LIMIT $3
+                 ) AS top JOIN knowledge_chunks c ON c.seq = top.seq JOIN knowledge_sources s ON s.id = c.source_id
+                 ORDER BY top.score DESC, c.seq"
             ),
-            &[&self.projects, &query, &i64::try_from(pool).unwrap_or(i64::MAX)],
+            &[&projects, &query, &i64::try_from(pool).unwrap_or(i64::MAX)],
         )?;
         Ok(rows
             .iter()
@@ -250,44 +271,41 @@ impl SearchIndex for PgIndex<'_> {
             Ok(vector) => vector,
             Err(error) => return Ok(Semantic::Unavailable(format!("the embeddings provider failed: {error}"))),
         };
+        let (model, provider) = (embedder.model().to_string(), embedder.provider().to_string());
         let Some(filter) = PgIndex::filter(request, access) else {
-            return Ok(Semantic::Ranked {
-                model: embedder.model().to_string(),
-                provider: embedder.provider().to_string(),
-                results: Vec::new(),
-            });
+            return Ok(Semantic::Ranked { model, provider, results: Vec::new() });
         };
         let literal = format!("[{}]", query_vector.iter().map(f32::to_string).collect::<Vec<_>>().join(","));
         let dimensions = query_vector.len();
         // The planner's estimate of the table's size decides: a count would itself scan.
-        let estimate: f64 = f64::from(
-            self.client
-                .query_one("SELECT reltuples::float4 FROM pg_class WHERE relname = 'knowledge_vectors'", &[])?
-                .get::<_, f32>(0),
-        );
+        let estimate = self.rows("SELECT reltuples::float8 FROM pg_class WHERE relname = 'knowledge_vectors'", &[])?;
+        let estimate: f64 = estimate.first().map_or(0.0, |row| row.get(0));
         let distance = if estimate < EXACT_BELOW {
             "v.embedding <=> $2::text::vector".to_string()
         } else {
             format!("v.embedding::vector({dimensions}) <=> $2::text::vector({dimensions})")
         };
-        let mut tx = self.client.transaction()?;
+        let sql = format!(
+            "SELECT {PG_RESULT_COLUMNS}, nearest.distance FROM (
+                 SELECT v.chunk_seq, ({distance})::float8 AS distance
+                 FROM knowledge_vectors v JOIN knowledge_chunks c ON c.seq = v.chunk_seq
+                 WHERE v.project = ANY($1) AND v.model = $3 AND v.dimensions = $5 AND {filter}
+                 ORDER BY {distance} LIMIT $4
+             ) AS nearest JOIN knowledge_chunks c ON c.seq = nearest.chunk_seq
+               JOIN knowledge_sources s ON s.id = c.source_id
+             ORDER BY nearest.distance, c.seq"
+        );
+        let statement = self.store.prepared(&sql)?;
+        let projects = self.projects.clone();
+        let mut tx = self.store.client.transaction()?;
         // HNSW filtered by project, kind and permission: keep scanning until k rows pass the filter.
         tx.batch_execute("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100")?;
         let rows = tx.query(
-            &format!(
-                "SELECT * FROM (
-                     SELECT {PG_RESULT_COLUMNS}, ({distance})::float8 AS distance
-                     FROM knowledge_vectors v JOIN knowledge_chunks c ON c.seq = v.chunk_seq
-                          JOIN knowledge_sources s ON s.id = c.source_id
-                     WHERE v.project = ANY($1) AND v.model = $3 AND v.dimensions = $5
-                           AND c.revision = s.revision AND {filter}
-                     ORDER BY {distance} LIMIT $4
-                 ) AS nearest ORDER BY distance, seq"
-            ),
+            &statement,
             &[
-                &self.projects,
+                &projects,
                 &literal,
-                &embedder.model(),
+                &model,
                 &i64::try_from(k).unwrap_or(i64::MAX),
                 &i32::try_from(dimensions).unwrap_or(i32::MAX),
             ],
@@ -303,72 +321,76 @@ impl SearchIndex for PgIndex<'_> {
                 result
             })
             .collect();
-        Ok(Semantic::Ranked { model: embedder.model().to_string(), provider: embedder.provider().to_string(), results })
+        Ok(Semantic::Ranked { model, provider, results })
     }
 
     fn chunk(&mut self, seq: i64) -> Result<Option<SearchResult>, ::postgres::Error> {
-        let row = self.client.query_opt(
+        let projects = self.projects.clone();
+        let rows = self.rows(
             &format!(
                 "SELECT {PG_RESULT_COLUMNS} FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id
-                 WHERE c.seq = $1 AND c.project = ANY($2) AND c.revision = s.revision"
+                 WHERE c.seq = $1 AND c.project = ANY($2)"
             ),
-            &[&seq, &self.projects],
+            &[&seq, &projects],
         )?;
-        Ok(row.as_ref().map(pg_result))
+        Ok(rows.first().map(pg_result))
     }
 
     fn entry_page(&mut self, seq: i64) -> Result<Option<String>, ::postgres::Error> {
-        let row = self.client.query_opt("SELECT identifiers FROM knowledge_chunks WHERE seq = $1", &[&seq])?;
-        Ok(row.map(|row| row.get(0)))
+        let rows = self.rows("SELECT identifiers FROM knowledge_chunks WHERE seq = $1", &[&seq])?;
+        Ok(rows.first().map(|row| row.get(0)))
     }
 
     fn page_sources(&mut self, page: &str) -> Result<Vec<(String, bool)>, ::postgres::Error> {
-        let rows = self.client.query(
+        let projects = self.projects.clone();
+        let rows = self.rows(
             "SELECT DISTINCT path, signal = 'title' FROM knowledge_citations WHERE project = ANY($1) AND page = $2",
-            &[&self.projects, &page],
+            &[&projects, &page],
         )?;
         Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
     }
 
     fn page_names(&mut self, page: &str) -> Result<Option<(String, String)>, ::postgres::Error> {
-        let row = self.client.query_opt(
-            "SELECT title, aliases FROM knowledge_pages WHERE project = ANY($1) AND slug = $2 LIMIT 1",
-            &[&self.projects, &page],
+        let projects = self.projects.clone();
+        let rows = self.rows(
+            "SELECT title, aliases FROM knowledge_pages WHERE project = ANY($1) AND slug = $2 ORDER BY project LIMIT 1",
+            &[&projects, &page],
         )?;
-        Ok(row.map(|row| (row.get(0), row.get(1))))
+        Ok(rows.first().map(|row| (row.get(0), row.get(1))))
     }
 
     fn fresh_paths(&mut self, paths: &[&str]) -> Result<HashSet<String>, ::postgres::Error> {
-        let rows = self.client.query(
+        let projects = self.projects.clone();
+        let rows = self.rows(
             "SELECT DISTINCT e.path FROM knowledge_run_events e
              JOIN knowledge_projects p ON p.project = e.project AND p.last_run = e.run_id
              WHERE e.project = ANY($1) AND e.kind IN ('source_added', 'source_changed') AND e.path = ANY($2)",
-            &[&self.projects, &paths],
+            &[&projects, &paths],
         )?;
         Ok(rows.iter().map(|row| row.get(0)).collect())
     }
 
     fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> Result<bool, ::postgres::Error> {
-        let (start, end) = (
-            i32::try_from(citation.start_offset).unwrap_or(i32::MAX),
-            i32::try_from(citation.end_offset).unwrap_or(i32::MAX),
-        );
-        let row = self.client.query_one(
+        let offset = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
+        let (start, end) = (offset(citation.start_offset), offset(citation.end_offset));
+        let projects = self.projects.clone();
+        let rows = self.rows(
             "SELECT EXISTS (SELECT 1 FROM knowledge_citations WHERE project = ANY($1) AND source_ref = $2
                             AND revision = $3 AND start_offset < $5 AND end_offset > $4)",
-            &[&self.projects, &uri, &revision, &start, &end],
+            &[&projects, &uri, &revision, &start, &end],
         )?;
-        Ok(row.get(0))
+        Ok(rows[0].get(0))
     }
 
     fn cited_chunks(&mut self, page: &str) -> Result<Vec<(Option<i64>, String)>, ::postgres::Error> {
-        let rows = self.client.query(
-            "SELECT (SELECT c.seq FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id
-                     WHERE s.project = t.project AND s.path = t.path AND c.start_offset <= t.start_offset
+        let projects = self.projects.clone();
+        let rows = self.rows(
+            "SELECT (SELECT c.seq FROM knowledge_chunks c
+                     WHERE c.project = t.project AND c.path = t.path AND c.start_offset <= t.start_offset
                            AND t.start_offset < c.end_offset AND c.entity IS NULL
                      ORDER BY c.ordinal LIMIT 1), t.path
              FROM knowledge_citations t WHERE t.project = ANY($1) AND t.page = $2 ORDER BY t.note",
-            &[&self.projects, &page],
+            &[&projects, &page],
         )?;
         let mut seen = HashSet::new();
         Ok(rows
@@ -380,12 +402,13 @@ impl SearchIndex for PgIndex<'_> {
 
     fn quoting_pages(&mut self, path: &str) -> Result<Vec<(Option<i64>, String)>, ::postgres::Error> {
         let page = Origin::Page.prefix();
-        let rows = self.client.query(
-            "SELECT (SELECT c.seq FROM knowledge_chunks c JOIN knowledge_sources s ON s.id = c.source_id
-                     WHERE s.project = p.project AND s.path = $3::text || p.page ORDER BY c.ordinal LIMIT 1),
+        let projects = self.projects.clone();
+        let rows = self.rows(
+            "SELECT (SELECT c.seq FROM knowledge_chunks c
+                     WHERE c.project = p.project AND c.path = $3::text || p.page ORDER BY c.ordinal LIMIT 1),
                     $3::text || p.page
              FROM knowledge_page_sources p WHERE p.project = ANY($1) AND p.path = $2 ORDER BY p.page",
-            &[&self.projects, &path, &page],
+            &[&projects, &path, &page],
         )?;
         Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
     }

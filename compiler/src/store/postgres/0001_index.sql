@@ -34,10 +34,13 @@ CREATE TABLE knowledge_sources (
 CREATE INDEX knowledge_sources_labelled ON knowledge_sources(project) WHERE labels <> '';
 
 -- Chunks with their keyword document: title over text over identifiers, as the SQLite index weighs them.
+-- Only chunks of their source's current revision are published, and each carries its source's path, so a
+-- ranking query filters by kind and permission on this table alone and joins only its top rows.
 CREATE TABLE knowledge_chunks (
     seq BIGSERIAL PRIMARY KEY,
     source_id BIGINT NOT NULL REFERENCES knowledge_sources(id) ON DELETE CASCADE,
     project TEXT NOT NULL,
+    path TEXT NOT NULL,
     id TEXT NOT NULL,
     ordinal INTEGER NOT NULL,
     revision TEXT NOT NULL,
@@ -57,6 +60,8 @@ CREATE TABLE knowledge_chunks (
 );
 CREATE INDEX knowledge_chunks_document ON knowledge_chunks USING gin (document);
 CREATE INDEX knowledge_chunks_by_source ON knowledge_chunks(source_id, ordinal);
+-- Graph expansion finds a cited source's chunks by path.
+CREATE INDEX knowledge_chunks_by_path ON knowledge_chunks(project, path, ordinal);
 
 -- One vector per chunk of the project's generation. HNSW indexes are made per dimension count when a
 -- generation of that size first arrives (`vector` columns of mixed size cannot share one).

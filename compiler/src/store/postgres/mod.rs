@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Instant;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 
 /// The migrations this binary knows, in order: (version, SQL).
@@ -49,6 +49,9 @@ pub struct PgStore {
     pub client: postgres::Client,
     /// `host/database`, safe to print.
     pub target: String,
+    /// Statements prepared on this connection, by their SQL: a reader (a server, an eval) asks the same
+    /// few queries again and again, and each unprepared one costs a second round trip.
+    statements: HashMap<String, postgres::Statement>,
 }
 
 impl PgStore {
@@ -58,9 +61,29 @@ impl PgStore {
         let fail = |source| PostgresError::Postgres { target: target.clone(), source };
         let config: postgres::Config = url.parse().map_err(fail)?;
         let client = config.connect(postgres::NoTls).map_err(fail)?;
-        let mut store = PgStore { client, target };
+        let mut store = PgStore { client, target, statements: HashMap::new() };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// `sql`, prepared once per connection.
+    pub fn prepared(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql)?;
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs a prepared `sql`: its rows.
+    pub fn rows(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.client.query(&statement, params)
     }
 
     /// Wraps a Postgres error with the store it came from.
@@ -322,9 +345,13 @@ fn publish_sources(
         .collect();
 
     // Chunks, source by source through one COPY.
+    // A chunk of an older revision (kept in the local index until its source is read again) could cite
+    // text that is gone: it is not published.
     let mut chunk_rows = local.prepare_cached(
-        "SELECT id, ordinal, revision, hash, title, text, identifiers, start_offset, end_offset, start_line,
-                end_line, entity FROM chunks WHERE source_id = ?1 ORDER BY ordinal",
+        "SELECT c.id, c.ordinal, c.revision, c.hash, c.title, c.text, c.identifiers, c.start_offset, c.end_offset,
+                c.start_line, c.end_line, c.entity
+         FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE c.source_id = ?1 AND c.revision = s.revision ORDER BY c.ordinal",
     )?;
     copy.clear();
     for source in &changed {
@@ -342,14 +369,14 @@ fn publish_sources(
         })?;
         for fields in rows {
             let fields = fields?;
-            let leading = [Some(id.as_str()), Some(project)];
+            let leading = [Some(id.as_str()), Some(project), Some(source.path.as_str())];
             copy_row(&mut copy, leading.into_iter().chain(fields.iter().map(Option::as_deref)));
             report.chunks_written += 1;
         }
     }
     copy_in(
         tx,
-        "COPY knowledge_chunks (source_id, project, id, ordinal, revision, hash, title, text, identifiers,
+        "COPY knowledge_chunks (source_id, project, path, id, ordinal, revision, hash, title, text, identifiers,
                                 start_offset, end_offset, start_line, end_line, entity) FROM STDIN",
         &copy,
     )?;
@@ -595,14 +622,6 @@ pub fn project_meta(store: &mut PgStore, project: &str) -> Result<HashMap<String
         .ok_or_else(|| PostgresError::NoProject { target: store.target.clone(), project: project.to_string() })?;
     let meta: serde_json::Value = row.get(0);
     Ok(serde_json::from_value(meta).unwrap_or_default())
-}
-
-/// Whether `local` holds an index (used to tell "nothing to publish" from an error).
-pub fn local_has_run(local: &Connection) -> rusqlite::Result<bool> {
-    Ok(local
-        .query_row("SELECT value FROM meta WHERE key = 'last_run'", [], |row| row.get::<_, String>(0))
-        .optional()?
-        .is_some())
 }
 
 #[cfg(test)]
