@@ -526,7 +526,12 @@ fn filed_web_results_are_sources_under_their_urls_that_only_their_readers_see() 
 }
 
 /// Sends `requests` (JSON-RPC lines) to `knowledge serve` over stdio and returns the answers by id.
-fn mcp_session(test: &CliTest, serve_args: &[&str], envs: &[(&str, &str)], requests: &[Value]) -> Vec<Value> {
+pub(crate) fn mcp_session(
+    test: &CliTest,
+    serve_args: &[&str],
+    envs: &[(&str, &str)],
+    requests: &[Value],
+) -> Vec<Value> {
     use std::io::BufRead;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"));
     command.arg("-C").arg(test.root()).arg("serve").args(serve_args);

@@ -194,12 +194,31 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
     let staff_both = search(&open, &pg, &["--as", "staff", "--project", "open", "--project", "other", "zeppelin"]);
     assert!(paths(&staff_both).iter().all(|p| p.starts_with("open:")), "{staff_both}");
 
+    // The MCP server answers `knowledge_search` from the store, as its principal, over the projects it
+    // was started for.
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "knowledge_search", "arguments": {"query": "zeppelin", "mode": "keyword"}}});
+    let served = |args: &[&str]| -> Value {
+        let answers = crate::providers::mcp_session(
+            &open,
+            args,
+            &[("KNOWLEDGE_STORE_URL", &pg.url)],
+            std::slice::from_ref(&call),
+        );
+        answers[0]["result"]["structuredContent"].clone()
+    };
+    assert_eq!(paths(&served(&[])), ["open:launch.md"]);
+    assert_eq!(paths(&served(&["--as", "staff"])).len(), 2);
+    let across = served(&["--project", "open", "--project", "other"]);
+    assert_eq!(paths(&across).len(), 2, "{across}");
+
     // One project's build leaves the other's rows alone.
     other.remove("launch.md");
     other.write("other.md", "# Other\n\nNothing about airships.\n");
     build(&other, &pg);
     assert_mirrors(&open, &pg, "open");
     assert_mirrors(&other, &pg, "other");
+    assert_eq!(paths(&served(&["--project", "open", "--project", "other"])), ["open:launch.md"]);
 }
 
 #[test]

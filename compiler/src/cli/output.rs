@@ -211,7 +211,7 @@ pub(crate) fn postgres_search(
     at: &super::Invocation,
 ) -> anyhow::Result<SearchResponse> {
     request.highlight = if !json && std::io::stdout().is_terminal() { Highlight::Ansi } else { Highlight::Markdown };
-    let mut store = knowledge::store::postgres::PgStore::connect(url)?;
+    let mut store = knowledge::store::postgres::PgStore::connect_reader(url)?;
     Ok(knowledge::retrieval::search::search_postgres(&mut store, projects, &request, at.principal())?)
 }
 

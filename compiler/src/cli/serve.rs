@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use knowledge::config::Project;
 use knowledge::serve::{KnowledgeServer, ProjectContext};
 
@@ -32,26 +33,33 @@ pub(crate) struct ServeArgs {
     /// its environment variable here, by the server's operator.
     #[arg(long, value_name = "NAME", conflicts_with = "db")]
     ask_provider: Option<String>,
+    /// Answer `knowledge_search` from this Postgres store (else `KNOWLEDGE_STORE_URL`, else the project's
+    /// `[store] url`); several servers may share one store.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// With a store: search these projects (repeatable; default: the project's `[store] project`).
+    #[arg(long = "project", value_name = "NAME")]
+    projects: Vec<String>,
 }
 
 pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let start = args.dir.as_deref().unwrap_or(&at.start);
     let index = index_path(args.db.clone(), start)?;
     // A bare index file serves without a project; a project adds stale status, open files and generation.
-    let context = match args.db {
-        Some(_) => ProjectContext::default(),
-        None => {
-            let project = Project::discover(start)?;
+    let project = if args.db.is_some() { None } else { Some(Project::discover(start)?) };
+    let context = match &project {
+        None => ProjectContext::default(),
+        Some(project) => {
             let provider = match &args.ask_provider {
                 Some(name) => {
-                    let provider = knowledge::providers::find(&project, Some(name)).map_err(anyhow::Error::msg)?;
+                    let provider = knowledge::providers::find(project, Some(name)).map_err(anyhow::Error::msg)?;
                     // A missing key is the operator's error, told at start rather than on every question.
                     provider.check_key().map_err(anyhow::Error::msg)?;
                     Some(provider)
                 }
                 None => None,
             };
-            ProjectContext::of(&project, provider)
+            ProjectContext::of(project, provider)
         }
     };
     let token = match &args.token_env {
@@ -61,11 +69,35 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
         },
         None => None,
     };
-    let server = KnowledgeServer::new(index, at.principal.clone(), context);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    match args.http {
-        Some(address) => runtime.block_on(knowledge::serve::serve_http(server, address, args.allow_remote, token))?,
-        None => runtime.block_on(knowledge::serve::serve_stdio(server))?,
+    let mut server = KnowledgeServer::new(index, at.principal.clone(), context);
+    // The store's connections outlive the runtime (see `with_store`).
+    let mut stores = Vec::new();
+    let url = args
+        .store
+        .or_else(|| project.as_ref().and_then(Project::store_url))
+        .or_else(|| std::env::var("KNOWLEDGE_STORE_URL").ok().filter(|url| !url.is_empty()));
+    if let Some(url) = url {
+        let mut projects = args.projects;
+        if projects.is_empty() {
+            let project = project.context("--store: no kc.toml here to name the project: pass --project NAME")?;
+            projects.push(project.store_project());
+        }
+        let store = std::sync::Arc::new(knowledge::serve::StoreSearch::connect(&url, projects)?);
+        server = server.with_store(store.clone());
+        stores.push(store);
+    } else {
+        anyhow::ensure!(
+            args.projects.is_empty(),
+            "--project needs a Postgres store (--store, KNOWLEDGE_STORE_URL or [store] url)"
+        );
     }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let served = match args.http {
+        Some(address) => runtime.block_on(knowledge::serve::serve_http(server, address, args.allow_remote, token)),
+        None => runtime.block_on(knowledge::serve::serve_stdio(server)),
+    };
+    drop(runtime);
+    drop(stores);
+    served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -37,6 +37,8 @@ use knowledge_queries::SourceRef;
 #[derive(Clone)]
 pub struct KnowledgeServer {
     pool: Arc<ReadPool>,
+    /// A Postgres store `knowledge_search` answers from instead of the index file, when one is named.
+    store: Option<Arc<StoreSearch>>,
     /// Whose permissions every answer is filtered by; `None` is the default principal.
     principal: Arc<Option<String>>,
     project: Arc<ProjectContext>,
@@ -74,6 +76,35 @@ impl ProjectContext {
 
     fn paths(&self) -> Option<(&std::path::Path, &std::path::Path)> {
         Some((self.root.as_deref()?, self.output_dir.as_deref()?))
+    }
+}
+
+/// Searches of a Postgres store (`[store] url`): read-only sessions, reused across requests, over the
+/// projects the server was started for. Several servers (replicas) may share one store.
+pub struct StoreSearch {
+    url: String,
+    projects: Vec<String>,
+    idle: std::sync::Mutex<Vec<store::postgres::PgStore>>,
+}
+
+impl StoreSearch {
+    /// Checks the store once (a reachable, current schema), so a misconfigured server fails at start.
+    pub fn connect(url: &str, projects: Vec<String>) -> Result<StoreSearch, store::postgres::PostgresError> {
+        let first = store::postgres::PgStore::connect_reader(url)?;
+        Ok(StoreSearch { url: url.to_string(), projects, idle: std::sync::Mutex::new(vec![first]) })
+    }
+
+    fn search(&self, request: &SearchRequest, principal: Option<&str>) -> Result<SearchResponse, String> {
+        let pooled = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let mut connection = match pooled {
+            Some(connection) => connection,
+            None => store::postgres::PgStore::connect_reader(&self.url).map_err(|e| crate::error_chain(&e))?,
+        };
+        let response = search::search_postgres(&mut connection, &self.projects, request, principal)
+            .map_err(|e| crate::error_chain(&e))?;
+        // A connection that failed is dropped; one that answered serves the next request.
+        self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(connection);
+        Ok(response)
     }
 }
 
@@ -243,6 +274,20 @@ pub struct RecentChanges {
     pub changes: Vec<Change>,
 }
 
+/// A search's tool result: the answer as structured content (without chunk texts unless asked), and a short
+/// reading of it as the text block, not a second copy of its JSON.
+fn search_answer(mut response: SearchResponse, include_text: bool) -> Result<CallToolResult, String> {
+    if !include_text {
+        for result in &mut response.results {
+            result.text.clear();
+        }
+    }
+    let structured = serde_json::to_value(&response).map_err(|e| format!("internal error: {e}"))?;
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(search_summary(&response))];
+    Ok(result)
+}
+
 #[tool_router]
 impl KnowledgeServer {
     #[must_use]
@@ -250,10 +295,20 @@ impl KnowledgeServer {
         let pool = ReadPool { index, idle: std::sync::Mutex::new((None, Vec::new())) };
         KnowledgeServer {
             pool: Arc::new(pool),
+            store: None,
             principal: Arc::new(principal),
             project: Arc::new(project),
             tool_router: Self::tool_router() + Self::entity_router(),
         }
+    }
+
+    /// Answers `knowledge_search` from a Postgres store instead of the index file. The caller keeps a
+    /// reference and drops it after the async runtime: the synchronous Postgres client closes its
+    /// connections with a runtime of its own, which cannot run inside another.
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<StoreSearch>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Runs `f` on a blocking thread with a read-only connection to the index and the principal's access,
@@ -295,20 +350,21 @@ impl KnowledgeServer {
             entity_types: args.entity_types.unwrap_or_default(),
             highlight: Highlight::Markdown,
         };
-        self.read(move |conn, access| {
-            let mut response = search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))?;
-            if !include_text {
-                for result in &mut response.results {
-                    result.text.clear();
-                }
+        let response = match self.store.clone() {
+            Some(store) => {
+                let principal = self.principal.clone();
+                tokio::task::spawn_blocking(move || store.search(&request, principal.as_deref()))
+                    .await
+                    .map_err(|e| format!("internal error: {e}"))??
             }
-            let structured = serde_json::to_value(&response).map_err(|e| format!("internal error: {e}"))?;
-            // The text block is a short reading of the same answer, not a second copy of its JSON.
-            let mut result = CallToolResult::structured(structured);
-            result.content = vec![ContentBlock::text(search_summary(&response))];
-            Ok(result)
-        })
-        .await
+            None => {
+                self.read(move |conn, access| {
+                    search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))
+                })
+                .await?
+            }
+        };
+        search_answer(response, include_text)
     }
 
     #[tool(

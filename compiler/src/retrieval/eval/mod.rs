@@ -167,7 +167,7 @@ pub fn evaluate(
     })?;
     // With a Postgres store (`KNOWLEDGE_STORE_URL`), the build published the collection there, and the
     // searches read it: the store's ranking is scored instead of the SQLite index's.
-    let mut postgres = project.store_url().map(|url| store::postgres::PgStore::connect(&url)).transpose()?;
+    let mut postgres = project.store_url().map(|url| store::postgres::PgStore::connect_reader(&url)).transpose()?;
     let projects = [project.store_project()];
     let mut run = |request: &SearchRequest| -> Result<search::SearchResponse, EvalError> {
         match postgres.as_mut() {

@@ -40,6 +40,10 @@ pub enum PostgresError {
         "the Postgres store `{target}` has schema migration {found}, newer than this binary's {known}: upgrade knowledge"
     )]
     Newer { target: String, found: i32, known: i32 },
+    #[error(
+        "the Postgres store `{target}` has schema migration {found}, older than this binary's {known}: a `knowledge build` with this store migrates it"
+    )]
+    Older { target: String, found: i32, known: i32 },
     #[error("the Postgres store `{target}` holds no project `{project}` (run `knowledge build` with this store first)")]
     NoProject { target: String, project: String },
 }
@@ -64,6 +68,32 @@ impl PgStore {
         let mut store = PgStore { client, target, statements: HashMap::new() };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// Connects a reader: the session is read-only (the server never writes, even by mistake), and the
+    /// store must hold the schema this binary reads; a reader never migrates it.
+    pub fn connect_reader(url: &str) -> Result<PgStore, PostgresError> {
+        let target = redacted(url);
+        let fail = |source| PostgresError::Postgres { target: target.clone(), source };
+        let config: postgres::Config = url.parse().map_err(fail)?;
+        let mut client = config.connect(postgres::NoTls).map_err(fail)?;
+        client.batch_execute("SET default_transaction_read_only = on").map_err(fail)?;
+        let known = MIGRATIONS.last().map_or(0, |(version, _)| *version);
+        let applied: i32 = client
+            .query_one(
+                "SELECT CASE WHEN to_regclass('knowledge_migrations') IS NULL THEN 0
+                             ELSE (SELECT coalesce(max(version), 0) FROM knowledge_migrations) END",
+                &[],
+            )
+            .map_err(fail)?
+            .get(0);
+        if applied > known {
+            return Err(PostgresError::Newer { target, found: applied, known });
+        }
+        if applied < known {
+            return Err(PostgresError::Older { target, found: applied, known });
+        }
+        Ok(PgStore { client, target, statements: HashMap::new() })
     }
 
     /// `sql`, prepared once per connection.
