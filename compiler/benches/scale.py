@@ -26,12 +26,12 @@ WORDS = ["build", "memory", "ownership", "network", "error handling", "proposal"
          "lifetime", "token", "archive", "compress", "thread", "vector search", "permission", "directory"]
 
 
-def copy_corpora(corpora, root, copies):
+def copy_corpora(corpora, root, copies, first=0):
     for corpus in sorted(os.listdir(corpora)):
         source = os.path.join(corpora, corpus)
         if not os.path.isdir(source):
             continue
-        for copy in range(copies):
+        for copy in range(first, first + copies):
             for path in glob.glob(os.path.join(source, "**/*.md"), recursive=True):
                 target = os.path.join(root, "corpus", f"{corpus}-{copy}", os.path.relpath(path, source))
                 os.makedirs(os.path.dirname(target), exist_ok=True)

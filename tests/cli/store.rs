@@ -120,6 +120,18 @@ fn each_build_publishes_what_changed_and_search_reads_the_store() {
     let written = edited["store"]["sources_written"].as_u64().unwrap();
     assert!((1..=4).contains(&written), "the edited file and what quotes it, not every source: {}", edited["store"]);
     assert_mirrors(&test, &pg, "handbook");
+    // The first build's run, whose summary the build recorded after publishing, now has its final summary.
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let first_run = first["run_id"].as_str().unwrap();
+    let local: String =
+        conn.query_row("SELECT summary FROM runs WHERE id = ?1", [first_run], |row| row.get(0)).unwrap();
+    let stored: Value = pg
+        .client()
+        .query_one("SELECT summary FROM knowledge_runs WHERE project = 'handbook' AND id = $1", &[&first_run])
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, serde_json::from_str::<Value>(&local).unwrap());
+    assert_eq!(stored["store"]["sources_written"], first["store"]["sources_written"]);
 
     // Search reads the store: every result cites exact bytes of the file, names its project, and the
     // deleted file is gone.

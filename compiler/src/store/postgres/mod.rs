@@ -17,11 +17,14 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Instant;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 /// The migrations this binary knows, in order: (version, SQL).
 const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("0001_index.sql"))];
+
+/// A publish that writes at least this many chunks refreshes the planner's statistics.
+const ANALYZE_AFTER: u64 = 10_000;
 
 /// The advisory lock key migrations take (any constant; both writers and readers agree on it).
 const MIGRATION_LOCK: i64 = 0x6b6e_6f77_6c65_6467;
@@ -235,7 +238,13 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
 
     publish_sources(local, &mut tx, project, &meta, &mut report).map_err(|e| e.with_target(&target))?;
     publish_pages(local, &mut tx, project, &mut report).map_err(|e| e.with_target(&target))?;
-    publish_runs(local, &mut tx, project, &mut report).map_err(|e| e.with_target(&target))?;
+    let previous_run = published.and_then(|(run, _)| run);
+    publish_runs(local, &mut tx, project, previous_run.as_deref(), &mut report).map_err(|e| e.with_target(&target))?;
+    // After a large publish the planner's statistics are stale (a fresh table reads as empty, and a
+    // semantic search would scan every vector rather than ask the HNSW index): refresh them now.
+    if report.chunks_written >= ANALYZE_AFTER {
+        tx.batch_execute("ANALYZE knowledge_sources, knowledge_chunks, knowledge_vectors").map_err(fail)?;
+    }
     tx.execute(
         "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3 WHERE project = $1",
         &[&project, &last_run, &embedded_run],
@@ -524,12 +533,25 @@ fn publish_pages(
     Ok(())
 }
 
+/// Copies the runs the store lacks, with their events. The run the last publish held is sent again: its
+/// summary was final only after that publish (the build records it last, with the publish's counters).
 fn publish_runs(
     local: &Connection,
     tx: &mut postgres::Transaction<'_>,
     project: &str,
+    previous_run: Option<&str>,
     report: &mut PublishReport,
 ) -> Result<(), StepError> {
+    if let Some(run) = previous_run {
+        let summary: Option<String> =
+            local.query_row("SELECT summary FROM runs WHERE id = ?1", [run], |row| row.get(0)).optional()?;
+        if let Some(summary) = summary.filter(|summary| serde_json::from_str::<serde_json::Value>(summary).is_ok()) {
+            tx.execute(
+                "UPDATE knowledge_runs SET summary = $3::text::jsonb WHERE project = $1 AND id = $2",
+                &[&project, &run, &summary],
+            )?;
+        }
+    }
     let published: HashSet<String> = tx
         .query("SELECT id FROM knowledge_runs WHERE project = $1", &[&project])?
         .into_iter()
