@@ -94,7 +94,8 @@ impl CliTest {
             .args(args)
             .env_remove("KNOWLEDGE_FAILPOINT")
             .env_remove("KNOWLEDGE_API_URL")
-            .env_remove("KNOWLEDGE_API_KEY");
+            .env_remove("KNOWLEDGE_API_KEY")
+            .env_remove("KNOWLEDGE_STORE_URL");
         for (key, value) in envs {
             command.env(key, value);
         }

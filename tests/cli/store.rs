@@ -255,3 +255,83 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     assert!(stderr(&output).contains("/nonexistent/none"), "{}", stderr(&output));
     assert!(!stderr(&output).contains("nobody@"), "{}", stderr(&output));
 }
+
+/// The same searches over both stores of one project, in every mode, with the same provenance. Keyword
+/// results come in the same order (the engines rank their keyword pools differently, BM25 against
+/// `ts_rank`, but on a corpus this small the re-rank both share decides), FTS syntax is text in both, and
+/// semantic results have the same similarities (vectors are compared exactly below the HNSW threshold).
+/// The fake provider's vectors tie often (a query sharing no word with a text scores 0), and each engine
+/// orders tied rows its own way, so semantic results are compared up to ties, and hybrid's by their set
+/// and, when a keyword matched it, its best result.
+#[test]
+fn the_store_answers_searches_as_the_local_index_does() {
+    let pg = Postgres::start();
+    let test = project("book", "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n");
+    test.write(
+        "book/ownership.md",
+        "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\
+         ## Ownership Rules\n\nEach value has an owner. There can only be one owner at a time. When the owner goes \
+         out of scope, the value is dropped.\n\n## The Stack\n\nThe stack stores values in the order it gets them.\n",
+    );
+    test.write(
+        "book/borrowing.md",
+        "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n\n\
+         ```rust\nfn calculate_length(s: &String) -> usize {\n    s.len()\n}\n```\n",
+    );
+    test.write(
+        "book/io.md",
+        "# File IO\n\nUse `std::fs::read_to_string` to read a file. The `serde_json.from_str` call parses.\n",
+    );
+    test.write("notes/misc.txt", "Unrelated notes about gardening and tomatoes.\n");
+    build(&test, &pg);
+    let view = |response: &Value| -> Vec<String> {
+        response["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {} {} {}", r["id"], r["source"]["revision"], r["citation"], r["text"]))
+            .collect()
+    };
+    for query in [
+        "ownership rules",
+        "how does the borrow checker keep references and memory safe in my program",
+        "governing",
+        "read_to_string",
+        "std::fs::read_to_string",
+        "serde_json.from_str",
+        "calculate_length",
+        "tomatoes",
+        "NEAR(owner value)",
+        "'; DROP TABLE chunks; --",
+        "\"unbalanced",
+        "émoji 🦀 ünïcode",
+        "xylophone",
+    ] {
+        let answers = |mode: &str| -> (Value, Value) {
+            let local = serde_json::from_str(&test.ok(&["search", "--json", "--mode", mode, query])).unwrap();
+            (local, search(&test, &pg, &["--mode", mode, query]))
+        };
+        let (local, stored) = answers("keyword");
+        assert_eq!(view(&local), view(&stored), "keyword {query:?}");
+        let (local, stored) = answers("semantic");
+        let similarities = |response: &Value| -> Vec<String> {
+            let mut seen: Vec<String> = view(response)
+                .into_iter()
+                .zip(response["results"].as_array().unwrap())
+                .map(|(result, r)| format!("{:.4} {result}", r["scores"]["semantic"].as_f64().unwrap()))
+                .collect();
+            seen.sort();
+            seen
+        };
+        assert_eq!(similarities(&local), similarities(&stored), "semantic {query:?}");
+        let (local, stored) = answers("hybrid");
+        let (mut local_set, mut stored_set) = (view(&local), view(&stored));
+        // The best result is the same when a keyword matched it; with none, every result is a semantic tie.
+        if local["results"][0]["scores"]["keyword"].as_f64().is_some_and(|keyword| keyword > 0.0) {
+            assert_eq!(local_set.first(), stored_set.first(), "hybrid {query:?}");
+        }
+        local_set.sort();
+        stored_set.sort();
+        assert_eq!(local_set, stored_set, "hybrid {query:?}");
+    }
+}
