@@ -154,6 +154,11 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
     assert!(!anyone.to_string().contains("budget"), "{anyone}");
     let staff = search(&open, &pg, &["--as", "staff", "zeppelin"]);
     assert_eq!(paths(&staff).len(), 2, "{staff}");
+    // `get` answers an unreadable source as a missing one, and a granted principal reads it.
+    let hidden = open.run_with_env(&["get", "secret.md"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+    assert_eq!(hidden.status.code(), Some(2));
+    assert!(stderr(&hidden).contains("no chunk or source matches `secret.md`"), "{}", stderr(&hidden));
+    assert!(ok(&open, &pg, &["--as", "staff", "get", "secret.md"]).contains("Budget"));
 
     // Across projects: each result names its project; a project whose principals do not know `staff` is
     // left out of a search as `staff`.
@@ -294,4 +299,28 @@ fn the_store_answers_searches_as_the_local_index_does() {
         stored_set.sort();
         assert_eq!(local_set, stored_set, "hybrid {query:?}");
     }
+
+    // `get` answers every ref kind as the local index does, each answer naming its project.
+    let without_project = |mut value: Value| -> Value {
+        if let Some(source) = value.get_mut("chunk").and_then(|chunk| chunk["source"].as_object_mut()) {
+            assert_eq!(source.remove("project"), Some(Value::from("book")));
+        }
+        value
+    };
+    let local_index: Value = serde_json::from_str(&test.ok(&["search", "--json", "ownership"])).unwrap();
+    let revision = local_index["results"][0]["source"]["revision"].as_str().unwrap()[..12].to_string();
+    let mut refs: Vec<String> =
+        local_index["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    refs.extend(["book/ownership.md", "file://book/io.md", "notes/misc.txt"].map(String::from));
+    refs.push(format!("file://book/ownership.md@{revision}#L5-L7"));
+    let pages: Value = serde_json::from_str(&test.ok(&["search", "--json", "--kind", "wiki_page", "ownership"])).unwrap();
+    refs.extend(pages["results"].as_array().unwrap().iter().map(|r| r["source"]["path"].as_str().unwrap().to_string()));
+    for reference in &refs {
+        let local: Value = serde_json::from_str(&test.ok(&["get", "--json", reference])).unwrap();
+        let stored: Value = serde_json::from_str(&ok(&test, &pg, &["get", "--json", reference])).unwrap();
+        assert_eq!(local, without_project(stored), "get {reference}");
+    }
+    let missing = test.run_with_env(&["get", "nothing/here.md"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("no chunk or source matches `nothing/here.md`"), "{}", stderr(&missing));
 }

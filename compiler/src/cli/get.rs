@@ -20,6 +20,12 @@ pub(crate) struct GetArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+    /// Read this Postgres store instead of the local index (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
+    #[arg(long, value_name = "URL", conflicts_with = "db")]
+    store: Option<String>,
+    /// With a Postgres store: look in this project (repeatable, first match wins; default: this project's).
+    #[arg(long = "project", value_name = "NAME")]
+    projects: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -36,6 +42,10 @@ pub(crate) struct ResolveArgs {
 /// `knowledge source resolve`: `knowledge get`, or with `--purpose`, a recorded decision.
 pub(crate) fn resolve(args: ResolveArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let Some(purpose) = args.purpose else { return run(args.get, at) };
+    anyhow::ensure!(
+        args.get.store.is_none() && args.get.projects.is_empty(),
+        "--purpose records its decision in the local index; it does not read a Postgres store"
+    );
     let project = knowledge::config::Project::discover(&at.start).ok();
     let index = super::output::index_path(args.get.db.clone(), &at.start)?;
     let conn = knowledge::store::open_read_only(&index)?;
@@ -96,10 +106,16 @@ pub(crate) fn run(args: GetArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         Some(mut remote) => serde_json::from_value(
             remote.call("knowledge_get", serde_json::json!({"ref": args.reference})).map_err(anyhow::Error::msg)?,
         )?,
-        None => {
-            let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
-            knowledge::retrieval::reader::resolve(&conn, &args.reference, &access)?
-        }
+        None => match super::output::store_search(args.db.as_deref(), args.store, args.projects, at)? {
+            Some((url, projects)) => {
+                let mut store = knowledge::store::postgres::PgStore::connect_reader(&url)?;
+                knowledge::retrieval::reader::resolve_postgres(&mut store, &projects, &args.reference, at.principal())?
+            }
+            None => {
+                let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+                knowledge::retrieval::reader::resolve(&conn, &args.reference, &access)?
+            }
+        },
     };
     print(args.json, &resolved, |out| print_resolved(out, &resolved))?;
     Ok(ExitCode::SUCCESS)

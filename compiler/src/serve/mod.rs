@@ -79,8 +79,9 @@ impl ProjectContext {
     }
 }
 
-/// Searches of a Postgres store (`[store] url`): read-only sessions, reused across requests, over the
-/// projects the server was started for. Several servers (replicas) may share one store.
+/// Reads of a Postgres store (`[store] url`) for `knowledge_search` and `knowledge_get`: read-only
+/// sessions, reused across requests, over the projects the server was started for. Several servers
+/// (replicas) may share one store.
 pub struct StoreSearch {
     url: String,
     projects: Vec<String>,
@@ -94,17 +95,22 @@ impl StoreSearch {
         Ok(StoreSearch { url: url.to_string(), projects, idle: std::sync::Mutex::new(vec![first]) })
     }
 
-    fn search(&self, request: &SearchRequest, principal: Option<&str>) -> Result<SearchResponse, String> {
+    /// Runs `read` with a pooled session. A session whose read failed is dropped; one that answered serves
+    /// the next request.
+    fn with<T>(
+        &self,
+        read: impl FnOnce(&mut store::postgres::PgStore, &[String]) -> Result<T, search::StoreReadError>,
+    ) -> Result<T, String> {
         let pooled = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let mut connection = match pooled {
             Some(connection) => connection,
             None => store::postgres::PgStore::connect_reader(&self.url).map_err(|e| crate::error_chain(&e))?,
         };
-        let response = search::search_postgres(&mut connection, &self.projects, request, principal)
-            .map_err(|e| crate::error_chain(&e))?;
-        // A connection that failed is dropped; one that answered serves the next request.
-        self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(connection);
-        Ok(response)
+        let answer = read(&mut connection, &self.projects);
+        if !matches!(answer, Err(search::StoreReadError::Store(_))) {
+            self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(connection);
+        }
+        answer.map_err(|e| crate::error_chain(&e))
     }
 }
 
@@ -353,9 +359,11 @@ impl KnowledgeServer {
         let response = match self.store.clone() {
             Some(store) => {
                 let principal = self.principal.clone();
-                tokio::task::spawn_blocking(move || store.search(&request, principal.as_deref()))
-                    .await
-                    .map_err(|e| format!("internal error: {e}"))??
+                tokio::task::spawn_blocking(move || {
+                    store.with(|pg, projects| search::search_postgres(pg, projects, &request, principal.as_deref()))
+                })
+                .await
+                .map_err(|e| format!("internal error: {e}"))??
             }
             None => {
                 self.read(move |conn, access| {
@@ -373,6 +381,15 @@ impl KnowledgeServer {
         annotations(read_only_hint = true)
     )]
     async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, String> {
+        if let Some(store) = self.store.clone() {
+            let principal = self.principal.clone();
+            return tokio::task::spawn_blocking(move || {
+                store.with(|pg, projects| reader::resolve_postgres(pg, projects, &args.reference, principal.as_deref()))
+            })
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+            .map(Json);
+        }
         self.read(move |conn, access| {
             reader::resolve(conn, &args.reference, access).map(Json).map_err(|e| crate::error_chain(&e))
         })

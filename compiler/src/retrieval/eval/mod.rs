@@ -40,7 +40,7 @@ pub enum EvalError {
     #[error("search failed")]
     Search(#[source] rusqlite::Error),
     #[error(transparent)]
-    StoreSearch(#[from] search::SearchStoreError),
+    StoreSearch(#[from] search::StoreReadError),
     #[error(transparent)]
     Postgres(#[from] store::postgres::PostgresError),
     #[error("cannot create a temporary folder")]

@@ -13,9 +13,11 @@ use crate::retrieval::search::{Citation, ResultSource};
 use knowledge_queries::{Origin, SourceRef};
 
 mod listing;
+mod postgres;
 mod runs;
 
 pub use listing::*;
+pub use postgres::resolve_postgres;
 pub use runs::*;
 
 #[derive(Debug, thiserror::Error)]
@@ -119,9 +121,29 @@ pub struct ChunkSummary {
 /// `knowledge://wiki/SLUG` or its bare slug.
 /// What `access` may not read resolves as if it did not exist.
 pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Resolved, ReaderError> {
+    resolve_in(&mut SqliteReader { conn }, reference, access)?
+        .ok_or_else(|| ReaderError::NotFound(reference.trim().to_string()))
+}
+
+/// The reads resolving a ref makes: the SQLite index here, the Postgres store in `postgres.rs`.
+pub(crate) trait ReadIndex {
+    type Error;
+    fn chunk_detail(&mut self, id: &str) -> Result<Option<ChunkDetail>, Self::Error>;
+    fn source_detail(&mut self, path: &str) -> Result<Option<SourceDetail>, Self::Error>;
+    /// (start offset, end offset, start line, text) of the source's text chunks that touch lines
+    /// `start..=end`, by offset.
+    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> Result<Vec<(u32, u32, u32, String)>, Self::Error>;
+}
+
+/// [`resolve`] over any index; `None` when nothing readable matches.
+pub(crate) fn resolve_in<I: ReadIndex>(
+    index: &mut I,
+    reference: &str,
+    access: &Access,
+) -> Result<Option<Resolved>, I::Error> {
     let reference = reference.trim();
-    if let Some(chunk) = chunk_detail(conn, reference)?.filter(|c| access.can_read_path(&c.source.path)) {
-        return Ok(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None, lines: None });
+    if let Some(chunk) = index.chunk_detail(reference)?.filter(|c| access.can_read_path(&c.source.path)) {
+        return Ok(Some(Resolved { kind: ResolvedKind::Chunk, chunk: Some(chunk), source: None, lines: None }));
     }
     let path = SourceRef::from_uri(reference).path();
     let path = path.as_str();
@@ -135,21 +157,50 @@ pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Re
     };
     // A bare slug names a generated page.
     let page = (!path.contains('/')).then(|| SourceRef::page(path).path());
-    let found = match source_detail(conn, path)? {
+    let found = match index.source_detail(path)? {
         Some(source) => Some(source),
         None => match page {
-            Some(page) => source_detail(conn, &page)?,
+            Some(page) => index.source_detail(&page)?,
             None => None,
         },
     };
     let Some(source) = found.filter(|s| access.can_read_path(&s.path)) else {
-        return Err(ReaderError::NotFound(reference.to_string()));
+        return Ok(None);
     };
     let lines = match fragment.and_then(line_range) {
-        Some((start, end)) => lines_of(conn, &source, start, end, cited_revision)?,
+        Some((start, end)) => {
+            lines_of(&index.line_chunks(&source.path, start, end)?, &source, start, end, cited_revision)
+        }
         None => None,
     };
-    Ok(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source), lines })
+    Ok(Some(Resolved { kind: ResolvedKind::Source, chunk: None, source: Some(source), lines }))
+}
+
+struct SqliteReader<'a> {
+    conn: &'a Connection,
+}
+
+impl ReadIndex for SqliteReader<'_> {
+    type Error = rusqlite::Error;
+
+    fn chunk_detail(&mut self, id: &str) -> rusqlite::Result<Option<ChunkDetail>> {
+        chunk_detail(self.conn, id)
+    }
+
+    fn source_detail(&mut self, path: &str) -> rusqlite::Result<Option<SourceDetail>> {
+        source_detail(self.conn, path)
+    }
+
+    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> rusqlite::Result<Vec<(u32, u32, u32, String)>> {
+        self.conn
+            .prepare(
+                "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
+                 WHERE s.path = ?1 AND c.end_line >= ?2 AND c.start_line <= ?3 AND c.entity IS NULL
+                 ORDER BY c.start_offset",
+            )?
+            .query_map(params![path, start, end], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+            .collect()
+    }
 }
 
 /// `L5-L25`, `L5-25` or `L7`: the lines a ref's fragment names.
@@ -160,26 +211,16 @@ fn line_range(fragment: &str) -> Option<(u32, u32)> {
     (start >= 1 && end >= start).then_some((start, end))
 }
 
-/// Lines `start..=end` of a source, put together from its indexed chunks (each an exact byte range of the
-/// source, so overlapping chunks agree); `None` when no chunk holds them.
+/// Lines `start..=end` of a source, put together from its indexed chunks that touch them (each an exact
+/// byte range of the source, so overlapping chunks agree); `None` when no chunk holds them.
 fn lines_of(
-    conn: &Connection,
+    chunks: &[(u32, u32, u32, String)],
     source: &SourceDetail,
     start: u32,
     end: u32,
     cited_revision: Option<&str>,
-) -> rusqlite::Result<Option<LinesExcerpt>> {
-    let chunks: Vec<(u32, u32, u32, String)> = conn
-        .prepare(
-            "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE s.path = ?1 AND c.end_line >= ?2 AND c.start_line <= ?3 AND c.entity IS NULL
-             ORDER BY c.start_offset",
-        )?
-        .query_map(params![source.path, start, end], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let Some((_, mut covered_to, first_line, first_text)) = chunks.first().cloned() else {
-        return Ok(None);
-    };
+) -> Option<LinesExcerpt> {
+    let (_, mut covered_to, first_line, first_text) = chunks.first().cloned()?;
     // The contiguous text the chunks cover, from the first one on. Chunks leave out the blank lines between
     // blocks; a gap that is exactly the line breaks the line numbers say it holds is filled with them, and
     // any other gap ends the excerpt (its bytes are not in the index).
@@ -208,9 +249,9 @@ fn lines_of(
             to = number;
         }
     }
-    let Some(from) = from else { return Ok(None) };
+    let from = from?;
     let stale = cited_revision.is_some_and(|cited| !source.revision.starts_with(cited));
-    Ok(Some(LinesExcerpt { start_line: from, end_line: to, text: excerpt, revision: source.revision.clone(), stale }))
+    Some(LinesExcerpt { start_line: from, end_line: to, text: excerpt, revision: source.revision.clone(), stale })
 }
 
 fn chunk_detail(conn: &Connection, id: &str) -> rusqlite::Result<Option<ChunkDetail>> {

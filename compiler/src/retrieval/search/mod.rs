@@ -24,7 +24,8 @@ mod results;
 use fusion::{EXPAND_FROM, append_related, expand, fresh_paths, fuse};
 use index::{SearchIndex, Semantic, SqliteIndex};
 use keyword::{keyword, snippet};
-pub use postgres::{EXACT_BELOW, SearchStoreError, search_postgres};
+pub(crate) use postgres::StoreScope;
+pub use postgres::{EXACT_BELOW, StoreReadError, search_postgres};
 pub use results::*;
 
 /// Runs a search over what `access` may read in the SQLite index. Unreadable chunks are filtered inside

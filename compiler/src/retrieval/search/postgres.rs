@@ -34,52 +34,73 @@ pub fn search_postgres(
     projects: &[String],
     request: &SearchRequest,
     principal: Option<&str>,
-) -> Result<SearchResponse, SearchStoreError> {
-    let mut access: Option<Access> = None;
-    let mut readable = Vec::new();
-    let mut generation: Option<(String, Option<String>)> = None;
-    for project in projects {
-        let meta = project_meta(store, project)?;
-        let labelled: Vec<(i64, String, String)> = store
-            .client
-            .query(
-                "SELECT id, path, labels FROM knowledge_sources WHERE project = $1 AND labels <> '' ORDER BY id",
-                &[project],
-            )
-            .map_err(|source| store.error(source))?
-            .into_iter()
-            .map(|row| (row.get(0), row.get(1), row.get(2)))
-            .collect();
-        let principals = meta.get("principals").map(String::as_str);
-        let purposes = meta.get("purposes").map(String::as_str);
-        let project_access = match Access::of(principals, purposes, principal, Some("knowledge_answer"), labelled) {
-            Ok(project_access) => project_access,
-            Err(error) if projects.len() == 1 => return Err(error.into()),
-            Err(_) => continue,
-        };
-        match &mut access {
-            Some(access) => access.hide_also(project_access),
-            None => access = Some(project_access),
-        }
-        readable.push(project.clone());
-        if generation.is_none()
-            && let Some(model) = meta.get("embeddings_model").filter(|model| !model.is_empty())
-        {
-            generation = Some((model.clone(), meta.get("embeddings_settings").cloned()));
-        }
-    }
-    let access = access.unwrap_or_default();
-    let mut index = PgIndex { store, projects: readable, generation };
-    search_in(&mut index, request, &access).map_err(|source| index.store.error(source).into())
+) -> Result<SearchResponse, StoreReadError> {
+    let scope = StoreScope::of(store, projects, principal)?;
+    let mut index = PgIndex { store, projects: scope.projects, generation: scope.generation };
+    search_in(&mut index, request, &scope.access).map_err(|source| index.store.error(source).into())
 }
 
-/// Why a search of the Postgres store failed.
+/// What a principal reads in a store: the projects that know it, its access over their sources (by the
+/// store's source ids), and the first embeddings generation among them (model, settings).
+pub(crate) struct StoreScope {
+    pub(crate) projects: Vec<String>,
+    pub(crate) access: Access,
+    pub(crate) generation: Option<(String, Option<String>)>,
+}
+
+impl StoreScope {
+    /// With one project an unknown principal is an error; across several, projects that do not know the
+    /// principal are left out. Each project's own principals and purposes decide.
+    pub(crate) fn of(
+        store: &mut PgStore,
+        projects: &[String],
+        principal: Option<&str>,
+    ) -> Result<StoreScope, StoreReadError> {
+        let mut access: Option<Access> = None;
+        let mut readable = Vec::new();
+        let mut generation: Option<(String, Option<String>)> = None;
+        for project in projects {
+            let meta = project_meta(store, project)?;
+            let labelled: Vec<(i64, String, String)> = store
+                .rows(
+                    "SELECT id, path, labels FROM knowledge_sources WHERE project = $1 AND labels <> '' ORDER BY id",
+                    &[project],
+                )
+                .map_err(|source| store.error(source))?
+                .into_iter()
+                .map(|row| (row.get(0), row.get(1), row.get(2)))
+                .collect();
+            let principals = meta.get("principals").map(String::as_str);
+            let purposes = meta.get("purposes").map(String::as_str);
+            let project_access = match Access::of(principals, purposes, principal, Some("knowledge_answer"), labelled) {
+                Ok(project_access) => project_access,
+                Err(error) if projects.len() == 1 => return Err(error.into()),
+                Err(_) => continue,
+            };
+            match &mut access {
+                Some(access) => access.hide_also(project_access),
+                None => access = Some(project_access),
+            }
+            readable.push(project.clone());
+            if generation.is_none()
+                && let Some(model) = meta.get("embeddings_model").filter(|model| !model.is_empty())
+            {
+                generation = Some((model.clone(), meta.get("embeddings_settings").cloned()));
+            }
+        }
+        Ok(StoreScope { projects: readable, access: access.unwrap_or_default(), generation })
+    }
+}
+
+/// Why a read of the Postgres store failed.
 #[derive(Debug, thiserror::Error)]
-pub enum SearchStoreError {
+pub enum StoreReadError {
     #[error(transparent)]
     Store(#[from] PostgresError),
     #[error(transparent)]
     Access(#[from] crate::retrieval::access::AccessError),
+    #[error("no chunk or source matches `{0}` (expected a chunk id, a `file://` ref or a project-relative path)")]
+    NotFound(String),
 }
 
 struct PgIndex<'a> {

@@ -24,6 +24,7 @@ CREATE TABLE knowledge_sources (
     size BIGINT NOT NULL,
     revision TEXT NOT NULL,
     title TEXT NOT NULL,
+    outline TEXT NOT NULL,              -- JSON, as the local index holds it
     labels TEXT NOT NULL,
     chunk_count INTEGER NOT NULL,
     indexed_run TEXT NOT NULL,
@@ -45,6 +46,7 @@ CREATE TABLE knowledge_chunks (
     ordinal INTEGER NOT NULL,
     revision TEXT NOT NULL,
     hash TEXT NOT NULL,
+    heading_path TEXT NOT NULL,         -- JSON array of heading titles
     title TEXT NOT NULL,
     text TEXT NOT NULL,
     identifiers TEXT NOT NULL,
@@ -104,6 +106,15 @@ CREATE TABLE knowledge_page_sources (
     FOREIGN KEY (project, page) REFERENCES knowledge_pages(project, slug) ON DELETE CASCADE
 );
 CREATE INDEX knowledge_page_sources_by_path ON knowledge_page_sources(project, path);
+CREATE TABLE knowledge_backlinks (
+    project TEXT NOT NULL,
+    page TEXT NOT NULL,
+    from_ref TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    FOREIGN KEY (project, page) REFERENCES knowledge_pages(project, slug) ON DELETE CASCADE
+);
+CREATE INDEX knowledge_backlinks_by_page ON knowledge_backlinks(project, page);
 
 -- The run ledger, as each build recorded it.
 CREATE TABLE knowledge_runs (

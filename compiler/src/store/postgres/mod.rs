@@ -193,6 +193,7 @@ struct LocalSource {
     size: i64,
     revision: String,
     title: String,
+    outline: String,
     labels: String,
     chunk_count: i64,
     indexed_run: String,
@@ -307,7 +308,8 @@ fn publish_sources(
         }
     }
     let mut statement = local.prepare(
-        "SELECT id, path, uri, kind, mime, size, revision, title, labels, chunk_count, indexed_run FROM sources",
+        "SELECT id, path, uri, kind, mime, size, revision, title, labels, chunk_count, indexed_run, outline
+         FROM sources",
     )?;
     let sources: Vec<LocalSource> = statement
         .query_map([], |row| {
@@ -324,6 +326,7 @@ fn publish_sources(
                 labels: row.get(8)?,
                 chunk_count: row.get(9)?,
                 indexed_run: row.get(10)?,
+                outline: row.get(11)?,
                 vectors: format!("{model}:{}", vectors.get(&id).copied().unwrap_or(0)),
             })
         })?
@@ -363,6 +366,7 @@ fn publish_sources(
             &source.size.to_string(),
             &source.revision,
             &source.title,
+            &source.outline,
             &source.labels,
             &source.chunk_count.to_string(),
             &source.indexed_run,
@@ -372,8 +376,8 @@ fn publish_sources(
     }
     copy_in(
         tx,
-        "COPY knowledge_sources (project, path, uri, kind, mime, size, revision, title, labels, chunk_count,
-                                 indexed_run, vectors) FROM STDIN",
+        "COPY knowledge_sources (project, path, uri, kind, mime, size, revision, title, outline, labels,
+                                 chunk_count, indexed_run, vectors) FROM STDIN",
         &copy,
     )?;
     let paths: Vec<&str> = changed.iter().map(|s| s.path.as_str()).collect();
@@ -387,8 +391,8 @@ fn publish_sources(
     // A chunk of an older revision (kept in the local index until its source is read again) could cite
     // text that is gone: it is not published.
     let mut chunk_rows = local.prepare_cached(
-        "SELECT c.id, c.ordinal, c.revision, c.hash, c.title, c.text, c.identifiers, c.start_offset, c.end_offset,
-                c.start_line, c.end_line, c.entity
+        "SELECT c.id, c.ordinal, c.revision, c.hash, c.heading_path, c.title, c.text, c.identifiers, c.start_offset,
+                c.end_offset, c.start_line, c.end_line, c.entity
          FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE c.source_id = ?1 AND c.revision = s.revision ORDER BY c.ordinal",
     )?;
@@ -396,8 +400,8 @@ fn publish_sources(
     for source in &changed {
         let id = ids[&source.path].to_string();
         let rows = chunk_rows.query_map([source.id], |row| {
-            let mut fields: Vec<Option<String>> = Vec::with_capacity(12);
-            for column in 0..12 {
+            let mut fields: Vec<Option<String>> = Vec::with_capacity(13);
+            for column in 0..13 {
                 fields.push(match row.get_ref(column)? {
                     rusqlite::types::ValueRef::Null => None,
                     rusqlite::types::ValueRef::Integer(n) => Some(n.to_string()),
@@ -415,7 +419,8 @@ fn publish_sources(
     }
     copy_in(
         tx,
-        "COPY knowledge_chunks (source_id, project, path, id, ordinal, revision, hash, title, text, identifiers,
+        "COPY knowledge_chunks (source_id, project, path, id, ordinal, revision, hash, heading_path, title, text,
+                                identifiers,
                                 start_offset, end_offset, start_line, end_line, entity) FROM STDIN",
         &copy,
     )?;
@@ -501,7 +506,8 @@ fn publish_pages(
         "SELECT note, source_ref, path, revision, start_offset, end_offset, signal FROM citations WHERE page = ?1",
     )?;
     let mut listed = local.prepare_cached("SELECT path FROM page_sources WHERE page = ?1")?;
-    let (mut cited, mut sources) = (String::new(), String::new());
+    let mut linking = local.prepare_cached("SELECT from_ref, line, kind FROM wiki_backlinks WHERE page = ?1")?;
+    let (mut cited, mut sources, mut backlinks) = (String::new(), String::new(), String::new());
     for (slug, ..) in &changed {
         let rows = citations.query_map([slug], |row| {
             Ok([
@@ -522,6 +528,14 @@ fn publish_pages(
         for path in listed.query_map([slug], |row| row.get::<_, String>(0))? {
             copy_row(&mut sources, [Some(project), Some(slug.as_str()), Some(path?.as_str())].into_iter());
         }
+        let links = linking.query_map([slug], |row| {
+            Ok([row.get::<_, String>(0)?, row.get::<_, i64>(1)?.to_string(), row.get::<_, String>(2)?])
+        })?;
+        for link in links {
+            let link = link?;
+            let leading = [Some(project), Some(slug.as_str())];
+            copy_row(&mut backlinks, leading.into_iter().chain(link.iter().map(|field| Some(field.as_str()))));
+        }
     }
     copy_in(
         tx,
@@ -530,6 +544,7 @@ fn publish_pages(
         &cited,
     )?;
     copy_in(tx, "COPY knowledge_page_sources (project, page, path) FROM STDIN", &sources)?;
+    copy_in(tx, "COPY knowledge_backlinks (project, page, from_ref, line, kind) FROM STDIN", &backlinks)?;
     Ok(())
 }
 
