@@ -313,7 +313,8 @@ fn the_store_answers_searches_as_the_local_index_does() {
         local_index["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
     refs.extend(["book/ownership.md", "file://book/io.md", "notes/misc.txt"].map(String::from));
     refs.push(format!("file://book/ownership.md@{revision}#L5-L7"));
-    let pages: Value = serde_json::from_str(&test.ok(&["search", "--json", "--kind", "wiki_page", "ownership"])).unwrap();
+    let pages: Value =
+        serde_json::from_str(&test.ok(&["search", "--json", "--kind", "wiki_page", "ownership"])).unwrap();
     refs.extend(pages["results"].as_array().unwrap().iter().map(|r| r["source"]["path"].as_str().unwrap().to_string()));
     for reference in &refs {
         let local: Value = serde_json::from_str(&test.ok(&["get", "--json", reference])).unwrap();

@@ -125,6 +125,9 @@ pub fn resolve(conn: &Connection, reference: &str, access: &Access) -> Result<Re
         .ok_or_else(|| ReaderError::NotFound(reference.trim().to_string()))
 }
 
+/// A text chunk as lines are read from it: (start offset, end offset, start line, text).
+pub(crate) type LineChunk = (u32, u32, u32, String);
+
 /// The reads resolving a ref makes: the SQLite index here, the Postgres store in `postgres.rs`.
 pub(crate) trait ReadIndex {
     type Error;
@@ -132,7 +135,7 @@ pub(crate) trait ReadIndex {
     fn source_detail(&mut self, path: &str) -> Result<Option<SourceDetail>, Self::Error>;
     /// (start offset, end offset, start line, text) of the source's text chunks that touch lines
     /// `start..=end`, by offset.
-    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> Result<Vec<(u32, u32, u32, String)>, Self::Error>;
+    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> Result<Vec<LineChunk>, Self::Error>;
 }
 
 /// [`resolve`] over any index; `None` when nothing readable matches.
@@ -191,7 +194,7 @@ impl ReadIndex for SqliteReader<'_> {
         source_detail(self.conn, path)
     }
 
-    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> rusqlite::Result<Vec<(u32, u32, u32, String)>> {
+    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> rusqlite::Result<Vec<LineChunk>> {
         self.conn
             .prepare(
                 "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM chunks c JOIN sources s ON s.id = c.source_id
@@ -214,7 +217,7 @@ fn line_range(fragment: &str) -> Option<(u32, u32)> {
 /// Lines `start..=end` of a source, put together from its indexed chunks that touch them (each an exact
 /// byte range of the source, so overlapping chunks agree); `None` when no chunk holds them.
 fn lines_of(
-    chunks: &[(u32, u32, u32, String)],
+    chunks: &[LineChunk],
     source: &SourceDetail,
     start: u32,
     end: u32,

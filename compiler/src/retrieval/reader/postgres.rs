@@ -160,12 +160,7 @@ impl ReadIndex for PgReader<'_> {
         Ok(Some(detail))
     }
 
-    fn line_chunks(
-        &mut self,
-        path: &str,
-        start: u32,
-        end: u32,
-    ) -> Result<Vec<(u32, u32, u32, String)>, ::postgres::Error> {
+    fn line_chunks(&mut self, path: &str, start: u32, end: u32) -> Result<Vec<LineChunk>, ::postgres::Error> {
         let (start, end) = (i32::try_from(start).unwrap_or(i32::MAX), i32::try_from(end).unwrap_or(i32::MAX));
         let rows = self.store.rows(
             "SELECT c.start_offset, c.end_offset, c.start_line, c.text FROM knowledge_chunks c
