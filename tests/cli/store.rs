@@ -159,6 +159,27 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
     assert_eq!(hidden.status.code(), Some(2));
     assert!(stderr(&hidden).contains("no chunk or source matches `secret.md`"), "{}", stderr(&hidden));
     assert!(ok(&open, &pg, &["--as", "staff", "get", "secret.md"]).contains("Budget"));
+    // A context pack from the store is the local index's (only scores are each engine's own), each excerpt
+    // naming its project. As `staff` two sources match, and the engines may order them differently (BM25
+    // against ts_rank), so that pack is compared by what it holds.
+    let pack = |test: &CliTest, store: bool, principal: &[&str]| -> Value {
+        let args =
+            [principal, &["context", "pack", "zeppelin launch budget", "--json", "--max-tokens", "80"][..]].concat();
+        let mut pack: Value = serde_json::from_str(&if store { ok(test, &pg, &args) } else { test.ok(&args) }).unwrap();
+        for item in pack["items"].as_array_mut().unwrap() {
+            if store {
+                assert_eq!(item["source"].as_object_mut().unwrap().remove("project"), Some(Value::from("open")));
+            }
+            item["score"] = Value::Null;
+        }
+        pack
+    };
+    let local = pack(&open, false, &[]);
+    assert_eq!(local, pack(&open, true, &[]));
+    assert!(!local.to_string().contains("secret"), "{local}");
+    let staff_pack = pack(&open, true, &["--as", "staff"]);
+    assert!(staff_pack["budget"]["used_tokens"].as_u64().unwrap() <= 80);
+    assert!(staff_pack.to_string().contains("secret.md"), "{staff_pack}");
 
     // Across projects: each result names its project; a project whose principals do not know `staff` is
     // left out of a search as `staff`.

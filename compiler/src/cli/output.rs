@@ -204,15 +204,14 @@ pub(crate) fn store_search(
 
 /// A search of the Postgres store as the CLI runs it, as the principal, highlighted as [`cli_search`] does.
 pub(crate) fn postgres_search(
-    url: &str,
+    store: &mut knowledge::store::postgres::PgStore,
     projects: &[String],
     mut request: SearchRequest,
     json: bool,
     at: &super::Invocation,
 ) -> anyhow::Result<SearchResponse> {
     request.highlight = if !json && std::io::stdout().is_terminal() { Highlight::Ansi } else { Highlight::Markdown };
-    let mut store = knowledge::store::postgres::PgStore::connect_reader(url)?;
-    Ok(knowledge::retrieval::search::search_postgres(&mut store, projects, &request, at.principal())?)
+    Ok(knowledge::retrieval::search::search_postgres(store, projects, &request, at.principal())?)
 }
 
 pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {

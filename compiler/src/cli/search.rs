@@ -78,19 +78,30 @@ pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode>
                 entity_types: args.entity_type,
                 highlight: Highlight::default(),
             };
-            if let Some((url, projects)) = store_search(args.db.as_deref(), args.store, args.projects, at)? {
-                anyhow::ensure!(!args.context, "--context reads a local index; it does not read a Postgres store yet");
-                let response = postgres_search(&url, &projects, request, json, at)?;
-                print(json, &response, |out| print_search(out, &response))?;
-                return Ok(ExitCode::SUCCESS);
+            match store_search(args.db.as_deref(), args.store, args.projects, at)? {
+                Some((url, projects)) => {
+                    let mut store = knowledge::store::postgres::PgStore::connect_reader(&url)?;
+                    let response = postgres_search(&mut store, &projects, request, json, at)?;
+                    let pack = if args.context {
+                        let principal = at.principal();
+                        Some(knowledge::retrieval::context::pack_postgres(
+                            &mut store, &projects, query, 2000, 8, principal,
+                        )?)
+                    } else {
+                        None
+                    };
+                    (response, pack)
+                }
+                None => {
+                    let (conn, access, response) = cli_search(args.db, at, request, json)?;
+                    let pack = if args.context {
+                        Some(knowledge::retrieval::context::pack(&conn, query, 2000, 8, &access)?)
+                    } else {
+                        None
+                    };
+                    (response, pack)
+                }
             }
-            let (conn, access, response) = cli_search(args.db, at, request, json)?;
-            let pack = if args.context {
-                Some(knowledge::retrieval::context::pack(&conn, query, 2000, 8, &access)?)
-            } else {
-                None
-            };
-            (response, pack)
         }
     };
     match pack {

@@ -102,6 +102,31 @@ pub fn pack(
     max_items: usize,
     access: &crate::retrieval::access::Access,
 ) -> rusqlite::Result<ContextPack> {
+    pack_in(&mut search::SqliteIndex { conn }, query, max_tokens, max_items, access)
+}
+
+/// [`pack`] over `projects` of the Postgres store, as `principal` may read them.
+pub fn pack_postgres(
+    store: &mut crate::store::postgres::PgStore,
+    projects: &[String],
+    query: &str,
+    max_tokens: usize,
+    max_items: usize,
+    principal: Option<&str>,
+) -> Result<ContextPack, search::StoreReadError> {
+    let scope = search::StoreScope::of(store, projects, principal)?;
+    let mut index = search::PgIndex::new(store, scope.projects, scope.generation);
+    pack_in(&mut index, query, max_tokens, max_items, &scope.access).map_err(|source| index.error(source).into())
+}
+
+/// [`pack`] over any index.
+fn pack_in<I: search::SearchIndex>(
+    index: &mut I,
+    query: &str,
+    max_tokens: usize,
+    max_items: usize,
+    access: &crate::retrieval::access::Access,
+) -> Result<ContextPack, I::Error> {
     let request = SearchRequest {
         query: query.to_string(),
         // Hybrid where the index has an embeddings generation; keyword, and `degraded` with the reason, where not.
@@ -111,7 +136,7 @@ pub fn pack(
         entity_types: Vec::new(),
         highlight: Highlight::Markdown,
     };
-    let mut response = search::search(conn, &request, access)?;
+    let mut response = search::search_in(index, &request, access)?;
     // Navigation (a table of contents, a list of links) only points at the answer: it goes after every
     // excerpt that holds text, so it fills a budget only what nothing else could.
     response.results.sort_by_key(|result| is_navigation(&result.text));
@@ -179,8 +204,7 @@ pub fn pack(
         });
     }
 
-    let freshness = freshness(conn, &items)?;
-    let conflicts = conflicts(conn, &items)?;
+    let (freshness, conflicts) = freshness_and_conflicts(index, &items)?;
     let suggested_wiki_updates = if items.is_empty() {
         vec![format!("Nothing in the knowledge base answers \"{query}\": a page on it would fill the gap.")]
     } else {
@@ -247,39 +271,28 @@ fn fit(text: &str, available: usize) -> Option<(String, bool)> {
     (tokens(cut) >= MIN_EXCERPT_TOKENS).then(|| (cut.to_string(), true))
 }
 
-fn freshness(conn: &Connection, items: &[PackItem]) -> rusqlite::Result<Freshness> {
-    let index_run = crate::store::meta(conn, "last_run")?;
-    let index_built_at = match &index_run {
-        Some(run) => conn
-            .query_row("SELECT finished_at FROM runs WHERE id = ?1", [run], |row| row.get(0))
-            .map(Some)
-            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })?,
-        None => None,
-    };
-    let mut current = conn.prepare_cached("SELECT revision FROM sources WHERE path = ?1")?;
+/// Whether every excerpt is its source's current revision, and the contradiction markers recorded in the
+/// lint facts of the selected sources.
+fn freshness_and_conflicts<I: search::SearchIndex>(
+    index: &mut I,
+    items: &[PackItem],
+) -> Result<(Freshness, Vec<Conflict>), I::Error> {
+    let (index_run, index_built_at) = index.index_run()?;
     let mut all_current = true;
-    for item in items {
-        let revision: String = current.query_row([&item.source.path], |row| row.get(0))?;
-        all_current &= revision == item.source.revision;
-    }
-    Ok(Freshness { index_run, index_built_at, all_current })
-}
-
-/// Contradiction markers recorded in the lint facts of the selected sources.
-fn conflicts(conn: &Connection, items: &[PackItem]) -> rusqlite::Result<Vec<Conflict>> {
-    let mut facts = conn.prepare_cached("SELECT lint_facts FROM sources WHERE path = ?1")?;
     let mut conflicts = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for item in items.iter().filter(|item| seen.insert(item.source.path.clone())) {
-        let json: String = facts.query_row([&item.source.path], |row| row.get(0))?;
-        let Ok(parsed) = serde_json::from_str::<knowledge_queries::LintFacts>(&json) else { continue };
+    for item in items {
+        let state = index.source_state(&item.source)?;
+        all_current &= state.as_ref().is_some_and(|(revision, _)| *revision == item.source.revision);
+        let Some((_, facts)) = state.filter(|_| seen.insert(item.source.path.clone())) else { continue };
+        let Ok(parsed) = serde_json::from_str::<knowledge_queries::LintFacts>(&facts) else { continue };
         conflicts.extend(parsed.markers.into_iter().map(|m| Conflict {
             path: item.source.path.clone(),
             line: m.line,
             marker: m.value,
         }));
     }
-    Ok(conflicts)
+    Ok((Freshness { index_run, index_built_at, all_current }, conflicts))
 }
 
 #[cfg(test)]

@@ -79,7 +79,8 @@ impl ProjectContext {
     }
 }
 
-/// Reads of a Postgres store (`[store] url`) for `knowledge_search` and `knowledge_get`: read-only
+/// Reads of a Postgres store (`[store] url`) for `knowledge_search`, `knowledge_get` and
+/// `knowledge_context_pack`: read-only
 /// sessions, reused across requests, over the projects the server was started for. Several servers
 /// (replicas) may share one store.
 pub struct StoreSearch {
@@ -453,6 +454,25 @@ impl KnowledgeServer {
     ) -> Result<Json<crate::retrieval::context::ContextPack>, String> {
         let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
         let max_items = args.max_items.unwrap_or(8) as usize;
+        if let Some(store) = self.store.clone() {
+            let principal = self.principal.clone();
+            return tokio::task::spawn_blocking(move || {
+                store.with(|pg, projects| {
+                    let principal = principal.as_deref();
+                    crate::retrieval::context::pack_postgres(
+                        pg,
+                        projects,
+                        &args.query,
+                        max_tokens,
+                        max_items,
+                        principal,
+                    )
+                })
+            })
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+            .map(Json);
+        }
         self.read(move |conn, access| {
             crate::retrieval::context::pack(conn, &args.query, max_tokens, max_items, access)
                 .map(Json)

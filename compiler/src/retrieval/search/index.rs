@@ -52,6 +52,10 @@ pub(crate) trait SearchIndex {
     fn cited_chunks(&mut self, page: &str) -> Result<Vec<(Option<i64>, String)>, Self::Error>;
     /// The first chunk of each page that lists the source at `path` (and the page's path).
     fn quoting_pages(&mut self, path: &str) -> Result<Vec<(Option<i64>, String)>, Self::Error>;
+    /// For context packs: the build the index holds and when it finished.
+    fn index_run(&mut self) -> Result<(Option<String>, Option<String>), Self::Error>;
+    /// For context packs: a source's current revision and its lint facts (JSON), when it is indexed.
+    fn source_state(&mut self, source: &ResultSource) -> Result<Option<(String, String)>, Self::Error>;
 }
 
 /// The SQLite index, through a read-only connection.
@@ -179,5 +183,25 @@ impl SearchIndex for SqliteIndex<'_> {
             ))?
             .query_map([path], |row| Ok((row.get(0)?, row.get(1)?)))?
             .collect()
+    }
+
+    fn index_run(&mut self) -> rusqlite::Result<(Option<String>, Option<String>)> {
+        let run = crate::store::meta(self.conn, "last_run")?;
+        let finished = match &run {
+            Some(run) => self
+                .conn
+                .prepare_cached("SELECT finished_at FROM runs WHERE id = ?1")?
+                .query_row([run], |row| row.get(0))
+                .optional()?,
+            None => None,
+        };
+        Ok((run, finished))
+    }
+
+    fn source_state(&mut self, source: &ResultSource) -> rusqlite::Result<Option<(String, String)>> {
+        self.conn
+            .prepare_cached("SELECT revision, lint_facts FROM sources WHERE path = ?1")?
+            .query_row([&source.path], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()
     }
 }

@@ -22,10 +22,11 @@ mod postgres;
 mod results;
 
 use fusion::{EXPAND_FROM, append_related, expand, fresh_paths, fuse};
-use index::{SearchIndex, Semantic, SqliteIndex};
+use index::Semantic;
+pub(crate) use index::{SearchIndex, SqliteIndex};
 use keyword::{keyword, snippet};
-pub(crate) use postgres::StoreScope;
 pub use postgres::{EXACT_BELOW, StoreReadError, search_postgres};
+pub(crate) use postgres::{PgIndex, StoreScope};
 pub use results::*;
 
 /// Runs a search over what `access` may read in the SQLite index. Unreadable chunks are filtered inside

@@ -103,14 +103,27 @@ pub enum StoreReadError {
     NotFound(String),
 }
 
-struct PgIndex<'a> {
+pub(crate) struct PgIndex<'a> {
     store: &'a mut PgStore,
     projects: Vec<String>,
     /// The embeddings generation searched: the first project's that has one (model, settings).
     generation: Option<(String, Option<String>)>,
 }
 
-impl PgIndex<'_> {
+impl<'a> PgIndex<'a> {
+    pub(crate) fn new(
+        store: &'a mut PgStore,
+        projects: Vec<String>,
+        generation: Option<(String, Option<String>)>,
+    ) -> PgIndex<'a> {
+        PgIndex { store, projects, generation }
+    }
+
+    /// A Postgres error with the store it came from.
+    pub(crate) fn error(&self, source: ::postgres::Error) -> PostgresError {
+        self.store.error(source)
+    }
+
     /// The SQL condition on `knowledge_chunks c` alone that keeps chunks of readable sources of a wanted
     /// kind.
     fn filter(request: &SearchRequest, access: &Access) -> Option<String> {
@@ -432,6 +445,27 @@ impl SearchIndex for PgIndex<'_> {
             &[&projects, &path, &page],
         )?;
         Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+
+    fn index_run(&mut self) -> Result<(Option<String>, Option<String>), ::postgres::Error> {
+        // Across several projects, the first one's build names the pack's freshness.
+        let projects = self.projects.clone();
+        let rows = self.rows(
+            "SELECT p.last_run, r.finished_at FROM knowledge_projects p
+             LEFT JOIN knowledge_runs r ON r.project = p.project AND r.id = p.last_run
+             WHERE p.project = ANY($1) ORDER BY array_position($1, p.project) LIMIT 1",
+            &[&projects],
+        )?;
+        Ok(rows.first().map_or((None, None), |row| (row.get(0), row.get(1))))
+    }
+
+    fn source_state(&mut self, source: &ResultSource) -> Result<Option<(String, String)>, ::postgres::Error> {
+        let project = source.project.clone().unwrap_or_default();
+        let rows = self.rows(
+            "SELECT revision, lint_facts FROM knowledge_sources WHERE project = $1 AND path = $2",
+            &[&project, &source.path],
+        )?;
+        Ok(rows.first().map(|row| (row.get(0), row.get(1))))
     }
 }
 

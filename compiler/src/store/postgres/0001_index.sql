@@ -25,6 +25,7 @@ CREATE TABLE knowledge_sources (
     revision TEXT NOT NULL,
     title TEXT NOT NULL,
     outline TEXT NOT NULL,              -- JSON, as the local index holds it
+    lint_facts TEXT NOT NULL,           -- JSON: context packs report the contradiction markers it holds
     labels TEXT NOT NULL,
     chunk_count INTEGER NOT NULL,
     indexed_run TEXT NOT NULL,

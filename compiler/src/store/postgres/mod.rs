@@ -194,6 +194,7 @@ struct LocalSource {
     revision: String,
     title: String,
     outline: String,
+    lint_facts: String,
     labels: String,
     chunk_count: i64,
     indexed_run: String,
@@ -308,8 +309,8 @@ fn publish_sources(
         }
     }
     let mut statement = local.prepare(
-        "SELECT id, path, uri, kind, mime, size, revision, title, labels, chunk_count, indexed_run, outline
-         FROM sources",
+        "SELECT id, path, uri, kind, mime, size, revision, title, labels, chunk_count, indexed_run, outline,
+                lint_facts FROM sources",
     )?;
     let sources: Vec<LocalSource> = statement
         .query_map([], |row| {
@@ -327,6 +328,7 @@ fn publish_sources(
                 chunk_count: row.get(9)?,
                 indexed_run: row.get(10)?,
                 outline: row.get(11)?,
+                lint_facts: row.get(12)?,
                 vectors: format!("{model}:{}", vectors.get(&id).copied().unwrap_or(0)),
             })
         })?
@@ -367,6 +369,7 @@ fn publish_sources(
             &source.revision,
             &source.title,
             &source.outline,
+            &source.lint_facts,
             &source.labels,
             &source.chunk_count.to_string(),
             &source.indexed_run,
@@ -376,8 +379,8 @@ fn publish_sources(
     }
     copy_in(
         tx,
-        "COPY knowledge_sources (project, path, uri, kind, mime, size, revision, title, outline, labels,
-                                 chunk_count, indexed_run, vectors) FROM STDIN",
+        "COPY knowledge_sources (project, path, uri, kind, mime, size, revision, title, outline, lint_facts,
+                                 labels, chunk_count, indexed_run, vectors) FROM STDIN",
         &copy,
     )?;
     let paths: Vec<&str> = changed.iter().map(|s| s.path.as_str()).collect();
