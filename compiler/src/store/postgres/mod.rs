@@ -183,20 +183,13 @@ pub struct PublishReport {
     pub ms: u64,
 }
 
-/// A source as the local index holds it, with the state that decides whether its rows travel again.
+/// A source as the local index holds it: what decides whether its rows travel again. The rest of its row
+/// is read only when they do.
 struct LocalSource {
     id: i64,
     path: String,
-    uri: String,
-    kind: String,
-    mime: String,
-    size: i64,
     revision: String,
-    title: String,
-    outline: String,
-    lint_facts: String,
     labels: String,
-    chunk_count: i64,
     indexed_run: String,
     /// The generation's vectors of its chunks: model and count of ready ones.
     vectors: String,
@@ -308,27 +301,16 @@ fn publish_sources(
             vectors.insert(source, count);
         }
     }
-    let mut statement = local.prepare(
-        "SELECT id, path, uri, kind, mime, size, revision, title, labels, chunk_count, indexed_run, outline,
-                lint_facts FROM sources",
-    )?;
+    let mut statement = local.prepare("SELECT id, path, revision, labels, indexed_run FROM sources")?;
     let sources: Vec<LocalSource> = statement
         .query_map([], |row| {
             let id: i64 = row.get(0)?;
             Ok(LocalSource {
                 id,
                 path: row.get(1)?,
-                uri: row.get(2)?,
-                kind: row.get(3)?,
-                mime: row.get(4)?,
-                size: row.get(5)?,
-                revision: row.get(6)?,
-                title: row.get(7)?,
-                labels: row.get(8)?,
-                chunk_count: row.get(9)?,
-                indexed_run: row.get(10)?,
-                outline: row.get(11)?,
-                lint_facts: row.get(12)?,
+                revision: row.get(2)?,
+                labels: row.get(3)?,
+                indexed_run: row.get(4)?,
                 vectors: format!("{model}:{}", vectors.get(&id).copied().unwrap_or(0)),
             })
         })?
@@ -358,24 +340,24 @@ fn publish_sources(
     report.sources_written = changed.len() as u64;
 
     let mut copy = String::new();
+    let mut row_of = local.prepare_cached(
+        "SELECT path, uri, kind, mime, size, revision, title, outline, lint_facts, labels, chunk_count, indexed_run
+         FROM sources WHERE id = ?1",
+    )?;
     for source in &changed {
-        let fields = [
-            project,
-            &source.path,
-            &source.uri,
-            &source.kind,
-            &source.mime,
-            &source.size.to_string(),
-            &source.revision,
-            &source.title,
-            &source.outline,
-            &source.lint_facts,
-            &source.labels,
-            &source.chunk_count.to_string(),
-            &source.indexed_run,
-            &source.state(),
-        ];
-        copy_row(&mut copy, fields.iter().map(|field| Some(*field)));
+        let fields = row_of.query_row([source.id], |row| {
+            let mut fields: Vec<String> = Vec::with_capacity(14);
+            fields.push(project.to_string());
+            for column in 0..12 {
+                fields.push(match row.get_ref(column)? {
+                    rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                    value => value.as_str()?.to_string(),
+                });
+            }
+            fields.push(source.state());
+            Ok(fields)
+        })?;
+        copy_row(&mut copy, fields.iter().map(|field| Some(field.as_str())));
     }
     copy_in(
         tx,
