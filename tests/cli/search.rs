@@ -4,6 +4,13 @@ use crate::{CliTest, stdout};
 
 fn corpus() -> CliTest {
     let test = CliTest::new();
+    write_book(&test);
+    test.build();
+    test
+}
+
+/// Three book chapters (a code block, dotted and path identifiers) and an unrelated note.
+pub(crate) fn write_book(test: &CliTest) {
     test.write(
         "book/ownership.md",
         "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\
@@ -20,8 +27,6 @@ fn corpus() -> CliTest {
         "# File IO\n\nUse `std::fs::read_to_string` to read a file. The `serde_json.from_str` call parses.\n",
     );
     test.write("notes/misc.txt", "Unrelated notes about gardening and tomatoes.\n");
-    test.build();
-    test
 }
 
 #[test]

@@ -253,22 +253,7 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
 fn the_store_answers_searches_as_the_local_index_does() {
     let pg = Postgres::start();
     let test = project("book", "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n");
-    test.write(
-        "book/ownership.md",
-        "# Understanding Ownership\n\nOwnership is a set of rules that govern how a program manages memory.\n\n\
-         ## Ownership Rules\n\nEach value has an owner. There can only be one owner at a time. When the owner goes \
-         out of scope, the value is dropped.\n\n## The Stack\n\nThe stack stores values in the order it gets them.\n",
-    );
-    test.write(
-        "book/borrowing.md",
-        "# References and Borrowing\n\nA reference is like a pointer. Borrowing rules keep memory safe.\n\n\
-         ```rust\nfn calculate_length(s: &String) -> usize {\n    s.len()\n}\n```\n",
-    );
-    test.write(
-        "book/io.md",
-        "# File IO\n\nUse `std::fs::read_to_string` to read a file. The `serde_json.from_str` call parses.\n",
-    );
-    test.write("notes/misc.txt", "Unrelated notes about gardening and tomatoes.\n");
+    crate::search::write_book(&test);
     build(&test, &pg);
     let view = |response: &Value| -> Vec<String> {
         response["results"]
