@@ -177,6 +177,15 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
     let local = pack(&open, false, &[]);
     assert_eq!(local, pack(&open, true, &[]));
     assert!(!local.to_string().contains("secret"), "{local}");
+    // So is an extractive answer, which the store's reader records nowhere.
+    let mut local_answer: Value =
+        serde_json::from_str(&open.ok(&["ask", "when is the zeppelin launch", "--json"])).unwrap();
+    let stored_answer: Value =
+        serde_json::from_str(&ok(&open, &pg, &["ask", "when is the zeppelin launch", "--json"])).unwrap();
+    assert!(local_answer["run_id"].is_string() && stored_answer["run_id"].is_null(), "{stored_answer}");
+    local_answer["run_id"] = Value::Null;
+    assert_eq!(local_answer, stored_answer);
+    assert_eq!(stored_answer["found"], true, "{stored_answer}");
     let staff_pack = pack(&open, true, &["--as", "staff"]);
     assert!(staff_pack["budget"]["used_tokens"].as_u64().unwrap() <= 80);
     assert!(staff_pack.to_string().contains("secret.md"), "{staff_pack}");

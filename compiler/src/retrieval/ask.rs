@@ -83,13 +83,37 @@ impl AnswerCitation {
 
 /// Answers `question` from what `access` may read.
 pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Access) -> rusqlite::Result<Answer> {
-    let pack = context::pack(conn, question, max_tokens, 6, access)?;
+    answer_in(&mut search::SqliteIndex { conn }, question, max_tokens, access)
+}
+
+/// [`answer`] from `projects` of the Postgres store, as `principal` may read them. Nothing is recorded.
+pub fn answer_postgres(
+    store: &mut crate::store::postgres::PgStore,
+    projects: &[String],
+    question: &str,
+    max_tokens: usize,
+    principal: Option<&str>,
+) -> Result<Answer, search::StoreReadError> {
+    let scope = search::StoreScope::of(store, projects, principal)?;
+    let mut index = search::PgIndex::new(store, scope.projects, scope.generation);
+    answer_in(&mut index, question, max_tokens, &scope.access).map_err(|source| index.error(source).into())
+}
+
+fn answer_in<I: search::SearchIndex>(
+    index: &mut I,
+    question: &str,
+    max_tokens: usize,
+    access: &Access,
+) -> Result<Answer, I::Error> {
+    let pack = context::pack_in(index, question, max_tokens, 6, access)?;
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     // Words that ask for an overview ("everything about lifetimes") frame the question; they are not what
     // an answer must hold.
     let content: Vec<String> =
         pack.intent.iter().filter(|t| !search::OVERVIEW_WORDS.contains(&t.as_str())).cloned().collect();
-    let weights = terms::QueryStems::read(conn, &stemmer, if content.is_empty() { &pack.intent } else { &content })?;
+    let total = index.chunk_total()?;
+    let asked = if content.is_empty() { &pack.intent } else { &content };
+    let weights = terms::QueryStems::read_from(&stemmer, asked, total, |words| index.word_frequencies(words))?;
     Ok(draft(question, &pack, &weights))
 }
 

@@ -120,7 +120,7 @@ pub fn pack_postgres(
 }
 
 /// [`pack`] over any index.
-fn pack_in<I: search::SearchIndex>(
+pub(crate) fn pack_in<I: search::SearchIndex>(
     index: &mut I,
     query: &str,
     max_tokens: usize,

@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 
-use rusqlite::Connection;
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// At most this many distinct terms are searched; agents sometimes paste paragraphs.
@@ -71,15 +70,6 @@ pub(crate) struct QueryStems {
 }
 
 impl QueryStems {
-    /// Weights from the keyword index's document frequencies: one count per distinct word.
-    pub(crate) fn read(conn: &Connection, stemmer: &Stemmer, terms: &[String]) -> rusqlite::Result<QueryStems> {
-        let total: f64 = conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))?;
-        let mut frequency = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
-        QueryStems::read_from(stemmer, terms, total, |words| {
-            words.iter().map(|word| frequency.query_row([format!("\"{word}\"")], |row| row.get(0))).collect()
-        })
-    }
-
     /// Weights from `total` chunks and the number holding each word, which `frequencies` gives for the
     /// query's words (one word per distinct stem) at once: the same weights over any index.
     pub(crate) fn read_from<E>(

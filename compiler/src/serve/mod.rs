@@ -79,8 +79,8 @@ impl ProjectContext {
     }
 }
 
-/// Reads of a Postgres store (`[store] url`) for `knowledge_search`, `knowledge_get` and
-/// `knowledge_context_pack`: read-only
+/// Reads of a Postgres store (`[store] url`) for `knowledge_search`, `knowledge_get`,
+/// `knowledge_context_pack` and the extractive `knowledge_ask`: read-only
 /// sessions, reused across requests, over the projects the server was started for. Several servers
 /// (replicas) may share one store.
 pub struct StoreSearch {
@@ -493,6 +493,19 @@ impl KnowledgeServer {
     async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, String> {
         let max_tokens = args.max_tokens.unwrap_or(1200) as usize;
         let provider = self.project.ask_provider.clone();
+        // The extractive answer reads the store when there is one; a generated one reads the local index.
+        if let (Some(store), None) = (self.store.clone(), &provider) {
+            let principal = self.principal.clone();
+            return tokio::task::spawn_blocking(move || {
+                store.with(|pg, projects| {
+                    let principal = principal.as_deref();
+                    crate::retrieval::ask::answer_postgres(pg, projects, &args.question, max_tokens, principal)
+                })
+            })
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+            .map(Json);
+        }
         self.read(move |conn, access| match &provider {
             Some(provider) => crate::retrieval::generated::answer(
                 conn,
