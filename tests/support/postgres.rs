@@ -123,6 +123,29 @@ impl Postgres {
                 return Some(format!("{name}: only local {only_local:?}, only in the store {only_stored:?}"));
             }
         }
+        // The store's own bookkeeping for search: each lexeme's chunk count and the project's chunk count
+        // are what its chunks say.
+        for (name, kept, counted) in [
+            (
+                "term counts",
+                "SELECT lexeme || ' ' || chunks FROM knowledge_terms WHERE project = $1",
+                "SELECT lexeme || ' ' || count(*) FROM knowledge_chunks c, unnest(tsvector_to_array(c.document)) AS lexeme
+                 WHERE c.project = $1 GROUP BY lexeme",
+            ),
+            (
+                "chunk count",
+                "SELECT chunks::text FROM knowledge_projects WHERE project = $1",
+                "SELECT count(*)::text FROM knowledge_chunks WHERE project = $1",
+            ),
+        ] {
+            let kept: BTreeSet<String> = client.query(kept, &[&project]).unwrap().iter().map(|row| row.get(0)).collect();
+            let counted: BTreeSet<String> =
+                client.query(counted, &[&project]).unwrap().iter().map(|row| row.get(0)).collect();
+            if kept != counted {
+                let wrong: Vec<_> = kept.symmetric_difference(&counted).take(4).collect();
+                return Some(format!("{name}: {wrong:?}"));
+            }
+        }
         None
     }
 

@@ -10,6 +10,7 @@ CREATE TABLE knowledge_projects (
     project TEXT PRIMARY KEY,
     last_run TEXT,                      -- the build whose index this copy holds
     embedded_run TEXT,                  -- the build that last completed the embeddings generation
+    chunks BIGINT NOT NULL DEFAULT 0,   -- how many chunks the project holds, for search's idf weights
     meta JSONB NOT NULL,
     published_at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
@@ -65,6 +66,16 @@ CREATE INDEX knowledge_chunks_document ON knowledge_chunks USING gin (document);
 CREATE INDEX knowledge_chunks_by_source ON knowledge_chunks(source_id, ordinal);
 -- Graph expansion finds a cited source's chunks by path.
 CREATE INDEX knowledge_chunks_by_path ON knowledge_chunks(project, path, ordinal);
+
+-- How many of a project's chunks hold each lexeme: search's idf weights, kept by each publish for the chunks
+-- it adds and removes (a count over the GIN index costs a scan of every match: 130 ms for a common word in
+-- a million chunks).
+CREATE TABLE knowledge_terms (
+    project TEXT NOT NULL REFERENCES knowledge_projects(project) ON DELETE CASCADE,
+    lexeme TEXT NOT NULL,
+    chunks BIGINT NOT NULL,
+    PRIMARY KEY (project, lexeme)
+);
 
 -- One vector per chunk of the project's generation. HNSW indexes are made per dimension count when a
 -- generation of that size first arrives (`vector` columns of mixed size cannot share one).

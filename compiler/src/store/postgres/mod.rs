@@ -241,10 +241,13 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
         tx.batch_execute("ANALYZE knowledge_sources, knowledge_chunks, knowledge_vectors").map_err(fail)?;
     }
     tx.execute(
-        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3 WHERE project = $1",
+        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3,
+                chunks = (SELECT count(*) FROM knowledge_chunks WHERE project = $1)
+         WHERE project = $1",
         &[&project, &last_run, &embedded_run],
     )
     .map_err(fail)?;
+    tx.execute("DELETE FROM knowledge_terms WHERE project = $1 AND chunks <= 0", &[&project]).map_err(fail)?;
     tx.commit().map_err(fail)?;
     report.ms = elapsed_ms(clock);
     Ok(report)
@@ -332,6 +335,7 @@ fn publish_sources(
         .collect();
     gone.extend(changed.iter().filter_map(|source| published.get(&source.path).map(|(id, _)| *id)));
     if !gone.is_empty() {
+        count_terms(tx, project, &gone, "-")?;
         tx.execute("DELETE FROM knowledge_sources WHERE id = ANY($1)", &[&gone])?;
     }
     if changed.is_empty() {
@@ -405,16 +409,16 @@ fn publish_sources(
     copy_in(
         tx,
         "COPY knowledge_chunks (source_id, project, path, id, ordinal, revision, hash, heading_path, title, text,
-                                identifiers,
-                                start_offset, end_offset, start_line, end_line, entity) FROM STDIN",
+                                identifiers, start_offset, end_offset, start_line, end_line, entity) FROM STDIN",
         &copy,
     )?;
+    let source_ids: Vec<i64> = ids.values().copied().collect();
+    count_terms(tx, project, &source_ids, "+")?;
 
     if model.is_empty() {
         return Ok(());
     }
     // Vectors of the written chunks, by chunk id.
-    let source_ids: Vec<i64> = ids.values().copied().collect();
     let seqs: HashMap<String, i64> = tx
         .query("SELECT id, seq FROM knowledge_chunks WHERE source_id = ANY($1)", &[&source_ids])?
         .into_iter()
@@ -450,6 +454,25 @@ fn publish_sources(
              USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) WHERE dimensions = {dimensions}"
         ))?;
     }
+    Ok(())
+}
+
+/// Adds (`+`) or takes away (`-`) the lexemes of the chunks of `sources` from the project's term counts.
+fn count_terms(
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    sources: &[i64],
+    sign: &str,
+) -> Result<(), postgres::Error> {
+    tx.execute(
+        &format!(
+            "INSERT INTO knowledge_terms (project, lexeme, chunks)
+             SELECT $1, lexeme, {sign}count(*) FROM knowledge_chunks c, unnest(tsvector_to_array(c.document)) AS lexeme
+             WHERE c.source_id = ANY($2) GROUP BY lexeme
+             ON CONFLICT (project, lexeme) DO UPDATE SET chunks = knowledge_terms.chunks + EXCLUDED.chunks"
+        ),
+        &[&project, &sources],
+    )?;
     Ok(())
 }
 
