@@ -7,7 +7,8 @@ across all projects (whole processes, like scale.py).
     python3 compiler/benches/postgres_scale.py BINARY CORPORA_DIR POSTGRES_URL [PROJECTS] [QUERIES]
 
 Project i's texts carry the tag of copy i (scale.py's rule), so no two projects hold the same chunk text.
-With PSQL naming a psql binary, the database's size is printed too.
+With PSQL naming a psql binary, the database's size is printed too. With SEARCH_ONLY=1, nothing is built:
+the searches run against the projects scale-0 … scale-(PROJECTS-1) already in the store.
 """
 
 import json
@@ -31,12 +32,32 @@ def timed(binary, root, args, env):
     return (time.perf_counter() - start) * 1000, result.stdout
 
 
+def searches(binary, root, names, queries, env):
+    selected = [argument for name in names for argument in ("--project", name)]
+    for mode in ["keyword", "semantic", "hybrid"]:
+        samples = []
+        for n in range(queries):
+            query = f"{WORDS[n % len(WORDS)]} {WORDS[(n * 7 + 3) % len(WORDS)]}"
+            ms, _ = timed(binary, root, ["search", query, "--mode", mode, "--json", *selected], env)
+            samples.append(ms)
+        samples.sort()
+        p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
+        print(f"search {mode} across {len(names)} projects: p50 {statistics.median(samples):.1f} ms, "
+              f"p95 {p95:.1f} ms (process, {queries} queries)", flush=True)
+
+
 def main():
     binary, corpora, url = sys.argv[1], sys.argv[2], sys.argv[3]
     projects = int(sys.argv[4]) if len(sys.argv) > 4 else 15
     queries = int(sys.argv[5]) if len(sys.argv) > 5 else 30
     env = dict(os.environ, KNOWLEDGE_STORE_URL=url)
     work = tempfile.mkdtemp(prefix="knowledge-pgscale-")
+    if os.environ.get("SEARCH_ONLY"):
+        with open(os.path.join(work, "kc.toml"), "w") as config:
+            config.write("version = 1\n")
+        searches(binary, work, [f"scale-{n}" for n in range(projects)], queries, env)
+        shutil.rmtree(work)
+        return
     names, chunks_total, publish_ms, local_ms = [], 0, 0, 0
     for number in range(projects):
         root = os.path.join(work, f"p{number}")
@@ -78,17 +99,7 @@ def main():
     store = json.loads(out)["store"]
     print(f"one-file edit {edit:.0f} ms (publish {store['ms']} ms: {store['sources_written']} source, "
           f"{store['chunks_written']} chunks)")
-    selected = [argument for name in names for argument in ("--project", name)]
-    for mode in ["keyword", "semantic", "hybrid"]:
-        samples = []
-        for n in range(queries):
-            query = f"{WORDS[n % len(WORDS)]} {WORDS[(n * 7 + 3) % len(WORDS)]}"
-            ms, _ = timed(binary, first, ["search", query, "--mode", mode, "--json", *selected], env)
-            samples.append(ms)
-        samples.sort()
-        p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
-        print(f"search {mode} across {projects} projects: p50 {statistics.median(samples):.1f} ms, "
-              f"p95 {p95:.1f} ms (process, {queries} queries)", flush=True)
+    searches(binary, first, names, queries, env)
     shutil.rmtree(work)
 
 

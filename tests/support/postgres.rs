@@ -128,7 +128,7 @@ impl Postgres {
         for (name, kept, counted) in [
             (
                 "term counts",
-                "SELECT lexeme || ' ' || chunks FROM knowledge_terms WHERE project = $1",
+                "SELECT lexeme || ' ' || chunks FROM knowledge_terms WHERE project = $1 AND chunks <> 0",
                 "SELECT lexeme || ' ' || count(*) FROM knowledge_chunks c, unnest(tsvector_to_array(c.document)) AS lexeme
                  WHERE c.project = $1 GROUP BY lexeme",
             ),

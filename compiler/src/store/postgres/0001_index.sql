@@ -69,7 +69,7 @@ CREATE INDEX knowledge_chunks_by_path ON knowledge_chunks(project, path, ordinal
 
 -- How many of a project's chunks hold each lexeme: search's idf weights, kept by each publish for the chunks
 -- it adds and removes (a count over the GIN index costs a scan of every match: 130 ms for a common word in
--- a million chunks).
+-- a million chunks). A lexeme no chunk holds any more keeps its row, at 0.
 CREATE TABLE knowledge_terms (
     project TEXT NOT NULL REFERENCES knowledge_projects(project) ON DELETE CASCADE,
     lexeme TEXT NOT NULL,

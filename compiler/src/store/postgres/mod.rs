@@ -247,7 +247,6 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
         &[&project, &last_run, &embedded_run],
     )
     .map_err(fail)?;
-    tx.execute("DELETE FROM knowledge_terms WHERE project = $1 AND chunks <= 0", &[&project]).map_err(fail)?;
     tx.commit().map_err(fail)?;
     report.ms = elapsed_ms(clock);
     Ok(report)
