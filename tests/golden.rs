@@ -305,9 +305,19 @@ fn overlay(step: &Path, root: &Path) {
             std::fs::remove_file(root.join(deleted)).unwrap();
         } else {
             std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-            std::fs::copy(&path, &target).unwrap();
+            copy_dated_back(&path, &target);
         }
     }
+}
+
+/// Copies a file dated a second back: a file modified within a clock tick of a build's scan is "racy" and
+/// read again by the next build whatever its stat, so a copy made just before a build would make the next
+/// build's counters depend on how fast this machine copied (a loaded machine re-read all 23 files of a case).
+/// A person's edits come well before a build; `racy_build_reads_a_fresh_file_again` tests the racy case.
+fn copy_dated_back(from: &Path, to: &Path) {
+    std::fs::copy(from, to).unwrap();
+    let a_second_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+    std::fs::File::options().write(true).open(to).unwrap().set_modified(a_second_ago).unwrap();
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -316,7 +326,7 @@ fn copy_tree(from: &Path, to: &Path) {
         if path.is_dir() {
             std::fs::create_dir_all(&target).unwrap();
         } else {
-            std::fs::copy(&path, &target).unwrap();
+            copy_dated_back(&path, &target);
         }
     }
 }
