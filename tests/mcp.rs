@@ -2,6 +2,8 @@
 //!
 //! The test needs Python 3.10+ with the `mcp` package; `support/python.rs` finds or installs it.
 
+#[path = "support/postgres.rs"]
+mod pg_server;
 #[path = "support/python.rs"]
 mod python;
 
@@ -18,6 +20,17 @@ fn an_mcp_client_can_use_every_tool_and_resource_over_http() {
     run_client("http");
 }
 
+/// The same client, every check, against a server whose project publishes to a Postgres store
+/// (`[store] url`): searches, gets, context packs and extractive answers come from the store, the other tools
+/// from the local index, and the client cannot tell.
+#[test]
+fn an_mcp_client_gets_the_same_answers_from_a_postgres_store() {
+    let pg = pg_server::Postgres::start();
+    run_client_with("stdio", Some(&pg.url));
+    let published: i64 = pg.client().query_one("SELECT count(*) FROM knowledge_chunks", &[]).unwrap().get(0);
+    assert!(published > 0, "the build published the fixture");
+}
+
 #[test]
 fn http_refuses_a_non_loopback_address_without_allow_remote() {
     let output = Command::new(env!("CARGO_BIN_EXE_knowledge"))
@@ -30,8 +43,17 @@ fn http_refuses_a_non_loopback_address_without_allow_remote() {
 }
 
 fn run_client(transport: &str) {
+    run_client_with(transport, None);
+}
+
+fn run_client_with(transport: &str, store: Option<&str>) {
     let project = tempfile::tempdir().unwrap();
     fixture(project.path());
+    if let Some(url) = store {
+        let config = project.path().join("kc.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("{text}\n[store]\nurl = \"{url}\"\n")).unwrap();
+    }
     // Two files of the open-files manifest are ingested (one labelled for no reader of this server), one
     // is not.
     for (reference, label) in [("open-files://memo", None), ("open-files://classified", Some("internal"))] {
