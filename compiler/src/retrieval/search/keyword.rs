@@ -38,50 +38,18 @@ pub(super) fn sqlite_pool(
     terms: &[String],
     pool: usize,
 ) -> rusqlite::Result<Vec<SearchResult>> {
-    let wants = |kind| request.wants(kind);
     // Pages, index entries, notes and entity excerpts are few, so a kind filter names their chunks rather
     // than every source chunk.
-    let special = [
-        (ResultKind::WikiPage, Origin::Page),
-        (ResultKind::IndexEntry, Origin::Shard),
-        (ResultKind::LegacyItem, Origin::Note),
-    ];
-    let chunks_of = |origins: Vec<Origin>, entities: Option<String>| {
-        let mut conditions: Vec<String> = origins.iter().map(|origin| origin.sql_condition("s.path")).collect();
-        conditions.extend(entities);
-        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {}", conditions.join(" OR "))
+    let chunks_where = |condition: String| {
+        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {condition}")
     };
-    // The entity excerpts of the wanted types, as a condition on `c.entity`.
-    let entity_condition = if request.entity_types.is_empty() {
-        "c.entity IS NOT NULL".to_string()
-    } else {
-        let types =
-            request.entity_types.iter().map(|t| format!("c.entity LIKE '{}%'", t.slug_prefix())).collect::<Vec<_>>();
-        format!("({})", types.join(" OR "))
-    };
-    let unwanted: Vec<Origin> = special.iter().filter(|(kind, _)| !wants(*kind)).map(|(_, o)| *o).collect();
-    let wanted: Vec<Origin> = special.iter().filter(|(kind, _)| wants(*kind)).map(|(_, o)| *o).collect();
-    let kind_filter = if wants(ResultKind::SourceChunk) {
-        let entities = if !wants(ResultKind::Entity) {
-            Some("c.entity IS NOT NULL".to_string())
-        } else if request.entity_types.is_empty() {
-            None
-        } else {
-            Some(format!("(c.entity IS NOT NULL AND NOT {entity_condition})"))
-        };
-        if unwanted.is_empty() && entities.is_none() {
-            "1".to_string()
-        } else {
-            format!("rowid NOT IN ({})", chunks_of(unwanted, entities))
-        }
-    } else {
-        let entities = wants(ResultKind::Entity).then_some(entity_condition);
-        if wanted.is_empty() && entities.is_none() {
-            return Ok(Vec::new());
-        }
+    let kind_filter = match request.kind_filter("s.path") {
+        KindFilter::All => "1".to_string(),
+        KindFilter::Except(condition) => format!("rowid NOT IN ({})", chunks_where(condition)),
         // `+rowid`: offered to FTS5 as a rowid constraint, the set would drive one MATCH per listed chunk
         // (1.4 s for tokio's 8,000 entity excerpts); as a plain filter it is read once and tested per match.
-        format!("+rowid IN ({})", chunks_of(wanted, entities))
+        KindFilter::Only(condition) => format!("+rowid IN ({})", chunks_where(condition)),
+        KindFilter::Nothing => return Ok(Vec::new()),
     };
     let match_expression = match_expression(terms);
     let pool_size = i64::try_from(pool).unwrap_or(i64::MAX);

@@ -36,7 +36,7 @@ pub fn search_postgres(
     principal: Option<&str>,
 ) -> Result<SearchResponse, StoreReadError> {
     let scope = StoreScope::of(store, projects, principal)?;
-    let mut index = PgIndex { store, projects: scope.projects, generation: scope.generation };
+    let mut index = PgIndex::new(store, scope.projects, scope.generation);
     search_in(&mut index, request, &scope.access).map_err(|source| index.store.error(source).into())
 }
 
@@ -127,7 +127,12 @@ impl<'a> PgIndex<'a> {
     /// The SQL condition on `knowledge_chunks c` alone that keeps chunks of readable sources of a wanted
     /// kind.
     fn filter(request: &SearchRequest, access: &Access) -> Option<String> {
-        let kinds = kind_condition(request, "c.path")?;
+        let kinds = match request.kind_filter("c.path") {
+            KindFilter::All => "TRUE".to_string(),
+            KindFilter::Except(condition) => format!("NOT ({condition})"),
+            KindFilter::Only(condition) => format!("({condition})"),
+            KindFilter::Nothing => return None,
+        };
         let hidden = access.hidden_sources();
         let readable = if hidden.is_empty() {
             "TRUE".to_string()
@@ -172,43 +177,6 @@ impl<'a> PgIndex<'a> {
         params: &[&(dyn ::postgres::types::ToSql + Sync)],
     ) -> Result<Vec<::postgres::Row>, ::postgres::Error> {
         self.store.rows(sql, params)
-    }
-}
-
-/// The request's kinds as a condition on a source path column and `c.entity`; `None` when it wants nothing
-/// an index holds.
-fn kind_condition(request: &SearchRequest, path: &str) -> Option<String> {
-    let special = [
-        (ResultKind::WikiPage, Origin::Page),
-        (ResultKind::IndexEntry, Origin::Shard),
-        (ResultKind::LegacyItem, Origin::Note),
-    ];
-    let entity_condition = if request.entity_types.is_empty() {
-        "c.entity IS NOT NULL".to_string()
-    } else {
-        let types: Vec<String> =
-            request.entity_types.iter().map(|t| format!("c.entity LIKE '{}%'", t.slug_prefix())).collect();
-        format!("({})", types.join(" OR "))
-    };
-    let origins = |wanted: bool| -> Vec<String> {
-        special
-            .iter()
-            .filter(|(kind, _)| request.wants(*kind) == wanted)
-            .map(|(_, origin)| origin.sql_condition(path))
-            .collect()
-    };
-    if request.wants(ResultKind::SourceChunk) {
-        let mut excluded = origins(false);
-        if !request.wants(ResultKind::Entity) {
-            excluded.push("c.entity IS NOT NULL".to_string());
-        } else if !request.entity_types.is_empty() {
-            excluded.push(format!("(c.entity IS NOT NULL AND NOT {entity_condition})"));
-        }
-        Some(if excluded.is_empty() { "TRUE".to_string() } else { format!("NOT ({})", excluded.join(" OR ")) })
-    } else {
-        let mut included = origins(true);
-        included.extend(request.wants(ResultKind::Entity).then_some(entity_condition));
-        (!included.is_empty()).then(|| format!("({})", included.join(" OR ")))
     }
 }
 

@@ -96,6 +96,45 @@ impl SearchRequest {
         }
     }
 
+    /// The chunks of the wanted kinds, as SQL conditions over a source path column `path` and `c.entity`:
+    /// the one rule both engines render.
+    pub(super) fn kind_filter(&self, path: &str) -> KindFilter {
+        // Pages, index entries, notes and entity excerpts are few; source chunks are the rest.
+        let special = [
+            (ResultKind::WikiPage, Origin::Page),
+            (ResultKind::IndexEntry, Origin::Shard),
+            (ResultKind::LegacyItem, Origin::Note),
+        ];
+        let origins = |wanted: bool| -> Vec<String> {
+            special
+                .iter()
+                .filter(|(kind, _)| self.wants(*kind) == wanted)
+                .map(|(_, origin)| origin.sql_condition(path))
+                .collect()
+        };
+        // The entity excerpts of the wanted types.
+        let entities = if self.entity_types.is_empty() {
+            "c.entity IS NOT NULL".to_string()
+        } else {
+            let types: Vec<String> =
+                self.entity_types.iter().map(|t| format!("c.entity LIKE '{}%'", t.slug_prefix())).collect();
+            format!("({})", types.join(" OR "))
+        };
+        if self.wants(ResultKind::SourceChunk) {
+            let mut excluded = origins(false);
+            if !self.wants(ResultKind::Entity) {
+                excluded.push("c.entity IS NOT NULL".to_string());
+            } else if !self.entity_types.is_empty() {
+                excluded.push(format!("(c.entity IS NOT NULL AND NOT {entities})"));
+            }
+            if excluded.is_empty() { KindFilter::All } else { KindFilter::Except(excluded.join(" OR ")) }
+        } else {
+            let mut included = origins(true);
+            included.extend(self.wants(ResultKind::Entity).then_some(entities));
+            if included.is_empty() { KindFilter::Nothing } else { KindFilter::Only(included.join(" OR ")) }
+        }
+    }
+
     /// Whether a chunk, by its source's path and the entity it is the excerpt of, is of a wanted kind.
     pub(super) fn wants_chunk(&self, path: &str, entity: Option<&str>) -> bool {
         match entity {
@@ -107,6 +146,14 @@ impl SearchRequest {
             None => self.wants(result_kind(path)),
         }
     }
+}
+
+/// Which chunks a request's kinds keep: every one, all but those a condition holds for, only those, or none.
+pub(super) enum KindFilter {
+    All,
+    Except(String),
+    Only(String),
+    Nothing,
 }
 
 #[derive(Debug, Clone)]
