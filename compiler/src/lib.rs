@@ -38,6 +38,12 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// Milliseconds since `clock`, as the summaries report them.
+#[must_use]
+pub fn elapsed_ms(clock: std::time::Instant) -> u64 {
+    u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Test hook for crash tests: `KNOWLEDGE_FAILPOINT=NAME` aborts the process (as a kill would) the first time
 /// the build reaches the failpoint `NAME`, and `NAME:N` the N-th time. The failpoints sit at every kind of
 /// write a build makes: `before-commit` (inside the index transaction), `after-commit`, `before-stage-commit` (inside the

@@ -270,7 +270,7 @@ impl Compiler {
             // The summary as the commit knows it; the build's end replaces it with the printed one.
             let mut recorded = summary.clone();
             recorded.queries.executed = self.db.executed_queries() - queries_before;
-            recorded.wall_ms = elapsed_ms(clock);
+            recorded.wall_ms = crate::elapsed_ms(clock);
             let run = RunRow {
                 id: run_id.clone(),
                 started_at: started,
@@ -291,7 +291,7 @@ impl Compiler {
                     Some(embed_stage(&mut store, project, embedder, &run_id, &mut recorded, reporter)?);
             }
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
-            stages.compile = elapsed_ms(streamed) - elapsed_ms(rows_done);
+            stages.compile = crate::elapsed_ms(streamed) - crate::elapsed_ms(rows_done);
             stage_clock = rows_done;
         }
         // The index is committed; the files under the output folder follow it (and a file edited or deleted
@@ -341,7 +341,7 @@ impl Compiler {
             .collect();
         stages.write = lap(&mut stage_clock);
         summary.stages_ms = stages;
-        summary.wall_ms = elapsed_ms(clock);
+        summary.wall_ms = crate::elapsed_ms(clock);
         if let Some(run_id) = &summary.run_id {
             store.record_summary(run_id, &serde_json::to_string(&summary).expect("summary serializes"))?;
         }
@@ -597,13 +597,9 @@ pub fn run_id(started_at: SystemTime) -> String {
 
 /// Milliseconds since `clock`, which restarts.
 fn lap(clock: &mut Instant) -> u64 {
-    let ms = elapsed_ms(*clock);
+    let ms = crate::elapsed_ms(*clock);
     *clock = Instant::now();
     ms
-}
-
-fn elapsed_ms(clock: Instant) -> u64 {
-    u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `[permissions.purposes]` as the index stores it for readers: each purpose's denied labels, lowercased.

@@ -8,7 +8,7 @@ use knowledge_queries::{SourceRef, content_hash};
 use rayon::prelude::*;
 
 use super::rows::LabelRules;
-use super::{Reporter, SourceCounters, elapsed_ms};
+use super::{Reporter, SourceCounters};
 use crate::config::Project;
 use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{Prior, PriorSource, StatRow};
@@ -63,7 +63,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
     let (to_read, mut unchanged) = split_by_stat(walk.files, prior, full_rebuild);
     counters.unchanged = unchanged.len() as u64;
     counters.hashed = to_read.len() as u64;
-    let scan_ms = elapsed_ms(clock);
+    let scan_ms = crate::elapsed_ms(clock);
 
     let clock = Instant::now();
     reporter.stage("reading", to_read.len() as u64);
@@ -130,7 +130,17 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
     let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
     removed.sort();
     counters.removed = removed.len() as u64;
-    Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms: elapsed_ms(clock), started_ns }
+    Scan {
+        counters,
+        skipped,
+        unchanged,
+        pending,
+        stats,
+        removed,
+        scan_ms,
+        read_ms: crate::elapsed_ms(clock),
+        started_ns,
+    }
 }
 
 /// Notes are sources too: `knowledge://item/ID`, with the note's text inline. Each takes the notes file's

@@ -218,7 +218,7 @@ pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize, d
         }
         done(batch.len());
     }
-    embedded.ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+    embedded.ms = crate::elapsed_ms(clock);
     embedded
 }
 

@@ -158,7 +158,7 @@ pub fn evaluate(
     if let Some(reason) = built.embeddings.as_ref().and_then(|e| e.degraded.clone()) {
         return Err(EvalError::Embeddings(reason));
     }
-    let build_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let build_ms = crate::elapsed_ms(clock);
 
     let conn = store::open_read_only(&project.output_dir().join(store::DB_FILE))?;
     let access = crate::retrieval::access::Access::load(&conn, None).map_err(|e| match e {

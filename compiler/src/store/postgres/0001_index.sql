@@ -30,7 +30,8 @@ CREATE TABLE knowledge_sources (
     labels TEXT NOT NULL,
     chunk_count INTEGER NOT NULL,
     indexed_run TEXT NOT NULL,
-    vectors TEXT NOT NULL,              -- what the generation holds of its chunks: changes when a vector arrives
+    state TEXT NOT NULL,                -- revision, derived run, labels and ready vectors: a publish sends the
+                                        -- source again when the local index's differs
     UNIQUE (project, path)
 );
 -- Readers look up labelled sources on every request; most projects have none.

@@ -62,13 +62,9 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Connects and applies any migration the database lacks.
+    /// Connects a writer and applies any migration the database lacks.
     pub fn connect(url: &str) -> Result<PgStore, PostgresError> {
-        let target = redacted(url);
-        let fail = |source| PostgresError::Postgres { target: target.clone(), source };
-        let config: postgres::Config = url.parse().map_err(fail)?;
-        let client = config.connect(postgres::NoTls).map_err(fail)?;
-        let mut store = PgStore { client, target, statements: HashMap::new() };
+        let mut store = PgStore::open(url)?;
         store.migrate()?;
         Ok(store)
     }
@@ -76,27 +72,41 @@ impl PgStore {
     /// Connects a reader: the session is read-only (the server never writes, even by mistake), and the
     /// store must hold the schema this binary reads; a reader never migrates it.
     pub fn connect_reader(url: &str) -> Result<PgStore, PostgresError> {
-        let target = redacted(url);
-        let fail = |source| PostgresError::Postgres { target: target.clone(), source };
-        let config: postgres::Config = url.parse().map_err(fail)?;
-        let mut client = config.connect(postgres::NoTls).map_err(fail)?;
-        client.batch_execute("SET default_transaction_read_only = on").map_err(fail)?;
-        let known = MIGRATIONS.last().map_or(0, |(version, _)| *version);
-        let applied: i32 = client
-            .query_one(
+        let mut store = PgStore::open(url)?;
+        let applied = (|| -> Result<i32, postgres::Error> {
+            store.client.batch_execute("SET default_transaction_read_only = on")?;
+            let row = store.client.query_one(
                 "SELECT CASE WHEN to_regclass('knowledge_migrations') IS NULL THEN 0
                              ELSE (SELECT coalesce(max(version), 0) FROM knowledge_migrations) END",
                 &[],
-            )
-            .map_err(fail)?
-            .get(0);
+            )?;
+            Ok(row.get(0))
+        })()
+        .map_err(|source| store.error(source))?;
+        store.check_version(applied, true)?;
+        Ok(store)
+    }
+
+    fn open(url: &str) -> Result<PgStore, PostgresError> {
+        let target = redacted(url);
+        let client = url
+            .parse::<postgres::Config>()
+            .and_then(|config| config.connect(postgres::NoTls))
+            .map_err(|source| PostgresError::Postgres { target: target.clone(), source })?;
+        Ok(PgStore { client, target, statements: HashMap::new() })
+    }
+
+    /// Refuses a schema newer than this binary's (and, for a reader, an older one: a writer migrates it).
+    fn check_version(&self, applied: i32, exact: bool) -> Result<(), PostgresError> {
+        let known = MIGRATIONS.last().map_or(0, |(version, _)| *version);
+        let target = self.target.clone();
         if applied > known {
             return Err(PostgresError::Newer { target, found: applied, known });
         }
-        if applied < known {
+        if exact && applied < known {
             return Err(PostgresError::Older { target, found: applied, known });
         }
-        Ok(PgStore { client, target, statements: HashMap::new() })
+        Ok(())
     }
 
     /// `sql`, prepared once per connection.
@@ -125,11 +135,9 @@ impl PgStore {
     }
 
     fn migrate(&mut self) -> Result<(), PostgresError> {
-        let known = MIGRATIONS.last().map_or(0, |(version, _)| *version);
-        let mut tx = self
-            .client
-            .transaction()
-            .map_err(|e| PostgresError::Postgres { target: self.target.clone(), source: e })?;
+        let target = self.target.clone();
+        let fail = |source| PostgresError::Postgres { target: target.clone(), source };
+        let mut tx = self.client.transaction().map_err(fail)?;
         let applied = (|| -> Result<i32, postgres::Error> {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
             tx.batch_execute(
@@ -146,11 +154,9 @@ impl PgStore {
             }
             Ok(applied)
         })()
-        .map_err(|source| PostgresError::Postgres { target: self.target.clone(), source })?;
-        if applied > known {
-            return Err(PostgresError::Newer { target: self.target.clone(), found: applied, known });
-        }
-        tx.commit().map_err(|source| PostgresError::Postgres { target: self.target.clone(), source })
+        .map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        self.check_version(applied, false)
     }
 }
 
@@ -220,7 +226,7 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
         .map(|row| (row.get::<_, Option<String>>(0), row.get::<_, Option<String>>(1)));
     if published.as_ref() == Some(&(last_run.clone(), embedded_run.clone())) {
         tx.commit().map_err(fail)?;
-        report.ms = elapsed_ms(clock);
+        report.ms = crate::elapsed_ms(clock);
         return Ok(report);
     }
     let meta_json = serde_json::to_value(&meta).expect("strings serialize");
@@ -248,7 +254,7 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
     )
     .map_err(fail)?;
     tx.commit().map_err(fail)?;
-    report.ms = elapsed_ms(clock);
+    report.ms = crate::elapsed_ms(clock);
     Ok(report)
 }
 
@@ -319,7 +325,7 @@ fn publish_sources(
         .collect::<rusqlite::Result<_>>()?;
 
     let published: HashMap<String, (i64, String)> = tx
-        .query("SELECT path, id, vectors FROM knowledge_sources WHERE project = $1", &[&project])?
+        .query("SELECT path, id, state FROM knowledge_sources WHERE project = $1", &[&project])?
         .into_iter()
         .map(|row| (row.get(0), (row.get(1), row.get(2))))
         .collect();
@@ -348,24 +354,15 @@ fn publish_sources(
          FROM sources WHERE id = ?1",
     )?;
     for source in &changed {
-        let fields = row_of.query_row([source.id], |row| {
-            let mut fields: Vec<String> = Vec::with_capacity(14);
-            fields.push(project.to_string());
-            for column in 0..12 {
-                fields.push(match row.get_ref(column)? {
-                    rusqlite::types::ValueRef::Integer(n) => n.to_string(),
-                    value => value.as_str()?.to_string(),
-                });
-            }
-            fields.push(source.state());
-            Ok(fields)
-        })?;
-        copy_row(&mut copy, fields.iter().map(|field| Some(field.as_str())));
+        let fields = row_of.query_row([source.id], |row| text_columns(row, 12))?;
+        let state = source.state();
+        let fields = std::iter::once(Some(project)).chain(fields.iter().map(Option::as_deref));
+        copy_row(&mut copy, fields.chain([Some(state.as_str())]));
     }
     copy_in(
         tx,
         "COPY knowledge_sources (project, path, uri, kind, mime, size, revision, title, outline, lint_facts,
-                                 labels, chunk_count, indexed_run, vectors) FROM STDIN",
+                                 labels, chunk_count, indexed_run, state) FROM STDIN",
         &copy,
     )?;
     let paths: Vec<&str> = changed.iter().map(|s| s.path.as_str()).collect();
@@ -387,18 +384,7 @@ fn publish_sources(
     copy.clear();
     for source in &changed {
         let id = ids[&source.path].to_string();
-        let rows = chunk_rows.query_map([source.id], |row| {
-            let mut fields: Vec<Option<String>> = Vec::with_capacity(13);
-            for column in 0..13 {
-                fields.push(match row.get_ref(column)? {
-                    rusqlite::types::ValueRef::Null => None,
-                    rusqlite::types::ValueRef::Integer(n) => Some(n.to_string()),
-                    value => Some(value.as_str()?.to_string()),
-                });
-            }
-            Ok(fields)
-        })?;
-        for fields in rows {
+        for fields in chunk_rows.query_map([source.id], |row| text_columns(row, 13))? {
             let fields = fields?;
             let leading = [Some(id.as_str()), Some(project), Some(source.path.as_str())];
             copy_row(&mut copy, leading.into_iter().chain(fields.iter().map(Option::as_deref)));
@@ -515,33 +501,16 @@ fn publish_pages(
     let mut listed = local.prepare_cached("SELECT path FROM page_sources WHERE page = ?1")?;
     let mut linking = local.prepare_cached("SELECT from_ref, line, kind FROM wiki_backlinks WHERE page = ?1")?;
     let (mut cited, mut sources, mut backlinks) = (String::new(), String::new(), String::new());
+    // Each page's rows, after its project and slug.
     for (slug, ..) in &changed {
-        let rows = citations.query_map([slug], |row| {
-            Ok([
-                row.get::<_, i64>(0)?.to_string(),
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get::<_, i64>(4)?.to_string(),
-                row.get::<_, i64>(5)?.to_string(),
-                row.get(6)?,
-            ])
-        })?;
-        for row in rows {
-            let row = row?;
-            let leading = [Some(project), Some(slug.as_str())];
-            copy_row(&mut cited, leading.into_iter().chain(row.iter().map(|field| Some(field.as_str()))));
-        }
-        for path in listed.query_map([slug], |row| row.get::<_, String>(0))? {
-            copy_row(&mut sources, [Some(project), Some(slug.as_str()), Some(path?.as_str())].into_iter());
-        }
-        let links = linking.query_map([slug], |row| {
-            Ok([row.get::<_, String>(0)?, row.get::<_, i64>(1)?.to_string(), row.get::<_, String>(2)?])
-        })?;
-        for link in links {
-            let link = link?;
-            let leading = [Some(project), Some(slug.as_str())];
-            copy_row(&mut backlinks, leading.into_iter().chain(link.iter().map(|field| Some(field.as_str()))));
+        for (statement, columns, out) in
+            [(&mut citations, 7, &mut cited), (&mut listed, 1, &mut sources), (&mut linking, 3, &mut backlinks)]
+        {
+            for fields in statement.query_map([slug], |row| text_columns(row, columns))? {
+                let fields = fields?;
+                let leading = [Some(project), Some(slug.as_str())];
+                copy_row(out, leading.into_iter().chain(fields.iter().map(Option::as_deref)));
+            }
         }
     }
     copy_in(
@@ -567,10 +536,10 @@ fn publish_runs(
     if let Some(run) = previous_run {
         let summary: Option<String> =
             local.query_row("SELECT summary FROM runs WHERE id = ?1", [run], |row| row.get(0)).optional()?;
-        if let Some(summary) = summary.filter(|summary| serde_json::from_str::<serde_json::Value>(summary).is_ok()) {
+        if let Some(summary) = summary {
             tx.execute(
                 "UPDATE knowledge_runs SET summary = $3::text::jsonb WHERE project = $1 AND id = $2",
-                &[&project, &run, &summary],
+                &[&project, &run, &json_or_empty(&summary)],
             )?;
         }
     }
@@ -594,31 +563,12 @@ fn publish_runs(
         "SELECT seq, kind, path, old_revision, new_revision, labels FROM run_events WHERE run_id = ?1",
     )?;
     for [id, kind, started, finished, status, summary] in &runs {
-        let summary = if serde_json::from_str::<serde_json::Value>(summary).is_ok() { summary } else { "{}" };
+        let summary = json_or_empty(summary);
         copy_row(&mut copy, [project, id, kind, started, finished, status, summary].into_iter().map(Some));
-        let rows = event_rows.query_map([id], |row| {
-            Ok((
-                row.get::<_, i64>(0)?.to_string(),
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, Option<String>>(3)?,
-                row.get::<_, Option<String>>(4)?,
-                row.get::<_, String>(5)?,
-            ))
-        })?;
-        for row in rows {
-            let (seq, kind, path, old, new, labels) = row?;
-            let fields = [
-                Some(project),
-                Some(id),
-                Some(&seq),
-                Some(&kind),
-                Some(&path),
-                old.as_deref(),
-                new.as_deref(),
-                Some(&labels),
-            ];
-            copy_row(&mut events, fields.into_iter());
+        for fields in event_rows.query_map([id], |row| text_columns(row, 6))? {
+            let fields = fields?;
+            let leading = [Some(project), Some(id.as_str())];
+            copy_row(&mut events, leading.into_iter().chain(fields.iter().map(Option::as_deref)));
         }
         report.runs_written += 1;
     }
@@ -629,6 +579,24 @@ fn publish_runs(
         &events,
     )?;
     Ok(())
+}
+
+/// A local row's first `count` columns as COPY text: integers written out, NULL as `None`.
+fn text_columns(row: &rusqlite::Row<'_>, count: usize) -> rusqlite::Result<Vec<Option<String>>> {
+    (0..count)
+        .map(|column| {
+            Ok(match row.get_ref(column)? {
+                rusqlite::types::ValueRef::Null => None,
+                rusqlite::types::ValueRef::Integer(n) => Some(n.to_string()),
+                value => Some(value.as_str()?.to_string()),
+            })
+        })
+        .collect()
+}
+
+/// A stored JSON summary as Postgres takes it: `{}` for text that is not JSON.
+fn json_or_empty(summary: &str) -> &str {
+    if serde_json::from_str::<serde_json::Value>(summary).is_ok() { summary } else { "{}" }
 }
 
 /// Appends one row of COPY's text format: tab-separated, `\N` for NULL, backslash escapes.
@@ -683,11 +651,7 @@ fn vector_literal(blob: &[u8]) -> String {
     text
 }
 
-fn elapsed_ms(clock: Instant) -> u64 {
-    u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The project's meta table as published (`None` when no build has published it).
+/// The project's meta table as published; an error naming the project when no build has published it.
 pub fn project_meta(store: &mut PgStore, project: &str) -> Result<HashMap<String, String>, PostgresError> {
     let row = store
         .client
