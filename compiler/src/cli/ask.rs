@@ -31,12 +31,8 @@ pub(crate) struct AskArgs {
     /// Print the answer as JSON (schema knowledge-answer v1).
     #[arg(long)]
     json: bool,
-    /// Answer from this Postgres store (else `KNOWLEDGE_STORE_URL`, else `[store] url`); nothing is recorded.
-    #[arg(long, value_name = "URL")]
-    store: Option<String>,
-    /// With a Postgres store: answer from this project (repeatable; default: this project's).
-    #[arg(long = "project", value_name = "NAME")]
-    projects: Vec<String>,
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
@@ -52,10 +48,9 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         print(args.json, &answer, |out| print_human(out, &answer, false))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some((url, projects)) = super::output::store_search(None, args.store, args.projects, at)? {
+    if let Some((mut store, projects)) = args.store.open(None, at)? {
         // Like a remote server's extractive answer: the store is read, and no run is recorded anywhere.
         anyhow::ensure!(!args.generate, "--generate reads the local index; it does not read a Postgres store");
-        let mut store = knowledge::store::postgres::PgStore::connect_reader(&url)?;
         let answer = knowledge::retrieval::ask::answer_postgres(
             &mut store,
             &projects,

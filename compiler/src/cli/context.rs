@@ -23,12 +23,8 @@ pub(crate) struct PackArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Pack from this Postgres store instead of the local index (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
-    #[arg(long, value_name = "URL", conflicts_with = "db")]
-    store: Option<String>,
-    /// With a Postgres store: pack from this project (repeatable; default: this project's).
-    #[arg(long = "project", value_name = "NAME")]
-    projects: Vec<String>,
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
@@ -38,9 +34,8 @@ pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
                 serde_json::json!({"query": args.query, "max_tokens": args.max_tokens, "max_items": args.max_items});
             serde_json::from_value(remote.call("knowledge_context_pack", arguments).map_err(anyhow::Error::msg)?)?
         }
-        None => match super::output::store_search(args.db.as_deref(), args.store, args.projects, at)? {
-            Some((url, projects)) => {
-                let mut store = knowledge::store::postgres::PgStore::connect_reader(&url)?;
+        None => match args.store.open(args.db.as_deref(), at)? {
+            Some((mut store, projects)) => {
                 let (query, tokens, items) = (&args.query, args.max_tokens, args.max_items);
                 knowledge::retrieval::context::pack_postgres(
                     &mut store,

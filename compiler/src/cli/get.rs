@@ -20,12 +20,8 @@ pub(crate) struct GetArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Read this Postgres store instead of the local index (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
-    #[arg(long, value_name = "URL", conflicts_with = "db")]
-    store: Option<String>,
-    /// With a Postgres store: look in this project (repeatable, first match wins; default: this project's).
-    #[arg(long = "project", value_name = "NAME")]
-    projects: Vec<String>,
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 #[derive(clap::Args)]
@@ -43,7 +39,7 @@ pub(crate) struct ResolveArgs {
 pub(crate) fn resolve(args: ResolveArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let Some(purpose) = args.purpose else { return run(args.get, at) };
     anyhow::ensure!(
-        args.get.store.is_none() && args.get.projects.is_empty(),
+        !args.get.store.named(),
         "--purpose records its decision in the local index; it does not read a Postgres store"
     );
     let project = knowledge::config::Project::discover(&at.start).ok();
@@ -106,9 +102,8 @@ pub(crate) fn run(args: GetArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         Some(mut remote) => serde_json::from_value(
             remote.call("knowledge_get", serde_json::json!({"ref": args.reference})).map_err(anyhow::Error::msg)?,
         )?,
-        None => match super::output::store_search(args.db.as_deref(), args.store, args.projects, at)? {
-            Some((url, projects)) => {
-                let mut store = knowledge::store::postgres::PgStore::connect_reader(&url)?;
+        None => match args.store.open(args.db.as_deref(), at)? {
+            Some((mut store, projects)) => {
                 knowledge::retrieval::reader::resolve_postgres(&mut store, &projects, &args.reference, at.principal())?
             }
             None => {

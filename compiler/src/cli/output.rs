@@ -172,34 +172,64 @@ pub(crate) fn cli_search(
     Ok((conn, access, response))
 }
 
-/// The Postgres store a search reads, and its projects, when one is named (`--store`, `KNOWLEDGE_STORE_URL`
-/// or `[store] url`) and no `--db` is: `None` reads the local index.
-pub(crate) fn store_search(
-    db: Option<&Path>,
-    store: Option<String>,
-    mut projects: Vec<String>,
-    at: &super::Invocation,
-) -> anyhow::Result<Option<(String, Vec<String>)>> {
-    if db.is_some() {
-        anyhow::ensure!(projects.is_empty(), "--project names projects in a Postgres store; --db reads an index file");
-        return Ok(None);
+/// `--store URL` and `--project NAME`: read a Postgres store instead of the local index.
+#[derive(clap::Args)]
+pub(crate) struct StoreArgs {
+    /// Read this Postgres store instead of the local index (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
+    #[arg(long = "store", value_name = "URL")]
+    url: Option<String>,
+    /// With a Postgres store: read this project (repeatable; a ref resolves in the first that holds it;
+    /// default: this project's `[store] project`).
+    #[arg(long = "project", value_name = "NAME")]
+    projects: Vec<String>,
+}
+
+impl StoreArgs {
+    /// Whether the command line names a store or its projects.
+    pub(crate) fn named(&self) -> bool {
+        self.url.is_some() || !self.projects.is_empty()
     }
-    let project = Project::discover(&at.start).ok();
-    let url = store
-        .or_else(|| project.as_ref().and_then(Project::store_url))
-        .or_else(|| std::env::var("KNOWLEDGE_STORE_URL").ok().filter(|url| !url.is_empty()));
-    let Some(url) = url else {
-        anyhow::ensure!(
-            projects.is_empty(),
-            "--project needs a Postgres store (--store, KNOWLEDGE_STORE_URL or [store] url)"
-        );
-        return Ok(None);
-    };
-    if projects.is_empty() {
-        let project = project.context("no kc.toml here to name the project: pass --project NAME")?;
-        projects.push(project.store_project());
+
+    /// The store to read and its projects, when one is named (`--store`, `KNOWLEDGE_STORE_URL` or `project`'s
+    /// `[store] url`) and no index file is (`db`); `None` reads the local index.
+    pub(crate) fn resolve(
+        self,
+        db: Option<&Path>,
+        project: Option<&Project>,
+    ) -> anyhow::Result<Option<(String, Vec<String>)>> {
+        if db.is_some() {
+            anyhow::ensure!(!self.named(), "--store and --project name a Postgres store; --db reads an index file");
+            return Ok(None);
+        }
+        let url = self.url.or_else(|| match project {
+            Some(project) => project.store_url(),
+            None => std::env::var("KNOWLEDGE_STORE_URL").ok().filter(|url| !url.is_empty()),
+        });
+        let Some(url) = url else {
+            anyhow::ensure!(
+                self.projects.is_empty(),
+                "--project needs a Postgres store (--store, KNOWLEDGE_STORE_URL or [store] url)"
+            );
+            return Ok(None);
+        };
+        let mut projects = self.projects;
+        if projects.is_empty() {
+            let project = project.context("no kc.toml here to name the project: pass --project NAME")?;
+            projects.push(project.store_project());
+        }
+        Ok(Some((url, projects)))
     }
-    Ok(Some((url, projects)))
+
+    /// [`StoreArgs::resolve`] for a reading command, from the project it runs in, connected read-only.
+    pub(crate) fn open(
+        self,
+        db: Option<&Path>,
+        at: &super::Invocation,
+    ) -> anyhow::Result<Option<(knowledge::store::postgres::PgStore, Vec<String>)>> {
+        let project = Project::discover(&at.start).ok();
+        let Some((url, projects)) = self.resolve(db, project.as_ref())? else { return Ok(None) };
+        Ok(Some((knowledge::store::postgres::PgStore::connect_reader(&url)?, projects)))
+    }
 }
 
 /// A search of the Postgres store as the CLI runs it, as the principal, highlighted as [`cli_search`] does.

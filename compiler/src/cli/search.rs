@@ -9,7 +9,7 @@ use knowledge::retrieval::context::ContextPack;
 use knowledge::retrieval::search::{EntityType, Highlight, ResultKind, SearchMode, SearchRequest, SearchResponse};
 
 use super::Invocation;
-use super::output::{cli_search, postgres_search, print, print_search, remote, store_search, terminal_marks};
+use super::output::{cli_search, postgres_search, print, print_search, remote, terminal_marks};
 
 #[derive(clap::Args)]
 pub(crate) struct SearchArgs {
@@ -39,12 +39,8 @@ pub(crate) struct SearchArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Search this Postgres store instead of the local index (else `KNOWLEDGE_STORE_URL`, else `[store] url`).
-    #[arg(long, value_name = "URL", conflicts_with = "db")]
-    store: Option<String>,
-    /// With a Postgres store: search this project (repeatable; default: this project's `[store] project`).
-    #[arg(long = "project", value_name = "NAME")]
-    projects: Vec<String>,
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
@@ -78,9 +74,8 @@ pub(crate) fn run(args: SearchArgs, at: &Invocation) -> anyhow::Result<ExitCode>
                 entity_types: args.entity_type,
                 highlight: Highlight::default(),
             };
-            match store_search(args.db.as_deref(), args.store, args.projects, at)? {
-                Some((url, projects)) => {
-                    let mut store = knowledge::store::postgres::PgStore::connect_reader(&url)?;
+            match args.store.open(args.db.as_deref(), at)? {
+                Some((mut store, projects)) => {
                     let response = postgres_search(&mut store, &projects, request, json, at)?;
                     let pack = if args.context {
                         let principal = at.principal();

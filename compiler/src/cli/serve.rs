@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use knowledge::config::Project;
 use knowledge::serve::{KnowledgeServer, ProjectContext};
 
@@ -33,13 +32,10 @@ pub(crate) struct ServeArgs {
     /// its environment variable here, by the server's operator.
     #[arg(long, value_name = "NAME", conflicts_with = "db")]
     ask_provider: Option<String>,
-    /// Answer `knowledge_search` from this Postgres store (else `KNOWLEDGE_STORE_URL`, else the project's
-    /// `[store] url`); several servers may share one store.
-    #[arg(long, value_name = "URL")]
-    store: Option<String>,
-    /// With a store: search these projects (repeatable; default: the project's `[store] project`).
-    #[arg(long = "project", value_name = "NAME")]
-    projects: Vec<String>,
+    /// Searches, gets, context packs and extractive answers from a Postgres store; several servers may share
+    /// one store.
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
@@ -71,25 +67,12 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
     };
     let mut server = KnowledgeServer::new(index, at.principal.clone(), context);
     // The store's connections outlive the runtime (see `with_store`).
-    let mut stores = Vec::new();
-    let url = args
-        .store
-        .or_else(|| project.as_ref().and_then(Project::store_url))
-        .or_else(|| std::env::var("KNOWLEDGE_STORE_URL").ok().filter(|url| !url.is_empty()));
-    if let Some(url) = url {
-        let mut projects = args.projects;
-        if projects.is_empty() {
-            let project = project.context("--store: no kc.toml here to name the project: pass --project NAME")?;
-            projects.push(project.store_project());
-        }
-        let store = std::sync::Arc::new(knowledge::serve::StoreSearch::connect(&url, projects)?);
+    let store = match args.store.resolve(args.db.as_deref(), project.as_ref())? {
+        Some((url, projects)) => Some(std::sync::Arc::new(knowledge::serve::StoreSearch::connect(&url, projects)?)),
+        None => None,
+    };
+    if let Some(store) = &store {
         server = server.with_store(store.clone());
-        stores.push(store);
-    } else {
-        anyhow::ensure!(
-            args.projects.is_empty(),
-            "--project needs a Postgres store (--store, KNOWLEDGE_STORE_URL or [store] url)"
-        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let served = match args.http {
@@ -97,7 +80,7 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
         None => runtime.block_on(knowledge::serve::serve_stdio(server)),
     };
     drop(runtime);
-    drop(stores);
+    drop(store);
     served?;
     Ok(ExitCode::SUCCESS)
 }
