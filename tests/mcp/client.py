@@ -210,8 +210,9 @@ async def main():
 
             _, hybrid = await call(session, "knowledge_search", {"query": "ownership"})
             check("hybrid without embeddings says it is degraded", hybrid["degraded"] is True and "embeddings" in hybrid["degraded_reason"])
-            _, limited = await call(session, "knowledge_search", {"query": "ownership", "limit": 1})
-            check("limit caps the results", len(limited["results"]) == 1)
+            _, unlimited = await call(session, "knowledge_search", {"query": "ownership", "mode": "keyword"})
+            _, limited = await call(session, "knowledge_search", {"query": "ownership", "mode": "keyword", "limit": 1})
+            check("limit caps the results", len(unlimited["results"]) > 1 and len(limited["results"]) == 1, len(unlimited["results"]))
             _, none = await call(session, "knowledge_search", {"query": "NEAR( \"unbalanced * OR", "mode": "keyword"})
             check("FTS syntax in a query is safe", none is not None and isinstance(none["results"], list))
 
