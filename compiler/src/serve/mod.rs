@@ -337,6 +337,21 @@ impl KnowledgeServer {
         .map_err(|e| format!("internal error: {e}"))?
     }
 
+    /// Runs `read` on a blocking thread with a pooled session of the server's Postgres store, its projects and
+    /// the server's principal, as [`KnowledgeServer::read`] does for the index file.
+    async fn read_store<T: Send + 'static>(
+        &self,
+        store: Arc<StoreSearch>,
+        read: impl FnOnce(&mut store::postgres::PgStore, &[String], Option<&str>) -> Result<T, search::StoreReadError>
+        + Send
+        + 'static,
+    ) -> Result<T, String> {
+        let principal = self.principal.clone();
+        tokio::task::spawn_blocking(move || store.with(|pg, projects| read(pg, projects, principal.as_deref())))
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+    }
+
     #[tool(
         description = "Search the knowledge base. Returns ranked results, each with its best passage (`snippet`), \
                        source ref, revision, content hash, byte offsets and lines, scores and the reasons it \
@@ -359,12 +374,10 @@ impl KnowledgeServer {
         };
         let response = match self.store.clone() {
             Some(store) => {
-                let principal = self.principal.clone();
-                tokio::task::spawn_blocking(move || {
-                    store.with(|pg, projects| search::search_postgres(pg, projects, &request, principal.as_deref()))
+                self.read_store(store, move |pg, projects, principal| {
+                    search::search_postgres(pg, projects, &request, principal)
                 })
-                .await
-                .map_err(|e| format!("internal error: {e}"))??
+                .await?
             }
             None => {
                 self.read(move |conn, access| {
@@ -383,13 +396,12 @@ impl KnowledgeServer {
     )]
     async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, String> {
         if let Some(store) = self.store.clone() {
-            let principal = self.principal.clone();
-            return tokio::task::spawn_blocking(move || {
-                store.with(|pg, projects| reader::resolve_postgres(pg, projects, &args.reference, principal.as_deref()))
-            })
-            .await
-            .map_err(|e| format!("internal error: {e}"))?
-            .map(Json);
+            return self
+                .read_store(store, move |pg, projects, principal| {
+                    reader::resolve_postgres(pg, projects, &args.reference, principal)
+                })
+                .await
+                .map(Json);
         }
         self.read(move |conn, access| {
             reader::resolve(conn, &args.reference, access).map(Json).map_err(|e| crate::error_chain(&e))
@@ -455,10 +467,8 @@ impl KnowledgeServer {
         let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
         let max_items = args.max_items.unwrap_or(8) as usize;
         if let Some(store) = self.store.clone() {
-            let principal = self.principal.clone();
-            return tokio::task::spawn_blocking(move || {
-                store.with(|pg, projects| {
-                    let principal = principal.as_deref();
+            return self
+                .read_store(store, move |pg, projects, principal| {
                     crate::retrieval::context::pack_postgres(
                         pg,
                         projects,
@@ -468,10 +478,8 @@ impl KnowledgeServer {
                         principal,
                     )
                 })
-            })
-            .await
-            .map_err(|e| format!("internal error: {e}"))?
-            .map(Json);
+                .await
+                .map(Json);
         }
         self.read(move |conn, access| {
             crate::retrieval::context::pack(conn, &args.query, max_tokens, max_items, access)
@@ -495,16 +503,12 @@ impl KnowledgeServer {
         let provider = self.project.ask_provider.clone();
         // The extractive answer reads the store when there is one; a generated one reads the local index.
         if let (Some(store), None) = (self.store.clone(), &provider) {
-            let principal = self.principal.clone();
-            return tokio::task::spawn_blocking(move || {
-                store.with(|pg, projects| {
-                    let principal = principal.as_deref();
+            return self
+                .read_store(store, move |pg, projects, principal| {
                     crate::retrieval::ask::answer_postgres(pg, projects, &args.question, max_tokens, principal)
                 })
-            })
-            .await
-            .map_err(|e| format!("internal error: {e}"))?
-            .map(Json);
+                .await
+                .map(Json);
         }
         self.read(move |conn, access| match &provider {
             Some(provider) => crate::retrieval::generated::answer(
