@@ -71,12 +71,13 @@ pub(crate) struct QueryStems {
 
 impl QueryStems {
     /// Weights from `total` chunks and the number holding each word, which `frequencies` gives for the
-    /// query's words (one word per distinct stem) at once: the same weights over any index.
+    /// query's words (one word per distinct stem) at once: the same weights over any index. A word an index
+    /// leaves out of its keyword index (`None`: a stop word) weighs as one every chunk holds.
     pub(crate) fn read_from<E>(
         stemmer: &Stemmer,
         terms: &[String],
         total: f64,
-        frequencies: impl FnOnce(&[String]) -> Result<Vec<f64>, E>,
+        frequencies: impl FnOnce(&[String]) -> Result<Vec<Option<f64>>, E>,
     ) -> Result<QueryStems, E> {
         let mut stems: Vec<String> = Vec::new();
         let mut words_of: Vec<Vec<String>> = Vec::new();
@@ -95,7 +96,10 @@ impl QueryStems {
         let weights = stems
             .into_iter()
             .zip(found)
-            .map(|(stem, found)| (stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln()))
+            .map(|(stem, found)| {
+                let found = found.unwrap_or(total);
+                (stem, (1.0 + (total - found + 0.5) / (found + 0.5)).ln())
+            })
             .collect();
         Ok(QueryStems { weights, words: words_of })
     }

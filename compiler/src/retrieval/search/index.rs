@@ -22,9 +22,10 @@ pub(crate) enum Semantic {
 /// ranks, so nothing a principal may not read is scored.
 pub(crate) trait SearchIndex {
     type Error;
-    /// The number of chunks, and of chunks holding each of `words`, for the query's idf weights.
+    /// The number of chunks, and of chunks holding each of `words` (`None` for a word the keyword index
+    /// leaves out), for the query's idf weights.
     fn chunk_total(&mut self) -> Result<f64, Self::Error>;
-    fn word_frequencies(&mut self, words: &[String]) -> Result<Vec<f64>, Self::Error>;
+    fn word_frequencies(&mut self, words: &[String]) -> Result<Vec<Option<f64>>, Self::Error>;
     /// The keyword candidate pool for the query's words, best first, scored by the engine's rank
     /// (`scores.keyword`, `scores.bm25`); empty when the request wants no kind the index has.
     fn keyword_pool(
@@ -70,9 +71,9 @@ impl SearchIndex for SqliteIndex<'_> {
         self.conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))
     }
 
-    fn word_frequencies(&mut self, words: &[String]) -> rusqlite::Result<Vec<f64>> {
+    fn word_frequencies(&mut self, words: &[String]) -> rusqlite::Result<Vec<Option<f64>>> {
         let mut statement = self.conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
-        words.iter().map(|word| statement.query_row([format!("\"{word}\"")], |row| row.get(0))).collect()
+        words.iter().map(|word| statement.query_row([format!("\"{word}\"")], |row| row.get(0).map(Some))).collect()
     }
 
     fn keyword_pool(

@@ -238,9 +238,8 @@ impl SearchIndex for PgIndex<'_> {
         Ok(rows[0].get::<_, i64>(0) as f64)
     }
 
-    fn word_frequencies(&mut self, words: &[String]) -> Result<Vec<f64>, ::postgres::Error> {
-        // Each word's lexeme, counted by the publish (`knowledge_terms`). A stop word has no lexeme; it is in
-        // most texts, so it counts as a word every chunk holds.
+    fn word_frequencies(&mut self, words: &[String]) -> Result<Vec<Option<f64>>, ::postgres::Error> {
+        // Each word's lexeme, counted by the publish (`knowledge_terms`); a stop word has none.
         let projects = self.projects.clone();
         let rows = self.rows(
             "SELECT (SELECT min(coalesce((SELECT sum(t.chunks) FROM knowledge_terms t
@@ -249,12 +248,7 @@ impl SearchIndex for PgIndex<'_> {
              FROM unnest($2::text[]) WITH ORDINALITY AS w(word, at) ORDER BY w.at",
             &[&projects, &words],
         )?;
-        let total = if rows.iter().any(|row| row.get::<_, Option<i64>>(0).is_none()) {
-            Some(self.chunk_total()?)
-        } else {
-            None
-        };
-        Ok(rows.iter().map(|row| row.get::<_, Option<i64>>(0).map_or(total.unwrap_or(0.0), |n| n as f64)).collect())
+        Ok(rows.iter().map(|row| row.get::<_, Option<i64>>(0).map(|n| n as f64)).collect())
     }
 
     fn keyword_pool(
