@@ -21,8 +21,9 @@ fn an_mcp_client_can_use_every_tool_and_resource_over_http() {
 }
 
 /// The same client, every check, against a server whose project publishes to a Postgres store
-/// (`[store] url`): searches, gets, context packs and extractive answers come from the store, the other tools
-/// from the local index, and the client cannot tell.
+/// (`[store] url`): searches, gets, context packs, extractive answers, listings of sources and builds, recent
+/// changes, run status, lint findings and statistics come from the store, the pages, shards, storage and
+/// purpose decisions from the local output folder, and the client cannot tell.
 #[test]
 fn an_mcp_client_gets_the_same_answers_from_a_postgres_store() {
     run_client_with("stdio", Some(&pg_server::Postgres::start()));
@@ -82,6 +83,19 @@ fn run_client_with(transport: &str, store: Option<&pg_server::Postgres>) {
         .output()
         .unwrap();
     assert!(resolve.status.success(), "{}", String::from_utf8_lossy(&resolve.stderr));
+    if let Some(pg) = store {
+        // The decision's run reaches the store with the next build, which changes nothing else.
+        let build = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .args(["-C", project.path().to_str().unwrap(), "build", "--json"])
+            .output()
+            .unwrap();
+        assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&build.stdout).unwrap();
+        assert_eq!(summary["store"]["runs_written"], 1, "{}", summary["store"]);
+        assert_eq!(summary["store"]["sources_written"], 0, "{}", summary["store"]);
+        let index = project.path().join(".hasna/knowledge/knowledge.db");
+        assert_eq!(pg.mirror_difference(&index, "mcp-fixture"), None);
+    }
 
     let python = python::with_packages(&["mcp==2.3.0"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");

@@ -61,9 +61,15 @@ fn each_build_publishes_what_changed_and_search_reads_the_store() {
 
     // A build that changed nothing sends nothing.
     let again = build(&test, &pg);
-    for counter in
-        ["sources_written", "sources_removed", "chunks_written", "vectors_written", "pages_written", "runs_written"]
-    {
+    for counter in [
+        "sources_written",
+        "sources_removed",
+        "chunks_written",
+        "vectors_written",
+        "pages_written",
+        "runs_written",
+        "lint_findings_written",
+    ] {
         assert_eq!(again["store"][counter], 0, "{counter}: {}", again["store"]);
     }
 
@@ -237,11 +243,11 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     build(&test, &pg);
     let mut client = pg.client();
     let applied: i64 = client.query_one("SELECT count(*) FROM knowledge_migrations", &[]).unwrap().get(0);
-    assert_eq!(applied, 1);
+    assert_eq!(applied, 2);
     client.execute("INSERT INTO knowledge_migrations (version) VALUES (999)", &[]).unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 1"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 2"), "{}", stderr(&output));
 
     // A store that cannot be reached fails the build after the local index committed, and says so.
     let output =
@@ -339,4 +345,190 @@ fn the_store_answers_searches_as_the_local_index_does() {
     let missing = test.run_with_env(&["get", "nothing/here.md"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("no chunk or source matches `nothing/here.md`"), "{}", stderr(&missing));
+}
+
+/// `value` with every `project` key outside build summaries taken out, each of them required to name
+/// `project`: what a store's answer holds beyond the local index's.
+fn without_project(mut value: Value, project: &str) -> Value {
+    fn strip(value: &mut Value, project: &str) {
+        match value {
+            Value::Object(map) => {
+                if let Some(named) = map.remove("project") {
+                    assert_eq!(named, project, "every item names its project");
+                }
+                // A build's summary is its own record (its `store` counters name the project they wrote).
+                map.iter_mut().filter(|(key, _)| *key != "summary").for_each(|(_, v)| strip(v, project));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| strip(v, project)),
+            _ => {}
+        }
+    }
+    strip(&mut value, project);
+    value
+}
+
+/// Listings, the run ledger, statistics, the stored lint findings and judged evals read from the store
+/// answer as the local index does (each item naming its project), as each principal may read them.
+#[test]
+fn the_store_answers_listings_runs_lint_and_judged_evals_as_the_local_index_does() {
+    let pg = Postgres::start();
+    let test = project("ledger", "[lint]\non_build = true\n[permissions.principals]\nstaff = [\"internal\"]\n");
+    crate::search::write_book(&test);
+    test.write("book/links.md", "# Links\n\nSee [the missing chapter](missing.md) and [[Ownership]].\n");
+    test.write(
+        "book/secret.md",
+        "---\nvisibility: internal\n---\n# Budget\n\nThe zeppelin budget links [nowhere](gone.md).\n",
+    );
+    build(&test, &pg);
+    test.write("book/io.md", "# File IO\n\nUse `std::fs::read_to_string` to read a whole file at once.\n");
+    test.remove("notes/misc.txt");
+    let edited = build(&test, &pg);
+    assert!(edited["store"]["lint_findings_written"].as_u64().unwrap() >= 2, "{}", edited["store"]);
+    assert_mirrors(&test, &pg, "ledger");
+
+    for principal in [&[][..], &["--as", "staff"]] {
+        let both = |args: &[&str]| -> (Value, Value) {
+            let args = [principal, args].concat();
+            let local: Value = serde_json::from_str(&test.ok(&args)).unwrap();
+            let stored: Value = serde_json::from_str(&ok(&test, &pg, &args)).unwrap();
+            (local, without_project(stored, "ledger"))
+        };
+        for args in [
+            &["stats", "--json"][..],
+            &["list", "sources", "--json"],
+            &["list", "sources", "--json", "--limit", "2"],
+            &["list", "runs", "--json"],
+            &["changes", "--json"],
+            &["changes", "--json", "--runs", "1"],
+        ] {
+            let (mut local, mut stored) = both(args);
+            // Cursors are opaque: each store's leads to its next page (checked below).
+            for listing in [&mut local, &mut stored] {
+                if let Some(cursor) = listing.get_mut("next_cursor") {
+                    *cursor = Value::Bool(cursor.is_string());
+                }
+            }
+            assert_eq!(local, stored, "{principal:?} {args:?}");
+        }
+        // Paging: the store's cursor leads to the same next page.
+        let (first, _) = both(&["list", "sources", "--json", "--limit", "2"]);
+        let cursor = ok(&test, &pg, &[principal, &["list", "sources", "--json", "--limit", "2"]].concat());
+        let cursor: Value = serde_json::from_str(&cursor).unwrap();
+        let next: Value = serde_json::from_str(&ok(
+            &test,
+            &pg,
+            &[
+                principal,
+                &["list", "sources", "--json", "--limit", "2", "--cursor"],
+                &[cursor["next_cursor"].as_str().unwrap()],
+            ]
+            .concat(),
+        ))
+        .unwrap();
+        let local_next: Value = serde_json::from_str(
+            &test.ok(&[
+                principal,
+                &["list", "sources", "--json", "--limit", "2", "--cursor"],
+                &[first["next_cursor"].as_str().unwrap()],
+            ]
+            .concat()),
+        )
+        .unwrap();
+        assert_eq!(local_next["sources"], without_project(next, "ledger")["sources"], "{principal:?}");
+
+        // The stored findings, from the index or the store, are what linting the tree finds.
+        let (local, stored) = both(&["lint", "--stored", "--format", "json", "--exit-zero"]);
+        assert_eq!(local["diagnostics"], stored["diagnostics"], "{principal:?}");
+        let findings = local["diagnostics"].to_string();
+        assert!(findings.contains("missing.md"), "{findings}");
+        assert_eq!(findings.contains("gone.md"), !principal.is_empty(), "only staff reads the secret's: {findings}");
+    }
+    let tree: Value = serde_json::from_str(&test.ok(&["lint", "--format", "json", "--exit-zero"])).unwrap();
+    let stored: Value = serde_json::from_str(&ok(
+        &test,
+        &pg,
+        &["--as", "staff", "lint", "--stored", "--format", "json", "--exit-zero"],
+    ))
+    .unwrap();
+    assert_eq!(tree["diagnostics"], stored["diagnostics"]);
+    // Exit codes as a hook uses them: the broken links are errors or warnings, by the rules' severities.
+    let gate = test.run_with_env(&["lint", "--stored", "--error-on-warning"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+    assert_eq!(gate.status.code(), Some(1), "{}", stderr(&gate));
+    let human = String::from_utf8(gate.stdout).unwrap();
+    assert!(human.contains("book/links.md:3:"), "{human}");
+    // A path filter names project-relative paths.
+    let only: Value = serde_json::from_str(&ok(
+        &test,
+        &pg,
+        &["lint", "--stored", "book/secret.md", "--format", "json", "--exit-zero"],
+    ))
+    .unwrap();
+    assert_eq!(only["diagnostics"], serde_json::json!([]), "the default principal reads nothing of it: {only}");
+
+    // The server's ledger tools and resources answer from the store as a server on the index does.
+    let run = edited["run_id"].as_str().unwrap();
+    let calls: Vec<Value> = [
+        ("knowledge_stats", serde_json::json!({})),
+        ("knowledge_list", serde_json::json!({"kind": "sources"})),
+        ("knowledge_list", serde_json::json!({"kind": "runs", "limit": 1})),
+        ("knowledge_recent_changes", serde_json::json!({"runs": 5})),
+        ("knowledge_run_status", serde_json::json!({"run_id": run})),
+        ("knowledge_run_status", serde_json::json!({})),
+        ("knowledge_lint", serde_json::json!({"severity": "info"})),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(id, (name, arguments))| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}})
+    })
+    .chain(["knowledge://project/sources", "knowledge://project/runs", "knowledge://source/book/io.md"].iter().enumerate().map(
+        |(id, uri)| serde_json::json!({"jsonrpc": "2.0", "id": 100 + id, "method": "resources/read", "params": {"uri": uri}}),
+    ))
+    .collect();
+    for principal in [&[][..], &["--as", "staff"]] {
+        let local = crate::providers::mcp_session(&test, principal, &[], &calls);
+        let stored = crate::providers::mcp_session(&test, principal, &[("KNOWLEDGE_STORE_URL", &pg.url)], &calls);
+        for ((call, local), stored) in calls.iter().zip(&local).zip(&stored) {
+            assert!(local["error"].is_null() && local["result"]["isError"] != true, "{call}: {local}");
+            let answer = |value: &Value| -> Value {
+                match value["result"].get("structuredContent") {
+                    Some(content) => content.clone(),
+                    None => serde_json::from_str(value["result"]["contents"][0]["text"].as_str().unwrap()).unwrap(),
+                }
+            };
+            assert_eq!(answer(local), without_project(answer(stored), "ledger"), "{principal:?} {call}");
+        }
+    }
+
+    // A judged eval over the store scores the store's ranking with the local index's rules.
+    test.write(
+        "set.tsv",
+        "q1\tthe rules of ownership\tbook/ownership.md#Ownership Rules=2\nq2\tread a whole file\tbook/io.md=2\n\
+         u1\tcapital of France\tnone\n",
+    );
+    let local: Value = serde_json::from_str(&test.ok(&["eval", "--judged", "set.tsv", "--json"])).unwrap();
+    let stored: Value = serde_json::from_str(&ok(&test, &pg, &["eval", "--judged", "set.tsv", "--json"])).unwrap();
+    for key in ["questions", "unanswerable", "file_ndcg_at_10", "chunk_ndcg_at_10", "ask_answered", "ask_declined"] {
+        assert_eq!(local[key], stored[key], "{key}: {stored:#}");
+    }
+    // The sources ranked are the same, in the same order. Generated pages may differ: the engines score
+    // them differently (BM25 against `ts_rank`), and an index entry ranked above its page's own chunk is
+    // kept where, ranked below it, it is folded into the page.
+    let sources = |question: &Value| -> Vec<String> {
+        let top = question["top"].as_array().unwrap().iter().map(|path| path.as_str().unwrap().to_string());
+        top.filter(|path| !path.ends_with(" (page)")).collect()
+    };
+    for (local, stored) in
+        local["per_question"].as_array().unwrap().iter().zip(stored["per_question"].as_array().unwrap())
+    {
+        assert_eq!(sources(local), sources(stored), "{local} {stored}");
+    }
+    assert_eq!(stored["file_ndcg_at_10"], 1.0, "{stored:#}");
+    let two = test.run_with_env(
+        &["eval", "--judged", "set.tsv", "--project", "ledger", "--project", "other"],
+        &[("KNOWLEDGE_STORE_URL", &pg.url)],
+    );
+    assert_eq!(two.status.code(), Some(2));
+    assert!(stderr(&two).contains("--judged scores one project"), "{}", stderr(&two));
 }

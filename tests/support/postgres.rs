@@ -53,6 +53,12 @@ const MIRRORED: &[(&str, &str, &str)] = &[
         "SELECT c.id || ' ' || v.model FROM knowledge_vectors v JOIN knowledge_chunks c ON c.seq = v.chunk_seq
          WHERE v.project = $1",
     ),
+    (
+        "lint findings",
+        "SELECT run_id || ' ' || path || ' ' || line || ' ' || col || ' ' || code || ' ' || message FROM lint_results",
+        "SELECT run_id || ' ' || path || ' ' || line || ' ' || col || ' ' || code || ' ' || message
+         FROM knowledge_lint_findings WHERE project = $1",
+    ),
 ];
 
 pub(crate) struct Postgres {

@@ -325,10 +325,12 @@ impl Compiler {
         }
         // The Postgres store follows the committed index, on every build (a no-op one reads one row), so a
         // publish a failed build owed is made by the next.
+        let mut postgres = None;
         if let Some(url) = project.store_url() {
-            let mut postgres = crate::store::postgres::PgStore::connect(&url)?;
+            let mut connected = crate::store::postgres::PgStore::connect(&url)?;
             summary.store =
-                Some(crate::store::postgres::publish(store.connection(), &mut postgres, &project.store_project())?);
+                Some(crate::store::postgres::publish(store.connection(), &mut connected, &project.store_project())?);
+            postgres = Some(connected);
         }
         summary.queries.executed = self.db.executed_queries() - queries_before;
         summary.queries.by_query = self
@@ -343,7 +345,13 @@ impl Compiler {
         summary.stages_ms = stages;
         summary.wall_ms = crate::elapsed_ms(clock);
         if let Some(run_id) = &summary.run_id {
-            store.record_summary(run_id, &serde_json::to_string(&summary).expect("summary serializes"))?;
+            let recorded = serde_json::to_string(&summary).expect("summary serializes");
+            store.record_summary(run_id, &recorded)?;
+            // The store's copy of the run gets the same final summary (a build stopped before this has it
+            // sent by the next publish).
+            if let Some(postgres) = &mut postgres {
+                crate::store::postgres::record_summary(postgres, &project.store_project(), run_id, &recorded)?;
+            }
         }
         self.last_run = summary.run_id.clone().or(prior.last_run);
         Ok(summary)

@@ -23,15 +23,31 @@ pub(crate) struct ChangesArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+    /// Read a Postgres store's projects instead of the local index.
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: ChangesArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
-    let changes = knowledge::retrieval::reader::recent_changes(&conn, args.runs, args.since.as_deref(), &access)?;
+    let since = args.since.as_deref();
+    let changes = match args.store.open(args.db.as_deref(), at)? {
+        Some((mut store, projects)) => knowledge::retrieval::reader::recent_changes_postgres(
+            &mut store,
+            &projects,
+            args.runs,
+            since,
+            at.principal(),
+        )?,
+        None => {
+            let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+            knowledge::retrieval::reader::recent_changes(&conn, args.runs, since, &access)?
+        }
+    };
     print(args.json, &changes, |out| {
         for change in &changes {
             let commit = change.run.vcs["commit"].as_str().map(|c| format!(" (commit {})", &c[..c.len().min(12)]));
-            writeln!(out, "{} at {}{}", change.run.id, change.run.finished_at, commit.unwrap_or_default())?;
+            let project = change.run.project.as_ref().map_or(String::new(), |project| format!("{}: ", escape(project)));
+            writeln!(out, "{project}{} at {}{}", change.run.id, change.run.finished_at, commit.unwrap_or_default())?;
             for event in &change.events {
                 writeln!(out, "  {} {}", event.kind, escape(&event.path))?;
             }

@@ -28,6 +28,10 @@ pub(crate) struct EvalArgs {
     /// The index to read with `--judged` (default: the project's).
     #[arg(long, requires = "judged")]
     db: Option<PathBuf>,
+    /// With `--judged`: score a project of a Postgres store instead of the local index (one `--project`).
+    /// A BEIR collection (`--corpus`) is published to the store under the project `eval` when one is named.
+    #[command(flatten)]
+    store: super::output::StoreArgs,
     #[arg(long, value_enum, default_value_t = Mode::Keyword)]
     mode: Mode,
     /// Print the report as JSON.
@@ -40,21 +44,35 @@ pub(crate) struct EvalArgs {
 
 pub(crate) fn run(args: EvalArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let ndcg = if let Some(set) = &args.judged {
-        let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+        use knowledge::retrieval::eval::judged;
         // Like git's `-C`, a relative path is read from the folder the command runs as if started in.
-        let questions = knowledge::retrieval::eval::judged::read_questions(&at.start.join(set))?;
-        let report = knowledge::retrieval::eval::judged::evaluate(&conn, &questions, args.mode, &access)?;
+        let questions = judged::read_questions(&at.start.join(set))?;
+        let report = match args.store.open(args.db.as_deref(), at)? {
+            Some((mut store, projects)) => {
+                let [project] = projects.as_slice() else {
+                    anyhow::bail!("--judged scores one project: its judgments name that project's files")
+                };
+                judged::evaluate_postgres(&mut store, project, &questions, args.mode, at.principal())?
+            }
+            None => {
+                let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+                judged::evaluate(&conn, &questions, args.mode, &access)?
+            }
+        };
         print(args.json, &report, |out| print_judged(out, &report))?;
         report.file_ndcg_at_10
     } else {
         let (Some(corpus), Some(queries), Some(qrels)) = (&args.corpus, &args.queries, &args.qrels) else {
             unreachable!("clap requires --corpus, --queries and --qrels together, or --judged")
         };
-        let settings = match Project::discover(&at.start) {
+        let mut settings = match Project::discover(&at.start) {
             Ok(project) => project,
             Err(knowledge::config::ConfigError::NotFound(_)) => Project::with_defaults(&at.start),
             Err(error) => return Err(error.into()),
         };
+        if let Some(url) = args.store.corpus_url()? {
+            settings.config.store.from_command_line = Some(url);
+        }
         let report = knowledge::retrieval::eval::evaluate(&settings, corpus, queries, qrels, args.mode)?;
         print(args.json, &report, |out| print_eval(out, &report))?;
         report.ndcg_at_10

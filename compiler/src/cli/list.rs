@@ -24,17 +24,40 @@ pub(crate) struct ListArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+    /// Read a Postgres store's projects instead of the local index (sources, notes and runs; pages and
+    /// index shards are listed from the local index, beside their files).
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: ListArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
-    let listing = knowledge::retrieval::reader::list(&conn, args.kind, args.cursor.as_deref(), args.limit, &access)?;
+    use knowledge::retrieval::reader::{ListKind, list, list_postgres};
+    let (kind, cursor, limit) = (args.kind, args.cursor.as_deref(), args.limit);
+    // A store configured in kc.toml does not hold pages or shards: they are listed locally unless a
+    // store is named on the command line (which then says where to read them).
+    let in_store = args.store.named() || !matches!(kind, ListKind::Pages | ListKind::Indexes);
+    let store = if in_store { args.store.open(args.db.as_deref(), at)? } else { None };
+    let listing = match store {
+        Some((mut store, projects)) => list_postgres(&mut store, &projects, kind, cursor, limit, at.principal())?,
+        None => {
+            let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+            list(&conn, kind, cursor, limit, &access)?
+        }
+    };
     print(args.json, &listing, |out| {
         for source in listing.sources.iter().flatten() {
-            writeln!(out, "{}  {}  {} chunks", escape(&source.path), escape(&source.title), source.chunk_count)?;
+            let project = source.project.as_ref().map_or(String::new(), |project| format!("{}: ", escape(project)));
+            writeln!(
+                out,
+                "{project}{}  {}  {} chunks",
+                escape(&source.path),
+                escape(&source.title),
+                source.chunk_count
+            )?;
         }
         for run in listing.runs.iter().flatten() {
-            writeln!(out, "{}  {}", run.id, run.finished_at)?;
+            let project = run.project.as_ref().map_or(String::new(), |project| format!("{}: ", escape(project)));
+            writeln!(out, "{project}{}  {}", run.id, run.finished_at)?;
         }
         for page in listing.pages.iter().flatten() {
             writeln!(

@@ -142,7 +142,7 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
     if let Some(s) = &summary.store {
         writeln!(
             out,
-            "store {} (project {}): {} sources written, {} removed, {} chunks, {} vectors, {} pages ({} ms)",
+            "store {} (project {}): {} sources written, {} removed, {} chunks, {} vectors, {} pages, {} lint findings ({} ms)",
             escape(&s.target),
             escape(&s.project),
             s.sources_written,
@@ -150,6 +150,7 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
             s.chunks_written,
             s.vectors_written,
             s.pages_written,
+            s.lint_findings_written,
             s.ms
         )?;
     }
@@ -188,6 +189,15 @@ impl StoreArgs {
     /// Whether the command line names a store or its projects.
     pub(crate) fn named(&self) -> bool {
         self.url.is_some() || !self.projects.is_empty()
+    }
+
+    /// The store `--store` names for a BEIR collection, which is always published under the project `eval`.
+    pub(crate) fn corpus_url(self) -> anyhow::Result<Option<String>> {
+        anyhow::ensure!(
+            self.projects.is_empty(),
+            "--corpus is published under the project `eval`; --project reads a project with --judged"
+        );
+        Ok(self.url)
     }
 
     /// The store to read and its projects, when one is named (`--store`, `KNOWLEDGE_STORE_URL` or `project`'s

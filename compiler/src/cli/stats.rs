@@ -15,11 +15,21 @@ pub(crate) struct StatsArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
+    /// Read a Postgres store's projects instead of the local index.
+    #[command(flatten)]
+    store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: StatsArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
-    let stats = knowledge::retrieval::reader::stats(&conn, &access)?;
+    let stats = match args.store.open(args.db.as_deref(), at)? {
+        Some((mut store, projects)) => {
+            knowledge::retrieval::reader::stats_postgres(&mut store, &projects, at.principal())?
+        }
+        None => {
+            let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+            knowledge::retrieval::reader::stats(&conn, &access)?
+        }
+    };
     print(args.json, &stats, |out| {
         writeln!(
             out,

@@ -415,6 +415,15 @@ impl KnowledgeServer {
     )]
     async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, String> {
         let limit = args.limit.unwrap_or(100);
+        // Pages and index shards are listed from the local index, whose artifacts they are.
+        if let Some(store) = self.store.clone().filter(|_| !matches!(args.kind, ListKind::Pages | ListKind::Indexes)) {
+            return self
+                .read_store(store, move |pg, projects, principal| {
+                    reader::list_postgres(pg, projects, args.kind, args.cursor.as_deref(), limit, principal)
+                })
+                .await
+                .map(Json);
+        }
         self.read(move |conn, access| {
             reader::list(conn, args.kind, args.cursor.as_deref(), limit, access)
                 .map(Json)
@@ -433,6 +442,14 @@ impl KnowledgeServer {
         Parameters(args): Parameters<RecentChangesArgs>,
     ) -> Result<Json<RecentChanges>, String> {
         let runs = args.runs.unwrap_or(10);
+        if let Some(store) = self.store.clone() {
+            return self
+                .read_store(store, move |pg, projects, principal| {
+                    reader::recent_changes_postgres(pg, projects, runs, args.since.as_deref(), principal)
+                })
+                .await
+                .map(|changes| Json(RecentChanges { changes }));
+        }
         self.read(move |conn, access| {
             reader::recent_changes(conn, runs, args.since.as_deref(), access)
                 .map(|changes| Json(RecentChanges { changes }))
@@ -449,6 +466,14 @@ impl KnowledgeServer {
     async fn knowledge_lint(&self, Parameters(args): Parameters<LintArgs>) -> Result<Json<LintResults>, String> {
         let severity = args.severity.unwrap_or(crate::lint::Severity::Warning);
         let paths = args.paths.unwrap_or_default();
+        if let Some(store) = self.store.clone() {
+            return self
+                .read_store(store, move |pg, projects, principal| {
+                    reader::lint_results_postgres(pg, projects, &paths, severity, principal)
+                })
+                .await
+                .map(Json);
+        }
         self.read(move |conn, access| {
             reader::lint_results(conn, &paths, severity, access).map(Json).map_err(|e| crate::error_chain(&e))
         })
@@ -537,6 +562,14 @@ impl KnowledgeServer {
         &self,
         Parameters(args): Parameters<RunStatusArgs>,
     ) -> Result<Json<reader::RunStatus>, String> {
+        if let Some(store) = self.store.clone() {
+            return self
+                .read_store(store, move |pg, projects, principal| {
+                    reader::run_status_postgres(pg, projects, args.run_id.as_deref(), principal)
+                })
+                .await
+                .map(Json);
+        }
         self.read(move |conn, access| {
             reader::run_status(conn, args.run_id.as_deref(), access).map(Json).map_err(|e| crate::error_chain(&e))
         })
@@ -588,6 +621,9 @@ impl KnowledgeServer {
         annotations(read_only_hint = true)
     )]
     async fn knowledge_stats(&self, Parameters(_args): Parameters<StatsArgs>) -> Result<Json<Stats>, String> {
+        if let Some(store) = self.store.clone() {
+            return self.read_store(store, reader::stats_postgres).await.map(Json);
+        }
         self.read(|conn, access| reader::stats(conn, access).map(Json).map_err(|e| crate::error_chain(&e))).await
     }
 }
@@ -665,11 +701,15 @@ impl ServerHandler for KnowledgeServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.clone();
         let pool = self.pool.clone();
+        let store = self.store.clone();
         let principal = self.principal.clone();
         let project = self.project.clone();
-        let read = tokio::task::spawn_blocking(move || read_resource(&pool, principal.as_deref(), &project, &uri))
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let read = tokio::task::spawn_blocking(move || match store.as_deref() {
+            Some(store) if store_resource(&uri) => read_store_resource(store, principal.as_deref(), &uri),
+            _ => read_resource(&pool, principal.as_deref(), &project, &uri),
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         match read {
             Ok((mime, text)) => {
                 Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri).with_mime_type(mime)]).into())
@@ -683,6 +723,49 @@ impl ServerHandler for KnowledgeServer {
 enum ResourceError {
     NotFound(String),
     Failed(String),
+}
+
+/// Whether a server with a Postgres store reads the resource `uri` there: sources and builds. The rest
+/// (the config, pages, shards, the storage) belong to the local output folder.
+fn store_resource(uri: &str) -> bool {
+    matches!(uri, "knowledge://project/sources" | "knowledge://project/runs")
+        || uri.starts_with("knowledge://source/")
+        || uri.starts_with("knowledge://run/")
+}
+
+/// A [`store_resource`]'s MIME type and text, read from the store's projects.
+fn read_store_resource(
+    store: &StoreSearch,
+    principal: Option<&str>,
+    uri: &str,
+) -> Result<(&'static str, String), ResourceError> {
+    let read = store.with(|pg, projects| {
+        Ok(match uri {
+            "knowledge://project/sources" => {
+                Some(to_json(&reader::list_postgres(pg, projects, ListKind::Sources, None, 1000, principal)?))
+            }
+            "knowledge://project/runs" => {
+                Some(to_json(&reader::recent_changes_postgres(pg, projects, 20, None, principal)?))
+            }
+            _ => match (uri.strip_prefix("knowledge://source/"), uri.strip_prefix("knowledge://run/")) {
+                (Some(path), _) => match reader::resolve_postgres(pg, projects, path, principal) {
+                    Ok(Resolved { source: Some(source), .. }) => Some(to_json(&source)),
+                    Ok(_) | Err(search::StoreReadError::NotFound(_)) => None,
+                    Err(error) => return Err(error),
+                },
+                (_, Some(id)) => reader::recent_changes_postgres(pg, projects, 1000, None, principal)?
+                    .into_iter()
+                    .find(|change| change.run.id == id)
+                    .map(|change| to_json(&change)),
+                _ => None,
+            },
+        })
+    });
+    match read {
+        Ok(Some(text)) => Ok(("application/json", text?)),
+        Ok(None) => Err(ResourceError::NotFound(format!("no resource `{uri}` in the store"))),
+        Err(message) => Err(ResourceError::Failed(message)),
+    }
 }
 
 /// A resource's MIME type and text.

@@ -25,6 +25,7 @@ use serde::Serialize;
 use super::{EvalError, Latency, Mode, score};
 use crate::retrieval::access::Access;
 use crate::retrieval::search::{self, Highlight, ResultKind, SearchRequest};
+use crate::store::postgres::PgStore;
 use knowledge_queries::{Origin, SourceRef};
 
 /// Every chunk's id and heading path, by source path.
@@ -127,15 +128,60 @@ pub fn evaluate(
     mode: Mode,
     access: &Access,
 ) -> Result<JudgedReport, EvalError> {
-    let search_mode = mode.search_mode();
     let cited = page_citations(conn).map_err(EvalError::Search)?;
     let chunks = chunk_sections(conn).map_err(EvalError::Search)?;
+    score_questions(
+        questions,
+        mode,
+        &cited,
+        &chunks,
+        |question| crate::retrieval::ask::answer(conn, question, 600, access).map_err(EvalError::Search),
+        |request| search::search(conn, request, access).map_err(EvalError::Search),
+    )
+}
+
+/// Scores `questions` against `project` of the Postgres store, as `principal` may read it: the same
+/// scoring as [`evaluate`] over the store's search and answers.
+pub fn evaluate_postgres(
+    store: &mut PgStore,
+    project: &str,
+    questions: &[Question],
+    mode: Mode,
+    principal: Option<&str>,
+) -> Result<JudgedReport, EvalError> {
+    let (cited, chunks) = store_sections(store, project).map_err(|source| store.error(source))?;
+    let projects = [project.to_string()];
+    // Both closures read the one connection, one after the other.
+    let store = std::cell::RefCell::new(store);
+    score_questions(
+        questions,
+        mode,
+        &cited,
+        &chunks,
+        |question| {
+            Ok(crate::retrieval::ask::answer_postgres(&mut store.borrow_mut(), &projects, question, 600, principal)?)
+        },
+        |request| Ok(search::search_postgres(&mut store.borrow_mut(), &projects, request, principal)?),
+    )
+}
+
+/// The scores of `questions`, asking `ask` for answers and `search` for rankings; `cited` and `chunks` are
+/// the index's page citations and chunk sections.
+fn score_questions(
+    questions: &[Question],
+    mode: Mode,
+    cited: &HashMap<String, Vec<String>>,
+    chunks: &ChunkSections,
+    mut ask: impl FnMut(&str) -> Result<crate::retrieval::ask::Answer, EvalError>,
+    mut search: impl FnMut(&SearchRequest) -> Result<search::SearchResponse, EvalError>,
+) -> Result<JudgedReport, EvalError> {
+    let search_mode = mode.search_mode();
     let mut per_question = Vec::new();
     let mut totals = [0.0_f64; 6];
     let (mut answered, mut declined, mut unanswerable) = (0, 0, 0);
     let mut latencies = Vec::new();
     for question in questions {
-        let asked = crate::retrieval::ask::answer(conn, &question.text, 600, access).map_err(EvalError::Search)?;
+        let asked = ask(&question.text)?;
         if question.judgments.is_empty() {
             unanswerable += 1;
             declined += usize::from(!asked.found);
@@ -151,7 +197,7 @@ pub fn evaluate(
             highlight: Highlight::Markdown,
         };
         let clock = Instant::now();
-        let response = search::search(conn, &request, access).map_err(EvalError::Search)?;
+        let response = search(&request)?;
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
         if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
             return Err(EvalError::Embeddings(reason));
@@ -160,13 +206,13 @@ pub fn evaluate(
         let results: Vec<(ResultKind, &str, &str)> =
             response.results.iter().map(|r| (r.kind, r.source.path.as_str(), r.id.as_str())).collect();
 
-        let missed = file_ranking(&results, &cited, &file_grades, false);
-        let as_sources = file_ranking(&results, &cited, &file_grades, true);
+        let missed = file_ranking(&results, cited, &file_grades, false);
+        let as_sources = file_ranking(&results, cited, &file_grades, true);
         let missed_refs: Vec<&str> = missed.iter().map(String::as_str).collect();
         let as_sources_refs: Vec<&str> = as_sources.iter().map(String::as_str).collect();
         let [file_ndcg, recall, _, mrr] = score(&missed_refs, &file_grades);
         let [pages_as_sources, ..] = score(&as_sources_refs, &file_grades);
-        let chunk_ndcg = chunk_ndcg(&results, &chunks, &question.judgments);
+        let chunk_ndcg = chunk_ndcg(&results, chunks, &question.judgments);
         let non_source = results.iter().filter(|(kind, ..)| *kind != ResultKind::SourceChunk).count();
         for (total, value) in
             totals.iter_mut().zip([file_ndcg, pages_as_sources, recall, mrr, chunk_ndcg, non_source as f64 / 10.0])
@@ -315,6 +361,40 @@ fn chunk_sections(conn: &Connection) -> rusqlite::Result<ChunkSections> {
         by_path.entry(path).or_default().push((id, headings));
     }
     Ok(by_path)
+}
+
+/// [`page_citations`] and [`chunk_sections`] of `project` in the Postgres store.
+fn store_sections(
+    store: &mut PgStore,
+    project: &str,
+) -> Result<(HashMap<String, Vec<String>>, ChunkSections), ::postgres::Error> {
+    let mut by_page: HashMap<String, Vec<String>> = HashMap::new();
+    for row in store.rows(
+        "SELECT DISTINCT page, path FROM knowledge_citations WHERE project = $1 ORDER BY page, path",
+        &[&project],
+    )? {
+        by_page.entry(SourceRef::page(row.get(0)).path()).or_default().push(row.get(1));
+    }
+    let entries = store.rows(
+        &format!(
+            "SELECT id, identifiers FROM knowledge_chunks WHERE project = $1 AND {}",
+            Origin::Shard.sql_condition("path")
+        ),
+        &[&project],
+    )?;
+    for row in entries {
+        let quoted = by_page.get(&SourceRef::page(row.get(1)).path()).cloned().unwrap_or_default();
+        by_page.entry(row.get(0)).or_default().extend(quoted);
+    }
+    let mut by_path: ChunkSections = HashMap::new();
+    for row in store.rows(
+        "SELECT path, id, heading_path FROM knowledge_chunks WHERE project = $1 AND entity IS NULL",
+        &[&project],
+    )? {
+        let headings: Vec<String> = serde_json::from_str(row.get::<_, &str>(2)).unwrap_or_default();
+        by_path.entry(row.get(0)).or_default().push((row.get(1), headings));
+    }
+    Ok((by_page, by_path))
 }
 
 #[cfg(test)]

@@ -62,6 +62,9 @@ pub struct SourceItem {
     pub revision: String,
     pub size: u64,
     pub chunk_count: u64,
+    /// The project of a Postgres store it belongs to; absent for a local index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -75,6 +78,9 @@ pub struct RunItem {
     pub vcs: serde_json::Value,
     /// The build's counters, as `knowledge build --json` printed them.
     pub summary: serde_json::Value,
+    /// The project of a Postgres store it belongs to; absent for a local index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// One page of a listing: `sources` (which holds the notes for kind `notes`) or `runs`, by `kind`. Pass `next_cursor` back to get the next page; it
@@ -128,6 +134,7 @@ pub fn list(
                         revision: row.get(4)?,
                         size: row.get::<_, i64>(5)?.cast_unsigned(),
                         chunk_count: row.get::<_, i64>(6)?.cast_unsigned(),
+                        project: None,
                     })
                 })?
                 .collect::<rusqlite::Result<_>>()?;
@@ -238,6 +245,7 @@ pub(super) fn runs_where(
             } else {
                 serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default()
             },
+            project: None,
         })
     })?
     .collect()
@@ -322,6 +330,9 @@ pub struct LintFinding {
     pub severity: String,
     pub code: String,
     pub message: String,
+    /// The project of a Postgres store it belongs to; absent for a local index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// Stored lint findings at or under `paths` (all when empty), at `min_severity` or worse, in path order.
@@ -343,17 +354,27 @@ pub fn lint_results(
                 severity: row.get(3)?,
                 code: row.get(4)?,
                 message: row.get(5)?,
+                project: None,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    findings.retain(|f| {
-        access.can_read_path(&f.path)
-            && !access.mentions_hidden(&f.message)
-            && crate::lint::Severity::parse(&f.severity).is_some_and(|severity| severity <= min_severity)
-            && (paths.is_empty() || paths.iter().any(|prefix| crate::lint::is_at_or_under(&f.path, prefix)))
-    });
+    findings.retain(|finding| is_shown(finding, paths, min_severity, access));
     let run_id = crate::store::meta(conn, "lint_run")?.filter(|id| !id.is_empty());
     Ok(LintResults { run_id, findings })
+}
+
+/// Whether `finding` lies at or under `paths` (anywhere when empty), is at `min_severity` or worse, and
+/// neither lies in nor names a source the principal may not read.
+pub(super) fn is_shown(
+    finding: &LintFinding,
+    paths: &[String],
+    min_severity: crate::lint::Severity,
+    access: &Access,
+) -> bool {
+    access.can_read_path(&finding.path)
+        && !access.mentions_hidden(&finding.message)
+        && crate::lint::Severity::parse(&finding.severity).is_some_and(|severity| severity <= min_severity)
+        && (paths.is_empty() || paths.iter().any(|prefix| crate::lint::is_at_or_under(&finding.path, prefix)))
 }
 
 /// Counts and the state of the index.

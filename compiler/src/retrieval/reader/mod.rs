@@ -14,10 +14,12 @@ use knowledge_queries::{Origin, SourceRef};
 
 mod listing;
 mod postgres;
+mod postgres_ledger;
 mod runs;
 
 pub use listing::*;
 pub use postgres::resolve_postgres;
+pub use postgres_ledger::*;
 pub use runs::*;
 
 #[derive(Debug, thiserror::Error)]

@@ -55,7 +55,8 @@ fn provenance(row: &::postgres::Row, outline: &Value, owner: Option<&str>) -> Va
     })
 }
 
-fn number(row: &::postgres::Row, at: usize) -> u32 {
+/// An `INTEGER` column as the unsigned number the answers hold.
+pub(super) fn number(row: &::postgres::Row, at: usize) -> u32 {
     u32::try_from(row.get::<_, i32>(at)).unwrap_or(0)
 }
 

@@ -22,6 +22,9 @@ pub struct RunStatus {
     /// What the run recorded: a build's counters, an ask's answer, a decision.
     pub summary: serde_json::Value,
     pub events: Vec<ChangeEvent>,
+    /// The project of a Postgres store it belongs to; absent for a local index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The run `id`, or the newest build when `None`. A run of another kind that names a source the principal
@@ -43,23 +46,34 @@ pub fn run_status(conn: &Connection, id: Option<&str>, access: &Access) -> Resul
                     tool_version: row.get(5)?,
                     summary: serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default(),
                     events: Vec::new(),
+                    project: None,
                 })
             },
         )
         .optional()?;
     let missing = || ReaderError::NotFound(id.unwrap_or("the last build").to_string());
-    let mut run = row.ok_or_else(missing)?;
+    let run = row.ok_or_else(missing)?;
     let events = super::listing::run_events(conn, &run.id)?;
+    as_readable(run, events, access).ok_or_else(missing)
+}
+
+/// `run` with the events (each with its source's labels) and skipped files the principal may read; `None`
+/// when it is not a build and names a source the principal may not read.
+pub(super) fn as_readable(
+    mut run: RunStatus,
+    events: Vec<(ChangeEvent, String)>,
+    access: &Access,
+) -> Option<RunStatus> {
     let readable =
         |(event, labels): &(ChangeEvent, String)| access.can_read_labels(labels) && access.can_read_path(&event.path);
     if run.kind != "build" && !events.iter().all(readable) {
-        return Err(missing());
+        return None;
     }
     run.events = events.into_iter().filter(readable).map(|(event, _)| event).collect();
     if let Some(skipped) = run.summary.get_mut("skipped").and_then(serde_json::Value::as_array_mut) {
         skipped.retain(|s| s["path"].as_str().is_some_and(|path| access.can_read_path(path)));
     }
-    Ok(run)
+    Some(run)
 }
 
 /// One purpose decision `knowledge source resolve --purpose` recorded.

@@ -26,7 +26,7 @@ use index::Semantic;
 pub(crate) use index::{SearchIndex, SqliteIndex};
 use keyword::{keyword, snippet};
 pub use postgres::{EXACT_BELOW, StoreReadError, search_postgres};
-pub(crate) use postgres::{PgIndex, StoreScope};
+pub(crate) use postgres::{PgIndex, ProjectScope, StoreScope};
 pub use results::*;
 
 /// Runs a search over what `access` may read in the SQLite index. Unreadable chunks are filtered inside

@@ -56,9 +56,40 @@ impl StoreScope {
         projects: &[String],
         principal: Option<&str>,
     ) -> Result<StoreScope, StoreReadError> {
-        let mut access: Option<Access> = None;
+        let mut scope = StoreScope { projects: Vec::new(), access: Access::default(), generation: None };
+        for (at, readable) in ProjectScope::each(store, projects, principal)?.into_iter().enumerate() {
+            if at == 0 {
+                scope.access = readable.access;
+            } else {
+                scope.access.hide_also(readable.access);
+            }
+            if scope.generation.is_none()
+                && let Some(model) = readable.meta.get("embeddings_model").filter(|model| !model.is_empty())
+            {
+                scope.generation = Some((model.clone(), readable.meta.get("embeddings_settings").cloned()));
+            }
+            scope.projects.push(readable.project);
+        }
+        Ok(scope)
+    }
+}
+
+/// One project of a store as a principal reads it: its published meta and the principal's access there.
+pub(crate) struct ProjectScope {
+    pub(crate) project: String,
+    pub(crate) meta: std::collections::HashMap<String, String>,
+    pub(crate) access: Access,
+}
+
+impl ProjectScope {
+    /// Each of `projects` the principal may read, in order. With one project an unknown principal is an
+    /// error; across several, projects that do not know the principal are left out.
+    pub(crate) fn each(
+        store: &mut PgStore,
+        projects: &[String],
+        principal: Option<&str>,
+    ) -> Result<Vec<ProjectScope>, StoreReadError> {
         let mut readable = Vec::new();
-        let mut generation: Option<(String, Option<String>)> = None;
         for project in projects {
             let meta = project_meta(store, project)?;
             let labelled: Vec<(i64, String, String)> = store
@@ -72,23 +103,14 @@ impl StoreScope {
                 .collect();
             let principals = meta.get("principals").map(String::as_str);
             let purposes = meta.get("purposes").map(String::as_str);
-            let project_access = match Access::of(principals, purposes, principal, Some("knowledge_answer"), labelled) {
-                Ok(project_access) => project_access,
+            let access = match Access::of(principals, purposes, principal, Some("knowledge_answer"), labelled) {
+                Ok(access) => access,
                 Err(error) if projects.len() == 1 => return Err(error.into()),
                 Err(_) => continue,
             };
-            match &mut access {
-                Some(access) => access.hide_also(project_access),
-                None => access = Some(project_access),
-            }
-            readable.push(project.clone());
-            if generation.is_none()
-                && let Some(model) = meta.get("embeddings_model").filter(|model| !model.is_empty())
-            {
-                generation = Some((model.clone(), meta.get("embeddings_settings").cloned()));
-            }
+            readable.push(ProjectScope { project: project.clone(), meta, access });
         }
-        Ok(StoreScope { projects: readable, access: access.unwrap_or_default(), generation })
+        Ok(readable)
     }
 }
 
@@ -101,6 +123,11 @@ pub enum StoreReadError {
     Access(#[from] crate::retrieval::access::AccessError),
     #[error("no chunk or source matches `{0}` (expected a chunk id, a `file://` ref or a project-relative path)")]
     NotFound(String),
+    #[error(transparent)]
+    Reader(#[from] crate::retrieval::reader::ReaderError),
+    /// What the store does not hold, and where to read it instead.
+    #[error("{0}")]
+    NotInStore(&'static str),
 }
 
 pub(crate) struct PgIndex<'a> {

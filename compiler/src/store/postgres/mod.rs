@@ -21,7 +21,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 /// The migrations this binary knows, in order: (version, SQL).
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("0001_index.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("0001_index.sql")), (2, include_str!("0002_lint_and_runs.sql"))];
 
 /// A publish that writes at least this many chunks refreshes the planner's statistics.
 const ANALYZE_AFTER: u64 = 10_000;
@@ -186,6 +186,8 @@ pub struct PublishReport {
     pub pages_written: u64,
     pub pages_removed: u64,
     pub runs_written: u64,
+    /// Lint findings sent (the project's stored findings are replaced when the build's lint run differs).
+    pub lint_findings_written: u64,
     pub ms: u64,
 }
 
@@ -216,15 +218,27 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
     let meta = local_meta(local)?;
     let last_run = meta.get("last_run").cloned();
     let embedded_run = meta.get("embedded_run").cloned();
+    // An index without stored findings (`[lint] on_build = false`) records an empty run.
+    let lint_run = meta.get("lint_run").cloned().unwrap_or_default();
     let target = store.target.clone();
     let fail = |source| PostgresError::Postgres { target: target.clone(), source };
     let mut tx = store.client.transaction().map_err(fail)?;
     tx.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge:' || $1::text))", &[&project]).map_err(fail)?;
     let published = tx
-        .query_opt("SELECT last_run, embedded_run FROM knowledge_projects WHERE project = $1", &[&project])
+        .query_opt("SELECT last_run, embedded_run, lint_run FROM knowledge_projects WHERE project = $1", &[&project])
         .map_err(fail)?
-        .map(|row| (row.get::<_, Option<String>>(0), row.get::<_, Option<String>>(1)));
-    if published.as_ref() == Some(&(last_run.clone(), embedded_run.clone())) {
+        .map(|row| (row.get::<_, Option<String>>(0), row.get::<_, Option<String>>(1), row.get::<_, Option<String>>(2)));
+    if published.as_ref() == Some(&(last_run.clone(), embedded_run.clone(), Some(lint_run.clone()))) {
+        // The index is the one published; only runs recorded since (decisions of `knowledge source
+        // resolve --purpose`, answers of `knowledge ask`) may be owed.
+        let newest: Option<String> = local.query_row("SELECT max(id) FROM runs", [], |row| row.get(0))?;
+        let stored = tx
+            .query_one("SELECT max(id) FROM knowledge_runs WHERE project = $1", &[&project])
+            .map_err(fail)?
+            .get::<_, Option<String>>(0);
+        if newest != stored {
+            publish_runs(local, &mut tx, project, None, &mut report).map_err(|e| e.with_target(&target))?;
+        }
         tx.commit().map_err(fail)?;
         report.ms = crate::elapsed_ms(clock);
         return Ok(report);
@@ -239,23 +253,39 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
 
     publish_sources(local, &mut tx, project, &meta, &mut report).map_err(|e| e.with_target(&target))?;
     publish_pages(local, &mut tx, project, &mut report).map_err(|e| e.with_target(&target))?;
-    let previous_run = published.and_then(|(run, _)| run);
+    let (previous_run, previous_lint) = published.map(|(run, _, lint)| (run, lint)).unwrap_or_default();
     publish_runs(local, &mut tx, project, previous_run.as_deref(), &mut report).map_err(|e| e.with_target(&target))?;
+    if previous_lint.as_deref() != Some(lint_run.as_str()) {
+        publish_lint(local, &mut tx, project, &mut report).map_err(|e| e.with_target(&target))?;
+    }
     // After a large publish the planner's statistics are stale (a fresh table reads as empty, and a
     // semantic search would scan every vector rather than ask the HNSW index): refresh them now.
     if report.chunks_written >= ANALYZE_AFTER {
         tx.batch_execute("ANALYZE knowledge_sources, knowledge_chunks, knowledge_vectors").map_err(fail)?;
     }
     tx.execute(
-        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3,
+        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3, lint_run = $4,
                 chunks = (SELECT count(*) FROM knowledge_chunks WHERE project = $1)
          WHERE project = $1",
-        &[&project, &last_run, &embedded_run],
+        &[&project, &last_run, &embedded_run, &lint_run],
     )
     .map_err(fail)?;
     tx.commit().map_err(fail)?;
     report.ms = crate::elapsed_ms(clock);
     Ok(report)
+}
+
+/// Sets the final summary of a run the last publish sent: the build records it after publishing, since it
+/// holds the publish's own counters.
+pub fn record_summary(store: &mut PgStore, project: &str, run_id: &str, summary: &str) -> Result<(), PostgresError> {
+    store
+        .client
+        .execute(
+            "UPDATE knowledge_runs SET summary = $3::text::jsonb WHERE project = $1 AND id = $2",
+            &[&project, &run_id, &json_or_empty(summary)],
+        )
+        .map_err(|source| store.error(source))?;
+    Ok(())
 }
 
 /// An error of one publish step, before it knows the store's name.
@@ -548,10 +578,12 @@ fn publish_runs(
         .into_iter()
         .map(|row| row.get(0))
         .collect();
-    // (id, kind, started_at, finished_at, status, summary) of each run Postgres lacks.
-    let runs: Vec<[String; 6]> = local
-        .prepare("SELECT id, kind, started_at, finished_at, status, summary FROM runs ORDER BY id")?
-        .query_map([], |row| Ok([row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?]))?
+    // (id, kind, started_at, finished_at, status, summary, tool_version, vcs) of each run Postgres lacks.
+    let runs: Vec<[String; 8]> = local
+        .prepare("SELECT id, kind, started_at, finished_at, status, summary, tool_version, vcs FROM runs ORDER BY id")?
+        .query_map([], |row| {
+            Ok([row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?])
+        })?
         .filter(|row| row.as_ref().map_or(true, |[id, ..]| !published.contains(id)))
         .collect::<rusqlite::Result<_>>()?;
     if runs.is_empty() {
@@ -560,23 +592,53 @@ fn publish_runs(
     let mut copy = String::new();
     let mut events = String::new();
     let mut event_rows = local.prepare_cached(
-        "SELECT seq, kind, path, old_revision, new_revision, labels FROM run_events WHERE run_id = ?1",
+        "SELECT seq, kind, path, old_revision, new_revision, labels, detail FROM run_events WHERE run_id = ?1",
     )?;
-    for [id, kind, started, finished, status, summary] in &runs {
-        let summary = json_or_empty(summary);
-        copy_row(&mut copy, [project, id, kind, started, finished, status, summary].into_iter().map(Some));
-        for fields in event_rows.query_map([id], |row| text_columns(row, 6))? {
+    for [id, kind, started, finished, status, summary, tool_version, vcs] in &runs {
+        let (summary, vcs) = (json_or_empty(summary), json_or_empty(vcs));
+        let fields = [project, id, kind, started, finished, status, summary, tool_version, vcs];
+        copy_row(&mut copy, fields.into_iter().map(Some));
+        for fields in event_rows.query_map([id], |row| text_columns(row, 7))? {
             let fields = fields?;
             let leading = [Some(project), Some(id.as_str())];
             copy_row(&mut events, leading.into_iter().chain(fields.iter().map(Option::as_deref)));
         }
         report.runs_written += 1;
     }
-    copy_in(tx, "COPY knowledge_runs (project, id, kind, started_at, finished_at, status, summary) FROM STDIN", &copy)?;
     copy_in(
         tx,
-        "COPY knowledge_run_events (project, run_id, seq, kind, path, old_revision, new_revision, labels) FROM STDIN",
+        "COPY knowledge_runs (project, id, kind, started_at, finished_at, status, summary, tool_version, vcs)
+         FROM STDIN",
+        &copy,
+    )?;
+    copy_in(
+        tx,
+        "COPY knowledge_run_events (project, run_id, seq, kind, path, old_revision, new_revision, labels, detail)
+         FROM STDIN",
         &events,
+    )?;
+    Ok(())
+}
+
+/// Replaces the project's lint findings with those the local index stores.
+fn publish_lint(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    report: &mut PublishReport,
+) -> Result<(), StepError> {
+    tx.execute("DELETE FROM knowledge_lint_findings WHERE project = $1", &[&project])?;
+    let mut copy = String::new();
+    let mut statement = local.prepare("SELECT run_id, path, line, col, severity, code, message FROM lint_results")?;
+    for fields in statement.query_map([], |row| text_columns(row, 7))? {
+        let fields = fields?;
+        copy_row(&mut copy, std::iter::once(Some(project)).chain(fields.iter().map(Option::as_deref)));
+        report.lint_findings_written += 1;
+    }
+    copy_in(
+        tx,
+        "COPY knowledge_lint_findings (project, run_id, path, line, col, severity, code, message) FROM STDIN",
+        &copy,
     )?;
     Ok(())
 }
