@@ -501,6 +501,30 @@ fn the_store_answers_listings_runs_lint_and_judged_evals_as_the_local_index_does
         }
     }
 
+    // A replica needs no checkout: a server started on the store and its project alone answers what the
+    // store holds, says what it cannot, and keeps serving.
+    let elsewhere = CliTest::empty();
+    let replica = crate::providers::mcp_session(
+        &elsewhere,
+        &["--store", &pg.url, "--project", "ledger"],
+        &[],
+        &[
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "knowledge_storage", "arguments": {}}}),
+            calls[0].clone(),
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "knowledge_search", "arguments": {"query": "ownership rules", "mode": "keyword"}}}),
+        ],
+    );
+    assert_eq!(replica[0]["result"]["isError"], true, "{}", replica[0]);
+    assert!(replica[0].to_string().contains("has no local index"), "{}", replica[0]);
+    let local_stats = crate::providers::mcp_session(&test, &[], &[], &calls[..1]);
+    assert_eq!(
+        without_project(replica[1]["result"]["structuredContent"].clone(), "ledger"),
+        local_stats[0]["result"]["structuredContent"]
+    );
+    assert_eq!(replica[2]["result"]["structuredContent"]["results"][0]["source"]["path"], "book/ownership.md");
+
     // A judged eval over the store scores the store's ranking with the local index's rules.
     test.write(
         "set.tsv",

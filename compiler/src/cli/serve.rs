@@ -32,17 +32,26 @@ pub(crate) struct ServeArgs {
     /// its environment variable here, by the server's operator.
     #[arg(long, value_name = "NAME", conflicts_with = "db")]
     ask_provider: Option<String>,
-    /// Searches, gets, context packs and extractive answers from a Postgres store; several servers may share
-    /// one store.
+    /// Answer from a Postgres store (searches, gets, context packs, extractive answers, listings, runs, lint,
+    /// statistics); several servers may share one store. With `--project`, no kc.toml or index is needed.
     #[command(flatten)]
     store: super::output::StoreArgs,
 }
 
 pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let start = args.dir.as_deref().unwrap_or(&at.start);
-    let index = index_path(args.db.clone(), start)?;
     // A bare index file serves without a project; a project adds stale status, open files and generation.
-    let project = if args.db.is_some() { None } else { Some(Project::discover(start)?) };
+    // A Postgres store named on the command line (with its projects) serves without either.
+    let project = match (&args.db, Project::discover(start)) {
+        (Some(_), _) => None,
+        (None, Ok(project)) => Some(project),
+        (None, Err(knowledge::config::ConfigError::NotFound(_))) if args.store.named() => None,
+        (None, Err(error)) => return Err(error.into()),
+    };
+    let index = match (&args.db, &project) {
+        (None, None) => None,
+        _ => Some(index_path(args.db.clone(), start)?),
+    };
     let context = match &project {
         None => ProjectContext::default(),
         Some(project) => {

@@ -115,12 +115,18 @@ impl StoreSearch {
     }
 }
 
+/// What a server started on a Postgres store alone answers for what lives in a project's output folder.
+const NO_LOCAL_INDEX: &str = "this server answers from a Postgres store and has no local index: generated pages \
+                              and shards, the storage, the config, purpose decisions and code entities are read \
+                              by a server started in the project (or with --db)";
+
 /// Read-only connections, reused across requests. A connection sees every build committed before its
 /// next read transaction starts (WAL), so reuse never serves stale data; but one opened on a file that was
 /// since replaced (the output folder deleted and rebuilt) would, so the pool is emptied whenever the file's
 /// identity changes.
 struct ReadPool {
-    index: PathBuf,
+    /// `None` for a server that answers from a Postgres store alone (no project or index file here).
+    index: Option<PathBuf>,
     idle: std::sync::Mutex<(Option<FileIdentity>, Vec<Connection>)>,
 }
 
@@ -129,7 +135,8 @@ type FileIdentity = (u64, u64);
 impl ReadPool {
     /// Runs `f` with a pooled connection; the error is the index failing to open.
     fn with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T, String> {
-        let identity = file_identity(&self.index);
+        let Some(index) = &self.index else { return Err(NO_LOCAL_INDEX.to_string()) };
+        let identity = file_identity(index);
         let pooled = {
             let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if idle.0 != identity {
@@ -139,7 +146,7 @@ impl ReadPool {
         };
         let conn = match pooled {
             Some(conn) => conn,
-            None => store::open_read_only(&self.index).map_err(|e| crate::error_chain(&e))?,
+            None => store::open_read_only(index).map_err(|e| crate::error_chain(&e))?,
         };
         let result = f(&conn);
         let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -297,8 +304,10 @@ fn search_answer(mut response: SearchResponse, include_text: bool) -> Result<Cal
 
 #[tool_router]
 impl KnowledgeServer {
+    /// A server on the index file `index`, or (`None`) on the Postgres store [`KnowledgeServer::with_store`]
+    /// adds alone.
     #[must_use]
-    pub fn new(index: PathBuf, principal: Option<String>, project: ProjectContext) -> Self {
+    pub fn new(index: Option<PathBuf>, principal: Option<String>, project: ProjectContext) -> Self {
         let pool = ReadPool { index, idle: std::sync::Mutex::new((None, Vec::new())) };
         KnowledgeServer {
             pool: Arc::new(pool),
@@ -609,7 +618,7 @@ impl KnowledgeServer {
         &self,
         Parameters(_args): Parameters<StatsArgs>,
     ) -> Result<Json<reader::Storage>, String> {
-        let index = self.pool.index.clone();
+        let Some(index) = self.pool.index.clone() else { return Err(NO_LOCAL_INDEX.to_string()) };
         self.read(move |conn, access| {
             reader::storage(conn, &index, access).map(Json).map_err(|e| crate::error_chain(&e))
         })
@@ -777,7 +786,8 @@ fn read_resource(
 ) -> Result<(&'static str, String), ResourceError> {
     pool.with(|conn| {
         let access = Access::load(conn, principal).map_err(|e| ResourceError::Failed(crate::error_chain(&e)))?;
-        resource_text(conn, &access, &pool.index, project, uri)
+        // `with` answered, so the pool has an index.
+        resource_text(conn, &access, pool.index.as_deref().unwrap_or(std::path::Path::new("")), project, uri)
     })
     .map_err(ResourceError::Failed)?
 }
