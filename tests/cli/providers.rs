@@ -176,7 +176,7 @@ fn one_request_server(
 }
 
 /// Answers one request with server-sent `events`.
-fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
+pub(crate) fn streaming_server(events: Vec<String>) -> (u16, Receiver<(String, Value)>) {
     one_request_server(move |stream| {
         let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
         for event in events {

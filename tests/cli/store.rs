@@ -556,3 +556,64 @@ fn the_store_answers_listings_runs_lint_and_judged_evals_as_the_local_index_does
     assert_eq!(two.status.code(), Some(2));
     assert!(stderr(&two).contains("--judged scores one project"), "{}", stderr(&two));
 }
+
+/// `ask --generate` over the store sends the provider the store's context pack and checks each sentence's
+/// citations against it, as over the local index; like the store's extractive answers, it records nothing.
+#[test]
+fn a_generated_answer_from_the_store_is_the_local_index_s() {
+    let pg = Postgres::start();
+    let written = "When the owner goes out of scope, the value is dropped [1]. Rust was designed in Geneva [1].";
+    let event = format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": written}}]}));
+    // Each provider answers one request: one for the local index's answer, one for the store's.
+    let (local_port, local_requests) = crate::providers::streaming_server(vec![event.clone()]);
+    let (store_port, store_requests) = crate::providers::streaming_server(vec![event]);
+    let test = project("gen", "");
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nEach value in Rust has an owner. When the owner goes out of scope, the value is dropped.\n",
+    );
+    let provider = |port: u16| {
+        format!(
+            "version = 1\n[project]\nname = \"gen\"\n[providers.p]\nkind = \"openai-compatible\"\n\
+             base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"
+        )
+    };
+    test.write("kc.toml", provider(local_port));
+    build(&test, &pg);
+    let question = ["ask", "what happens when the owner goes out of scope?", "--generate", "--json"];
+    let mut local: Value = serde_json::from_str(&test.ok(&question)).unwrap();
+    test.write("kc.toml", provider(store_port));
+    let stored: Value = serde_json::from_str(&ok(&test, &pg, &question)).unwrap();
+
+    assert_eq!(stored["found"], true, "{stored:#}");
+    let verdicts: Vec<bool> = stored["sentences"].as_array().unwrap().iter().map(|s| s["supported"] == true).collect();
+    assert_eq!(verdicts, [true, false], "each sentence checked against the store's pack: {stored:#}");
+    assert_eq!(stored["citations"][0]["path"], "docs/ownership.md");
+    assert!(local["run_id"].is_string() && stored["run_id"].is_null(), "the store's answer is recorded nowhere");
+    local["run_id"] = Value::Null;
+    assert_eq!(local, stored);
+    // The provider was sent the same excerpts from either index.
+    let sent = |requests: std::sync::mpsc::Receiver<(String, Value)>| requests.recv().unwrap().1;
+    let (local_sent, store_sent) = (sent(local_requests), sent(store_requests));
+    assert!(store_sent.to_string().contains("the value is dropped"), "{store_sent}");
+    assert_eq!(local_sent, store_sent);
+
+    // The server's `knowledge_ask`, with the operator's provider, answers from the store alike.
+    let (served_port, served_requests) = crate::providers::streaming_server(vec![format!(
+        "data: {}",
+        serde_json::json!({"choices": [{"delta": {"content": written}}]})
+    )]);
+    test.write("kc.toml", provider(served_port));
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "knowledge_ask",
+        "arguments": {"question": "what happens when the owner goes out of scope?"}}});
+    let served = crate::providers::mcp_session(
+        &test,
+        &["--ask-provider", "p"],
+        &[("KNOWLEDGE_STORE_URL", &pg.url)],
+        std::slice::from_ref(&call),
+    );
+    let mut served = served[0]["result"]["structuredContent"].clone();
+    assert_eq!(served_requests.recv().unwrap().1, store_sent, "the server sent the store's pack");
+    served["run_id"] = Value::Null;
+    assert_eq!(served, stored);
+}

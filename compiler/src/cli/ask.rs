@@ -48,43 +48,48 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         print(args.json, &answer, |out| print_human(out, &answer, false))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let provider = if args.generate {
+        let project = Project::discover(&at.start)?;
+        Some(knowledge::providers::find(&project, args.provider.as_deref()).map_err(anyhow::Error::msg)?)
+    } else {
+        None
+    };
+    let mut streamed = false;
+    // On the terminal (not with --json) a generated answer is printed as the model writes it.
+    let mut out = std::io::stdout();
+    let mut delta = |text: &str| {
+        if !args.json {
+            streamed = true;
+            let _ = write!(out, "{text}");
+            let _ = out.flush();
+        }
+    };
+    let (question, max_tokens, model) = (&args.question, args.max_tokens, args.model.as_deref());
     if let Some((mut store, projects)) = args.store.open(None, at)? {
-        // Like a remote server's extractive answer: the store is read, and no run is recorded anywhere.
-        anyhow::ensure!(!args.generate, "--generate reads the local index; it does not read a Postgres store");
-        let answer = knowledge::retrieval::ask::answer_postgres(
-            &mut store,
-            &projects,
-            &args.question,
-            args.max_tokens,
-            at.principal(),
-        )?;
-        print(args.json, &answer, |out| print_human(out, &answer, false))?;
+        // Like a remote server's answer: the store is read, and no run is recorded anywhere.
+        let answer = match &provider {
+            Some(provider) => knowledge::retrieval::generated::answer_postgres(
+                &mut store,
+                &projects,
+                question,
+                max_tokens,
+                at.principal(),
+                provider,
+                model,
+                &mut delta,
+            )
+            .map_err(anyhow::Error::msg)?,
+            None => {
+                knowledge::retrieval::ask::answer_postgres(&mut store, &projects, question, max_tokens, at.principal())?
+            }
+        };
+        print(args.json, &answer, |out| print_human(out, &answer, streamed))?;
         return Ok(ExitCode::SUCCESS);
     }
     let (index, conn, access) = open_as(None, &at.start, at.principal())?;
-    let mut streamed = false;
-    let mut answer = if args.generate {
-        let project = Project::discover(&at.start)?;
-        let provider = knowledge::providers::find(&project, args.provider.as_deref()).map_err(anyhow::Error::msg)?;
-        // On the terminal (not with --json) the answer is printed as the model writes it.
-        let mut out = std::io::stdout();
-        let mut delta = |text: &str| {
-            if !args.json {
-                streamed = true;
-                let _ = write!(out, "{text}");
-                let _ = out.flush();
-            }
-        };
-        knowledge::retrieval::generated::answer(
-            &conn,
-            &args.question,
-            args.max_tokens,
-            &access,
-            &provider,
-            args.model.as_deref(),
-            &mut delta,
-        )
-        .map_err(anyhow::Error::msg)?
+    let mut answer = if let Some(provider) = &provider {
+        knowledge::retrieval::generated::answer(&conn, question, max_tokens, &access, provider, model, &mut delta)
+            .map_err(anyhow::Error::msg)?
     } else {
         knowledge::retrieval::ask::answer(&conn, &args.question, args.max_tokens, &access)?
     };

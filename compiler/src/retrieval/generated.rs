@@ -60,16 +60,44 @@ pub fn answer(
     delta: &mut dyn FnMut(&str),
 ) -> Result<Answer, String> {
     let pack = context::pack(conn, question, max_tokens, 8, access).map_err(|e| e.to_string())?;
+    answer_from(&pack, question, provider, model, delta)
+}
+
+/// [`answer`] from the pack of `projects` in the Postgres store, as `principal` may read them.
+#[allow(clippy::too_many_arguments)]
+pub fn answer_postgres(
+    store: &mut crate::store::postgres::PgStore,
+    projects: &[String],
+    question: &str,
+    max_tokens: usize,
+    principal: Option<&str>,
+    provider: &Provider,
+    model: Option<&str>,
+    delta: &mut dyn FnMut(&str),
+) -> Result<Answer, String> {
+    let pack = context::pack_postgres(store, projects, question, max_tokens, 8, principal)
+        .map_err(|e| crate::error_chain(&e))?;
+    answer_from(&pack, question, provider, model, delta)
+}
+
+/// The provider's answer from `pack`, checked; "not found" without calling anyone when the pack is empty.
+fn answer_from(
+    pack: &ContextPack,
+    question: &str,
+    provider: &Provider,
+    model: Option<&str>,
+    delta: &mut dyn FnMut(&str),
+) -> Result<Answer, String> {
     let model = provider.model_for(model).to_string();
     if pack.items.is_empty() {
         let mut answer = ask::not_found(question, 0);
         answer.sentences = Some(Vec::new());
         return Ok(answer);
     }
-    let input = prompt_input(question, &pack);
+    let input = prompt_input(question, pack);
     let prompt = Prompt { instructions: INSTRUCTIONS, input: &input, max_output_tokens: MAX_OUTPUT_TOKENS };
     let generation = provider.generate(Some(&model), &prompt, delta)?;
-    Ok(checked(question, &pack, provider, &model, &generation))
+    Ok(checked(question, pack, provider, &model, &generation))
 }
 
 /// The user's message: the question, then each excerpt with its number, title and ref.

@@ -535,13 +535,23 @@ impl KnowledgeServer {
     async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, String> {
         let max_tokens = args.max_tokens.unwrap_or(1200) as usize;
         let provider = self.project.ask_provider.clone();
-        // The extractive answer reads the store when there is one; a generated one reads the local index.
-        if let (Some(store), None) = (self.store.clone(), &provider) {
+        if let Some(store) = self.store.clone() {
             return self
-                .read_store(store, move |pg, projects, principal| {
-                    crate::retrieval::ask::answer_postgres(pg, projects, &args.question, max_tokens, principal)
+                .read_store(store, move |pg, projects, principal| match &provider {
+                    Some(provider) => Ok(crate::retrieval::generated::answer_postgres(
+                        pg,
+                        projects,
+                        &args.question,
+                        max_tokens,
+                        principal,
+                        provider,
+                        None,
+                        &mut |_| {},
+                    )),
+                    None => crate::retrieval::ask::answer_postgres(pg, projects, &args.question, max_tokens, principal)
+                        .map(Ok),
                 })
-                .await
+                .await?
                 .map(Json);
         }
         self.read(move |conn, access| match &provider {
