@@ -617,3 +617,25 @@ fn a_generated_answer_from_the_store_is_the_local_index_s() {
     served["run_id"] = Value::Null;
     assert_eq!(served, stored);
 }
+
+/// Vectors a provider failed on reach the store with the build that embeds them, though no source changed:
+/// the publish counts again the vectors of every source holding an entry of a run it has not seen.
+#[test]
+fn vectors_a_provider_failed_on_reach_the_store_when_a_later_build_embeds_them() {
+    let pg = Postgres::start();
+    let test = project("outage", "[embeddings]\nprovider = \"fake\"\ndimensions = 16\n");
+    test.write("a.md", "# A\n\nThe first file.\n");
+    test.write("b.md", "# B\n\nThe second file.\n");
+    let output =
+        test.run_with_env(&["build", "--json"], &[("KNOWLEDGE_STORE_URL", &pg.url), ("KNOWLEDGE_FAILPOINT", "embed")]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let failed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(failed["store"]["vectors_written"], 0, "{}", failed["store"]);
+    assert_mirrors(&test, &pg, "outage");
+    let next = build(&test, &pg);
+    assert_eq!(next["sources"]["changed"], 0, "no source changed: {next:#}");
+    assert!(next["store"]["vectors_written"].as_u64().unwrap() >= 2, "{}", next["store"]);
+    assert_mirrors(&test, &pg, "outage");
+    // Then nothing is owed: a build with no change sends nothing.
+    assert_eq!(build(&test, &pg)["store"]["sources_written"], 0);
+}

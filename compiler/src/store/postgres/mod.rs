@@ -327,38 +327,26 @@ fn publish_sources(
     report: &mut PublishReport,
 ) -> Result<(), StepError> {
     let model = meta.get("embeddings_model").cloned().unwrap_or_default();
-    // Each source's ready vectors in the generation, counted once over the entries.
-    let mut vectors: HashMap<i64, i64> = HashMap::new();
-    if !model.is_empty() {
-        let mut statement = local.prepare(
-            "SELECT c.source_id, count(*) FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
-             WHERE e.model = ?1 AND e.status = 'ready' GROUP BY c.source_id",
-        )?;
-        for row in statement.query_map([&model], |row| Ok((row.get(0)?, row.get(1)?)))? {
-            let (source, count) = row?;
-            vectors.insert(source, count);
-        }
-    }
-    let mut statement = local.prepare("SELECT id, path, revision, labels, indexed_run FROM sources")?;
-    let sources: Vec<LocalSource> = statement
-        .query_map([], |row| {
-            let id: i64 = row.get(0)?;
-            Ok(LocalSource {
-                id,
-                path: row.get(1)?,
-                revision: row.get(2)?,
-                labels: row.get(3)?,
-                indexed_run: row.get(4)?,
-                vectors: format!("{model}:{}", vectors.get(&id).copied().unwrap_or(0)),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-
     let published: HashMap<String, (i64, String)> = tx
         .query("SELECT path, id, state FROM knowledge_sources WHERE project = $1", &[&project])?
         .into_iter()
         .map(|row| (row.get(0), (row.get(1), row.get(2))))
         .collect();
+    let mut statement = local.prepare("SELECT id, path, revision, labels, indexed_run FROM sources")?;
+    let mut sources: Vec<LocalSource> = statement
+        .query_map([], |row| {
+            Ok(LocalSource {
+                id: row.get(0)?,
+                path: row.get(1)?,
+                revision: row.get(2)?,
+                labels: row.get(3)?,
+                indexed_run: row.get(4)?,
+                vectors: String::new(),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    vector_states(local, tx, project, &model, &published, &mut sources)?;
+
     let local_paths: HashSet<&str> = sources.iter().map(|s| s.path.as_str()).collect();
     // Replaced sources are deleted with their rows (chunks and vectors cascade), then written anew.
     let mut gone: Vec<i64> =
@@ -468,6 +456,79 @@ fn publish_sources(
             "CREATE INDEX IF NOT EXISTS knowledge_vectors_hnsw_{dimensions} ON knowledge_vectors
              USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) WHERE dimensions = {dimensions}"
         ))?;
+    }
+    Ok(())
+}
+
+/// Sets each source's `vectors` state: its ready vectors in the generation, as `model:count`.
+///
+/// Counting every source's vectors costs a lookup per vector (half a second at 69,000), so only the sources
+/// whose vectors may have changed since the last publish are counted: those holding an entry written by a
+/// run the store does not have yet (every run that wrote an entry before a publish was published by it),
+/// and those the store does not hold as they are (another revision, derived run, labels or generation).
+/// The others keep the count the store has. An entry
+/// leaves only with its chunk (the source was read again, and its new chunks' entries are new) or with the
+/// generation (the model in the state changes).
+fn vector_states(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    model: &str,
+    published: &HashMap<String, (i64, String)>,
+    sources: &mut [LocalSource],
+) -> Result<(), StepError> {
+    let generation = format!("{model}:");
+    // The stored count, for a source the store holds in this generation with the same revision, derived run
+    // and labels (a source sent again has its count taken afresh).
+    let stored = |source: &LocalSource| -> Option<&str> {
+        let (_, state) = published.get(&source.path)?;
+        let (rest, vectors) = state.rsplit_once('\u{1}')?;
+        let same = rest == format!("{}\u{1}{}\u{1}{}", source.revision, source.indexed_run, source.labels);
+        Some(vectors).filter(|vectors| same && vectors.starts_with(&generation))
+    };
+    let mut counted: HashSet<i64> = sources.iter().filter(|source| stored(source).is_none()).map(|s| s.id).collect();
+    if !model.is_empty() && counted.len() < sources.len() {
+        let runs: Vec<String> = tx
+            .query("SELECT id FROM knowledge_runs WHERE project = $1", &[&project])?
+            .into_iter()
+            .map(|row| row.get(0))
+            .collect();
+        let runs = serde_json::to_string(&runs).expect("strings serialize");
+        let mut statement = local.prepare(
+            "SELECT DISTINCT c.source_id FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
+             WHERE e.model = ?1 AND e.updated_run NOT IN (SELECT value FROM json_each(?2))",
+        )?;
+        for id in statement.query_map(rusqlite::params![model, runs], |row| row.get(0))? {
+            counted.insert(id?);
+        }
+    }
+    let mut counts: HashMap<i64, i64> = HashMap::new();
+    if !model.is_empty() && !counted.is_empty() {
+        // Many sources are counted in one pass over the entries; a few, by a lookup each.
+        if counted.len() > sources.len() / 4 {
+            let mut statement = local.prepare(
+                "SELECT c.source_id, count(*) FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id
+                 WHERE e.model = ?1 AND e.status = 'ready' GROUP BY c.source_id",
+            )?;
+            for row in statement.query_map([model], |row| Ok((row.get(0)?, row.get(1)?)))? {
+                let (source, n) = row?;
+                counts.insert(source, n);
+            }
+        } else {
+            let mut count = local.prepare(
+                "SELECT count(*) FROM chunks c JOIN vector_index_entries e ON e.chunk_id = c.id
+                 WHERE c.source_id = ?1 AND e.model = ?2 AND e.status = 'ready'",
+            )?;
+            for &source in &counted {
+                counts.insert(source, count.query_row(rusqlite::params![source, model], |row| row.get(0))?);
+            }
+        }
+    }
+    for source in sources.iter_mut() {
+        source.vectors = match stored(source).filter(|_| !counted.contains(&source.id)) {
+            Some(vectors) => vectors.to_string(),
+            None => format!("{generation}{}", counts.get(&source.id).copied().unwrap_or(0)),
+        };
     }
     Ok(())
 }
