@@ -182,6 +182,8 @@ pub struct PublishReport {
     pub sources_written: u64,
     pub sources_removed: u64,
     pub chunks_written: u64,
+    /// Chunks of the sources replaced or removed.
+    pub chunks_removed: u64,
     pub vectors_written: u64,
     pub pages_written: u64,
     pub pages_removed: u64,
@@ -264,10 +266,16 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
         tx.batch_execute("ANALYZE knowledge_sources, knowledge_chunks, knowledge_vectors").map_err(fail)?;
     }
     tx.execute(
-        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3, lint_run = $4,
-                chunks = (SELECT count(*) FROM knowledge_chunks WHERE project = $1)
+        "UPDATE knowledge_projects SET last_run = $2, embedded_run = $3, lint_run = $4, chunks = chunks + $5 - $6
          WHERE project = $1",
-        &[&project, &last_run, &embedded_run, &lint_run],
+        &[
+            &project,
+            &last_run,
+            &embedded_run,
+            &lint_run,
+            &report.chunks_written.cast_signed(),
+            &report.chunks_removed.cast_signed(),
+        ],
     )
     .map_err(fail)?;
     tx.commit().map_err(fail)?;
@@ -359,6 +367,8 @@ fn publish_sources(
     gone.extend(changed.iter().filter_map(|source| published.get(&source.path).map(|(id, _)| *id)));
     if !gone.is_empty() {
         count_terms(tx, project, &gone, "-")?;
+        let removed = tx.query_one("SELECT count(*) FROM knowledge_chunks WHERE source_id = ANY($1)", &[&gone])?;
+        report.chunks_removed = removed.get::<_, i64>(0).cast_unsigned();
         tx.execute("DELETE FROM knowledge_sources WHERE id = ANY($1)", &[&gone])?;
     }
     if changed.is_empty() {
