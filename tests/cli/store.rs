@@ -237,13 +237,33 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
 #[test]
 fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     let pg = Postgres::start();
-    let test = project("m", "");
-    test.write("a.md", "# A\n\nText.\n");
+    let test = project("m", "[lint]\non_build = true\n");
+    test.write("a.md", "# A\n\nText with [a broken link](nowhere.md).\n");
     build(&test, &pg);
     build(&test, &pg);
     let mut client = pg.client();
     let applied: i64 = client.query_one("SELECT count(*) FROM knowledge_migrations", &[]).unwrap().get(0);
     assert_eq!(applied, 2);
+
+    // A store of migration 1 (as the binary before migration 2 left it) is refused by readers and
+    // upgraded by the next build, which sends what the new tables and columns lack.
+    client
+        .batch_execute(
+            "DROP TABLE knowledge_lint_findings; ALTER TABLE knowledge_projects DROP COLUMN lint_run;
+             ALTER TABLE knowledge_runs DROP COLUMN tool_version, DROP COLUMN vcs;
+             ALTER TABLE knowledge_run_events DROP COLUMN detail; DELETE FROM knowledge_migrations WHERE version = 2",
+        )
+        .unwrap();
+    let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("older than this binary's 2"), "{}", stderr(&output));
+    let upgraded = build(&test, &pg);
+    assert_eq!(upgraded["store"]["sources_written"], 0, "{}", upgraded["store"]);
+    assert_eq!(upgraded["store"]["lint_findings_written"], 1, "{}", upgraded["store"]);
+    assert_mirrors(&test, &pg, "m");
+    let stored: Value =
+        serde_json::from_str(&ok(&test, &pg, &["lint", "--stored", "--format", "json", "--exit-zero"])).unwrap();
+    assert!(stored["diagnostics"][0]["message"].as_str().unwrap().contains("nowhere.md"), "{stored}");
     client.execute("INSERT INTO knowledge_migrations (version) VALUES (999)", &[]).unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
