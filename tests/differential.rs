@@ -142,7 +142,7 @@ fn apply_on_disk(root: &Path, action: &Action) {
 fn sentence(rng: &mut Rng) -> String {
     let concept = *rng.pick(&CONCEPTS);
     let other = *rng.pick(&CONCEPTS);
-    match rng.below(8) {
+    match rng.below(9) {
         0 => format!("See [[{concept}]] for the details."),
         1 => format!(
             "**{concept}** is what {} calls the {} layer.",
@@ -154,6 +154,8 @@ fn sentence(rng: &mut Rng) -> String {
         4 => format!("Words about {} and zqxv{} here.", concept.to_lowercase(), rng.below(5)),
         5 => format!("This is called *{concept}* in the field. Also see #{}.", other.to_lowercase().replace(' ', "-")),
         6 => "```\ncode [[NotALink]] here\n```".to_string(),
+        // A paragraph of embeds alone: a page lists its source rather than quote it.
+        7 => format!("![[{concept}]] ![[{}]]", other.to_lowercase()),
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."
         ),

@@ -614,6 +614,51 @@ fn an_embed_is_listed_not_quoted() {
     assert_eq!(backlinks, ["setup.md", "tutorial.md", "config.md"], "and still link to the page");
 }
 
+/// The query graph decides what a page may quote: a place whose excerpt is only note embeds (a Dendron note
+/// made of `![[…]]`) is listed after the other sources, and is no lead, so no driver reads a quote's text
+/// to find out.
+#[test]
+fn a_place_of_only_embeds_is_listed_by_the_graph_and_is_no_lead() {
+    use crate::wiki::{Catalog, CatalogEntry, PlanSettings, planned_pages, split_signals};
+    // The CLI page's view: (lead, quoted, listed), with the defining note's body as given.
+    let view_with = |body: &str| -> (bool, Vec<String>, Vec<String>) {
+        let db = TestDb::new(1000, 0);
+        let defining = format!("---\ntitle: CLI\n---\n{body}\n");
+        let files = [
+            ("cli.md", defining.as_str()),
+            ("a.md", "# A\n\nThe [[CLI]] builds sites.\n"),
+            ("b.md", "# B\n\n![[cli]] ![[CLI]]\n"),
+            ("d.md", "# D\n\nThe [[CLI]] has a doctor command.\n"),
+        ];
+        let entries: Vec<CatalogEntry> = files
+            .iter()
+            .map(|(path, text)| {
+                let file = db.file(path, text);
+                let (plan_signals, excerpts) = split_signals(crate::concept_signals(&db, file).clone());
+                let title = outline(&db, file).title.clone();
+                CatalogEntry::new(&db, (*path).to_string(), title, String::new(), None, plan_signals, excerpts)
+            })
+            .collect();
+        let settings = PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
+        let catalog = Catalog::new(&db, entries, settings, "wiki".to_string());
+        let page = *planned_pages(&db, catalog).iter().find(|page| page.slug(&db) == "cli").expect("a CLI page");
+        let view = page.view(&db);
+        let mut listed: Vec<String> = view.also.iter().map(|entry| entry.path(&db).clone()).collect();
+        listed.sort();
+        (view.lead, view.places.iter().map(|(entry, _)| entry.path(&db).clone()).collect(), listed)
+    };
+    // Said in words, the defining note leads.
+    let (lead, quoted, listed) = view_with("The CLI is the command line.");
+    assert!(lead);
+    assert_eq!(quoted, ["cli.md", "a.md", "d.md"]);
+    assert_eq!(listed, ["b.md"], "a mention made only of embeds is listed");
+    // Made only of embeds, it is listed with the others, and nothing leads.
+    let (lead, quoted, listed) = view_with("![[topic.cli#summary]]");
+    assert!(!lead, "an embed is no lead");
+    assert_eq!(quoted, ["a.md", "d.md"]);
+    assert_eq!(listed, ["b.md", "cli.md"]);
+}
+
 #[test]
 fn dendron_targets_resolve_by_either_side_and_hand_written_pages_hold_their_slug() {
     let db = TestDb::new(1000, 0);

@@ -353,8 +353,9 @@ pub(super) fn insert_signals(
     signals: &[knowledge_queries::wiki::Signal],
 ) -> rusqlite::Result<()> {
     let mut insert_signal = tx.prepare_cached(
-        "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
+                                      quotable)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for signal in signals {
         let excerpt = &signal.excerpt;
@@ -368,6 +369,7 @@ pub(super) fn insert_signals(
             excerpt.end,
             excerpt.start_line,
             excerpt.end_line,
+            signal.quotable,
         ])?;
     }
     Ok(())

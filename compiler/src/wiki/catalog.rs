@@ -175,7 +175,8 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
     let quotable = format!("{} AND labels IN ('', 'public')", Origin::File.sql_condition("path"));
     const SECTION: &str =
         "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
-    const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line
+    const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
+                                  quotable
                            FROM concept_signals";
     let read_row = |row: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, EntryRow)> {
         let entry = EntryRow {
@@ -218,6 +219,7 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
                 start_line: row.get(7)?,
                 end_line: row.get(8)?,
             },
+            quotable: row.get(9)?,
         });
         Ok(())
     };

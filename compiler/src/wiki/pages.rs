@@ -3,18 +3,14 @@
 
 use super::*;
 
-/// A quote that says nothing of its own is listed instead: one whose text is only note embeds (a Dendron
-/// note made of `![[other.note]]` references), and a text several sources hold word for word (a section
-/// copied between proposals), quoted once, its later sources listed with the others. The footnotes are
-/// numbered again.
+/// A text several sources hold word for word (a section copied between proposals) is quoted once, its later
+/// sources listed with the others, and the footnotes are numbered again. (An excerpt made only of note embeds
+/// never reaches a model: the query graph lists its source instead.)
 pub(super) fn drop_repeated_quotes(model: &mut PageModel) {
     let mut repeated = Vec::new();
-    if model.lead.as_ref().is_some_and(|lead| knowledge_queries::is_only_embeds(&lead.text)) {
-        repeated.extend(model.lead.take().map(|lead| lead.source));
-    }
     let mut seen: HashSet<String> = model.lead.iter().map(|q| q.hash.clone()).collect();
     model.places.retain(|quote| {
-        let first = seen.insert(quote.hash.clone()) && !knowledge_queries::is_only_embeds(&quote.text);
+        let first = seen.insert(quote.hash.clone());
         if !first {
             repeated.push(quote.source.clone());
         }
@@ -397,7 +393,7 @@ mod tests {
     }
 
     #[test]
-    fn quotes_that_only_embed_or_repeat_are_listed_instead() {
+    fn a_quote_repeated_word_for_word_is_listed_instead() {
         let mut model = PageModel {
             schema: SCHEMA_VERSION,
             slug: "cli".to_string(),
@@ -405,10 +401,10 @@ mod tests {
             aliases: Vec::new(),
             section: "general".to_string(),
             summary: Vec::new(),
-            lead: Some(quote("cli.md", "![[topic.cli#summary]]\n")),
+            lead: Some(quote("cli.md", "The CLI is a command.")),
             places: vec![
                 quote("a.md", "The CLI builds sites."),
-                quote("b.md", "![[cli]] ![[cli#options]]"),
+                quote("b.md", "The CLI is a command."),
                 quote("c.md", "The CLI builds sites."),
                 quote("d.md", "The CLI has a doctor command."),
             ],
@@ -417,10 +413,10 @@ mod tests {
             backlinks: Vec::new(),
         };
         drop_repeated_quotes(&mut model);
-        assert!(model.lead.is_none(), "an embed is no lead");
+        assert_eq!(model.lead.as_ref().map(|lead| lead.note), Some(1));
         let quoted: Vec<(&str, u32)> = model.places.iter().map(|q| (q.source.path.as_str(), q.note)).collect();
-        assert_eq!(quoted, [("a.md", 1), ("d.md", 2)]);
+        assert_eq!(quoted, [("a.md", 2), ("d.md", 3)]);
         let listed: Vec<&str> = model.also.iter().map(|s| s.path.as_str()).collect();
-        assert_eq!(listed, ["cli.md", "b.md", "c.md"]);
+        assert_eq!(listed, ["b.md", "c.md"]);
     }
 }

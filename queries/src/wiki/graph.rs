@@ -10,7 +10,7 @@
 //!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
 
-use super::plan::{CatalogSource, PagePlan, PlanSettings, PlanSignal, concept_key, plan};
+use super::plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan};
 use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink};
 use super::signals::Excerpt;
 use crate::Db;
@@ -174,17 +174,27 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
         })
         .collect();
     let plans = plan(&sources, catalog.settings(db));
-    plans.iter().map(|page| PlannedPage::new(db, page.slug.clone(), page_view(page, &plans, entries))).collect()
+    plans.iter().map(|page| PlannedPage::new(db, page.slug.clone(), page_view(db, page, &plans, entries))).collect()
 }
 
-fn page_view(page: &PagePlan, plans: &[PagePlan], entries: &[CatalogEntry]) -> PageView {
+/// A planned page as its model is made: a place whose excerpt a page may not quote (only note embeds) is
+/// listed with the other sources instead, after them, and the lead is kept only when quotable.
+fn page_view(db: &dyn Db, page: &PagePlan, plans: &[PagePlan], entries: &[CatalogEntry]) -> PageView {
+    let quotable = |m: &&Mention| entries[m.source].plan_signals(db)[m.signal].quotable;
+    let (places, unquotable): (Vec<&Mention>, Vec<&Mention>) = page.places.iter().partition(quotable);
+    let mut also: Vec<CatalogEntry> = page.also.iter().map(|&source| entries[source]).collect();
+    for m in unquotable {
+        if !also.contains(&entries[m.source]) {
+            also.push(entries[m.source]);
+        }
+    }
     PageView {
         title: page.title.clone(),
         aliases: page.aliases.clone(),
         section: page.section.clone(),
-        lead: page.places.first().is_some_and(|m| page.defined_by.contains(&m.source)),
-        places: page.places.iter().map(|m| (entries[m.source], m.signal as u32)).collect(),
-        also: page.also.iter().map(|&source| entries[source]).collect(),
+        lead: page.places.first().is_some_and(|m| page.defined_by.contains(&m.source) && quotable(&m)),
+        places: places.into_iter().map(|m| (entries[m.source], m.signal as u32)).collect(),
+        also,
         related: page
             .related
             .iter()

@@ -43,6 +43,8 @@ pub struct PlanSignal {
     pub other: Option<String>,
     /// The signal's rank by its place in the source (first is 0).
     pub order: u32,
+    /// Whether a page may quote its place ([`Signal::quotable`]).
+    pub quotable: bool,
 }
 
 /// A source's signals split into what the planner reads and where each one stands, in the same order (so a
@@ -60,7 +62,14 @@ pub fn split_signals(signals: Vec<Signal>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
         .zip(order)
         .map(|(signal, order)| {
             let key = concept_key(&signal.label);
-            let plan = PlanSignal { kind: signal.kind, label: signal.label, key, other: signal.other, order };
+            let plan = PlanSignal {
+                kind: signal.kind,
+                label: signal.label,
+                key,
+                other: signal.other,
+                order,
+                quotable: signal.quotable,
+            };
             (plan, signal.excerpt)
         })
         .unzip()

@@ -80,6 +80,9 @@ pub struct Signal {
     pub label: String,
     pub other: Option<String>,
     pub excerpt: Excerpt,
+    /// Whether a page may quote the excerpt: one made only of note embeds (`![[…]]`) says nothing of its
+    /// own, so a page lists its source instead (a document's title, aliases and tags keep such an excerpt).
+    pub quotable: bool,
 }
 
 /// A byte range of the source that a page quotes, inside one chunk, so its text can be read back from
@@ -109,7 +112,8 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         if let Some(excerpt) =
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
-            signals.push(Signal { kind, label: label.to_string(), other, excerpt });
+            let quotable = !crate::is_only_embeds(&text[excerpt.start as usize..excerpt.end as usize]);
+            signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable });
         }
     };
     push(SignalKind::Title, title, None, lead);

@@ -138,7 +138,8 @@ CREATE TABLE concept_signals (
     start_offset INTEGER NOT NULL,      -- the excerpt a page quotes, as a byte range of the source
     end_offset INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL
+    end_line INTEGER NOT NULL,
+    quotable INTEGER NOT NULL           -- 0: the excerpt is only note embeds; a page lists the source instead
 );
 
 -- Code entities (docs/code.md): what each source defines, with its anchor in that revision. Edges are not
