@@ -79,8 +79,8 @@ impl ProjectContext {
     }
 }
 
-/// Reads of a Postgres store (`[store] url`) for `knowledge_search`, `knowledge_get`,
-/// `knowledge_context_pack` and the extractive `knowledge_ask`: read-only
+/// Reads of a Postgres store (`[store] url`) for every tool the store can answer (search, get, context
+/// packs, answers, listings of sources and builds, the run ledger, lint findings, statistics): read-only
 /// sessions, reused across requests, over the projects the server was started for. Several servers
 /// (replicas) may share one store.
 pub struct StoreSearch {
@@ -318,7 +318,7 @@ impl KnowledgeServer {
         }
     }
 
-    /// Answers `knowledge_search` from a Postgres store instead of the index file. The caller keeps a
+    /// Answers what the store holds from a Postgres store instead of the index file. The caller keeps a
     /// reference and drops it after the async runtime: the synchronous Postgres client closes its
     /// connections with a runtime of its own, which cannot run inside another.
     #[must_use]
