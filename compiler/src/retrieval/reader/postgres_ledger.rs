@@ -1,7 +1,8 @@
 //! Listings, the run ledger, statistics and the stored lint findings over the Postgres store: the same
 //! answers as the SQLite index's, across the projects a principal may read, each item naming its project.
 //! Each project's own principals decide what is hidden there (a path hidden in one project says nothing
-//! about another's).
+//! about another's). Text is ordered and compared bytewise (`COLLATE "C"`), as SQLite and the merges here
+//! do, whatever the database's collation.
 
 use ::postgres::Row;
 
@@ -32,7 +33,7 @@ pub fn lint_results_postgres(
         let rows = store
             .rows(
                 "SELECT path, line, col, severity, code, message FROM knowledge_lint_findings WHERE project = $1
-                 ORDER BY path, line, col, code",
+                 ORDER BY path COLLATE \"C\", line, col, code COLLATE \"C\"",
                 &[&scope.project],
             )
             .map_err(failed(store))?;
@@ -129,7 +130,7 @@ pub fn recent_changes_postgres(
     let since = since.map(str::to_string);
     let mut changes = Vec::new();
     for scope in ProjectScope::each(store, projects, principal)? {
-        let condition = "$2::text IS NULL OR id > $2 OR started_at > $2";
+        let condition = "$2::text IS NULL OR id COLLATE \"C\" > $2 OR started_at COLLATE \"C\" > $2";
         for run in builds(store, &scope, condition, &since, limit)? {
             let events = events(store, &scope.project, &run.id)?
                 .into_iter()
@@ -160,7 +161,8 @@ pub fn run_status_postgres(
         let rows = store
             .rows(
                 "SELECT id, kind, status, started_at, finished_at, tool_version, summary::text FROM knowledge_runs
-                 WHERE project = $1 AND (($2::text IS NULL AND kind = 'build') OR id = $2) ORDER BY id DESC LIMIT 1",
+                 WHERE project = $1 AND (($2::text IS NULL AND kind = 'build') OR id = $2)
+                 ORDER BY id COLLATE \"C\" DESC LIMIT 1",
                 &[&scope.project, &id],
             )
             .map_err(failed(store))?;
@@ -251,7 +253,7 @@ pub fn list_postgres(
             let before = decode_cursor(cursor, "r:")?;
             let mut items = Vec::new();
             for scope in &scopes {
-                items.extend(builds(store, scope, "$2::text IS NULL OR id < $2", &before, fetch)?);
+                items.extend(builds(store, scope, "$2::text IS NULL OR id COLLATE \"C\" < $2", &before, fetch)?);
             }
             items.sort_by(|a, b| b.id.cmp(&a.id));
             items.truncate(usize::try_from(fetch).unwrap_or(usize::MAX));
@@ -277,7 +279,7 @@ fn builds(
         .rows(
             &format!(
                 "SELECT id, started_at, finished_at, status, tool_version, vcs::text, summary::text FROM knowledge_runs
-                 WHERE project = $1 AND kind = 'build' AND ({condition}) ORDER BY id DESC LIMIT $3"
+                 WHERE project = $1 AND kind = 'build' AND ({condition}) ORDER BY id COLLATE \"C\" DESC LIMIT $3"
             ),
             &[&scope.project, key, &limit],
         )
