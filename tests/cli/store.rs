@@ -652,10 +652,20 @@ fn vectors_a_provider_failed_on_reach_the_store_when_a_later_build_embeds_them()
     let failed: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(failed["store"]["vectors_written"], 0, "{}", failed["store"]);
     assert_mirrors(&test, &pg, "outage");
+    // Statistics say so on both stores, in the same words.
+    let stats = |store: bool| -> Value {
+        let args = ["stats", "--json"];
+        let text = if store { ok(&test, &pg, &args) } else { test.ok(&args) };
+        let stats: Value = serde_json::from_str(&text).unwrap();
+        serde_json::json!([stats["degraded"], stats["degraded_reason"]])
+    };
+    assert_eq!(stats(false)[0], true);
+    assert_eq!(stats(true), stats(false));
     let next = build(&test, &pg);
     assert_eq!(next["sources"]["changed"], 0, "no source changed: {next:#}");
     assert!(next["store"]["vectors_written"].as_u64().unwrap() >= 2, "{}", next["store"]);
     assert_mirrors(&test, &pg, "outage");
+    assert_eq!(stats(true), serde_json::json!([false, null]));
     // Then nothing is owed: a build with no change sends nothing.
     assert_eq!(build(&test, &pg)["store"]["sources_written"], 0);
 }

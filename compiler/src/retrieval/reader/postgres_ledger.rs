@@ -108,10 +108,28 @@ pub fn stats_postgres(
         {
             stats.embeddings_model = Some(model.clone());
             stats.search_modes = vec!["keyword", "semantic", "hybrid"];
+            // Chunks the generation has no vector for: ones a provider failed on (notes are never embedded).
+            let waiting = store
+                .rows(
+                    &format!(
+                        "SELECT count(*) FROM knowledge_chunks c
+                         WHERE c.project = $1 AND c.entity IS NULL AND NOT {}
+                           AND NOT EXISTS (SELECT 1 FROM knowledge_vectors v WHERE v.chunk_seq = c.seq AND v.model = $2)",
+                        Origin::Note.sql_condition("c.path")
+                    ),
+                    &[&scope.project, model],
+                )
+                .map_err(failed(store))?[0]
+                .get::<_, i64>(0);
             let finished = scope.meta.get("embedded_run") == scope.meta.get("last_run");
-            stats.degraded = !finished;
-            stats.degraded_reason = (!finished)
-                .then(|| format!("project `{}`: the last build's embedding stage did not finish", scope.project));
+            stats.degraded = !finished || waiting > 0;
+            stats.degraded_reason = if !finished {
+                Some(format!("project `{}`: the last build's embedding stage did not finish", scope.project))
+            } else if waiting > 0 {
+                Some(format!("{waiting} chunks are waiting for their embeddings; the next build retries them"))
+            } else {
+                None
+            };
         }
     }
     Ok(stats)
