@@ -340,3 +340,28 @@ fn a_page_opens_with_cited_sentences_its_sources_share() {
         assert!(std::fs::read_to_string(test.path(file)).unwrap().contains(sentence), "{sentence:?} in {file}: {page}");
     }
 }
+
+/// Whether a place may be quoted is one of a source's plan inputs: a note that only embedded others, edited
+/// to say something, leads its page in the next build (a fresh process, which keeps the stored plan unless
+/// some source's plan inputs changed), as a clean build of the same tree does.
+#[test]
+fn a_note_that_stops_being_only_embeds_leads_its_page_after_an_edit() {
+    let test = CliTest::new();
+    test.write("notes/alpha.md", "---\ntitle: Alpha\n---\n\n![[compost]] ![[soil]]\n");
+    test.write("notes/a.md", "# A\n\nSee [[Alpha]] for the details.\n");
+    test.write("notes/b.md", "# B\n\nThe [[Alpha]] layer holds the soil.\n");
+    test.build();
+    let before = std::fs::read_to_string(test.path(ALPHA)).unwrap();
+    assert!(!before.contains("![[compost]]"), "embeds are not quoted: {before}");
+    // The same signals (its title, the two embeds), but the title's place now says something.
+    test.write(
+        "notes/alpha.md",
+        "---\ntitle: Alpha\n---\n\nAlpha is the top layer of a garden bed.\n\n![[compost]] ![[soil]]\n",
+    );
+    test.build();
+    let edited = std::fs::read_to_string(test.path(ALPHA)).unwrap();
+    assert!(edited.contains("> Alpha is the top layer of a garden bed."), "{edited}");
+    std::fs::remove_dir_all(test.path(".hasna")).unwrap();
+    test.build();
+    assert_eq!(std::fs::read_to_string(test.path(ALPHA)).unwrap(), edited, "as a clean build makes it");
+}

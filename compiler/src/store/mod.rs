@@ -56,8 +56,8 @@ pub enum StoreError {
 pub struct PlanInputs {
     pub labels: String,
     pub outline: String,
-    /// (kind, label, other), in the order they were stored.
-    pub signals: Vec<(String, String, Option<String>)>,
+    /// (kind, label, other, quotable), in the order they were stored.
+    pub signals: Vec<(String, String, Option<String>, bool)>,
 }
 
 /// A `knowledge ask` as the run ledger records it.
@@ -317,7 +317,8 @@ impl Store {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
-    /// A source's stored labels, outline and signals (kind, label, other): what it gave the wiki planner.
+    /// A source's stored labels, outline and signals (kind, label, other, quotable): what it gave the wiki
+    /// planner.
     pub fn plan_inputs(&self, source_id: i64) -> Result<PlanInputs, StoreError> {
         let read = || -> rusqlite::Result<PlanInputs> {
             let (labels, outline): (String, String) =
@@ -326,8 +327,10 @@ impl Store {
                 })?;
             let signals = self
                 .conn
-                .prepare_cached("SELECT kind, label, other FROM concept_signals WHERE source_id = ?1 ORDER BY rowid")?
-                .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .prepare_cached(
+                    "SELECT kind, label, other, quotable FROM concept_signals WHERE source_id = ?1 ORDER BY rowid",
+                )?
+                .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             Ok(PlanInputs { labels, outline, signals })
         };

@@ -129,13 +129,13 @@ pub struct StageContext<'a> {
     pub same_plan_except: Option<&'a [String]>,
 }
 
-/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts, its
-/// permission labels, and the value of its `[wiki] section_field` (from its outline's front matter). While
-/// these stay equal, the source can change only pages that list it. `signals` are (kind, label, other), as
-/// `concept_signals` stores them.
+/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts and whether
+/// each may be quoted, its permission labels, and the value of its `[wiki] section_field` (from its
+/// outline's front matter). While these stay equal, the source can change only pages that list it.
+/// `signals` are (kind, label, other, quotable), as `concept_signals` stores them.
 #[must_use]
 pub fn plan_inputs<'a>(
-    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>, bool)>,
     labels: &str,
     outline: &str,
     section_field: Option<&str>,
@@ -145,8 +145,8 @@ pub fn plan_inputs<'a>(
             .map_or(serde_json::Value::Null, |outline| outline["front_matter"][field].clone())
     });
     let mut text = format!("{labels}\n{section}");
-    for (kind, label, other) in signals {
-        text.push_str(&format!("\n{kind}\t{label}\t{other:?}"));
+    for (kind, label, other, quotable) in signals {
+        text.push_str(&format!("\n{kind}\t{label}\t{other:?}\t{quotable}"));
     }
     text
 }
@@ -154,14 +154,17 @@ pub fn plan_inputs<'a>(
 /// [`plan_inputs`] of a source's derived rows.
 #[must_use]
 pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
-    let signals = row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref()));
+    let signals = row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable));
     plan_inputs(signals, &row.labels, &row.outline, section_field)
 }
 
 /// [`plan_inputs`] of a source's rows as the index stores them.
 #[must_use]
 pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str>) -> String {
-    let signals = stored.signals.iter().map(|(kind, label, other)| (kind.as_str(), label.as_str(), other.as_deref()));
+    let signals = stored
+        .signals
+        .iter()
+        .map(|(kind, label, other, quotable)| (kind.as_str(), label.as_str(), other.as_deref(), *quotable));
     plan_inputs(signals, &stored.labels, &stored.outline, section_field)
 }
 
