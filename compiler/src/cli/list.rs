@@ -31,11 +31,11 @@ pub(crate) struct ListArgs {
 }
 
 pub(crate) fn run(args: ListArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    use knowledge::retrieval::reader::{ListKind, list, list_postgres};
+    use knowledge::retrieval::reader::{list, list_postgres};
     let (kind, cursor, limit) = (args.kind, args.cursor.as_deref(), args.limit);
     // A store configured in kc.toml does not hold pages or shards: they are listed locally unless a
     // store is named on the command line (which then says where to read them).
-    let in_store = args.store.named() || !matches!(kind, ListKind::Pages | ListKind::Indexes);
+    let in_store = args.store.named() || kind.in_store();
     let store = if in_store { args.store.open(args.db.as_deref(), at)? } else { None };
     let listing = match store {
         Some((mut store, projects)) => list_postgres(&mut store, &projects, kind, cursor, limit, at.principal())?,

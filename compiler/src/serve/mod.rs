@@ -424,8 +424,7 @@ impl KnowledgeServer {
     )]
     async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, String> {
         let limit = args.limit.unwrap_or(100);
-        // Pages and index shards are listed from the local index, whose artifacts they are.
-        if let Some(store) = self.store.clone().filter(|_| !matches!(args.kind, ListKind::Pages | ListKind::Indexes)) {
+        if let Some(store) = self.store.clone().filter(|_| args.kind.in_store()) {
             return self
                 .read_store(store, move |pg, projects, principal| {
                     reader::list_postgres(pg, projects, args.kind, args.cursor.as_deref(), limit, principal)
@@ -769,7 +768,7 @@ fn read_store_resource(
             _ => match (uri.strip_prefix("knowledge://source/"), uri.strip_prefix("knowledge://run/")) {
                 (Some(path), _) => match reader::resolve_postgres(pg, projects, path, principal) {
                     Ok(Resolved { source: Some(source), .. }) => Some(to_json(&source)),
-                    Ok(_) | Err(search::StoreReadError::NotFound(_)) => None,
+                    Ok(_) | Err(search::StoreReadError::Reader(reader::ReaderError::NotFound(_))) => None,
                     Err(error) => return Err(error),
                 },
                 (_, Some(id)) => reader::recent_changes_postgres(pg, projects, 1000, None, principal)?

@@ -21,6 +21,15 @@ pub enum ListKind {
     Indexes,
 }
 
+impl ListKind {
+    /// Whether a Postgres store holds what this kind lists: sources, notes and builds do; generated pages and
+    /// index shards are the output folder's artifacts, listed from its local index.
+    #[must_use]
+    pub fn in_store(self) -> bool {
+        !matches!(self, ListKind::Pages | ListKind::Indexes)
+    }
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PageItem {
     /// `knowledge://wiki/SLUG`: what `knowledge_get` resolves.

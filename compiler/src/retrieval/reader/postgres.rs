@@ -19,7 +19,7 @@ pub fn resolve_postgres(
     let mut reader = PgReader { store, projects: scope.projects, found_in: None };
     resolve_in(&mut reader, reference, &scope.access)
         .map_err(|source| StoreReadError::from(reader.store.error(source)))?
-        .ok_or_else(|| StoreReadError::NotFound(reference.trim().to_string()))
+        .ok_or_else(|| ReaderError::NotFound(reference.trim().to_string()).into())
 }
 
 struct PgReader<'a> {

@@ -121,8 +121,6 @@ pub enum StoreReadError {
     Store(#[from] PostgresError),
     #[error(transparent)]
     Access(#[from] crate::retrieval::access::AccessError),
-    #[error("no chunk or source matches `{0}` (expected a chunk id, a `file://` ref or a project-relative path)")]
-    NotFound(String),
     #[error(transparent)]
     Reader(#[from] crate::retrieval::reader::ReaderError),
     /// What the store does not hold, and where to read it instead.
