@@ -46,7 +46,9 @@ fn vectors_are_computed_once_reused_on_rename_and_deleted_with_their_source() {
         "docs/ownership.md",
         "# Ownership\n\nOwnership rules govern how a program manages its memory.\n\n## Borrowing\n\nReferences borrow values without taking ownership.\n",
     );
-    assert_eq!(counters(&test.build()), (1, 1, 0, 1));
+    let edit = test.build();
+    assert_eq!(counters(&edit), (1, 1, 0, 1));
+    assert_eq!(edit["embeddings"]["checked"], 2, "only the edited file's chunks are looked at");
     assert_eq!(
         count(
             &test,
@@ -58,7 +60,9 @@ fn vectors_are_computed_once_reused_on_rename_and_deleted_with_their_source() {
 
     // A rename changes chunk ids but not texts: every vector is reused.
     std::fs::rename(test.path("docs/lifetimes.md"), test.path("docs/scopes.md")).unwrap();
-    assert_eq!(counters(&test.build()), (0, 1, 0, 1));
+    let rename = test.build();
+    assert_eq!(counters(&rename), (0, 1, 0, 1));
+    assert_eq!(rename["embeddings"]["checked"], 1);
 
     // A deleted source's entries and vectors go in the same build.
     test.remove("docs/scopes.md");
@@ -91,6 +95,7 @@ fn a_provider_outage_leaves_chunks_pending_and_the_next_build_backfills_them() {
     let next = test.build();
     assert_eq!(next["wrote"], true, "pending chunks make a build write with no source changed");
     assert_eq!(counters(&next), (3, 0, 0, 0));
+    assert_eq!(next["embeddings"]["checked"], 3, "an incomplete generation has every chunk checked");
     let status: Value = serde_json::from_str(&test.ok(&["reindex", "status", "--json"])).unwrap();
     assert_eq!(status[0]["ready"], 3);
     assert_eq!(status[0]["missing"], 0);

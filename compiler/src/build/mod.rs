@@ -287,8 +287,10 @@ impl Compiler {
             // the run's final summary in a transaction of their own. A build stopped before that leaves the
             // generation behind its index, which the next build (and `--check`) sees.
             if let Some(embedder) = embedder.as_deref() {
+                // A generation complete before this build lacks vectors only where the build derived.
+                let derived_by = (!reembed && !full_rebuild && !prior.needs_schema).then_some(run_id.as_str());
                 summary.embeddings =
-                    Some(embed_stage(&mut store, project, embedder, &run_id, &mut recorded, reporter)?);
+                    Some(embed_stage(&mut store, project, embedder, derived_by, &run_id, &mut recorded, reporter)?);
             }
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             stages.compile = crate::elapsed_ms(streamed) - crate::elapsed_ms(rows_done);
@@ -577,12 +579,13 @@ fn embed_stage(
     store: &mut Store,
     project: &Project,
     embedder: &dyn crate::embeddings::Embedder,
+    derived_by: Option<&str>,
     run_id: &str,
     recorded: &mut BuildSummary,
     reporter: &dyn Reporter,
 ) -> Result<crate::embeddings::EmbeddingCounters, BuildError> {
     let sql = |source| StoreError::Sqlite { path: recorded.index.clone(), source };
-    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model()).map_err(sql)?;
+    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model(), derived_by).map_err(sql)?;
     let batch = project.config.embeddings.batch_size as usize;
     reporter.stage("embedding", plan.texts() as u64);
     let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));

@@ -2,6 +2,8 @@
 //! calls with no transaction open (`embed`), and the vectors written in a transaction of their own (`apply`).
 
 use knowledge_queries::{Origin, content_hash};
+use std::collections::HashSet;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
@@ -20,6 +22,9 @@ pub struct EmbeddingCounters {
     pub pending: u64,
     /// Entries of chunks that no longer exist.
     pub deleted: u64,
+    /// Chunks whose entry the stage checked: those of the sources the build derived when the generation was
+    /// complete before it, otherwise every chunk.
+    pub checked: u64,
     /// Why the generation is incomplete, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<String>,
@@ -93,28 +98,35 @@ pub struct EmbeddingPlan {
     model: String,
     /// A queued full reindex: the generation is dropped and every chunk embedded again.
     full: bool,
+    /// The run whose derived sources are the only ones that can lack a vector: the generation was complete
+    /// when the build began, so only the chunks it wrote (`sources.indexed_run`) and deleted
+    /// (`temp.gone_chunks`) are looked at. `None`: every chunk and entry is.
+    derived_by: Option<String>,
     missing: Vec<Missing>,
     /// Indexes into `missing` of the texts to send to the provider (one per distinct text).
     to_embed: Vec<usize>,
     /// The dimensions of the vectors already stored, when any are reused.
     known_dimensions: Option<usize>,
     reused: u64,
+    checked: u64,
 }
 
 impl EmbeddingPlan {
-    /// Reads what the stage must do for `model` from the index as the build committed it.
-    pub fn read(conn: &Connection, model: &str) -> rusqlite::Result<EmbeddingPlan> {
+    /// Reads what the stage must do for `model` from the index as the build committed it. `derived_by`:
+    /// the build's run when the generation was complete before it (see [`EmbeddingPlan::derived_by`]).
+    pub fn read(conn: &Connection, model: &str, derived_by: Option<&str>) -> rusqlite::Result<EmbeddingPlan> {
         let full: bool = conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
             [model],
             |row| row.get(0),
         )?;
         // A full reindex embeds every chunk again, as if no entry or vector existed.
+        let scope = if derived_by.is_some() { "s.indexed_run = ?3" } else { "?3 IS NULL" };
         let missing: Vec<Missing> = conn
             .prepare(&format!(
                 "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
                  FROM chunks c JOIN sources s ON s.id = c.source_id
-                 WHERE NOT {}
+                 WHERE {scope} AND NOT {}
                    AND (?2 OR NOT EXISTS (SELECT 1 FROM vector_index_entries e
                                           WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
                                                 AND e.revision = c.revision
@@ -122,7 +134,7 @@ impl EmbeddingPlan {
                                                 AND e.end_offset = c.end_offset))",
                 Origin::Note.sql_condition("s.path")
             ))?
-            .query_map(params![model, full], |row| {
+            .query_map(params![model, full, derived_by], |row| {
                 let title: String = row.get(1)?;
                 let body: String = row.get(2)?;
                 let text = format!("{title}\n\n{body}");
@@ -137,17 +149,27 @@ impl EmbeddingPlan {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
+        let checked: i64 = conn.query_row(
+            &format!(
+                "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {scope} AND NOT {}",
+                Origin::Note.sql_condition("s.path")
+            ),
+            params![model, full, derived_by],
+            |row| row.get(0),
+        )?;
         let mut have =
             conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
         let mut plan = EmbeddingPlan {
             model: model.to_string(),
             full,
+            derived_by: derived_by.map(str::to_string),
             missing: Vec::new(),
             to_embed: Vec::new(),
             known_dimensions: None,
             reused: 0,
+            checked: checked.cast_unsigned(),
         };
-        let mut queued: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut queued: HashSet<String> = HashSet::new();
         for (index, item) in missing.iter().enumerate() {
             let stored = if full {
                 None
@@ -173,7 +195,7 @@ impl EmbeddingPlan {
 /// never holds the index's write lock.
 pub struct Embedded {
     vectors: Vec<(String, Vec<f32>)>,
-    failed: std::collections::HashSet<String>,
+    failed: HashSet<String>,
     degraded: Option<String>,
     /// Wall time spent in the provider.
     ms: u64,
@@ -193,8 +215,7 @@ impl EmbeddingPlan {
 #[must_use]
 pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize, done: &dyn Fn(usize)) -> Embedded {
     let clock = std::time::Instant::now();
-    let mut embedded =
-        Embedded { vectors: Vec::new(), failed: std::collections::HashSet::new(), degraded: None, ms: 0 };
+    let mut embedded = Embedded { vectors: Vec::new(), failed: HashSet::new(), degraded: None, ms: 0 };
     for batch in plan.to_embed.chunks(batch_size.max(1)) {
         let items: Vec<&Missing> = batch.iter().map(|&i| &plan.missing[i]).collect();
         if embedded.degraded.is_some() {
@@ -247,16 +268,32 @@ pub fn apply(
         provider: embedder.provider(),
         fake: embedder.provider() == "fake",
         reused: plan.reused,
+        checked: plan.checked,
         degraded: embedded.degraded.clone(),
         ms: embedded.ms,
         ..EmbeddingCounters::default()
     };
     // Other generations are kept (a model switch builds beside them), but not for chunks that are gone.
-    counters.deleted = conn.execute(
-        "DELETE FROM vector_index_entries WHERE model = ?1 AND chunk_id NOT IN (SELECT id FROM chunks)",
-        [model],
-    )? as u64;
-    conn.execute("DELETE FROM vector_index_entries WHERE chunk_id NOT IN (SELECT id FROM chunks)", [])?;
+    // The texts of the entries dropped or replaced, whose vectors may now be unused.
+    let mut freed: HashSet<(String, String)> = HashSet::new();
+    if plan.derived_by.is_some() {
+        let mut gone = conn.prepare(
+            "DELETE FROM vector_index_entries
+             WHERE chunk_id IN (SELECT id FROM temp.gone_chunks) AND chunk_id NOT IN (SELECT id FROM chunks)
+             RETURNING model, text_hash",
+        )?;
+        for entry in gone.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
+            let entry = entry?;
+            counters.deleted += u64::from(entry.0 == model);
+            freed.insert(entry);
+        }
+    } else {
+        counters.deleted = conn.execute(
+            "DELETE FROM vector_index_entries WHERE model = ?1 AND chunk_id NOT IN (SELECT id FROM chunks)",
+            [model],
+        )? as u64;
+        conn.execute("DELETE FROM vector_index_entries WHERE chunk_id NOT IN (SELECT id FROM chunks)", [])?;
+    }
 
     let mut insert_vector = conn.prepare_cached(
         "INSERT OR REPLACE INTO chunk_embeddings (model, text_hash, dimensions, vector, created_run)
@@ -276,7 +313,12 @@ pub fn apply(
                                                        updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
     )?;
+    let mut replaced_text =
+        conn.prepare_cached("SELECT text_hash FROM vector_index_entries WHERE chunk_id = ?1 AND model = ?2")?;
     for item in &plan.missing {
+        if let Some(old) = replaced_text.query_row(params![item.chunk_id, model], |row| row.get(0)).optional()? {
+            freed.insert((model.to_string(), old));
+        }
         let status = if embedded.failed.contains(&item.hash) { "pending" } else { "ready" };
         if status == "pending" {
             counters.pending += 1;
@@ -296,11 +338,21 @@ pub fn apply(
         ])?;
     }
     // Vectors no entry uses any more: the text is gone from every chunk.
-    conn.execute(
-        "DELETE FROM chunk_embeddings WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
-            WHERE e.model = chunk_embeddings.model AND e.text_hash = chunk_embeddings.text_hash)",
-        [],
-    )?;
+    if plan.derived_by.is_some() {
+        let mut unused = conn.prepare_cached(
+            "DELETE FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2
+               AND NOT EXISTS (SELECT 1 FROM vector_index_entries e WHERE e.model = ?1 AND e.text_hash = ?2)",
+        )?;
+        for (model, hash) in &freed {
+            unused.execute(params![model, hash])?;
+        }
+    } else {
+        conn.execute(
+            "DELETE FROM chunk_embeddings WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
+                WHERE e.model = chunk_embeddings.model AND e.text_hash = chunk_embeddings.text_hash)",
+            [],
+        )?;
+    }
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', ?1)", [model])?;
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_settings', ?1)",

@@ -432,8 +432,13 @@ pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result
 }
 
 /// Removes the chunks whose `column` (`seq` or `source_id`) is `value` from the keyword index and the chunk
-/// table. External-content FTS needs the indexed values to delete a row, so they are read back first.
+/// table. External-content FTS needs the indexed values to delete a row, so they are read back first. Their
+/// ids are noted in `temp.gone_chunks`, so the embedding stage drops their entries without a scan.
 pub(super) fn delete_chunks_where(tx: &Connection, column: &str, value: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(&format!(
+        "INSERT OR IGNORE INTO temp.gone_chunks (id) SELECT id FROM chunks WHERE {column} = ?1"
+    ))?
+    .execute([value])?;
     tx.prepare_cached(&format!(
         "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
          SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE {column} = ?1"

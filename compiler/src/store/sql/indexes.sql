@@ -4,6 +4,9 @@ CREATE UNIQUE INDEX sources_by_path ON sources(path);
 CREATE UNIQUE INDEX source_revisions_by_path ON source_revisions(path, revision);
 CREATE UNIQUE INDEX chunks_by_id ON chunks(id);
 CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
+-- The embedding stage reads the chunks of the sources a build derived (a one-file edit at 69,000 chunks
+-- otherwise scans them all: 240 ms).
+CREATE INDEX sources_by_run ON sources(indexed_run);
 -- Search's kind filter names entity excerpts; few projects have any.
 CREATE INDEX chunks_of_entities ON chunks(entity) WHERE entity IS NOT NULL;
 CREATE INDEX lint_results_by_path ON lint_results(path, line, col);
