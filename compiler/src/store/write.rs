@@ -468,3 +468,58 @@ pub(super) fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Resul
 pub(super) fn sql_int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
+
+/// Makes the rows of `table` that match `scope` (a condition on `?1`, `scope_value`) exactly `rows`, each a
+/// value per column of `columns`, changing only the rows that differ: a row already there is left in place,
+/// so a page re-rendered with most of its citations and listed sources unchanged does not rewrite their
+/// index entries (a delete and re-insert dirtied every index page they sit on, and the checkpoint wrote
+/// them all). Rows are compared as multisets.
+pub(crate) fn replace_rows(
+    tx: &Connection,
+    table: &str,
+    scope: &str,
+    scope_value: &str,
+    columns: &[&str],
+    rows: &[Vec<rusqlite::types::Value>],
+) -> rusqlite::Result<()> {
+    let key = |values: &[rusqlite::types::Value]| format!("{values:?}");
+    let mut wanted: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        *wanted.entry(key(row)).or_default() += 1;
+    }
+    let list = columns.join(", ");
+    let existing: Vec<(i64, Vec<rusqlite::types::Value>)> = tx
+        .prepare_cached(&format!("SELECT rowid, {list} FROM {table} WHERE {scope}"))?
+        .query_map([scope_value], |row| {
+            let values = (1..=columns.len()).map(|i| row.get(i)).collect::<rusqlite::Result<_>>()?;
+            Ok((row.get(0)?, values))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // What stays: each existing row a wanted one matches; the rest go.
+    let mut kept: HashMap<String, usize> = HashMap::new();
+    let mut delete = tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
+    for (rowid, values) in existing {
+        let key = key(&values);
+        match wanted.get_mut(&key) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                *kept.entry(key).or_default() += 1;
+            }
+            _ => {
+                delete.execute([rowid])?;
+            }
+        }
+    }
+    // The rows not kept are inserted in the order given, as a clean build inserts them.
+    let placeholders = (1..=columns.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+    let mut insert = tx.prepare_cached(&format!("INSERT INTO {table} ({list}) VALUES ({placeholders})"))?;
+    for row in rows {
+        match kept.get_mut(&key(row)) {
+            Some(left) if *left > 0 => *left -= 1,
+            _ => {
+                insert.execute(rusqlite::params_from_iter(row))?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -280,9 +280,6 @@ pub fn compile(
             });
         }
         let row = page_source_row(db, inputs, &model, &markdown, &hash);
-        if before.is_some() || context.full {
-            remove_page_rows(conn, &model.slug).map_err(sql)?;
-        }
         let rendered = RenderedPage {
             model: &model,
             view: &view,

@@ -165,9 +165,14 @@ pub(super) fn store_page(
         .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
         .map(first_sentence)
         .unwrap_or_default();
+    // A page rendered again keeps its rows where they are: only what differs is written (`replace_rows`).
     conn.prepare_cached(
         "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+         ON CONFLICT (slug) DO UPDATE SET title = excluded.title, section = excluded.section, path = excluded.path,
+             aliases = excluded.aliases, source_count = excluded.source_count, summary = excluded.summary,
+             model_hash = excluded.model_hash, hash = excluded.hash, markdown = excluded.markdown,
+             view = excluded.view, run_id = excluded.run_id",
     )?
     .execute(params![
         model.slug,
@@ -183,11 +188,8 @@ pub(super) fn store_page(
         view,
         context.run_id,
     ])?;
-    let mut citation = conn.prepare_cached(
-        "INSERT INTO citations (page, note, note_line, source_ref, path, revision, hash, start_offset, end_offset,
-                                start_line, end_line, signal)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?;
+    use rusqlite::types::Value;
+    let text = |text: &str| Value::Text(text.to_string());
     // The line of each footnote's definition on the page, where lint points at a stale citation.
     let mut note_lines: HashMap<&str, usize> = HashMap::new();
     for (line, number) in markdown.lines().zip(1..) {
@@ -195,24 +197,41 @@ pub(super) fn store_page(
             note_lines.entry(note).or_insert(number);
         }
     }
-    for quote in model.quotes() {
-        let note_line = note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1);
-        citation.execute(params![
-            model.slug,
-            quote.note,
-            note_line as i64,
-            quote.source.source_ref,
-            quote.source.path,
-            quote.revision,
-            quote.hash,
-            quote.start,
-            quote.end,
-            quote.start_line,
-            quote.end_line,
-            quote.signal,
-        ])?;
-    }
-    let mut depends = conn.prepare_cached("INSERT INTO page_sources (page, path) VALUES (?1, ?2)")?;
+    let citations: Vec<Vec<Value>> = model
+        .quotes()
+        .map(|quote| {
+            let note_line = note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1);
+            vec![
+                text(&model.slug),
+                Value::Integer(quote.note.into()),
+                Value::Integer(note_line as i64),
+                text(&quote.source.source_ref),
+                text(&quote.source.path),
+                text(&quote.revision),
+                text(&quote.hash),
+                Value::Integer(quote.start.into()),
+                Value::Integer(quote.end.into()),
+                Value::Integer(quote.start_line.into()),
+                Value::Integer(quote.end_line.into()),
+                text(&quote.signal),
+            ]
+        })
+        .collect();
+    let citation_columns = [
+        "page",
+        "note",
+        "note_line",
+        "source_ref",
+        "path",
+        "revision",
+        "hash",
+        "start_offset",
+        "end_offset",
+        "start_line",
+        "end_line",
+        "signal",
+    ];
+    store::replace_rows(conn, "citations", "page = ?1", &model.slug, &citation_columns, &citations)?;
     let paths: std::collections::BTreeSet<&str> = model
         .quotes()
         .map(|q| &q.source)
@@ -220,17 +239,26 @@ pub(super) fn store_page(
         .chain(model.backlinks.iter().map(|b| &b.source))
         .map(|source| source.path.as_str())
         .collect();
-    for path in paths {
-        depends.execute(params![model.slug, path])?;
-    }
-    let mut backlink =
-        conn.prepare_cached("INSERT INTO wiki_backlinks (page, from_ref, line, kind) VALUES (?1, ?2, ?3, ?4)")?;
-    for link in &model.backlinks {
-        backlink.execute(params![model.slug, link.source.source_ref, link.line, link.kind])?;
-    }
-    for related in &model.related {
-        backlink.execute(params![related.slug, SourceRef::page(&model.slug).path(), 0, "related"])?;
-    }
+    let listed: Vec<Vec<Value>> = paths.into_iter().map(|path| vec![text(&model.slug), text(path)]).collect();
+    store::replace_rows(conn, "page_sources", "page = ?1", &model.slug, &["page", "path"], &listed)?;
+    let backlink_columns = ["page", "from_ref", "line", "kind"];
+    let backlinks: Vec<Vec<Value>> = model
+        .backlinks
+        .iter()
+        .map(|link| {
+            vec![text(&model.slug), text(&link.source.source_ref), Value::Integer(link.line.into()), text(&link.kind)]
+        })
+        .collect();
+    let linking = "page = ?1 AND kind != 'related'";
+    store::replace_rows(conn, "wiki_backlinks", linking, &model.slug, &backlink_columns, &backlinks)?;
+    let page_ref = SourceRef::page(&model.slug).path();
+    let related: Vec<Vec<Value>> = model
+        .related
+        .iter()
+        .map(|related| vec![text(&related.slug), text(&page_ref), Value::Integer(0), text("related")])
+        .collect();
+    let relating = "from_ref = ?1 AND kind = 'related'";
+    store::replace_rows(conn, "wiki_backlinks", relating, &page_ref, &backlink_columns, &related)?;
     upsert_object(
         conn,
         &SourceRef::page(&model.slug).path(),
