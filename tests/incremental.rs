@@ -121,6 +121,10 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     let root = dir.path();
     std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
     write_linked_sources(root);
+    // Delta's page shares no source with the others.
+    std::fs::create_dir(root.join("other")).unwrap();
+    std::fs::write(root.join("other/d.md"), "# Delta\n\nDelta keeps to itself.\n").unwrap();
+    std::fs::write(root.join("other/e.md"), "# Epsilon\n\nEpsilon reads [[Delta]].\n").unwrap();
     build(&mut Compiler::new(), root);
 
     // A new process (as `--watch` starting on a built index): its first build is a no-op, and reads
@@ -147,4 +151,8 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, unlike [[Gamma]].\n").unwrap();
     let edit = build(&mut Compiler::new(), root);
     assert_eq!(edit.queries.by_query.get("planned_pages"), Some(&1), "{:?}", edit.queries.by_query);
+    // The plan changed, but Delta's page has the view the index stores and names no changed source: it is
+    // taken as unchanged without hashing its model (Alpha's, Beta's and the new Gamma's are hashed).
+    assert_eq!(edit.queries.by_query.get("page_model_hash"), Some(&3), "{:?}", edit.queries.by_query);
+    assert_eq!((edit.pages.rendered, edit.pages.unchanged), (3, 1));
 }

@@ -210,14 +210,20 @@ pub fn compile(
     let mut stage = Stage::default();
     set_templates(db, inputs, context.templates);
     let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
-    let stored = stored_pages(conn).map_err(sql)?;
+    // The stored rows of the pages this build compares: all of them, or with the plan as the last build
+    // left it, those the seeded pages name (no page can go then).
+    let stored: BTreeMap<String, StoredPage>;
     let layout = Layout::new(context.project);
 
     // The pages to compare with their rows: with the plan as the last build left it, those naming a changed
     // source, rebuilt from their stored views; otherwise every page the plan holds.
     let mut current: HashSet<String> = HashSet::new();
     let mut changed: Vec<(PageModel, String, usize, String)> = Vec::new();
-    if context.project.config.wiki.enabled {
+    if !context.project.config.wiki.enabled {
+        // Every page goes.
+        stored = stored_pages(conn, None).map_err(sql)?;
+    } else {
+        let cold = !inputs.catalog_matches(context.catalog.prior_run);
         let seeded = match context.same_plan_except {
             Some(touched) => seed_pages(conn, db, inputs, context.project, touched).map_err(sql)?,
             None => None,
@@ -231,17 +237,39 @@ pub fn compile(
             }
         };
         let db: &KnowledgeDb = db;
+        // A fresh process that planned again has no memos: rather than hash every page's model, it takes a
+        // page whose view is the one stored and that names no changed source as unchanged (its model is
+        // made from nothing else that can differ; settings and templates re-seed the catalog).
+        let mut stored_views: Option<HashMap<String, String>> = None;
         let pages: Vec<PlannedPage<'_>> = match seeded {
             Some(views) => {
-                current.extend(stored.keys().cloned());
+                let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
+                stored = stored_pages(conn, Some(&slugs)).map_err(sql)?;
                 views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect()
             }
-            None => wiki::planned_pages(db, catalog).clone(),
+            None => {
+                stored = stored_pages(conn, None).map_err(sql)?;
+                if cold && !context.full && !context.catalog.reseed {
+                    stored_views = Some(stored_page_views(conn).map_err(sql)?);
+                }
+                wiki::planned_pages(db, catalog).clone()
+            }
         };
+        let changed_sources: HashSet<&str> = context.catalog.changed.iter().map(String::as_str).collect();
         // Early cutoff: a page whose model hashes as the stored one is not rendered again.
         for page in pages {
             let slug = page.slug(db);
             current.insert(slug.clone());
+            if let Some(views) = &stored_views {
+                let view = page.view(db).stored(db);
+                let same = views.get(slug).is_some_and(|stored| {
+                    *stored == serde_json::to_string(&view).expect("views serialize")
+                        && !view.paths().any(|path| changed_sources.contains(path))
+                });
+                if same {
+                    continue;
+                }
+            }
             let model_hash =
                 content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
             if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {

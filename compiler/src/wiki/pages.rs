@@ -122,12 +122,27 @@ pub(super) struct StoredPage {
     pub(super) path: String,
 }
 
-pub(super) fn stored_pages(conn: &Connection) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
-    conn.prepare("SELECT slug, model_hash, hash, path FROM wiki_pages")?
-        .query_map([], |row| {
-            Ok((row.get(0)?, StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)? }))
-        })?
-        .collect()
+/// Each page's view as the index stores it, by slug.
+pub(super) fn stored_page_views(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
+    conn.prepare("SELECT slug, view FROM wiki_pages")?.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
+}
+
+/// The stored rows of every page, or of the pages `only` names.
+pub(super) fn stored_pages(conn: &Connection, only: Option<&[&str]>) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
+    let row = |row: &rusqlite::Row<'_>| {
+        Ok((row.get(0)?, StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)? }))
+    };
+    let Some(only) = only else {
+        return conn.prepare("SELECT slug, model_hash, hash, path FROM wiki_pages")?.query_map([], row)?.collect();
+    };
+    let mut statement = conn.prepare_cached("SELECT slug, model_hash, hash, path FROM wiki_pages WHERE slug = ?1")?;
+    let mut pages = BTreeMap::new();
+    for slug in only {
+        if let Some((slug, page)) = statement.query_row([slug], row).optional()? {
+            pages.insert(slug, page);
+        }
+    }
+    Ok(pages)
 }
 
 /// A page rendered by this build, with what its rows record.
