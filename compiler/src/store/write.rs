@@ -523,3 +523,49 @@ pub(crate) fn replace_rows(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::types::Value;
+
+    fn rows(conn: &rusqlite::Connection) -> Vec<(i64, String, String)> {
+        conn.prepare("SELECT rowid, page, path FROM page_sources ORDER BY rowid")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    fn listed(page: &str, paths: &[&str]) -> Vec<Vec<Value>> {
+        paths.iter().map(|path| vec![Value::Text(page.to_string()), Value::Text((*path).to_string())]).collect()
+    }
+
+    #[test]
+    fn replacing_rows_keeps_those_already_there_and_counts_repeats() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE page_sources (page TEXT NOT NULL, path TEXT NOT NULL)").unwrap();
+        let columns = ["page", "path"];
+        super::replace_rows(&conn, "page_sources", "page = ?1", "p", &columns, &listed("p", &["a", "b", "b"])).unwrap();
+        super::replace_rows(&conn, "page_sources", "page = ?1", "q", &columns, &listed("q", &["a"])).unwrap();
+        let before = rows(&conn);
+        assert_eq!(before.len(), 4);
+
+        // `b` once less, `c` new: the kept rows keep their rowids, one `b` goes, `c` comes after them.
+        super::replace_rows(&conn, "page_sources", "page = ?1", "p", &columns, &listed("p", &["a", "c", "b"])).unwrap();
+        let after = rows(&conn);
+        let paths = |rows: &[(i64, String, String)], page: &str| -> Vec<String> {
+            let mut paths: Vec<String> = rows.iter().filter(|r| r.1 == page).map(|r| r.2.clone()).collect();
+            paths.sort();
+            paths
+        };
+        assert_eq!(paths(&after, "p"), ["a", "b", "c"]);
+        assert_eq!(paths(&after, "q"), ["a"], "another page's rows are left alone");
+        assert!(after.contains(&before[0]), "the unchanged `a` row was not rewritten: {after:?}");
+        assert!(after.contains(&before[3]), "nor was the other page's: {after:?}");
+
+        // The same rows again change nothing.
+        super::replace_rows(&conn, "page_sources", "page = ?1", "p", &columns, &listed("p", &["a", "c", "b"])).unwrap();
+        assert_eq!(rows(&conn), after);
+    }
+}
