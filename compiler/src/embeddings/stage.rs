@@ -316,7 +316,10 @@ pub fn apply(
     let mut replaced_text =
         conn.prepare_cached("SELECT text_hash FROM vector_index_entries WHERE chunk_id = ?1 AND model = ?2")?;
     for item in &plan.missing {
-        if let Some(old) = replaced_text.query_row(params![item.chunk_id, model], |row| row.get(0)).optional()? {
+        // A scan below finds unused vectors otherwise.
+        if plan.derived_by.is_some()
+            && let Some(old) = replaced_text.query_row(params![item.chunk_id, model], |row| row.get(0)).optional()?
+        {
             freed.insert((model.to_string(), old));
         }
         let status = if embedded.failed.contains(&item.hash) { "pending" } else { "ready" };

@@ -221,7 +221,7 @@ pub fn compile(
     let mut changed: Vec<(PageModel, String, usize, String)> = Vec::new();
     if !context.project.config.wiki.enabled {
         // Every page goes.
-        stored = stored_pages(conn, None).map_err(sql)?;
+        stored = stored_pages(conn, None, false).map_err(sql)?;
     } else {
         let cold = !inputs.catalog_matches(context.catalog.prior_run);
         let seeded = match context.same_plan_except {
@@ -240,18 +240,15 @@ pub fn compile(
         // A fresh process that planned again has no memos: rather than hash every page's model, it takes a
         // page whose view is the one stored and that names no changed source as unchanged (its model is
         // made from nothing else that can differ; settings and templates re-seed the catalog).
-        let mut stored_views: Option<HashMap<String, String>> = None;
+        let compare_views = seeded.is_none() && cold && !context.full && !context.catalog.reseed;
         let pages: Vec<PlannedPage<'_>> = match seeded {
             Some(views) => {
                 let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
-                stored = stored_pages(conn, Some(&slugs)).map_err(sql)?;
+                stored = stored_pages(conn, Some(&slugs), false).map_err(sql)?;
                 views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect()
             }
             None => {
-                stored = stored_pages(conn, None).map_err(sql)?;
-                if cold && !context.full && !context.catalog.reseed {
-                    stored_views = Some(stored_page_views(conn).map_err(sql)?);
-                }
+                stored = stored_pages(conn, None, compare_views).map_err(sql)?;
                 wiki::planned_pages(db, catalog).clone()
             }
         };
@@ -260,13 +257,11 @@ pub fn compile(
         for page in pages {
             let slug = page.slug(db);
             current.insert(slug.clone());
-            if let Some(views) = &stored_views {
+            if let Some(stored_view) = stored.get(slug).and_then(|before| before.view.as_deref()) {
                 let view = page.view(db).stored(db);
-                let same = views.get(slug).is_some_and(|stored| {
-                    *stored == serde_json::to_string(&view).expect("views serialize")
-                        && !view.paths().any(|path| changed_sources.contains(path))
-                });
-                if same {
+                if stored_view == serde_json::to_string(&view).expect("views serialize")
+                    && !view.paths().any(|path| changed_sources.contains(path))
+                {
                     continue;
                 }
             }

@@ -1,6 +1,8 @@
 //! Generated pages: a plan becomes a model, a model is rendered, and a rendered page is stored with its
 //! source row, catalog row, citations, backlinks and artifact row.
 
+use rusqlite::types::Value;
+
 use super::*;
 
 /// A text several sources hold word for word (a section copied between proposals) is quoted once, its later
@@ -120,25 +122,29 @@ pub(super) struct StoredPage {
     pub(super) model_hash: String,
     pub(super) hash: String,
     pub(super) path: String,
+    /// The page's view as the last plan made it, when the build asked for it.
+    pub(super) view: Option<String>,
 }
 
-/// Each page's view as the index stores it, by slug.
-pub(super) fn stored_page_views(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
-    conn.prepare("SELECT slug, view FROM wiki_pages")?.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
-}
-
-/// The stored rows of every page, or of the pages `only` names.
-pub(super) fn stored_pages(conn: &Connection, only: Option<&[&str]>) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
+/// The stored rows of every page, or of the pages `only` names; with `views`, each with its stored view
+/// (read in the same pass: a fresh process that plans again compares them).
+pub(super) fn stored_pages(
+    conn: &Connection,
+    only: Option<&[&str]>,
+    views: bool,
+) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
+    const COLUMNS: &str = "slug, model_hash, hash, path, CASE WHEN ?1 THEN view END";
     let row = |row: &rusqlite::Row<'_>| {
-        Ok((row.get(0)?, StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)? }))
+        let page = StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)?, view: row.get(4)? };
+        Ok((row.get(0)?, page))
     };
     let Some(only) = only else {
-        return conn.prepare("SELECT slug, model_hash, hash, path FROM wiki_pages")?.query_map([], row)?.collect();
+        return conn.prepare(&format!("SELECT {COLUMNS} FROM wiki_pages"))?.query_map([views], row)?.collect();
     };
-    let mut statement = conn.prepare_cached("SELECT slug, model_hash, hash, path FROM wiki_pages WHERE slug = ?1")?;
+    let mut statement = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM wiki_pages WHERE slug = ?2"))?;
     let mut pages = BTreeMap::new();
     for slug in only {
-        if let Some((slug, page)) = statement.query_row([slug], row).optional()? {
+        if let Some((slug, page)) = statement.query_row(params![views, slug], row).optional()? {
             pages.insert(slug, page);
         }
     }
@@ -162,8 +168,8 @@ pub(super) struct RenderedPage<'a> {
     pub(super) row: &'a SourceRow,
 }
 
-/// Stores every row of one page (whose old rows are gone): its source row and chunks, its catalog row,
-/// citations, backlinks and artifact row.
+/// Stores every row of one page: its source row and chunks, its catalog row, citations, backlinks and
+/// artifact row. A page stored before keeps the rows that are still right; only what differs is written.
 pub(super) fn store_page(
     conn: &Connection,
     context: &StageContext<'_>,
@@ -180,7 +186,6 @@ pub(super) fn store_page(
         .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
         .map(first_sentence)
         .unwrap_or_default();
-    // A page rendered again keeps its rows where they are: only what differs is written (`replace_rows`).
     conn.prepare_cached(
         "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
@@ -203,7 +208,6 @@ pub(super) fn store_page(
         view,
         context.run_id,
     ])?;
-    use rusqlite::types::Value;
     let text = |text: &str| Value::Text(text.to_string());
     // The line of each footnote's definition on the page, where lint points at a stale citation.
     let mut note_lines: HashMap<&str, usize> = HashMap::new();
