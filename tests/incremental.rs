@@ -156,3 +156,33 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     assert_eq!(edit.queries.by_query.get("page_model_hash"), Some(&3), "{:?}", edit.queries.by_query);
     assert_eq!((edit.pages.rendered, edit.pages.unchanged), (3, 1));
 }
+
+/// With `[lint] on_build`, lint is part of the graph: an edit re-checks its own file, and the files that link
+/// what it changed (a title a wikilink names), not the rest.
+#[test]
+fn a_kept_compiler_relints_only_what_an_edit_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n[wiki]\nenabled = false\n[lint]\non_build = true\n").unwrap();
+    std::fs::write(root.join("a.md"), "# Alpha\n\nSee [[Beta]] and [its setup](b.md#setup).\n").unwrap();
+    std::fs::write(root.join("b.md"), "# Beta\n\n## Setup\n\nSteps.\n").unwrap();
+    std::fs::write(root.join("c.md"), "# Gamma\n\nSee [[Delta]].\n").unwrap();
+    std::fs::write(root.join("d.md"), "# Delta\n\nAlone.\n").unwrap();
+    let mut compiler = Compiler::new();
+    let first = build(&mut compiler, root);
+    assert_eq!(first.queries.by_query["file_lint"], 4);
+    assert_eq!(first.lint.as_ref().map(|l| (l.errors, l.warnings)), Some((0, 0)));
+
+    std::fs::write(root.join("b.md"), "# Beta\n\n## Setup\n\nSteps, edited.\n").unwrap();
+    let edited = build(&mut compiler, root);
+    assert_eq!(edited.queries.by_query.get("file_lint"), None, "b's facts are unchanged: nothing to check");
+
+    std::fs::write(root.join("b.md"), "# Beta\n\n## Setup\n\nSteps, see [Delta](d.md).\n").unwrap();
+    let linked = build(&mut compiler, root);
+    assert_eq!(linked.queries.by_query["file_lint"], 1, "b only: what a links in b is unchanged");
+
+    std::fs::write(root.join("b.md"), "# Bravo\n\n## Setup\n\nSteps, see [Delta](d.md).\n").unwrap();
+    let renamed = build(&mut compiler, root);
+    assert_eq!(renamed.queries.by_query["file_lint"], 2, "b, and a, whose [[Beta]] no longer resolves; not c or d");
+    assert_eq!(renamed.lint.as_ref().map(|l| l.warnings), Some(1));
+}

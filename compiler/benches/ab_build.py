@@ -8,6 +8,8 @@ Each binary gets its own copy of CORPUS_DIR's Markdown files (the corpus is neve
 to one file (a different file each round, the same file for both binaries) and builds again; the two
 binaries alternate which goes first. Then ROUNDS cold builds each (the output folder removed first),
 alternating too. Prints medians and every sample, since this machine is shared and noisy.
+
+`AB_EXTRA_CONFIG` is appended to both `kc.toml` files, for example `$'[lint]\non_build = true\n'`.
 """
 
 import glob
@@ -27,6 +29,7 @@ def copy_corpus(corpus, root):
         shutil.copy(path, target)
     with open(os.path.join(root, "kc.toml"), "w") as config:
         config.write('version = 1\n[sources]\ninclude = ["corpus/**/*.md"]\n')
+        config.write(os.environ.get("AB_EXTRA_CONFIG", ""))
 
 
 def build(binary, root):

@@ -6,7 +6,9 @@
 //! a file deleted, a file renamed. Each is timed from just before the write to the moment the watch prints
 //! that build's line, which it does after the index is committed and the files are synced. The watch's own
 //! figure (from the first file event) is reported beside it. Prints a Markdown table for
-//! `docs/performance.md`. `KNOWLEDGE_BENCH_BINARY=PATH` measures another build of the binary instead.
+//! `docs/performance.md`. `KNOWLEDGE_BENCH_BINARY=PATH` measures another build of the binary instead;
+//! `KNOWLEDGE_BENCH_EXTRA_CONFIG` is appended to the project's `kc.toml` (for example `[lint]` with
+//! `on_build = true`).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -31,7 +33,9 @@ fn bench_corpus(name: &str, source: &Path) {
     let work = tempfile::tempdir().unwrap();
     let root = work.path();
     let (files, _) = copy_markdown(source, &root.join("corpus"));
-    std::fs::write(root.join("kc.toml"), "version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n").unwrap();
+    let extra = std::env::var("KNOWLEDGE_BENCH_EXTRA_CONFIG").unwrap_or_default();
+    let config = format!("version = 1\n[sources]\ninclude = [\"corpus/**/*.md\"]\n{extra}");
+    std::fs::write(root.join("kc.toml"), config).unwrap();
     // `KNOWLEDGE_BENCH_BINARY` runs another build of the binary on the same edits, for A/B comparisons.
     let binary =
         std::env::var("KNOWLEDGE_BENCH_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_knowledge").to_string());

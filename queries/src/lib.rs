@@ -12,6 +12,7 @@ mod hash;
 mod identifiers;
 mod inputs;
 pub mod links;
+pub mod lint;
 mod markdown;
 mod queries;
 mod source_ref;

@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use crate::build::{self, Compiler, Silent};
 use crate::config::Project;
 use crate::lint::{
-    Body, ChunkText, FileFacts, LintReport, LintSummary, Severity, compares_near_duplicates, diagnose, is_at_or_under,
-    names, signature, stored_file,
+    Body, ChunkText, FileFacts, LintReport, LintSummary, Severity, compares_near_duplicates, diagnose, generated_files,
+    is_at_or_under, names, signature, stored_file,
 };
 use crate::store::{self, DB_FILE, Prior};
 
@@ -65,7 +65,6 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
         files.push(FileFacts {
             path: item.found.path.clone(),
-            kind: outline.kind,
             size: item.found.size,
             revision: item.revision.clone(),
             names: names(&item.found.path, &outline.title, &front_matter),
@@ -73,12 +72,16 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         });
     }
     let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
-    let mut diagnostics = diagnose(project, files.as_mut_slice(), &page_citations, &chunks, conn.as_ref());
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    // The generated files as the index lists them; without an index, the disk decides.
+    let generated = conn.as_ref().and_then(|conn| generated_files(project, conn).ok());
+    compiler.lint.set_all(&mut compiler.db, project, files, generated);
+    let mut diagnostics = diagnose(project, &compiler.db, &compiler.lint, &page_citations, &chunks, conn.as_ref());
     diagnostics.retain(|d| reported(&d.path));
 
     let count = |severity| diagnostics.iter().filter(|d| d.severity == severity).count();
     let summary = LintSummary {
-        files: files.iter().filter(|f| reported(&f.path)).count(),
+        files: paths.iter().filter(|path| reported(path)).count(),
         errors: count(Severity::Error),
         warnings: count(Severity::Warning),
         info: count(Severity::Info),
@@ -88,7 +91,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     let unlinted = only
         .iter()
         .filter(|prefix| {
-            !files.iter().any(|f| is_at_or_under(&f.path, prefix))
+            !paths.iter().any(|path| is_at_or_under(path, prefix))
                 && !scan.skipped.iter().any(|s| is_at_or_under(&s.path, prefix))
         })
         .cloned()

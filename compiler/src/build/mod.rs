@@ -88,6 +88,7 @@ pub struct Compiler {
     db: KnowledgeDb,
     files: HashMap<String, SourceFile>,
     pages: PageInputs,
+    lint: crate::lint::LintInputs,
     /// The run the index held when this compiler's last build ended: what `warm_up` warms the catalog to.
     last_run: Option<String>,
 }
@@ -261,7 +262,14 @@ impl Compiler {
             }
             // Lint reads the facts of every source as this transaction leaves them.
             let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
-                let findings = crate::lint::lint_index(project, conn).map_err(sql)?;
+                let sync = crate::lint::IndexSync {
+                    reseed: full_rebuild || prior.needs_schema,
+                    prior_run: prior.last_run.as_deref(),
+                    changed: &changed,
+                    run: &run_id,
+                };
+                let findings =
+                    crate::lint::lint_index(project, conn, &mut self.db, &mut self.lint, &sync).map_err(sql)?;
                 summary.lint = Some(LintCounts::of(&findings));
                 Some(findings.into_iter().map(lint_row).collect())
             } else {

@@ -223,6 +223,29 @@ pub fn read_facts(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredF
         .collect()
 }
 
+/// The stored outline and lint facts of the sources at `paths` that the index holds, by path.
+pub fn read_facts_of(conn: &Connection, paths: &[String]) -> rusqlite::Result<HashMap<String, StoredFacts>> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT outline, lint_facts, size, revision FROM sources WHERE path = ?1 AND {}",
+        not_generated()
+    ))?;
+    let mut found = HashMap::new();
+    for path in paths {
+        let row = statement
+            .query_row([path], |row| {
+                Ok(StoredFacts {
+                    outline: row.get(0)?,
+                    lint_facts: row.get(1)?,
+                    size: row.get::<_, i64>(2)?.cast_unsigned(),
+                    revision: row.get(3)?,
+                })
+            })
+            .optional()?;
+        found.extend(row.map(|facts| (path.clone(), facts)));
+    }
+    Ok(found)
+}
+
 /// Opens an index for reading. Readers never write: the connection is read-only and checks the format.
 pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     if !path.is_file() {
