@@ -23,8 +23,9 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(
-        first.queries.executed, 16,
-        "parse, outline, chunks, lint_facts and concept_signals of three files, and the plan"
+        first.queries.executed, 20,
+        "parse, outline, chunks, lint_facts and concept_signals of three files, the plan, and the root of the \
+         index (sections, root_model, root_rows_hash, root_markdown): no concept has a page"
     );
     assert_eq!(first.sources.added, 3);
 
@@ -61,8 +62,9 @@ fn write_linked_sources(root: &std::path::Path) {
     std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
 }
 
-/// What an edit inside b.md's body re-runs in a warm compiler: b.md's queries, and the model and rendering
-/// of the one page that quotes it (Beta's, which is parsed and chunked as a source); not the plan.
+/// What an edit inside b.md's body re-runs in a warm compiler: b.md's queries, the model and rendering of
+/// the one page that quotes it (Beta's, which is parsed and chunked as a source), and the one shard that
+/// lists Beta (its row shows the page's new summary); not the plan, not the root.
 const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("chunks", 2),
     ("concept_signals", 1),
@@ -72,6 +74,32 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("page_model_hash", 1),
     ("parse", 2),
     ("render_page", 1),
+    ("shard_entries", 1),
+    ("shard_json", 1),
+    ("shard_markdown", 1),
+    ("shard_rows", 1),
+    ("shard_rows_hash", 1),
+];
+
+/// The same edit in a new process, which sets every page row as an input: the sections and the root's
+/// hash are derived too (and compared with the index's), not the root's Markdown.
+const BETA_BODY_EDIT_NEW_PROCESS: &[(&str, u64)] = &[
+    ("chunks", 2),
+    ("concept_signals", 1),
+    ("lint_facts", 1),
+    ("outline", 2),
+    ("page_model", 1),
+    ("page_model_hash", 1),
+    ("parse", 2),
+    ("render_page", 1),
+    ("root_model", 1),
+    ("root_rows_hash", 1),
+    ("sections", 1),
+    ("shard_entries", 1),
+    ("shard_json", 1),
+    ("shard_markdown", 1),
+    ("shard_rows", 1),
+    ("shard_rows_hash", 1),
 ];
 
 fn queries(counts: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
@@ -144,7 +172,7 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     // that quotes b.md is modelled from the view the index stores.
     std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, at last.\n").unwrap();
     let edit = build(&mut Compiler::new(), root);
-    assert_eq!(edit.queries.by_query, queries(BETA_BODY_EDIT), "a new process: no plan");
+    assert_eq!(edit.queries.by_query, queries(BETA_BODY_EDIT_NEW_PROCESS), "a new process: no plan");
     assert_eq!(edit.pages.rendered, 1);
 
     // An edit that changes what the planner reads (a new wikilink) reads the catalog and plans.

@@ -87,7 +87,10 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
         assert_eq!(ran(&edit, query), 1, "{query}: {}", edit["queries"]);
     }
     assert_eq!(ran(&edit, "planned_pages"), 0, "the plan is not run again: {}", edit["queries"]);
-    assert_eq!(edit["queries"]["executed"], 11, "nothing else: {}", edit["queries"]);
+    // Foo's page has a new hash, which only its section's JSON shows: the shard's rows, Markdown and entries
+    // are as they were.
+    assert_eq!(ran(&edit, "shard_json"), 1, "{}", edit["queries"]);
+    assert_eq!(edit["queries"]["executed"], 12, "nothing else: {}", edit["queries"]);
     assert_eq!(test.result_paths("edited").first().map(String::as_str), Some("docs/a.md"), "the index is current");
 
     // A new wikilink: the concept it makes (Bar, now named by two sources) gets its page; Baz is untouched.
@@ -98,6 +101,7 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     assert_eq!(ran(&link, "planned_pages"), 1, "a new mention plans again: {}", link["queries"]);
     assert_eq!(ran(&link, "page_model"), 2, "Bar's new page and Foo's, which quotes docs/a.md: {}", link["queries"]);
     assert!(ran(&link, "render_page") <= 2, "Bar's and Foo's pages at most: {}", link["queries"]);
+    assert_eq!(ran(&link, "shard_markdown"), 1, "the one section's shard, with Bar's new row: {}", link["queries"]);
     assert_eq!(std::fs::metadata(&baz).unwrap().modified().unwrap(), baz_mtime, "Baz's page is not written again");
 
     // A broken kc.toml is reported and the watch goes on; fixing it builds again.

@@ -430,8 +430,8 @@ impl Compiler {
     /// so that the next build re-plans and re-models only what its edit reaches. A cost of one cold build's
     /// catalog read, paid between builds: `--watch` calls it after each build.
     pub fn warm_up(&mut self, project: &Project) -> Result<(), StoreError> {
-        // After a build that kept the catalog warm there is nothing to read.
-        if self.last_run.is_some() && self.pages.catalog_matches(self.last_run.as_deref()) {
+        // After a build that kept the catalog and the shards warm there is nothing to read.
+        if self.last_run.is_some() && wiki::inputs_match(&self.pages, self.last_run.as_deref()) {
             return Ok(());
         }
         let index = project.output_dir().join(DB_FILE);
@@ -439,7 +439,10 @@ impl Compiler {
         let sql = |source| StoreError::Sqlite { path: index.clone(), source };
         match store::meta(&conn, "last_run").map_err(sql)? {
             Some(run) if project.config.wiki.enabled => {
-                wiki::warm_catalog(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)
+                wiki::warm_catalog(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)?;
+                // Templates that do not load fail the next build, which says why; nothing to warm for it.
+                let Ok(templates) = TemplateSet::load(project) else { return Ok(()) };
+                wiki::warm_index_shards(&conn, &mut self.db, &mut self.pages, &templates, &run).map_err(sql)
             }
             _ => Ok(()),
         }

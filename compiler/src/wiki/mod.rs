@@ -80,6 +80,7 @@ pub struct PageInputs {
     catalog: Option<CatalogInputs>,
     templates: Option<Templates>,
     pages: HashMap<String, (WikiPage, SourceFile)>,
+    shards: Option<ShardInputs>,
 }
 
 impl PageInputs {
@@ -187,6 +188,24 @@ pub fn warm_catalog(
     Ok(())
 }
 
+/// Reads the shards' inputs from the index as `run` committed it and derives every shard once, so that the
+/// next build of this `Compiler` finds them warm: `--watch` does this after a build that left them cold.
+pub fn warm_index_shards(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    templates: &TemplateSet,
+    run: &str,
+) -> rusqlite::Result<()> {
+    warm_shards(conn, db, inputs, templates, run)
+}
+
+/// Whether the catalog's and the shards' inputs both match the index as `run` committed it.
+#[must_use]
+pub fn inputs_match(inputs: &PageInputs, run: Option<&str>) -> bool {
+    inputs.catalog_matches(run) && shards_match(inputs, run)
+}
+
 /// Whether one of `paths` is listed by a page (quoted, listed or linking to it).
 pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
     let mut statement = conn.prepare_cached("SELECT 1 FROM page_sources WHERE path = ?1 LIMIT 1")?;
@@ -275,6 +294,8 @@ pub fn compile(
             changed.push((wiki::page_model(db, catalog, page).clone(), model_hash, view.source_count(), stored_view));
         }
     }
+    // The pages this build stores or removes: the shard inputs that may differ from the prior run's.
+    let mut written: BTreeSet<String> = BTreeSet::new();
     for (mut model, model_hash, source_count, view) in changed {
         let before = stored.get(&model.slug);
         fill_quotes(conn, &mut model).map_err(sql)?;
@@ -314,9 +335,11 @@ pub fn compile(
             row: &row,
         };
         store_page(conn, context, &rendered).map_err(sql)?;
+        written.insert(model.slug.clone());
     }
     for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
         remove_page(conn, slug).map_err(sql)?;
+        written.insert(slug.clone());
         stage.pages.deleted += 1;
         stage.changes.push(ArtifactChange {
             artifact: before.path.clone(),
@@ -337,9 +360,10 @@ pub fn compile(
     // Shards are made of page rows and templates alone: with neither changed, they are as they were.
     let pages_changed = stage.pages.rendered > 0 || stage.pages.deleted > 0;
     if !pages_changed && !context.full && !context.catalog.reseed {
+        shards_unchanged(inputs, context);
         return Ok(stage);
     }
-    compile_shards(conn, context, &mut stage).map_err(|error| match error {
+    compile_shards(conn, db, inputs, context, &mut stage, &written).map_err(|error| match error {
         ShardError::Template(message) => StoreError::Wiki(message),
         ShardError::Sqlite(error) => sql(error),
     })?;

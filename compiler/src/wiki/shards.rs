@@ -1,42 +1,51 @@
-//! Index shards: a catalog per section and the root, re-rendered when their rows change, each also a
-//! source whose chunks are its page rows (search's `index_entry` results).
+//! Index shards: the driver half. Every page row is an input of the graph's shard queries
+//! (`knowledge_queries::wiki::PageIndex`), set from the index (only the rows this build wrote or removed
+//! when the inputs match the prior run); each shard is stored again only when what the graph derives for
+//! it differs from the index's hashes, and its entries are a source whose chunks are its page rows
+//! (search's `index_entry` results).
+
+use knowledge_queries::wiki::{
+    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, root_rows_hash, sections,
+    shard_entries, shard_json, shard_json_text, shard_markdown, shard_rows_hash,
+};
 
 use super::*;
 
-/// A shard as a source row: one chunk per page row, the row's line in the shard's Markdown, so an
-/// `index_entry` result cites the bytes the shard holds. The chunk's identifiers hold the page's slug,
-/// which search uses to tell an entry from its page. A row a custom template leaves without the page's
-/// link gets no chunk.
-pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow]) -> SourceRow {
+/// The shard queries' inputs, kept for the life of a `Compiler`: one per page row, and the run whose
+/// committed index they match.
+pub(super) struct ShardInputs {
+    index: PageIndex,
+    pages: BTreeMap<String, IndexedPage>,
+    synced_run: Option<String>,
+}
+
+/// A shard as a source row: one chunk per index entry, so an `index_entry` result cites the bytes the
+/// shard holds. The chunk's identifiers hold the page's slug, which search uses to tell an entry from its
+/// page.
+pub(super) fn shard_source_row(section: &str, markdown: &str, entries: &[ShardEntry]) -> SourceRow {
     let path = SourceRef::shard(section).path();
-    let mut chunks = Vec::with_capacity(rows.len());
-    // Rows are found in order, and lines counted from the previous row on: one pass over the shard.
-    let (mut from, mut line) = (0, 1);
-    for row in rows {
-        let Some(at) = markdown[from..].find(&format!("]({})", row.href)).map(|at| at + from) else { continue };
-        let start = markdown[..at].rfind('\n').map_or(0, |newline| newline + 1);
-        let end = markdown[at..].find('\n').map_or(markdown.len(), |newline| at + newline);
-        line += markdown[from..start].matches('\n').count();
-        from = end;
-        let text = &markdown[start..end];
-        let hash = content_hash(text.as_bytes());
-        let line = u32::try_from(line).unwrap_or(u32::MAX);
-        chunks.push(ChunkRow {
-            id: content_hash(format!("{path}\0{}", row.slug).as_bytes()),
-            ordinal: u32::try_from(chunks.len()).unwrap_or(u32::MAX),
-            hash,
-            heading_path: serde_json::to_string(&[section]).expect("strings serialize"),
-            title: row.title.clone(),
-            text: text.to_string(),
-            identifiers: row.slug.clone(),
-            start_offset: u32::try_from(start).unwrap_or(u32::MAX),
-            end_offset: u32::try_from(end).unwrap_or(u32::MAX),
-            start_line: line,
-            end_line: line,
-            minhash: None,
-            entity: None,
-        });
-    }
+    let chunks = entries
+        .iter()
+        .enumerate()
+        .map(|(ordinal, entry)| {
+            let text = &markdown[entry.start as usize..entry.end as usize];
+            ChunkRow {
+                id: content_hash(format!("{path}\0{}", entry.slug).as_bytes()),
+                ordinal: u32::try_from(ordinal).unwrap_or(u32::MAX),
+                hash: content_hash(text.as_bytes()),
+                heading_path: serde_json::to_string(&[section]).expect("strings serialize"),
+                title: entry.title.clone(),
+                text: text.to_string(),
+                identifiers: entry.slug.clone(),
+                start_offset: entry.start,
+                end_offset: entry.end,
+                start_line: entry.line,
+                end_line: entry.line,
+                minhash: None,
+                entity: None,
+            }
+        })
+        .collect();
     SourceRow {
         uri: path.clone(),
         path,
@@ -55,75 +64,6 @@ pub(super) fn shard_source_row(section: &str, markdown: &str, rows: &[ShardRow])
     }
 }
 
-/// One row of an index shard, as its Markdown shows it. The page's hash is only in the JSON rows
-/// ([`JsonRow`]), so a page whose text changed but whose row did not leaves the Markdown shard as it was.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub(super) struct ShardRow {
-    pub(super) slug: String,
-    pub(super) title: String,
-    pub(super) aliases: Vec<String>,
-    /// The page file, relative to the output folder.
-    pub(super) path: String,
-    /// The page relative to `indexes/`.
-    pub(super) href: String,
-    pub(super) sources: u64,
-    pub(super) summary: String,
-}
-
-/// A shard's JSON file, serialized as it stands (its fields in the alphabetical order the file has always
-/// had), with no `serde_json::Value` tree built on the way.
-#[derive(Serialize)]
-struct ShardJson<'a> {
-    pages: Vec<JsonRow<'a>>,
-    schema: u32,
-    section: &'a str,
-}
-
-/// A row of a shard's JSON: the row and the page file's hash.
-#[derive(Serialize)]
-struct JsonRow<'a> {
-    aliases: &'a [String],
-    hash: &'a str,
-    href: &'a str,
-    path: &'a str,
-    slug: &'a str,
-    sources: u64,
-    summary: &'a str,
-    title: &'a str,
-}
-
-impl<'a> JsonRow<'a> {
-    fn new(row: &'a ShardRow, hash: &'a str) -> JsonRow<'a> {
-        JsonRow {
-            aliases: &row.aliases,
-            hash,
-            href: &row.href,
-            path: &row.path,
-            slug: &row.slug,
-            sources: row.sources,
-            summary: &row.summary,
-            title: &row.title,
-        }
-    }
-}
-
-#[derive(Serialize)]
-pub(super) struct ShardModel<'a> {
-    pub(super) schema: u32,
-    pub(super) section: &'a str,
-    pub(super) json_href: String,
-    pub(super) pages: &'a [ShardRow],
-}
-
-#[derive(Serialize)]
-pub(super) struct RootSection {
-    pub(super) section: String,
-    pub(super) pages: usize,
-    pub(super) href: String,
-    pub(super) json_href: String,
-}
-
-/// Re-renders the shards whose rows changed, and the root when the sections did; removes empty sections.
 /// Why shards could not be compiled: a template that fails while rendering is the user's error, not the
 /// index's.
 pub(super) enum ShardError {
@@ -137,23 +77,25 @@ impl From<rusqlite::Error> for ShardError {
     }
 }
 
-/// Each section's shard rows, and beside each row its page's hash.
-pub(super) type SectionRows = BTreeMap<String, (Vec<ShardRow>, Vec<String>)>;
+/// One page row as the shards read it.
+struct PageRow {
+    slug: String,
+    section: String,
+    row: ShardRow,
+    hash: String,
+}
 
-/// Each section's rows from the page rows the index holds; with `only`, that section's alone.
-pub(super) fn section_rows(conn: &Connection, only: Option<&str>) -> rusqlite::Result<SectionRows> {
-    let mut sections = SectionRows::new();
-    let mut statement = conn.prepare_cached(
-        "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages
-         WHERE ?1 IS NULL OR section = ?1 ORDER BY section, slug",
-    )?;
-    let rows = statement.query_map([only], |row| {
-        let section: String = row.get(2)?;
+/// The page rows the index holds, by section and slug; with `slugs`, those pages' alone; with `section`,
+/// that section's alone.
+fn page_rows(conn: &Connection, slugs: Option<&[String]>, section: Option<&str>) -> rusqlite::Result<Vec<PageRow>> {
+    const COLUMNS: &str = "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages";
+    let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<PageRow> {
+        let slug: String = row.get(0)?;
         let path: String = row.get(3)?;
-        Ok((
-            section,
-            ShardRow {
-                slug: row.get(0)?,
+        Ok(PageRow {
+            section: row.get(2)?,
+            row: ShardRow {
+                slug: slug.clone(),
                 title: row.get(1)?,
                 aliases: serde_json::from_str(&row.get::<_, String>(4)?).unwrap_or_default(),
                 href: format!("../{path}"),
@@ -161,41 +103,152 @@ pub(super) fn section_rows(conn: &Connection, only: Option<&str>) -> rusqlite::R
                 sources: row.get::<_, i64>(5)?.cast_unsigned(),
                 summary: row.get(6)?,
             },
-            row.get::<_, String>(7)?,
-        ))
-    })?;
-    for row in rows {
-        let (section, row, hash) = row?;
-        let (rows, hashes) = sections.entry(section).or_default();
-        rows.push(row);
-        hashes.push(hash);
+            hash: row.get(7)?,
+            slug,
+        })
+    };
+    let Some(slugs) = slugs else {
+        let sql = format!("{COLUMNS} WHERE ?1 IS NULL OR section = ?1 ORDER BY section, slug");
+        return conn.prepare_cached(&sql)?.query_map([section], read)?.collect();
+    };
+    let mut statement = conn.prepare_cached(&format!("{COLUMNS} WHERE slug = ?1"))?;
+    let mut rows = Vec::new();
+    for slug in slugs {
+        rows.extend(statement.query_row([slug], read).optional()?);
     }
-    Ok(sections)
-}
-
-/// A section's JSON file: its rows, each with its page file's hash.
-pub(super) fn shard_json(section: &str, rows: &[ShardRow], hashes: &[String]) -> String {
-    let pages = rows.iter().zip(hashes).map(|(row, hash)| JsonRow::new(row, hash)).collect();
-    let shard_json = ShardJson { pages, schema: SCHEMA_VERSION, section };
-    format!("{}\n", serde_json::to_string_pretty(&shard_json).expect("rows serialize"))
+    Ok(rows)
 }
 
 /// A section's JSON file as the index's page rows make it: what the file must hold. The index keeps only
 /// its hash (in `storage_objects`), since every edit of a page changes a row of it and the rows are there.
 pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
-    let sections = section_rows(conn, Some(section))?;
-    Ok(sections.get(section).map(|(rows, hashes)| shard_json(section, rows, hashes)))
+    let rows = page_rows(conn, None, Some(section))?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let hashes: Vec<&str> = rows.iter().map(|page| page.hash.as_str()).collect();
+    let shown: Vec<ShardRow> = rows.iter().map(|page| page.row.clone()).collect();
+    Ok(Some(shard_json_text(section, &shown, &hashes)))
 }
 
+impl ShardInputs {
+    fn matches(&self, run: Option<&str>) -> bool {
+        run.is_some() && self.synced_run.as_deref() == run
+    }
+}
+
+/// Whether the shard inputs match the index as `run` committed it.
+pub(super) fn shards_match(inputs: &PageInputs, run: Option<&str>) -> bool {
+    inputs.shards.as_ref().is_some_and(|state| state.matches(run))
+}
+
+/// The hash of the shard and root templates and of the code that renders them, part of every shard's
+/// stored rows hash.
+fn shard_template_hash(templates: &TemplateSet) -> String {
+    content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes())
+}
+
+/// Brings the shard queries' inputs in line with the page rows as `run` leaves them: with `changed`, only
+/// those pages' rows (the inputs match the run before, and these are the pages it stored or removed);
+/// without, every row.
+fn sync_shards(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    changed: Option<&BTreeSet<String>>,
+    run: &str,
+    template_hash: &str,
+) -> rusqlite::Result<PageIndex> {
+    let mut state = inputs.shards.take().unwrap_or_else(|| ShardInputs {
+        index: PageIndex::new(db, Vec::new(), template_hash.to_string()),
+        pages: BTreeMap::new(),
+        synced_run: None,
+    });
+    let only: Option<Vec<String>> = changed.map(|slugs| slugs.iter().cloned().collect());
+    let rows = page_rows(conn, only.as_deref(), None)?;
+    let found: HashSet<&str> = rows.iter().map(|page| page.slug.as_str()).collect();
+    state.pages.retain(|slug, _| found.contains(slug.as_str()) || changed.is_some_and(|c| !c.contains(slug)));
+    drop(found);
+    for page in rows {
+        match state.pages.get(&page.slug) {
+            Some(&input) => {
+                if input.section(db) != &page.section {
+                    input.set_section(db).to(page.section);
+                }
+                if input.row(db) != &page.row {
+                    input.set_row(db).to(page.row);
+                }
+                if input.hash(db) != &page.hash {
+                    input.set_hash(db).to(page.hash);
+                }
+            }
+            None => {
+                let input = IndexedPage::new(db, page.section, page.row, page.hash);
+                state.pages.insert(page.slug, input);
+            }
+        }
+    }
+    let mut listed: Vec<IndexedPage> = state.pages.values().copied().collect();
+    listed.sort_by_cached_key(|page| (page.section(db).clone(), page.row(db).slug.clone()));
+    let index = state.index;
+    if index.pages(db) != &listed {
+        index.set_pages(db).to(listed);
+    }
+    if index.template_hash(db) != template_hash {
+        index.set_template_hash(db).to(template_hash.to_string());
+    }
+    state.synced_run = Some(run.to_string());
+    inputs.shards = Some(state);
+    Ok(index)
+}
+
+/// Sets the shard inputs from the page rows the index holds as `run` committed it, and derives every
+/// shard once, so that the next build of this `Compiler` starts warm: `--watch` does this after a build
+/// that left them cold.
+pub(super) fn warm_shards(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    templates: &TemplateSet,
+    run: &str,
+) -> rusqlite::Result<()> {
+    if shards_match(inputs, Some(run)) {
+        return Ok(());
+    }
+    set_templates(db, inputs, templates);
+    let index = sync_shards(conn, db, inputs, None, run, &shard_template_hash(templates))?;
+    let db: &KnowledgeDb = db;
+    for name in sections(db, index).keys() {
+        let section = Section::new(db, name.clone());
+        let _ = (shard_rows_hash(db, index, section), shard_json(db, index, section));
+        let _ = (shard_markdown(db, index, section), shard_entries(db, index, section));
+    }
+    let _ = (root_rows_hash(db, index), root_markdown(db, index));
+    Ok(())
+}
+
+/// Records that a build which changed no page row leaves the shard inputs matching its run, as they
+/// matched the one before it.
+pub(super) fn shards_unchanged(inputs: &mut PageInputs, context: &StageContext<'_>) {
+    if let Some(state) = inputs.shards.as_mut().filter(|state| state.matches(context.catalog.prior_run)) {
+        state.synced_run = Some(context.run_id.to_string());
+    }
+}
+
+/// Stores the shards whose rows, JSON or templates changed, the root when the sections did, and removes
+/// the shards of sections with no page left. `written`: the pages this build stored or removed.
 pub(super) fn compile_shards(
     conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
     context: &StageContext<'_>,
     stage: &mut Stage,
+    written: &BTreeSet<String>,
 ) -> Result<(), ShardError> {
-    let templates = context.templates;
-    let template_hash =
-        content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
-    let sections = section_rows(conn, None)?;
+    let template_hash = shard_template_hash(context.templates);
+    let warm = !context.full && !context.catalog.reseed && shards_match(inputs, context.catalog.prior_run);
+    let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, &template_hash)?;
+    let db: &KnowledgeDb = db;
     // What the index holds of each shard: the hash of the rows its Markdown shows, and the hashes of its
     // files (not their texts, which are large and mostly unchanged).
     let stored: HashMap<String, StoredShard> = conn
@@ -216,43 +269,41 @@ pub(super) fn compile_shards(
         .collect::<rusqlite::Result<_>>()?;
     let enabled = context.project.config.wiki.enabled;
 
-    for (section, (rows, hashes)) in &sections {
-        let mut shown = serde_json::to_vec(rows).expect("rows serialize");
-        shown.extend_from_slice(template_hash.as_bytes());
-        let rows_hash = content_hash(&shown);
-        let json = shard_json(section, rows, hashes);
+    let sections = sections(db, index);
+    for (name, pages) in sections {
+        let section = Section::new(db, name.clone());
+        let rows_hash = shard_rows_hash(db, index, section);
+        let json = shard_json(db, index, section);
         let json_hash = content_hash(json.as_bytes());
-        let before = stored.get(section);
-        let shown_before = before.is_some_and(|before| !context.full && before.rows_hash == rows_hash);
+        let before = stored.get(name);
+        let shown_before = before.is_some_and(|before| !context.full && &before.rows_hash == rows_hash);
         let json_before = before.is_some_and(|before| !context.full && before.json_hash.as_deref() == Some(&json_hash));
         if shown_before && json_before {
             continue;
         }
-        let path = format!("indexes/{section}.md");
-        let json_path = format!("indexes/machine/{section}.json");
-        let metadata = serde_json::json!({"section": section, "pages": rows.len()});
+        let path = format!("indexes/{name}.md");
+        let json_path = format!("indexes/machine/{name}.json");
+        let metadata = serde_json::json!({"section": name, "pages": pages.len()});
         // The Markdown (and the shard's source row, cut from it) only when the rows it shows changed.
         if !shown_before {
-            let json_href = format!("machine/{section}.json");
-            let model = ShardModel { schema: SCHEMA_VERSION, section, json_href, pages: rows };
-            let markdown = wiki::render("shard.md.j2", &templates.shard, &model).map_err(ShardError::Template)?;
+            let markdown = shard_markdown(db, index, section).clone().map_err(ShardError::Template)?;
             stage.shards.rendered += 1;
-            let shard = shard_source_row(section, &markdown, rows);
+            let shard = shard_source_row(name, &markdown, shard_entries(db, index, section));
             store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
             let shard = RenderedShard {
-                section,
+                section: name,
                 path: &path,
                 json_path: Some(&json_path),
-                page_count: rows.len(),
-                rows_hash: &rows_hash,
+                page_count: pages.len(),
+                rows_hash,
                 markdown: &markdown,
             };
             record_shard(conn, context, stage, &shard, before)?;
         }
         // A page's new text changes only its row's hash here: the JSON's object, not the Markdown's.
-        let uri = format!("{}.json", SourceRef::shard(section).path());
-        upsert_object(conn, &uri, "shard_json", &json_path, &json, context.run_id, &metadata)?;
-        stage.fresh.insert(json_path, json);
+        let uri = format!("{}.json", SourceRef::shard(name).path());
+        upsert_object(conn, &uri, "shard_json", &json_path, json, context.run_id, &metadata)?;
+        stage.fresh.insert(json_path, json.clone());
     }
     for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
@@ -280,28 +331,17 @@ pub(super) fn compile_shards(
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
         return Ok(());
     }
-    let root_sections: Vec<RootSection> = sections
-        .iter()
-        .map(|(section, (rows, _))| RootSection {
-            section: section.clone(),
-            pages: rows.len(),
-            href: format!("{section}.md"),
-            json_href: format!("machine/{section}.json"),
-        })
-        .collect();
-    let total: usize = sections.values().map(|(rows, _)| rows.len()).sum();
-    let root_model = serde_json::json!({"schema": SCHEMA_VERSION, "pages": total, "sections": root_sections});
-    let rows_hash = content_hash(format!("{root_model}{template_hash}").as_bytes());
+    let rows_hash = root_rows_hash(db, index);
     let before = stored.get("");
-    if context.full || before.is_none_or(|before| before.rows_hash != rows_hash) {
-        let markdown = wiki::render("root.md.j2", &templates.root, &root_model).map_err(ShardError::Template)?;
+    if context.full || before.is_none_or(|before| &before.rows_hash != rows_hash) {
+        let markdown = root_markdown(db, index).clone().map_err(ShardError::Template)?;
         stage.shards.rendered += 1;
         let root = RenderedShard {
             section: "",
             path: "indexes/root.md",
             json_path: None,
-            page_count: total,
-            rows_hash: &rows_hash,
+            page_count: root_page_count(db, index),
+            rows_hash,
             markdown: &markdown,
         };
         record_shard(conn, context, stage, &root, before)?;

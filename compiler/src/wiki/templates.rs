@@ -63,9 +63,18 @@ pub(super) fn set_templates(db: &mut KnowledgeDb, inputs: &mut PageInputs, templ
             if input.page(db) != &templates.page {
                 input.set_page(db).with_durability(Durability::MEDIUM).to(templates.page.clone());
             }
+            if input.shard(db) != &templates.shard {
+                input.set_shard(db).with_durability(Durability::MEDIUM).to(templates.shard.clone());
+            }
+            if input.root(db) != &templates.root {
+                input.set_root(db).with_durability(Durability::MEDIUM).to(templates.root.clone());
+            }
         }
         None => {
-            inputs.templates = Some(Templates::builder(templates.page.clone()).durability(Durability::MEDIUM).new(db));
+            let input = Templates::builder(templates.page.clone(), templates.shard.clone(), templates.root.clone())
+                .durability(Durability::MEDIUM)
+                .new(db);
+            inputs.templates = Some(input);
         }
     }
 }

@@ -277,4 +277,5 @@ fn a_body_edit_that_keeps_the_outline_does_not_rerun_outline_readers() {
 
 mod facts;
 mod lint;
+mod shards;
 mod wiki;

@@ -362,7 +362,7 @@ fn render_page_reruns_for_a_changed_model_or_template_only() {
         related: Vec::new(),
         backlinks: Vec::new(),
     };
-    let templates = Templates::new(&db, "title: {{ title | yaml }}".to_string());
+    let templates = Templates::new(&db, "title: {{ title | yaml }}".to_string(), String::new(), String::new());
     let one = WikiPage::new(&db, "one".to_string(), model("One \"quoted\""));
     let two = WikiPage::new(&db, "two".to_string(), model("Two"));
     assert_eq!(render_page(&db, one).as_deref(), Ok("title: \"One \\\"quoted\\\"\"\n"));

@@ -5,6 +5,7 @@
 mod graph;
 mod plan;
 mod render;
+mod shards;
 mod signals;
 mod summary;
 
@@ -15,6 +16,10 @@ pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, conce
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template, render,
     render_page,
+};
+pub use shards::{
+    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, root_rows_hash, sections,
+    shard_entries, shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
 pub use signals::{Excerpt, Signal, SignalKind, signals_of};
 pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary};

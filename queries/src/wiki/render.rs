@@ -12,6 +12,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Templates {
     #[returns(ref)]
     pub page: String,
+    #[returns(ref)]
+    pub shard: String,
+    #[returns(ref)]
+    pub root: String,
 }
 
 /// One generated page. The driver sets `model` only when it changed, so `render_page` re-runs only for
