@@ -442,7 +442,7 @@ impl Compiler {
                 wiki::warm_catalog(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)?;
                 // Templates that do not load fail the next build, which says why; nothing to warm for it.
                 let Ok(templates) = TemplateSet::load(project) else { return Ok(()) };
-                wiki::warm_index_shards(&conn, &mut self.db, &mut self.pages, &templates, &run).map_err(sql)
+                wiki::warm_shards(&conn, &mut self.db, &mut self.pages, &templates, &run).map_err(sql)
             }
             _ => Ok(()),
         }

@@ -31,6 +31,7 @@ use catalog::*;
 pub use files::{Drift, STAT_CACHE, drift, sync_files};
 pub use log::{complete_log, record_log};
 use pages::*;
+pub use shards::warm_shards;
 use shards::*;
 use templates::*;
 pub use templates::{TemplateSet, fingerprint};
@@ -186,18 +187,6 @@ pub fn warm_catalog(
         }
     }
     Ok(())
-}
-
-/// Reads the shards' inputs from the index as `run` committed it and derives every shard once, so that the
-/// next build of this `Compiler` finds them warm: `--watch` does this after a build that left them cold.
-pub fn warm_index_shards(
-    conn: &Connection,
-    db: &mut KnowledgeDb,
-    inputs: &mut PageInputs,
-    templates: &TemplateSet,
-    run: &str,
-) -> rusqlite::Result<()> {
-    warm_shards(conn, db, inputs, templates, run)
 }
 
 /// Whether the catalog's and the shards' inputs both match the index as `run` committed it.

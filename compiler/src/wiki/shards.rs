@@ -205,7 +205,7 @@ fn sync_shards(
 /// Sets the shard inputs from the page rows the index holds as `run` committed it, and derives every
 /// shard once, so that the next build of this `Compiler` starts warm: `--watch` does this after a build
 /// that left them cold.
-pub(super) fn warm_shards(
+pub fn warm_shards(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
