@@ -38,13 +38,25 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     let sentences: Vec<(u32, &str, String, HashSet<String>)> = quotes
         .iter()
         .flat_map(|&(note, path, text)| prose_sentences(text).into_iter().map(move |sentence| (note, path, sentence)))
+        .filter(|(_, _, sentence)| !["[[", "<http"].iter().any(|mark| sentence.contains(mark)))
+        // A link to another part of the same work ("covered in the “Custom Macros” section in Chapter 20")
+        // is a cross-reference: the sentence points there rather than saying something here.
+        .filter(|(_, _, sentence)| {
+            let lower = sentence.to_lowercase();
+            !(sentence.contains('[') && ["section", "chapter", "appendix"].iter().any(|word| lower.contains(word)))
+        })
         .map(|(note, path, sentence)| {
+            let sentence = plain(&sentence);
             let words = words(&sentence);
             (note, path, sentence, words)
         })
         .collect();
     let title_words = words(title);
-    let linking = |sentence: &str| ["](", "][", "[[", "<http"].iter().any(|mark| sentence.contains(mark));
+    // A sentence that sends the reader elsewhere ("See the section on ...") says nothing itself.
+    let linking = |sentence: &str| {
+        let lower = sentence.to_lowercase();
+        ["see ", "for more", "refer to", "check out"].iter().any(|start| lower.starts_with(start))
+    };
     let centrality = |at: usize| -> f64 {
         let (_, path, _, words) = &sentences[at];
         sentences
@@ -65,7 +77,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     // Naming the concept: two of the title's words, or its one word.
     let names_it = |words: &HashSet<String>| words.intersection(&title_words).count() >= title_words.len().min(2);
     let mut scored: Vec<(f64, usize)> = (0..sentences.len())
-        .filter(|&at| !linking(&sentences[at].2) && names_it(&sentences[at].3))
+        .filter(|&at| !linking(&sentences[at].2) && !leans_on_previous(&sentences[at].2) && names_it(&sentences[at].3))
         .map(|at| (centrality(at), at))
         .filter(|(score, _)| *score > 0.0)
         .collect();
@@ -83,9 +95,9 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     // A sentence that is a whole quote is shown by the quote; a summary of the lead's first sentence alone
     // adds nothing to the lead, which follows it.
     let whole_quote = |line: &SummaryLine| {
-        quotes
-            .iter()
-            .any(|&(note, _, text)| note == line.note && text.split_whitespace().eq(line.text.split_whitespace()))
+        quotes.iter().any(|&(note, _, text)| {
+            note == line.note && plain(text).split_whitespace().eq(line.text.split_whitespace())
+        })
     };
     chosen.retain(|line| !whole_quote(line));
     let lead_note = quotes.first().filter(|_| has_lead).map(|&(note, ..)| note);
@@ -93,6 +105,34 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         chosen.clear();
     }
     chosen
+}
+
+/// Words that open a sentence leaning on the one before it ("However, ...", "This means ..."): out of its
+/// place, such a sentence does not say what it refers to.
+const LEANING: &[&str] = &[
+    "also",
+    "additionally",
+    "furthermore",
+    "however",
+    "instead",
+    "it",
+    "moreover",
+    "otherwise",
+    "so",
+    "that",
+    "then",
+    "therefore",
+    "these",
+    "they",
+    "this",
+    "those",
+    "thus",
+];
+
+/// Whether a sentence opens with a word that refers to what came before it.
+fn leans_on_previous(sentence: &str) -> bool {
+    let first = sentence.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_lowercase();
+    LEANING.contains(&first.as_str())
 }
 
 /// A quote's sentences of prose, each on one line: code, headings, tables, lists, block quotes and HTML
@@ -124,6 +164,46 @@ fn prose_sentences(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A sentence as a reader sees it: a link's text without its target (`[text](url)`, `[text][label]`,
+/// `[label]`), and HTML comments (`<!-- ignore -->`) left out, so that every word is still the source's
+/// and no markup reaches the summary.
+fn plain(sentence: &str) -> String {
+    let mut out = String::with_capacity(sentence.len());
+    let mut rest = sentence;
+    while let Some(at) = rest.find(['[', '<', '`']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        // Code is kept as written (`- [ ]` is no link).
+        if let Some(code) = rest.strip_prefix('`') {
+            let end = code.find('`').map_or(rest.len(), |end| end + 2);
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            rest = comment.find("-->").map_or("", |end| &comment[end + 3..]);
+            continue;
+        }
+        let Some(inner) =
+            rest.strip_prefix('[').and_then(|after| after.find(']').map(|end| (&after[..end], &after[end + 1..])))
+        else {
+            out.push_str(&rest[..1]);
+            rest = &rest[1..];
+            continue;
+        };
+        let (text, after) = inner;
+        out.push_str(text);
+        // The target: `(url)` or `[label]`, dropped.
+        rest = match after.chars().next() {
+            Some('(') => after.find(')').map_or(after, |end| &after[end + 1..]),
+            Some('[') => after.find(']').map_or(after, |end| &after[end + 1..]),
+            _ => after,
+        };
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A sentence's words that can tie it to another: lowercase, three letters or more, not [`COMMON`], a
@@ -184,6 +264,41 @@ mod tests {
         ];
         let summary = lead_summary("Compost", &whole, true);
         assert_eq!(summary.iter().map(|l| l.note).collect::<Vec<_>>(), [1, 3], "{summary:?}");
+    }
+
+    #[test]
+    fn a_sentence_with_links_keeps_their_words_and_loses_their_markup() {
+        assert_eq!(
+            plain("As [“Traits”][traits]<!-- ignore --> showed, a [trait object](ch18.md#objects) is `dyn T`."),
+            "As “Traits” showed, a trait object is `dyn T`."
+        );
+        assert_eq!(
+            plain("The `to` snippet expands to `- [ ]` and [more](x.md)."),
+            "The `to` snippet expands to `- [ ]` and more."
+        );
+        let quotes = [
+            (1, "a.md", "A trait object points to a type and a table of its methods. It is built at run time."),
+            (
+                2,
+                "b.md",
+                "As [“Traits”][traits]<!-- ignore --> showed, a [trait object](x.md) holds a table of methods. It \
+                 has no other state.",
+            ),
+            (3, "c.md", "See [trait objects](x.md) for how a trait object finds its methods at run time."),
+            (4, "d.md", "The [“Trait Objects”][objects] section in Chapter 18 says what a trait object's table holds."),
+            (5, "e.md", "However, a trait object's table of methods is fixed when the trait object is made. Done."),
+        ];
+        let summary = lead_summary("Trait object", &quotes, true);
+        let texts: Vec<&str> = summary.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "A trait object points to a type and a table of its methods.",
+                "As “Traits” showed, a trait object holds a table of methods."
+            ],
+            "a pointer (\"See ...\", a link to a section) says nothing itself, nor does a sentence leaning on the one \
+             before it"
+        );
     }
 
     #[test]
