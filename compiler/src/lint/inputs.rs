@@ -9,7 +9,7 @@ use knowledge_queries::lint::{GeneratedFiles, LintProject, LintSource};
 use rayon::prelude::*;
 use salsa::Setter;
 
-use super::{FileFacts, generated_files, stored_file};
+use super::{ChunkText, FileFacts, generated_files, stored_file};
 use crate::config::Project;
 use crate::sources::db::KnowledgeDb;
 use crate::store;
@@ -19,6 +19,9 @@ use crate::store;
 pub(crate) struct LintInputs {
     project: Option<LintProject>,
     sources: BTreeMap<String, LintSource>,
+    /// Each source's chunks as near-duplicate detection compares them (signatures, rows), kept with the
+    /// inputs and synced the same way, so a kept `Compiler` reads only the changed sources' chunks.
+    chunks: BTreeMap<String, Vec<ChunkText>>,
     synced_run: Option<String>,
 }
 
@@ -73,7 +76,9 @@ impl LintInputs {
         project: &Project,
         sync: &IndexSync<'_>,
     ) -> rusqlite::Result<()> {
+        let with_chunks = super::compares_near_duplicates(project);
         let warm = !sync.reseed && sync.prior_run.is_some() && self.synced_run.as_deref() == sync.prior_run;
+        self.sync_chunks(conn, warm.then_some(sync.changed), with_chunks)?;
         if warm {
             let mut stored = store::read_facts_of(conn, sync.changed)?;
             for path in sync.changed {
@@ -93,6 +98,42 @@ impl LintInputs {
         }
         self.finish(db, project, Some(generated_files(project, conn)?));
         self.synced_run = Some(sync.run.to_string());
+        Ok(())
+    }
+
+    /// Every source's chunks for near-duplicate detection, as the last sync left them.
+    pub(crate) fn chunks(&self) -> Vec<ChunkText> {
+        self.chunks.values().flatten().cloned().collect()
+    }
+
+    /// Brings the kept chunks in line with the index: with `changed`, only those sources' (the inputs match
+    /// the run before), otherwise every source's; none when near duplicates are not compared.
+    fn sync_chunks(
+        &mut self,
+        conn: &rusqlite::Connection,
+        changed: Option<&[String]>,
+        with_chunks: bool,
+    ) -> rusqlite::Result<()> {
+        if !with_chunks {
+            self.chunks.clear();
+            return Ok(());
+        }
+        let (stored, paths) = match changed {
+            // Kept chunks are only trusted when the last sync read them.
+            Some(paths) if !self.chunks.is_empty() || self.sources.is_empty() => {
+                (store::read_chunk_texts_of(conn, paths)?, paths)
+            }
+            _ => {
+                self.chunks.clear();
+                (store::read_chunk_texts(conn, &std::collections::HashSet::new())?, &[][..])
+            }
+        };
+        for path in paths {
+            self.chunks.remove(path);
+        }
+        for chunk in stored {
+            self.chunks.entry(chunk.path.clone()).or_default().push(ChunkText::stored(chunk));
+        }
         Ok(())
     }
 

@@ -155,11 +155,7 @@ pub(crate) fn lint_index(
     sync: &IndexSync<'_>,
 ) -> rusqlite::Result<Vec<Diagnostic>> {
     inputs.sync_with_index(conn, db, project, sync)?;
-    let chunks = if compares_near_duplicates(project) {
-        store::read_chunk_texts(conn, &HashSet::new())?.into_iter().map(ChunkText::stored).collect()
-    } else {
-        Vec::new()
-    };
+    let chunks = inputs.chunks();
     // Inside a build the pages were just rendered from these very sources: their citations are current.
     Ok(diagnose(project, db, inputs, &[], &chunks, Some(conn)))
 }

@@ -156,6 +156,33 @@ pub fn read_chunk_texts(
     Ok(chunks)
 }
 
+/// The chunks `read_chunk_texts` would return for the sources at `paths`, each source's in its order.
+pub fn read_chunk_texts_of(conn: &Connection, paths: &[String]) -> rusqlite::Result<Vec<StoredChunk>> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
+         FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE s.path = ?1 AND {} AND c.entity IS NULL ORDER BY c.ordinal",
+        Origin::File.sql_condition("s.path")
+    ))?;
+    let mut chunks = Vec::new();
+    for path in paths {
+        let rows = statement.query_map([path], |row| {
+            Ok(StoredChunk {
+                path: row.get(0)?,
+                revision: row.get(1)?,
+                start_line: row.get(2)?,
+                end_line: row.get(3)?,
+                minhash: row.get(4)?,
+                seq: row.get(5)?,
+            })
+        })?;
+        for chunk in rows {
+            chunks.push(chunk?);
+        }
+    }
+    Ok(chunks)
+}
+
 /// The texts of chunks, by row.
 pub fn read_chunk_bodies(conn: &Connection, rows: &[i64]) -> rusqlite::Result<HashMap<i64, String>> {
     let mut statement = conn.prepare_cached("SELECT text FROM chunks WHERE seq = ?1")?;
