@@ -18,6 +18,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use rustc_hash::FxHashMap;
+
 use crate::links::{join, link_candidates, percent_decode, wikilink_key};
 use crate::{Db, LintFacts, SourceKind, SourceRef};
 
@@ -122,8 +124,8 @@ pub struct FileLint {
 /// names leaves it equal.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Targets {
-    by_path: HashMap<String, LintSource>,
-    by_name: HashMap<String, Vec<LintSource>>,
+    by_path: FxHashMap<String, LintSource>,
+    by_name: FxHashMap<String, Vec<LintSource>>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -236,16 +238,17 @@ pub fn file_lint(db: &dyn Db, source: LintSource) -> FileLint {
     }
     for wikilink in &facts.wikilinks {
         let sides: Vec<&String> = std::iter::once(&wikilink.first).chain(wikilink.second.as_ref()).collect();
-        let keys: Vec<Option<String>> = sides.iter().map(|side| wikilink_key(path, side)).collect();
-        for key in keys.iter().flatten() {
-            linked.extend(lookup_name(db, project, key).iter().filter(|&&t| t != source));
+        // Each side's targets by name; `None` for a side naming the page itself (`[[#heading]]`).
+        let named: Vec<Option<&[LintSource]>> =
+            sides.iter().map(|side| wikilink_key(path, side).map(|key| lookup_name(db, project, &key))).collect();
+        for targets in named.iter().flatten() {
+            linked.extend(targets.iter().filter(|&&t| t != source));
         }
         // A link into another vault or tool (`dendron://vault/note`) cannot be judged from this tree.
         if sides.iter().any(|side| side.contains("://")) {
             continue;
         }
-        // An empty target (`[[#heading]]`) is the page itself.
-        if keys.iter().any(|k| k.as_ref().is_none_or(|k| !lookup_name(db, project, k).is_empty())) {
+        if named.iter().any(|targets| targets.is_none_or(|targets| !targets.is_empty())) {
             continue;
         }
         let shown = match &wikilink.second {

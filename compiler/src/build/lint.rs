@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use crate::build::{self, Compiler, Silent};
 use crate::config::Project;
 use crate::lint::{
@@ -31,11 +33,18 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     let trusted = build::trusts(&prior, &build::fingerprint(project));
     let mut scan = build::scan(project, &prior, !trusted, &Silent);
 
-    let mut files: Vec<FileFacts> = Vec::new();
-    let intact = scan.unchanged.iter().chain(scan.stats.iter().map(|s| &s.path)).all(|path| {
-        let file = stored.remove(path).and_then(|facts| stored_file(path, facts));
-        file.map(|file| files.push(file)).is_some()
-    });
+    // The stored facts of every source that did not change, parsed on rayon's threads; one that cannot be
+    // read spoils them all (below).
+    let unchanged: Vec<(&String, Option<store::StoredFacts>)> = scan
+        .unchanged
+        .iter()
+        .chain(scan.stats.iter().map(|s| &s.path))
+        .map(|path| (path, stored.remove(path)))
+        .collect();
+    let parsed: Vec<Option<FileFacts>> =
+        unchanged.into_par_iter().map(|(path, facts)| facts.and_then(|facts| stored_file(path, facts))).collect();
+    let intact = parsed.iter().all(Option::is_some);
+    let mut files: Vec<FileFacts> = parsed.into_iter().flatten().collect();
     if !intact {
         // A row whose facts cannot be read: trust none of them, and parse every file as without an index.
         files.clear();
