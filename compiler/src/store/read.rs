@@ -124,6 +124,20 @@ pub struct StoredChunk {
     pub seq: i64,
 }
 
+/// The columns of a chunk as near-duplicate detection reads it, from `chunks c JOIN sources s`.
+const CHUNK_TEXT_COLUMNS: &str = "s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq";
+
+fn stored_chunk(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
+    Ok(StoredChunk {
+        path: row.get(0)?,
+        revision: row.get(1)?,
+        start_line: row.get(2)?,
+        end_line: row.get(3)?,
+        minhash: row.get(4)?,
+        seq: row.get(5)?,
+    })
+}
+
 /// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection: their
 /// stored signatures, and their rows for the texts of those that turn out to be candidates.
 pub fn read_chunk_texts(
@@ -131,21 +145,11 @@ pub fn read_chunk_texts(
     skip: &std::collections::HashSet<String>,
 ) -> rusqlite::Result<Vec<StoredChunk>> {
     let mut statement = conn.prepare(&format!(
-        "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
-         FROM chunks c JOIN sources s ON s.id = c.source_id
+        "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE {} AND c.entity IS NULL",
         Origin::File.sql_condition("s.path")
     ))?;
-    let rows = statement.query_map([], |row| {
-        Ok(StoredChunk {
-            path: row.get(0)?,
-            revision: row.get(1)?,
-            start_line: row.get(2)?,
-            end_line: row.get(3)?,
-            minhash: row.get(4)?,
-            seq: row.get(5)?,
-        })
-    })?;
+    let rows = statement.query_map([], stored_chunk)?;
     let mut chunks = Vec::new();
     for chunk in rows {
         let chunk = chunk?;
@@ -159,23 +163,13 @@ pub fn read_chunk_texts(
 /// The chunks `read_chunk_texts` would return for the sources at `paths`, each source's in its order.
 pub fn read_chunk_texts_of(conn: &Connection, paths: &[String]) -> rusqlite::Result<Vec<StoredChunk>> {
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq
-         FROM chunks c JOIN sources s ON s.id = c.source_id
+        "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE s.path = ?1 AND {} AND c.entity IS NULL ORDER BY c.ordinal",
         Origin::File.sql_condition("s.path")
     ))?;
     let mut chunks = Vec::new();
     for path in paths {
-        let rows = statement.query_map([path], |row| {
-            Ok(StoredChunk {
-                path: row.get(0)?,
-                revision: row.get(1)?,
-                start_line: row.get(2)?,
-                end_line: row.get(3)?,
-                minhash: row.get(4)?,
-                seq: row.get(5)?,
-            })
-        })?;
+        let rows = statement.query_map([path], stored_chunk)?;
         for chunk in rows {
             chunks.push(chunk?);
         }
