@@ -21,7 +21,8 @@ pub(crate) struct LintInputs {
     sources: BTreeMap<String, LintSource>,
     /// Each source's chunks as near-duplicate detection compares them (signatures, rows), kept with the
     /// inputs and synced the same way, so a kept `Compiler` reads only the changed sources' chunks.
-    chunks: BTreeMap<String, Vec<ChunkText>>,
+    /// `None` until a sync reads them (and when near duplicates are not compared).
+    chunks: Option<BTreeMap<String, Vec<ChunkText>>>,
     synced_run: Option<String>,
 }
 
@@ -78,6 +79,8 @@ impl LintInputs {
     ) -> rusqlite::Result<()> {
         let with_chunks = super::compares_near_duplicates(project);
         let warm = !sync.reseed && sync.prior_run.is_some() && self.synced_run.as_deref() == sync.prior_run;
+        // Until this sync completes the inputs match no run: one that fails halfway is read whole next time.
+        self.synced_run = None;
         self.sync_chunks(conn, warm.then_some(sync.changed), with_chunks)?;
         if warm {
             let mut stored = store::read_facts_of(conn, sync.changed)?;
@@ -103,7 +106,7 @@ impl LintInputs {
 
     /// Every source's chunks for near-duplicate detection, as the last sync left them.
     pub(crate) fn chunks(&self) -> Vec<ChunkText> {
-        self.chunks.values().flatten().cloned().collect()
+        self.chunks.iter().flat_map(BTreeMap::values).flatten().cloned().collect()
     }
 
     /// Brings the kept chunks in line with the index: with `changed`, only those sources' (the inputs match
@@ -114,26 +117,23 @@ impl LintInputs {
         changed: Option<&[String]>,
         with_chunks: bool,
     ) -> rusqlite::Result<()> {
+        let kept = self.chunks.take();
         if !with_chunks {
-            self.chunks.clear();
             return Ok(());
         }
-        let (stored, paths) = match changed {
-            // Kept chunks are only trusted when the last sync read them.
-            Some(paths) if !self.chunks.is_empty() || self.sources.is_empty() => {
-                (store::read_chunk_texts_of(conn, paths)?, paths)
+        let (mut chunks, stored) = match (kept, changed) {
+            (Some(mut kept), Some(paths)) => {
+                for path in paths {
+                    kept.remove(path);
+                }
+                (kept, store::read_chunk_texts_of(conn, paths)?)
             }
-            _ => {
-                self.chunks.clear();
-                (store::read_chunk_texts(conn, &std::collections::HashSet::new())?, &[][..])
-            }
+            _ => (BTreeMap::new(), store::read_chunk_texts(conn, &std::collections::HashSet::new())?),
         };
-        for path in paths {
-            self.chunks.remove(path);
-        }
         for chunk in stored {
-            self.chunks.entry(chunk.path.clone()).or_default().push(ChunkText::stored(chunk));
+            chunks.entry(chunk.path.clone()).or_default().push(ChunkText::stored(chunk));
         }
+        self.chunks = Some(chunks);
         Ok(())
     }
 
