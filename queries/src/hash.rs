@@ -16,20 +16,32 @@ fn short_hex(digest: &blake3::Hash) -> String {
 }
 
 /// A `Hasher` that feeds BLAKE3: the [`content_hash`] of values' `Hash` streams (every field, with the
-/// lengths of its strings and lists), cheaper than hashing a serialized copy.
+/// lengths of its strings and lists), cheaper than hashing a serialized copy. A `Hash` stream is many
+/// writes of a few bytes, so they are gathered and handed to BLAKE3 in blocks.
 #[derive(Default)]
-pub(crate) struct ContentHasher(blake3::Hasher);
+pub(crate) struct ContentHasher {
+    hasher: blake3::Hasher,
+    pending: Vec<u8>,
+}
 
 impl ContentHasher {
+    const BLOCK: usize = 16 * 1024;
+
     /// The digest as [`content_hash`] writes it.
-    pub(crate) fn hex(&self) -> String {
-        short_hex(&self.0.finalize())
+    pub(crate) fn hex(&mut self) -> String {
+        self.hasher.update(&self.pending);
+        self.pending.clear();
+        short_hex(&self.hasher.finalize())
     }
 }
 
 impl std::hash::Hasher for ContentHasher {
     fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= Self::BLOCK {
+            self.hasher.update(&self.pending);
+            self.pending.clear();
+        }
     }
 
     fn finish(&self) -> u64 {

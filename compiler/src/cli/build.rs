@@ -45,11 +45,12 @@ pub(crate) fn run(args: BuildArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
         return check(&project, args.json);
     }
     let show_progress = !args.json && std::io::stderr().is_terminal();
-    let summary = if show_progress {
-        Compiler::new().build(&project, &Bars::default())?
-    } else {
-        Compiler::new().build(&project, &Quiet)?
-    };
+    let mut compiler = Compiler::new();
+    let summary =
+        if show_progress { compiler.build(&project, &Bars::default())? } else { compiler.build(&project, &Quiet)? };
+    // The process ends after printing: freeing the query graph's inputs and memos one by one would only
+    // delay that (0.2–0.7 ms of a dendron-vault build).
+    std::mem::forget(compiler);
     let mut stderr = std::io::stderr().lock();
     for skipped in &summary.skipped {
         writeln!(stderr, "warning: skipped `{}`: {}", escape(&skipped.path), escape(&skipped.reason))?;

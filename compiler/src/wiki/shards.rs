@@ -97,7 +97,10 @@ fn page_rows(conn: &Connection, slugs: Option<&[String]>, section: Option<&str>)
             row: ShardRow {
                 slug: slug.clone(),
                 title: row.get(1)?,
-                aliases: serde_json::from_str(&row.get::<_, String>(4)?).unwrap_or_default(),
+                aliases: match row.get_ref(4)?.as_str()? {
+                    "[]" => Vec::new(),
+                    aliases => serde_json::from_str(aliases).unwrap_or_default(),
+                },
                 href: format!("../{path}"),
                 path,
                 sources: row.get::<_, i64>(5)?.cast_unsigned(),

@@ -20,6 +20,8 @@ CREATE INDEX citations_by_source ON citations(source_ref);
 CREATE INDEX wiki_backlinks_by_page ON wiki_backlinks(page);
 CREATE INDEX wiki_backlinks_by_origin ON wiki_backlinks(from_ref);
 CREATE INDEX page_sources_by_path ON page_sources(path);
+-- A page stored again reads and replaces its own rows (without it, each page scanned every page's).
+CREATE INDEX page_sources_by_page ON page_sources(page);
 -- The build drops vectors no entry uses any more: without this, a lookup per vector scanned every entry
 -- (69,000 chunks: four minutes a build).
 CREATE INDEX vector_entries_by_text ON vector_index_entries(model, text_hash);
