@@ -2,7 +2,8 @@
 //!
 //! The walk honours `.gitignore` (through the `ignore` crate, which ripgrep uses; walkdir alone would need a
 //! hand-written gitignore stack), the include and exclude globs, and never enters `.git` or the output
-//! folder, except the output folder's `wiki/`, where hand-written pages are sources like any other. Files
+//! folder, except the output folder's `wiki/`, where hand-written pages are sources like any other, nor a
+//! folder no include glob can reach. Files
 //! that cannot be sources (binary, invalid UTF-8, too large, unreadable, symlink loops, symlinks that lead
 //! outside the project) are skipped with a reason that names the file, and the build goes on.
 
@@ -53,7 +54,12 @@ pub struct Walk {
 /// Walks the project and returns the files the configuration selects, sorted by path.
 pub fn walk(project: &Project) -> Walk {
     let sources = &project.config.sources;
-    let include = glob_set(sources.include.iter().chain(project.config.code.walked()).map(|g| g.get_ref().as_str()));
+    let include_globs: Vec<&str> =
+        sources.include.iter().chain(project.config.code.walked()).map(|g| g.get_ref().as_str()).collect();
+    let include = glob_set(include_globs.iter().copied());
+    // Folders no include glob can reach are not entered at all (a `docs/**` project skips `target/`,
+    // `node_modules/` and the generated wiki without a stat of what they hold).
+    let reachable: Vec<String> = include_globs.iter().map(|glob| literal_folder(glob).to_string()).collect();
     let exclude = glob_set(sources.exclude.iter().map(|g| g.get_ref().as_str()));
     let output_dir = project.output_dir();
     let root = project.root.clone();
@@ -78,6 +84,9 @@ pub fn walk(project: &Project) -> Walk {
             let path = entry.path();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             if is_dir && entry.file_name() == ".git" {
+                return false;
+            }
+            if is_dir && entry.depth() > 0 && !may_hold_sources(&relative(path, &root_in_filter), &reachable) {
                 return false;
             }
             if entry.path_is_symlink() && entry.depth() > 0 {
@@ -206,6 +215,21 @@ pub(crate) fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
     builder.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
+/// The folder a glob's literal start names, with its trailing `/` (`docs/` for `docs/**/*.md`): the glob
+/// selects nothing outside it. Empty when the glob begins with a pattern (`**/*.md`) or names a file at the
+/// root: it may select anywhere, as far as this rule knows.
+fn literal_folder(glob: &str) -> &str {
+    let literal = glob.find(['*', '?', '[', '{', '\\']).map_or(glob, |end| &glob[..end]);
+    literal.rfind('/').map_or("", |slash| &literal[..=slash])
+}
+
+/// Whether the folder at `relative` (project-relative, no trailing `/`) may hold a file below one of the
+/// `reachable` folders ([`literal_folder`]s): it lies inside one, or one lies inside it.
+fn may_hold_sources(relative: &str, reachable: &[String]) -> bool {
+    let folder = format!("{relative}/");
+    reachable.iter().any(|reach| folder.starts_with(reach.as_str()) || reach.starts_with(&folder))
+}
+
 fn relative(path: &Path, root: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
     relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
@@ -286,4 +310,30 @@ fn chunk_title(document_title: &str, heading_path: &[String]) -> String {
     let mut parts: Vec<&str> = vec![document_title];
     parts.extend(heading_path.iter().map(String::as_str).skip_while(|h| *h == document_title));
     parts.join(" > ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{literal_folder, may_hold_sources};
+
+    #[test]
+    fn the_walk_enters_only_folders_an_include_glob_can_reach() {
+        assert_eq!(literal_folder("docs/**/*.md"), "docs/");
+        assert_eq!(literal_folder("docs/api/v*/[a-z].md"), "docs/api/");
+        assert_eq!(literal_folder("**/*.md"), "");
+        assert_eq!(literal_folder("doc*/x.md"), "");
+        assert_eq!(literal_folder("README.md"), "");
+        assert_eq!(literal_folder("notes/today.md"), "notes/");
+        let reachable = ["docs/api/".to_string(), "src/".to_string()];
+        // On the way to a reachable folder, inside one, and beside them.
+        assert!(may_hold_sources("docs", &reachable));
+        assert!(may_hold_sources("docs/api/v1", &reachable));
+        assert!(may_hold_sources("src/deep/er", &reachable));
+        assert!(!may_hold_sources("docs/guide", &reachable));
+        assert!(!may_hold_sources("target", &reachable));
+        assert!(!may_hold_sources("srcs", &reachable), "a folder whose name only starts like one");
+        assert!(!may_hold_sources(".hasna/knowledge/wiki", &reachable));
+        // A glob that may select anywhere keeps every folder.
+        assert!(may_hold_sources("target/debug", &[String::new()]));
+    }
 }

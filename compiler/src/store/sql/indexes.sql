@@ -1,6 +1,9 @@
 -- Secondary indexes of the knowledge index. A fresh index creates them after inserting its rows, which is
 -- faster than maintaining them row by row; an existing index keeps them.
 CREATE UNIQUE INDEX sources_by_path ON sources(path);
+-- Every build reads every source's stat row (`read_prior`): from this index, not from a table whose rows
+-- carry each source's outline and lint facts (rust-rfcs: 20 pages of index against 530 of table).
+CREATE INDEX sources_stat ON sources(path, size, mtime_ns, revision, chunk_count);
 CREATE UNIQUE INDEX source_revisions_by_path ON source_revisions(path, revision);
 CREATE UNIQUE INDEX chunks_by_id ON chunks(id);
 CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
