@@ -201,3 +201,39 @@ fn a_kept_compiler_relints_only_what_an_edit_reaches() {
     assert_eq!(renamed.queries.by_query["file_lint"], 2, "b, and a, whose [[Beta]] no longer resolves; not c or d");
     assert_eq!(renamed.lint.as_ref().map(|l| l.warnings), Some(1));
 }
+
+/// The sources the index file alone holds, without its write-ahead log: what a copy of `knowledge.db`
+/// made without the log would hold.
+fn sources_in_the_file_alone(index: &std::path::Path) -> i64 {
+    let copy = tempfile::tempdir().unwrap();
+    let alone = copy.path().join("knowledge.db");
+    std::fs::copy(index, &alone).unwrap();
+    let conn = rusqlite::Connection::open(&alone).unwrap();
+    conn.query_row("SELECT count(*) FROM sources WHERE path NOT LIKE '%://%'", [], |row| row.get(0)).unwrap_or(0)
+}
+
+#[test]
+fn a_watch_compiler_checkpoints_after_its_build_and_a_plain_one_at_its_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
+    std::fs::write(root.join("a.md"), "# Alpha\n\nText of alpha.\n").unwrap();
+    let index = root.join(".hasna/knowledge/knowledge.db");
+
+    let mut watching = Compiler::checkpointing_between_builds();
+    build(&mut watching, root);
+    // Committed, so every reader sees it, but still in the log: the file alone does not hold it yet.
+    let reader = knowledge::store::open_read_only(&index).unwrap();
+    let seen: i64 = reader.query_row("SELECT count(*) FROM sources WHERE path = 'a.md'", [], |r| r.get(0)).unwrap();
+    assert_eq!(seen, 1);
+    drop(reader);
+    assert_eq!(sources_in_the_file_alone(&index), 0);
+    watching.checkpoint(&project(root)).unwrap();
+    assert_eq!(sources_in_the_file_alone(&index), 1, "the checkpoint copied the build into the file");
+
+    std::fs::write(root.join("b.md"), "# Beta\n\nText of beta.\n").unwrap();
+    build(&mut Compiler::new(), root);
+    assert_eq!(sources_in_the_file_alone(&index), 2, "a plain build's close checkpoints");
+    // A plain compiler has no checkpoint of its own to run.
+    Compiler::new().checkpoint(&project(root)).unwrap();
+}

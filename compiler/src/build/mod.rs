@@ -91,12 +91,29 @@ pub struct Compiler {
     lint: crate::lint::LintInputs,
     /// The run the index held when this compiler's last build ended: what `warm_up` warms the catalog to.
     last_run: Option<String>,
+    /// Builds leave their checkpoint to [`Compiler::checkpoint`] (`--watch`).
+    checkpoint_later: bool,
 }
 
 impl Compiler {
     #[must_use]
     pub fn new() -> Self {
         Compiler::default()
+    }
+
+    /// A compiler whose builds end at their commit and file sync, leaving the index's checkpoint to
+    /// [`Compiler::checkpoint`]: `--watch`, which calls it once each build's line is out.
+    #[must_use]
+    pub fn checkpointing_between_builds() -> Self {
+        Compiler { checkpoint_later: true, ..Compiler::default() }
+    }
+
+    /// Checkpoints the index the last build left, when this compiler's builds defer it.
+    pub fn checkpoint(&self, project: &Project) -> Result<(), StoreError> {
+        if !self.checkpoint_later {
+            return Ok(());
+        }
+        store::checkpoint(&project.output_dir().join(DB_FILE))
     }
 
     /// The database, for tests that inspect the queries.
@@ -123,6 +140,9 @@ impl Compiler {
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
         let mut store = Store::open_for_build(&index)?;
+        if self.checkpoint_later {
+            store.defer_checkpoint()?;
+        }
         let prior = store.prior()?;
         // A build stopped after its commit may still owe the day's log its lines: they go first, before this
         // build records what it owes.

@@ -64,7 +64,7 @@ pub fn watch(
         .watch(&root, RecursiveMode::Recursive)
         .map_err(|source| WatchError::Watch { path: root.clone(), source })?;
 
-    let mut compiler = Compiler::new();
+    let mut compiler = Compiler::checkpointing_between_builds();
     let mut output_dir = project.output_dir();
     let mut changed = Vec::new();
     let mut first_event = Instant::now();
@@ -84,7 +84,13 @@ pub fn watch(
         };
         let built = outcome.is_ok();
         let rebuild = Rebuild { changed: std::mem::take(&mut changed), latency: first_event.elapsed(), outcome };
-        if !report(&rebuild) {
+        let go_on = report(&rebuild);
+        // The build's checkpoint, after its line: off the edit's latency. Failing here leaves the committed
+        // log to the next checkpoint.
+        if let Some(project) = &loaded {
+            let _ = compiler.checkpoint(project);
+        }
+        if !go_on {
             return Ok(());
         }
         // After the report, which is the build's end for whoever waits on it: the events of this build's

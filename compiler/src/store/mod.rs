@@ -206,6 +206,17 @@ impl Store {
         Ok(Store { path: path.to_path_buf(), conn })
     }
 
+    /// Leaves copying the committed log into the index file (its checkpoint: the pages a build wrote, and
+    /// two fsyncs) to [`checkpoint`] rather than to this connection's close. `--watch` runs it once the
+    /// build's line is out, so an edit's latency ends at its commit; readers see the committed index either
+    /// way, and a process that stops first leaves a log the next connection reads.
+    pub fn defer_checkpoint(&self) -> Result<(), StoreError> {
+        self.conn
+            .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map(|_| ())
+            .map_err(|source| self.wrap(source))
+    }
+
     /// The writer's lock on the index's folder, for the small writes besides builds: they wait for a build.
     fn writer_lock(&self) -> Result<WriterLock, StoreError> {
         writer_lock(self.path.parent().unwrap_or(Path::new(".")), |_| {})
@@ -552,6 +563,16 @@ pub(crate) fn delete_meta(conn: &Connection, key: &str) -> rusqlite::Result<()> 
 /// A value of the `meta` table.
 pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0)).optional()
+}
+
+/// Checkpoints the index at `path`: copies its committed log into the file, as the close of a build's
+/// connection would have (see [`Store::defer_checkpoint`]). It waits for no one: a reader still on an older
+/// snapshot leaves the rest to a later checkpoint. Closing, as the last connection, removes the emptied log.
+pub fn checkpoint(path: &Path) -> Result<(), StoreError> {
+    let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(wrap)
 }
 
 /// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
