@@ -85,6 +85,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     // The generated files as the index lists them; without an index, the disk decides.
     let generated = conn.as_ref().and_then(|conn| generated_files(project, conn).ok());
     compiler.lint.set_all(&mut compiler.db, project, files, generated);
+    let chunks: Vec<&ChunkText> = chunks.iter().collect();
     let mut diagnostics = diagnose(project, &compiler.db, &compiler.lint, &page_citations, &chunks, conn.as_ref());
     diagnostics.retain(|d| reported(&d.path));
 

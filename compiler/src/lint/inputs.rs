@@ -105,8 +105,8 @@ impl LintInputs {
     }
 
     /// Every source's chunks for near-duplicate detection, as the last sync left them.
-    pub(crate) fn chunks(&self) -> Vec<ChunkText> {
-        self.chunks.iter().flat_map(BTreeMap::values).flatten().cloned().collect()
+    pub(crate) fn chunks(&self) -> Vec<&ChunkText> {
+        self.chunks.iter().flat_map(BTreeMap::values).flatten().collect()
     }
 
     /// Brings the kept chunks in line with the index: with `changed`, only those sources' (the inputs match

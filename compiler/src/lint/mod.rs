@@ -94,7 +94,7 @@ pub(crate) fn diagnose(
     db: &KnowledgeDb,
     inputs: &LintInputs,
     page_citations: &[store::PageCitation],
-    chunks: &[ChunkText],
+    chunks: &[&ChunkText],
     index: Option<&rusqlite::Connection>,
 ) -> Vec<Diagnostic> {
     let lint = inputs.project();
@@ -285,7 +285,7 @@ pub(crate) fn compares_near_duplicates(project: &Project) -> bool {
 /// Stored chunks' texts come from `index` (an index that cannot be read reports no near duplicates).
 fn check_near_duplicates(
     project: &Project,
-    chunks: &[ChunkText],
+    chunks: &[&ChunkText],
     index: Option<&rusqlite::Connection>,
 ) -> Vec<Diagnostic> {
     let threshold = *project.config.lint.near_duplicate_threshold.get_ref();

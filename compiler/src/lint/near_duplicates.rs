@@ -62,7 +62,7 @@ const MAX_COPIES: usize = 3;
 /// Pairs of chunks from different sources whose word 5-gram Jaccard similarity is at least `threshold`.
 /// `stored_texts` reads the texts of stored chunks by row, for the candidates only.
 pub(super) fn near_duplicates<E>(
-    chunks: &[ChunkText],
+    chunks: &[&ChunkText],
     threshold: f64,
     stored_texts: impl FnOnce(&[i64]) -> Result<HashMap<i64, String>, E>,
 ) -> Result<Vec<NearDuplicate>, E> {
@@ -146,7 +146,8 @@ mod tests {
     }
 
     fn near_duplicates(chunks: &[ChunkText], threshold: f64) -> Vec<NearDuplicate> {
-        super::near_duplicates(chunks, threshold, |_| Ok::<_, ()>(HashMap::new())).unwrap()
+        let chunks: Vec<&ChunkText> = chunks.iter().collect();
+        super::near_duplicates(&chunks, threshold, |_| Ok::<_, ()>(HashMap::new())).unwrap()
     }
 
     #[test]
@@ -160,7 +161,7 @@ mod tests {
         let unrelated = "A short note that is far too short to compare with anything at all.";
         let chunks = [stored("a.md", BASE, 7), chunk("b.md", &edited), stored("c.md", unrelated, 9)];
         let mut asked = Vec::new();
-        let found = super::near_duplicates(&chunks, 0.8, |rows: &[i64]| {
+        let found = super::near_duplicates(&chunks.iter().collect::<Vec<_>>(), 0.8, |rows: &[i64]| {
             asked = rows.to_vec();
             Ok::<_, ()>(HashMap::from([(7, BASE.to_string())]))
         })
