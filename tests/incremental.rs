@@ -202,6 +202,43 @@ fn a_kept_compiler_relints_only_what_an_edit_reaches() {
     assert_eq!(renamed.lint.as_ref().map(|l| l.warnings), Some(1));
 }
 
+#[test]
+fn a_kept_compiler_embeds_only_what_an_edit_derived() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let config = |dimensions: u32| {
+        format!("version = 1\n[wiki]\nenabled = false\n[embeddings]\nprovider = \"fake\"\ndimensions = {dimensions}\n")
+    };
+    std::fs::write(root.join("kc.toml"), config(8)).unwrap();
+    for name in ["a", "b", "c"] {
+        std::fs::write(root.join(format!("{name}.md")), format!("# {name}\n\nText of {name}.\n")).unwrap();
+    }
+    let mut compiler = Compiler::new();
+    let first = build(&mut compiler, root);
+    assert_eq!(first.queries.by_query["source_needs"], 3);
+    assert_eq!(first.embeddings.as_ref().map(|e| (e.computed, e.checked)), Some((3, 3)));
+
+    std::fs::write(root.join("b.md"), "# b\n\nText of b, edited.\n").unwrap();
+    let edited = build(&mut compiler, root);
+    assert_eq!(edited.queries.by_query["source_needs"], 1, "b only: the generation was complete before the build");
+    assert_eq!(edited.embeddings.as_ref().map(|e| (e.computed, e.checked)), Some((1, 1)));
+
+    // A copy of a: its chunk needs an entry, and a's vector serves it.
+    std::fs::write(root.join("d.md"), "# a\n\nText of a.\n").unwrap();
+    let copied = build(&mut compiler, root);
+    assert_eq!(copied.queries.by_query["source_needs"], 1);
+    assert_eq!(copied.embeddings.as_ref().map(|e| (e.computed, e.reused)), Some((0, 1)));
+
+    assert!(!build(&mut compiler, root).queries.by_query.contains_key("source_needs"), "a no-op embeds nothing");
+
+    // Another generation: every source is in scope and lacks an entry. d's inputs are as the last stage
+    // read them (its chunk, no ready entry), so its needs are not derived again.
+    std::fs::write(root.join("kc.toml"), config(16)).unwrap();
+    let regenerated = build(&mut compiler, root);
+    assert_eq!(regenerated.queries.by_query["source_needs"], 3);
+    assert_eq!(regenerated.embeddings.as_ref().map(|e| (e.computed, e.reused, e.checked)), Some((3, 1, 4)));
+}
+
 /// The sources the index file alone holds, without its write-ahead log: what a copy of `knowledge.db`
 /// made without the log would hold.
 fn sources_in_the_file_alone(index: &std::path::Path) -> i64 {

@@ -6,6 +6,7 @@
 
 mod chunking;
 pub mod code;
+pub mod embeddings;
 mod facts;
 mod front_matter;
 mod hash;

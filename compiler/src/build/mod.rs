@@ -89,6 +89,7 @@ pub struct Compiler {
     files: HashMap<String, SourceFile>,
     pages: PageInputs,
     lint: crate::lint::LintInputs,
+    embeddings: crate::embeddings::EmbeddingInputs,
     /// The run the index held when this compiler's last build ended: what `warm_up` warms the catalog to.
     last_run: Option<String>,
     /// Builds leave their checkpoint to [`Compiler::checkpoint`] (`--watch`).
@@ -317,8 +318,17 @@ impl Compiler {
             if let Some(embedder) = embedder.as_deref() {
                 // A generation complete before this build lacks vectors only where the build derived.
                 let derived_by = (!reembed && !full_rebuild && !prior.needs_schema).then_some(run_id.as_str());
-                summary.embeddings =
-                    Some(embed_stage(&mut store, project, embedder, derived_by, &run_id, &mut recorded, reporter)?);
+                let inputs = (&mut self.db, &mut self.embeddings);
+                summary.embeddings = Some(embed_stage(
+                    &mut store,
+                    inputs,
+                    project,
+                    embedder,
+                    derived_by,
+                    &run_id,
+                    &mut recorded,
+                    reporter,
+                )?);
             }
             // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
             stages.compile = crate::elapsed_ms(streamed) - crate::elapsed_ms(rows_done);
@@ -606,8 +616,10 @@ struct PlanReach {
 /// transaction open, then writes the vectors and the run's summary (`recorded`, with the stage's counters)
 /// in a transaction of their own. A build stopped before that leaves the generation behind its index,
 /// which the next build (and `--check`) sees.
+#[allow(clippy::too_many_arguments)]
 fn embed_stage(
     store: &mut Store,
+    (db, inputs): (&mut KnowledgeDb, &mut crate::embeddings::EmbeddingInputs),
     project: &Project,
     embedder: &dyn crate::embeddings::Embedder,
     derived_by: Option<&str>,
@@ -616,7 +628,8 @@ fn embed_stage(
     reporter: &dyn Reporter,
 ) -> Result<crate::embeddings::EmbeddingCounters, BuildError> {
     let sql = |source| StoreError::Sqlite { path: recorded.index.clone(), source };
-    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), embedder.model(), derived_by).map_err(sql)?;
+    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), db, inputs, embedder.model(), derived_by)
+        .map_err(sql)?;
     let batch = project.config.embeddings.batch_size as usize;
     reporter.stage("embedding", plan.texts() as u64);
     let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));

@@ -2,7 +2,8 @@
 //! index searches scan.
 //!
 //! After its commit, a build embeds every chunk that has no ready entry for its current revision in the
-//! configured model: it reads them from the committed index (`EmbeddingPlan`), asks the provider with no
+//! configured model: the query graph says which they are from the committed index's chunks and entries
+//! (`EmbeddingPlan`, over `knowledge_queries::embeddings`), it asks the provider with no
 //! transaction open (`embed`), and writes the vectors in a transaction of its own (`apply`). The embedded
 //! text is the chunk's title, a blank line and its text, and a vector is keyed by (model, hash of that
 //! text), so an edit embeds only changed chunks and a rename embeds nothing. A provider that fails leaves

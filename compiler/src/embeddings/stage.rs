@@ -1,13 +1,18 @@
-//! The build's embedding stage: what the committed index lacks vectors for (`EmbeddingPlan`), the provider
+//! The build's embedding stage: what the committed index lacks vectors for (`EmbeddingPlan`, asked of the query
+//! graph over `EmbeddingInputs`, then of the vector cache), the provider
 //! calls with no transaction open (`embed`), and the vectors written in a transaction of their own (`apply`).
 
-use knowledge_queries::{Origin, content_hash};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+use knowledge_queries::Origin;
+use knowledge_queries::embeddings::{EmbeddingScope, EmbeddingSource, IndexedChunk, ReadyEntry, generation_needs};
+use salsa::Setter;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::*;
+use crate::sources::db::KnowledgeDb;
 
 /// What a build did to the embeddings of its generation. Printed in `knowledge build --json`.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -111,82 +116,177 @@ pub struct EmbeddingPlan {
     checked: u64,
 }
 
+/// The embedding graph's inputs (`knowledge_queries::embeddings`), kept for the life of a `Compiler`: one
+/// `EmbeddingSource` per source ref a stage has looked at, each field set only when its value changed, and
+/// the scope.
+#[derive(Default)]
+pub struct EmbeddingInputs {
+    sources: HashMap<String, EmbeddingSource>,
+    scope: Option<EmbeddingScope>,
+}
+
+impl EmbeddingInputs {
+    /// Sets the inputs to the committed index's chunks and ready entries of the sources in scope: those
+    /// `derived_by` derived, or every source. A source that left the scope keeps its input with no data.
+    fn sync(
+        &mut self,
+        conn: &Connection,
+        db: &mut KnowledgeDb,
+        model: &str,
+        full: bool,
+        derived_by: Option<&str>,
+    ) -> rusqlite::Result<EmbeddingScope> {
+        // Notes are not embedded: `ask` and search reach them by keyword only.
+        let scope = format!(
+            "{} AND NOT {}",
+            if derived_by.is_some() { "s.indexed_run = ?1" } else { "?1 IS NULL" },
+            Origin::Note.sql_condition("s.path")
+        );
+        let mut chunks: Vec<(String, Vec<IndexedChunk>)> = Vec::new();
+        let mut statement = conn.prepare(&format!(
+            "SELECT s.uri, c.id, c.title, c.text, c.revision, c.start_offset, c.end_offset
+             FROM chunks c JOIN sources s ON s.id = c.source_id
+             WHERE {scope} ORDER BY c.source_id, c.ordinal"
+        ))?;
+        let mut rows = statement.query([derived_by])?;
+        while let Some(row) = rows.next()? {
+            let uri = row.get_ref(0)?.as_str()?;
+            if chunks.last().is_none_or(|(last, _)| last != uri) {
+                chunks.push((uri.to_string(), Vec::new()));
+            }
+            chunks.last_mut().expect("pushed above").1.push(IndexedChunk {
+                id: row.get(1)?,
+                title: row.get(2)?,
+                text: row.get(3)?,
+                revision: row.get(4)?,
+                start: row.get(5)?,
+                end: row.get(6)?,
+            });
+        }
+        // A full reindex drops the generation: it holds no entry.
+        let mut ready: HashMap<String, Vec<ReadyEntry>> = HashMap::new();
+        if !full {
+            let mut statement = conn.prepare(&format!(
+                "SELECT s.uri, e.chunk_id, e.revision, e.start_offset, e.end_offset
+                 FROM chunks c JOIN sources s ON s.id = c.source_id
+                      JOIN vector_index_entries e ON e.chunk_id = c.id AND e.model = ?2 AND e.status = 'ready'
+                 WHERE {scope}"
+            ))?;
+            let mut rows = statement.query(params![derived_by, model])?;
+            while let Some(row) = rows.next()? {
+                ready.entry(row.get(0)?).or_default().push(ReadyEntry {
+                    chunk_id: row.get(1)?,
+                    revision: row.get(2)?,
+                    start: row.get(3)?,
+                    end: row.get(4)?,
+                });
+            }
+        }
+        let mut in_scope: Vec<EmbeddingSource> = Vec::with_capacity(chunks.len());
+        let mut scoped: HashSet<String> = HashSet::with_capacity(chunks.len());
+        for (uri, chunks) in chunks {
+            let mut entries = ready.remove(&uri).unwrap_or_default();
+            entries.sort_unstable();
+            let source = match self.sources.get(&uri) {
+                Some(&source) => {
+                    set_if_changed(db, source, chunks, entries);
+                    source
+                }
+                None => {
+                    let source = EmbeddingSource::new(db, uri.clone(), chunks, entries);
+                    self.sources.insert(uri.clone(), source);
+                    source
+                }
+            };
+            in_scope.push(source);
+            scoped.insert(uri);
+        }
+        for (uri, &source) in &self.sources {
+            if !scoped.contains(uri) {
+                set_if_changed(db, source, Vec::new(), Vec::new());
+            }
+        }
+        Ok(match self.scope {
+            Some(scope) => {
+                if scope.sources(db) != &in_scope {
+                    scope.set_sources(db).to(in_scope);
+                }
+                scope
+            }
+            None => *self.scope.insert(EmbeddingScope::new(db, in_scope)),
+        })
+    }
+}
+
+fn set_if_changed(db: &mut KnowledgeDb, source: EmbeddingSource, chunks: Vec<IndexedChunk>, ready: Vec<ReadyEntry>) {
+    if source.chunks(db) != &chunks {
+        source.set_chunks(db).to(chunks);
+    }
+    if source.ready(db) != &ready {
+        source.set_ready(db).to(ready);
+    }
+}
+
 impl EmbeddingPlan {
-    /// Reads what the stage must do for `model` from the index as the build committed it. `derived_by`:
-    /// the build's run when the generation was complete before it (see [`EmbeddingPlan::derived_by`]).
-    pub fn read(conn: &Connection, model: &str, derived_by: Option<&str>) -> rusqlite::Result<EmbeddingPlan> {
+    /// What the stage must do for `model`: the graph's needs over the committed index's sources in scope
+    /// (those `derived_by` derived, when the generation was complete before the build, see
+    /// [`EmbeddingPlan::derived_by`]; every source otherwise), and which of their texts the vector cache
+    /// lacks.
+    pub fn read(
+        conn: &Connection,
+        db: &mut KnowledgeDb,
+        inputs: &mut EmbeddingInputs,
+        model: &str,
+        derived_by: Option<&str>,
+    ) -> rusqlite::Result<EmbeddingPlan> {
         let full: bool = conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
             [model],
             |row| row.get(0),
         )?;
-        // A full reindex embeds every chunk again, as if no entry or vector existed.
-        let scope = if derived_by.is_some() { "s.indexed_run = ?3" } else { "?3 IS NULL" };
-        let missing: Vec<Missing> = conn
-            .prepare(&format!(
-                "SELECT c.id, c.title, c.text, s.uri, c.revision, c.start_offset, c.end_offset
-                 FROM chunks c JOIN sources s ON s.id = c.source_id
-                 WHERE {scope} AND NOT {}
-                   AND (?2 OR NOT EXISTS (SELECT 1 FROM vector_index_entries e
-                                          WHERE e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
-                                                AND e.revision = c.revision
-                                                AND e.start_offset = c.start_offset
-                                                AND e.end_offset = c.end_offset))",
-                Origin::Note.sql_condition("s.path")
-            ))?
-            .query_map(params![model, full, derived_by], |row| {
-                let title: String = row.get(1)?;
-                let body: String = row.get(2)?;
-                let text = format!("{title}\n\n{body}");
-                Ok(Missing {
-                    chunk_id: row.get(0)?,
-                    hash: content_hash(text.as_bytes()),
-                    text,
-                    source_ref: row.get(3)?,
-                    revision: row.get(4)?,
-                    start: row.get(5)?,
-                    end: row.get(6)?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let checked: i64 = conn.query_row(
-            &format!(
-                "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {scope} AND NOT {}",
-                Origin::Note.sql_condition("s.path")
-            ),
-            params![model, full, derived_by],
-            |row| row.get(0),
-        )?;
-        let mut have =
-            conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+        let scope = inputs.sync(conn, db, model, full, derived_by)?;
+        let needs = generation_needs(db, scope);
         let mut plan = EmbeddingPlan {
             model: model.to_string(),
             full,
             derived_by: derived_by.map(str::to_string),
-            missing: Vec::new(),
+            missing: Vec::with_capacity(needs.entries.len()),
             to_embed: Vec::new(),
             known_dimensions: None,
             reused: 0,
-            checked: checked.cast_unsigned(),
+            checked: needs.checked,
         };
-        let mut queued: HashSet<String> = HashSet::new();
-        for (index, item) in missing.iter().enumerate() {
+        let mut have =
+            conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
+        // The distinct texts come in the entries' order: each is the first entry with its text.
+        let mut texts = needs.texts.iter().peekable();
+        for (index, at) in needs.entries.iter().enumerate() {
+            let need = at.get(db);
+            plan.missing.push(Missing {
+                chunk_id: need.chunk_id.clone(),
+                text: need.text.clone(),
+                hash: need.hash.clone(),
+                source_ref: at.source.source_ref(db).clone(),
+                revision: need.revision.clone(),
+                start: need.start,
+                end: need.end,
+            });
+            if texts.next_if_eq(&at).is_none() {
+                continue;
+            }
+            // A full reindex embeds every text again, as if no vector existed.
             let stored = if full {
                 None
             } else {
-                have.query_row(params![model, item.hash], |row| row.get::<_, i64>(0)).optional()?
+                have.query_row(params![model, need.hash], |row| row.get::<_, i64>(0)).optional()?
             };
-            if let Some(stored) = stored {
-                plan.known_dimensions = usize::try_from(stored).ok();
-                plan.reused += 1;
-            } else if queued.insert(item.hash.clone()) {
-                plan.to_embed.push(index);
-            } else {
-                // The same text twice in this build: one vector serves both.
-                plan.reused += 1;
+            match stored {
+                Some(dimensions) => plan.known_dimensions = usize::try_from(dimensions).ok(),
+                None => plan.to_embed.push(index),
             }
         }
-        plan.missing = missing;
+        // Every entry whose vector is not computed this build reuses one: stored, or another entry's.
+        plan.reused = (plan.missing.len() - plan.to_embed.len()) as u64;
         Ok(plan)
     }
 }

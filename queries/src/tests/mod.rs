@@ -275,6 +275,7 @@ fn a_body_edit_that_keeps_the_outline_does_not_rerun_outline_readers() {
     assert_eq!(db.take_executed(&[a]), ["link_count(a.md)", "outline(a.md)", "parse(a.md)"]);
 }
 
+mod embeddings;
 mod facts;
 mod lint;
 mod shards;

@@ -1,0 +1,147 @@
+//! The embedding stage's part of the query graph: which chunks a generation lacks a vector entry for, and
+//! which distinct texts those entries embed.
+//!
+//! The driver keeps one [`EmbeddingSource`] per source the stage looks at (its chunks as the committed
+//! index holds them and the generation's ready entries for them) and sets a field only when its value
+//! changed; the [`EmbeddingScope`] singleton lists the sources of this build's stage. Then:
+//! - [`source_needs`] re-runs only for a source whose chunks or entries changed;
+//! - [`generation_needs`] gathers them and keeps one entry per distinct text, so a text two chunks share is
+//!   embedded once.
+//!
+//! The vectors are a cache keyed by model and text hash, outside the graph: the graph says which texts the
+//! generation needs, and the driver asks the cache which of them it already holds before it calls a provider.
+
+use rustc_hash::FxHashSet;
+
+use crate::{Db, content_hash};
+
+/// One chunk as the committed index holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IndexedChunk {
+    pub id: String,
+    /// The chunk's title (document title and heading path), which is embedded with its text.
+    pub title: String,
+    pub text: String,
+    pub revision: String,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// A ready entry of the generation: the revision and offsets of the chunk text its vector embeds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReadyEntry {
+    pub chunk_id: String,
+    pub revision: String,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// One source the embedding stage looks at. The driver creates one per source ref.
+#[salsa::input(debug)]
+pub struct EmbeddingSource {
+    #[returns(ref)]
+    pub source_ref: String,
+    /// Its chunks, in order.
+    #[returns(ref)]
+    pub chunks: Vec<IndexedChunk>,
+    /// The generation's ready entries for its chunks, sorted; none for a full reindex, which embeds every
+    /// chunk again.
+    #[returns(ref)]
+    pub ready: Vec<ReadyEntry>,
+}
+
+/// The sources this build's embedding stage looks at: those the build derived when the generation was
+/// complete before it, every source otherwise.
+#[salsa::input(singleton, debug)]
+pub struct EmbeddingScope {
+    #[returns(ref)]
+    pub sources: Vec<EmbeddingSource>,
+}
+
+/// A chunk without a ready entry for its current revision and offsets (a chunk re-cut by a `[chunking]`
+/// change may keep its id and move), with the text its vector embeds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EmbeddingNeed {
+    pub chunk_id: String,
+    pub revision: String,
+    pub start: u32,
+    pub end: u32,
+    /// What the provider embeds: the chunk's title, a blank line, its text.
+    pub text: String,
+    /// The hash of `text`, which keys the vector.
+    pub hash: String,
+}
+
+/// A source's chunks that lack a ready entry.
+#[salsa::tracked(returns(ref))]
+pub fn source_needs(db: &dyn Db, source: EmbeddingSource) -> Vec<EmbeddingNeed> {
+    let ready = source.ready(db);
+    source
+        .chunks(db)
+        .iter()
+        .filter(|chunk| {
+            let entry = ReadyEntry {
+                chunk_id: chunk.id.clone(),
+                revision: chunk.revision.clone(),
+                start: chunk.start,
+                end: chunk.end,
+            };
+            ready.binary_search(&entry).is_err()
+        })
+        .map(|chunk| {
+            let text = format!("{}\n\n{}", chunk.title, chunk.text);
+            EmbeddingNeed {
+                chunk_id: chunk.id.clone(),
+                revision: chunk.revision.clone(),
+                start: chunk.start,
+                end: chunk.end,
+                hash: content_hash(text.as_bytes()),
+                text,
+            }
+        })
+        .collect()
+}
+
+/// One need of a source, named by its place in [`source_needs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NeedRef {
+    pub source: EmbeddingSource,
+    pub index: usize,
+}
+
+/// What a generation lacks across the stage's sources.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GenerationNeeds {
+    /// Every chunk without a ready entry, source by source.
+    pub entries: Vec<NeedRef>,
+    /// The first entry of each distinct text: one vector serves every entry with that text.
+    pub texts: Vec<NeedRef>,
+    /// The chunks looked at.
+    pub checked: u64,
+}
+
+/// The entries and the distinct texts the generation lacks across the scope's sources.
+#[salsa::tracked(returns(ref))]
+pub fn generation_needs(db: &dyn Db, scope: EmbeddingScope) -> GenerationNeeds {
+    let mut needs = GenerationNeeds::default();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    for &source in scope.sources(db) {
+        needs.checked += source.chunks(db).len() as u64;
+        for (index, need) in source_needs(db, source).iter().enumerate() {
+            let at = NeedRef { source, index };
+            needs.entries.push(at);
+            if seen.insert(need.hash.as_str()) {
+                needs.texts.push(at);
+            }
+        }
+    }
+    needs
+}
+
+impl NeedRef {
+    /// The need this names.
+    #[must_use]
+    pub fn get(self, db: &dyn Db) -> &EmbeddingNeed {
+        &source_needs(db, self.source)[self.index]
+    }
+}
