@@ -80,13 +80,13 @@ pub fn source_needs(db: &dyn Db, source: EmbeddingSource) -> Vec<EmbeddingNeed> 
         .chunks(db)
         .iter()
         .filter(|chunk| {
-            let entry = ReadyEntry {
-                chunk_id: chunk.id.clone(),
-                revision: chunk.revision.clone(),
-                start: chunk.start,
-                end: chunk.end,
-            };
-            ready.binary_search(&entry).is_err()
+            // `ReadyEntry`'s order is its fields' in turn.
+            let key = (chunk.id.as_str(), chunk.revision.as_str(), chunk.start, chunk.end);
+            ready
+                .binary_search_by(|entry| {
+                    (entry.chunk_id.as_str(), entry.revision.as_str(), entry.start, entry.end).cmp(&key)
+                })
+                .is_err()
         })
         .map(|chunk| {
             let text = format!("{}\n\n{}", chunk.title, chunk.text);
