@@ -23,9 +23,10 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(
-        first.queries.executed, 20,
+        first.queries.executed, 21,
         "parse, outline, chunks, lint_facts and concept_signals of three files, the plan, and the root of the \
-         index (sections, root_model, root_rows_hash, root_markdown): no concept has a page"
+         index and its catalog row (sections, root_model, root_rows_hash, root_markdown, root_artifact): no \
+         concept has a page"
     );
     assert_eq!(first.sources.added, 3);
 
@@ -70,12 +71,15 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("concept_signals", 1),
     ("lint_facts", 1),
     ("outline", 2),
+    ("page_artifact", 1),
     ("page_model", 1),
     ("page_model_hash", 1),
     ("parse", 2),
     ("render_page", 1),
+    ("shard_artifact", 1),
     ("shard_entries", 1),
     ("shard_json", 1),
+    ("shard_json_artifact", 1),
     ("shard_markdown", 1),
     ("shard_rows", 1),
     ("shard_rows_hash", 1),

@@ -258,9 +258,4 @@ impl Layout {
         );
         Layout { wiki_folder_in_project }
     }
-
-    /// A page's file, relative to the output folder.
-    pub(super) fn page_path(&self, section: &str, slug: &str) -> String {
-        format!("wiki/{section}/{slug}.md")
-    }
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use knowledge_queries::wiki::{
-    self, Catalog, CatalogEntry, Excerpt, PageModel, PageView, PlanSettings, PlannedPage, SCHEMA_VERSION, Signal,
+    self, Artifact, Catalog, CatalogEntry, Excerpt, PageModel, PageView, PlanSettings, PlannedPage, SCHEMA_DOC, Signal,
     SignalKind, StoredView, Templates, WikiPage,
 };
 use knowledge_queries::{Origin, SourceFile, SourceRef, chunks, content_hash, outline};
@@ -35,18 +35,6 @@ pub use shards::warm_shards;
 use shards::*;
 use templates::*;
 pub use templates::{TemplateSet, fingerprint};
-
-/// The artifact of the schema document, which is no source.
-const SCHEMA_URI: &str = "knowledge://schema/v1";
-
-/// The root catalog's artifact: a shard's uri with the name `root` (no section is named `root`'s
-/// empty string).
-fn root_uri() -> String {
-    SourceRef::shard("root").path()
-}
-
-/// `schemas/v1.md`: the page and index schema, written as is.
-const SCHEMA_DOC: &str = include_str!("../../../templates/schema-v1.md");
 
 #[derive(Debug, thiserror::Error)]
 pub enum WikiError {
@@ -221,7 +209,6 @@ pub fn compile(
     // The stored rows of the pages this build compares: all of them, or with the plan as the last build
     // left it, those the seeded pages name (no page can go then).
     let stored: BTreeMap<String, StoredPage>;
-    let layout = Layout::new(context.project);
 
     // The pages to compare with their rows: with the plan as the last build left it, those naming a changed
     // source, rebuilt from their stored views; otherwise every page the plan holds.
@@ -290,10 +277,9 @@ pub fn compile(
         fill_quotes(conn, &mut model).map_err(sql)?;
         drop_repeated_quotes(&mut model);
         summarize(&mut model);
-        let markdown = render(db, inputs, &model)?;
+        let (markdown, artifact) = render(db, inputs, &model, source_count as u64)?;
         stage.pages.rendered += 1;
-        let path = layout.page_path(&model.section, &model.slug);
-        let hash = content_hash(markdown.as_bytes());
+        let (path, hash) = (artifact.path.clone(), artifact.hash.clone());
         let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
         if before.is_none_or(|b| b.hash != hash) {
             stage.changes.push(ArtifactChange {
@@ -317,10 +303,9 @@ pub fn compile(
             model: &model,
             view: &view,
             source_count,
-            path: &path,
             model_hash: &model_hash,
             markdown: &markdown,
-            hash: &hash,
+            artifact: &artifact,
             row: &row,
         };
         store_page(conn, context, &rendered).map_err(sql)?;

@@ -158,12 +158,10 @@ pub(super) struct RenderedPage<'a> {
     pub(super) view: &'a str,
     /// How many sources the page quotes or lists.
     pub(super) source_count: usize,
-    /// The page file, relative to the output folder.
-    pub(super) path: &'a str,
     pub(super) model_hash: &'a str,
     pub(super) markdown: &'a str,
-    /// The markdown's hash.
-    pub(super) hash: &'a str,
+    /// Its row in the artifact catalog: the file, relative to the output folder, and the markdown's hash.
+    pub(super) artifact: &'a Artifact,
     /// The page as a source row, for search.
     pub(super) row: &'a SourceRow,
 }
@@ -175,7 +173,8 @@ pub(super) fn store_page(
     context: &StageContext<'_>,
     page: &RenderedPage<'_>,
 ) -> rusqlite::Result<()> {
-    let RenderedPage { model, view, source_count, path, model_hash, markdown, hash, row } = *page;
+    let RenderedPage { model, view, source_count, model_hash, markdown, artifact, row } = *page;
+    let (path, hash) = (&artifact.path, &artifact.hash);
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     // An index row's one sentence: the defining source's own, else the page's most central one.
     let summary = model
@@ -278,19 +277,7 @@ pub(super) fn store_page(
         .collect();
     let relating = "from_ref = ?1 AND kind = 'related'";
     store::replace_rows(conn, "wiki_backlinks", relating, &page_ref, &backlink_columns, &related)?;
-    upsert_object(
-        conn,
-        &SourceRef::page(&model.slug).path(),
-        "page",
-        path,
-        markdown,
-        context.run_id,
-        &serde_json::json!({
-            "title": model.title,
-            "section": model.section,
-            "sources": source_count,
-        }),
-    )
+    store_artifact(conn, artifact, context.run_id)
 }
 
 /// Deletes every row of one page.
@@ -313,28 +300,14 @@ pub(super) fn remove_page_rows(conn: &Connection, slug: &str) -> rusqlite::Resul
     Ok(())
 }
 
-pub(super) fn upsert_object(
-    conn: &Connection,
-    uri: &str,
-    kind: &str,
-    path: &str,
-    content: &str,
-    run_id: &str,
-    metadata: &serde_json::Value,
-) -> rusqlite::Result<()> {
+/// Stores an artifact's row in the catalog, as the query graph derived it.
+pub(super) fn store_artifact(conn: &Connection, artifact: &Artifact, run_id: &str) -> rusqlite::Result<()> {
+    let Artifact { uri, kind, path, hash, size, metadata } = artifact;
     conn.prepare_cached(
         "INSERT OR REPLACE INTO storage_objects (uri, kind, path, hash, size, metadata, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![
-        uri,
-        kind,
-        path,
-        content_hash(content.as_bytes()),
-        content.len() as i64,
-        metadata.to_string(),
-        run_id
-    ])?;
+    .execute(params![uri, kind, path, hash, size.cast_signed(), metadata, run_id])?;
     Ok(())
 }
 
@@ -402,7 +375,7 @@ fn without_markup(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use knowledge_queries::wiki::{Quote, SourceLink};
+    use knowledge_queries::wiki::{Quote, SCHEMA_VERSION, SourceLink};
 
     #[test]
     fn a_summary_is_prose_without_markup() {

@@ -5,8 +5,9 @@
 //! (search's `index_entry` results).
 
 use knowledge_queries::wiki::{
-    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, root_rows_hash, sections,
-    shard_entries, shard_json, shard_json_text, shard_markdown, shard_rows_hash,
+    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_artifact, root_markdown, root_page_count,
+    root_rows_hash, schema_artifact, sections, shard_artifact, shard_entries, shard_json, shard_json_artifact,
+    shard_json_text, shard_markdown, shard_rows_hash,
 };
 
 use super::*;
@@ -276,37 +277,33 @@ pub(super) fn compile_shards(
     for (name, pages) in sections {
         let section = Section::new(db, name.clone());
         let rows_hash = shard_rows_hash(db, index, section);
-        let json = shard_json(db, index, section);
-        let json_hash = content_hash(json.as_bytes());
+        let json = shard_json_artifact(db, index, section);
         let before = stored.get(name);
         let shown_before = before.is_some_and(|before| !context.full && &before.rows_hash == rows_hash);
-        let json_before = before.is_some_and(|before| !context.full && before.json_hash.as_deref() == Some(&json_hash));
+        let json_before = before.is_some_and(|before| !context.full && before.json_hash.as_ref() == Some(&json.hash));
         if shown_before && json_before {
             continue;
         }
-        let path = format!("indexes/{name}.md");
-        let json_path = format!("indexes/machine/{name}.json");
-        let metadata = serde_json::json!({"section": name, "pages": pages.len()});
         // The Markdown (and the shard's source row, cut from it) only when the rows it shows changed.
         if !shown_before {
             let markdown = shard_markdown(db, index, section).clone().map_err(ShardError::Template)?;
+            let artifact = shard_artifact(db, index, section).clone().map_err(ShardError::Template)?;
             stage.shards.rendered += 1;
             let shard = shard_source_row(name, &markdown, shard_entries(db, index, section));
             store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
             let shard = RenderedShard {
                 section: name,
-                path: &path,
-                json_path: Some(&json_path),
+                artifact: &artifact,
+                json_path: Some(&json.path),
                 page_count: pages.len(),
                 rows_hash,
                 markdown: &markdown,
             };
             record_shard(conn, context, stage, &shard, before)?;
         }
-        // A page's new text changes only its row's hash here: the JSON's object, not the Markdown's.
-        let uri = format!("{}.json", SourceRef::shard(name).path());
-        upsert_object(conn, &uri, "shard_json", &json_path, json, context.run_id, &metadata)?;
-        stage.fresh.insert(json_path, json.clone());
+        // A page's new text changes only its row's hash here: the JSON's artifact, not the Markdown's.
+        store_artifact(conn, json, context.run_id)?;
+        stage.fresh.insert(json.path.clone(), shard_json(db, index, section).clone());
     }
     for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
@@ -328,7 +325,7 @@ pub(super) fn compile_shards(
     }
 
     if !enabled {
-        for uri in [root_uri().as_str(), SCHEMA_URI] {
+        for uri in [SourceRef::shard("root").path(), schema_artifact().uri] {
             conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
         }
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
@@ -338,10 +335,11 @@ pub(super) fn compile_shards(
     let before = stored.get("");
     if context.full || before.is_none_or(|before| &before.rows_hash != rows_hash) {
         let markdown = root_markdown(db, index).clone().map_err(ShardError::Template)?;
+        let artifact = root_artifact(db, index).clone().map_err(ShardError::Template)?;
         stage.shards.rendered += 1;
         let root = RenderedShard {
             section: "",
-            path: "indexes/root.md",
+            artifact: &artifact,
             json_path: None,
             page_count: root_page_count(db, index),
             rows_hash,
@@ -349,26 +347,18 @@ pub(super) fn compile_shards(
         };
         record_shard(conn, context, stage, &root, before)?;
     }
-    let schema_hash = content_hash(SCHEMA_DOC.as_bytes());
+    let schema = schema_artifact();
     let schema_before: Option<String> = conn
         .prepare_cached("SELECT hash FROM storage_objects WHERE uri = ?1")?
-        .query_row([SCHEMA_URI], |row| row.get(0))
+        .query_row([&schema.uri], |row| row.get(0))
         .optional()?;
-    if schema_before.as_deref() != Some(schema_hash.as_str()) {
-        upsert_object(
-            conn,
-            SCHEMA_URI,
-            "schema",
-            "schemas/v1.md",
-            SCHEMA_DOC,
-            context.run_id,
-            &serde_json::json!({"version": SCHEMA_VERSION}),
-        )?;
+    if schema_before.as_ref() != Some(&schema.hash) {
+        store_artifact(conn, &schema, context.run_id)?;
         stage.changes.push(ArtifactChange {
-            artifact: "schemas/v1.md".to_string(),
-            kind: "schema",
+            artifact: schema.path.clone(),
+            kind: schema.kind,
             old_hash: schema_before,
-            new_hash: Some(schema_hash),
+            new_hash: Some(schema.hash.clone()),
             sources: Vec::new(),
         });
     }
@@ -385,8 +375,8 @@ pub(super) struct StoredShard {
 /// A shard (or, with the empty section, the root) rendered by this build.
 pub(super) struct RenderedShard<'a> {
     pub(super) section: &'a str,
-    /// The Markdown file, relative to the output folder.
-    pub(super) path: &'a str,
+    /// The Markdown file's row in the artifact catalog.
+    pub(super) artifact: &'a Artifact,
     /// The JSON file's path; the root has none.
     pub(super) json_path: Option<&'a str>,
     pub(super) page_count: usize,
@@ -402,24 +392,21 @@ pub(super) fn record_shard(
     shard: &RenderedShard<'_>,
     before: Option<&StoredShard>,
 ) -> rusqlite::Result<()> {
-    let RenderedShard { section, path, json_path, page_count, rows_hash, markdown } = *shard;
+    let RenderedShard { section, artifact, json_path, page_count, rows_hash, markdown } = *shard;
+    let path = &artifact.path;
     conn.prepare_cached(
         "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, context.run_id])?;
-    let (uri, kind) =
-        if section.is_empty() { (root_uri(), "root") } else { (SourceRef::shard(section).path(), "shard") };
-    let metadata = serde_json::json!({"section": section, "pages": page_count});
-    upsert_object(conn, &uri, kind, path, markdown, context.run_id, &metadata)?;
+    store_artifact(conn, artifact, context.run_id)?;
     let old_hash = before.and_then(|before| before.markdown_hash.clone());
-    let new_hash = content_hash(markdown.as_bytes());
-    if old_hash.as_deref() != Some(new_hash.as_str()) {
+    if old_hash.as_ref() != Some(&artifact.hash) {
         stage.changes.push(ArtifactChange {
-            artifact: path.to_string(),
-            kind,
+            artifact: path.clone(),
+            kind: artifact.kind,
             old_hash,
-            new_hash: Some(new_hash),
+            new_hash: Some(artifact.hash.clone()),
             sources: Vec::new(),
         });
     }

@@ -79,21 +79,32 @@ pub(super) fn set_templates(db: &mut KnowledgeDb, inputs: &mut PageInputs, templ
     }
 }
 
-/// Renders a page through the `render_page` query, updating its input only when the model changed.
-pub(super) fn render(db: &mut KnowledgeDb, inputs: &mut PageInputs, model: &PageModel) -> Result<String, StoreError> {
+/// Renders a page through the `render_page` query, and its catalog row through `page_artifact`, updating
+/// its input's fields only when they changed.
+pub(super) fn render(
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    model: &PageModel,
+    source_count: u64,
+) -> Result<(String, Artifact), StoreError> {
     let page = match inputs.pages.get(&model.slug) {
         Some(&(page, _)) => {
             if page.model(db) != model {
                 page.set_model(db).to(model.clone());
             }
+            if page.source_count(db) != source_count {
+                page.set_source_count(db).to(source_count);
+            }
             page
         }
         None => {
-            let page = WikiPage::new(db, model.slug.clone(), model.clone());
+            let page = WikiPage::new(db, model.slug.clone(), model.clone(), source_count);
             let file = SourceFile::new(db, SourceRef::page(&model.slug).path(), String::new(), String::new());
             inputs.pages.insert(model.slug.clone(), (page, file));
             page
         }
     };
-    wiki::render_page(db, page).clone().map_err(StoreError::Wiki)
+    let markdown = wiki::render_page(db, page).clone().map_err(StoreError::Wiki)?;
+    let artifact = wiki::page_artifact(db, page).clone().map_err(StoreError::Wiki)?;
+    Ok((markdown, artifact))
 }

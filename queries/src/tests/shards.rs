@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::wiki::{
-    IndexedPage, PageIndex, Section, ShardRow, Templates, root_markdown, shard_entries, shard_json, shard_markdown,
+    IndexedPage, PageIndex, Section, ShardRow, Templates, root_artifact, root_markdown, shard_artifact, shard_entries,
+    shard_json, shard_json_artifact, shard_markdown,
 };
 
 fn row(slug: &str, title: &str) -> ShardRow {
@@ -24,8 +25,11 @@ fn derive_all(db: &TestDb, index: PageIndex) {
         shard_markdown(db, index, section).as_ref().unwrap();
         shard_entries(db, index, section);
         shard_json(db, index, section);
+        shard_artifact(db, index, section).as_ref().unwrap();
+        shard_json_artifact(db, index, section);
     }
     root_markdown(db, index).as_ref().unwrap();
+    root_artifact(db, index).as_ref().unwrap();
 }
 
 #[test]
@@ -52,15 +56,27 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
     );
     db.take_executed(&[]);
 
-    // The page's text changed, its row did not: only its section's JSON, which holds the hash.
+    // The page's text changed, its row did not: only its section's JSON, which holds the hash, and the
+    // JSON's catalog row.
     install.set_hash(&mut db).to("hash-install-2".to_string());
     derive_all(&db, index);
-    assert_eq!(db.take_executed(&[]), ["shard_json"]);
+    assert_eq!(db.take_executed(&[]), ["shard_json", "shard_json_artifact"]);
+    let guides = Section::new(&db, "guides".to_string());
+    let json = shard_json_artifact(&db, index, guides);
+    assert_eq!(
+        (json.uri.as_str(), json.kind, json.path.as_str()),
+        ("knowledge://index/guides.json", "shard_json", "indexes/machine/guides.json")
+    );
+    assert_eq!(json.hash, crate::content_hash(shard_json(&db, index, guides).as_bytes()));
+    assert_eq!(json.metadata, r#"{"pages":2,"section":"guides"}"#);
 
     // Its title changed: its section's rows, Markdown and entries; not the other section's, not the root.
     install.set_row(&mut db).to(row("install", "Installing"));
     derive_all(&db, index);
-    assert_eq!(db.take_executed(&[]), ["shard_entries", "shard_json", "shard_markdown", "shard_rows"]);
+    assert_eq!(
+        db.take_executed(&[]),
+        ["shard_artifact", "shard_entries", "shard_json", "shard_json_artifact", "shard_markdown", "shard_rows"]
+    );
 
     // A page added to the reference: the list of sections is made again, so both sections' rows and JSON
     // are looked at again (the guides' come out equal), but only the reference's Markdown and entries are
@@ -72,15 +88,23 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
     assert_eq!(
         db.take_executed(&[]),
         [
+            "root_artifact",
             "root_markdown",
             "root_model",
             "sections",
+            "shard_artifact",
             "shard_entries",
             "shard_json",
             "shard_json",
+            "shard_json_artifact",
             "shard_markdown",
             "shard_rows",
             "shard_rows"
         ]
+    );
+    let root = root_artifact(&db, index).as_ref().unwrap();
+    assert_eq!(
+        (root.uri.as_str(), root.kind, root.metadata.as_str()),
+        ("knowledge://index/root", "root", r#"{"pages":4,"section":""}"#)
     );
 }

@@ -346,8 +346,8 @@ fn dendron_targets_resolve_by_either_side_and_hand_written_pages_hold_their_slug
 }
 
 #[test]
-fn render_page_reruns_for_a_changed_model_or_template_only() {
-    use crate::wiki::{PageModel, Templates, WikiPage, render_page};
+fn render_page_and_the_page_artifact_rerun_for_what_they_read_only() {
+    use crate::wiki::{PageModel, Templates, WikiPage, page_artifact, render_page};
     let mut db = TestDb::new(1000, 0);
     let model = |title: &str| PageModel {
         schema: 1,
@@ -363,8 +363,8 @@ fn render_page_reruns_for_a_changed_model_or_template_only() {
         backlinks: Vec::new(),
     };
     let templates = Templates::new(&db, "title: {{ title | yaml }}".to_string(), String::new(), String::new());
-    let one = WikiPage::new(&db, "one".to_string(), model("One \"quoted\""));
-    let two = WikiPage::new(&db, "two".to_string(), model("Two"));
+    let one = WikiPage::new(&db, "one".to_string(), model("One \"quoted\""), 2);
+    let two = WikiPage::new(&db, "two".to_string(), model("Two"), 2);
     assert_eq!(render_page(&db, one).as_deref(), Ok("title: \"One \\\"quoted\\\"\"\n"));
     assert_eq!(render_page(&db, two).as_deref(), Ok("title: \"Two\"\n"));
     db.take_executed(&[]);
@@ -374,10 +374,24 @@ fn render_page_reruns_for_a_changed_model_or_template_only() {
     assert_eq!(render_page(&db, two).as_deref(), Ok("title: \"Deux\"\n"));
     assert_eq!(db.take_executed(&[]), ["render_page"]);
 
+    // The catalog's row follows the rendering; the source count is only in the row.
+    let row = page_artifact(&db, two).as_ref().unwrap();
+    assert_eq!(
+        (row.uri.as_str(), row.kind, row.path.as_str()),
+        ("knowledge://wiki/deux", "page", "wiki/general/deux.md")
+    );
+    assert_eq!((row.hash.clone(), row.size), (crate::content_hash(b"title: \"Deux\"\n"), 14));
+    assert_eq!(row.metadata, r#"{"section":"general","sources":2,"title":"Deux"}"#);
+    db.take_executed(&[]);
+    two.set_source_count(&mut db).to(3);
+    assert!(page_artifact(&db, two).as_ref().unwrap().metadata.contains(r#""sources":3"#));
+    assert_eq!(db.take_executed(&[]), ["page_artifact"], "not rendered again");
+
     templates.set_page(&mut db).to("# {{ title | md }}\n{% if".to_string());
     assert!(render_page(&db, one).as_ref().is_err_and(|e| e.contains("page.md.j2") && e.contains("line 2")));
     let _ = render_page(&db, two);
     assert_eq!(db.take_executed(&[]), ["render_page", "render_page"]);
+    assert!(page_artifact(&db, two).is_err(), "a template error has no row");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! model, and rendering. The driver (`compiler/src/wiki/`) sets the catalog, asks for the pages, reads the
 //! quoted texts from the index and writes files.
 
+mod artifacts;
 mod graph;
 mod plan;
 mod render;
@@ -9,6 +10,9 @@ mod shards;
 mod signals;
 mod summary;
 
+pub use artifacts::{
+    Artifact, SCHEMA_DOC, page_artifact, root_artifact, schema_artifact, shard_artifact, shard_json_artifact,
+};
 pub use graph::{
     Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
 };

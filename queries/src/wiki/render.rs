@@ -26,6 +26,9 @@ pub struct WikiPage {
     pub slug: String,
     #[returns(ref)]
     pub model: PageModel,
+    /// How many sources mention the concept, which the artifact catalog lists; the page does not show it.
+    #[returns(copy)]
+    pub source_count: u64,
 }
 
 /// Everything a page shows.

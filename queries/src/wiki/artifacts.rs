@@ -1,0 +1,90 @@
+//! The artifact catalog as queries: each generated file's row (what it is, where it goes under the output
+//! folder, its content's hash and size, and what the catalog says of it), derived from the page or shard
+//! it holds. The driver stores the row of each artifact it writes, and the file sync and the remote
+//! artifact store follow the catalog.
+
+use serde_json::json;
+
+use super::render::{SCHEMA_VERSION, WikiPage, render_page};
+use super::shards::{PageIndex, Section, root_markdown, root_page_count, shard_json, shard_markdown, shard_rows};
+use crate::{Db, SourceRef, content_hash};
+
+/// The page and index schema, written as it is.
+pub const SCHEMA_DOC: &str = include_str!("../../../templates/schema-v1.md");
+
+/// One row of the artifact catalog.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Artifact {
+    /// Its source ref: `knowledge://wiki/SLUG`, `knowledge://index/SECTION` (and `.json`), `knowledge://index/root`,
+    /// `knowledge://schema/v1`.
+    pub uri: String,
+    pub kind: &'static str,
+    /// The file, relative to the output folder.
+    pub path: String,
+    /// The content's hash.
+    pub hash: String,
+    pub size: u64,
+    /// A JSON object: what the catalog lists beside the file (title, section, counts).
+    pub metadata: String,
+}
+
+impl Artifact {
+    fn of(uri: String, kind: &'static str, path: String, content: &str, metadata: &serde_json::Value) -> Artifact {
+        Artifact {
+            uri,
+            kind,
+            path,
+            hash: content_hash(content.as_bytes()),
+            size: content.len() as u64,
+            metadata: metadata.to_string(),
+        }
+    }
+}
+
+/// A rendered page's row. An error is the template's.
+#[salsa::tracked(returns(ref))]
+pub fn page_artifact(db: &dyn Db, page: WikiPage) -> Result<Artifact, String> {
+    let markdown = render_page(db, page).as_ref().map_err(Clone::clone)?;
+    let model = page.model(db);
+    let metadata = json!({"title": model.title, "section": model.section, "sources": page.source_count(db)});
+    let path = format!("wiki/{}/{}.md", model.section, model.slug);
+    Ok(Artifact::of(SourceRef::page(&model.slug).path(), "page", path, markdown, &metadata))
+}
+
+/// A section's Markdown shard's row.
+#[salsa::tracked(returns(ref))]
+pub fn shard_artifact<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> Result<Artifact, String> {
+    let markdown = shard_markdown(db, index, section).as_ref().map_err(Clone::clone)?;
+    let name = section.name(db);
+    let path = format!("indexes/{name}.md");
+    Ok(Artifact::of(SourceRef::shard(name).path(), "shard", path, markdown, &shard_metadata(db, index, section)))
+}
+
+/// A section's JSON shard's row.
+#[salsa::tracked(returns(ref))]
+pub fn shard_json_artifact<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> Artifact {
+    let name = section.name(db);
+    let uri = format!("{}.json", SourceRef::shard(name).path());
+    let path = format!("indexes/machine/{name}.json");
+    Artifact::of(uri, "shard_json", path, shard_json(db, index, section), &shard_metadata(db, index, section))
+}
+
+/// Read through the section's rows, so another section's change leaves this one's rows alone.
+fn shard_metadata<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> serde_json::Value {
+    json!({"section": section.name(db), "pages": shard_rows(db, index, section).len()})
+}
+
+/// The root catalog's row: a shard named `root` (no section is named `root`'s empty string).
+#[salsa::tracked(returns(ref))]
+pub fn root_artifact(db: &dyn Db, index: PageIndex) -> Result<Artifact, String> {
+    let markdown = root_markdown(db, index).as_ref().map_err(Clone::clone)?;
+    let metadata = json!({"section": "", "pages": root_page_count(db, index)});
+    Ok(Artifact::of(SourceRef::shard("root").path(), "root", "indexes/root.md".to_string(), markdown, &metadata))
+}
+
+/// The schema document's row; it is no source.
+#[must_use]
+pub fn schema_artifact() -> Artifact {
+    let metadata = json!({"version": SCHEMA_VERSION});
+    Artifact::of("knowledge://schema/v1".to_string(), "schema", "schemas/v1.md".to_string(), SCHEMA_DOC, &metadata)
+}
