@@ -25,9 +25,6 @@ CREATE INDEX wiki_backlinks_by_origin ON wiki_backlinks(from_ref);
 CREATE INDEX page_sources_by_path ON page_sources(path);
 -- A page stored again reads and replaces its own rows (without it, each page scanned every page's).
 CREATE INDEX page_sources_by_page ON page_sources(page);
--- A shard is made from its section's page rows: read from this index in the shard's order, not from a table
--- whose rows carry each page's Markdown and view.
-CREATE INDEX wiki_pages_shard_rows ON wiki_pages(section, slug, title, path, aliases, source_count, summary, hash);
 -- The build drops vectors no entry uses any more: without this, a lookup per vector scanned every entry
 -- (69,000 chunks: four minutes a build).
 CREATE INDEX vector_entries_by_text ON vector_index_entries(model, text_hash);
