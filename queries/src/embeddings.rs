@@ -11,6 +11,8 @@
 //! The vectors are a cache keyed by model and text hash, outside the graph: the graph says which texts the
 //! generation needs, and the driver asks the cache which of them it already holds before it calls a provider.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashSet;
 
 use crate::{Db, content_hash};
@@ -66,8 +68,9 @@ pub struct EmbeddingNeed {
     pub revision: String,
     pub start: u32,
     pub end: u32,
-    /// What the provider embeds: the chunk's title, a blank line, its text.
-    pub text: String,
+    /// What the provider embeds: the chunk's title, a blank line, its text (shared, not copied, by the
+    /// driver's plan).
+    pub text: Arc<str>,
     /// The hash of `text`, which keys the vector.
     pub hash: String,
 }
@@ -96,7 +99,7 @@ pub fn source_needs(db: &dyn Db, source: EmbeddingSource) -> Vec<EmbeddingNeed> 
                 start: chunk.start,
                 end: chunk.end,
                 hash: content_hash(text.as_bytes()),
-                text,
+                text: text.into(),
             }
         })
         .collect()

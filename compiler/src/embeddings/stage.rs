@@ -88,7 +88,7 @@ pub fn drop_if_turned_off(conn: &Connection) -> rusqlite::Result<()> {
 /// A chunk whose current revision has no ready entry in the generation.
 struct Missing {
     chunk_id: String,
-    text: String,
+    text: std::sync::Arc<str>,
     hash: String,
     source_ref: String,
     revision: String,
@@ -185,7 +185,6 @@ impl EmbeddingInputs {
             }
         }
         let mut in_scope: Vec<EmbeddingSource> = Vec::with_capacity(chunks.len());
-        let mut scoped: HashSet<String> = HashSet::with_capacity(chunks.len());
         for (uri, chunks) in chunks {
             let mut entries = ready.remove(&uri).unwrap_or_default();
             entries.sort_unstable();
@@ -196,15 +195,15 @@ impl EmbeddingInputs {
                 }
                 None => {
                     let source = EmbeddingSource::new(db, uri.clone(), chunks, entries);
-                    self.sources.insert(uri.clone(), source);
+                    self.sources.insert(uri, source);
                     source
                 }
             };
             in_scope.push(source);
-            scoped.insert(uri);
         }
-        for (uri, &source) in &self.sources {
-            if !scoped.contains(uri) {
+        if self.sources.len() > in_scope.len() {
+            let scoped: HashSet<EmbeddingSource> = in_scope.iter().copied().collect();
+            for &source in self.sources.values().filter(|source| !scoped.contains(source)) {
                 set_if_changed(db, source, Vec::new(), Vec::new());
             }
         }
@@ -324,7 +323,7 @@ pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize, d
             embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
             continue;
         }
-        let texts: Vec<&str> = items.iter().map(|item| item.text.as_str()).collect();
+        let texts: Vec<&str> = items.iter().map(|item| &*item.text).collect();
         match embedder.embed(&texts) {
             Ok(vectors) if vectors.len() == items.len() => {
                 embedded.vectors.extend(items.iter().map(|item| item.hash.clone()).zip(vectors));
