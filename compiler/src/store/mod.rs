@@ -576,9 +576,15 @@ pub fn checkpoint(path: &Path) -> Result<(), StoreError> {
 }
 
 /// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
-/// `FORMAT_VERSION` was not bumped.
+/// `FORMAT_VERSION` was not bumped; a reworded comment does not.
 fn schema_hash() -> String {
-    knowledge_queries::content_hash(format!("{SCHEMA}{INDEXES}").as_bytes())
+    knowledge_queries::content_hash(without_comments(&format!("{SCHEMA}{INDEXES}")).as_bytes())
+}
+
+/// SQL without its `--` comments and blank lines. The schema's string literals hold no `--`.
+fn without_comments(sql: &str) -> String {
+    let lines = sql.lines().map(|line| line.split_once("--").map_or(line, |(code, _)| code).trim_end());
+    lines.filter(|line| !line.is_empty()).collect::<Vec<_>>().join("\n")
 }
 
 /// `None` when the index is in this binary's format; otherwise a description of what it holds instead.
@@ -598,4 +604,22 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
         (Some(version), _) => Some(version),
         (None, _) => Some("none".to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{INDEXES, SCHEMA, without_comments};
+
+    #[test]
+    fn the_schema_hash_reads_statements_not_comments() {
+        let sql = "-- The sources.\nCREATE TABLE s (\n    id INTEGER, -- its id\n    path TEXT\n);\n";
+        let reworded = "-- Every source.\n\nCREATE TABLE s (\n    id INTEGER, -- the row id\n    path TEXT\n);\n";
+        assert_eq!(without_comments(sql), without_comments(reworded));
+        assert_ne!(without_comments(sql), without_comments(&sql.replace("path TEXT", "path TEXT NOT NULL")));
+        // A `--` inside a string literal would cut a statement: the schema's lines open no literal before one.
+        for line in format!("{SCHEMA}{INDEXES}").lines() {
+            let code = line.split_once("--").map_or(line, |(code, _)| code);
+            assert_eq!(code.matches('\'').count() % 2, 0, "{line}");
+        }
+    }
 }
