@@ -117,8 +117,9 @@ pub struct NeedRef {
 pub struct GenerationNeeds {
     /// Every chunk without a ready entry, source by source.
     pub entries: Vec<NeedRef>,
-    /// The first entry of each distinct text: one vector serves every entry with that text.
-    pub texts: Vec<NeedRef>,
+    /// The place in `entries` of the first entry of each distinct text: one vector serves every entry with
+    /// that text.
+    pub first_of_text: Vec<usize>,
     /// The chunks looked at.
     pub checked: u64,
 }
@@ -131,11 +132,10 @@ pub fn generation_needs(db: &dyn Db, scope: EmbeddingScope) -> GenerationNeeds {
     for &source in scope.sources(db) {
         needs.checked += source.chunks(db).len() as u64;
         for (index, need) in source_needs(db, source).iter().enumerate() {
-            let at = NeedRef { source, index };
-            needs.entries.push(at);
             if seen.insert(need.hash.as_str()) {
-                needs.texts.push(at);
+                needs.first_of_text.push(needs.entries.len());
             }
+            needs.entries.push(NeedRef { source, index });
         }
     }
     needs

@@ -318,10 +318,10 @@ impl Compiler {
             if let Some(embedder) = embedder.as_deref() {
                 // A generation complete before this build lacks vectors only where the build derived.
                 let derived_by = (!reembed && !full_rebuild && !prior.needs_schema).then_some(run_id.as_str());
-                let inputs = (&mut self.db, &mut self.embeddings);
                 summary.embeddings = Some(embed_stage(
                     &mut store,
-                    inputs,
+                    &mut self.db,
+                    &mut self.embeddings,
                     project,
                     embedder,
                     derived_by,
@@ -619,7 +619,8 @@ struct PlanReach {
 #[allow(clippy::too_many_arguments)]
 fn embed_stage(
     store: &mut Store,
-    (db, inputs): (&mut KnowledgeDb, &mut crate::embeddings::EmbeddingInputs),
+    db: &mut KnowledgeDb,
+    inputs: &mut crate::embeddings::EmbeddingInputs,
     project: &Project,
     embedder: &dyn crate::embeddings::Embedder,
     derived_by: Option<&str>,

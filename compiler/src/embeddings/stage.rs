@@ -5,7 +5,9 @@
 use std::collections::{HashMap, HashSet};
 
 use knowledge_queries::Origin;
-use knowledge_queries::embeddings::{EmbeddingScope, EmbeddingSource, IndexedChunk, ReadyEntry, generation_needs};
+use knowledge_queries::embeddings::{
+    EmbeddingNeed, EmbeddingScope, EmbeddingSource, IndexedChunk, ReadyEntry, generation_needs,
+};
 use salsa::Setter;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -85,15 +87,10 @@ pub fn drop_if_turned_off(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// A chunk whose current revision has no ready entry in the generation.
+/// A chunk whose current revision has no ready entry in the generation, as the graph says, and its source.
 struct Missing {
-    chunk_id: String,
-    text: std::sync::Arc<str>,
-    hash: String,
     source_ref: String,
-    revision: String,
-    start: u32,
-    end: u32,
+    need: EmbeddingNeed,
 }
 
 /// What the embedding stage must do, read from the committed index: the chunks without a ready entry for
@@ -251,7 +248,7 @@ impl EmbeddingPlan {
             model: model.to_string(),
             full,
             derived_by: derived_by.map(str::to_string),
-            missing: Vec::with_capacity(needs.entries.len()),
+            missing: Vec::new(),
             to_embed: Vec::new(),
             known_dimensions: None,
             reused: 0,
@@ -259,31 +256,21 @@ impl EmbeddingPlan {
         };
         let mut have =
             conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
-        // The distinct texts come in the entries' order: each is the first entry with its text.
-        let mut texts = needs.texts.iter().peekable();
-        for (index, at) in needs.entries.iter().enumerate() {
-            let need = at.get(db);
-            plan.missing.push(Missing {
-                chunk_id: need.chunk_id.clone(),
-                text: need.text.clone(),
-                hash: need.hash.clone(),
-                source_ref: at.source.source_ref(db).clone(),
-                revision: need.revision.clone(),
-                start: need.start,
-                end: need.end,
-            });
-            if texts.next_if_eq(&at).is_none() {
-                continue;
-            }
+        plan.missing = needs
+            .entries
+            .iter()
+            .map(|at| Missing { source_ref: at.source.source_ref(db).clone(), need: at.get(db).clone() })
+            .collect();
+        for &first in &needs.first_of_text {
             // A full reindex embeds every text again, as if no vector existed.
             let stored = if full {
                 None
             } else {
-                have.query_row(params![model, need.hash], |row| row.get::<_, i64>(0)).optional()?
+                have.query_row(params![model, plan.missing[first].need.hash], |row| row.get::<_, i64>(0)).optional()?
             };
             match stored {
                 Some(dimensions) => plan.known_dimensions = usize::try_from(dimensions).ok(),
-                None => plan.to_embed.push(index),
+                None => plan.to_embed.push(first),
             }
         }
         // Every entry whose vector is not computed this build reuses one: stored, or another entry's.
@@ -318,7 +305,7 @@ pub fn embed(plan: &EmbeddingPlan, embedder: &dyn Embedder, batch_size: usize, d
     let clock = std::time::Instant::now();
     let mut embedded = Embedded { vectors: Vec::new(), failed: HashSet::new(), degraded: None, ms: 0 };
     for batch in plan.to_embed.chunks(batch_size.max(1)) {
-        let items: Vec<&Missing> = batch.iter().map(|&i| &plan.missing[i]).collect();
+        let items: Vec<&EmbeddingNeed> = batch.iter().map(|&i| &plan.missing[i].need).collect();
         if embedded.degraded.is_some() {
             embedded.failed.extend(items.iter().map(|item| item.hash.clone()));
             continue;
@@ -416,7 +403,7 @@ pub fn apply(
     )?;
     let mut replaced_text =
         conn.prepare_cached("SELECT text_hash FROM vector_index_entries WHERE chunk_id = ?1 AND model = ?2")?;
-    for item in &plan.missing {
+    for Missing { source_ref, need: item } in &plan.missing {
         // A scan below finds unused vectors otherwise.
         if plan.derived_by.is_some()
             && let Some(old) = replaced_text.query_row(params![item.chunk_id, model], |row| row.get(0)).optional()?
@@ -432,7 +419,7 @@ pub fn apply(
             model,
             embedder.provider(),
             dimensions as i64,
-            item.source_ref,
+            source_ref,
             item.revision,
             item.hash,
             item.start,

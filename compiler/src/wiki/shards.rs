@@ -259,7 +259,7 @@ pub(super) fn compile_shards(
         .prepare(
             // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
             // `knowledge://index/root`, and it has no JSON).
-            "SELECT k.section, k.rows_hash, m.hash, j.hash FROM knowledge_indexes k
+            "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
              LEFT JOIN storage_objects m
                     ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
              LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
@@ -267,7 +267,13 @@ pub(super) fn compile_shards(
         .query_map([], |row| {
             Ok((
                 row.get(0)?,
-                StoredShard { rows_hash: row.get(1)?, markdown_hash: row.get(2)?, json_hash: row.get(3)? },
+                StoredShard {
+                    rows_hash: row.get(1)?,
+                    markdown_hash: row.get(2)?,
+                    json_hash: row.get(3)?,
+                    path: row.get(4)?,
+                    json_path: row.get(5)?,
+                },
             ))
         })?
         .collect::<rusqlite::Result<_>>()?;
@@ -310,13 +316,13 @@ pub(super) fn compile_shards(
         if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
             store::delete_source(conn, id, true)?;
         }
-        let shard = SourceRef::shard(section).path();
-        for uri in [shard.clone(), format!("{shard}.json")] {
-            conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&uri])?;
+        // Its catalog rows, by the files the index recorded for it.
+        for path in std::iter::once(&before.path).chain(&before.json_path) {
+            conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
         }
         stage.shards.deleted += 1;
         stage.changes.push(ArtifactChange {
-            artifact: format!("indexes/{section}.md"),
+            artifact: before.path.clone(),
             kind: "shard",
             old_hash: before.markdown_hash.clone(),
             new_hash: None,
@@ -325,9 +331,7 @@ pub(super) fn compile_shards(
     }
 
     if !enabled {
-        for uri in [SourceRef::shard("root").path(), schema_artifact().uri] {
-            conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
-        }
+        conn.prepare_cached("DELETE FROM storage_objects WHERE kind IN ('root', 'schema')")?.execute([])?;
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
         return Ok(());
     }
@@ -370,6 +374,9 @@ pub(super) struct StoredShard {
     rows_hash: String,
     markdown_hash: Option<String>,
     json_hash: Option<String>,
+    /// Its files, relative to the output folder; the root has no JSON.
+    path: String,
+    json_path: Option<String>,
 }
 
 /// A shard (or, with the empty section, the root) rendered by this build.

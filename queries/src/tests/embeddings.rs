@@ -24,7 +24,7 @@ fn needs(db: &TestDb, scope: EmbeddingScope) -> (Vec<String>, Vec<String>) {
     let needs = generation_needs(db, scope);
     (
         needs.entries.iter().map(|at| at.get(db).chunk_id.clone()).collect(),
-        needs.texts.iter().map(|at| at.get(db).text.to_string()).collect(),
+        needs.first_of_text.iter().map(|&first| needs.entries[first].get(db).text.to_string()).collect(),
     )
 }
 
