@@ -88,6 +88,9 @@ struct Step {
     /// With a kept compiler: whether the build before this step was followed by `warm_up`, as `--watch`
     /// warms the catalog after each build while it waits for the next change.
     warmed: bool,
+    /// With a kept compiler: whether it is told the paths the step changed, as `--watch` tells it what its
+    /// watcher reported, so that its build brings its kept walk up to date instead of walking.
+    told: bool,
 }
 
 /// The tree as the steps leave it: what a clean build is given.
@@ -123,18 +126,39 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-/// Applies an action to a working folder the way a person would: a rename is a rename.
-fn apply_on_disk(root: &Path, action: &Action) {
+/// Applies an action to a working folder the way a person would (a rename is a rename), and returns the
+/// paths a file watcher would report: those the action names and the folders it created.
+fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
+    let new_folders = |path: &str| -> Vec<String> {
+        let mut folders = Vec::new();
+        let mut folder = Path::new(path).parent();
+        while let Some(at) = folder.filter(|at| !at.as_os_str().is_empty()) {
+            if !root.join(at).exists() {
+                folders.push(at.to_string_lossy().into_owned());
+            }
+            folder = at.parent();
+        }
+        folders
+    };
     match action {
-        Action::Write(path, text) => write(&root.join(path), text),
+        Action::Write(path, text) => {
+            let mut reported = new_folders(path);
+            write(&root.join(path), text);
+            reported.push(path.clone());
+            reported
+        }
         Action::Remove(path) => {
             let _ = std::fs::remove_file(root.join(path));
+            vec![path.clone()]
         }
         Action::Rename(from, to) => {
+            let mut reported = new_folders(to);
             if root.join(from).is_file() {
                 std::fs::create_dir_all(root.join(to).parent().unwrap()).unwrap();
                 std::fs::rename(root.join(from), root.join(to)).unwrap();
             }
+            reported.extend([from.clone(), to.clone()]);
+            reported
         }
     }
 }
@@ -331,7 +355,7 @@ fn step(rng: &mut Rng, tree: &Tree) -> Step {
         };
         actions.push(action);
     }
-    Step { actions, new_process: rng.chance(50), warmed: rng.chance(50) }
+    Step { actions, new_process: rng.chance(50), warmed: rng.chance(50), told: rng.chance(70) }
 }
 
 fn initial(rng: &mut Rng) -> Tree {
@@ -353,7 +377,8 @@ fn build(compiler: &mut Compiler, root: &Path) -> Result<(), String> {
 fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
     let work = tempfile::tempdir().unwrap();
     tree.write_all(work.path());
-    let mut compiler = Compiler::new();
+    // The compiler `--watch` keeps; a new process's first build is a one-shot build's.
+    let mut compiler = Compiler::watching();
     build(&mut compiler, work.path())?;
     // As `--watch` does after a build: read the catalog while the tree is quiet, with the settings that
     // build used. Failing only costs the next build that read.
@@ -367,14 +392,21 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
     warm_up(&mut compiler, steps.first());
     let mut now = tree.clone();
     for (n, step) in steps.iter().enumerate() {
+        let mut reported = Vec::new();
         for action in &step.actions {
-            apply_on_disk(work.path(), action);
+            reported.extend(apply_on_disk(work.path(), action));
             now.apply(action);
         }
         if step.new_process {
-            compiler = Compiler::new();
+            compiler = Compiler::watching();
+        } else if step.told {
+            compiler.changed(reported);
         }
         let incremental = build(&mut compiler, work.path());
+        // As `--watch` does once a build's line is out: the checkpoint its build left.
+        if let Ok(project) = Project::load(&work.path().join("kc.toml")) {
+            let _ = compiler.checkpoint(&project);
+        }
         if incremental.is_ok() {
             warm_up(&mut compiler, steps.get(n + 1));
         }
@@ -615,7 +647,11 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
             let (steps, failure) = shrink(&tree, steps);
             let mut listing = String::new();
             for (n, step) in steps.iter().enumerate() {
-                let _ = writeln!(listing, "step {n} (new process: {}, warmed: {}):", step.new_process, step.warmed);
+                let _ = writeln!(
+                    listing,
+                    "step {n} (new process: {}, warmed: {}, told: {}):",
+                    step.new_process, step.warmed, step.told
+                );
                 for action in &step.actions {
                     let _ = writeln!(listing, "  {action:?}");
                 }
@@ -738,7 +774,9 @@ fn a_build_killed_at_any_write_is_completed_by_the_next() {
         let work = tempfile::tempdir().unwrap();
         tree.write_all(work.path());
         assert!(run_binary(work.path(), None).status.success());
-        edit.iter().for_each(|action| apply_on_disk(work.path(), action));
+        for action in &edit {
+            apply_on_disk(work.path(), action);
+        }
         let killed = run_binary(work.path(), Some(failpoint));
         assert!(!killed.status.success(), "{failpoint}: the build never reached the failpoint");
         let index = work.path().join(OUTPUT).join("knowledge.db");

@@ -266,7 +266,7 @@ fn a_watch_compiler_checkpoints_after_its_build_and_a_plain_one_at_its_close() {
     std::fs::write(root.join("a.md"), "# Alpha\n\nText of alpha.\n").unwrap();
     let index = root.join(".hasna/knowledge/knowledge.db");
 
-    let mut watching = Compiler::checkpointing_between_builds();
+    let mut watching = Compiler::watching();
     build(&mut watching, root);
     // Committed, so every reader sees it, but still in the log: the file alone does not hold it yet.
     let reader = knowledge::store::open_read_only(&index).unwrap();

@@ -93,6 +93,11 @@ fn bench_corpus(name: &str, source: &Path) {
         let summary: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert!(summary["error"].is_null(), "{line}");
         wall.push(arrived - start);
+        // `KNOWLEDGE_BENCH_VERBOSE=1`: each edit's kind, time and what the build reported.
+        if std::env::var_os("KNOWLEDGE_BENCH_VERBOSE").is_some() {
+            let (stages, queries, pages) = (&summary["stages_ms"], &summary["queries"]["by_query"], &summary["pages"]);
+            eprintln!("{kind:8} {:6.1} ms  stages {stages}  pages {pages}  queries {queries}", ms_f(arrived - start));
+        }
         reported.push(Duration::from_secs_f64(summary["latency_ms"].as_f64().unwrap() / 1000.0));
         // The next edit starts on a quiet tree.
         std::thread::sleep(Duration::from_millis(100));
@@ -111,6 +116,10 @@ fn bench_corpus(name: &str, source: &Path) {
         ms(r95),
         kinds.join(", ")
     );
+}
+
+fn ms_f(time: Duration) -> f64 {
+    time.as_secs_f64() * 1000.0
 }
 
 fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {

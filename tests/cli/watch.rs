@@ -67,6 +67,7 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     let first = watching.next();
     assert_eq!(first["sources"]["added"], 4);
     assert_eq!(first["pages"]["rendered"], 2, "Foo and Baz");
+    assert_eq!(first["walked"], true, "the first build walks the project");
     let baz = test.path(".hasna/knowledge/wiki/general/baz.md");
     let baz_mtime = std::fs::metadata(&baz).unwrap().modified().unwrap();
 
@@ -75,6 +76,7 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     let edit = watching.next();
     assert_eq!(edit["changed"], serde_json::json!(["docs/a.md"]));
     assert_eq!(edit["sources"]["changed"], 1);
+    assert_eq!(edit["walked"], false, "the watcher named the one file to look at");
     for query in ["lint_facts", "concept_signals"] {
         assert_eq!(ran(&edit, query), 1, "{query} of docs/a.md only: {}", edit["queries"]);
     }
@@ -119,11 +121,13 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     std::fs::remove_file(test.path("docs/d.md")).unwrap();
     let removed = watching.next();
     assert_eq!(removed["sources"]["removed"], 1);
+    assert_eq!(removed["walked"], false, "a removed source needs no walk");
     assert!(!baz.exists(), "Baz has one source left: its page goes");
     std::fs::write(test.path(".hasna/knowledge/wiki/notes.md"), "# Notes\n\nBy hand about [[Baz]].\n").unwrap();
     let hand = watching.next();
     assert_eq!(hand["changed"], serde_json::json!([".hasna/knowledge/wiki/notes.md"]));
     assert_eq!(hand["sources"]["added"], 1);
+    assert_eq!(hand["walked"], false, "a new file: only the folders on its way are walked");
     assert!(watching.lines.recv_timeout(Duration::from_millis(500)).is_err(), "the build's own writes start no build");
 }
 

@@ -31,7 +31,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
         .unwrap_or_else(|| (Prior { needs_schema: true, ..Prior::default() }, HashMap::new(), Vec::new()));
     let near = compares_near_duplicates(project);
     let trusted = build::trusts(&prior, &build::fingerprint(project));
-    let mut scan = build::scan(project, &prior, !trusted, &Silent);
+    let mut scan = build::scan(project, &prior, !trusted, &Silent, build::Walking::Walk);
 
     // The stored facts of every source that did not change, parsed on rayon's threads; one that cannot be
     // read spoils them all (below).
@@ -48,7 +48,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
     if !intact {
         // A row whose facts cannot be read: trust none of them, and parse every file as without an index.
         files.clear();
-        scan = build::scan(project, &prior, true, &Silent);
+        scan = build::scan(project, &prior, true, &Silent, build::Walking::Walk);
     }
     let reused = files.len();
     // Chunks: the index's for sources that did not change, the queries' for those that did.

@@ -16,13 +16,13 @@ mod summary;
 pub mod watch;
 
 use rows::{LabelRules, lint_row, run_events, source_row};
-pub(crate) use scan::{Pending, Scan, scan};
+pub(crate) use scan::{Pending, Scan, Walking, scan};
 use settings::check_output_folder;
 pub use settings::{Check, check};
 pub(crate) use settings::{SettingsWork, fingerprint, trusts};
 pub use summary::{BuildSummary, ChunkCounters, EntityCounters, LintCounts, QueryCounters, SourceCounters, StageTimes};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
@@ -94,6 +94,15 @@ pub struct Compiler {
     last_run: Option<String>,
     /// Builds leave their checkpoint to [`Compiler::checkpoint`] (`--watch`).
     checkpoint_later: bool,
+    /// Builds keep their walk, for the next to bring up to date from the changes it is told (`--watch`).
+    keeps_walk: bool,
+    /// The last build's walk, when it was kept.
+    walk: Option<crate::sources::KeptWalk>,
+    /// Every path that changed since the last build's walk, when the caller told them all
+    /// ([`Compiler::changed`]); `None`: unknown, so the next build walks.
+    changed: Option<BTreeSet<String>>,
+    /// Whether the last build walked the project (rather than bring a kept walk up to date).
+    walked: bool,
 }
 
 impl Compiler {
@@ -102,11 +111,27 @@ impl Compiler {
         Compiler::default()
     }
 
-    /// A compiler whose builds end at their commit and file sync, leaving the index's checkpoint to
-    /// [`Compiler::checkpoint`]: `--watch`, which calls it once each build's line is out.
+    /// The compiler of `--watch`: its builds end at their commit and file sync, leaving the index's
+    /// checkpoint to [`Compiler::checkpoint`], which the watch calls once each build's line is out; and each
+    /// keeps its walk, which the next build brings up to date from the paths [`Compiler::changed`] gave it
+    /// rather than walking the project again.
     #[must_use]
-    pub fn checkpointing_between_builds() -> Self {
-        Compiler { checkpoint_later: true, ..Compiler::default() }
+    pub fn watching() -> Self {
+        Compiler { checkpoint_later: true, keeps_walk: true, ..Compiler::default() }
+    }
+
+    /// Tells the compiler paths (project-relative, `/`-separated) that changed on disk: a caller that tells
+    /// it every change since its last build began (a file watcher) spares the next build a walk. A build
+    /// forgets them; one not told walks.
+    pub fn changed(&mut self, paths: impl IntoIterator<Item = String>) {
+        self.changed.get_or_insert_with(BTreeSet::new).extend(paths);
+    }
+
+    /// Whether the last build walked the project, rather than bring the kept walk up to date from the
+    /// changes it was told.
+    #[must_use]
+    pub fn walked(&self) -> bool {
+        self.walked
     }
 
     /// Checkpoints the index the last build left, when this compiler's builds defer it.
@@ -158,8 +183,24 @@ impl Compiler {
         let reembed = settings.reembed.is_some();
         let SettingsWork { fingerprint, lint_config, wiki_config, full_rebuild, relint, rewiki, .. } = settings;
 
-        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns } =
-            scan(project, &prior, full_rebuild, reporter);
+        // A kept walk brought up to date by the changes this compiler was told, or a walk.
+        let changed = self.changed.take();
+        let walking = match (self.walk.as_mut(), changed) {
+            _ if !self.keeps_walk => Walking::Walk,
+            (Some(kept), Some(changed)) => {
+                let generated = wiki::generated_in_project(project, &prior.generated);
+                kept.update(project, &changed, &generated).map_or(Walking::WalkAndKeep, Walking::Kept)
+            }
+            _ => Walking::WalkAndKeep,
+        };
+        self.walked = !matches!(walking, Walking::Kept(_));
+        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns, walked } =
+            scan(project, &prior, full_rebuild, reporter, walking);
+        // A new walk replaces the kept one (a kept one brought up to date is kept as it is).
+        if let Some(walk) = walked {
+            let generated = wiki::generated_in_project(project, &prior.generated);
+            self.walk = crate::sources::KeptWalk::new(project, walk, generated);
+        }
         // The scan measured its own two stages.
         lap(&mut stage_clock);
         (stages.scan, stages.read) = (scan_ms, read_ms);

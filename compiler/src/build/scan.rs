@@ -38,19 +38,43 @@ pub(crate) struct Scan {
     pub(crate) read_ms: u64,
     /// When the walk began, in nanoseconds since the epoch: stored with the index for the racy-stat check.
     pub(crate) started_ns: i64,
+    /// After [`Walking::WalkAndKeep`], the walk (generated pages left out, before notes and ingested sources
+    /// join it).
+    pub(crate) walked: Option<sources::Walk>,
+}
+
+/// How a build finds its files.
+pub(crate) enum Walking {
+    /// Walk the project.
+    Walk,
+    /// Walk it and hand the walk back (`Scan::walked`), to be kept.
+    WalkAndKeep,
+    /// The walk a kept one brought up to date (which stays kept).
+    Kept(sources::Walk),
 }
 
 /// Walks the project and sorts every file by what a build must do with it. Reads only files whose size or
 /// mtime moved (or every file, when `full_rebuild`).
-pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporter: &dyn Reporter) -> Scan {
+pub(crate) fn scan(
+    project: &Project,
+    prior: &Prior,
+    full_rebuild: bool,
+    reporter: &dyn Reporter,
+    walking: Walking,
+) -> Scan {
     let clock = Instant::now();
     let started_ns = SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
     reporter.stage("scanning", 0);
-    let mut walk = sources::walk(project);
+    let keep = matches!(walking, Walking::WalkAndKeep);
+    let mut walk = match walking {
+        Walking::Kept(walk) => walk,
+        Walking::Walk | Walking::WalkAndKeep => sources::walk(project),
+    };
     let generated = wiki::generated_in_project(project, &prior.generated);
     walk.files.retain(|found| !generated.contains(&found.path));
+    let walked = keep.then(|| walk.clone());
     add_notes(project, &mut walk);
     add_ingested(project, &mut walk);
     reporter.finish_stage();
@@ -140,6 +164,7 @@ pub(crate) fn scan(project: &Project, prior: &Prior, full_rebuild: bool, reporte
         scan_ms,
         read_ms: crate::elapsed_ms(clock),
         started_ns,
+        walked,
     }
 }
 

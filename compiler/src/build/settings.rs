@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use knowledge_queries::content_hash;
 use serde::Serialize;
 
-use super::{BuildError, OUTPUT_LAYOUT, Silent, scan};
+use super::{BuildError, OUTPUT_LAYOUT, Silent, Walking, scan};
 use crate::config::Project;
 use crate::sources::{self, Skipped};
 use crate::store::{self, DB_FILE, LOCK_FILE, Prior, StoreError};
@@ -139,7 +139,7 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
     let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
     let settings = SettingsWork::decide(project, &templates, &prior, conn.as_ref(), embedder.as_deref())
         .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
-    let scan = scan(project, &prior, settings.full_rebuild, &Silent);
+    let scan = scan(project, &prior, settings.full_rebuild, &Silent, Walking::Walk);
     let mut check = Check {
         up_to_date: true,
         reason: None,

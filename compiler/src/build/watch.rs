@@ -41,6 +41,9 @@ pub struct Rebuild {
     pub changed: Vec<String>,
     /// From the first event to the committed index and files.
     pub latency: Duration,
+    /// Whether the build walked the project; one that did not brought the last walk up to date from the
+    /// changed paths.
+    pub walked: bool,
     pub outcome: Result<BuildSummary, String>,
 }
 
@@ -64,7 +67,7 @@ pub fn watch(
         .watch(&root, RecursiveMode::Recursive)
         .map_err(|source| WatchError::Watch { path: root.clone(), source })?;
 
-    let mut compiler = Compiler::checkpointing_between_builds();
+    let mut compiler = Compiler::watching();
     let mut output_dir = project.output_dir();
     let mut changed = Vec::new();
     let mut first_event = Instant::now();
@@ -83,7 +86,12 @@ pub fn watch(
             Err(error) => (Err(error.to_string()), None),
         };
         let built = outcome.is_ok();
-        let rebuild = Rebuild { changed: std::mem::take(&mut changed), latency: first_event.elapsed(), outcome };
+        let rebuild = Rebuild {
+            changed: std::mem::take(&mut changed),
+            latency: first_event.elapsed(),
+            walked: compiler.walked(),
+            outcome,
+        };
         let go_on = report(&rebuild);
         // The build's checkpoint, after its line: off the edit's latency. Failing here leaves the committed
         // log to the next checkpoint.
@@ -108,8 +116,12 @@ pub fn watch(
         if let Some(project) = loaded.filter(|_| built) {
             let _ = compiler.warm_up(&project);
         }
-        let Some((paths, started)) = next_changes(&events, &root, &output_dir, &generated) else { return Ok(()) };
-        (changed, first_event) = (paths, started);
+        let Some(burst) = next_changes(&events, &root, &output_dir, &generated) else { return Ok(()) };
+        // The paths are every change since this build began only when the watcher missed none.
+        if burst.complete {
+            compiler.changed(burst.paths.iter().cloned());
+        }
+        (changed, first_event) = (burst.paths, burst.started);
     }
 }
 
@@ -122,15 +134,27 @@ fn generated_files(project: &Project) -> HashSet<String> {
         .unwrap_or_default()
 }
 
-/// Blocks until a change that matters arrives, then gathers the burst it belongs to. Returns the changed
-/// paths and when the first of them was seen, or `None` when the watcher is gone.
+/// A burst of changes.
+struct Burst {
+    /// The project-relative paths that changed.
+    paths: Vec<String>,
+    /// Whether `paths` are all that changed: not when the watcher lost events (an overflowed queue, an
+    /// error) or a change came where it reports none (`.git/info/exclude`, which the walk reads).
+    complete: bool,
+    /// When the first change was seen.
+    started: Instant,
+}
+
+/// Blocks until a change that matters arrives, then gathers the burst it belongs to. `None` when the
+/// watcher is gone.
 fn next_changes(
     events: &Receiver<notify::Result<notify::Event>>,
     root: &Path,
     output_dir: &Path,
     generated: &HashSet<String>,
-) -> Option<(Vec<String>, Instant)> {
+) -> Option<Burst> {
     let mut changed = BTreeSet::new();
+    let mut complete = true;
     let mut started = None;
     loop {
         let event = match started {
@@ -139,18 +163,30 @@ fn next_changes(
                 let left = MOST_DELAY.saturating_sub(Instant::elapsed(&at));
                 match events.recv_timeout(QUIET.min(left)) {
                     Ok(event) => event,
-                    Err(RecvTimeoutError::Timeout) => return Some((changed.into_iter().collect(), at)),
+                    Err(RecvTimeoutError::Timeout) => {
+                        return Some(Burst { paths: changed.into_iter().collect(), complete, started: at });
+                    }
                     Err(RecvTimeoutError::Disconnected) => return None,
                 }
             }
         };
-        // An error from the watcher (an overflowed queue, say) may hide changes: rebuild to be sure.
+        // An error from the watcher, or its word that it lost events (an overflowed queue), may hide changes:
+        // rebuild, walking the project.
         let paths = match event {
+            Ok(event) if event.need_rescan() => Vec::new(),
             Ok(event) if matters(&event.kind) => event.paths,
             Ok(_) => continue,
-            Err(_) => vec![root.to_path_buf()],
+            Err(_) => Vec::new(),
         };
+        if paths.is_empty() {
+            complete = false;
+            started.get_or_insert_with(Instant::now);
+        }
         for path in paths {
+            if path.strip_prefix(root).is_ok_and(|inside| inside == Path::new(".git/info/exclude")) {
+                complete = false;
+                started.get_or_insert_with(Instant::now);
+            }
             if let Some(relative) = relevant(&path, root, output_dir, generated) {
                 started.get_or_insert_with(Instant::now);
                 changed.insert(relative);

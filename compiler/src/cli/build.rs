@@ -110,6 +110,7 @@ fn print_rebuild(json: bool, root: &Path, rebuild: &knowledge::build::watch::Reb
             let mut line = serde_json::to_value(summary).map_err(std::io::Error::other)?;
             line["changed"] = serde_json::json!(rebuild.changed);
             line["latency_ms"] = serde_json::json!(ms);
+            line["walked"] = serde_json::json!(rebuild.walked);
             writeln!(out, "{line}")?;
         }
         Ok(summary) if rebuild.changed.is_empty() => print_build(&mut out, root, summary)?,

@@ -9,6 +9,7 @@
 
 pub mod db;
 pub mod ingested;
+mod kept;
 pub mod minhash;
 pub mod notes;
 pub mod vcs;
@@ -23,6 +24,8 @@ use knowledge_queries::code::Entity;
 
 use crate::config::Project;
 use crate::store::ChunkRow;
+
+pub use kept::KeptWalk;
 
 /// A file the walk selected, before it is read.
 #[derive(Debug, Clone)]
@@ -45,14 +48,24 @@ pub struct Skipped {
 }
 
 /// What the walk found.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Walk {
     pub files: Vec<FoundFile>,
     pub skipped: Vec<Skipped>,
+    /// The walk met a symbolic link below the root (followed or not): a change behind a link is reported
+    /// by a watcher under another path, so such a walk is not kept (see [`KeptWalk`]).
+    pub met_links: bool,
 }
 
 /// Walks the project and returns the files the configuration selects, sorted by path.
 pub fn walk(project: &Project) -> Walk {
+    walk_within(project, None)
+}
+
+/// [`walk`], entering only the folders on the way to the `only` paths (project-relative) and what lies
+/// below them: what a whole walk would find there, by the same rules (`.gitignore` files on the way
+/// included), without a stat of anything else.
+fn walk_within(project: &Project, only: Option<&[String]>) -> Walk {
     let sources = &project.config.sources;
     let include_globs: Vec<&str> =
         sources.include.iter().chain(project.config.code.walked()).map(|g| g.get_ref().as_str()).collect();
@@ -69,7 +82,10 @@ pub fn walk(project: &Project) -> Walk {
     let real_root = root.canonicalize().unwrap_or_else(|_| root.clone());
     let skipped_links = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Skipped>::new()));
     let skipped_in_filter = skipped_links.clone();
+    let met_links = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let met_links_in_filter = met_links.clone();
     let (include_in_filter, exclude_in_filter, root_in_filter) = (include.clone(), exclude.clone(), root.clone());
+    let only: Option<Vec<String>> = only.map(<[String]>::to_vec);
     let mut builder = ignore::WalkBuilder::new(&root);
     builder
         .hidden(false)
@@ -82,6 +98,12 @@ pub fn walk(project: &Project) -> Walk {
         .follow_links(sources.follow_symlinks)
         .filter_entry(move |entry| {
             let path = entry.path();
+            if let Some(only) = &only
+                && entry.depth() > 0
+                && !on_the_way(&relative(path, &root_in_filter), only)
+            {
+                return false;
+            }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             if is_dir && entry.file_name() == ".git" {
                 return false;
@@ -90,6 +112,7 @@ pub fn walk(project: &Project) -> Walk {
                 return false;
             }
             if entry.path_is_symlink() && entry.depth() > 0 {
+                met_links_in_filter.store(true, std::sync::atomic::Ordering::Relaxed);
                 let relative = relative(path, &root_in_filter);
                 // A link to a folder is reported whatever its name; a link to a file only when the globs
                 // would have selected it.
@@ -136,6 +159,7 @@ pub fn walk(project: &Project) -> Walk {
     });
     let mut walk = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     walk.skipped.extend(std::mem::take(&mut *skipped_links.lock().unwrap_or_else(std::sync::PoisonError::into_inner)));
+    walk.met_links = met_links.load(std::sync::atomic::Ordering::Relaxed);
     walk.files.sort_by(|a, b| a.path.cmp(&b.path));
     walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     walk
@@ -221,6 +245,12 @@ pub(crate) fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
 fn literal_folder(glob: &str) -> &str {
     let literal = glob.find(['*', '?', '[', '{', '\\']).map_or(glob, |end| &glob[..end]);
     literal.rfind('/').map_or("", |slash| &literal[..=slash])
+}
+
+/// Whether `relative` is one of the `targets`, lies below one, or is a folder on the way to one.
+fn on_the_way(relative: &str, targets: &[String]) -> bool {
+    let below = |outer: &str, inner: &str| inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with('/'));
+    targets.iter().any(|target| relative == target || below(target, relative) || below(relative, target))
 }
 
 /// Whether the folder at `relative` (project-relative, no trailing `/`) may hold a file below one of the
