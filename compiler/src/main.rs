@@ -20,6 +20,12 @@ use cli::args::{Cli, Command, ContextCommand, NotesCommand, SourceCommand};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing the process does, before it starts any thread.
+    #[cfg(feature = "local-embeddings")]
+    #[allow(unsafe_code)]
+    unsafe {
+        knowledge::embeddings::run_elementwise_inline();
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -237,6 +237,21 @@ fn the_local_model_embeds_in_process() {
     let similarity = answer["results"][0]["scores"]["semantic"].as_f64().unwrap();
     assert!(similarity > 0.4, "a real model relates the question to the text: {similarity}");
 
+    // The binary runs candle's element-wise kernels inline (`CANDLE_NUM_THREADS=1`): the vectors are those
+    // a split over threads makes, byte for byte.
+    let vectors = |test: &crate::CliTest| -> Vec<(String, Vec<u8>)> {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        let mut statement = conn.prepare("SELECT text_hash, vector FROM chunk_embeddings ORDER BY text_hash").unwrap();
+        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let inline = vectors(&test);
+    std::fs::remove_dir_all(test.path(".hasna")).unwrap();
+    let split = test.run_with_env(&["build", "--json"], &[("CANDLE_NUM_THREADS", "2")]);
+    assert!(split.status.success(), "{}", crate::stderr(&split));
+    let split: Value = serde_json::from_slice(&split.stdout).unwrap();
+    assert_eq!(counters(&split), (3, 0, 0, 0), "embedded again: {split:#}");
+    assert_eq!(vectors(&test), inline);
+
     // A folder without the model is an error that names the missing file, and nothing is written.
     test.write("kc.toml", config(&test.path("no-model")));
     let output = test.run(&["build"]);

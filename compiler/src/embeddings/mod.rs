@@ -19,6 +19,8 @@ use knowledge_queries::Origin;
 
 #[cfg(feature = "local-embeddings")]
 mod local;
+#[cfg(feature = "local-embeddings")]
+pub use local::run_elementwise_inline;
 mod providers;
 mod stage;
 mod vectors;
