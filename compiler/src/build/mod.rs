@@ -185,20 +185,19 @@ impl Compiler {
 
         // A kept walk brought up to date by the changes this compiler was told, or a walk.
         let changed = self.changed.take();
-        let walking = match (self.walk.as_mut(), changed) {
-            _ if !self.keeps_walk => Walking::Walk,
-            (Some(kept), Some(changed)) => {
-                let generated = wiki::generated_in_project(project, &prior.generated);
-                kept.update(project, &changed, &generated).map_or(Walking::WalkAndKeep, Walking::Kept)
+        let generated = self.keeps_walk.then(|| wiki::generated_in_project(project, &prior.generated));
+        let walking = match (self.walk.as_mut(), changed, &generated) {
+            (_, _, None) => Walking::Walk,
+            (Some(kept), Some(changed), Some(generated)) => {
+                kept.update(project, &changed, generated).map_or(Walking::WalkAndKeep, Walking::Kept)
             }
             _ => Walking::WalkAndKeep,
         };
         self.walked = !matches!(walking, Walking::Kept(_));
-        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns, walked } =
+        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns, to_keep } =
             scan(project, &prior, full_rebuild, reporter, walking);
         // A new walk replaces the kept one (a kept one brought up to date is kept as it is).
-        if let Some(walk) = walked {
-            let generated = wiki::generated_in_project(project, &prior.generated);
+        if let (Some(walk), Some(generated)) = (to_keep, generated) {
             self.walk = crate::sources::KeptWalk::new(project, walk, generated);
         }
         // The scan measured its own two stages.

@@ -39,8 +39,8 @@ pub(crate) struct Scan {
     /// When the walk began, in nanoseconds since the epoch: stored with the index for the racy-stat check.
     pub(crate) started_ns: i64,
     /// After [`Walking::WalkAndKeep`], the walk (generated pages left out, before notes and ingested sources
-    /// join it).
-    pub(crate) walked: Option<sources::Walk>,
+    /// join it), to be kept.
+    pub(crate) to_keep: Option<sources::Walk>,
 }
 
 /// How a build finds its files.
@@ -49,7 +49,7 @@ pub(crate) enum Walking {
     Walk,
     /// Walk it and hand the walk back (`Scan::walked`), to be kept.
     WalkAndKeep,
-    /// The walk a kept one brought up to date (which stays kept).
+    /// The walk a kept one brought up to date (which stays kept), generated pages already left out.
     Kept(sources::Walk),
 }
 
@@ -70,11 +70,14 @@ pub(crate) fn scan(
     let keep = matches!(walking, Walking::WalkAndKeep);
     let mut walk = match walking {
         Walking::Kept(walk) => walk,
-        Walking::Walk | Walking::WalkAndKeep => sources::walk(project),
+        Walking::Walk | Walking::WalkAndKeep => {
+            let mut walk = sources::walk(project);
+            let generated = wiki::generated_in_project(project, &prior.generated);
+            walk.files.retain(|found| !generated.contains(&found.path));
+            walk
+        }
     };
-    let generated = wiki::generated_in_project(project, &prior.generated);
-    walk.files.retain(|found| !generated.contains(&found.path));
-    let walked = keep.then(|| walk.clone());
+    let to_keep = keep.then(|| walk.clone());
     add_notes(project, &mut walk);
     add_ingested(project, &mut walk);
     reporter.finish_stage();
@@ -164,7 +167,7 @@ pub(crate) fn scan(
         scan_ms,
         read_ms: crate::elapsed_ms(clock),
         started_ns,
-        walked,
+        to_keep,
     }
 }
 

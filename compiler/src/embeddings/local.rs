@@ -24,8 +24,8 @@ const FORWARD_BATCH: usize = 4;
 /// Makes candle run its element-wise kernels on the calling thread (`CANDLE_NUM_THREADS=1`, unless the
 /// environment sets it). The embedder runs two forward passes at once, one per core; candle's own pool for
 /// element-wise kernels takes one pass's operation at a time, so the other pass waited on its lock and its
-/// threads spun at its barrier. With the kernels inline, each pass keeps its core: 11.8 to 15.4–17.1
-/// chunks/s on rust-book (docs/embeddings.md). Matrix multiplies still use every core; the vectors are the
+/// threads spun at its barrier. With the kernels inline, each pass keeps its core: 12.2 to 16.9 chunks/s
+/// on rust-book (medians, docs/embeddings.md). Matrix multiplies still use every core; the vectors are the
 /// same, since the split never changed what an element is computed from.
 ///
 /// # Safety

@@ -8,12 +8,12 @@
 //! to it. The whole project is walked again when the walk settings changed, when a link is met (a change
 //! behind one is reported under its target), and when the watcher could not say what changed.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
 
 use globset::GlobSet;
 
-use super::{FoundFile, Skipped, Walk, glob_set, mtime_ns};
+use super::{FoundFile, Skipped, Walk, at_or_below, glob_set, mtime_ns};
 use crate::config::Project;
 
 /// What a walk reads from the configuration: a change to any of it walks again.
@@ -48,8 +48,8 @@ pub struct KeptWalk {
     settings: WalkSettings,
     include: GlobSet,
     exclude: GlobSet,
-    /// By project-relative path.
-    files: HashMap<String, FoundFile>,
+    /// By project-relative path, in the walk's order.
+    files: BTreeMap<String, FoundFile>,
     skipped: Vec<Skipped>,
     /// The generated files (project-relative) left out of `files`: one that stops being generated may be a
     /// hand-written page, so it is looked at again.
@@ -101,8 +101,7 @@ impl KeptWalk {
         }
         self.files.retain(|path, _| !generated.contains(path));
         self.generated.clone_from(generated);
-        let mut files: Vec<FoundFile> = self.files.values().cloned().collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let files = self.files.values().cloned().collect();
         Some(Walk { files, skipped: self.skipped.clone(), met_links: false })
     }
 
@@ -160,11 +159,6 @@ impl KeptWalk {
         self.skipped.sort_by(|a, b| a.path.cmp(&b.path));
         Some(())
     }
-}
-
-/// Whether the project-relative `path` is `target` or lies below it.
-fn at_or_below(path: &str, target: &str) -> bool {
-    path.strip_prefix(target).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 #[cfg(test)]

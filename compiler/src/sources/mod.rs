@@ -249,8 +249,12 @@ fn literal_folder(glob: &str) -> &str {
 
 /// Whether `relative` is one of the `targets`, lies below one, or is a folder on the way to one.
 fn on_the_way(relative: &str, targets: &[String]) -> bool {
-    let below = |outer: &str, inner: &str| inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with('/'));
-    targets.iter().any(|target| relative == target || below(target, relative) || below(relative, target))
+    targets.iter().any(|target| at_or_below(relative, target) || at_or_below(target, relative))
+}
+
+/// Whether the project-relative `path` is `target` or lies below it.
+fn at_or_below(path: &str, target: &str) -> bool {
+    path.strip_prefix(target).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Whether the folder at `relative` (project-relative, no trailing `/`) may hold a file below one of the
