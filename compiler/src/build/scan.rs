@@ -71,7 +71,7 @@ pub(crate) fn scan(
     let mut walk = match walking {
         Walking::Kept(walk) => walk,
         Walking::Walk | Walking::WalkAndKeep => {
-            let mut walk = sources::walk(project);
+            let mut walk = sources::walk(project, prior.sources.len());
             let generated = wiki::generated_in_project(project, &prior.generated);
             walk.files.retain(|found| !generated.contains(&found.path));
             walk

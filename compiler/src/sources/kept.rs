@@ -146,7 +146,8 @@ impl KeptWalk {
     /// Walks the `targets` again (the folders on the way to them, and what lies below them) and replaces
     /// what the kept walk held there; `None` when the walk met a link or reported on something elsewhere.
     fn walk_again(&mut self, project: &Project, targets: &[String]) -> Option<()> {
-        let walk = super::walk_within(project, Some(targets));
+        // A few folders: one thread walks them.
+        let walk = super::walk_within(project, Some(targets), 1);
         let within = |path: &str| targets.iter().any(|target| at_or_below(path, target));
         let elsewhere = walk.files.iter().map(|file| &file.path).chain(walk.skipped.iter().map(|s| &s.path));
         if walk.met_links || elsewhere.into_iter().any(|path| !within(path)) {
@@ -182,7 +183,7 @@ mod tests {
     }
 
     fn kept(root: &std::path::Path) -> KeptWalk {
-        KeptWalk::new(&project(root), super::super::walk(&project(root)), HashSet::new()).unwrap()
+        KeptWalk::new(&project(root), super::super::walk(&project(root), 0), HashSet::new()).unwrap()
     }
 
     /// A change made on disk, beside the paths a watcher reports for it.
@@ -203,6 +204,22 @@ mod tests {
     }
 
     #[test]
+    fn one_thread_walks_as_every_core_does() {
+        let dir = tree();
+        let root = dir.path();
+        write(root, "docs/guide/.gitignore", "c.md\n");
+        write(root, "docs/deep/er/d.md", "# D\n");
+        write(root, "docs/notes.txt", "not selected\n");
+        write(root, "kc.toml", "version = 1\n[sources]\ninclude = [\"docs/**/*.md\"]\nmax_file_bytes = 8\n");
+        write(root, "docs/large.md", "# Larger than eight bytes\n");
+        let every_core = super::super::walk_within(&project(root), None, 0);
+        let one_thread = super::super::walk_within(&project(root), None, 1);
+        assert_eq!(listing(&one_thread), listing(&every_core));
+        assert_eq!(listing(&one_thread).0.len(), 3, "a.md, b.md and d.md; c.md is ignored");
+        assert_eq!(listing(&one_thread).1, ["docs/large.md"]);
+    }
+
+    #[test]
     fn edits_and_removals_of_known_sources_come_from_their_paths_alone() {
         let dir = tree();
         let root = dir.path();
@@ -218,7 +235,7 @@ mod tests {
                 &HashSet::new(),
             )
             .expect("no walk needed");
-        assert_eq!(listing(&updated), listing(&super::super::walk(&project(root))));
+        assert_eq!(listing(&updated), listing(&super::super::walk(&project(root), 0)));
         assert_eq!(updated.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["docs/a.md", "docs/guide/c.md"]);
     }
 
@@ -252,7 +269,7 @@ mod tests {
             change(root);
             let updated = walk.update(&project(root), &changes(paths), &HashSet::new());
             let updated = updated.unwrap_or_else(|| panic!("{paths:?}: the whole project was walked"));
-            assert_eq!(listing(&updated), listing(&super::super::walk(&project(root))), "{paths:?}");
+            assert_eq!(listing(&updated), listing(&super::super::walk(&project(root), 0)), "{paths:?}");
         }
         // A skipped file shrunk back under the limit: a source again.
         let dir = tree();
@@ -262,7 +279,7 @@ mod tests {
         assert_eq!(walk.skipped.len(), 1);
         write(root, "docs/a.md", "# A\n");
         let updated = walk.update(&project(root), &changes(&["docs/a.md"]), &HashSet::new()).unwrap();
-        assert_eq!(listing(&updated), listing(&super::super::walk(&project(root))));
+        assert_eq!(listing(&updated), listing(&super::super::walk(&project(root), 0)));
     }
 
     #[test]
@@ -287,7 +304,7 @@ mod tests {
         let dir = tree();
         let root = dir.path();
         std::os::unix::fs::symlink(root.join("docs/guide"), root.join("docs/linked")).unwrap();
-        let walk = super::super::walk(&project(root));
+        let walk = super::super::walk(&project(root), 0);
         assert!(KeptWalk::new(&project(root), walk, HashSet::new()).is_none(), "a walk that met a link is not kept");
     }
 
@@ -296,7 +313,7 @@ mod tests {
         let dir = tree();
         let root = dir.path();
         let generated: HashSet<String> = ["docs/guide/c.md".to_string()].into();
-        let mut walk = super::super::walk(&project(root));
+        let mut walk = super::super::walk(&project(root), 0);
         walk.files.retain(|f| !generated.contains(&f.path));
         let mut walk = KeptWalk::new(&project(root), walk, generated.clone()).unwrap();
         // Still generated: still left out.
@@ -304,6 +321,6 @@ mod tests {
         assert!(updated.files.iter().all(|f| f.path != "docs/guide/c.md"));
         // No longer listed as generated: a source the walk finds again.
         let updated = walk.update(&project(root), &BTreeSet::new(), &HashSet::new()).unwrap();
-        assert_eq!(listing(&updated), listing(&super::super::walk(&project(root))));
+        assert_eq!(listing(&updated), listing(&super::super::walk(&project(root), 0)));
     }
 }
