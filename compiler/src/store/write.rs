@@ -469,6 +469,38 @@ pub(super) fn sql_int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// A row's values as a map key, compared as SQLite compares them for equality (a real by its bits, so
+/// a NaN equals itself and the row it was stored from).
+struct RowKey(Vec<rusqlite::types::Value>);
+
+impl PartialEq for RowKey {
+    fn eq(&self, other: &RowKey) -> bool {
+        use rusqlite::types::Value;
+        self.0.len() == other.0.len()
+            && self.0.iter().zip(&other.0).all(|pair| match pair {
+                (Value::Real(a), Value::Real(b)) => a.to_bits() == b.to_bits(),
+                (a, b) => a == b,
+            })
+    }
+}
+
+impl Eq for RowKey {}
+
+impl std::hash::Hash for RowKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        use rusqlite::types::Value;
+        for value in &self.0 {
+            match value {
+                Value::Null => state.write_u8(0),
+                Value::Integer(n) => (1u8, n).hash(state),
+                Value::Real(x) => (2u8, x.to_bits()).hash(state),
+                Value::Text(text) => (3u8, text).hash(state),
+                Value::Blob(bytes) => (4u8, bytes).hash(state),
+            }
+        }
+    }
+}
+
 /// Makes the rows of `table` that match `scope` (a condition on `?1`, `scope_value`) exactly `rows`, each a
 /// value per column of `columns`, changing only the rows that differ: a row already there is left in place,
 /// so a page re-rendered with most of its citations and listed sources unchanged does not rewrite their
@@ -482,8 +514,9 @@ pub(crate) fn replace_rows(
     columns: &[&str],
     rows: &[Vec<rusqlite::types::Value>],
 ) -> rusqlite::Result<()> {
-    let key = |values: &[rusqlite::types::Value]| format!("{values:?}");
-    let mut wanted: HashMap<String, usize> = HashMap::new();
+    let key = |values: &[rusqlite::types::Value]| RowKey(values.to_vec());
+    // Fx, not SipHash: a row is many short values, and SipHash pays per write.
+    let mut wanted: rustc_hash::FxHashMap<RowKey, usize> = rustc_hash::FxHashMap::default();
     for row in rows {
         *wanted.entry(key(row)).or_default() += 1;
     }
@@ -496,10 +529,10 @@ pub(crate) fn replace_rows(
         })?
         .collect::<rusqlite::Result<_>>()?;
     // What stays: each existing row a wanted one matches; the rest go.
-    let mut kept: HashMap<String, usize> = HashMap::new();
+    let mut kept: rustc_hash::FxHashMap<RowKey, usize> = rustc_hash::FxHashMap::default();
     let mut delete = tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
     for (rowid, values) in existing {
-        let key = key(&values);
+        let key = RowKey(values);
         match wanted.get_mut(&key) {
             Some(left) if *left > 0 => {
                 *left -= 1;

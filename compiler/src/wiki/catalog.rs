@@ -207,7 +207,7 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
     let index_of: HashMap<i64, usize> = rows.iter().enumerate().map(|(index, (id, _))| (*id, index)).collect();
     let mut read_signal = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
         let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { return Ok(()) };
-        let Some(kind) = SignalKind::parse(&row.get::<_, String>(1)?) else { return Ok(()) };
+        let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(()) };
         rows[index].1.signals.push(Signal {
             kind,
             label: row.get(2)?,
@@ -224,7 +224,9 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
         Ok(())
     };
     if paths.is_none() {
-        let mut statement = conn.prepare(&format!("{SIGNALS} ORDER BY source_id, rowid"))?;
+        // In the table's own order, not through the source index (a lookup per row): a source's signals
+        // are inserted together, in order, so rowid order is each source's order.
+        let mut statement = conn.prepare(&format!("{SIGNALS} ORDER BY rowid"))?;
         let mut signals = statement.query([])?;
         while let Some(row) = signals.next()? {
             read_signal(row)?;
