@@ -9,12 +9,17 @@ to one file (a different file each round, the same file for both binaries) and b
 binaries alternate which goes first. Then ROUNDS cold builds each (the output folder removed first),
 alternating too. Prints medians and every sample, since this machine is shared and noisy.
 
+`AB_EDIT=quoted` edits only files a generated page quotes (the issue's "a line appended to a file a page
+quotes"), read from the first binary's index after the warm-up builds; by default any Markdown file is edited,
+including ones no page quotes, whose first line of body text can change what the planner reads.
+
 `AB_EXTRA_CONFIG` is appended to both `kc.toml` files, for example `$'[lint]\non_build = true\n'`.
 """
 
 import glob
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -52,6 +57,10 @@ def main():
         build(binary, roots[tag])
         build(binary, roots[tag])
     files = sorted(glob.glob("corpus/**/*.md", root_dir=roots["old"], recursive=True))
+    if os.environ.get("AB_EDIT") == "quoted":
+        index = os.path.join(roots["old"], ".hasna", "knowledge", "knowledge.db")
+        with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
+            files = sorted(path for (path,) in conn.execute("SELECT DISTINCT path FROM citations"))
     step = max(1, len(files) // rounds)
     times = {tag: {"no-op": [], "edit": [], "cold": []} for tag in binaries}
     for n in range(rounds):
