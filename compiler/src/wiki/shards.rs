@@ -86,8 +86,8 @@ struct PageRow {
     hash: String,
 }
 
-/// The page rows the index holds, by section and slug; with `slugs`, those pages' alone; with `section`,
-/// that section's alone.
+/// The page rows the index holds, in slug order (the table's own, so no sort); with `slugs`, those pages'
+/// alone; with `section`, that section's alone.
 fn page_rows(conn: &Connection, slugs: Option<&[String]>, section: Option<&str>) -> rusqlite::Result<Vec<PageRow>> {
     const COLUMNS: &str = "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages";
     let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<PageRow> {
@@ -112,7 +112,7 @@ fn page_rows(conn: &Connection, slugs: Option<&[String]>, section: Option<&str>)
         })
     };
     let Some(slugs) = slugs else {
-        let sql = format!("{COLUMNS} WHERE ?1 IS NULL OR section = ?1 ORDER BY section, slug");
+        let sql = format!("{COLUMNS} WHERE ?1 IS NULL OR section = ?1 ORDER BY slug");
         return conn.prepare_cached(&sql)?.query_map([section], read)?.collect();
     };
     let mut statement = conn.prepare_cached(&format!("{COLUMNS} WHERE slug = ?1"))?;
