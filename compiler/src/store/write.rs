@@ -469,27 +469,27 @@ pub(super) fn sql_int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-/// A row's values as a map key, compared as SQLite compares them for equality (a real by its bits, so
-/// a NaN equals itself and the row it was stored from).
-struct RowKey(Vec<rusqlite::types::Value>);
+/// A row's values as a map key: equal when every value is (a real by its bits, so that equality is an
+/// equivalence and agrees with the hash).
+struct RowKey<'a>(&'a [rusqlite::types::Value]);
 
-impl PartialEq for RowKey {
-    fn eq(&self, other: &RowKey) -> bool {
+impl PartialEq for RowKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
         use rusqlite::types::Value;
         self.0.len() == other.0.len()
-            && self.0.iter().zip(&other.0).all(|pair| match pair {
+            && self.0.iter().zip(other.0).all(|pair| match pair {
                 (Value::Real(a), Value::Real(b)) => a.to_bits() == b.to_bits(),
                 (a, b) => a == b,
             })
     }
 }
 
-impl Eq for RowKey {}
+impl Eq for RowKey<'_> {}
 
-impl std::hash::Hash for RowKey {
+impl std::hash::Hash for RowKey<'_> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         use rusqlite::types::Value;
-        for value in &self.0 {
+        for value in self.0 {
             match value {
                 Value::Null => state.write_u8(0),
                 Value::Integer(n) => (1u8, n).hash(state),
@@ -514,11 +514,10 @@ pub(crate) fn replace_rows(
     columns: &[&str],
     rows: &[Vec<rusqlite::types::Value>],
 ) -> rusqlite::Result<()> {
-    let key = |values: &[rusqlite::types::Value]| RowKey(values.to_vec());
     // Fx, not SipHash: a row is many short values, and SipHash pays per write.
-    let mut wanted: rustc_hash::FxHashMap<RowKey, usize> = rustc_hash::FxHashMap::default();
+    let mut wanted: rustc_hash::FxHashMap<RowKey<'_>, usize> = rustc_hash::FxHashMap::default();
     for row in rows {
-        *wanted.entry(key(row)).or_default() += 1;
+        *wanted.entry(RowKey(row)).or_default() += 1;
     }
     let list = columns.join(", ");
     let existing: Vec<(i64, Vec<rusqlite::types::Value>)> = tx
@@ -529,9 +528,9 @@ pub(crate) fn replace_rows(
         })?
         .collect::<rusqlite::Result<_>>()?;
     // What stays: each existing row a wanted one matches; the rest go.
-    let mut kept: rustc_hash::FxHashMap<RowKey, usize> = rustc_hash::FxHashMap::default();
+    let mut kept: rustc_hash::FxHashMap<RowKey<'_>, usize> = rustc_hash::FxHashMap::default();
     let mut delete = tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
-    for (rowid, values) in existing {
+    for (rowid, values) in &existing {
         let key = RowKey(values);
         match wanted.get_mut(&key) {
             Some(left) if *left > 0 => {
@@ -547,7 +546,7 @@ pub(crate) fn replace_rows(
     let placeholders = (1..=columns.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
     let mut insert = tx.prepare_cached(&format!("INSERT INTO {table} ({list}) VALUES ({placeholders})"))?;
     for row in rows {
-        match kept.get_mut(&key(row)) {
+        match kept.get_mut(&RowKey(row)) {
             Some(left) if *left > 0 => *left -= 1,
             _ => {
                 insert.execute(rusqlite::params_from_iter(row))?;
