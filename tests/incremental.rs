@@ -277,6 +277,9 @@ fn a_watch_compiler_checkpoints_after_its_build_and_a_plain_one_at_its_close() {
     watching.checkpoint(&project(root)).unwrap();
     assert_eq!(sources_in_the_file_alone(&index), 1, "the checkpoint copied the build into the file");
 
+    // The watch compiler keeps its connection to the index between builds; a plain build's close
+    // checkpoints once it is the last connection.
+    drop(watching);
     std::fs::write(root.join("b.md"), "# Beta\n\nText of beta.\n").unwrap();
     build(&mut Compiler::new(), root);
     assert_eq!(sources_in_the_file_alone(&index), 2, "a plain build's close checkpoints");
@@ -284,5 +287,42 @@ fn a_watch_compiler_checkpoints_after_its_build_and_a_plain_one_at_its_close() {
     // watch compiler's checkpoint needs.
     std::fs::remove_dir_all(root.join(".hasna")).unwrap();
     Compiler::new().checkpoint(&project(root)).unwrap();
-    assert!(watching.checkpoint(&project(root)).is_err(), "no index to checkpoint");
+    assert!(Compiler::watching().checkpoint(&project(root)).is_err(), "no index to checkpoint");
+}
+
+#[test]
+fn a_watch_compiler_opens_an_index_put_in_place_of_the_one_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
+    std::fs::write(root.join("a.md"), "# Alpha\n\nText of alpha.\n").unwrap();
+    std::fs::write(root.join("b.md"), "# Beta\n\nText of beta.\n").unwrap();
+    let output = root.join(".hasna/knowledge");
+    let mut watching = Compiler::watching();
+    assert_eq!(build(&mut watching, root).sources.added, 2);
+    assert_eq!(build(&mut watching, root).sources.unchanged, 2, "a second build over the kept connection");
+
+    // The index removed (its log too) while the watch runs: the next build makes a new one, whole.
+    for file in ["knowledge.db", "knowledge.db-wal", "knowledge.db-shm"] {
+        let _ = std::fs::remove_file(output.join(file));
+    }
+    let rebuilt = build(&mut watching, root);
+    assert_eq!((rebuilt.sources.added, rebuilt.sources.unchanged), (2, 0));
+
+    // An index from elsewhere put in its place (as `knowledge pull` does): the build reads that one.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("kc.toml"), "version = 1\n").unwrap();
+    std::fs::write(elsewhere.path().join("a.md"), "# Alpha\n\nText of alpha.\n").unwrap();
+    build(&mut Compiler::new(), elsewhere.path());
+    std::fs::copy(elsewhere.path().join(".hasna/knowledge/knowledge.db"), output.join("knowledge.db.new")).unwrap();
+    for file in ["knowledge.db-wal", "knowledge.db-shm"] {
+        let _ = std::fs::remove_file(output.join(file));
+    }
+    std::fs::rename(output.join("knowledge.db.new"), output.join("knowledge.db")).unwrap();
+    let over = build(&mut watching, root);
+    assert_eq!((over.sources.added, over.sources.unchanged), (1, 1), "b.md is new to that index, a.md is not");
+    let reader = knowledge::store::open_read_only(&output.join("knowledge.db")).unwrap();
+    let sources: i64 =
+        reader.query_row("SELECT count(*) FROM sources WHERE path IN ('a.md', 'b.md')", [], |r| r.get(0)).unwrap();
+    assert_eq!(sources, 2);
 }

@@ -103,6 +103,17 @@ pub struct Compiler {
     changed: Option<BTreeSet<String>>,
     /// Whether the last build walked the project (rather than bring a kept walk up to date).
     walked: bool,
+    /// The index's connection, kept from one build to the next (`--watch`): its parsed schema, prepared
+    /// statements and mapped pages, which a new connection makes again.
+    kept_store: Option<KeptStore>,
+}
+
+/// A connection kept between builds, with the index file it opened: a file since replaced (`knowledge
+/// pull`), removed, or moved by an output folder setting is opened again.
+struct KeptStore {
+    store: Store,
+    path: PathBuf,
+    file: store::FileIdentity,
 }
 
 impl Compiler {
@@ -165,10 +176,16 @@ impl Compiler {
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
-        let mut store = Store::open_for_build(&index)?;
-        if self.checkpoint_later {
-            store.defer_checkpoint()?;
-        }
+        let mut store = match self.kept_store.take() {
+            Some(kept) if kept.path == index && store::file_identity(&index) == Some(kept.file) => kept.store,
+            _ => {
+                let store = Store::open_for_build(&index)?;
+                if self.checkpoint_later {
+                    store.defer_checkpoint()?;
+                }
+                store
+            }
+        };
         let prior = store.prior()?;
         // A build stopped after its commit may still owe the day's log its lines: they go first, before this
         // build records what it owes.
@@ -434,6 +451,12 @@ impl Compiler {
             }
         }
         self.last_run = summary.run_id.clone().or(prior.last_run);
+        // Only a build that finished keeps its connection; one that failed leaves the next a new one.
+        if self.keeps_walk
+            && let Some(file) = store::file_identity(&summary.index)
+        {
+            self.kept_store = Some(KeptStore { store, path: summary.index.clone(), file });
+        }
         Ok(summary)
     }
 

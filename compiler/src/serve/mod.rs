@@ -130,16 +130,14 @@ const NO_LOCAL_INDEX: &str = "this server answers from a Postgres store and has 
 struct ReadPool {
     /// `None` for a server that answers from a Postgres store alone (no project or index file here).
     index: Option<PathBuf>,
-    idle: std::sync::Mutex<(Option<FileIdentity>, Vec<Connection>)>,
+    idle: std::sync::Mutex<(Option<store::FileIdentity>, Vec<Connection>)>,
 }
-
-type FileIdentity = (u64, u64);
 
 impl ReadPool {
     /// Runs `f` with a pooled connection; the error is the index failing to open.
     fn with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T, String> {
         let Some(index) = &self.index else { return Err(NO_LOCAL_INDEX.to_string()) };
-        let identity = file_identity(index);
+        let identity = store::file_identity(index);
         let pooled = {
             let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if idle.0 != identity {
@@ -158,18 +156,6 @@ impl ReadPool {
         }
         Ok(result)
     }
-}
-
-#[cfg(unix)]
-fn file_identity(path: &std::path::Path) -> Option<FileIdentity> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// Without inode numbers, connections are not reused.
-#[cfg(not(unix))]
-fn file_identity(_path: &std::path::Path) -> Option<FileIdentity> {
-    None
 }
 
 /// A search's tool result: the answer as structured content (without chunk texts unless asked), and a short

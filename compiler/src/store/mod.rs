@@ -91,6 +91,24 @@ pub struct AskCitation<'a> {
     pub reference: &'a str,
 }
 
+/// A file's device and inode, which a file put in its place (a pulled index renamed over it) does not
+/// share: what tells a kept connection's file from its replacement.
+pub type FileIdentity = (u64, u64);
+
+#[cfg(unix)]
+#[must_use]
+pub fn file_identity(path: &Path) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|metadata| (metadata.dev(), metadata.ino()))
+}
+
+/// Without inode numbers, no connection is kept.
+#[cfg(not(unix))]
+#[must_use]
+pub fn file_identity(_path: &Path) -> Option<FileIdentity> {
+    None
+}
+
 /// Takes the one-writer lock on the output folder `folder`, telling `waiting` (once) when another writer
 /// holds it.
 pub fn writer_lock(folder: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<WriterLock, StoreError> {
