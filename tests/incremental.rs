@@ -12,6 +12,16 @@ fn build(compiler: &mut Compiler, dir: &std::path::Path) -> BuildSummary {
     compiler.build(&project(dir), &Silent).unwrap()
 }
 
+/// A project in a new folder: its `kc.toml` and files.
+fn fixture(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kc.toml"), config).unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    dir
+}
+
 #[test]
 fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let dir = tempfile::tempdir().unwrap();
@@ -180,13 +190,16 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
 /// what it changed (a title a wikilink names), not the rest.
 #[test]
 fn a_kept_compiler_relints_only_what_an_edit_reaches() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = fixture(
+        "version = 1\n[wiki]\nenabled = false\n[lint]\non_build = true\n",
+        &[
+            ("a.md", "# Alpha\n\nSee [[Beta]] and [its setup](b.md#setup).\n"),
+            ("b.md", "# Beta\n\n## Setup\n\nSteps.\n"),
+            ("c.md", "# Gamma\n\nSee [[Delta]].\n"),
+            ("d.md", "# Delta\n\nAlone.\n"),
+        ],
+    );
     let root = dir.path();
-    std::fs::write(root.join("kc.toml"), "version = 1\n[wiki]\nenabled = false\n[lint]\non_build = true\n").unwrap();
-    std::fs::write(root.join("a.md"), "# Alpha\n\nSee [[Beta]] and [its setup](b.md#setup).\n").unwrap();
-    std::fs::write(root.join("b.md"), "# Beta\n\n## Setup\n\nSteps.\n").unwrap();
-    std::fs::write(root.join("c.md"), "# Gamma\n\nSee [[Delta]].\n").unwrap();
-    std::fs::write(root.join("d.md"), "# Delta\n\nAlone.\n").unwrap();
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(first.queries.by_query["file_lint"], 4);
@@ -292,11 +305,9 @@ fn a_watch_compiler_checkpoints_after_its_build_and_a_plain_one_at_its_close() {
 
 #[test]
 fn a_watch_compiler_opens_an_index_put_in_place_of_the_one_it_kept() {
-    let dir = tempfile::tempdir().unwrap();
+    let alpha = ("a.md", "# Alpha\n\nText of alpha.\n");
+    let dir = fixture("version = 1\n", &[alpha, ("b.md", "# Beta\n\nText of beta.\n")]);
     let root = dir.path();
-    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
-    std::fs::write(root.join("a.md"), "# Alpha\n\nText of alpha.\n").unwrap();
-    std::fs::write(root.join("b.md"), "# Beta\n\nText of beta.\n").unwrap();
     let output = root.join(".hasna/knowledge");
     let mut watching = Compiler::watching();
     assert_eq!(build(&mut watching, root).sources.added, 2);
@@ -310,9 +321,7 @@ fn a_watch_compiler_opens_an_index_put_in_place_of_the_one_it_kept() {
     assert_eq!((rebuilt.sources.added, rebuilt.sources.unchanged), (2, 0));
 
     // An index from elsewhere put in its place (as `knowledge pull` does): the build reads that one.
-    let elsewhere = tempfile::tempdir().unwrap();
-    std::fs::write(elsewhere.path().join("kc.toml"), "version = 1\n").unwrap();
-    std::fs::write(elsewhere.path().join("a.md"), "# Alpha\n\nText of alpha.\n").unwrap();
+    let elsewhere = fixture("version = 1\n", &[alpha]);
     build(&mut Compiler::new(), elsewhere.path());
     std::fs::copy(elsewhere.path().join(".hasna/knowledge/knowledge.db"), output.join("knowledge.db.new")).unwrap();
     for file in ["knowledge.db-wal", "knowledge.db-shm"] {
