@@ -91,6 +91,9 @@ struct Step {
     /// With a kept compiler: whether it is told the paths the step changed, as `--watch` tells it what its
     /// watcher reported, so that its build brings its kept walk up to date instead of walking.
     told: bool,
+    /// With a new process: a plain compiler, as a one-shot `knowledge build` makes (its close checkpoints;
+    /// it keeps no walk and no connection), rather than the watch's.
+    plain: bool,
 }
 
 /// The tree as the steps leave it: what a clean build is given.
@@ -355,7 +358,7 @@ fn step(rng: &mut Rng, tree: &Tree) -> Step {
         };
         actions.push(action);
     }
-    Step { actions, new_process: rng.chance(50), warmed: rng.chance(50), told: rng.chance(70) }
+    Step { actions, new_process: rng.chance(50), warmed: rng.chance(50), told: rng.chance(70), plain: rng.chance(50) }
 }
 
 fn initial(rng: &mut Rng) -> Tree {
@@ -377,7 +380,7 @@ fn build(compiler: &mut Compiler, root: &Path) -> Result<(), String> {
 fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
     let work = tempfile::tempdir().unwrap();
     tree.write_all(work.path());
-    // The compiler `--watch` keeps; a new process's first build is a one-shot build's.
+    // The compiler `--watch` keeps; a new process's is the watch's or a one-shot build's.
     let mut compiler = Compiler::watching();
     build(&mut compiler, work.path())?;
     // As `--watch` does after a build: read the catalog while the tree is quiet, with the settings that
@@ -398,7 +401,7 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
             now.apply(action);
         }
         if step.new_process {
-            compiler = Compiler::watching();
+            compiler = if step.plain { Compiler::new() } else { Compiler::watching() };
         } else if step.told {
             compiler.changed(reported);
         }
@@ -649,8 +652,8 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
             for (n, step) in steps.iter().enumerate() {
                 let _ = writeln!(
                     listing,
-                    "step {n} (new process: {}, warmed: {}, told: {}):",
-                    step.new_process, step.warmed, step.told
+                    "step {n} (new process: {}, plain: {}, warmed: {}, told: {}):",
+                    step.new_process, step.plain, step.warmed, step.told
                 );
                 for action in &step.actions {
                     let _ = writeln!(listing, "  {action:?}");

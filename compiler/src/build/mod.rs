@@ -92,10 +92,9 @@ pub struct Compiler {
     embeddings: crate::embeddings::EmbeddingInputs,
     /// The run the index held when this compiler's last build ended: what `warm_up` warms the catalog to.
     last_run: Option<String>,
-    /// Builds leave their checkpoint to [`Compiler::checkpoint`] (`--watch`).
-    checkpoint_later: bool,
-    /// Builds keep their walk, for the next to bring up to date from the changes it is told (`--watch`).
-    keeps_walk: bool,
+    /// The compiler of `--watch` ([`Compiler::watching`]): its builds leave their checkpoint to
+    /// [`Compiler::checkpoint`], and keep their walk and their connection to the index for the next build.
+    watching: bool,
     /// The last build's walk, when it was kept.
     walk: Option<crate::sources::KeptWalk>,
     /// Every path that changed since the last build's walk, when the caller told them all
@@ -116,6 +115,13 @@ struct KeptStore {
     file: store::FileIdentity,
 }
 
+impl KeptStore {
+    /// Whether the connection is to the file now at `index`.
+    fn is_of(&self, index: &std::path::Path) -> bool {
+        self.path == index && store::file_identity(index) == Some(self.file)
+    }
+}
+
 impl Compiler {
     #[must_use]
     pub fn new() -> Self {
@@ -128,7 +134,7 @@ impl Compiler {
     /// rather than walking the project again.
     #[must_use]
     pub fn watching() -> Self {
-        Compiler { checkpoint_later: true, keeps_walk: true, ..Compiler::default() }
+        Compiler { watching: true, ..Compiler::default() }
     }
 
     /// Tells the compiler paths (project-relative, `/`-separated) that changed on disk: a caller that tells
@@ -145,12 +151,17 @@ impl Compiler {
         self.walked
     }
 
-    /// Checkpoints the index the last build left, when this compiler's builds defer it.
+    /// Checkpoints the index the last build left, when this compiler's builds defer it: through the kept
+    /// connection when it is still the index's.
     pub fn checkpoint(&self, project: &Project) -> Result<(), StoreError> {
-        if !self.checkpoint_later {
+        if !self.watching {
             return Ok(());
         }
-        store::checkpoint(&project.output_dir().join(DB_FILE))
+        let index = project.output_dir().join(DB_FILE);
+        match self.kept_store.as_ref().filter(|kept| kept.is_of(&index)) {
+            Some(kept) => kept.store.checkpoint(),
+            None => store::checkpoint(&index),
+        }
     }
 
     /// The database, for tests that inspect the queries.
@@ -177,10 +188,10 @@ impl Compiler {
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
         let mut store = match self.kept_store.take() {
-            Some(kept) if kept.path == index && store::file_identity(&index) == Some(kept.file) => kept.store,
+            Some(kept) if kept.is_of(&index) => kept.store,
             _ => {
                 let store = Store::open_for_build(&index)?;
-                if self.checkpoint_later {
+                if self.watching {
                     store.defer_checkpoint()?;
                 }
                 store
@@ -202,13 +213,13 @@ impl Compiler {
 
         // A kept walk brought up to date by the changes this compiler was told, or a walk.
         let changed = self.changed.take();
-        let generated = self.keeps_walk.then(|| wiki::generated_in_project(project, &prior.generated));
+        let generated = self.watching.then(|| wiki::generated_in_project(project, &prior.generated));
         let walking = match (self.walk.as_mut(), changed, &generated) {
             (_, _, None) => Walking::Walk,
             (Some(kept), Some(changed), Some(generated)) => {
-                kept.update(project, &changed, generated).map_or(Walking::WalkAndKeep, Walking::Kept)
+                kept.update(project, &changed, generated).map_or(Walking::WalkAndKeep(generated), Walking::Kept)
             }
-            _ => Walking::WalkAndKeep,
+            (_, _, Some(generated)) => Walking::WalkAndKeep(generated),
         };
         self.walked = !matches!(walking, Walking::Kept(_));
         let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns, to_keep } =
@@ -452,7 +463,7 @@ impl Compiler {
         }
         self.last_run = summary.run_id.clone().or(prior.last_run);
         // Only a build that finished keeps its connection; one that failed leaves the next a new one.
-        if self.keeps_walk
+        if self.watching
             && let Some(file) = store::file_identity(&summary.index)
         {
             self.kept_store = Some(KeptStore { store, path: summary.index.clone(), file });

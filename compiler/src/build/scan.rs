@@ -44,11 +44,12 @@ pub(crate) struct Scan {
 }
 
 /// How a build finds its files.
-pub(crate) enum Walking {
+pub(crate) enum Walking<'a> {
     /// Walk the project.
     Walk,
-    /// Walk it and hand the walk back (`Scan::walked`), to be kept.
-    WalkAndKeep,
+    /// Walk it, leaving out these generated files (project-relative, as the caller keeps them), and hand
+    /// the walk back (`Scan::to_keep`), to be kept.
+    WalkAndKeep(&'a HashSet<String>),
     /// The walk a kept one brought up to date (which stays kept), generated pages already left out.
     Kept(sources::Walk),
 }
@@ -60,22 +61,23 @@ pub(crate) fn scan(
     prior: &Prior,
     full_rebuild: bool,
     reporter: &dyn Reporter,
-    walking: Walking,
+    walking: Walking<'_>,
 ) -> Scan {
     let clock = Instant::now();
     let started_ns = SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
     reporter.stage("scanning", 0);
-    let keep = matches!(walking, Walking::WalkAndKeep);
+    let keep = matches!(walking, Walking::WalkAndKeep(_));
+    let walk_leaving_out = |generated: &HashSet<String>| {
+        let mut walk = sources::walk(project, prior.sources.len());
+        walk.files.retain(|found| !generated.contains(&found.path));
+        walk
+    };
     let mut walk = match walking {
         Walking::Kept(walk) => walk,
-        Walking::Walk | Walking::WalkAndKeep => {
-            let mut walk = sources::walk(project, prior.sources.len());
-            let generated = wiki::generated_in_project(project, &prior.generated);
-            walk.files.retain(|found| !generated.contains(&found.path));
-            walk
-        }
+        Walking::WalkAndKeep(generated) => walk_leaving_out(generated),
+        Walking::Walk => walk_leaving_out(&wiki::generated_in_project(project, &prior.generated)),
     };
     let to_keep = keep.then(|| walk.clone());
     add_notes(project, &mut walk);

@@ -34,7 +34,7 @@ impl WalkSettings {
         WalkSettings {
             root: project.root.clone(),
             output_dir: project.output_dir(),
-            include: sources.include.iter().chain(project.config.code.walked()).map(|g| g.get_ref().clone()).collect(),
+            include: super::included(project).map(str::to_string).collect(),
             exclude: sources.exclude.iter().map(|g| g.get_ref().clone()).collect(),
             respect_gitignore: sources.respect_gitignore,
             follow_symlinks: sources.follow_symlinks,

@@ -59,9 +59,9 @@ pub struct Walk {
 
 /// A tree with at least this many sources (as the index last knew them) is walked on every core. Below it
 /// one thread walks: the parallel walker's idle threads poll for work every millisecond, so its end waits
-/// out their sleep, and a small tree gains nothing from a second core. Measured on no-op builds:
-/// dendron-vault (1,012 files, one folder) 20.2 ms parallel, 17.7 sequential; rust-rfcs (648) 11.7 and
-/// 10.6; tldr (38,000 files in 396 folders) 186.7 and 218.8 (docs/performance.md).
+/// out their sleep, and a small tree gains nothing from a second core. No-op builds (docs/performance.md):
+/// dendron-vault (1,012 files, one folder) 21.7 ms on every core, 17.6 on one; rust-rfcs (648) 16.9 and
+/// 14.3; tldr (38,404 files in 396 folders) 186.7 on every core and 218.8 on one.
 const PARALLEL_WALK_FROM: usize = 4096;
 
 /// Walks the project and returns the files the configuration selects, sorted by path. `known_sources`:
@@ -77,8 +77,7 @@ pub fn walk(project: &Project, known_sources: usize) -> Walk {
 /// included), without a stat of anything else. `threads`: 1 walks on this thread, 0 on every core.
 fn walk_within(project: &Project, only: Option<&[String]>, threads: usize) -> Walk {
     let sources = &project.config.sources;
-    let include_globs: Vec<&str> =
-        sources.include.iter().chain(project.config.code.walked()).map(|g| g.get_ref().as_str()).collect();
+    let include_globs: Vec<&str> = included(project).collect();
     let include = glob_set(include_globs.iter().copied());
     // Folders no include glob can reach are not entered at all (a `docs/**` project skips `target/`,
     // `node_modules/` and the generated wiki without a stat of what they hold).
@@ -264,6 +263,11 @@ pub(crate) fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>) -> GlobSet {
 fn literal_folder(glob: &str) -> &str {
     let literal = glob.find(['*', '?', '[', '{', '\\']).map_or(glob, |end| &glob[..end]);
     literal.rfind('/').map_or("", |slash| &literal[..=slash])
+}
+
+/// The globs that select the walk's files: `[sources] include` and what `[code]` adds.
+fn included(project: &Project) -> impl Iterator<Item = &str> {
+    project.config.sources.include.iter().chain(project.config.code.walked()).map(|glob| glob.get_ref().as_str())
 }
 
 /// Whether `relative` is one of the `targets`, lies below one, or is a folder on the way to one.

@@ -235,6 +235,11 @@ impl Store {
             .map_err(|source| self.wrap(source))
     }
 
+    /// [`checkpoint`] through this connection, which a kept store (`--watch`) already holds open.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(|source| self.wrap(source))
+    }
+
     /// The writer's lock on the index's folder, for the small writes besides builds: they wait for a build.
     fn writer_lock(&self) -> Result<WriterLock, StoreError> {
         writer_lock(self.path.parent().unwrap_or(Path::new(".")), |_| {})
@@ -587,10 +592,10 @@ pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
 /// connection would have (see [`Store::defer_checkpoint`]). It waits for no one: a reader still on an older
 /// snapshot leaves the rest to a later checkpoint. Closing, as the last connection, removes the emptied log.
 pub fn checkpoint(path: &Path) -> Result<(), StoreError> {
-    let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).map_err(wrap)
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), source })?;
+    Store { path: path.to_path_buf(), conn }.checkpoint()
 }
 
 /// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
