@@ -771,6 +771,8 @@ fn a_build_killed_at_any_write_is_completed_by_the_next() {
         "write:3",
         "rename",
         "rename:3",
+        "exchanged",
+        "exchanged:2",
         "unlink",
         "stat-cache",
     ] {
