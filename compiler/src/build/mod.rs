@@ -41,6 +41,10 @@ use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 /// The folders of the output layout, created by every build.
 pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
 
+/// Below this many changed sources their queries run on the build's own thread: starting rayon's pool and
+/// handing the work to it and the rows back costs more than a second core saves on one or two files.
+const PARALLEL_DERIVE_FROM: usize = 2;
+
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     #[error("cannot create `{}`", path.display())]
@@ -472,7 +476,7 @@ impl Compiler {
     }
 
     /// Runs the queries of the pending sources on rayon's threads while this thread writes their rows into
-    /// the transaction, counting chunks against the ids each source had before; says what the edit gives the
+    /// the transaction (a few sources, an edit's, on this thread alone: see [`PARALLEL_DERIVE_FROM`]), counting chunks against the ids each source had before; says what the edit gives the
     /// wiki planner.
     #[allow(clippy::too_many_arguments)]
     fn derive_rows(
@@ -487,43 +491,51 @@ impl Compiler {
     ) -> Result<PlanReach, BuildError> {
         let mut reach = PlanReach::default();
         let code_enabled = CodeSettings::try_get(&self.db).is_some_and(|settings| settings.enabled(&self.db));
+        let derive = |db: &KnowledgeDb, file: SourceFile, item: &Pending| -> SourceRow {
+            let outline = outline(db, file);
+            let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
+            let signals = concept_signals(db, file);
+            // Without `[code]` no file has entities, and the query is not asked for (nor counted).
+            let entities =
+                if code_enabled { knowledge_queries::code::entities(db, file) } else { std::sync::Arc::new([]) };
+            source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels)
+        };
+        let mut write = |row: SourceRow| -> Result<(), BuildError> {
+            tx.write_source(&row)?;
+            if !before.warm {
+                match before.plan_inputs.get(row.path.as_str()) {
+                    Some(old) if *old == wiki::plan_inputs_of(&row, before.section_field) => {
+                        reach.touched.push(row.path.clone());
+                    }
+                    _ => reach.replan = true,
+                }
+            }
+            let old = before.chunk_ids.get(row.path.as_str());
+            let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
+            counted.reused += kept;
+            counted.computed += row.chunks.len() as u64 - kept;
+            counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
+            counted.total += row.chunks.len() as u64;
+            reporter.advance(1);
+            Ok(())
+        };
+        if inputs.len() < PARALLEL_DERIVE_FROM {
+            for (&file, item) in inputs.iter().zip(pending) {
+                write(derive(&self.db, file, item))?;
+            }
+            return Ok(reach);
+        }
         std::thread::scope(|scope| -> Result<(), BuildError> {
             let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
             let db = self.db.clone();
             scope.spawn(move || {
                 inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
-                    let outline = outline(db, file);
-                    let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
-                    let signals = concept_signals(db, file);
-                    // Without `[code]` no file has entities, and the query is not asked for (nor counted).
-                    let entities = if code_enabled {
-                        knowledge_queries::code::entities(db, file)
-                    } else {
-                        std::sync::Arc::new([])
-                    };
-                    let row =
-                        source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels);
                     // Sending fails only once the writer has failed; the rows then have nowhere to go.
-                    let _ = sender.send(row);
+                    let _ = sender.send(derive(db, file, item));
                 });
             });
             for row in receiver {
-                tx.write_source(&row)?;
-                if !before.warm {
-                    match before.plan_inputs.get(row.path.as_str()) {
-                        Some(old) if *old == wiki::plan_inputs_of(&row, before.section_field) => {
-                            reach.touched.push(row.path.clone());
-                        }
-                        _ => reach.replan = true,
-                    }
-                }
-                let old = before.chunk_ids.get(row.path.as_str());
-                let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
-                counted.reused += kept;
-                counted.computed += row.chunks.len() as u64 - kept;
-                counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
-                counted.total += row.chunks.len() as u64;
-                reporter.advance(1);
+                write(row)?;
             }
             Ok(())
         })?;

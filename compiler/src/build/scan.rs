@@ -14,6 +14,10 @@ use crate::sources::{self, FoundFile, Skipped};
 use crate::store::{Prior, PriorSource, StatRow};
 use crate::wiki;
 
+/// Below this many files to read the scan reads them on its own thread (an edit reads one or a few): rayon's
+/// pool costs more to start than a second core saves on them.
+const PARALLEL_READ_FROM: usize = 32;
+
 /// A source to (re-)derive this build.
 pub(crate) struct Pending {
     pub(crate) found: FoundFile,
@@ -96,14 +100,17 @@ pub(crate) fn scan(
 
     let clock = Instant::now();
     reporter.stage("reading", to_read.len() as u64);
-    let read: Vec<(FoundFile, Result<String, String>)> = to_read
-        .into_par_iter()
-        .map(|found| {
-            let text = sources::read_text(&found);
-            reporter.advance(1);
-            (found, text)
-        })
-        .collect();
+    let read_one = |found: FoundFile| {
+        let text = sources::read_text(&found);
+        reporter.advance(1);
+        (found, text)
+    };
+    // A few files (an edit's) are read on this thread: starting rayon's pool costs more than they take.
+    let read: Vec<(FoundFile, Result<String, String>)> = if to_read.len() < PARALLEL_READ_FROM {
+        to_read.into_iter().map(read_one).collect()
+    } else {
+        to_read.into_par_iter().map(read_one).collect()
+    };
     reporter.finish_stage();
 
     let index_gate = IndexGate::new(project);
