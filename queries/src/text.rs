@@ -52,6 +52,16 @@ pub fn starts_list_item(line: &str) -> bool {
             .is_some_and(|(n, rest)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && marked(rest))
 }
 
+/// Whether a text is navigation, which points at answers and holds none (a table of contents, a list of
+/// links): at least three lines, and most of its lines (headings and blank lines aside) list items or table
+/// rows made of links with a few words of their own.
+#[must_use]
+pub fn is_navigation(text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let linked = lines.iter().filter(|line| is_link_item(line)).count();
+    lines.len() >= 3 && linked * 2 > lines.len()
+}
+
 /// Whether a line is a link in a list, as a table of contents or a "related" list holds them: a list item
 /// or table row with a link (`[text](target)` or `[[target]]`) and at most six words outside its links'
 /// texts. A sentence that mentions a link is prose, not navigation.
@@ -78,7 +88,7 @@ pub fn is_only_embeds(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_link_item, is_only_embeds, starts_list_item};
+    use super::{is_link_item, is_navigation, is_only_embeds, starts_list_item};
 
     #[test]
     fn only_embeds() {
@@ -104,5 +114,17 @@ mod tests {
         assert!(!is_link_item("- [Borrowing](b.md) lets a function use a value without taking it over."));
         assert!(!is_link_item("See [ownership](ch04.md)."), "not a list item");
         assert!(!is_link_item("- no link at all"));
+    }
+
+    #[test]
+    fn a_list_of_links_is_navigation_and_prose_with_links_is_not() {
+        let toc =
+            "# Summary\n\n- [Intro](intro.md)\n- [Ownership](ch04.md)\n    - [Borrowing](ch04-02.md)\n1. [[Compost]]\n";
+        assert!(is_navigation(toc));
+        let prose = "See [ownership](ch04.md) for how values move between owners in a program.\n\
+                     - [Borrowing](b.md) lets a function use a value without taking it over at all.\n\
+                     Values are dropped when their owner goes out of scope.\n";
+        assert!(!is_navigation(prose));
+        assert!(!is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "two links are too few to tell");
     }
 }

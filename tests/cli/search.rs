@@ -132,6 +132,25 @@ fn stemming_matches_other_forms_of_a_word() {
 }
 
 #[test]
+fn a_table_of_contents_follows_the_text_it_points_at() {
+    let test = corpus();
+    // Every line names "stack", so by its words alone the table of contents outranks the one paragraph.
+    test.write(
+        "book/SUMMARY.md",
+        "# Stack\n\n- [The Stack](ownership.md)\n- [Stack Frames](stack.md)\n- [Stack Traces](traces.md)\n\
+         - [Stack Overflow](overflow.md)\n",
+    );
+    test.build();
+    let response = test.search("stack");
+    let sources: Vec<&serde_json::Value> =
+        response["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "source_chunk").collect();
+    let paths: Vec<&str> = sources.iter().map(|r| r["source"]["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["book/ownership.md", "book/SUMMARY.md"], "navigation comes after the text");
+    let keyword = |at: usize| sources[at]["scores"]["keyword"].as_f64().unwrap();
+    assert!(keyword(1) > keyword(0), "the table of contents matches the words better: {response}");
+}
+
+#[test]
 fn limit_and_kind_filter_results() {
     let test = corpus();
     let two = test.ok(&["search", "the", "--json", "--limit", "2"]);

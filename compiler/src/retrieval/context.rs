@@ -136,10 +136,9 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
         entity_types: Vec::new(),
         highlight: Highlight::Markdown,
     };
+    // Search puts navigation (a table of contents, a list of links) after every result that holds text, so
+    // it fills a budget only what nothing else could.
     let mut response = search::search_in(index, &request, access)?;
-    // Navigation (a table of contents, a list of links) only points at the answer: it goes after every
-    // excerpt that holds text, so it fills a budget only what nothing else could.
-    response.results.sort_by_key(|result| is_navigation(&result.text));
     let mut items: Vec<PackItem> = Vec::new();
     let mut per_source: HashMap<String, usize> = HashMap::new();
     let mut used = 0;
@@ -234,14 +233,6 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
     })
 }
 
-/// Whether a text is navigation: at least three lines, and most of its lines (headings and blank lines
-/// aside) list items or table rows made of links with a few words of their own.
-fn is_navigation(text: &str) -> bool {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    let linked = lines.iter().filter(|line| knowledge_queries::is_link_item(line)).count();
-    lines.len() >= 3 && linked * 2 > lines.len()
-}
-
 /// `file://PATH@REV12#Lstart-Lend` (`knowledge://item/ID@…` for a note).
 pub(crate) fn citation_ref(path: &str, revision: &str, start_line: u32, end_line: u32) -> String {
     let source = knowledge_queries::SourceRef::from_path(path).uri();
@@ -293,21 +284,4 @@ fn freshness_and_conflicts<I: search::SearchIndex>(
         }));
     }
     Ok((Freshness { index_run, index_built_at, all_current }, conflicts))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_navigation;
-
-    #[test]
-    fn a_list_of_links_is_navigation_and_prose_with_links_is_not() {
-        let toc =
-            "# Summary\n\n- [Intro](intro.md)\n- [Ownership](ch04.md)\n    - [Borrowing](ch04-02.md)\n1. [[Compost]]\n";
-        assert!(is_navigation(toc));
-        let prose = "See [ownership](ch04.md) for how values move between owners in a program.\n\
-                     - [Borrowing](b.md) lets a function use a value without taking it over at all.\n\
-                     Values are dropped when their owner goes out of scope.\n";
-        assert!(!is_navigation(prose));
-        assert!(!is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "two links are too few to tell");
-    }
 }

@@ -160,6 +160,9 @@ fn finish<I: SearchIndex>(
         };
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    // Navigation (a table of contents, a list of links) points at answers and holds none: it follows every
+    // candidate that holds text.
+    results.sort_by_key(|result| knowledge_queries::is_navigation(&result.text));
     let results = pages_after_sources(index, &stemmer, terms, results)?;
     let mut results = dedupe(results);
     results.truncate(limit);
