@@ -3,14 +3,17 @@
 
     python3 compiler/benches/ab_build.py OLD_BINARY NEW_BINARY CORPUS_DIR [ROUNDS]
 
-Each binary gets its own copy of CORPUS_DIR's Markdown files (the corpus is never written) and a
-`kc.toml` that includes them. After two warm-up builds, each round runs a no-op build, appends a line
-to one file (a different file each round, the same file for both binaries) and builds again; the two
-binaries alternate which goes first. Then ROUNDS cold builds each (the output folder removed first),
-alternating too. Prints medians and every sample, since this machine is shared and noisy.
+Two copies of CORPUS_DIR's Markdown files (the corpus is never written), each with a `kc.toml` that includes
+them. Each round runs a no-op build, appends a line to one file (a different file each round, the same file
+for both binaries) and builds again; the two binaries alternate which goes first. The binaries trade copies
+every four rounds (two warm-up builds after each trade): one copy of a project can be steadily slower than
+another on this machine (an A/A run of one binary measured 1.4 ms more per no-op and 3–4 ms more per edit on
+one of two copies), and trading cancels that. Then ROUNDS cold builds each (the output folder removed first),
+alternating too. Prints medians of wall and CPU (user + system) time, the median of each round's paired
+difference (new − old), and every sample, since this machine is shared and noisy.
 
 `AB_EDIT=quoted` edits only files a generated page quotes (the issue's "a line appended to a file a page
-quotes"), read from the first binary's index after the warm-up builds; by default any Markdown file is edited,
+quotes"), read from the index of a first build of the old binary; by default any Markdown file is edited,
 including ones no page quotes, whose first line of body text can change what the planner reads.
 
 `AB_EXTRA_CONFIG` is appended to both `kc.toml` files, for example `$'[lint]\non_build = true\n'`.
@@ -18,6 +21,7 @@ including ones no page quotes, whose first line of body text can change what the
 
 import glob
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -38,11 +42,15 @@ def copy_corpus(corpus, root):
 
 
 def build(binary, root):
+    """Wall and CPU milliseconds of one build."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run([binary, "-C", root, "build"], capture_output=True)
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         sys.exit(f"{binary} failed: {result.stderr.decode()}")
-    return (time.perf_counter() - start) * 1000
+    return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
 
 
 def main():
@@ -50,20 +58,24 @@ def main():
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 6
     work = tempfile.mkdtemp(prefix="knowledge-ab-")
     binaries = {"old": old, "new": new}
-    roots = {tag: os.path.join(work, tag) for tag in binaries}
-    for root in roots.values():
+    copies = [os.path.join(work, name) for name in ("a", "b")]
+    for root in copies:
         copy_corpus(corpus, root)
-    for tag, binary in binaries.items():
-        build(binary, roots[tag])
-        build(binary, roots[tag])
-    files = sorted(glob.glob("corpus/**/*.md", root_dir=roots["old"], recursive=True))
+    build(old, copies[0])
+    files = sorted(glob.glob("corpus/**/*.md", root_dir=copies[0], recursive=True))
     if os.environ.get("AB_EDIT") == "quoted":
-        index = os.path.join(roots["old"], ".hasna", "knowledge", "knowledge.db")
+        index = os.path.join(copies[0], ".hasna", "knowledge", "knowledge.db")
         with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
             files = sorted(path for (path,) in conn.execute("SELECT DISTINCT path FROM citations"))
     step = max(1, len(files) // rounds)
     times = {tag: {"no-op": [], "edit": [], "cold": []} for tag in binaries}
     for n in range(rounds):
+        traded = (n // 4) % 2
+        roots = {"old": copies[traded], "new": copies[1 - traded]}
+        if n % 4 == 0:
+            for tag in binaries:
+                build(binaries[tag], roots[tag])
+                build(binaries[tag], roots[tag])
         edited = files[(n * step + step // 2) % len(files)]
         for tag in ("old", "new") if n % 2 == 0 else ("new", "old"):
             times[tag]["no-op"].append(build(binaries[tag], roots[tag]))
@@ -72,15 +84,24 @@ def main():
             time.sleep(0.03)  # past the racy-stat window, as a later edit would be
             times[tag]["edit"].append(build(binaries[tag], roots[tag]))
     for n in range(rounds):
+        roots = {"old": copies[n % 2], "new": copies[1 - n % 2]}
         for tag in ("old", "new") if n % 2 == 0 else ("new", "old"):
             shutil.rmtree(os.path.join(roots[tag], ".hasna"), ignore_errors=True)
             times[tag]["cold"].append(build(binaries[tag], roots[tag]))
+    median = statistics.median
     for tag in binaries:
-        medians = {kind: statistics.median(samples) for kind, samples in times[tag].items()}
+        wall = {kind: median(s[0] for s in samples) for kind, samples in times[tag].items()}
+        cpu = {kind: median(s[1] for s in samples) for kind, samples in times[tag].items()}
         print(
-            f"{tag}: no-op {medians['no-op']:.1f} ms, edit {medians['edit']:.1f} ms "
-            f"({medians['edit'] / medians['no-op']:.2f}x), cold {medians['cold']:.0f} ms; "
-            + "; ".join(f"{kind} {[round(s, 1) for s in samples]}" for kind, samples in times[tag].items())
+            f"{tag}: no-op {wall['no-op']:.1f} ms (CPU {cpu['no-op']:.1f}), edit {wall['edit']:.1f} ms "
+            f"(CPU {cpu['edit']:.1f}; {wall['edit'] / wall['no-op']:.2f}x), cold {wall['cold']:.0f} ms; "
+            + "; ".join(f"{kind} {[round(s[0], 1) for s in samples]}" for kind, samples in times[tag].items())
+        )
+    for kind in ("no-op", "edit", "cold"):
+        pairs = list(zip(times["old"][kind], times["new"][kind]))
+        print(
+            f"paired {kind}, new - old: wall {median(b[0] - a[0] for a, b in pairs):+.2f} ms, "
+            f"CPU {median(b[1] - a[1] for a, b in pairs):+.2f} ms"
         )
     shutil.rmtree(work)
 
