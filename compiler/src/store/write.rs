@@ -528,8 +528,10 @@ pub(crate) fn replace_rows(
         })?
         .collect::<rusqlite::Result<_>>()?;
     // What stays: each existing row a wanted one matches; the rest go.
+    // The delete and insert statements are prepared only when a row needs them: most tables of an edited
+    // page keep every row, and a first preparation costs more than the writes it would do.
     let mut kept: rustc_hash::FxHashMap<RowKey<'_>, usize> = rustc_hash::FxHashMap::default();
-    let mut delete = tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
+    let mut delete = None;
     for (rowid, values) in &existing {
         let key = RowKey(values);
         match wanted.get_mut(&key) {
@@ -538,17 +540,29 @@ pub(crate) fn replace_rows(
                 *kept.entry(key).or_default() += 1;
             }
             _ => {
+                let delete = match &mut delete {
+                    Some(delete) => delete,
+                    None => delete.insert(tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?),
+                };
                 delete.execute([rowid])?;
             }
         }
     }
     // The rows not kept are inserted in the order given, as a clean build inserts them.
-    let placeholders = (1..=columns.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
-    let mut insert = tx.prepare_cached(&format!("INSERT INTO {table} ({list}) VALUES ({placeholders})"))?;
+    let mut insert = None;
     for row in rows {
         match kept.get_mut(&RowKey(row)) {
             Some(left) if *left > 0 => *left -= 1,
             _ => {
+                let insert = match &mut insert {
+                    Some(insert) => insert,
+                    None => {
+                        let placeholders = (1..=columns.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+                        insert.insert(
+                            tx.prepare_cached(&format!("INSERT INTO {table} ({list}) VALUES ({placeholders})"))?,
+                        )
+                    }
+                };
                 insert.execute(rusqlite::params_from_iter(row))?;
             }
         }
