@@ -9,7 +9,8 @@ pub fn identifier_parts(text: &str) -> String {
     let mut out = String::new();
     for token in text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '-' | '/'))) {
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
-        if token.is_empty() {
+        // Most tokens are plain words: they are told apart without splitting them.
+        if !is_compound(token) {
             continue;
         }
         let parts = split_compound(token);
@@ -23,6 +24,19 @@ pub fn identifier_parts(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether a token (trimmed to word characters at both ends) splits into more than one part: it holds a
+/// separator, or a lower-case letter followed by an upper-case one.
+fn is_compound(token: &str) -> bool {
+    let mut after_lower = false;
+    for c in token.chars() {
+        if matches!(c, '.' | ':' | '_' | '-' | '/') || (after_lower && c.is_uppercase()) {
+            return true;
+        }
+        after_lower = c.is_lowercase();
+    }
+    false
 }
 
 /// Splits at separators and at lower-to-upper case changes.
@@ -44,4 +58,26 @@ fn split_compound(token: &str) -> Vec<&str> {
         parts.push(&piece[start..]);
     }
     parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{identifier_parts, is_compound, split_compound};
+
+    #[test]
+    fn compound_identifiers_are_split_and_plain_words_left_out() {
+        assert_eq!(identifier_parts("Call std::fs::read, then a HashMap."), "std fs read Hash Map");
+        assert_eq!(identifier_parts("serde_json and pkg.mod or a-b/c"), "serde json pkg mod a b c");
+        assert_eq!(identifier_parts("Plain words, UPPER case, end. x- -y"), "");
+        assert_eq!(identifier_parts("an iPhone"), "i Phone");
+    }
+
+    #[test]
+    fn a_token_is_compound_exactly_when_it_splits_into_parts() {
+        for token in
+            ["word", "Word", "WORD", "HashMap", "hashMap", "a.b", "a::b", "x_y", "ÉtéHiver", "été", "a1B", "A1b"]
+        {
+            assert_eq!(is_compound(token), split_compound(token).len() > 1, "{token}");
+        }
+    }
 }
