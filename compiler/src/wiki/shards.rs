@@ -192,8 +192,9 @@ fn sync_shards(
             }
         }
     }
+    // The map holds the pages in slug order, so a stable sort by section leaves them by section and slug.
     let mut listed: Vec<IndexedPage> = state.pages.values().copied().collect();
-    listed.sort_by_cached_key(|page| (page.section(db).clone(), page.row(db).slug.clone()));
+    listed.sort_by(|a, b| a.section(db).cmp(b.section(db)));
     let index = state.index;
     if index.pages(db) != &listed {
         index.set_pages(db).to(listed);
