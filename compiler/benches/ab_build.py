@@ -9,7 +9,8 @@ for both binaries) and builds again; the two binaries alternate which goes first
 every four rounds (two warm-up builds after each trade): one copy of a project can be steadily slower than
 another on this machine (an A/A run of one binary measured 1.4 ms more per no-op and 3–4 ms more per edit on
 one of two copies), and trading cancels that. Then ROUNDS cold builds each (the output folder removed first),
-alternating too. Prints medians of wall and CPU (user + system) time, the median of each round's paired
+alternating too. Prints medians of wall and CPU (user + system) time, the median of each round's edit over
+its own no-op (which cancels the machine's drift between rounds), the median of each round's paired
 difference (new − old), and every sample, since this machine is shared and noisy.
 
 `AB_EDIT=quoted` edits only files a generated page quotes (the issue's "a line appended to a file a page
@@ -97,6 +98,9 @@ def main():
             f"(CPU {cpu['edit']:.1f}; {wall['edit'] / wall['no-op']:.2f}x), cold {wall['cold']:.0f} ms; "
             + "; ".join(f"{kind} {[round(s[0], 1) for s in samples]}" for kind, samples in times[tag].items())
         )
+    for tag in binaries:
+        ratios = [edit[0] / noop[0] for noop, edit in zip(times[tag]["no-op"], times[tag]["edit"])]
+        print(f"{tag}: edit / no-op of the same round, median {median(ratios):.2f}x")
     for kind in ("no-op", "edit", "cold"):
         pairs = list(zip(times["old"][kind], times["new"][kind]))
         print(
