@@ -476,8 +476,8 @@ impl Compiler {
     }
 
     /// Runs the queries of the pending sources on rayon's threads while this thread writes their rows into
-    /// the transaction (a few sources, an edit's, on this thread alone: see [`PARALLEL_DERIVE_FROM`]), counting chunks against the ids each source had before; says what the edit gives the
-    /// wiki planner.
+    /// the transaction (an edit's one source on this thread alone: see [`PARALLEL_DERIVE_FROM`]), counting
+    /// chunks against the ids each source had before; says what the edit gives the wiki planner.
     #[allow(clippy::too_many_arguments)]
     fn derive_rows(
         &self,
