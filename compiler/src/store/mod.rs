@@ -572,9 +572,10 @@ fn begin_sources(
     Ok((labels_by_path, prior_ids))
 }
 
-/// Deletes a source row with its signals and, unless they are already gone, its chunks.
 // The `meta` statements are cached: a build reads and writes a dozen keys, and preparing a statement costs
 // about as much as running it.
+
+/// Sets a value of the `meta` table.
 pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?.execute([key, value])?;
     Ok(())

@@ -161,8 +161,10 @@ fn finish<I: SearchIndex>(
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     // Navigation (a table of contents, a list of links) points at answers and holds none: it follows every
-    // candidate that holds text.
-    results.sort_by_key(|result| knowledge_queries::is_navigation(&result.text));
+    // candidate that holds text. Each candidate is judged once, order kept within both groups.
+    let (mut results, navigation): (Vec<_>, Vec<_>) =
+        results.into_iter().partition(|result| !knowledge_queries::is_navigation(&result.text));
+    results.extend(navigation);
     let results = pages_after_sources(index, &stemmer, terms, results)?;
     let mut results = dedupe(results);
     results.truncate(limit);
