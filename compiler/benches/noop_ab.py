@@ -3,51 +3,43 @@
 
     python3 compiler/benches/noop_ab.py OLD_BINARY NEW_BINARY ROUNDS PROJECT...
 
-Each PROJECT is a folder with a `kc.toml` and a `corpus/` (as `ab_build.py` makes them). Each binary gets its
-own copy (a binary's index is not the other's: the pipeline fingerprint differs), built twice first; then
-ROUNDS no-op builds each, alternating which goes first. Prints the medians of wall and CPU (user + system)
-time. CPU time is steadier than wall time on a shared machine.
+Each PROJECT is a folder with a `kc.toml` and a `corpus/` (as `ab_build.py` makes them). It is copied twice,
+and the binaries trade the copies every four rounds, as in `ab_build.py` (one copy of a project can be
+steadily slower than another), with two warm-up builds after each trade (a binary's index is not the other's:
+the pipeline fingerprint differs). Each round runs a no-op build of each binary, alternating which goes
+first. Prints the medians of wall and CPU (user + system) time. CPU time is steadier than wall time on a
+shared machine.
 """
 
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-
-def build(binary, root):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    result = subprocess.run([binary, "-C", root, "build"], capture_output=True)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        sys.exit(f"{binary} failed: {result.stderr.decode()}")
-    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
-    return wall, cpu
+from ab_build import build
 
 
 def main():
     old, new, rounds, projects = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
     work = tempfile.mkdtemp(prefix="knowledge-noop-ab-")
     for project in projects:
-        roots = {}
-        for tag, binary in (("old", old), ("new", new)):
-            root = os.path.join(work, tag)
+        copies = [os.path.join(work, name) for name in ("a", "b")]
+        for root in copies:
             shutil.rmtree(root, ignore_errors=True)
             shutil.copytree(os.path.join(project, "corpus"), os.path.join(root, "corpus"), symlinks=True)
             shutil.copy(os.path.join(project, "kc.toml"), os.path.join(root, "kc.toml"))
-            build(binary, root)
-            build(binary, root)
-            roots[tag] = (binary, root)
+        binaries = {"old": old, "new": new}
         samples = {"old": [], "new": []}
         for n in range(rounds):
+            traded = (n // 4) % 2
+            roots = {"old": copies[traded], "new": copies[1 - traded]}
+            if n % 4 == 0:
+                for tag in binaries:
+                    build(binaries[tag], roots[tag])
+                    build(binaries[tag], roots[tag])
             for tag in ("old", "new") if n % 2 == 0 else ("new", "old"):
-                samples[tag].append(build(*roots[tag]))
+                samples[tag].append(build(binaries[tag], roots[tag]))
         line = []
         for tag in ("old", "new"):
             wall = statistics.median(s[0] for s in samples[tag])
