@@ -42,7 +42,7 @@ use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
 
 /// Below this many changed sources their queries run on the build's own thread: starting rayon's pool and
-/// handing the work to it and the rows back costs more than a second core saves on one or two files.
+/// handing the work to it and the rows back costs an edit of one file more than a second core could save.
 const PARALLEL_DERIVE_FROM: usize = 2;
 
 #[derive(Debug, thiserror::Error)]

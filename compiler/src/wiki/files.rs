@@ -302,8 +302,8 @@ pub(super) fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::E
 
 /// Puts `temporary` in `file`'s place. On Linux an existing regular file is exchanged with the temporary one
 /// (`renameat2(RENAME_EXCHANGE)`), which then holds the old text and is removed: renaming over an existing
-/// file makes ext4 allocate and start writing the new file's blocks first (`auto_da_alloc`), 0.2–0.4 ms a
-/// file on this machine against 0.05–0.15 for the exchange (docs/performance.md). Either way a reader sees
+/// file makes ext4 allocate and start writing the new file's blocks first (`auto_da_alloc`), 0.2–0.5 ms a
+/// file on this machine against 0.04–0.15 for the exchange (docs/performance.md). Either way a reader sees
 /// the old file or the new one; the stat cache, not the file system, is what lets the next build repair a
 /// file a crash left short. A file system that cannot exchange gets the plain rename.
 fn replace(temporary: &Path, file: &Path) -> Result<(), std::io::Error> {
