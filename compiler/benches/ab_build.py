@@ -54,6 +54,18 @@ def build(binary, root):
     return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
 
 
+def roots_of_round(n, copies, binaries):
+    """The copy each binary builds in round `n`: they trade copies every four rounds, each building its new
+    copy twice first (once to re-derive the other binary's index, once to settle)."""
+    traded = (n // 4) % 2
+    roots = {"old": copies[traded], "new": copies[1 - traded]}
+    if n % 4 == 0:
+        for tag in binaries:
+            build(binaries[tag], roots[tag])
+            build(binaries[tag], roots[tag])
+    return roots
+
+
 def main():
     old, new, corpus = sys.argv[1:4]
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 6
@@ -71,12 +83,7 @@ def main():
     step = max(1, len(files) // rounds)
     times = {tag: {"no-op": [], "edit": [], "cold": []} for tag in binaries}
     for n in range(rounds):
-        traded = (n // 4) % 2
-        roots = {"old": copies[traded], "new": copies[1 - traded]}
-        if n % 4 == 0:
-            for tag in binaries:
-                build(binaries[tag], roots[tag])
-                build(binaries[tag], roots[tag])
+        roots = roots_of_round(n, copies, binaries)
         edited = files[(n * step + step // 2) % len(files)]
         for tag in ("old", "new") if n % 2 == 0 else ("new", "old"):
             times[tag]["no-op"].append(build(binaries[tag], roots[tag]))

@@ -17,7 +17,7 @@ import statistics
 import sys
 import tempfile
 
-from ab_build import build
+from ab_build import build, roots_of_round
 
 
 def main():
@@ -32,12 +32,7 @@ def main():
         binaries = {"old": old, "new": new}
         samples = {"old": [], "new": []}
         for n in range(rounds):
-            traded = (n // 4) % 2
-            roots = {"old": copies[traded], "new": copies[1 - traded]}
-            if n % 4 == 0:
-                for tag in binaries:
-                    build(binaries[tag], roots[tag])
-                    build(binaries[tag], roots[tag])
+            roots = roots_of_round(n, copies, binaries)
             for tag in ("old", "new") if n % 2 == 0 else ("new", "old"):
                 samples[tag].append(build(binaries[tag], roots[tag]))
         line = []
