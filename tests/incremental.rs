@@ -95,11 +95,11 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("shard_rows_hash", 1),
 ];
 
-/// The same edit in a new process, which sets every page row as an input: the sections and the root's
-/// hash are derived too (and compared with the index's), not the root's Markdown.
+/// The same edit in a new process, which sets every page row as an input: the sections, their page counts
+/// and the root's hash are derived too (and compared with the index's), not the root's Markdown.
 fn beta_body_edit_in_a_new_process() -> std::collections::BTreeMap<String, u64> {
     let mut counts = queries(BETA_BODY_EDIT);
-    counts.extend(queries(&[("root_model", 1), ("root_rows_hash", 1), ("sections", 1)]));
+    counts.extend(queries(&[("root_model", 1), ("root_rows_hash", 1), ("sections", 1), ("shard_page_count", 1)]));
     counts
 }
 
@@ -175,6 +175,27 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     let edit = build(&mut Compiler::new(), root);
     assert_eq!(edit.queries.by_query, beta_body_edit_in_a_new_process(), "a new process: no plan");
     assert_eq!(edit.pages.rendered, 1);
+
+    // An edit that leaves the page's index row as it was (its summary is the first sentence): a new
+    // process makes the section's JSON again from the stored rows' parts, and reads no row to render the
+    // section's Markdown.
+    std::fs::write(
+        root.join("b.md"),
+        "# Beta
+
+Beta stands alone, at last.
+
+A second paragraph.
+",
+    )
+    .unwrap();
+    let edit = build(&mut Compiler::new(), root);
+    let mut expected = beta_body_edit_in_a_new_process();
+    for rendered in ["shard_artifact", "shard_entries", "shard_markdown", "shard_rows"] {
+        expected.remove(rendered);
+    }
+    assert_eq!(edit.queries.by_query, expected, "a new process: the JSON, not the Markdown");
+    assert_eq!((edit.pages.rendered, edit.shards.rendered), (1, 0));
 
     // An edit that changes what the planner reads (a new wikilink) reads the catalog and plans.
     std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, unlike [[Gamma]].\n").unwrap();

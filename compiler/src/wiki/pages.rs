@@ -1,6 +1,7 @@
 //! Generated pages: a plan becomes a model, a model is rendered, and a rendered page is stored with its
 //! source row, catalog row, citations, backlinks and artifact row.
 
+use knowledge_queries::wiki::ShardRow;
 use rusqlite::types::Value;
 
 use super::*;
@@ -185,6 +186,15 @@ pub(super) fn store_page(
         .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
         .map(first_sentence)
         .unwrap_or_default();
+    let aliases = serde_json::to_string(&model.aliases).expect("strings serialize");
+    let shown = ShardRow::new(
+        model.slug.clone(),
+        model.title.clone(),
+        model.aliases.clone(),
+        path.clone(),
+        source_count as u64,
+        summary,
+    );
     conn.prepare_cached(
         "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
@@ -198,15 +208,17 @@ pub(super) fn store_page(
         model.title,
         model.section,
         path,
-        serde_json::to_string(&model.aliases).expect("strings serialize"),
+        aliases,
         source_count as i64,
-        summary,
+        shown.summary,
         model_hash,
         hash,
         markdown,
         view,
         context.run_id,
     ])?;
+    conn.prepare_cached("INSERT OR REPLACE INTO shard_rows (slug, section, digest, json) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![model.slug, model.section, shown.digest(), shown.json(hash)])?;
     let text = |text: &str| Value::Text(text.to_string());
     // The line of each footnote's definition on the page, where lint points at a stale citation.
     let mut note_lines: HashMap<&str, usize> = HashMap::new();
@@ -292,6 +304,7 @@ pub(super) fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()>
 pub(super) fn remove_page_rows(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
     let page_ref = SourceRef::page(slug).path();
     conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM shard_rows WHERE slug = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
     conn.prepare_cached("DELETE FROM wiki_backlinks WHERE page = ?1 AND kind != 'related'")?.execute([slug])?;

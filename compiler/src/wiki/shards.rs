@@ -78,61 +78,71 @@ impl From<rusqlite::Error> for ShardError {
     }
 }
 
-/// One page row as the shards read it.
+/// One page row as the shards read it: what its section's files show of it, and with `full`, the row.
 struct PageRow {
     slug: String,
     section: String,
-    row: ShardRow,
-    hash: String,
+    digest: String,
+    json: String,
+    row: Option<ShardRow>,
 }
 
-/// The page rows the index holds, in slug order (the table's own, so no sort); with `slugs`, those pages'
-/// alone; with `section`, that section's alone.
-fn page_rows(conn: &Connection, slugs: Option<&[String]>, section: Option<&str>) -> rusqlite::Result<Vec<PageRow>> {
-    const COLUMNS: &str = "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages";
+/// Which page rows to read.
+#[derive(Clone, Copy)]
+enum Pages<'a> {
+    All,
+    Slugs(&'a [String]),
+    Section(&'a str),
+}
+
+/// The page rows the index holds, in slug order (the table's own, so no sort), each with its row when
+/// `full`. A fresh process reads every page's digest and JSON, and whole rows only where it renders.
+fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool) -> rusqlite::Result<Vec<PageRow>> {
+    let from = if full {
+        "SELECT s.slug, s.section, s.digest, s.json, p.title, p.path, p.aliases, p.source_count, p.summary
+         FROM shard_rows s JOIN wiki_pages p ON p.slug = s.slug"
+    } else {
+        "SELECT s.slug, s.section, s.digest, s.json FROM shard_rows s"
+    };
     let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<PageRow> {
         let slug: String = row.get(0)?;
-        let path: String = row.get(3)?;
-        Ok(PageRow {
-            section: row.get(2)?,
-            row: ShardRow {
-                slug: slug.clone(),
-                title: row.get(1)?,
-                aliases: match row.get_ref(4)?.as_str()? {
-                    "[]" => Vec::new(),
-                    aliases => serde_json::from_str(aliases).unwrap_or_default(),
-                },
-                href: format!("../{path}"),
-                path,
-                sources: row.get::<_, i64>(5)?.cast_unsigned(),
-                summary: row.get(6)?,
-            },
-            hash: row.get(7)?,
-            slug,
-        })
+        let shown = if full {
+            let aliases = match row.get_ref(6)?.as_str()? {
+                "[]" => Vec::new(),
+                aliases => serde_json::from_str(aliases).unwrap_or_default(),
+            };
+            let sources = row.get::<_, i64>(7)?.cast_unsigned();
+            Some(ShardRow::new(slug.clone(), row.get(4)?, aliases, row.get(5)?, sources, row.get(8)?))
+        } else {
+            None
+        };
+        Ok(PageRow { slug, section: row.get(1)?, digest: row.get(2)?, json: row.get(3)?, row: shown })
     };
-    let Some(slugs) = slugs else {
-        let sql = format!("{COLUMNS} WHERE ?1 IS NULL OR section = ?1 ORDER BY slug");
-        return conn.prepare_cached(&sql)?.query_map([section], read)?.collect();
-    };
-    let mut statement = conn.prepare_cached(&format!("{COLUMNS} WHERE slug = ?1"))?;
-    let mut rows = Vec::new();
-    for slug in slugs {
-        rows.extend(statement.query_row([slug], read).optional()?);
+    match pages {
+        Pages::All => conn.prepare_cached(&format!("{from} ORDER BY s.slug"))?.query_map([], read)?.collect(),
+        Pages::Section(section) => conn
+            .prepare_cached(&format!("{from} WHERE s.section = ?1 ORDER BY s.slug"))?
+            .query_map([section], read)?
+            .collect(),
+        Pages::Slugs(slugs) => {
+            let mut statement = conn.prepare_cached(&format!("{from} WHERE s.slug = ?1"))?;
+            let mut rows = Vec::new();
+            for slug in slugs {
+                rows.extend(statement.query_row([slug], read).optional()?);
+            }
+            Ok(rows)
+        }
     }
-    Ok(rows)
 }
 
 /// A section's JSON file as the index's page rows make it: what the file must hold. The index keeps only
 /// its hash (in `storage_objects`), since every edit of a page changes a row of it and the rows are there.
 pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
-    let rows = page_rows(conn, None, Some(section))?;
+    let rows = page_rows(conn, Pages::Section(section), false)?;
     if rows.is_empty() {
         return Ok(None);
     }
-    let hashes: Vec<&str> = rows.iter().map(|page| page.hash.as_str()).collect();
-    let shown: Vec<ShardRow> = rows.iter().map(|page| page.row.clone()).collect();
-    Ok(Some(shard_json_text(section, &shown, &hashes)))
+    Ok(Some(shard_json_text(section, rows.iter().map(|page| page.json.as_str()))))
 }
 
 impl ShardInputs {
@@ -169,28 +179,16 @@ fn sync_shards(
         synced_run: None,
     });
     let only: Option<Vec<String>> = changed.map(|slugs| slugs.iter().cloned().collect());
-    let rows = page_rows(conn, only.as_deref(), None)?;
+    // The pages this build changed, whole; without them, every page's digest and JSON alone.
+    let rows = match &only {
+        Some(slugs) => page_rows(conn, Pages::Slugs(slugs), true)?,
+        None => page_rows(conn, Pages::All, false)?,
+    };
     let found: HashSet<&str> = rows.iter().map(|page| page.slug.as_str()).collect();
     state.pages.retain(|slug, _| found.contains(slug.as_str()) || changed.is_some_and(|c| !c.contains(slug)));
     drop(found);
     for page in rows {
-        match state.pages.get(&page.slug) {
-            Some(&input) => {
-                if input.section(db) != &page.section {
-                    input.set_section(db).to(page.section);
-                }
-                if input.row(db) != &page.row {
-                    input.set_row(db).to(page.row);
-                }
-                if input.hash(db) != &page.hash {
-                    input.set_hash(db).to(page.hash);
-                }
-            }
-            None => {
-                let input = IndexedPage::new(db, page.section, page.row, page.hash);
-                state.pages.insert(page.slug, input);
-            }
-        }
+        set_page(db, &mut state.pages, page);
     }
     // The map holds the pages in slug order, so a stable sort by section leaves them by section and slug.
     let mut listed: Vec<IndexedPage> = state.pages.values().copied().collect();
@@ -205,6 +203,49 @@ fn sync_shards(
     state.synced_run = Some(run.to_string());
     inputs.shards = Some(state);
     Ok(index)
+}
+
+/// Creates the input of a page row, or sets the fields that changed. A row read without its shown fields
+/// leaves them as they were only when its digest did not change; otherwise they are unread until needed.
+fn set_page(db: &mut KnowledgeDb, pages: &mut BTreeMap<String, IndexedPage>, page: PageRow) {
+    let Some(&input) = pages.get(&page.slug) else {
+        let input = IndexedPage::new(db, page.section, page.digest, page.json, page.row);
+        pages.insert(page.slug, input);
+        return;
+    };
+    if input.section(db) != &page.section {
+        input.set_section(db).to(page.section);
+    }
+    let digest_changed = input.digest(db) != &page.digest;
+    if digest_changed {
+        input.set_digest(db).to(page.digest);
+    }
+    if input.json(db) != &page.json {
+        input.set_json(db).to(page.json);
+    }
+    if page.row.is_some() && input.row(db) != &page.row {
+        input.set_row(db).to(page.row);
+    } else if page.row.is_none() && digest_changed && input.row(db).is_some() {
+        input.set_row(db).to(None);
+    }
+}
+
+/// Reads the rows of a section's pages that its inputs lack, so its Markdown can be rendered.
+fn read_section_rows(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    section: &str,
+) -> rusqlite::Result<()> {
+    let Some(state) = inputs.shards.as_mut() else { return Ok(()) };
+    let index = state.index;
+    let unread = sections(db, index).get(section).is_some_and(|pages| pages.iter().any(|page| page.row(db).is_none()));
+    if unread {
+        for page in page_rows(conn, Pages::Section(section), true)? {
+            set_page(db, &mut state.pages, page);
+        }
+    }
+    Ok(())
 }
 
 /// Sets the shard inputs from the page rows the index holds as `run` committed it, and derives every
@@ -222,11 +263,16 @@ pub fn warm_shards(
     }
     set_templates(db, inputs, templates);
     let index = sync_shards(conn, db, inputs, None, run, &shard_template_hash(templates))?;
+    let names: Vec<String> = sections(db, index).keys().cloned().collect();
+    for name in &names {
+        read_section_rows(conn, db, inputs, name)?;
+    }
     let db: &KnowledgeDb = db;
-    for name in sections(db, index).keys() {
+    for name in &names {
         let section = Section::new(db, name.clone());
-        let _ = (shard_rows_hash(db, index, section), shard_json(db, index, section));
+        let _ = (shard_rows_hash(db, index, section), shard_json_artifact(db, index, section));
         let _ = (shard_markdown(db, index, section), shard_entries(db, index, section));
+        let _ = shard_artifact(db, index, section);
     }
     let _ = (root_rows_hash(db, index), root_markdown(db, index));
     Ok(())
@@ -253,7 +299,6 @@ pub(super) fn compile_shards(
     let template_hash = shard_template_hash(context.templates);
     let warm = !context.full && !context.catalog.reseed && shards_match(inputs, context.catalog.prior_run);
     let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, &template_hash)?;
-    let db: &KnowledgeDb = db;
     // What the index holds of each shard: the hash of the rows its Markdown shows, and the hashes of its
     // files (not their texts, which are large and mostly unchanged).
     let stored: HashMap<String, StoredShard> = conn
@@ -278,6 +323,20 @@ pub(super) fn compile_shards(
             ))
         })?
         .collect::<rusqlite::Result<_>>()?;
+    // The sections whose Markdown shows other rows than the index holds: their rows are read (a fresh
+    // process has only digests), then their Markdown rendered.
+    let stale: Vec<String> = sections(db, index)
+        .keys()
+        .filter(|name| {
+            let rows_hash = shard_rows_hash(db, index, Section::new(db, (*name).clone()));
+            stored.get(*name).is_none_or(|before| context.full || &before.rows_hash != rows_hash)
+        })
+        .cloned()
+        .collect();
+    for name in &stale {
+        read_section_rows(conn, db, inputs, name)?;
+    }
+    let db: &KnowledgeDb = db;
     let enabled = context.project.config.wiki.enabled;
 
     let sections = sections(db, index);
@@ -286,7 +345,7 @@ pub(super) fn compile_shards(
         let rows_hash = shard_rows_hash(db, index, section);
         let json = shard_json_artifact(db, index, section);
         let before = stored.get(name);
-        let shown_before = before.is_some_and(|before| !context.full && &before.rows_hash == rows_hash);
+        let shown_before = !stale.contains(name);
         let json_before = before.is_some_and(|before| !context.full && before.json_hash.as_ref() == Some(&json.hash));
         if shown_before && json_before {
             continue;

@@ -3,25 +3,51 @@
 use super::*;
 use crate::wiki::{
     IndexedPage, PageIndex, Section, ShardRow, Templates, root_artifact, root_markdown, shard_artifact, shard_entries,
-    shard_json, shard_json_artifact, shard_markdown,
+    shard_json, shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
 };
 
 fn row(slug: &str, title: &str) -> ShardRow {
-    ShardRow {
-        slug: slug.to_string(),
-        title: title.to_string(),
-        aliases: Vec::new(),
-        path: format!("wiki/{slug}.md"),
-        href: format!("../wiki/{slug}.md"),
-        sources: 2,
-        summary: String::new(),
-    }
+    ShardRow::new(slug.to_string(), title.to_string(), Vec::new(), format!("wiki/{slug}.md"), 2, String::new())
+}
+
+/// Sets a page row's fields as the driver does when the row or its page's hash changed.
+fn set_page(db: &mut TestDb, page: IndexedPage, row: ShardRow, hash: &str) {
+    page.set_digest(db).to(row.digest());
+    page.set_json(db).to(row.json(hash));
+    page.set_row(db).to(Some(row));
+}
+
+#[test]
+fn a_sections_json_joined_from_its_rows_is_the_file_serde_writes() {
+    let mut aliased = row("install", "Install \"it\"");
+    aliased.aliases = vec!["setup".to_string(), "getting started".to_string()];
+    aliased.summary = "Line one.\nLine two.".to_string();
+    let rows = [(aliased, "h1"), (row("upgrade", "Upgrade"), "h2")];
+    let joined: Vec<String> = rows.iter().map(|(row, hash)| row.json(hash)).collect();
+    let pages: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(row, hash)| {
+            serde_json::json!({"aliases": row.aliases, "hash": hash, "href": row.href, "path": row.path,
+                "slug": row.slug, "sources": row.sources, "summary": row.summary, "title": row.title})
+        })
+        .collect();
+    let file = serde_json::json!({"pages": pages, "schema": crate::wiki::SCHEMA_VERSION, "section": "guides"});
+    assert_eq!(
+        shard_json_text("guides", joined.iter().map(String::as_str)),
+        format!("{}\n", serde_json::to_string_pretty(&file).unwrap())
+    );
+    let empty = serde_json::json!({"pages": [], "schema": crate::wiki::SCHEMA_VERSION, "section": "a \"b\""});
+    assert_eq!(
+        shard_json_text("a \"b\"", std::iter::empty()),
+        format!("{}\n", serde_json::to_string_pretty(&empty).unwrap())
+    );
 }
 
 /// Derives every section's Markdown, entries and JSON, and the root, as the driver asks for them.
 fn derive_all(db: &TestDb, index: PageIndex) {
     for name in ["guides", "reference"] {
         let section = Section::new(db, name.to_string());
+        shard_rows_hash(db, index, section);
         shard_markdown(db, index, section).as_ref().unwrap();
         shard_entries(db, index, section);
         shard_json(db, index, section);
@@ -42,7 +68,8 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
         "{% for s in sections %}- {{ s.section }}: {{ s.pages }}\n{% endfor %}".to_string(),
     );
     let page = |db: &TestDb, section: &str, slug: &str, title: &str| {
-        IndexedPage::new(db, section.to_string(), row(slug, title), format!("hash-{slug}"))
+        let row = row(slug, title);
+        IndexedPage::new(db, section.to_string(), row.digest(), row.json(&format!("hash-{slug}")), Some(row))
     };
     let install = page(&db, "guides", "install", "Install");
     let pages = vec![install, page(&db, "guides", "upgrade", "Upgrade"), page(&db, "reference", "api", "API")];
@@ -58,7 +85,7 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
 
     // The page's text changed, its row did not: only its section's JSON, which holds the hash, and the
     // JSON's catalog row.
-    install.set_hash(&mut db).to("hash-install-2".to_string());
+    install.set_json(&mut db).to(row("install", "Install").json("hash-install-2"));
     derive_all(&db, index);
     assert_eq!(db.take_executed(&[]), ["shard_json", "shard_json_artifact"]);
     let guides = Section::new(&db, "guides".to_string());
@@ -71,11 +98,19 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
     assert_eq!(json.metadata, r#"{"pages":2,"section":"guides"}"#);
 
     // Its title changed: its section's rows, Markdown and entries; not the other section's, not the root.
-    install.set_row(&mut db).to(row("install", "Installing"));
+    set_page(&mut db, install, row("install", "Installing"), "hash-install-3");
     derive_all(&db, index);
     assert_eq!(
         db.take_executed(&[]),
-        ["shard_artifact", "shard_entries", "shard_json", "shard_json_artifact", "shard_markdown", "shard_rows"]
+        [
+            "shard_artifact",
+            "shard_entries",
+            "shard_json",
+            "shard_json_artifact",
+            "shard_markdown",
+            "shard_rows",
+            "shard_rows_hash"
+        ]
     );
 
     // A page added to the reference: the list of sections is made again, so both sections' rows and JSON
@@ -98,8 +133,12 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
             "shard_json",
             "shard_json_artifact",
             "shard_markdown",
+            "shard_page_count",
+            "shard_page_count",
             "shard_rows",
-            "shard_rows"
+            "shard_rows",
+            "shard_rows_hash",
+            "shard_rows_hash"
         ]
     );
     let root = root_artifact(&db, index).as_ref().unwrap();
@@ -107,4 +146,38 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
         (root.uri.as_str(), root.kind, root.metadata.as_str()),
         ("knowledge://index/root", "root", r#"{"pages":4,"section":""}"#)
     );
+
+    // A fresh process reads rows only to render Markdown: with them unread, a section's rows hash and
+    // JSON are what they were with them read.
+    let reference = Section::new(&db, "reference".to_string());
+    let (rows_hash, json) = (shard_rows_hash(&db, index, reference).clone(), shard_json(&db, index, reference).clone());
+    for page in index.pages(&db).clone() {
+        page.set_row(&mut db).to(None);
+    }
+    let reference = Section::new(&db, "reference".to_string());
+    assert_eq!(shard_rows_hash(&db, index, reference), &rows_hash);
+    assert_eq!(shard_json(&db, index, reference), &json);
+}
+
+#[test]
+fn a_sections_rows_hash_follows_what_its_markdown_shows() {
+    // `PageIndex` is a singleton: a database for each.
+    let hash_of = |rows: &[ShardRow], template_hash: &str| {
+        let db = TestDb::new(1000, 0);
+        let pages = rows
+            .iter()
+            .map(|row| IndexedPage::new(&db, "guides".to_string(), row.digest(), row.json("h"), None))
+            .collect();
+        let index = PageIndex::new(&db, pages, template_hash.to_string());
+        shard_rows_hash(&db, index, Section::new(&db, "guides".to_string())).clone()
+    };
+    let rows = [row("install", "Install"), row("upgrade", "Upgrade")];
+    let before = hash_of(&rows, "templates");
+    assert_eq!(hash_of(&rows, "templates"), before);
+    assert_ne!(hash_of(&rows, "other templates"), before);
+    assert_ne!(hash_of(&[row("install", "Installing"), row("upgrade", "Upgrade")], "templates"), before);
+    assert_ne!(hash_of(&rows[..1], "templates"), before);
+    let mut summarized = rows.clone();
+    summarized[1].summary = "Upgrade it.".to_string();
+    assert_ne!(hash_of(&summarized, "templates"), before);
 }

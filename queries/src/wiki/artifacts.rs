@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::render::{SCHEMA_VERSION, WikiPage, render_page};
-use super::shards::{PageIndex, Section, root_markdown, root_page_count, shard_json, shard_markdown, shard_rows};
+use super::shards::{PageIndex, Section, root_markdown, root_page_count, shard_json, shard_markdown, shard_page_count};
 use crate::{Db, SourceRef, content_hash};
 
 /// The page and index schema, written as it is.
@@ -69,9 +69,10 @@ pub fn shard_json_artifact<'db>(db: &'db dyn Db, index: PageIndex, section: Sect
     Artifact::of(uri, "shard_json", path, shard_json(db, index, section), &shard_metadata(db, index, section))
 }
 
-/// Read through the section's rows, so another section's change leaves this one's rows alone.
+/// Read through the section's page count, so another section's change leaves this one's alone; and never
+/// through its rows, which a fresh process reads only to render the Markdown.
 fn shard_metadata<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> serde_json::Value {
-    json!({"section": section.name(db), "pages": shard_rows(db, index, section).len()})
+    json!({"section": section.name(db), "pages": shard_page_count(db, index, section)})
 }
 
 /// The root catalog's row: a shard named `root` (no section is named `root`'s empty string).

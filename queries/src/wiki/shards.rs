@@ -2,9 +2,13 @@
 //! root catalog, derived from the page rows the index holds.
 //!
 //! The driver keeps one [`IndexedPage`] per page row and sets its fields only when the row changed. A
-//! section's rows, and from them its Markdown and entries, re-run only when a row of that section changed
-//! or the templates did; its JSON also when a page's hash did (the hash is only in the JSON, so a page whose
-//! text changed but whose row did not leaves the Markdown as it was).
+//! section's rows hash re-runs only when a row's digest of that section changed or the templates did; its
+//! Markdown and entries only when the rows hash did; its JSON also when a page's hash did (the hash is only
+//! in the JSON, so a page whose text changed but whose row did not leaves the Markdown as it was).
+//!
+//! Each page row carries its digest and its part of the JSON file, stored with the page: a fresh process
+//! (a one-shot build) re-makes the JSON of an edited page's section from those small values, and reads the
+//! section's whole rows only when their digests say its Markdown must be rendered again.
 
 use std::collections::BTreeMap;
 
@@ -27,15 +31,70 @@ pub struct ShardRow {
     pub summary: String,
 }
 
-/// One page row of the index: its section, its shard row and its file's hash.
+impl ShardRow {
+    /// The row of a page stored at `path` (relative to the output folder).
+    #[must_use]
+    pub fn new(slug: String, title: String, aliases: Vec<String>, path: String, sources: u64, summary: String) -> Self {
+        ShardRow { slug, title, href: format!("../{path}"), aliases, path, sources, summary }
+    }
+
+    /// The hash of what the section's Markdown shows of the row: every field, with the lengths of its
+    /// strings and lists.
+    #[must_use]
+    pub fn digest(&self) -> String {
+        use std::hash::Hash;
+        let mut hasher = crate::hash::ContentHasher::default();
+        self.hash(&mut hasher);
+        hasher.hex()
+    }
+
+    /// The row as its section's JSON file holds it, with the page file's `hash`: the row's object,
+    /// indented as an element of the file's `pages` list.
+    #[must_use]
+    pub fn json(&self, hash: &str) -> String {
+        let row = JsonRow {
+            aliases: &self.aliases,
+            hash,
+            href: &self.href,
+            path: &self.path,
+            slug: &self.slug,
+            sources: self.sources,
+            summary: &self.summary,
+            title: &self.title,
+        };
+        let object = serde_json::to_string_pretty(&row).expect("rows serialize");
+        let mut json = String::with_capacity(object.len() + 64);
+        for (n, line) in object.lines().enumerate() {
+            if n > 0 {
+                json.push('\n');
+            }
+            json.push_str(JSON_ROW_INDENT);
+            json.push_str(line);
+        }
+        json
+    }
+}
+
+/// A row's indentation in its section's JSON file: inside the top object's `pages` list.
+const JSON_ROW_INDENT: &str = "    ";
+
+/// One page row of the index: its section, what its section's files show of it, and the row itself when
+/// the driver has read it.
 #[salsa::input(debug)]
 pub struct IndexedPage {
     #[returns(ref)]
     pub section: String,
+    /// [`ShardRow::digest`] of its row.
     #[returns(ref)]
-    pub row: ShardRow,
+    pub digest: String,
+    /// [`ShardRow::json`] of its row and its page file's hash.
     #[returns(ref)]
-    pub hash: String,
+    pub json: String,
+    /// The row, which only a section's Markdown and entries read. A fresh process leaves it unread (`None`)
+    /// until the section's rows hash differs from the stored one; the driver reads a section's rows
+    /// before it asks for the section's Markdown ([`shard_rows`] panics on an unread row).
+    #[returns(ref)]
+    pub row: Option<ShardRow>,
 }
 
 /// Every page row, sorted by section and slug, and the hash of the shard and root templates (with the
@@ -69,20 +128,36 @@ fn section_pages<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) 
     sections(db, index).get(section.name(db)).map_or(&[], Vec::as_slice)
 }
 
+/// How many pages a section lists: a query of its own, so that another section's change leaves what reads
+/// it alone.
+#[salsa::tracked]
+pub fn shard_page_count<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> usize {
+    section_pages(db, index, section).len()
+}
+
 /// A section's rows, as its Markdown shows them.
+///
+/// # Panics
+/// When a row of the section is unread: the driver reads them before it asks for the Markdown.
 #[salsa::tracked(returns(ref))]
 pub fn shard_rows<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> Vec<ShardRow> {
-    section_pages(db, index, section).iter().map(|page| page.row(db).clone()).collect()
+    section_pages(db, index, section)
+        .iter()
+        .map(|page| page.row(db).clone().expect("the driver reads a section's rows before its Markdown"))
+        .collect()
 }
 
 /// The hash of what a section's Markdown shows (its rows and the templates), which the index stores: a
-/// fresh process renders a shard only when it differs from the stored one. Hashed from the rows' fields
-/// (with their lengths), not from a serialized copy: a fresh process hashes every section.
+/// fresh process renders a shard only when it differs from the stored one. Made of the rows' digests, so
+/// it needs no row read.
 #[salsa::tracked(returns(ref))]
 pub fn shard_rows_hash<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> String {
     use std::hash::Hash;
     let mut hasher = crate::hash::ContentHasher::default();
-    (shard_rows(db, index, section), index.template_hash(db)).hash(&mut hasher);
+    for page in section_pages(db, index, section) {
+        page.digest(db).hash(&mut hasher);
+    }
+    index.template_hash(db).hash(&mut hasher);
     hasher.hex()
 }
 
@@ -148,20 +223,11 @@ pub fn shard_entries<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'d
 /// A section's JSON file: its rows, each with its page file's hash.
 #[salsa::tracked(returns(ref))]
 pub fn shard_json<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> String {
-    let hashes: Vec<&str> = section_pages(db, index, section).iter().map(|page| page.hash(db).as_str()).collect();
-    shard_json_text(section.name(db), shard_rows(db, index, section), &hashes)
+    let rows = section_pages(db, index, section).iter().map(|page| page.json(db).as_str());
+    shard_json_text(section.name(db), rows)
 }
 
-/// A section's JSON file, serialized as it stands (its fields in the alphabetical order the file has always
-/// had), with no `serde_json::Value` tree built on the way.
-#[derive(Serialize)]
-struct ShardJson<'a> {
-    pages: Vec<JsonRow<'a>>,
-    schema: u32,
-    section: &'a str,
-}
-
-/// A row of a shard's JSON: the row and the page file's hash.
+/// A row of a shard's JSON, its fields in the alphabetical order the file has always had.
 #[derive(Serialize)]
 struct JsonRow<'a> {
     aliases: &'a [String],
@@ -174,29 +240,23 @@ struct JsonRow<'a> {
     title: &'a str,
 }
 
-/// The JSON file of a section with these rows and page hashes.
+/// The JSON file of a section from its rows' [`ShardRow::json`]: the object `serde_json` writes pretty
+/// (`pages`, `schema`, `section`), joined from the stored rows instead of serialized again.
 #[must_use]
-pub fn shard_json_text(section: &str, rows: &[ShardRow], hashes: &[&str]) -> String {
-    let pages = rows
-        .iter()
-        .zip(hashes)
-        .map(|(row, hash)| JsonRow {
-            aliases: &row.aliases,
-            hash,
-            href: &row.href,
-            path: &row.path,
-            slug: &row.slug,
-            sources: row.sources,
-            summary: &row.summary,
-            title: &row.title,
-        })
-        .collect();
-    let json = ShardJson { pages, schema: SCHEMA_VERSION, section };
+pub fn shard_json_text<'a>(section: &str, rows: impl ExactSizeIterator<Item = &'a str>) -> String {
     // About 300 bytes a row: one allocation instead of a doubling buffer (a section can hold thousands).
-    let mut text = Vec::with_capacity(256 + 320 * rows.len());
-    serde_json::to_writer_pretty(&mut text, &json).expect("rows serialize");
-    text.push(b'\n');
-    String::from_utf8(text).expect("serde_json writes UTF-8")
+    let mut text = String::with_capacity(256 + 320 * rows.len());
+    text.push_str("{\n  \"pages\": [");
+    let mut first = true;
+    for row in rows {
+        text.push_str(if first { "\n" } else { ",\n" });
+        text.push_str(row);
+        first = false;
+    }
+    text.push_str(if first { "],\n" } else { "\n  ],\n" });
+    let section = serde_json::to_string(section).expect("strings serialize");
+    text.push_str(&format!("  \"schema\": {SCHEMA_VERSION},\n  \"section\": {section}\n}}\n"));
+    text
 }
 
 #[derive(Serialize)]

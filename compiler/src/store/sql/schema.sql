@@ -188,6 +188,15 @@ CREATE TABLE wiki_pages (
     run_id TEXT NOT NULL                -- the run that last rendered it
 ) WITHOUT ROWID;
 
+-- Each page's row in its section's index shard, kept apart from the page's large row so that a build in a
+-- fresh process reads a section's rows from a few pages of the file.
+CREATE TABLE shard_rows (
+    slug TEXT PRIMARY KEY,              -- wiki_pages.slug
+    section TEXT NOT NULL,
+    digest TEXT NOT NULL,               -- hash of the row the section's Markdown shows (ShardRow::digest)
+    json TEXT NOT NULL                  -- the row as the section's JSON file holds it (ShardRow::json)
+) WITHOUT ROWID;
+
 -- Documents that link to a page's concept, and pages that list it as related.
 CREATE TABLE wiki_backlinks (
     page TEXT NOT NULL,                 -- wiki_pages.slug
@@ -226,7 +235,7 @@ CREATE TABLE knowledge_indexes (
     json_path TEXT,                     -- indexes/machine/<section>.json; NULL for the root
     page_count INTEGER NOT NULL,
     rows_hash TEXT NOT NULL,            -- hash of the rows it lists and the template: equal means not re-rendered
-    markdown TEXT NOT NULL,             -- the JSON file is made from wiki_pages' rows; storage_objects has its hash
+    markdown TEXT NOT NULL,             -- the JSON file is joined from shard_rows.json; storage_objects has its hash
     run_id TEXT NOT NULL
 ) WITHOUT ROWID;
 
