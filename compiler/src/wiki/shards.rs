@@ -78,9 +78,14 @@ impl From<rusqlite::Error> for ShardError {
     }
 }
 
-/// One page row as the shards read it: what its section's files show of it, and with `full`, the row.
+/// One page row as the shards read it.
 struct PageRow {
     slug: String,
+    fields: PageFields,
+}
+
+/// A page row's fields: what its section's files show of it, and with `full`, the row.
+struct PageFields {
     section: String,
     digest: String,
     json: String,
@@ -95,9 +100,10 @@ enum Pages<'a> {
     Section(&'a str),
 }
 
-/// The page rows the index holds, in slug order (the table's own, so no sort), each with its row when
-/// `full`. A fresh process reads every page's digest and JSON, and whole rows only where it renders.
-fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool) -> rusqlite::Result<Vec<PageRow>> {
+/// Hands each page row the index holds to `each`, in slug order (the table's own, so no sort), with its
+/// row when `full`. A fresh process reads every page's digest and JSON, and whole rows only where it
+/// renders; rows are handed on as they are read, since a section can hold thousands.
+fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool, mut each: impl FnMut(PageRow)) -> rusqlite::Result<()> {
     let from = if full {
         "SELECT s.slug, s.section, s.digest, s.json, p.title, p.path, p.aliases, p.source_count, p.summary
          FROM shard_rows s JOIN wiki_pages p ON p.slug = s.slug"
@@ -116,33 +122,43 @@ fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool) -> rusqlite::Resul
         } else {
             None
         };
-        Ok(PageRow { slug, section: row.get(1)?, digest: row.get(2)?, json: row.get(3)?, row: shown })
+        let fields = PageFields { section: row.get(1)?, digest: row.get(2)?, json: row.get(3)?, row: shown };
+        Ok(PageRow { slug, fields })
     };
-    match pages {
-        Pages::All => conn.prepare_cached(&format!("{from} ORDER BY s.slug"))?.query_map([], read)?.collect(),
-        Pages::Section(section) => conn
-            .prepare_cached(&format!("{from} WHERE s.section = ?1 ORDER BY s.slug"))?
-            .query_map([section], read)?
-            .collect(),
+    let (mut statement, value) = match pages {
+        Pages::All => (conn.prepare_cached(&format!("{from} ORDER BY s.slug"))?, None),
+        Pages::Section(section) => {
+            (conn.prepare_cached(&format!("{from} WHERE s.section = ?1 ORDER BY s.slug"))?, Some(section))
+        }
         Pages::Slugs(slugs) => {
             let mut statement = conn.prepare_cached(&format!("{from} WHERE s.slug = ?1"))?;
-            let mut rows = Vec::new();
             for slug in slugs {
-                rows.extend(statement.query_row([slug], read).optional()?);
+                if let Some(page) = statement.query_row([slug], read).optional()? {
+                    each(page);
+                }
             }
-            Ok(rows)
+            return Ok(());
         }
+    };
+    let mut rows = match value {
+        Some(value) => statement.query([value])?,
+        None => statement.query([])?,
+    };
+    while let Some(row) = rows.next()? {
+        each(read(row)?);
     }
+    Ok(())
 }
 
 /// A section's JSON file as the index's page rows make it: what the file must hold. The index keeps only
 /// its hash (in `storage_objects`), since every edit of a page changes a row of it and the rows are there.
 pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
-    let rows = page_rows(conn, Pages::Section(section), false)?;
+    let mut rows = Vec::new();
+    page_rows(conn, Pages::Section(section), false, |page| rows.push(page.fields.json))?;
     if rows.is_empty() {
         return Ok(None);
     }
-    Ok(Some(shard_json_text(section, rows.iter().map(|page| page.json.as_str()))))
+    Ok(Some(shard_json_text(section, rows.iter().map(String::as_str))))
 }
 
 impl ShardInputs {
@@ -180,16 +196,20 @@ fn sync_shards(
     });
     let only: Option<Vec<String>> = changed.map(|slugs| slugs.iter().cloned().collect());
     // The pages this build changed, whole; without them, every page's digest and JSON alone.
-    let rows = match &only {
-        Some(slugs) => page_rows(conn, Pages::Slugs(slugs), true)?,
-        None => page_rows(conn, Pages::All, false)?,
+    let (pages, full) = match &only {
+        Some(slugs) => (Pages::Slugs(slugs), true),
+        None => (Pages::All, false),
     };
-    let found: HashSet<&str> = rows.iter().map(|page| page.slug.as_str()).collect();
-    state.pages.retain(|slug, _| found.contains(slug.as_str()) || changed.is_some_and(|c| !c.contains(slug)));
-    drop(found);
-    for page in rows {
-        set_page(db, &mut state.pages, page);
-    }
+    // A page goes when the index no longer holds its row: one of the changed pages, or when every row
+    // was read, any not read.
+    let mut before = match changed {
+        Some(changed) => changed.iter().filter_map(|slug| Some((slug.clone(), state.pages.remove(slug)?))).collect(),
+        None => std::mem::take(&mut state.pages),
+    };
+    page_rows(conn, pages, full, |page| {
+        let input = set_page(db, before.remove(&page.slug), page.fields);
+        state.pages.insert(page.slug, input);
+    })?;
     // The map holds the pages in slug order, so a stable sort by section leaves them by section and slug.
     let mut listed: Vec<IndexedPage> = state.pages.values().copied().collect();
     listed.sort_by(|a, b| a.section(db).cmp(b.section(db)));
@@ -207,11 +227,9 @@ fn sync_shards(
 
 /// Creates the input of a page row, or sets the fields that changed. A row read without its shown fields
 /// leaves them as they were only when its digest did not change; otherwise they are unread until needed.
-fn set_page(db: &mut KnowledgeDb, pages: &mut BTreeMap<String, IndexedPage>, page: PageRow) {
-    let Some(&input) = pages.get(&page.slug) else {
-        let input = IndexedPage::new(db, page.section, page.digest, page.json, page.row);
-        pages.insert(page.slug, input);
-        return;
+fn set_page(db: &mut KnowledgeDb, input: Option<IndexedPage>, page: PageFields) -> IndexedPage {
+    let Some(input) = input else {
+        return IndexedPage::new(db, page.section, page.digest, page.json, page.row);
     };
     if input.section(db) != &page.section {
         input.set_section(db).to(page.section);
@@ -228,6 +246,7 @@ fn set_page(db: &mut KnowledgeDb, pages: &mut BTreeMap<String, IndexedPage>, pag
     } else if page.row.is_none() && digest_changed && input.row(db).is_some() {
         input.set_row(db).to(None);
     }
+    input
 }
 
 /// Reads the rows of a section's pages that its inputs lack, so its Markdown can be rendered.
@@ -241,9 +260,10 @@ fn read_section_rows(
     let index = state.index;
     let unread = sections(db, index).get(section).is_some_and(|pages| pages.iter().any(|page| page.row(db).is_none()));
     if unread {
-        for page in page_rows(conn, Pages::Section(section), true)? {
-            set_page(db, &mut state.pages, page);
-        }
+        page_rows(conn, Pages::Section(section), true, |page| {
+            let input = state.pages.get(&page.slug).copied();
+            state.pages.insert(page.slug, set_page(db, input, page.fields));
+        })?;
     }
     Ok(())
 }

@@ -18,11 +18,13 @@ CREATE TABLE sources (
     mtime_ns INTEGER NOT NULL,
     revision TEXT NOT NULL,             -- content hash (BLAKE3, 128 bits, hex)
     title TEXT NOT NULL,
-    outline TEXT NOT NULL,              -- JSON: kind, title, headings, links, front_matter
-    lint_facts TEXT NOT NULL,           -- JSON: the links, wikilinks, footnotes, anchors and markers lint checks
     labels TEXT NOT NULL,               -- permission labels, sorted and comma-separated; '' when none
     chunk_count INTEGER NOT NULL,
-    indexed_run TEXT NOT NULL           -- the run that last derived this source's rows
+    indexed_run TEXT NOT NULL,          -- the run that last derived this source's rows
+    -- The large columns last: a column stored after one that overflows its page is read through the
+    -- overflow pages, so the small ones (read for every source a page or a filter looks at) come first.
+    outline TEXT NOT NULL,              -- JSON: kind, title, headings, links, front_matter
+    lint_facts TEXT NOT NULL            -- JSON: the links, wikilinks, footnotes, anchors and markers lint checks
 );
 
 -- Every revision a source has had while indexed: an append-only history.
@@ -183,9 +185,9 @@ CREATE TABLE wiki_pages (
     summary TEXT NOT NULL,              -- the first sentence of the lead, for the index shards
     model_hash TEXT NOT NULL,           -- hash of what the page shows and the template: equal means not re-rendered
     hash TEXT NOT NULL,                 -- content hash of markdown
-    markdown TEXT NOT NULL,
     view TEXT NOT NULL,                 -- JSON: the planner's view of the page (knowledge_queries::wiki::StoredView)
-    run_id TEXT NOT NULL                -- the run that last rendered it
+    run_id TEXT NOT NULL,               -- the run that last rendered it
+    markdown TEXT NOT NULL              -- last, as in `sources`: the columns before it are read without its overflow
 ) WITHOUT ROWID;
 
 -- Each page's row in its section's index shard, kept apart from the page's large row so that a build in a
