@@ -572,15 +572,14 @@ fn begin_sources(
     Ok((labels_by_path, prior_ids))
 }
 
-// The `meta` statements are cached: a build reads and writes a dozen keys, and preparing a statement costs
-// about as much as running it.
-
-/// Sets a value of the `meta` table.
+/// Sets a value of the `meta` table. The `meta` statements are cached: a build reads and writes a dozen
+/// keys, and preparing a statement costs about as much as running it.
 pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?.execute([key, value])?;
     Ok(())
 }
 
+/// Removes a value of the `meta` table.
 pub(crate) fn delete_meta(conn: &Connection, key: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM meta WHERE key = ?1")?.execute([key])?;
     Ok(())

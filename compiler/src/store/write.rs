@@ -48,6 +48,7 @@ pub struct SourceRow {
     pub entities: std::sync::Arc<[knowledge_queries::code::Entity]>,
 }
 
+/// Deletes a source row with its signals and, unless they are already gone, its chunks.
 pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) -> rusqlite::Result<()> {
     if with_chunks {
         delete_chunks(tx, source_id)?;

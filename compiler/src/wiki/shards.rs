@@ -96,7 +96,7 @@ struct PageFields {
 #[derive(Clone, Copy)]
 enum Pages<'a> {
     All,
-    Slugs(&'a [String]),
+    Slugs(&'a BTreeSet<String>),
     Section(&'a str),
 }
 
@@ -125,11 +125,9 @@ fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool, mut each: impl FnM
         let fields = PageFields { section: row.get(1)?, digest: row.get(2)?, json: row.get(3)?, row: shown };
         Ok(PageRow { slug, fields })
     };
-    let (mut statement, value) = match pages {
-        Pages::All => (conn.prepare_cached(&format!("{from} ORDER BY s.slug"))?, None),
-        Pages::Section(section) => {
-            (conn.prepare_cached(&format!("{from} WHERE s.section = ?1 ORDER BY s.slug"))?, Some(section))
-        }
+    let (sql, value) = match pages {
+        Pages::All => (format!("{from} ORDER BY s.slug"), None),
+        Pages::Section(section) => (format!("{from} WHERE s.section = ?1 ORDER BY s.slug"), Some(section)),
         Pages::Slugs(slugs) => {
             let mut statement = conn.prepare_cached(&format!("{from} WHERE s.slug = ?1"))?;
             for slug in slugs {
@@ -140,10 +138,8 @@ fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool, mut each: impl FnM
             return Ok(());
         }
     };
-    let mut rows = match value {
-        Some(value) => statement.query([value])?,
-        None => statement.query([])?,
-    };
+    let mut statement = conn.prepare_cached(&sql)?;
+    let mut rows = statement.query(rusqlite::params_from_iter(value))?;
     while let Some(row) = rows.next()? {
         each(read(row)?);
     }
@@ -194,9 +190,8 @@ fn sync_shards(
         pages: BTreeMap::new(),
         synced_run: None,
     });
-    let only: Option<Vec<String>> = changed.map(|slugs| slugs.iter().cloned().collect());
     // The pages this build changed, whole; without them, every page's digest and JSON alone.
-    let (pages, full) = match &only {
+    let (pages, full) = match changed {
         Some(slugs) => (Pages::Slugs(slugs), true),
         None => (Pages::All, false),
     };
