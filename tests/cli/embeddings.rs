@@ -259,6 +259,53 @@ fn the_local_model_embeds_in_process() {
     assert!(crate::stderr(&output).contains("no-model/config.json"), "{}", crate::stderr(&output));
 }
 
+/// The local encoder (compiler/src/embeddings/bert.rs) computes what candle-transformers' `BertModel`
+/// computes: texts of different lengths embedded together, so that the shorter ones are padded, come out
+/// within rounding (1e-7 measured) of each text run alone through `BertModel`, mean-pooled and normalized.
+#[cfg(feature = "local-embeddings")]
+#[test]
+fn the_local_encoder_matches_candles_bert_model() {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+
+    let model = crate::minilm::model_dir();
+    let test = CliTest::new();
+    test.write(
+        "kc.toml",
+        format!("version = 1\n[embeddings]\nprovider = \"local\"\nmodel_dir = \"{}\"\n", model.display()),
+    );
+    let project = knowledge::config::Project::discover(&test.path("")).unwrap();
+    let embedder = knowledge::embeddings::configured(&project).unwrap().unwrap();
+    let long = "A borrow checker compares the scopes of references with the values they point to. ".repeat(40);
+    let texts = [
+        "Ownership",
+        "References must always be valid.",
+        "Lifetimes name the scopes that references are valid for, and the compiler checks them.",
+        long.as_str(),
+        "Cargo builds several crates of one workspace against a single Cargo.lock file.",
+    ];
+    let ours = embedder.embed(&texts).unwrap();
+
+    let config: Config = serde_json::from_slice(&std::fs::read(model.join("config.json")).unwrap()).unwrap();
+    let weights = std::fs::read(model.join("model.safetensors")).unwrap();
+    let vb = candle_nn::VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).unwrap();
+    let reference = BertModel::load(vb, &config).unwrap();
+    let mut tokenizer = tokenizers::Tokenizer::from_file(model.join("tokenizer.json")).unwrap();
+    tokenizer.with_padding(None);
+    let truncation = tokenizers::TruncationParams { max_length: 256, ..Default::default() };
+    tokenizer.with_truncation(Some(truncation)).unwrap();
+    for (text, ours) in texts.iter().zip(&ours) {
+        let ids = tokenizer.encode(*text, true).unwrap().get_ids().to_vec();
+        let ids = Tensor::from_vec(ids.clone(), (1, ids.len()), &Device::Cpu).unwrap();
+        let hidden = reference.forward(&ids, &ids.zeros_like().unwrap(), None).unwrap();
+        let mut expected: Vec<f32> = hidden.mean(1).unwrap().squeeze(0).unwrap().to_vec1().unwrap();
+        let norm = expected.iter().map(|x| x * x).sum::<f32>().sqrt();
+        expected.iter_mut().for_each(|x| *x /= norm);
+        let furthest = expected.iter().zip(ours).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(furthest < 1e-6, "{text:.40}: a component differs by {furthest}");
+    }
+}
+
 #[test]
 fn reindex_jobs_are_idempotent_and_a_full_one_embeds_everything_again() {
     let test = fixture();

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::Embedder;
+use super::bert::Encoder;
 use super::providers::normalize;
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (it was trained on up to
@@ -42,7 +43,7 @@ pub unsafe fn run_elementwise_inline() {
 }
 
 pub(super) struct LocalEmbedder {
-    model: BertModel,
+    model: Encoder,
     tokenizer: Tokenizer,
     dimensions: usize,
     id: String,
@@ -91,7 +92,7 @@ impl LocalEmbedder {
         let id = id_of(&config_bytes, &tokenizer_bytes, weights.len() as u64);
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| format!("`{}`: {e}", dir.join("model.safetensors").display()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| format!("loading the model: {e}"))?;
+        let model = Encoder::load(vb, &config).map_err(|e| format!("loading the model: {e}"))?;
         let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
             .map_err(|e| format!("`{}`: {e}", dir.join("tokenizer.json").display()))?;
         // The shipped tokenizer pads and truncates to a fixed 128: pad each batch to its longest text
@@ -112,10 +113,9 @@ impl LocalEmbedder {
         let ids: Vec<u32> = encodings.iter().flat_map(|e| e.get_ids().to_vec()).collect();
         let mask: Vec<u32> = encodings.iter().flat_map(|e| e.get_attention_mask().to_vec()).collect();
         let input_ids = Tensor::from_vec(ids, (texts.len(), length), &Device::Cpu)?;
-        let attention_mask = Tensor::from_vec(mask, (texts.len(), length), &Device::Cpu)?;
-        let token_type_ids = input_ids.zeros_like()?;
-        let output = self.model.forward(&input_ids, &token_type_ids, Some(&attention_mask))?;
-        let mask = attention_mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let mask = Tensor::from_vec(mask, (texts.len(), length), &Device::Cpu)?.to_dtype(DType::F32)?;
+        let output = self.model.forward(&input_ids, &mask)?;
+        let mask = mask.unsqueeze(2)?;
         let pooled = output.broadcast_mul(&mask)?.sum(1)?.broadcast_div(&mask.sum(1)?)?;
         let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
         vectors.iter_mut().for_each(|v| normalize(v));

@@ -18,6 +18,8 @@ use crate::config::{EmbeddingProvider, Project};
 use knowledge_queries::Origin;
 
 #[cfg(feature = "local-embeddings")]
+mod bert;
+#[cfg(feature = "local-embeddings")]
 mod local;
 #[cfg(feature = "local-embeddings")]
 pub use local::run_elementwise_inline;
