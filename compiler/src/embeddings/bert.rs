@@ -134,7 +134,13 @@ impl CustomOp2 for AttentionWeights {
         else {
             candle_core::bail!("attention-weights takes contiguous f32 tensors");
         };
-        let (_, heads, queries, keys) = scores_layout.shape().dims4()?;
+        let (batch, heads, queries, keys) = scores_layout.shape().dims4()?;
+        if padding_layout.shape().dims2()? != (batch, keys) {
+            candle_core::bail!(
+                "attention-weights: padding of shape {:?} for {batch} texts of {keys}",
+                padding_layout.shape()
+            );
+        }
         let padding = &padding[from..to];
         let mut weights: Vec<f32> = Vec::with_capacity(end - start);
         for (row, scores) in scores[start..end].chunks_exact(keys).enumerate() {
@@ -154,7 +160,7 @@ impl CustomOp2 for AttentionWeights {
 
 /// e^x for x ≤ 0 (a softmax's scores less their maximum), in steps the compiler vectorizes, where
 /// `f32::exp` is a call per value (8 % of a pass): x = n·ln 2 + r with |r| ≤ ln 2 / 2, e^r by its Taylor
-/// series to r⁷ (the first term left out is below 2e-9), and 2ⁿ made in the exponent's bits. Within 3e-7
+/// series to r⁷ (the first term left out is below 1e-8), and 2ⁿ made in the exponent's bits. Within 3e-7
 /// of `f32::exp`, relatively; 0 below -87, where e^x leaves f32's normal numbers (a padded key's score).
 fn exp_at_most_zero(x: f32) -> f32 {
     // Adding and then subtracting 1.5 × 2²³ rounds to the nearest integer, in instructions that vectorize.
