@@ -1,6 +1,6 @@
 //! Repository hygiene: every Rust file says what it is for in a `//!` doc on its first line, the top-level
-//! modules of `compiler/src` are layers, each importing only those below it, and the store (all SQL, at
-//! the bottom) depends on no module above it.
+//! modules of `compiler/src` are layers, each importing only those below it, the store (all SQL, at the
+//! bottom) depends on no module above it, and the docs the repository compiles pass `knowledge lint`.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +20,22 @@ fn every_rust_file_opens_with_a_module_doc() {
     }
     assert!(checked > 10, "the walk found the sources");
     assert!(missing.is_empty(), "files without a leading `//!` doc: {missing:#?}");
+}
+
+/// The repository compiles its own docs (`kc.toml`): they pass the pre-commit check a user's would. `lint`
+/// reads the tree and writes nothing.
+#[test]
+fn the_repositorys_own_docs_lint_clean() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("-C")
+        .arg(&root)
+        .arg("lint")
+        .output()
+        .expect("the binary runs");
+    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("0 errors"), "{said}");
 }
 
 /// The modules of `compiler/src` that `path`'s code names through `crate::` (a `use` or a path), other than
