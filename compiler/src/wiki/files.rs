@@ -208,7 +208,7 @@ pub fn sync_files(
     conn: &Connection,
     output_dir: &Path,
     output_in_project: &str,
-    fresh: &HashMap<String, String>,
+    fresh: &HashMap<String, std::sync::Arc<str>>,
     pages: &mut ArtifactCounters,
     shards: &mut ArtifactCounters,
 ) -> Result<Vec<String>, std::io::Error> {
@@ -234,7 +234,7 @@ pub fn sync_files(
             continue;
         }
         let text = match fresh.get(&artifact.path) {
-            Some(text) => std::borrow::Cow::Borrowed(text.as_str()),
+            Some(text) => std::borrow::Cow::Borrowed(&**text),
             None => match artifact.text(conn).map_err(std::io::Error::other)? {
                 Some(text) => std::borrow::Cow::Owned(text),
                 None => continue,

@@ -101,7 +101,7 @@ pub struct Stage {
     pub events: Vec<RunEvent>,
     /// Artifact texts this stage made that the index does not hold whole (the shards' JSON files), by
     /// path under the output folder: the file sync writes them without making them again.
-    pub fresh: HashMap<String, String>,
+    pub fresh: HashMap<String, std::sync::Arc<str>>,
 }
 
 /// Everything the stage needs from the build.

@@ -43,6 +43,15 @@ fn a_sections_json_joined_from_its_rows_is_the_file_serde_writes() {
     );
 }
 
+#[test]
+fn a_sections_json_is_sized_before_it_is_filled() {
+    // Rows longer than any fixed guess per row: the buffer must still be allocated once, not doubled.
+    let rows: Vec<String> = (0..500).map(|n| row(&format!("page-{n}"), &"Long title ".repeat(40)).json("h")).collect();
+    let text = shard_json_text("guides", rows.iter().map(String::as_str));
+    assert!(text.len() > 500 * 400, "each row is longer than 400 bytes");
+    assert!(text.capacity() - text.len() < 64, "{} bytes allocated for {}", text.capacity(), text.len());
+}
+
 /// Derives every section's Markdown, entries and JSON, and the root, as the driver asks for them.
 fn derive_all(db: &TestDb, index: PageIndex) {
     for name in ["guides", "reference"] {

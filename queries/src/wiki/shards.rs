@@ -11,6 +11,7 @@
 //! section's whole rows only when their digests say its Markdown must be rendered again.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -222,9 +223,9 @@ pub fn shard_entries<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'d
 
 /// A section's JSON file: its rows, each with its page file's hash.
 #[salsa::tracked(returns(ref))]
-pub fn shard_json<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> String {
+pub fn shard_json<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>) -> Arc<str> {
     let rows = section_pages(db, index, section).iter().map(|page| page.json(db).as_str());
-    shard_json_text(section.name(db), rows)
+    shard_json_text(section.name(db), rows).into()
 }
 
 /// A row of a shard's JSON, its fields in the alphabetical order the file has always had.
@@ -243,9 +244,13 @@ struct JsonRow<'a> {
 /// The JSON file of a section from its rows' [`ShardRow::json`]: the object `serde_json` writes pretty
 /// (`pages`, `schema`, `section`), joined from the stored rows instead of serialized again.
 #[must_use]
-pub fn shard_json_text<'a>(section: &str, rows: impl ExactSizeIterator<Item = &'a str>) -> String {
-    // About 300 bytes a row: one allocation instead of a doubling buffer (a section can hold thousands).
-    let mut text = String::with_capacity(256 + 320 * rows.len());
+pub fn shard_json_text<'a>(section: &str, rows: impl Iterator<Item = &'a str> + Clone) -> String {
+    let section = serde_json::to_string(section).expect("strings serialize");
+    let ending = format!("  \"schema\": {SCHEMA_VERSION},\n  \"section\": {section}\n}}\n");
+    // Sized exactly: a section can hold thousands of rows, and a buffer that doubles as it fills touches
+    // (and page-faults) about twice the file's size.
+    let (count, bytes) = rows.clone().fold((0, 0), |(count, bytes), row| (count + 1, bytes + row.len()));
+    let mut text = String::with_capacity(32 + bytes + 2 * count + ending.len());
     text.push_str("{\n  \"pages\": [");
     let mut first = true;
     for row in rows {
@@ -254,8 +259,7 @@ pub fn shard_json_text<'a>(section: &str, rows: impl ExactSizeIterator<Item = &'
         first = false;
     }
     text.push_str(if first { "],\n" } else { "\n  ],\n" });
-    let section = serde_json::to_string(section).expect("strings serialize");
-    text.push_str(&format!("  \"schema\": {SCHEMA_VERSION},\n  \"section\": {section}\n}}\n"));
+    text.push_str(&ending);
     text
 }
 
