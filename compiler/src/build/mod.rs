@@ -4,7 +4,7 @@
 //! not read at all, and one whose content hash matches is not re-derived. The pipeline fingerprint (binary
 //! version, index format, a hash of the compiler's source, and the config sections rows depend on) must
 //! match too, or every source is re-derived. Within one process, the salsa database memoizes the queries,
-//! so a `Compiler` kept alive (tests, a future watch mode) re-runs only what an edit invalidated.
+//! so a `Compiler` kept alive (tests, `--watch`) re-runs only what an edit invalidated.
 
 pub mod cache;
 pub mod lint;
@@ -14,29 +14,31 @@ mod scan;
 mod settings;
 mod summary;
 pub mod watch;
+mod write;
 
-use rows::{LabelRules, lint_row, run_events, source_row};
 pub(crate) use scan::{Pending, Scan, Walking, scan};
 use settings::check_output_folder;
 pub use settings::{Check, check};
 pub(crate) use settings::{SettingsWork, fingerprint, trusts};
 pub use summary::{BuildSummary, ChunkCounters, EntityCounters, LintCounts, QueryCounters, SourceCounters, StageTimes};
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::PathBuf;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use knowledge_queries::{
-    Chunk, ChunkingSettings, CodeSettings, LintFacts, LintSettings, Outline, SourceFile, chunks, concept_signals,
-    lint_facts, outline,
+    Chunk, ChunkingSettings, CodeSettings, LintFacts, LintSettings, Outline, SourceFile, chunks, lint_facts, outline,
 };
 use rayon::prelude::*;
 use salsa::{Durability, Setter};
 
 use crate::config::Project;
 use crate::sources::db::KnowledgeDb;
-use crate::store::{self, BuildTransaction, BuildWrite, DB_FILE, Prior, RunRow, SourceRow, Store, StoreError};
+use crate::store::postgres::PgStore;
+use crate::store::{self, DB_FILE, Prior, Store, StoreError};
 use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
+use write::{Before, WriteJob};
 
 /// The folders of the output layout, created by every build.
 pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
@@ -174,7 +176,8 @@ impl Compiler {
         &self.db
     }
 
-    /// Compiles the project into its index.
+    /// Compiles the project into its index: opens it, scans the project, writes what changed in one
+    /// transaction, then brings the files (and any remote copies) in line with the committed index.
     pub fn build(&mut self, project: &Project, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
         let clock = Instant::now();
         let started_at = SystemTime::now();
@@ -191,47 +194,13 @@ impl Compiler {
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
-        let mut store = match self.kept_store.take() {
-            Some(kept) if kept.is_of(&index) => kept.store,
-            _ => {
-                let store = Store::open_for_build(&index)?;
-                if self.watching {
-                    store.defer_checkpoint()?;
-                }
-                store
-            }
-        };
-        let prior = store.prior()?;
-        // A build stopped after its commit may still owe the day's log its lines: they go first, before this
-        // build records what it owes.
-        if !prior.needs_schema {
-            wiki::complete_log(store.connection(), &output_dir)
-                .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
-        }
+        let (mut store, prior) = self.open_index(&index, &output_dir)?;
         stages.open = lap(&mut stage_clock);
         let embedder = crate::embeddings::configured(project).map_err(BuildError::Embeddings)?;
         let settings = SettingsWork::decide(project, &templates, &prior, Some(store.connection()), embedder.as_deref())
             .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
-        let reembed = settings.reembed.is_some();
-        let SettingsWork { fingerprint, lint_config, wiki_config, full_rebuild, relint, rewiki, .. } = settings;
-
-        // A kept walk brought up to date by the changes this compiler was told, or a walk.
-        let changed = self.changed.take();
-        let generated = self.watching.then(|| wiki::generated_in_project(project, &prior.generated));
-        let walking = match (self.walk.as_mut(), changed, &generated) {
-            (_, _, None) => Walking::Walk,
-            (Some(kept), Some(changed), Some(generated)) => {
-                kept.update(project, &changed, generated).map_or(Walking::WalkAndKeep(generated), Walking::Kept)
-            }
-            (_, _, Some(generated)) => Walking::WalkAndKeep(generated),
-        };
-        self.walked = !matches!(walking, Walking::Kept(_));
-        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns, to_keep } =
-            scan(project, &prior, full_rebuild, reporter, walking);
-        // A new walk replaces the kept one (a kept one brought up to date is kept as it is).
-        if let (Some(walk), Some(generated)) = (to_keep, generated) {
-            self.walk = crate::sources::KeptWalk::new(project, walk, generated);
-        }
+        let Scan { counters, skipped, unchanged, pending, stats, removed, scan_ms, read_ms, started_ns, .. } =
+            self.walk(project, &prior, settings.full_rebuild, reporter);
         // The scan measured its own two stages.
         lap(&mut stage_clock);
         (stages.scan, stages.read) = (scan_ms, read_ms);
@@ -253,19 +222,17 @@ impl Compiler {
         let before = Before::read(&store, &pending, &prior, warm, section_field)?;
         chunk_counters.total = chunk_counters.reused;
 
-        let wrote = full_rebuild
-            || relint
-            || rewiki
-            || reembed
+        let wrote = settings.full_rebuild
+            || settings.relint
+            || settings.rewiki
+            || settings.reembed.is_some()
             || !pending.is_empty()
             || !removed.is_empty()
             || !stats.is_empty();
-        // Artifact texts the wiki stage made that the index holds only as hashes, for the file sync.
-        let mut fresh_files = std::collections::HashMap::new();
         let mut summary = BuildSummary {
             run_id: None,
             index,
-            full_rebuild,
+            full_rebuild: settings.full_rebuild,
             wrote,
             sources: counters,
             chunks: chunk_counters,
@@ -282,168 +249,29 @@ impl Compiler {
             stages_ms: StageTimes::default(),
             wall_ms: 0,
         };
+        let mut fresh_files = HashMap::new();
         if wrote {
-            let run_id = run_id(started_at);
-            summary.run_id = Some(run_id.clone());
-            let replaced = pending
-                .iter()
-                .filter_map(|item| item.prior.as_ref().map(|p| p.id))
-                .chain(removed.iter().map(|path| prior.sources[path].id))
-                .collect();
-            let rules = LabelRules::new(project);
-            let write = BuildWrite {
-                run_id: run_id.clone(),
-                create_schema: prior.needs_schema,
-                replace_all: full_rebuild,
-                replaced,
+            let job = WriteJob {
+                project,
+                templates: &templates,
+                settings: &settings,
+                prior: &prior,
+                pending: &pending,
+                removed: &removed,
                 stats,
-                events: run_events(&pending, &removed, &prior, &summary.skipped, full_rebuild, &rules),
-                source_owner: project.name(),
-                config: project.config_text.clone(),
-                lint_config,
-                wiki_config,
-                principals: serde_json::to_string(&project.config.permissions.principals)
-                    .expect("principals serialize"),
-                purposes: purposes_json(project),
                 scan_started_ns: started_ns,
+                before: &before,
+                embedder: embedder.as_deref(),
+                started_at,
+                clock,
+                queries_before,
             };
-            let inputs = self.sync_inputs(project, &pending);
-            let streamed = Instant::now();
-            reporter.stage("compiling", pending.len() as u64);
-            let mut tx = store.begin(&write)?;
-            let reach = self.derive_rows(&mut tx, &inputs, &pending, &rules, &before, &mut summary.chunks, reporter)?;
-            // Whether the plan may change: a source's signals or labels changed, a source came or went, or
-            // the settings did.
-            let replan = reach.replan || full_rebuild || prior.needs_schema || rewiki || !removed.is_empty();
-            let touched = reach.touched;
-            tx.finish_sources()?;
-            let (added, changed, gone) = tx.entity_counts();
-            summary.entities = EntityCounters { added, changed, removed: gone };
-            reporter.finish_stage();
-            let rows_done = Instant::now();
-            let conn = tx.connection();
-            let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
-
-            // The wiki: always with a warm catalog; with a cold one only when the edit can reach a page (a
-            // source came or went, what it gives the planner changed, or a page lists it).
-            let changed: Vec<String> =
-                pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
-            let mut stage = wiki::Stage::default();
-            if warm || replan || wiki::any_page_lists(conn, &touched).map_err(sql)? {
-                let context = wiki::StageContext {
-                    project,
-                    templates: &templates,
-                    run_id: &run_id,
-                    full: full_rebuild || prior.needs_schema,
-                    catalog: wiki::CatalogSync {
-                        reseed: full_rebuild || prior.needs_schema || rewiki,
-                        prior_run: prior.last_run.as_deref(),
-                        changed: &changed,
-                    },
-                    same_plan_except: (!warm && !replan).then_some(touched.as_slice()),
-                };
-                stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;
-            }
-            let started = humantime::format_rfc3339_millis(started_at).to_string();
-            wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
-            (summary.pages, summary.shards) = (stage.pages, stage.shards);
-            fresh_files = std::mem::take(&mut stage.fresh);
-            // With no provider, the vectors of one turned off go with this transaction; with one, the
-            // embedding stage runs after the commit (below), so no provider call holds the write lock.
-            if embedder.is_none() {
-                crate::embeddings::drop_if_turned_off(conn).map_err(sql)?;
-            }
-            // Lint reads the facts of every source as this transaction leaves them.
-            let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
-                let sync = crate::lint::IndexSync {
-                    reseed: full_rebuild || prior.needs_schema,
-                    prior_run: prior.last_run.as_deref(),
-                    changed: &changed,
-                    run: &run_id,
-                };
-                let findings =
-                    crate::lint::lint_index(project, conn, &mut self.db, &mut self.lint, &sync).map_err(sql)?;
-                summary.lint = Some(LintCounts::of(&findings));
-                Some(findings.into_iter().map(lint_row).collect())
-            } else {
-                None
-            };
-            // The summary as the commit knows it; the build's end replaces it with the printed one.
-            let mut recorded = summary.clone();
-            recorded.queries.executed = self.db.executed_queries() - queries_before;
-            recorded.wall_ms = crate::elapsed_ms(clock);
-            let run = RunRow {
-                id: run_id.clone(),
-                started_at: started,
-                finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-                tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                fingerprint,
-                vcs: serde_json::to_string(&crate::sources::vcs::context(&project.root)).expect("context serializes"),
-                summary: serde_json::to_string(&recorded).expect("summary serializes"),
-            };
-            tx.commit(&run, &stage.events, findings.as_deref())?;
-            crate::failpoint("after-commit");
-            // Embeddings after the wiki, so generated pages are embedded with the sources: read what the
-            // committed index lacks, ask the provider with no transaction open, then write the vectors and
-            // the run's final summary in a transaction of their own. A build stopped before that leaves the
-            // generation behind its index, which the next build (and `--check`) sees.
-            if let Some(embedder) = embedder.as_deref() {
-                // A generation complete before this build lacks vectors only where the build derived.
-                let derived_by = (!reembed && !full_rebuild && !prior.needs_schema).then_some(run_id.as_str());
-                summary.embeddings = Some(embed_stage(
-                    &mut store,
-                    &mut self.db,
-                    &mut self.embeddings,
-                    project,
-                    embedder,
-                    derived_by,
-                    &run_id,
-                    &mut recorded,
-                    reporter,
-                )?);
-            }
-            // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
-            stages.compile = crate::elapsed_ms(streamed) - crate::elapsed_ms(rows_done);
-            stage_clock = rows_done;
+            let written = self.write_index(&mut store, job, &mut summary, reporter)?;
+            stages.compile = written.compile_ms;
+            stage_clock = written.rows_done;
+            fresh_files = written.fresh_files;
         }
-        // The index is committed; the files under the output folder follow it (and a file edited or deleted
-        // by hand since the last build is restored). A build that wrote owes the log its own lines; one that
-        // did not paid any earlier debt before it began.
-        if wrote {
-            wiki::complete_log(store.connection(), &output_dir)
-                .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
-        }
-        let output_in_project = wiki::project_path_of_artifact(project, "");
-        summary.blocked = wiki::sync_files(
-            store.connection(),
-            &output_dir,
-            &output_in_project,
-            &fresh_files,
-            &mut summary.pages,
-            &mut summary.shards,
-        )
-        .map_err(|source| BuildError::WriteArtifacts { path: output_dir.clone(), source })?;
-        // The artifacts in object storage follow the files, on every build (a no-op one reads the remote
-        // catalog only), so an upload a failed build owed is made by the next.
-        if let Some(target) = &project.config.output.artifacts {
-            let target = target.get_ref();
-            let failed = |message: String| BuildError::RemoteArtifacts { target: target.clone(), message };
-            let local = remote::local_objects(store.connection(), &output_dir).map_err(failed)?;
-            let last_run = summary.run_id.clone().or(prior.last_run.clone());
-            let sync = remote::Remote::new(target)
-                .and_then(|remote| remote.sync(&local, &output_dir, last_run.as_deref()))
-                .map_err(failed)?;
-            summary.remote_artifacts = Some(sync);
-        }
-        // The Postgres store follows the committed index, on every build (a no-op one reads one row), so a
-        // publish a failed build owed is made by the next.
-        let mut postgres = None;
-        if let Some(url) = project.store_url() {
-            let mut connected = crate::store::postgres::PgStore::connect(&url)?;
-            summary.store =
-                Some(crate::store::postgres::publish(store.connection(), &mut connected, &project.store_project())?);
-            postgres = Some(connected);
-        }
+        let mut postgres = follow_index(&store, project, &fresh_files, &prior, &mut summary)?;
         summary.queries.executed = self.db.executed_queries() - queries_before;
         summary.queries.by_query = self
             .db
@@ -475,71 +303,47 @@ impl Compiler {
         Ok(summary)
     }
 
-    /// Runs the queries of the pending sources on rayon's threads while this thread writes their rows into
-    /// the transaction (an edit's one source on this thread alone: see [`PARALLEL_DERIVE_FROM`]), counting
-    /// chunks against the ids each source had before; says what the edit gives the wiki planner.
-    #[allow(clippy::too_many_arguments)]
-    fn derive_rows(
-        &self,
-        tx: &mut BuildTransaction<'_>,
-        inputs: &[SourceFile],
-        pending: &[Pending],
-        rules: &LabelRules,
-        before: &Before<'_>,
-        counted: &mut ChunkCounters,
-        reporter: &dyn Reporter,
-    ) -> Result<PlanReach, BuildError> {
-        let mut reach = PlanReach::default();
-        let code_enabled = CodeSettings::try_get(&self.db).is_some_and(|settings| settings.enabled(&self.db));
-        let derive = |db: &KnowledgeDb, file: SourceFile, item: &Pending| -> SourceRow {
-            let outline = outline(db, file);
-            let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
-            let signals = concept_signals(db, file);
-            // Without `[code]` no file has entities, and the query is not asked for (nor counted).
-            let entities =
-                if code_enabled { knowledge_queries::code::entities(db, file) } else { std::sync::Arc::new([]) };
-            source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels)
-        };
-        let mut write = |row: SourceRow| -> Result<(), BuildError> {
-            tx.write_source(&row)?;
-            if !before.warm {
-                match before.plan_inputs.get(row.path.as_str()) {
-                    Some(old) if *old == wiki::plan_inputs_of(&row, before.section_field) => {
-                        reach.touched.push(row.path.clone());
-                    }
-                    _ => reach.replan = true,
+    /// The index's connection (the one kept from the last build when it is still the index's) and what the
+    /// index holds. A build stopped after its commit may still owe the day's log its lines: they go first,
+    /// before this build records what it owes.
+    fn open_index(&mut self, index: &Path, output_dir: &Path) -> Result<(Store, Prior), BuildError> {
+        let store = match self.kept_store.take() {
+            Some(kept) if kept.is_of(index) => kept.store,
+            _ => {
+                let store = Store::open_for_build(index)?;
+                if self.watching {
+                    store.defer_checkpoint()?;
                 }
+                store
             }
-            let old = before.chunk_ids.get(row.path.as_str());
-            let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
-            counted.reused += kept;
-            counted.computed += row.chunks.len() as u64 - kept;
-            counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
-            counted.total += row.chunks.len() as u64;
-            reporter.advance(1);
-            Ok(())
         };
-        if inputs.len() < PARALLEL_DERIVE_FROM {
-            for (&file, item) in inputs.iter().zip(pending) {
-                write(derive(&self.db, file, item))?;
-            }
-            return Ok(reach);
+        let prior = store.prior()?;
+        if !prior.needs_schema {
+            wiki::complete_log(store.connection(), output_dir)
+                .map_err(|source| BuildError::WriteArtifacts { path: output_dir.to_path_buf(), source })?;
         }
-        std::thread::scope(|scope| -> Result<(), BuildError> {
-            let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
-            let db = self.db.clone();
-            scope.spawn(move || {
-                inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
-                    // Sending fails only once the writer has failed; the rows then have nowhere to go.
-                    let _ = sender.send(derive(db, file, item));
-                });
-            });
-            for row in receiver {
-                write(row)?;
+        Ok((store, prior))
+    }
+
+    /// Scans the project: walks it, or brings a kept walk up to date from the changes this compiler was
+    /// told (`--watch`), and keeps a new walk when this compiler keeps walks.
+    fn walk(&mut self, project: &Project, prior: &Prior, full_rebuild: bool, reporter: &dyn Reporter) -> Scan {
+        let changed = self.changed.take();
+        let generated = self.watching.then(|| wiki::generated_in_project(project, &prior.generated));
+        let walking = match (self.walk.as_mut(), changed, &generated) {
+            (_, _, None) => Walking::Walk,
+            (Some(kept), Some(changed), Some(generated)) => {
+                kept.update(project, &changed, generated).map_or(Walking::WalkAndKeep(generated), Walking::Kept)
             }
-            Ok(())
-        })?;
-        Ok(reach)
+            (_, _, Some(generated)) => Walking::WalkAndKeep(generated),
+        };
+        self.walked = !matches!(walking, Walking::Kept(_));
+        let mut found = scan(project, prior, full_rebuild, reporter, walking);
+        // A new walk replaces the kept one (a kept one brought up to date is kept as it is).
+        if let (Some(walk), Some(generated)) = (found.to_keep.take(), generated) {
+            self.walk = crate::sources::KeptWalk::new(project, walk, generated);
+        }
+        found
     }
 
     /// Reads the wiki's catalog from the committed index into the kept database, if it is not there yet,
@@ -658,74 +462,52 @@ impl Compiler {
     }
 }
 
-/// What the changed sources were before this build, read before the transaction replaces their rows: each
-/// one's chunk ids and, when the catalog is cold, what it gave the wiki planner.
-struct Before<'a> {
-    /// The catalog's inputs match the prior run: the query graph decides what the edit reaches.
-    warm: bool,
-    chunk_ids: HashMap<&'a str, HashSet<String>>,
-    plan_inputs: HashMap<&'a str, String>,
-    section_field: Option<&'a str>,
-}
-
-impl<'a> Before<'a> {
-    fn read(
-        store: &Store,
-        pending: &'a [Pending],
-        prior: &Prior,
-        warm: bool,
-        section_field: Option<&'a str>,
-    ) -> Result<Before<'a>, StoreError> {
-        let mut before = Before { warm, chunk_ids: HashMap::new(), plan_inputs: HashMap::new(), section_field };
-        for item in pending {
-            if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
-                before.chunk_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
-                if !warm {
-                    let stored = wiki::plan_inputs_stored(&store.plan_inputs(p.id)?, section_field);
-                    before.plan_inputs.insert(item.found.path.as_str(), stored);
-                }
-            }
-        }
-        Ok(before)
-    }
-}
-
-/// What a cold catalog's build learns from the rows it wrote: whether some source's plan inputs changed,
-/// and the changed sources whose did not (only pages listing them can change).
-#[derive(Default)]
-struct PlanReach {
-    replan: bool,
-    touched: Vec<String>,
-}
-
-/// The embedding stage, after the commit: reads what the committed index lacks, asks the provider with no
-/// transaction open, then writes the vectors and the run's summary (`recorded`, with the stage's counters)
-/// in a transaction of their own. A build stopped before that leaves the generation behind its index,
-/// which the next build (and `--check`) sees.
-#[allow(clippy::too_many_arguments)]
-fn embed_stage(
-    store: &mut Store,
-    db: &mut KnowledgeDb,
-    inputs: &mut crate::embeddings::EmbeddingInputs,
+/// Brings what follows the committed index in line with it, on every build (a no-op one too, so that a
+/// build stopped after its commit is completed by the next): the day's log, the files under the output
+/// folder (one edited or deleted by hand since the last build is restored), the artifacts in object storage
+/// and the Postgres store, whose connection is handed back for the run's final summary.
+fn follow_index(
+    store: &Store,
     project: &Project,
-    embedder: &dyn crate::embeddings::Embedder,
-    derived_by: Option<&str>,
-    run_id: &str,
-    recorded: &mut BuildSummary,
-    reporter: &dyn Reporter,
-) -> Result<crate::embeddings::EmbeddingCounters, BuildError> {
-    let sql = |source| StoreError::Sqlite { path: recorded.index.clone(), source };
-    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), db, inputs, embedder.model(), derived_by)
-        .map_err(sql)?;
-    let batch = project.config.embeddings.batch_size as usize;
-    reporter.stage("embedding", plan.texts() as u64);
-    let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));
-    reporter.finish_stage();
-    let stage = store.begin_stage()?;
-    let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, run_id).map_err(sql)?;
-    recorded.embeddings = Some(counters.clone());
-    stage.commit(run_id, &serde_json::to_string(recorded).expect("summary serializes"))?;
-    Ok(counters)
+    fresh_files: &HashMap<String, Arc<str>>,
+    prior: &Prior,
+    summary: &mut BuildSummary,
+) -> Result<Option<PgStore>, BuildError> {
+    let output_dir = project.output_dir();
+    let files_failed = |source| BuildError::WriteArtifacts { path: output_dir.clone(), source };
+    // A build that wrote owes the log its own lines; one that did not paid any earlier debt before it began.
+    if summary.wrote {
+        wiki::complete_log(store.connection(), &output_dir).map_err(files_failed)?;
+    }
+    let output_in_project = wiki::project_path_of_artifact(project, "");
+    summary.blocked = wiki::sync_files(
+        store.connection(),
+        &output_dir,
+        &output_in_project,
+        fresh_files,
+        &mut summary.pages,
+        &mut summary.shards,
+    )
+    .map_err(files_failed)?;
+    // The artifacts in object storage follow the files, on every build (a no-op one reads the remote
+    // catalog only), so an upload a failed build owed is made by the next.
+    if let Some(target) = &project.config.output.artifacts {
+        let target = target.get_ref();
+        let failed = |message: String| BuildError::RemoteArtifacts { target: target.clone(), message };
+        let local = remote::local_objects(store.connection(), &output_dir).map_err(failed)?;
+        let last_run = summary.run_id.clone().or(prior.last_run.clone());
+        let sync = remote::Remote::new(target)
+            .and_then(|remote| remote.sync(&local, &output_dir, last_run.as_deref()))
+            .map_err(failed)?;
+        summary.remote_artifacts = Some(sync);
+    }
+    // The Postgres store follows the committed index, on every build (a no-op one reads one row), so a
+    // publish a failed build owed is made by the next.
+    let Some(url) = project.store_url() else { return Ok(None) };
+    let mut connected = PgStore::connect(&url)?;
+    summary.store =
+        Some(crate::store::postgres::publish(store.connection(), &mut connected, &project.store_project())?);
+    Ok(Some(connected))
 }
 
 /// A run id unique across processes (pid) and across builds of one process (a counter), ordered by time.
@@ -742,16 +524,4 @@ fn lap(clock: &mut Instant) -> u64 {
     let ms = crate::elapsed_ms(*clock);
     *clock = Instant::now();
     ms
-}
-
-/// `[permissions.purposes]` as the index stores it for readers: each purpose's denied labels, lowercased.
-fn purposes_json(project: &Project) -> String {
-    let purposes: std::collections::BTreeMap<&str, Vec<String>> = project
-        .config
-        .permissions
-        .purposes
-        .iter()
-        .map(|(name, p)| (name.get_ref().as_str(), p.deny_labels.iter().map(|l| l.trim().to_lowercase()).collect()))
-        .collect();
-    serde_json::to_string(&purposes).expect("purposes serialize")
 }

@@ -1,0 +1,331 @@
+//! The build's one write transaction: the changed sources' rows (derived on rayon's threads while this
+//! thread writes them), then the wiki, the run's log and lint, the commit, and the embedding stage after it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use knowledge_queries::{CodeSettings, SourceFile, chunks, concept_signals, lint_facts, outline};
+use rayon::prelude::*;
+
+use super::rows::{LabelRules, lint_row, run_events, source_row};
+use super::{BuildError, BuildSummary, ChunkCounters, Compiler, EntityCounters, LintCounts, Pending, Reporter};
+use super::{PARALLEL_DERIVE_FROM, SettingsWork, run_id};
+use crate::config::Project;
+use crate::sources::db::KnowledgeDb;
+use crate::store::{BuildTransaction, BuildWrite, Prior, RunRow, SourceRow, StatRow, Store, StoreError};
+use crate::wiki::{self, TemplateSet};
+
+/// What a writing build writes: the scan's findings and what was decided about them.
+pub(super) struct WriteJob<'a> {
+    pub(super) project: &'a Project,
+    pub(super) templates: &'a TemplateSet,
+    pub(super) settings: &'a SettingsWork,
+    pub(super) prior: &'a Prior,
+    pub(super) pending: &'a [Pending],
+    pub(super) removed: &'a [String],
+    /// The sources whose stat moved but whose content did not: their stat rows are refreshed.
+    pub(super) stats: Vec<StatRow>,
+    /// When the scan began (ns since the epoch), stored for the racy-stat check.
+    pub(super) scan_started_ns: i64,
+    pub(super) before: &'a Before<'a>,
+    pub(super) embedder: Option<&'a dyn crate::embeddings::Embedder>,
+    pub(super) started_at: SystemTime,
+    /// The build's clock and the salsa executions before it, for the summary the commit stores.
+    pub(super) clock: Instant,
+    pub(super) queries_before: u64,
+}
+
+/// What the write leaves for the rest of the build.
+pub(super) struct Written {
+    /// Artifact texts the wiki stage made that the index holds only as hashes, for the file sync.
+    pub(super) fresh_files: HashMap<String, Arc<str>>,
+    /// The overlapped derive-and-insert stage's time, and when it ended (the write stage's start).
+    pub(super) compile_ms: u64,
+    pub(super) rows_done: Instant,
+}
+
+impl Compiler {
+    /// Writes the build's transaction and commits it; with an embedding provider, the embedding stage
+    /// follows in a transaction of its own. Fills `summary` with what was written.
+    pub(super) fn write_index(
+        &mut self,
+        store: &mut Store,
+        job: WriteJob<'_>,
+        summary: &mut BuildSummary,
+        reporter: &dyn Reporter,
+    ) -> Result<Written, BuildError> {
+        let WriteJob { project, templates, settings, prior, pending, removed, before, embedder, .. } = job;
+        let full_rebuild = settings.full_rebuild;
+        let reembed = settings.reembed.is_some();
+        let run_id = run_id(job.started_at);
+        summary.run_id = Some(run_id.clone());
+        let replaced = pending
+            .iter()
+            .filter_map(|item| item.prior.as_ref().map(|p| p.id))
+            .chain(removed.iter().map(|path| prior.sources[path].id))
+            .collect();
+        let rules = LabelRules::new(project);
+        let write = BuildWrite {
+            run_id: run_id.clone(),
+            create_schema: prior.needs_schema,
+            replace_all: full_rebuild,
+            replaced,
+            stats: job.stats,
+            events: run_events(pending, removed, prior, &summary.skipped, full_rebuild, &rules),
+            source_owner: project.name(),
+            config: project.config_text.clone(),
+            lint_config: settings.lint_config.clone(),
+            wiki_config: settings.wiki_config.clone(),
+            principals: serde_json::to_string(&project.config.permissions.principals).expect("principals serialize"),
+            purposes: purposes_json(project),
+            scan_started_ns: job.scan_started_ns,
+        };
+        let inputs = self.sync_inputs(project, pending);
+        let streamed = Instant::now();
+        reporter.stage("compiling", pending.len() as u64);
+        let mut tx = store.begin(&write)?;
+        let reach = self.derive_rows(&mut tx, &inputs, pending, &rules, before, &mut summary.chunks, reporter)?;
+        // Whether the plan may change: a source's signals or labels changed, a source came or went, or
+        // the settings did.
+        let replan = reach.replan || full_rebuild || prior.needs_schema || settings.rewiki || !removed.is_empty();
+        let touched = reach.touched;
+        tx.finish_sources()?;
+        let (added, changed, gone) = tx.entity_counts();
+        summary.entities = EntityCounters { added, changed, removed: gone };
+        reporter.finish_stage();
+        let rows_done = Instant::now();
+        let conn = tx.connection();
+        let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
+
+        // The wiki: always with a warm catalog; with a cold one only when the edit can reach a page (a
+        // source came or went, what it gives the planner changed, or a page lists it).
+        let changed: Vec<String> =
+            pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
+        let mut stage = wiki::Stage::default();
+        if before.warm || replan || wiki::any_page_lists(conn, &touched).map_err(sql)? {
+            let context = wiki::StageContext {
+                project,
+                templates,
+                run_id: &run_id,
+                full: full_rebuild || prior.needs_schema,
+                catalog: wiki::CatalogSync {
+                    reseed: full_rebuild || prior.needs_schema || settings.rewiki,
+                    prior_run: prior.last_run.as_deref(),
+                    changed: &changed,
+                },
+                same_plan_except: (!before.warm && !replan).then_some(touched.as_slice()),
+            };
+            stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;
+        }
+        let started = humantime::format_rfc3339_millis(job.started_at).to_string();
+        wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
+        (summary.pages, summary.shards) = (stage.pages, stage.shards);
+        let fresh_files = std::mem::take(&mut stage.fresh);
+        // With no provider, the vectors of one turned off go with this transaction; with one, the
+        // embedding stage runs after the commit (below), so no provider call holds the write lock.
+        if embedder.is_none() {
+            crate::embeddings::drop_if_turned_off(conn).map_err(sql)?;
+        }
+        // Lint reads the facts of every source as this transaction leaves them.
+        let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
+            let sync = crate::lint::IndexSync {
+                reseed: full_rebuild || prior.needs_schema,
+                prior_run: prior.last_run.as_deref(),
+                changed: &changed,
+                run: &run_id,
+            };
+            let findings = crate::lint::lint_index(project, conn, &mut self.db, &mut self.lint, &sync).map_err(sql)?;
+            summary.lint = Some(LintCounts::of(&findings));
+            Some(findings.into_iter().map(lint_row).collect())
+        } else {
+            None
+        };
+        // The summary as the commit knows it; the build's end replaces it with the printed one.
+        let mut recorded = summary.clone();
+        recorded.queries.executed = self.db.executed_queries() - job.queries_before;
+        recorded.wall_ms = crate::elapsed_ms(job.clock);
+        let run = RunRow {
+            id: run_id.clone(),
+            started_at: started,
+            finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            fingerprint: settings.fingerprint.clone(),
+            vcs: serde_json::to_string(&crate::sources::vcs::context(&project.root)).expect("context serializes"),
+            summary: serde_json::to_string(&recorded).expect("summary serializes"),
+        };
+        tx.commit(&run, &stage.events, findings.as_deref())?;
+        crate::failpoint("after-commit");
+        // Embeddings after the wiki, so generated pages are embedded with the sources: read what the
+        // committed index lacks, ask the provider with no transaction open, then write the vectors and
+        // the run's final summary in a transaction of their own. A build stopped before that leaves the
+        // generation behind its index, which the next build (and `--check`) sees.
+        if let Some(embedder) = embedder {
+            // A generation complete before this build lacks vectors only where the build derived.
+            let derived_by = (!reembed && !full_rebuild && !prior.needs_schema).then_some(run_id.as_str());
+            summary.embeddings = Some(embed_stage(
+                store,
+                &mut self.db,
+                &mut self.embeddings,
+                project,
+                embedder,
+                derived_by,
+                &run_id,
+                &mut recorded,
+                reporter,
+            )?);
+        }
+        // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
+        let compile_ms = crate::elapsed_ms(streamed) - crate::elapsed_ms(rows_done);
+        Ok(Written { fresh_files, compile_ms, rows_done })
+    }
+
+    /// Runs the queries of the pending sources on rayon's threads while this thread writes their rows into
+    /// the transaction (an edit's one source on this thread alone: see [`PARALLEL_DERIVE_FROM`]), counting
+    /// chunks against the ids each source had before; says what the edit gives the wiki planner.
+    #[allow(clippy::too_many_arguments)]
+    fn derive_rows(
+        &self,
+        tx: &mut BuildTransaction<'_>,
+        inputs: &[SourceFile],
+        pending: &[Pending],
+        rules: &LabelRules,
+        before: &Before<'_>,
+        counted: &mut ChunkCounters,
+        reporter: &dyn Reporter,
+    ) -> Result<PlanReach, BuildError> {
+        let mut reach = PlanReach::default();
+        let code_enabled = CodeSettings::try_get(&self.db).is_some_and(|settings| settings.enabled(&self.db));
+        let derive = |db: &KnowledgeDb, file: SourceFile, item: &Pending| -> SourceRow {
+            let outline = outline(db, file);
+            let labels = rules.labels(&item.found.path, outline.front_matter.as_ref());
+            let signals = concept_signals(db, file);
+            // Without `[code]` no file has entities, and the query is not asked for (nor counted).
+            let entities =
+                if code_enabled { knowledge_queries::code::entities(db, file) } else { std::sync::Arc::new([]) };
+            source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels)
+        };
+        let mut write = |row: SourceRow| -> Result<(), BuildError> {
+            tx.write_source(&row)?;
+            if !before.warm {
+                match before.plan_inputs.get(row.path.as_str()) {
+                    Some(old) if *old == wiki::plan_inputs_of(&row, before.section_field) => {
+                        reach.touched.push(row.path.clone());
+                    }
+                    _ => reach.replan = true,
+                }
+            }
+            let old = before.chunk_ids.get(row.path.as_str());
+            let kept = row.chunks.iter().filter(|c| old.is_some_and(|old| old.contains(&c.id))).count() as u64;
+            counted.reused += kept;
+            counted.computed += row.chunks.len() as u64 - kept;
+            counted.deleted += old.map_or(0, |old| old.len() as u64 - kept);
+            counted.total += row.chunks.len() as u64;
+            reporter.advance(1);
+            Ok(())
+        };
+        if inputs.len() < PARALLEL_DERIVE_FROM {
+            for (&file, item) in inputs.iter().zip(pending) {
+                write(derive(&self.db, file, item))?;
+            }
+            return Ok(reach);
+        }
+        std::thread::scope(|scope| -> Result<(), BuildError> {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<SourceRow>(256);
+            let db = self.db.clone();
+            scope.spawn(move || {
+                inputs.par_iter().zip(pending).for_each_with((db, sender), |(db, sender), (&file, item)| {
+                    // Sending fails only once the writer has failed; the rows then have nowhere to go.
+                    let _ = sender.send(derive(db, file, item));
+                });
+            });
+            for row in receiver {
+                write(row)?;
+            }
+            Ok(())
+        })?;
+        Ok(reach)
+    }
+}
+
+/// What the changed sources were before this build, read before the transaction replaces their rows: each
+/// one's chunk ids and, when the catalog is cold, what it gave the wiki planner.
+pub(super) struct Before<'a> {
+    /// The catalog's inputs match the prior run: the query graph decides what the edit reaches.
+    warm: bool,
+    chunk_ids: HashMap<&'a str, HashSet<String>>,
+    plan_inputs: HashMap<&'a str, String>,
+    section_field: Option<&'a str>,
+}
+
+impl<'a> Before<'a> {
+    pub(super) fn read(
+        store: &Store,
+        pending: &'a [Pending],
+        prior: &Prior,
+        warm: bool,
+        section_field: Option<&'a str>,
+    ) -> Result<Before<'a>, StoreError> {
+        let mut before = Before { warm, chunk_ids: HashMap::new(), plan_inputs: HashMap::new(), section_field };
+        for item in pending {
+            if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
+                before.chunk_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
+                if !warm {
+                    let stored = wiki::plan_inputs_stored(&store.plan_inputs(p.id)?, section_field);
+                    before.plan_inputs.insert(item.found.path.as_str(), stored);
+                }
+            }
+        }
+        Ok(before)
+    }
+}
+
+/// What a cold catalog's build learns from the rows it wrote: whether some source's plan inputs changed,
+/// and the changed sources whose did not (only pages listing them can change).
+#[derive(Default)]
+struct PlanReach {
+    replan: bool,
+    touched: Vec<String>,
+}
+
+/// The embedding stage, after the commit: reads what the committed index lacks, asks the provider with no
+/// transaction open, then writes the vectors and the run's summary (`recorded`, with the stage's counters)
+/// in a transaction of their own. A build stopped before that leaves the generation behind its index,
+/// which the next build (and `--check`) sees.
+#[allow(clippy::too_many_arguments)]
+fn embed_stage(
+    store: &mut Store,
+    db: &mut KnowledgeDb,
+    inputs: &mut crate::embeddings::EmbeddingInputs,
+    project: &Project,
+    embedder: &dyn crate::embeddings::Embedder,
+    derived_by: Option<&str>,
+    run_id: &str,
+    recorded: &mut BuildSummary,
+    reporter: &dyn Reporter,
+) -> Result<crate::embeddings::EmbeddingCounters, BuildError> {
+    let sql = |source| StoreError::Sqlite { path: recorded.index.clone(), source };
+    let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), db, inputs, embedder.model(), derived_by)
+        .map_err(sql)?;
+    let batch = project.config.embeddings.batch_size as usize;
+    reporter.stage("embedding", plan.texts() as u64);
+    let embedded = crate::embeddings::embed(&plan, embedder, batch, &|n| reporter.advance(n as u64));
+    reporter.finish_stage();
+    let stage = store.begin_stage()?;
+    let counters = crate::embeddings::apply(stage.connection(), embedder, &plan, &embedded, run_id).map_err(sql)?;
+    recorded.embeddings = Some(counters.clone());
+    stage.commit(run_id, &serde_json::to_string(recorded).expect("summary serializes"))?;
+    Ok(counters)
+}
+
+/// `[permissions.purposes]` as the index stores it for readers: each purpose's denied labels, lowercased.
+fn purposes_json(project: &Project) -> String {
+    let purposes: std::collections::BTreeMap<&str, Vec<String>> = project
+        .config
+        .permissions
+        .purposes
+        .iter()
+        .map(|(name, p)| (name.get_ref().as_str(), p.deny_labels.iter().map(|l| l.trim().to_lowercase()).collect()))
+        .collect();
+    serde_json::to_string(&purposes).expect("purposes serialize")
+}
