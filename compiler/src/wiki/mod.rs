@@ -205,111 +205,12 @@ pub fn compile(
     let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
     let mut stage = Stage::default();
     set_templates(db, inputs, context.templates);
-    let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
-    // The stored rows of the pages this build compares: all of them, or with the plan as the last build
-    // left it, those the seeded pages name (no page can go then).
-    let stored: BTreeMap<String, StoredPage>;
-
-    // The pages to compare with their rows: with the plan as the last build left it, those naming a changed
-    // source, rebuilt from their stored views; otherwise every page the plan holds.
-    let mut current: HashSet<String> = HashSet::new();
-    let mut changed: Vec<(PageModel, String, usize, String)> = Vec::new();
-    if !context.project.config.wiki.enabled {
-        // Every page goes.
-        stored = stored_pages(conn, None, false).map_err(sql)?;
-    } else {
-        let cold = !inputs.catalog_matches(context.catalog.prior_run);
-        let seeded = match context.same_plan_except {
-            Some(touched) => seed_pages(conn, db, inputs, context.project, touched).map_err(sql)?,
-            None => None,
-        };
-        let (catalog, seeded) = match seeded {
-            Some((catalog, views)) => (catalog, Some(views)),
-            None => {
-                let catalog =
-                    sync_catalog(conn, db, inputs, context.project, context.run_id, &context.catalog).map_err(sql)?;
-                (catalog, None)
-            }
-        };
-        let db: &KnowledgeDb = db;
-        // A fresh process that planned again has no memos: rather than hash every page's model, it takes a
-        // page whose view is the one stored and that names no changed source as unchanged (its model is
-        // made from nothing else that can differ; settings and templates re-seed the catalog).
-        let compare_views = seeded.is_none() && cold && !context.full && !context.catalog.reseed;
-        let pages: Vec<PlannedPage<'_>> = match seeded {
-            Some(views) => {
-                let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
-                stored = stored_pages(conn, Some(&slugs), false).map_err(sql)?;
-                views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect()
-            }
-            None => {
-                stored = stored_pages(conn, None, compare_views).map_err(sql)?;
-                wiki::planned_pages(db, catalog).clone()
-            }
-        };
-        let changed_sources: HashSet<&str> = context.catalog.changed.iter().map(String::as_str).collect();
-        // Early cutoff: a page whose model hashes as the stored one is not rendered again.
-        for page in pages {
-            let slug = page.slug(db);
-            current.insert(slug.clone());
-            if let Some(stored_view) = stored.get(slug).and_then(|before| before.view.as_deref()) {
-                let view = page.view(db).stored(db);
-                if stored_view == serde_json::to_string(&view).expect("views serialize")
-                    && !view.paths().any(|path| changed_sources.contains(path))
-                {
-                    continue;
-                }
-            }
-            let model_hash =
-                content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
-            if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {
-                continue;
-            }
-            let view = page.view(db);
-            let stored_view = serde_json::to_string(&view.stored(db)).expect("views serialize");
-            changed.push((wiki::page_model(db, catalog, page).clone(), model_hash, view.source_count(), stored_view));
-        }
-    }
+    let Compared { stored, current, changed } = compare_pages(conn, db, inputs, context).map_err(sql)?;
     // The pages this build stores or removes: the shard inputs that may differ from the prior run's.
     let mut written: BTreeSet<String> = BTreeSet::new();
-    for (mut model, model_hash, source_count, view) in changed {
-        let before = stored.get(&model.slug);
-        fill_quotes(conn, &mut model).map_err(sql)?;
-        drop_repeated_quotes(&mut model);
-        summarize(&mut model);
-        let (markdown, artifact) = render(db, inputs, &model, source_count as u64)?;
-        stage.pages.rendered += 1;
-        let (path, hash) = (artifact.path.clone(), artifact.hash.clone());
-        let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
-        if before.is_none_or(|b| b.hash != hash) {
-            stage.changes.push(ArtifactChange {
-                artifact: path.clone(),
-                kind: "page",
-                old_hash: before.map(|b| b.hash.clone()),
-                new_hash: Some(hash.clone()),
-                sources: cites.clone(),
-            });
-            stage.events.push(RunEvent {
-                kind: if before.is_some() { "page_changed" } else { "page_added" },
-                path: SourceRef::page(&model.slug).path(),
-                old_revision: before.map(|b| b.hash.clone()),
-                new_revision: Some(hash.clone()),
-                detail: Some(format!("cites {}", cites.join(", "))),
-                labels: None,
-            });
-        }
-        let row = page_source_row(db, inputs, &model, &markdown, &hash);
-        let rendered = RenderedPage {
-            model: &model,
-            view: &view,
-            source_count,
-            model_hash: &model_hash,
-            markdown: &markdown,
-            artifact: &artifact,
-            row: &row,
-        };
-        store_page(conn, context, &rendered).map_err(sql)?;
-        written.insert(model.slug.clone());
+    for page in changed {
+        let before = stored.get(&page.model.slug);
+        written.insert(store_changed_page(conn, db, inputs, context, page, before, &mut stage)?);
     }
     for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
         remove_page(conn, slug).map_err(sql)?;
@@ -342,6 +243,143 @@ pub fn compile(
         ShardError::Sqlite(error) => sql(error),
     })?;
     Ok(stage)
+}
+
+/// What the pages the graph plans are against the stored ones.
+struct Compared {
+    /// The stored rows of the pages compared: all of them, or with the plan as the last build left it,
+    /// those the seeded pages name (no page can go then).
+    stored: BTreeMap<String, StoredPage>,
+    /// The slugs of the pages the graph holds now.
+    current: HashSet<String>,
+    /// The pages whose model differs from the stored one, to render again.
+    changed: Vec<ChangedPage>,
+}
+
+/// A page to render again: its model (quotes not yet read), the hash stored with it, how many sources it
+/// names, and its view as the index stores it.
+struct ChangedPage {
+    model: PageModel,
+    model_hash: String,
+    source_count: usize,
+    view: String,
+}
+
+/// Asks the graph for the pages to compare with their rows: with the plan as the last build left it, those
+/// naming a changed source, rebuilt from their stored views; otherwise every page the plan holds. A page
+/// whose model hashes as the stored one is not rendered again (early cutoff). With the wiki off, there
+/// are none, so every stored page goes.
+fn compare_pages(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    context: &StageContext<'_>,
+) -> rusqlite::Result<Compared> {
+    if !context.project.config.wiki.enabled {
+        return Ok(Compared { stored: stored_pages(conn, None, false)?, current: HashSet::new(), changed: Vec::new() });
+    }
+    let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    let cold = !inputs.catalog_matches(context.catalog.prior_run);
+    let seeded = match context.same_plan_except {
+        Some(touched) => seed_pages(conn, db, inputs, context.project, touched)?,
+        None => None,
+    };
+    let (catalog, seeded) = match seeded {
+        Some((catalog, views)) => (catalog, Some(views)),
+        None => (sync_catalog(conn, db, inputs, context.project, context.run_id, &context.catalog)?, None),
+    };
+    let db: &KnowledgeDb = db;
+    // A fresh process that planned again has no memos: rather than hash every page's model, it takes a
+    // page whose view is the one stored and that names no changed source as unchanged (its model is
+    // made from nothing else that can differ; settings and templates re-seed the catalog).
+    let compare_views = seeded.is_none() && cold && !context.full && !context.catalog.reseed;
+    let (stored, pages): (_, Vec<PlannedPage<'_>>) = match seeded {
+        Some(views) => {
+            let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
+            let stored = stored_pages(conn, Some(&slugs), false)?;
+            (stored, views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect())
+        }
+        None => (stored_pages(conn, None, compare_views)?, wiki::planned_pages(db, catalog).clone()),
+    };
+    let changed_sources: HashSet<&str> = context.catalog.changed.iter().map(String::as_str).collect();
+    let mut current = HashSet::new();
+    let mut changed = Vec::new();
+    for page in pages {
+        let slug = page.slug(db);
+        current.insert(slug.clone());
+        if let Some(stored_view) = stored.get(slug).and_then(|before| before.view.as_deref()) {
+            let view = page.view(db).stored(db);
+            if stored_view == serde_json::to_string(&view).expect("views serialize")
+                && !view.paths().any(|path| changed_sources.contains(path))
+            {
+                continue;
+            }
+        }
+        let model_hash =
+            content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
+        if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {
+            continue;
+        }
+        let view = page.view(db);
+        changed.push(ChangedPage {
+            model: wiki::page_model(db, catalog, page).clone(),
+            model_hash,
+            source_count: view.source_count(),
+            view: serde_json::to_string(&view.stored(db)).expect("views serialize"),
+        });
+    }
+    Ok(Compared { stored, current, changed })
+}
+
+/// Renders a changed page with its quotes read from the index, records its change when its file's hash
+/// moved, and stores it with its source row; returns its slug.
+fn store_changed_page(
+    conn: &Connection,
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    context: &StageContext<'_>,
+    page: ChangedPage,
+    before: Option<&StoredPage>,
+    stage: &mut Stage,
+) -> Result<String, StoreError> {
+    let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
+    let ChangedPage { mut model, model_hash, source_count, view } = page;
+    fill_quotes(conn, &mut model).map_err(sql)?;
+    drop_repeated_quotes(&mut model);
+    summarize(&mut model);
+    let (markdown, artifact) = render(db, inputs, &model, source_count as u64)?;
+    stage.pages.rendered += 1;
+    let (path, hash) = (artifact.path.clone(), artifact.hash.clone());
+    let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
+    if before.is_none_or(|b| b.hash != hash) {
+        stage.changes.push(ArtifactChange {
+            artifact: path,
+            kind: "page",
+            old_hash: before.map(|b| b.hash.clone()),
+            new_hash: Some(hash.clone()),
+            sources: cites.clone(),
+        });
+        stage.events.push(RunEvent {
+            kind: if before.is_some() { "page_changed" } else { "page_added" },
+            path: SourceRef::page(&model.slug).path(),
+            old_revision: before.map(|b| b.hash.clone()),
+            new_revision: Some(hash.clone()),
+            detail: Some(format!("cites {}", cites.join(", "))),
+            labels: None,
+        });
+    }
+    let row = page_source_row(db, inputs, &model, &markdown, &hash);
+    let rendered = RenderedPage {
+        model: &model,
+        view: &view,
+        source_count,
+        model_hash: &model_hash,
+        markdown: &markdown,
+        artifact: &artifact,
+        row: &row,
+    };
+    store_page(conn, context, &rendered).map_err(sql)?;
+    Ok(model.slug)
 }
 
 /// The generated files an index lists, as project-relative paths: the source walk skips them.

@@ -314,30 +314,7 @@ pub(super) fn compile_shards(
     let template_hash = shard_template_hash(context.templates);
     let warm = !context.full && !context.catalog.reseed && shards_match(inputs, context.catalog.prior_run);
     let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, &template_hash)?;
-    // What the index holds of each shard: the hash of the rows its Markdown shows, and the hashes of its
-    // files (not their texts, which are large and mostly unchanged).
-    let stored: HashMap<String, StoredShard> = conn
-        .prepare(
-            // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
-            // `knowledge://index/root`, and it has no JSON).
-            "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
-             LEFT JOIN storage_objects m
-                    ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
-             LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
-        )?
-        .query_map([], |row| {
-            Ok((
-                row.get(0)?,
-                StoredShard {
-                    rows_hash: row.get(1)?,
-                    markdown_hash: row.get(2)?,
-                    json_hash: row.get(3)?,
-                    path: row.get(4)?,
-                    json_path: row.get(5)?,
-                },
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let stored = stored_shards(conn)?;
     // The sections whose Markdown shows other rows than the index holds: their rows are read (a fresh
     // process has only digests), then their Markdown rendered.
     let stale: Vec<String> = sections(db, index)
@@ -387,31 +364,73 @@ pub(super) fn compile_shards(
         stage.fresh.insert(json.path.clone(), shard_json(db, index, section).clone());
     }
     for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
-        conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
-        if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
-            store::delete_source(conn, id, true)?;
-        }
-        // Its catalog rows, by the files the index recorded for it.
-        for path in std::iter::once(&before.path).chain(&before.json_path) {
-            conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
-        }
-        stage.shards.deleted += 1;
-        stage.changes.push(ArtifactChange {
-            artifact: before.path.clone(),
-            kind: "shard",
-            old_hash: before.markdown_hash.clone(),
-            new_hash: None,
-            sources: Vec::new(),
-        });
+        remove_section(conn, section, before, stage)?;
     }
-
     if !enabled {
         conn.prepare_cached("DELETE FROM storage_objects WHERE kind IN ('root', 'schema')")?.execute([])?;
         conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
         return Ok(());
     }
+    compile_root(conn, db, index, context, stage, stored.get(""))
+}
+
+/// What the index holds of each shard, by section (the root's is ``): the hash of the rows its Markdown
+/// shows, and the hashes of its files (not their texts, which are large and mostly unchanged).
+fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredShard>> {
+    conn.prepare(
+        // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
+        // `knowledge://index/root`, and it has no JSON).
+        "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
+         LEFT JOIN storage_objects m
+                ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
+         LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
+    )?
+    .query_map([], |row| {
+        Ok((
+            row.get(0)?,
+            StoredShard {
+                rows_hash: row.get(1)?,
+                markdown_hash: row.get(2)?,
+                json_hash: row.get(3)?,
+                path: row.get(4)?,
+                json_path: row.get(5)?,
+            },
+        ))
+    })?
+    .collect()
+}
+
+/// Removes the shard of a section with no page left: its row, its source row and its files' catalog rows.
+fn remove_section(conn: &Connection, section: &str, before: &StoredShard, stage: &mut Stage) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
+    if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
+        store::delete_source(conn, id, true)?;
+    }
+    // Its catalog rows, by the files the index recorded for it.
+    for path in std::iter::once(&before.path).chain(&before.json_path) {
+        conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
+    }
+    stage.shards.deleted += 1;
+    stage.changes.push(ArtifactChange {
+        artifact: before.path.clone(),
+        kind: "shard",
+        old_hash: before.markdown_hash.clone(),
+        new_hash: None,
+        sources: Vec::new(),
+    });
+    Ok(())
+}
+
+/// Stores the root catalog when the sections it lists changed, and the schema file when it did.
+fn compile_root(
+    conn: &Connection,
+    db: &KnowledgeDb,
+    index: PageIndex,
+    context: &StageContext<'_>,
+    stage: &mut Stage,
+    before: Option<&StoredShard>,
+) -> Result<(), ShardError> {
     let rows_hash = root_rows_hash(db, index);
-    let before = stored.get("");
     if context.full || before.is_none_or(|before| &before.rows_hash != rows_hash) {
         let markdown = root_markdown(db, index).clone().map_err(ShardError::Template)?;
         let artifact = root_artifact(db, index).clone().map_err(ShardError::Template)?;
