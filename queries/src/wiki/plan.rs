@@ -151,6 +151,66 @@ const TEMPLATE_HEADING_SHARE: usize = 20;
 #[must_use]
 pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePlan> {
     let resolver = Resolver::new(sources);
+    let by_concept = mentions_by_concept(sources, &resolver, settings);
+    let handwritten_slugs: BTreeSet<String> = sources
+        .iter()
+        .filter(|s| s.handwritten)
+        .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(s.path).trim_end_matches(".md")))
+        .collect();
+    // Beside each candidate, its definer's own title when the page's title had to tell it apart.
+    let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) =
+        by_concept.iter().filter_map(|(key, mentions)| candidate(sources, &resolver, key, mentions, settings)).unzip();
+
+    // A told-apart title is needed only where another page would carry the same title.
+    let plain = |page: &PagePlan, shared: &Option<&str>| shared.unwrap_or(&page.title).trim().to_lowercase();
+    let mut title_count: HashMap<String, usize> = HashMap::default();
+    for (page, shared) in candidates.iter().zip(&shared_titles) {
+        *title_count.entry(plain(page, shared)).or_default() += 1;
+    }
+    for (page, shared) in candidates.iter_mut().zip(&shared_titles) {
+        if let Some(title) = shared.filter(|title| !title.trim().is_empty())
+            && title_count[&plain(page, shared)] == 1
+        {
+            page.title = title.to_string();
+        }
+    }
+
+    // Slugs: a concept named by a source comes first; a slug a hand-written page holds is never taken,
+    // and a second concept with the same slug gets a numbered one.
+    candidates.retain(|page| !page.slug.is_empty() && !handwritten_slugs.contains(&page.slug));
+    candidates.sort_by(|a, b| {
+        (a.defined_by.is_empty(), std::cmp::Reverse(a.places.len() + a.also.len()), &a.slug, &a.title).cmp(&(
+            b.defined_by.is_empty(),
+            std::cmp::Reverse(b.places.len() + b.also.len()),
+            &b.slug,
+            &b.title,
+        ))
+    });
+    let mut taken: BTreeSet<String> = handwritten_slugs;
+    for page in &mut candidates {
+        let base = page.slug.clone();
+        let mut n = 1;
+        while taken.contains(&page.slug) {
+            n += 1;
+            page.slug = format!("{base}-{n}");
+        }
+        taken.insert(page.slug.clone());
+    }
+    candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
+    let pages_of_source = pages_of_source(&candidates);
+    list_hubs_unquoted(&mut candidates, &pages_of_source);
+    relate(&mut candidates, &pages_of_source, settings.max_related);
+    candidates
+}
+
+/// Every concept enough sources mention, in key order, with the signals of each source that mention it.
+/// A concept is a key with the aliases its sources declare joined to it; a heading the documents' template
+/// repeats is no mention.
+fn mentions_by_concept(
+    sources: &[CatalogSource<'_>],
+    resolver: &Resolver<'_>,
+    settings: PlanSettings,
+) -> Vec<(String, BTreeMap<usize, Vec<usize>>)> {
     let mut concepts = UnionFind::default();
     for (index, source) in sources.iter().enumerate() {
         if let Some(own) = &resolver.own_key[index] {
@@ -207,140 +267,89 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         })
         .collect();
     by_concept.sort_by(|a, b| a.0.cmp(&b.0));
+    by_concept
+}
 
-    let handwritten_slugs: BTreeSet<String> = sources
+/// The page a concept gets, if any, and beside it its definer's own title when the page's title had to
+/// tell it apart from other sources sharing it. No page: only headings mention the concept, it is a phrase
+/// only definitions and headings support, a hand-written page defines it, or only embeds mention it.
+fn candidate<'a>(
+    sources: &[CatalogSource<'a>],
+    resolver: &Resolver<'_>,
+    key: &str,
+    mentions: &BTreeMap<usize, Vec<usize>>,
+    settings: PlanSettings,
+) -> Option<(PagePlan, Option<&'a str>)> {
+    let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
+    let all: Vec<Mention> = mentions
         .iter()
-        .filter(|s| s.handwritten)
-        .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(s.path).trim_end_matches(".md")))
+        .flat_map(|(&source, signals)| signals.iter().map(move |&signal| Mention { source, signal }))
         .collect();
-    let mut candidates: Vec<PagePlan> = Vec::new();
-    // Beside each candidate, its definer's own title when the page's title had to tell it apart.
-    let mut shared_titles: Vec<Option<&str>> = Vec::new();
-    for (key, mentions) in &by_concept {
-        let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
-        let all: Vec<Mention> = mentions
-            .iter()
-            .flat_map(|(&source, signals)| signals.iter().map(move |&signal| Mention { source, signal }))
-            .collect();
-        let strong = all.iter().any(|m| kind(m) != SignalKind::Heading);
-        if !strong {
-            continue;
-        }
-        // A concept only emphasized definitions and headings support must be a name, not a phrase.
-        let referenced = all.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Heading));
-        if !referenced
-            && !is_name(&most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal]))))
-        {
-            continue;
-        }
-        let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
-        let defined_by: Vec<usize> =
-            mentions.keys().copied().filter(|&s| all.iter().any(|m| m.source == s && defines(m))).collect();
-        if defined_by.iter().any(|&s| sources[s].handwritten) {
-            continue;
-        }
-        let shared_title = defined_by.first().filter(|&&s| resolver.own_key[s].is_none()).map(|&s| sources[s].title);
-        let (title, slug) = match defined_by.first() {
-            // A definer whose title other sources share names its concept by its file: its page is told
-            // apart by where the definer lives, and keeps the file's key as its slug.
-            Some(&definer) if shared_title.is_some() => (distinct_title(&sources[definer]), key.clone()),
-            Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
-            None => {
-                let title = most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])));
-                let slug = concept_key(&title);
-                (title, slug)
-            }
-        };
-        // The best signal of each source, and the sources in the order their places are quoted.
-        let mut best: Vec<Mention> = mentions
-            .iter()
-            .map(|(&source, signals)| {
-                let signal = *signals
-                    .iter()
-                    .min_by_key(|&&at| (sources[source].signals[at].kind, sources[source].signals[at].order))
-                    .expect("a concept's source mentions it");
-                Mention { source, signal }
-            })
-            .collect();
-        best.sort_by_key(|m| (!defined_by.contains(&m.source), kind(m), m.source));
-        // An embed's place transcludes the other note and says nothing itself: its source is listed, not
-        // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
-        let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
-            best.into_iter().partition(|m| kind(m) != SignalKind::Embed || defined_by.contains(&m.source));
-        if best.is_empty() {
-            continue;
-        }
-        let mut also: Vec<usize> =
-            best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
-        also.extend(embeds.into_iter().map(|m| m.source));
-        let section = match defined_by.first() {
-            Some(&definer) => sources[definer].section.clone(),
-            None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
-        };
-        let mut aliases: Vec<String> = all
-            .iter()
-            .filter(|m| kind(m) == SignalKind::Alias && defined_by.contains(&m.source))
-            .map(|m| sources[m.source].signals[m.signal].label.clone())
-            .filter(|alias| !alias.eq_ignore_ascii_case(&title))
-            .collect();
-        aliases.sort();
-        aliases.dedup();
-        let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
-        backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].order));
-        shared_titles.push(shared_title);
-        candidates.push(PagePlan {
-            slug,
-            title,
-            aliases,
-            section,
-            defined_by,
-            places: best,
-            also,
-            related: Vec::new(),
-            backlinks,
-        });
+    if all.iter().all(|m| kind(m) == SignalKind::Heading) {
+        return None;
     }
-
-    // A told-apart title is needed only where another page would carry the same title.
-    let plain = |page: &PagePlan, shared: &Option<&str>| shared.unwrap_or(&page.title).trim().to_lowercase();
-    let mut title_count: HashMap<String, usize> = HashMap::default();
-    for (page, shared) in candidates.iter().zip(&shared_titles) {
-        *title_count.entry(plain(page, shared)).or_default() += 1;
+    // A concept only emphasized definitions and headings support must be a name, not a phrase.
+    let referenced = all.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Heading));
+    if !referenced && !is_name(&most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])))) {
+        return None;
     }
-    for (page, shared) in candidates.iter_mut().zip(&shared_titles) {
-        if let Some(title) = shared.filter(|title| !title.trim().is_empty())
-            && title_count[&plain(page, shared)] == 1
-        {
-            page.title = title.to_string();
+    let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
+    let defined_by: Vec<usize> =
+        mentions.keys().copied().filter(|&s| all.iter().any(|m| m.source == s && defines(m))).collect();
+    if defined_by.iter().any(|&s| sources[s].handwritten) {
+        return None;
+    }
+    let shared_title = defined_by.first().filter(|&&s| resolver.own_key[s].is_none()).map(|&s| sources[s].title);
+    let (title, slug) = match defined_by.first() {
+        // A definer whose title other sources share names its concept by its file: its page is told
+        // apart by where the definer lives, and keeps the file's key as its slug.
+        Some(&definer) if shared_title.is_some() => (distinct_title(&sources[definer]), key.to_string()),
+        Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
+        None => {
+            let title = most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])));
+            let slug = concept_key(&title);
+            (title, slug)
         }
+    };
+    // The best signal of each source, and the sources in the order their places are quoted.
+    let mut best: Vec<Mention> = mentions
+        .iter()
+        .map(|(&source, signals)| {
+            let signal = *signals
+                .iter()
+                .min_by_key(|&&at| (sources[source].signals[at].kind, sources[source].signals[at].order))
+                .expect("a concept's source mentions it");
+            Mention { source, signal }
+        })
+        .collect();
+    best.sort_by_key(|m| (!defined_by.contains(&m.source), kind(m), m.source));
+    // An embed's place transcludes the other note and says nothing itself: its source is listed, not
+    // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
+    let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
+        best.into_iter().partition(|m| kind(m) != SignalKind::Embed || defined_by.contains(&m.source));
+    if best.is_empty() {
+        return None;
     }
-
-    // Slugs: a concept named by a source comes first; a slug a hand-written page holds is never taken,
-    // and a second concept with the same slug gets a numbered one.
-    candidates.retain(|page| !page.slug.is_empty() && !handwritten_slugs.contains(&page.slug));
-    candidates.sort_by(|a, b| {
-        (a.defined_by.is_empty(), std::cmp::Reverse(a.places.len() + a.also.len()), &a.slug, &a.title).cmp(&(
-            b.defined_by.is_empty(),
-            std::cmp::Reverse(b.places.len() + b.also.len()),
-            &b.slug,
-            &b.title,
-        ))
-    });
-    let mut taken: BTreeSet<String> = handwritten_slugs;
-    for page in &mut candidates {
-        let base = page.slug.clone();
-        let mut n = 1;
-        while taken.contains(&page.slug) {
-            n += 1;
-            page.slug = format!("{base}-{n}");
-        }
-        taken.insert(page.slug.clone());
-    }
-    candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
-    let pages_of_source = pages_of_source(&candidates);
-    list_hubs_unquoted(&mut candidates, &pages_of_source);
-    relate(&mut candidates, &pages_of_source, settings.max_related);
-    candidates
+    let mut also: Vec<usize> =
+        best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
+    also.extend(embeds.into_iter().map(|m| m.source));
+    let section = match defined_by.first() {
+        Some(&definer) => sources[definer].section.clone(),
+        None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
+    };
+    let mut aliases: Vec<String> = all
+        .iter()
+        .filter(|m| kind(m) == SignalKind::Alias && defined_by.contains(&m.source))
+        .map(|m| sources[m.source].signals[m.signal].label.clone())
+        .filter(|alias| !alias.eq_ignore_ascii_case(&title))
+        .collect();
+    aliases.sort();
+    aliases.dedup();
+    let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
+    backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].order));
+    let page =
+        PagePlan { slug, title, aliases, section, defined_by, places: best, also, related: Vec::new(), backlinks };
+    Some((page, shared_title))
 }
 
 /// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as
