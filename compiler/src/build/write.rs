@@ -45,13 +45,42 @@ pub(super) struct Written {
     pub(super) rows_done: Instant,
 }
 
+impl WriteJob<'_> {
+    /// The transaction's opening: the sources it replaces, the stat rows it refreshes (taken from the job),
+    /// the run's events, and what the index stores of the settings for readers without `kc.toml`.
+    fn opening(&mut self, run_id: &str, events: Vec<crate::store::RunEvent>) -> BuildWrite {
+        let replaced = self
+            .pending
+            .iter()
+            .filter_map(|item| item.prior.as_ref().map(|p| p.id))
+            .chain(self.removed.iter().map(|path| self.prior.sources[path].id))
+            .collect();
+        let project = self.project;
+        BuildWrite {
+            run_id: run_id.to_string(),
+            create_schema: self.prior.needs_schema,
+            replace_all: self.settings.full_rebuild,
+            replaced,
+            stats: std::mem::take(&mut self.stats),
+            events,
+            source_owner: project.name(),
+            config: project.config_text.clone(),
+            lint_config: self.settings.lint_config.clone(),
+            wiki_config: self.settings.wiki_config.clone(),
+            principals: serde_json::to_string(&project.config.permissions.principals).expect("principals serialize"),
+            purposes: purposes_json(project),
+            scan_started_ns: self.scan_started_ns,
+        }
+    }
+}
+
 impl Compiler {
     /// Writes the build's transaction and commits it; with an embedding provider, the embedding stage
     /// follows in a transaction of its own. Fills `summary` with what was written.
     pub(super) fn write_index(
         &mut self,
         store: &mut Store,
-        job: WriteJob<'_>,
+        mut job: WriteJob<'_>,
         summary: &mut BuildSummary,
         reporter: &dyn Reporter,
     ) -> Result<Written, BuildError> {
@@ -60,27 +89,9 @@ impl Compiler {
         let reembed = settings.reembed.is_some();
         let run_id = run_id(job.started_at);
         summary.run_id = Some(run_id.clone());
-        let replaced = pending
-            .iter()
-            .filter_map(|item| item.prior.as_ref().map(|p| p.id))
-            .chain(removed.iter().map(|path| prior.sources[path].id))
-            .collect();
         let rules = LabelRules::new(project);
-        let write = BuildWrite {
-            run_id: run_id.clone(),
-            create_schema: prior.needs_schema,
-            replace_all: full_rebuild,
-            replaced,
-            stats: job.stats,
-            events: run_events(pending, removed, prior, &summary.skipped, full_rebuild, &rules),
-            source_owner: project.name(),
-            config: project.config_text.clone(),
-            lint_config: settings.lint_config.clone(),
-            wiki_config: settings.wiki_config.clone(),
-            principals: serde_json::to_string(&project.config.permissions.principals).expect("principals serialize"),
-            purposes: purposes_json(project),
-            scan_started_ns: job.scan_started_ns,
-        };
+        let events = run_events(pending, removed, prior, &summary.skipped, full_rebuild, &rules);
+        let write = job.opening(&run_id, events);
         let inputs = self.sync_inputs(project, pending);
         let streamed = Instant::now();
         reporter.stage("compiling", pending.len() as u64);
