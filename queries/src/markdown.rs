@@ -172,157 +172,177 @@ pub fn front_matter(text: &str) -> Option<FrontMatter> {
 }
 
 fn parse_markdown(text: &str) -> ParsedDocument {
-    let lines = LineIndex::new(text);
-    let options = OPTIONS;
-    let mut document = ParsedDocument::empty(SourceKind::Markdown, lines);
-    let mut depth = 0usize;
-    let mut block_start = 0usize;
-    let mut block_kind = BlockKind::Other;
-    // Text of the heading being read, and of the front matter block being read.
-    let mut heading: Option<(u8, Option<String>, String)> = None;
-    let mut front_matter: Option<(usize, String)> = None;
-    let mut anchors = AnchorSet::default();
-    // The emphasized span being read: its start and its text so far.
-    let mut emphasis: Option<(usize, String)> = None;
-
-    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+    let mut reader = MarkdownReader {
+        text,
+        document: ParsedDocument::empty(SourceKind::Markdown, LineIndex::new(text)),
+        depth: 0,
+        block_start: 0,
+        block_kind: BlockKind::Other,
+        heading: None,
+        front_matter: None,
+        anchors: AnchorSet::default(),
+        emphasis: None,
+    };
+    for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
         match event {
-            Event::Start(tag) => {
-                if depth == 0 {
-                    block_start = range.start;
-                    block_kind = match &tag {
-                        Tag::CodeBlock(_) => BlockKind::Code,
-                        _ => BlockKind::Other,
-                    };
-                }
-                depth += 1;
-                match tag {
-                    Tag::Heading { level, id, .. } => {
-                        heading = Some((heading_level(level), id.map(|id| id.to_string()), String::new()));
-                    }
-                    Tag::MetadataBlock(MetadataBlockKind::YamlStyle) => {
-                        front_matter = Some((range.start, String::new()));
-                    }
-                    // `[[1]](url)`, `[[text]] (url)` and `[[text]]（url）` put link text in brackets before a URL:
-                    // they are not wikilinks.
-                    Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
-                        if text[range.end..].trim_start_matches([' ', '\t']).starts_with(['(', '（']) => {}
-                    // `[[`x`]]: url` at the start of a line is a link reference definition (rustdoc's
-                    // intra-doc style), not a wikilink.
-                    Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
-                        if text[range.end..].starts_with(':')
-                            && text[..range.start]
-                                .rsplit('\n')
-                                .next()
-                                .is_some_and(|before| before.trim().is_empty()) => {}
-                    // `<help@crates.io>` is an address, not a file: nothing to resolve.
-                    Tag::Link { link_type: LinkType::Email, .. } => {}
-                    // `![[note]]` embeds a note (Obsidian, Dendron note references): a wikilink too.
-                    Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
-                    | Tag::Image { link_type: LinkType::WikiLink { .. }, .. } => {
-                        let inner = text[range.start..range.end].trim_start_matches(['!', '[']).trim_end_matches(']');
-                        let (first, second) = match inner.split_once('|') {
-                            Some((first, second)) => (first.trim().to_string(), Some(second.trim().to_string())),
-                            None => (inner.trim().to_string(), None),
-                        };
-                        document.wikilinks.push(WikiLink {
-                            first,
-                            second,
-                            embed: text[range.start..range.end].starts_with('!'),
-                            start: offset(range.start),
-                            end: offset(range.end),
-                        });
-                    }
-                    Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => document.links.push(Link {
-                        target: dest_url.to_string(),
-                        line: document.lines.line_of(offset(range.start)),
-                        start: offset(range.start),
-                        end: offset(range.end),
-                    }),
-                    Tag::CodeBlock(_) => document.code_ranges.push((offset(range.start), offset(range.end))),
-                    Tag::Emphasis | Tag::Strong if heading.is_none() && emphasis.is_none() => {
-                        emphasis = Some((range.start, String::new()));
-                    }
-                    Tag::FootnoteDefinition(label) => {
-                        document.footnote_defs.push((label.to_string(), offset(range.start)))
-                    }
-                    _ => {}
-                }
-            }
-            Event::End(tag_end) => {
-                depth = depth.saturating_sub(1);
-                match tag_end {
-                    TagEnd::Heading(_) => {
-                        if let Some((level, id, heading_text)) = heading.take() {
-                            let heading_text = heading_text.trim().to_string();
-                            let anchor = id.unwrap_or_else(|| anchors.unique(&heading_text));
-                            block_kind = BlockKind::Heading(offset(document.headings.len()));
-                            document.headings.push(Heading {
-                                level,
-                                text: heading_text,
-                                anchor,
-                                line: document.lines.line_of(offset(range.start)),
-                            });
-                        }
-                    }
-                    TagEnd::Emphasis | TagEnd::Strong => {
-                        if let Some((start, span_text)) = emphasis.take_if(|(start, _)| *start == range.start) {
-                            document.emphasis.push(Emphasis {
-                                text: span_text,
-                                start: offset(start),
-                                end: offset(range.end),
-                            });
-                        }
-                    }
-                    TagEnd::MetadataBlock(_) => {
-                        if let Some((start, body)) = front_matter.take() {
-                            let (fields, problems) = front_matter::read(&body);
-                            // The body starts on the line after the opening `---`.
-                            let first_line = document.lines.line_of(offset(start)) + 1;
-                            document.problems.extend(problems.into_iter().map(|(index, message)| ParseProblem {
-                                line: first_line + offset(index),
-                                message: format!("front matter: {message}"),
-                            }));
-                            document.front_matter = Some(fields);
-                        }
-                        continue;
-                    }
-                    _ => {}
-                }
-                if depth == 0 {
-                    push_block(&mut document.blocks, text, block_kind, block_start, range.end);
-                }
-            }
+            Event::Start(tag) => reader.start(tag, range),
+            Event::End(tag_end) => reader.end(tag_end, range),
             Event::Code(content) => {
-                document.code_ranges.push((offset(range.start), offset(range.end)));
-                if let Some((_, _, heading_text)) = &mut heading {
+                reader.document.code_ranges.push((offset(range.start), offset(range.end)));
+                if let Some((_, _, heading_text)) = &mut reader.heading {
                     heading_text.push_str(&content);
                 }
             }
-            Event::Text(content) => {
-                if let Some((_, span_text)) = &mut emphasis {
-                    span_text.push_str(&content);
-                }
-                if let Some((_, _, heading_text)) = &mut heading {
-                    heading_text.push_str(&content);
-                } else if let Some((_, body)) = &mut front_matter {
-                    body.push_str(&content);
-                }
-            }
+            Event::Text(content) => reader.text(&content),
             Event::Html(html) | Event::InlineHtml(html) => {
-                document.html_anchors.extend(html_ids(&html));
-                if depth == 0 {
-                    push_block(&mut document.blocks, text, BlockKind::Other, range.start, range.end);
+                reader.document.html_anchors.extend(html_ids(&html));
+                if reader.depth == 0 {
+                    push_block(&mut reader.document.blocks, text, BlockKind::Other, range.start, range.end);
                 }
             }
-            Event::Rule if depth == 0 => {
-                push_block(&mut document.blocks, text, BlockKind::Other, range.start, range.end);
+            Event::Rule if reader.depth == 0 => {
+                push_block(&mut reader.document.blocks, text, BlockKind::Other, range.start, range.end);
             }
-            Event::FootnoteReference(label) => document.footnote_refs.push((label.to_string(), offset(range.start))),
+            Event::FootnoteReference(label) => {
+                reader.document.footnote_refs.push((label.to_string(), offset(range.start)));
+            }
             _ => {}
         }
     }
-    document
+    reader.document
+}
+
+/// A Markdown document read from pulldown-cmark's events, with what is open while they arrive.
+struct MarkdownReader<'t> {
+    text: &'t str,
+    document: ParsedDocument,
+    /// How many tags are open; a top-level block starts and ends at 0.
+    depth: usize,
+    block_start: usize,
+    block_kind: BlockKind,
+    /// The heading being read: its level, its explicit id, its text so far.
+    heading: Option<(u8, Option<String>, String)>,
+    /// The front matter block being read: its start and its text so far.
+    front_matter: Option<(usize, String)>,
+    anchors: AnchorSet,
+    /// The emphasized span being read: its start and its text so far.
+    emphasis: Option<(usize, String)>,
+}
+
+impl MarkdownReader<'_> {
+    fn start(&mut self, tag: Tag<'_>, range: std::ops::Range<usize>) {
+        let text = self.text;
+        if self.depth == 0 {
+            self.block_start = range.start;
+            self.block_kind = match &tag {
+                Tag::CodeBlock(_) => BlockKind::Code,
+                _ => BlockKind::Other,
+            };
+        }
+        self.depth += 1;
+        let document = &mut self.document;
+        match tag {
+            Tag::Heading { level, id, .. } => {
+                self.heading = Some((heading_level(level), id.map(|id| id.to_string()), String::new()));
+            }
+            Tag::MetadataBlock(MetadataBlockKind::YamlStyle) => {
+                self.front_matter = Some((range.start, String::new()));
+            }
+            // `[[1]](url)`, `[[text]] (url)` and `[[text]]（url）` put link text in brackets before a URL:
+            // they are not wikilinks.
+            Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
+                if text[range.end..].trim_start_matches([' ', '\t']).starts_with(['(', '（']) => {}
+            // `[[`x`]]: url` at the start of a line is a link reference definition (rustdoc's
+            // intra-doc style), not a wikilink.
+            Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
+                if text[range.end..].starts_with(':')
+                    && text[..range.start].rsplit('\n').next().is_some_and(|before| before.trim().is_empty()) => {}
+            // `<help@crates.io>` is an address, not a file: nothing to resolve.
+            Tag::Link { link_type: LinkType::Email, .. } => {}
+            // `![[note]]` embeds a note (Obsidian, Dendron note references): a wikilink too.
+            Tag::Link { link_type: LinkType::WikiLink { .. }, .. }
+            | Tag::Image { link_type: LinkType::WikiLink { .. }, .. } => {
+                let inner = text[range.start..range.end].trim_start_matches(['!', '[']).trim_end_matches(']');
+                let (first, second) = match inner.split_once('|') {
+                    Some((first, second)) => (first.trim().to_string(), Some(second.trim().to_string())),
+                    None => (inner.trim().to_string(), None),
+                };
+                document.wikilinks.push(WikiLink {
+                    first,
+                    second,
+                    embed: text[range.start..range.end].starts_with('!'),
+                    start: offset(range.start),
+                    end: offset(range.end),
+                });
+            }
+            Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => document.links.push(Link {
+                target: dest_url.to_string(),
+                line: document.lines.line_of(offset(range.start)),
+                start: offset(range.start),
+                end: offset(range.end),
+            }),
+            Tag::CodeBlock(_) => document.code_ranges.push((offset(range.start), offset(range.end))),
+            Tag::Emphasis | Tag::Strong if self.heading.is_none() && self.emphasis.is_none() => {
+                self.emphasis = Some((range.start, String::new()));
+            }
+            Tag::FootnoteDefinition(label) => document.footnote_defs.push((label.to_string(), offset(range.start))),
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag_end: TagEnd, range: std::ops::Range<usize>) {
+        self.depth = self.depth.saturating_sub(1);
+        let document = &mut self.document;
+        match tag_end {
+            TagEnd::Heading(_) => {
+                if let Some((level, id, heading_text)) = self.heading.take() {
+                    let heading_text = heading_text.trim().to_string();
+                    let anchor = id.unwrap_or_else(|| self.anchors.unique(&heading_text));
+                    self.block_kind = BlockKind::Heading(offset(document.headings.len()));
+                    document.headings.push(Heading {
+                        level,
+                        text: heading_text,
+                        anchor,
+                        line: document.lines.line_of(offset(range.start)),
+                    });
+                }
+            }
+            TagEnd::Emphasis | TagEnd::Strong => {
+                if let Some((start, span_text)) = self.emphasis.take_if(|(start, _)| *start == range.start) {
+                    document.emphasis.push(Emphasis { text: span_text, start: offset(start), end: offset(range.end) });
+                }
+            }
+            TagEnd::MetadataBlock(_) => {
+                if let Some((start, body)) = self.front_matter.take() {
+                    let (fields, problems) = front_matter::read(&body);
+                    // The body starts on the line after the opening `---`.
+                    let first_line = document.lines.line_of(offset(start)) + 1;
+                    document.problems.extend(problems.into_iter().map(|(index, message)| ParseProblem {
+                        line: first_line + offset(index),
+                        message: format!("front matter: {message}"),
+                    }));
+                    document.front_matter = Some(fields);
+                }
+                // Front matter is not a block.
+                return;
+            }
+            _ => {}
+        }
+        if self.depth == 0 {
+            push_block(&mut document.blocks, self.text, self.block_kind, self.block_start, range.end);
+        }
+    }
+
+    fn text(&mut self, content: &str) {
+        if let Some((_, span_text)) = &mut self.emphasis {
+            span_text.push_str(content);
+        }
+        if let Some((_, _, heading_text)) = &mut self.heading {
+            heading_text.push_str(content);
+        } else if let Some((_, body)) = &mut self.front_matter {
+            body.push_str(content);
+        }
+    }
 }
 
 /// The values of `id` and `name` attributes in a piece of raw HTML.
