@@ -85,6 +85,7 @@ impl Compiler {
         reporter: &dyn Reporter,
     ) -> Result<Written, BuildError> {
         let WriteJob { project, templates, settings, prior, pending, removed, before, embedder, .. } = job;
+        // Every source is derived again, an index that needs its schema made included (`trusts`).
         let full_rebuild = settings.full_rebuild;
         let reembed = settings.reembed.is_some();
         let run_id = run_id(job.started_at);
@@ -99,7 +100,7 @@ impl Compiler {
         let reach = self.derive_rows(&mut tx, &inputs, pending, &rules, before, &mut summary.chunks, reporter)?;
         // Whether the plan may change: a source's signals or labels changed, a source came or went, or
         // the settings did.
-        let replan = reach.replan || full_rebuild || prior.needs_schema || settings.rewiki || !removed.is_empty();
+        let replan = reach.replan || full_rebuild || settings.rewiki || !removed.is_empty();
         let touched = reach.touched;
         tx.finish_sources()?;
         let (added, changed, gone) = tx.entity_counts();
@@ -119,9 +120,9 @@ impl Compiler {
                 project,
                 templates,
                 run_id: &run_id,
-                full: full_rebuild || prior.needs_schema,
+                full: full_rebuild,
                 catalog: wiki::CatalogSync {
-                    reseed: full_rebuild || prior.needs_schema || settings.rewiki,
+                    reseed: full_rebuild || settings.rewiki,
                     prior_run: prior.last_run.as_deref(),
                     changed: &changed,
                 },
@@ -141,7 +142,7 @@ impl Compiler {
         // Lint reads the facts of every source as this transaction leaves them.
         let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
             let sync = crate::lint::IndexSync {
-                reseed: full_rebuild || prior.needs_schema,
+                reseed: full_rebuild,
                 prior_run: prior.last_run.as_deref(),
                 changed: &changed,
                 run: &run_id,
@@ -173,7 +174,7 @@ impl Compiler {
         // generation behind its index, which the next build (and `--check`) sees.
         if let Some(embedder) = embedder {
             // A generation complete before this build lacks vectors only where the build derived.
-            let derived_by = (!reembed && !full_rebuild && !prior.needs_schema).then_some(run_id.as_str());
+            let derived_by = (!reembed && !full_rebuild).then_some(run_id.as_str());
             summary.embeddings = Some(embed_stage(
                 store,
                 &mut self.db,

@@ -119,6 +119,13 @@ pub struct StageContext<'a> {
     pub same_plan_except: Option<&'a [String]>,
 }
 
+impl StageContext<'_> {
+    /// A failed statement of the stage, named by the index it ran on.
+    fn sql_error(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.project.output_dir().join(store::DB_FILE), source }
+    }
+}
+
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts and whether
 /// each may be quoted, its permission labels, and the value of its `[wiki] section_field` (from its
 /// outline's front matter). While these stay equal, the source can change only pages that list it.
@@ -202,7 +209,7 @@ pub fn compile(
     inputs: &mut PageInputs,
     context: &StageContext<'_>,
 ) -> Result<Stage, StoreError> {
-    let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
+    let sql = |source| context.sql_error(source);
     let mut stage = Stage::default();
     set_templates(db, inputs, context.templates);
     let Compared { stored, current, changed } = compare_pages(conn, db, inputs, context).map_err(sql)?;
@@ -307,25 +314,28 @@ fn compare_pages(
     for page in pages {
         let slug = page.slug(db);
         current.insert(slug.clone());
+        let view = page.view(db);
+        // The view as the index stores it, made when a stored one is there to compare with or the page is
+        // stored again, and then only once.
+        let mut view_json = None;
         if let Some(stored_view) = stored.get(slug).and_then(|before| before.view.as_deref()) {
-            let view = page.view(db).stored(db);
-            if stored_view == serde_json::to_string(&view).expect("views serialize")
-                && !view.paths().any(|path| changed_sources.contains(path))
-            {
+            let by_path = view.stored(db);
+            let json = serde_json::to_string(&by_path).expect("views serialize");
+            if stored_view == json && !by_path.paths().any(|path| changed_sources.contains(path)) {
                 continue;
             }
+            view_json = Some(json);
         }
         let model_hash =
             content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
         if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {
             continue;
         }
-        let view = page.view(db);
         changed.push(ChangedPage {
             model: wiki::page_model(db, catalog, page).clone(),
             model_hash,
             source_count: view.source_count(),
-            view: serde_json::to_string(&view.stored(db)).expect("views serialize"),
+            view: view_json.unwrap_or_else(|| serde_json::to_string(&view.stored(db)).expect("views serialize")),
         });
     }
     Ok(Compared { stored, current, changed })
@@ -342,7 +352,7 @@ fn store_changed_page(
     before: Option<&StoredPage>,
     stage: &mut Stage,
 ) -> Result<String, StoreError> {
-    let sql = |source| StoreError::Sqlite { path: context.project.output_dir().join(store::DB_FILE), source };
+    let sql = |source| context.sql_error(source);
     let ChangedPage { mut model, model_hash, source_count, view } = page;
     fill_quotes(conn, &mut model).map_err(sql)?;
     drop_repeated_quotes(&mut model);

@@ -374,7 +374,7 @@ pub(super) fn compile_shards(
     compile_root(conn, db, index, context, stage, stored.get(""))
 }
 
-/// What the index holds of each shard, by section (the root's is ``): the hash of the rows its Markdown
+/// What the index holds of each shard, by section (the root's under the empty one): the hash of the rows its Markdown
 /// shows, and the hashes of its files (not their texts, which are large and mostly unchanged).
 fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredShard>> {
     conn.prepare(

@@ -49,7 +49,8 @@ fn a_sections_json_is_sized_before_it_is_filled() {
     let rows: Vec<String> = (0..500).map(|n| row(&format!("page-{n}"), &"Long title ".repeat(40)).json("h")).collect();
     let text = shard_json_text("guides", rows.iter().map(String::as_str));
     assert!(text.len() > 500 * 400, "each row is longer than 400 bytes");
-    assert!(text.capacity() - text.len() < 64, "{} bytes allocated for {}", text.capacity(), text.len());
+    // Sized from its parts: the one byte to spare is the separator counted for the first row, which has none.
+    assert!(text.capacity() - text.len() <= 1, "{} bytes allocated for {}", text.capacity(), text.len());
 }
 
 /// Derives every section's Markdown, entries and JSON, and the root, as the driver asks for them.

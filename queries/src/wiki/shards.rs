@@ -249,16 +249,19 @@ pub fn shard_json_text<'a>(section: &str, rows: impl Iterator<Item = &'a str> + 
     let ending = format!("  \"schema\": {SCHEMA_VERSION},\n  \"section\": {section}\n}}\n");
     // Sized exactly: a section can hold thousands of rows, and a buffer that doubles as it fills touches
     // (and page-faults) about twice the file's size.
+    const OPENING: &str = "{\n  \"pages\": [";
+    const CLOSING: &str = "\n  ],\n";
     let (count, bytes) = rows.clone().fold((0, 0), |(count, bytes), row| (count + 1, bytes + row.len()));
-    let mut text = String::with_capacity(32 + bytes + 2 * count + ending.len());
-    text.push_str("{\n  \"pages\": [");
+    // Each row is preceded by `\n` or `,\n`.
+    let mut text = String::with_capacity(OPENING.len() + bytes + 2 * count + CLOSING.len() + ending.len());
+    text.push_str(OPENING);
     let mut first = true;
     for row in rows {
         text.push_str(if first { "\n" } else { ",\n" });
         text.push_str(row);
         first = false;
     }
-    text.push_str(if first { "],\n" } else { "\n  ],\n" });
+    text.push_str(if first { "],\n" } else { CLOSING });
     text.push_str(&ending);
     text
 }
