@@ -103,6 +103,22 @@ fn each_build_puts_what_changed_in_object_storage_and_never_clobbers_another_wri
     assert_eq!(unset.status.code(), Some(2));
     assert!(stderr(&unset).contains("`AWS_ACCESS_KEY_ID` is not set"), "{}", stderr(&unset));
     assert!(stdout(&unset).is_empty());
+
+    // A remote catalog anyone with write access to the prefix edited (issue 40, item 1): an object it names
+    // outside the prefix is never deleted; the sync stops and names it.
+    assert_eq!(moto.put("site/team/other.md", "another team's file"), 200);
+    let mut hostile = catalog(&moto);
+    hostile["objects"]["../other.md"] = hostile["objects"][page_path.as_str()].clone();
+    assert_eq!(moto.put("site/team/kb/storage_objects.json", &hostile.to_string()), 200);
+    test.write("docs/moves.md", "# Moves\n\nAssigning a value moves it elsewhere; see [[Ownership]].\n");
+    let refused = test.run_with_env(&["build"], &moto.credentials());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("`../other.md`, which is not a plain path under the prefix"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(moto.get("site/team/other.md"), (200, "another team's file".to_string()));
 }
 
 #[test]

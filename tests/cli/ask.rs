@@ -104,6 +104,24 @@ fn an_answer_is_filed_as_a_wiki_page_only_when_approved() {
     let lint = test.ok(&["lint", "--format", "json"]);
     assert!(!lint.contains("missing_citation") && !lint.contains("stale_citation"), "{lint}");
 
+    // A page already there (filed before, maybe edited by hand since) is replaced only with --replace
+    // (issue 40, item 17).
+    std::fs::write(test.path(page), "# Edited by hand\n").unwrap();
+    let refused = test.fails(&["wiki", "file-answer", run, "--approve-write"], "already exists");
+    assert!(refused.contains(page) && refused.contains("--replace"), "{refused}");
+    assert_eq!(std::fs::read_to_string(test.path(page)).unwrap(), "# Edited by hand\n");
+    test.ok(&["wiki", "file-answer", run, "--approve-write", "--replace"]);
+    assert_eq!(std::fs::read_to_string(test.path(page)).unwrap(), text);
+    // A linked `wiki/answers` would put the page outside the project (item 7): refused, nothing written.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let answers = test.path(".hasna/knowledge/wiki/answers");
+    std::fs::rename(&answers, test.path("answers.moved")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), &answers).unwrap();
+    test.fails(&["wiki", "file-answer", run, "--approve-write", "--replace"], "symbolic link");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing written through the link");
+    std::fs::remove_file(&answers).unwrap();
+    std::fs::rename(test.path("answers.moved"), &answers).unwrap();
+
     // Once the source changes, the filed page's citation is stale.
     test.write("docs/ownership.md", "# Ownership\n\nEach value in Rust has an owner. Scope ends, drop runs.\n");
     test.build();

@@ -97,6 +97,20 @@ fn a_clone_pulls_what_ci_published_and_builds_incrementally_from_it() {
     assert!(refused["rejected"][0].as_str().unwrap().contains("do not hash as published"), "{refused}");
     assert_eq!(dev.build()["full_rebuild"], true);
 
+    // A list anyone with write access to the prefix edited (issue 40, item 1): a "commit" that is not an
+    // object name is never handed to git nor used as a key.
+    let fingerprint = published["fingerprint"].as_str().unwrap();
+    let hostile = serde_json::json!({"entries": [
+        {"commit": "--output=/tmp/knowledge-hostile", "run_id": null, "hash": "h", "size": 1, "published_at": "t"},
+        {"commit": "../../elsewhere", "run_id": null, "hash": "h", "size": 1, "published_at": "t"},
+    ]});
+    assert_eq!(moto.put(&format!("cache/kb/{fingerprint}/index.json"), &hostile.to_string()), 200);
+    let refused = json(&dev, &moto, &["pull", "--json"]);
+    assert_eq!(refused["outcome"], "none", "{refused}");
+    let rejected: Vec<&str> = refused["rejected"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    assert_eq!(rejected.len(), 2, "{refused}");
+    assert!(rejected.iter().all(|r| r.ends_with("not a commit's object name")), "{refused}");
+
     // Another fingerprint (other chunking) finds nothing of this one's.
     let other = ci_project();
     other.write("kc.toml", "version = 1\n[cache]\nurl = \"s3://cache/kb\"\n[chunking]\ntarget_bytes = 700\n");

@@ -140,6 +140,14 @@ pub fn pull(project: &Project) -> Result<CacheReport, String> {
     };
     let Some((list, _)) = remote.get(&format!("{fingerprint}/index.json"))? else { return Ok(report) };
     let published: Published = serde_json::from_slice(&list).unwrap_or_default();
+    // The list is anyone's to write who can write the prefix: a commit names an object key and is handed
+    // to git, so only a hexadecimal object name is taken (`--upload-pack=…` or `../x` never is).
+    let (published, foreign): (Vec<Entry>, Vec<Entry>) =
+        published.entries.into_iter().partition(|entry| is_object_name(&entry.commit));
+    report
+        .rejected
+        .extend(foreign.iter().map(|entry| format!("{}: not a commit's object name", crate::escape(&entry.commit))));
+    let published = Published { entries: published };
     // The checkout's own commit first, then the newest ancestor of it.
     let mut candidates: Vec<(&Entry, &str)> = Vec::new();
     if let Some(head) = &head {
@@ -214,6 +222,11 @@ fn install(candidate: &Path, output_dir: &Path) -> Result<(), String> {
 }
 
 /// Whether `commit` is an ancestor of `head` in the checkout's history (Git decides; without Git, no).
+/// A Git object name: 40 (SHA-1) or 64 (SHA-256) hexadecimal digits.
+fn is_object_name(text: &str) -> bool {
+    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 fn is_ancestor(root: &Path, commit: &str, head: &str) -> bool {
     std::process::Command::new("git")
         .arg("-C")

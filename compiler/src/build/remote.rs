@@ -190,6 +190,15 @@ impl Remote {
     /// the catalog, each on condition.
     pub fn sync(&self, local: &[CatalogObject], output_dir: &Path, run_id: Option<&str>) -> Result<RemoteSync, String> {
         let (before, catalog_etag) = self.catalog()?;
+        // The remote catalog is anyone's to write who can write the prefix: every object it names must be a
+        // plain path below the prefix (an HTTP client resolves `..` in a URL's path), or nothing is synced.
+        if let Some(path) = before.objects.keys().find(|path| !crate::store::paths::is_plain_relative(path)) {
+            return Err(format!(
+                "{}/{CATALOG_KEY} names the object `{}`, which is not a plain path under the prefix: refused",
+                self.target,
+                crate::escape(path)
+            ));
+        }
         let mut after = RemoteCatalog { version: 1, run_id: run_id.map(str::to_string), objects: BTreeMap::new() };
         let mut sync = RemoteSync { target: self.target.clone(), ..RemoteSync::default() };
         for object in local {

@@ -243,7 +243,14 @@ fn add_ingested(project: &Project, walk: &mut sources::Walk) {
     match ingested::load(&output_dir) {
         Ok(list) => {
             for source in list {
-                let absolute = output_dir.join(&source.file);
+                let absolute = match source.text_path(&output_dir) {
+                    Ok(absolute) => absolute,
+                    Err(error) => {
+                        let reason = crate::error_chain(&error);
+                        walk.skipped.push(Skipped { path: source.reference, reason });
+                        continue;
+                    }
+                };
                 match std::fs::metadata(&absolute) {
                     Ok(metadata) => walk.files.push(FoundFile {
                         path: source.reference,

@@ -97,8 +97,16 @@ pub(super) fn check_output_folder(project: &Project) -> Result<(), crate::config
     let own = |name: &str| {
         use crate::sources::ingested::{INGESTED_DIR, INGESTED_FILE};
         name.starts_with(DB_FILE)
-            || [wiki::STAT_CACHE, LOCK_FILE, crate::sources::notes::NOTES_FILE, INGESTED_FILE, INGESTED_DIR]
-                .contains(&name)
+            || [
+                wiki::STAT_CACHE,
+                LOCK_FILE,
+                crate::sources::notes::NOTES_FILE,
+                crate::sources::notes::LOCK_FILE,
+                INGESTED_FILE,
+                INGESTED_DIR,
+                crate::sources::ingested::LOCK_FILE,
+            ]
+            .contains(&name)
             || name.starts_with('.')
     };
     for entry in entries.flatten() {

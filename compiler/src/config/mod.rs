@@ -444,7 +444,37 @@ impl Project {
         let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
         let config = parse(&path, &text)?;
         let root = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        Ok(Project { root, config_path: path, config, config_text: text })
+        let project = Project { root, config_path: path, config, config_text: text };
+        project.check_output_resolves_inside()?;
+        Ok(project)
+    }
+
+    /// The output folder, resolved (a symbolic link on the way followed), must still lie inside the project
+    /// and outside `.git`: every writer writes there, so a planted `.hasna -> /elsewhere` would make a build
+    /// write and delete files elsewhere. A link that stays inside the project is fine; one that dangles is
+    /// refused, since what it will point to cannot be checked.
+    fn check_output_resolves_inside(&self) -> Result<(), ConfigError> {
+        let Ok(root) = self.root.canonicalize() else { return Ok(()) };
+        let mut existing = self.output_dir();
+        while std::fs::symlink_metadata(&existing).is_err() {
+            if !existing.pop() {
+                return Ok(());
+            }
+        }
+        let resolved = existing.canonicalize();
+        let outside = match &resolved {
+            Ok(resolved) => !resolved.starts_with(&root) || resolved.starts_with(root.join(".git")),
+            Err(_) => true,
+        };
+        if outside {
+            let target =
+                resolved.map_or_else(|_| "a link that leads nowhere".to_string(), |r| format!("`{}`", r.display()));
+            return Err(self.invalid_output(format!(
+                "`[output] dir` = {:?} resolves through a symbolic link to {target}, outside the project (or inside `.git`): the output must stay inside the project",
+                self.config.output.dir.get_ref()
+            )));
+        }
+        Ok(())
     }
 
     /// The project `knowledge init` would configure, rooted at `root`, for commands that run without a

@@ -148,7 +148,7 @@ fn stale_status(root: &Path, output_dir: &Path, path: &str, revision: &str) -> &
         Origin::External => crate::sources::ingested::load(output_dir)
             .ok()
             .and_then(|list| list.into_iter().find(|s| s.reference == path))
-            .and_then(|source| std::fs::read(output_dir.join(source.file)).ok()),
+            .and_then(|source| std::fs::read(source.text_path(output_dir).ok()?).ok()),
         Origin::Note | Origin::Page | Origin::Shard => return "current",
     };
     match current {

@@ -87,6 +87,34 @@ pub enum IngestedError {
     },
     #[error("no ingested source `{0}`")]
     Missing(String),
+    #[error(
+        "the ingested source `{reference}` names its text file `{file}`, which is not a file in `{INGESTED_DIR}/`: refused"
+    )]
+    Outside {
+        reference: String,
+        file: String,
+        #[source]
+        source: crate::store::paths::OwnedPathError,
+    },
+}
+
+impl Ingested {
+    /// Its text file, when the list names one inside the output folder's `ingested/` (the list is often
+    /// committed, so it arrives with pull requests): a plain name in that folder, reached through no link.
+    pub fn text_path(&self, output_dir: &Path) -> Result<PathBuf, IngestedError> {
+        let outside =
+            |source| IngestedError::Outside { reference: self.reference.clone(), file: self.file.clone(), source };
+        let name = self.file.strip_prefix(INGESTED_DIR).and_then(|rest| rest.strip_prefix('/'));
+        match name {
+            Some(name) if !name.contains('/') && !name.starts_with('.') => {
+                crate::store::paths::inside(output_dir, &self.file).map_err(outside)
+            }
+            _ => Err(outside(crate::store::paths::OwnedPathError::NotPlain {
+                path: self.file.clone(),
+                folder: output_dir.join(INGESTED_DIR),
+            })),
+        }
+    }
 }
 
 /// The ingested sources in `output_dir`, sorted by ref; none when the list does not exist.
@@ -105,18 +133,21 @@ pub fn load(output_dir: &Path) -> Result<Vec<Ingested>, IngestedError> {
 /// Stores `document` (its text file, then the list) and says whether it is new, changed or as it was. An
 /// unchanged document keeps its file, so the next build has nothing to re-derive; only `retrieved_at` moves.
 pub fn store(output_dir: &Path, document: &Document, now: &str) -> Result<(Ingested, Outcome), IngestedError> {
+    let _lock = lock(output_dir)?;
     let mut sources = load(output_dir)?;
     let text = with_front_matter(document);
     let hash = knowledge_queries::content_hash(text.as_bytes());
     let file = format!("{INGESTED_DIR}/{}.md", file_stem(&document.reference));
     let position = sources.iter().position(|s| s.reference == document.reference);
     let outcome = match position.map(|i| &sources[i]) {
-        Some(prior) if prior.hash == hash && output_dir.join(&prior.file).is_file() => Outcome::Unchanged,
+        Some(prior) if prior.hash == hash && prior.text_path(output_dir).is_ok_and(|path| path.is_file()) => {
+            Outcome::Unchanged
+        }
         Some(_) => Outcome::Changed,
         None => Outcome::Added,
     };
     if outcome != Outcome::Unchanged {
-        write_atomically(&output_dir.join(&file), text.as_bytes())?;
+        write_atomically(output_dir, &file, text.as_bytes())?;
     }
     let entry = Ingested {
         reference: document.reference.clone(),
@@ -138,16 +169,18 @@ pub fn store(output_dir: &Path, document: &Document, now: &str) -> Result<(Inges
     Ok((entry, outcome))
 }
 
-/// Removes the ingested source `reference` and its text.
+/// Removes the ingested source `reference` and its text. An entry whose file is not in `ingested/` is
+/// refused, list and file untouched: removing it must never delete a file elsewhere.
 pub fn remove(output_dir: &Path, reference: &str) -> Result<Ingested, IngestedError> {
+    let _lock = lock(output_dir)?;
     let mut sources = load(output_dir)?;
     let position = sources
         .iter()
         .position(|s| s.reference == reference)
         .ok_or_else(|| IngestedError::Missing(reference.to_string()))?;
+    let file = sources[position].text_path(output_dir)?;
     let removed = sources.remove(position);
     save(output_dir, sources)?;
-    let file = output_dir.join(&removed.file);
     match std::fs::remove_file(&file) {
         Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
             return Err(IngestedError::Write { path: file, source });
@@ -253,17 +286,32 @@ fn file_stem(reference: &str) -> String {
 fn save(output_dir: &Path, mut sources: Vec<Ingested>) -> Result<(), IngestedError> {
     sources.sort_by(|a, b| a.reference.cmp(&b.reference));
     let json = serde_json::to_string_pretty(&IngestedFile { version: 1, sources }).expect("list serializes") + "\n";
-    write_atomically(&output_dir.join(INGESTED_FILE), json.as_bytes())
+    write_atomically(output_dir, INGESTED_FILE, json.as_bytes())
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), IngestedError> {
-    let wrap = |source| IngestedError::Write { path: path.to_path_buf(), source };
+/// Ingest's writers take turns: each reads the list, changes it and writes it back under this lock, so
+/// two at once both keep their source (a list read before another's write would lose it).
+fn lock(output_dir: &Path) -> Result<crate::store::FileLock, IngestedError> {
+    let wrap = |source| IngestedError::Write { path: output_dir.join(LOCK_FILE), source };
+    std::fs::create_dir_all(output_dir).map_err(wrap)?;
+    crate::store::FileLock::acquire(output_dir, LOCK_FILE).map_err(wrap)
+}
+
+/// The lock ingest's writers take, in the output folder.
+pub const LOCK_FILE: &str = "ingested.lock";
+
+/// Writes `relative` (inside `output_dir`, through no link) by a temporary file and a rename.
+fn write_atomically(output_dir: &Path, relative: &str, bytes: &[u8]) -> Result<(), IngestedError> {
+    let path = output_dir.join(relative);
+    let wrap = |source| IngestedError::Write { path: path.clone(), source };
     let folder = path.parent().expect("a file in the output folder");
     std::fs::create_dir_all(folder).map_err(wrap)?;
+    crate::store::paths::inside(output_dir, relative)
+        .map_err(|error| wrap(std::io::Error::new(std::io::ErrorKind::PermissionDenied, error)))?;
     let name = path.file_name().expect("a file name").to_string_lossy();
     let temporary = folder.join(format!(".{name}.{}", std::process::id()));
     std::fs::write(&temporary, bytes).map_err(wrap)?;
-    std::fs::rename(&temporary, path).map_err(wrap)
+    std::fs::rename(&temporary, &path).map_err(wrap)
 }
 
 #[cfg(test)]

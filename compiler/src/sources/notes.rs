@@ -68,6 +68,7 @@ pub fn add(output_dir: &Path, text: &str) -> Result<Note, NotesError> {
     if text.is_empty() {
         return Err(NotesError::Empty);
     }
+    let _lock = lock(output_dir)?;
     let mut notes = load(output_dir)?;
     let created_ns =
         SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
@@ -83,11 +84,23 @@ pub fn add(output_dir: &Path, text: &str) -> Result<Note, NotesError> {
 pub fn remove(output_dir: &Path, id: &str) -> Result<Note, NotesError> {
     let note = knowledge_queries::SourceRef::from_path(id);
     let id = if note.origin() == knowledge_queries::Origin::Note { note.name() } else { id };
+    let _lock = lock(output_dir)?;
     let mut notes = load(output_dir)?;
     let position = notes.iter().position(|n| n.id == id).ok_or_else(|| NotesError::Missing(id.to_string()))?;
     let removed = notes.remove(position);
     save(output_dir, notes)?;
     Ok(removed)
+}
+
+/// The lock the notes' writers take, in the output folder.
+pub const LOCK_FILE: &str = "notes.lock";
+
+/// `add` and `notes rm` take turns: each reads the notes, changes them and writes them back under this
+/// lock, so two at once both keep their change (a file read before another's write would lose it).
+fn lock(output_dir: &Path) -> Result<crate::store::FileLock, NotesError> {
+    let wrap = |source| NotesError::Write { path: output_dir.join(LOCK_FILE), source };
+    std::fs::create_dir_all(output_dir).map_err(wrap)?;
+    crate::store::FileLock::acquire(output_dir, LOCK_FILE).map_err(wrap)
 }
 
 fn save(output_dir: &Path, items: Vec<Note>) -> Result<(), NotesError> {

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 
 mod lock;
+pub mod paths;
 pub mod postgres;
 mod read;
 mod write;
-pub use lock::{LOCK_FILE, WriterLock};
+pub use lock::{FileLock, LOCK_FILE, WriterLock};
 pub use read::*;
 pub use write::*;
 

@@ -219,7 +219,7 @@ pub fn sync_files(
     listed.extend(sources.iter().map(String::as_str));
     for path in leftovers(output_dir, &listed, &cached) {
         crate::failpoint("unlink");
-        std::fs::remove_file(output_dir.join(&path))?;
+        std::fs::remove_file(owned_path(output_dir, &path)?)?;
     }
     let mut blocked = Vec::new();
     let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
@@ -247,7 +247,7 @@ pub fn sync_files(
             .zip(cached_stat)
             .is_some_and(|(now, cached)| (now.size, now.mtime_ns) == (cached.size, cached.mtime_ns));
         if untouched {
-            write_atomically(&file, &text)?;
+            write_atomically(&owned_path(output_dir, &artifact.path)?, &text)?;
             counters.written += 1;
             if let Some(stat) = file_stat(&file, &artifact.hash) {
                 stats.push((artifact.path.clone(), stat));
@@ -261,7 +261,7 @@ pub fn sync_files(
                 continue;
             }
             _ => {
-                write_atomically(&file, &text)?;
+                write_atomically(&owned_path(output_dir, &artifact.path)?, &text)?;
                 counters.written += 1;
             }
         }
@@ -284,6 +284,13 @@ pub fn sync_files(
 /// Writes a file through a temporary sibling (named by this process, so two builds never share one) and a
 /// rename, so a reader sees the old file or the new one. A temporary file a killed build leaves behind is
 /// removed by the next build's sync.
+/// Where a generated file the index lists is written or removed: a plain path in the output folder reached
+/// through no link (the index may come from a pull or a commit; a link planted in `wiki/` may lead out).
+fn owned_path(output_dir: &Path, path: &str) -> Result<std::path::PathBuf, std::io::Error> {
+    store::paths::inside(output_dir, path)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::PermissionDenied, error))
+}
+
 pub(super) fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {
     let folder = file.parent().unwrap_or(Path::new("."));
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

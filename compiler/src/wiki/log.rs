@@ -45,7 +45,14 @@ pub fn complete_log(conn: &Connection, output_dir: &Path) -> Result<(), std::io:
     let due = store::meta(conn, LOG_DUE).map_err(std::io::Error::other)?;
     let Some(due) = due.and_then(|due| serde_json::from_str::<serde_json::Value>(&due).ok()) else { return Ok(()) };
     let (Some(file), Some(lines)) = (due["file"].as_str(), due["lines"].as_str()) else { return Ok(()) };
-    let file = output_dir.join(file);
+    let file = crate::store::paths::inside(output_dir, file)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::PermissionDenied, error))?;
+    if !is_ours(&file)? {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("`{}` is not a log this tool wrote: its lines are not left in it; move it away", file.display()),
+        ));
+    }
     // Only the end of the day's log can hold them: read that much, not the whole day.
     let tail = read_tail(&file, lines.len()).unwrap_or_default();
     let tail = tail.as_slice();
@@ -59,6 +66,24 @@ pub fn complete_log(conn: &Connection, output_dir: &Path) -> Result<(), std::io:
     crate::failpoint("log");
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&file)?;
     std::io::Write::write_all(&mut log, &lines.as_bytes()[done..])
+}
+
+/// Whether the day's log at `file` is absent, empty or opens with a line this tool writes (a JSON object
+/// with a `run_id`): a file of the user's own there is never appended to.
+fn is_ours(file: &Path) -> std::io::Result<bool> {
+    use std::io::BufRead;
+    let opened = match std::fs::File::open(file) {
+        Ok(opened) => opened,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(error) => return Err(error),
+    };
+    let mut first = Vec::new();
+    std::io::Read::take(std::io::BufReader::new(opened), 1 << 16).read_until(b'\n', &mut first)?;
+    if first.is_empty() {
+        return Ok(true);
+    }
+    let line: Option<serde_json::Value> = serde_json::from_slice(&first).ok();
+    Ok(line.is_some_and(|line| line.get("run_id").is_some()))
 }
 
 /// The last `length` bytes of a file (all of it when shorter).
@@ -104,6 +129,14 @@ mod tests {
             complete_log(&conn, output.path()).unwrap();
             assert_eq!(std::fs::read_to_string(&file).unwrap(), format!("{earlier}{lines}"), "cut at {cut}");
         }
+        // A file of the user's own where the day's log goes is left as it is.
+        let output = tempfile::tempdir().unwrap();
+        let file = output.path().join("logs/2026/11/30.jsonl");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "my own notes\n").unwrap();
+        let error = complete_log(&conn, output.path()).unwrap_err();
+        assert!(error.to_string().contains("not a log this tool wrote"), "{error}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "my own notes\n");
         record_log(&conn, "run-2", "2026-11-30T00:00:00.000Z", &[]).unwrap();
         assert_eq!(store::meta(&conn, LOG_DUE).unwrap(), None, "a build without changes owes nothing");
     }

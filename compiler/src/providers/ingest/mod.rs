@@ -273,7 +273,7 @@ fn read_open_file(project: &Project, id: &str, prior: Option<&Ingested>) -> Resu
 
 /// The text of a stored source without the front matter ingest wrote.
 fn stored_body(output_dir: &std::path::Path, prior: &Ingested) -> Result<String, IngestError> {
-    let path = output_dir.join(&prior.file);
+    let path = prior.text_path(output_dir)?;
     let text = std::fs::read_to_string(&path)
         .map_err(|source| ingested::IngestedError::Read { path: path.clone(), source })?;
     Ok(ingested::document_text(&text))
