@@ -1,8 +1,12 @@
 //! Trust, round 2 (issue 40): what a hostile pull request, a careless user or a flood of clients tried on
 //! 632acd5 and got through. Each test here failed on that commit; the comment above it names the item.
 
-use serde_json::Value;
+use std::io::{BufRead, Read, Write};
+use std::process::{Command, Stdio};
 
+use serde_json::{Value, json};
+
+use crate::trust::{INITIALIZE, http_server, post};
 use crate::{CliTest, stderr};
 
 fn ingested_entry(reference: &str, file: &str) -> Value {
@@ -156,4 +160,134 @@ fn an_output_folder_linked_out_of_the_project_is_refused() {
     assert!(!output.status.success());
     assert!(stderr(&output).contains("symbolic link"), "{}", stderr(&output));
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing was written through the link");
+}
+
+fn built() -> CliTest {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
+    test.write("docs/b.md", "# B\n\nAlso [[Foo]].\n");
+    test.build();
+    test
+}
+
+// 3. Bytes that are not UTF-8 get a parse error over stdio; the server keeps serving.
+#[test]
+fn a_line_that_is_not_utf8_gets_a_parse_error_and_stdio_keeps_serving() {
+    let test = built();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("-C")
+        .arg(test.root())
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut replies = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let mut reply = || -> Value { serde_json::from_str(&replies.next().unwrap().unwrap()).unwrap() };
+    writeln!(stdin, "{INITIALIZE}").unwrap();
+    assert_eq!(reply()["id"], 1);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/\xff\"}\n").unwrap();
+    assert_eq!(reply()["error"]["code"], -32700);
+    // A line longer than the body limit is refused whole, without holding it.
+    let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"{}\"}}\n", "x".repeat(5 << 20));
+    stdin.write_all(long.as_bytes()).unwrap();
+    assert_eq!(reply()["error"]["code"], -32700);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call"}}"#).unwrap();
+    assert_eq!(reply()["error"]["code"], -32602, "tools/call without params (item 16)");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list"}}"#).unwrap();
+    let tools = reply();
+    assert_eq!(tools["id"], 5);
+    assert!(tools["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    drop(stdin);
+    let _ = server.wait();
+}
+
+// 8. --allow-remote turns the Host and Origin checks off: it needs a token on any address.
+#[test]
+fn allow_remote_needs_a_token_on_loopback_too() {
+    let test = built();
+    for address in ["127.0.0.1:0", "0.0.0.0:0"] {
+        let stderr = test.fails(&["serve", "--http", address, "--allow-remote"], "without a bearer token");
+        assert!(stderr.contains("--token-env"), "{stderr}");
+    }
+}
+
+// 16. Over HTTP, what rmcp would refuse as plain text gets a JSON-RPC error.
+#[test]
+fn odd_ids_batches_and_duplicate_keys_get_json_rpc_errors_over_http() {
+    let test = built();
+    let (mut server, port) = http_server(&test, 1024);
+    for (message, code) in [
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#, -32600),
+        (r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/list"}"#, -32600),
+        (r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#, -32600),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#, -32600),
+        (r#"{"jsonrpc":"2.0","id":4,"id":4,"method":"tools/list"}"#, -32600),
+        (r#"{"jsonrpc":"2.0","id":6,"method":"tools/call"}"#, -32602),
+    ] {
+        let (status, response) = post(port, message, "");
+        assert_eq!(status, 400, "{message}: {response}");
+        let body: Value = serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], code, "{message}: {body}");
+        assert_eq!(body["jsonrpc"], "2.0");
+    }
+    server.kill().unwrap();
+    let _ = server.wait();
+}
+
+/// The `mcp-session-id` header of an HTTP response.
+fn session_id(response: &str) -> String {
+    let head = response.split("\r\n\r\n").next().unwrap();
+    let line = head.lines().find(|line| line.to_ascii_lowercase().starts_with("mcp-session-id:")).unwrap();
+    line.split_once(':').unwrap().1.trim().to_string()
+}
+
+// 4. A flood of `initialize` keeps a bounded number of sessions: the least recently used goes.
+#[test]
+fn a_flood_of_sessions_evicts_the_least_recently_used() {
+    let test = built();
+    let (mut server, port) = http_server(&test, 1024);
+    let first = session_id(&post(port, INITIALIZE, "").1);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let with = |id: &str| format!("Mcp-Session-Id: {id}\r\n");
+    let mut last = String::new();
+    for _ in 0..300 {
+        let (status, response) = post(port, INITIALIZE, "");
+        assert_eq!(status, 200, "{response}");
+        last = session_id(&response);
+    }
+    let (status, response) = post(port, list, &with(&first));
+    assert_eq!(status, 404, "the oldest session was closed for newer ones: {response}");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(port, initialized, &with(&last)).0, 202);
+    let (status, response) = post(port, list, &with(&last));
+    assert_eq!(status, 200, "{response}");
+    assert!(response.contains("knowledge_search"), "{response}");
+    server.kill().unwrap();
+    let _ = server.wait();
+}
+
+// 5. Idle connections cannot hold every slot: a real client is served, and an idle one is closed.
+#[test]
+fn idle_connections_do_not_keep_real_clients_out() {
+    let test = built();
+    let (mut server, port) = http_server(&test, 4096);
+    let idle: Vec<std::net::TcpStream> =
+        (0..520).map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let (status, response) = post(port, INITIALIZE, "");
+    assert_eq!(status, 200, "{response}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "served after {:?}", started.elapsed());
+    // The oldest idle connections were closed to make room.
+    let mut first = idle.into_iter().next().unwrap();
+    first.set_read_timeout(Some(std::time::Duration::from_secs(15))).unwrap();
+    let mut buffer = [0u8; 16];
+    assert_eq!(first.read(&mut buffer).unwrap_or(0), 0, "a connection that sent nothing is closed");
+    server.kill().unwrap();
+    let _ = server.wait();
+    let _ = json!(null);
 }

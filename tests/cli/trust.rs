@@ -421,7 +421,7 @@ fn control_characters_in_file_names_never_reach_output_raw() {
 }
 
 /// `knowledge serve --http 127.0.0.1:0` under a file-descriptor limit, with its port.
-fn http_server(test: &CliTest, descriptors: u32) -> (std::process::Child, u16) {
+pub(crate) fn http_server(test: &CliTest, descriptors: u32) -> (std::process::Child, u16) {
     let mut server = Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit -n {descriptors} && exec \"$0\" -C \"$1\" serve --http 127.0.0.1:0"))
@@ -437,7 +437,7 @@ fn http_server(test: &CliTest, descriptors: u32) -> (std::process::Child, u16) {
 }
 
 /// One HTTP POST to `/mcp` with `headers`; the status code and the body.
-fn post(port: u16, body: &str, headers: &str) -> (u16, String) {
+pub(crate) fn post(port: u16, body: &str, headers: &str) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
     let request = format!(
@@ -451,7 +451,7 @@ fn post(port: u16, body: &str, headers: &str) -> (u16, String) {
     (status, response)
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 // 11 and 12 over HTTP.
 #[test]

@@ -24,6 +24,7 @@ mod args;
 pub mod client;
 mod entities;
 mod resources;
+mod sessions;
 mod transport;
 
 pub use args::*;

@@ -1,8 +1,9 @@
 //! How `knowledge serve` meets its clients: stdio, or streamable HTTP on loopback. Both check each JSON-RPC
 //! message's envelope before rmcp sees it, so a malformed request with an id gets an error reply naming
 //! that id (-32600, or -32700 for text that is not JSON) instead of silence, and the server keeps serving.
-//! Over HTTP the server also caps its connections, survives a failing `accept` (out of file descriptors,
-//! say), and refuses requests whose `Origin` is not a loopback page.
+//! Over HTTP the server also caps its connections and its sessions, drops a connection that sends no request
+//! in time, survives a failing `accept` (out of file descriptors, say), and refuses requests whose `Origin`
+//! is not a loopback page. docs/deployment.md states these limits.
 
 use std::sync::Arc;
 
@@ -12,46 +13,173 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 use super::KnowledgeServer;
 
-/// Connections served at once over HTTP; past this, new ones wait in the listen backlog.
-const MAX_CONNECTIONS: usize = 512;
-/// The largest request body accepted over HTTP (rmcp's own default).
-const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Connections served at once over HTTP. At the cap, the oldest connection that has not yet sent a whole
+/// request is dropped for the new one (a client that sends nothing cannot hold a slot a real one needs);
+/// when every connection has sent one, new ones wait in the listen backlog.
+pub(crate) const MAX_CONNECTIONS: usize = 512;
+/// The largest request body accepted over HTTP (rmcp's own default), and the longest line over stdio.
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How long a connection may take to send a request's head, counted from when the server starts waiting
+/// for it: a new connection, and one idle between requests, is closed after this.
+pub(crate) const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a request's body may take to arrive.
+pub(crate) const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// MCP sessions kept at once over HTTP (each holds about 80 KB until it is closed or idles out); a new
+/// one past this closes the session that was used least recently.
+pub(crate) const MAX_SESSIONS: usize = 256;
+/// How long an unused session is kept.
+pub(crate) const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Methods whose request must carry `params`: without them the reply is -32602, as JSON-RPC says.
+const METHODS_WITH_PARAMS: [&str; 7] = [
+    "initialize",
+    "tools/call",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/get",
+    "completion/complete",
+];
 
 /// The JSON-RPC error reply to one incoming message, or `None` when its envelope is sound (rmcp answers
-/// it). Sound means: a JSON object with `"jsonrpc": "2.0"`; a string `method` if it has one; an object
-/// `params` if it has them (MCP passes parameters by name); an `id` that is a string, a number or absent.
-/// A batch (an array) is left to rmcp.
+/// it). Sound means: a JSON object with `"jsonrpc": "2.0"`, no key twice (anywhere in it); a string
+/// `method` if it has one; an object `params` if it has them (MCP passes parameters by name), and params
+/// where the method needs them; an `id` that is a string or an integer, or absent (a notification). A batch
+/// (an array) is refused: MCP 2025-06-18 has no batches.
 #[must_use]
 pub(crate) fn envelope_error(message: &[u8]) -> Option<serde_json::Value> {
     let reply = |id: serde_json::Value, code: i64, message: &str| {
         Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
     };
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(message) else {
-        return reply(serde_json::Value::Null, -32700, "Parse error: the message is not JSON");
+        return reply(serde_json::Value::Null, -32700, "Parse error: the message is not JSON (or not UTF-8)");
     };
     if value.is_array() {
-        return None;
+        return reply(serde_json::Value::Null, -32600, "Invalid Request: batches are not supported");
     }
     let Some(object) = value.as_object() else {
         return reply(serde_json::Value::Null, -32600, "Invalid Request: a message is a JSON object");
     };
-    let id = object.get("id").cloned().unwrap_or(serde_json::Value::Null);
-    let id_ok = matches!(id, serde_json::Value::Null | serde_json::Value::String(_) | serde_json::Value::Number(_));
-    let reply_id = if id_ok { id.clone() } else { serde_json::Value::Null };
+    let id = object.get("id");
+    let id_ok = match id {
+        None => true,
+        Some(serde_json::Value::String(_)) => true,
+        Some(serde_json::Value::Number(number)) => number.is_i64() || number.is_u64(),
+        // JSON-RPC allows a null id only in an error reply that could not read the request's.
+        Some(serde_json::Value::Null) => object.contains_key("error"),
+        Some(_) => false,
+    };
+    let reply_id = if id_ok { id.cloned().unwrap_or(serde_json::Value::Null) } else { serde_json::Value::Null };
+    let method = object.get("method");
     let problem = if object.get("jsonrpc").and_then(serde_json::Value::as_str) != Some("2.0") {
         Some("Invalid Request: `jsonrpc` must be \"2.0\"")
     } else if !id_ok {
-        Some("Invalid Request: `id` must be a string or a number")
-    } else if object.get("method").is_some_and(|m| !m.is_string()) {
+        Some("Invalid Request: `id` must be a string or an integer")
+    } else if method.is_some_and(|m| !m.is_string()) {
         Some("Invalid Request: `method` must be a string")
     } else if object.get("params").is_some_and(|p| !p.is_object()) {
         Some("Invalid Request: `params` must be an object")
-    } else if !object.contains_key("method") && !object.contains_key("result") && !object.contains_key("error") {
+    } else if method.is_none() && !object.contains_key("result") && !object.contains_key("error") {
         Some("Invalid Request: a message has a `method`, a `result` or an `error`")
+    } else if has_a_key_twice(message) {
+        Some("Invalid Request: a key appears twice in one object")
     } else {
         None
     };
-    problem.and_then(|problem| reply(reply_id, -32600, problem))
+    if let Some(problem) = problem {
+        return reply(reply_id, -32600, problem);
+    }
+    let needs_params = method.and_then(serde_json::Value::as_str).is_some_and(|m| METHODS_WITH_PARAMS.contains(&m));
+    if needs_params && id.is_some() && !object.contains_key("params") {
+        return reply(reply_id, -32602, "Invalid params: this method needs `params`");
+    }
+    None
+}
+
+/// Whether some object in the JSON text has a key twice: serde_json keeps the last one, and rmcp's typed
+/// reading refuses the message, so it is answered here instead.
+fn has_a_key_twice(message: &[u8]) -> bool {
+    struct Unique;
+    impl<'de> serde::Deserialize<'de> for Unique {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(UniqueVisitor)
+        }
+    }
+    struct UniqueVisitor;
+    impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+        type Value = Unique;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("JSON")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+            let mut keys = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if !keys.insert(key.into_owned()) {
+                    return Err(serde::de::Error::custom("a key twice"));
+                }
+                map.next_value::<Unique>()?;
+            }
+            Ok(Unique)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+            while seq.next_element::<Unique>()?.is_some() {}
+            Ok(Unique)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_unit<E>(self) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+    }
+    serde_json::from_slice::<Unique>(message).is_err()
+}
+
+/// One line of stdin, without its line end, into `line`: `Ok(None)` at the end of input, `Ok(Some(false))`
+/// for a line longer than [`MAX_BODY_BYTES`] (read to its end and dropped, so a flood costs no memory).
+/// Bytes are kept as they are: a line that is not UTF-8 is answered as a parse error, not the end.
+async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let mut fits = true;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if line.is_empty() && fits { None } else { Some(fits) });
+        }
+        let (taken, ended) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (available.len(), false),
+        };
+        let content = &available[..if ended { taken - 1 } else { taken }];
+        if fits && line.len() + content.len() <= MAX_BODY_BYTES {
+            line.extend_from_slice(content);
+        } else {
+            fits = false;
+            line.clear();
+        }
+        reader.consume(taken);
+        if ended {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(Some(fits));
+        }
+    }
 }
 
 /// Serves MCP over stdin and stdout until the client disconnects. Lines whose envelope is unsound are
@@ -66,17 +194,25 @@ pub async fn serve_stdio(server: KnowledgeServer) -> anyhow::Result<()> {
     let errors = replies.clone();
     let reader = tokio::spawn(async move {
         let mut to_server = to_server;
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim().is_empty() {
+        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        while let Ok(Some(fits)) = read_line(&mut stdin, &mut line).await {
+            if fits && line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match envelope_error(line.as_bytes()) {
+            let error = if fits {
+                envelope_error(&line)
+            } else {
+                let problem = format!("Parse error: a message longer than {MAX_BODY_BYTES} bytes");
+                Some(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": problem}}))
+            };
+            match error {
                 Some(error) => {
                     let _ = errors.send(format!("{error}\n").into_bytes());
                 }
                 None => {
-                    if to_server.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                    line.push(b'\n');
+                    if to_server.write_all(&line).await.is_err() {
                         break;
                     }
                 }
@@ -126,9 +262,11 @@ pub async fn serve_http(
         allow_remote || address.ip().is_loopback(),
         "refusing to serve on `{address}`, which is not a loopback address (pass --allow-remote to serve other hosts)"
     );
+    // --allow-remote turns the Host and Origin checks off, so whatever address it serves on, only a token
+    // keeps a web page (DNS rebinding) or another host out.
     anyhow::ensure!(
-        address.ip().is_loopback() || token.is_some(),
-        "refusing to serve on `{address}` without a bearer token: off loopback, --token-env NAME is required"
+        (address.ip().is_loopback() && !allow_remote) || token.is_some(),
+        "refusing to serve on `{address}` with --allow-remote (or off loopback) without a bearer token: --token-env NAME is required"
     );
     let token: Option<Arc<str>> = token.map(Arc::from);
     let mut config = StreamableHttpServerConfig::default();
@@ -137,17 +275,24 @@ pub async fn serve_http(
     } else {
         config.with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
     };
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(SESSION_IDLE);
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(super::sessions::BoundedSessions::new(sessions, MAX_SESSIONS)),
         config,
     ));
     let listener = tokio::net::TcpListener::bind(address).await?;
     // The bound address goes to stderr, so that a caller that asked for port 0 learns the port.
     eprintln!("knowledge: serving MCP at http://{}/mcp", listener.local_addr()?);
     let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let unproven = Arc::new(std::sync::Mutex::new(Unproven::default()));
     loop {
-        // A permit first: at the cap, new connections wait in the kernel's backlog, not in memory.
+        // At the cap, the oldest connection that has sent no whole request yet makes room; with none such,
+        // new connections wait in the kernel's backlog, not in memory.
+        if connections.available_permits() == 0 {
+            lock(&unproven).shed_oldest();
+        }
         let permit = connections.clone().acquire_owned().await?;
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -161,12 +306,16 @@ pub async fn serve_http(
         };
         let service = service.clone();
         let token = token.clone();
+        let (number, shed) = lock(&unproven).add();
+        let unproven = unproven.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let io = hyper_util::rt::TokioIo::new(stream);
+            let proven = unproven.clone();
             let handler = hyper::service::service_fn(move |request| {
                 let service = service.clone();
                 let token = token.clone();
+                lock(&proven).remove(number);
                 async move {
                     if !bearer_matches(&request, token.as_deref()) {
                         return Ok::<_, std::convert::Infallible>(unauthorized());
@@ -174,10 +323,52 @@ pub async fn serve_http(
                     Ok::<_, std::convert::Infallible>(answer(&service, request).await)
                 }
             });
-            // A connection that fails is that client's problem; the server keeps accepting.
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, handler).await;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(io, handler);
+            // A connection that fails is that client's problem; the server keeps accepting. One shed for a
+            // newer connection is dropped, which closes it.
+            tokio::select! {
+                _ = connection => {}
+                () = shed.notified() => {}
+            }
+            lock(&unproven).remove(number);
         });
     }
+}
+
+/// The connections that have not yet sent a whole request head, oldest first, each with the signal that
+/// drops it.
+#[derive(Default)]
+struct Unproven {
+    next: u64,
+    connections: std::collections::BTreeMap<u64, Arc<tokio::sync::Notify>>,
+}
+
+impl Unproven {
+    fn add(&mut self) -> (u64, Arc<tokio::sync::Notify>) {
+        let number = self.next;
+        self.next += 1;
+        let shed = Arc::new(tokio::sync::Notify::new());
+        self.connections.insert(number, shed.clone());
+        (number, shed)
+    }
+
+    fn remove(&mut self, number: u64) {
+        self.connections.remove(&number);
+    }
+
+    fn shed_oldest(&mut self) {
+        if let Some((_, shed)) = self.connections.pop_first() {
+            // A stored permit: the connection's task sees it even if it is not waiting yet.
+            shed.notify_one();
+        }
+    }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 type Response = hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
@@ -196,9 +387,12 @@ where
         return service.handle(request).await;
     }
     let (parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) => return plain(hyper::StatusCode::PAYLOAD_TOO_LARGE, &format!("cannot read the body: {error}")),
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(error)) => {
+            return plain(hyper::StatusCode::PAYLOAD_TOO_LARGE, &format!("cannot read the body: {error}"));
+        }
+        Err(_) => return plain(hyper::StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time"),
     };
     if let Some(error) = envelope_error(&bytes) {
         return hyper::Response::builder()
@@ -276,6 +470,24 @@ mod tests {
         assert_eq!(code_and_id(r#"{"jsonrpc":"2.0","id":[1],"method":"x"}"#), Some((-32600, serde_json::Value::Null)));
         assert_eq!(code_and_id("garbage"), Some((-32700, serde_json::Value::Null)));
         assert_eq!(code_and_id("7"), Some((-32600, serde_json::Value::Null)));
+        // Issue 40, item 16: what rmcp would refuse with a plain-text 415 over HTTP.
+        let null = serde_json::Value::Null;
+        for message in [
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+        ] {
+            assert_eq!(code_and_id(message), Some((-32600, null.clone())), "{message}");
+        }
+        assert_eq!(code_and_id(r#"{"jsonrpc":"2.0","id":8,"id":9,"method":"tools/list"}"#), Some((-32600, id(9))));
+        assert_eq!(
+            code_and_id(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a","name":"b"}}"#),
+            Some((-32600, id(8)))
+        );
+        assert_eq!(code_and_id(r#"{"jsonrpc":"2.0","id":10,"method":"tools/call"}"#), Some((-32602, id(10))));
+        let not_utf8 = envelope_error(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/\xff\"}").unwrap();
+        assert_eq!(not_utf8["error"]["code"], -32700);
     }
 
     #[test]
@@ -285,7 +497,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list"}"#,
         ] {
             assert_eq!(envelope_error(message.as_bytes()), None, "{message}");
         }
