@@ -222,13 +222,23 @@ fn s3_ingest_reads_an_object_with_the_environments_credentials() {
     assert_eq!(moto.put("team-docs", ""), 200);
     put("runbooks/pump.md", "# Pump runbook\n\nPrime the pump before the first start.\n");
 
-    let test = project("");
     let credentials = [
         ("AWS_ACCESS_KEY_ID", "test-key"),
         ("AWS_SECRET_ACCESS_KEY", "test-secret"),
         ("AWS_REGION", "us-east-1"),
         ("AWS_ENDPOINT_URL", endpoint.as_str()),
     ];
+    // Closed until `[ingest] allow_buckets` opens it, whatever the environment holds (issue 40, item 11).
+    let closed = project("");
+    let refused = closed.run_with_env(&["ingest", "source", "s3://team-docs/runbooks/pump.md"], &credentials);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("`s3://` ingest is off"), "{}", stderr(&refused));
+    let other = project("allow_buckets = [\"other\"]\n");
+    let refused = other.run_with_env(&["ingest", "source", "s3://team-docs/runbooks/pump.md"], &credentials);
+    assert!(stderr(&refused).contains("`team-docs` is not in `[ingest] allow_buckets`"), "{}", stderr(&refused));
+    assert!(closed.ok(&["ingest", "list"]).is_empty() && other.ok(&["ingest", "list"]).is_empty());
+
+    let test = project("allow_buckets = [\"team-docs\"]\n");
     let run = |args: &[&str]| test.run_with_env(args, &credentials);
     let ingested = run(&["ingest", "source", "s3://team-docs/runbooks/pump.md", "--json"]);
     assert!(ingested.status.success(), "{}", stderr(&ingested));

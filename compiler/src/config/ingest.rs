@@ -1,7 +1,7 @@
 //! `[ingest]`: where `knowledge ingest source` may read from, and within which limits. Every resolver is
 //! closed until configured: `file://` reads only inside `file_roots`, `https://` only from `allow_domains`,
-//! `open-files://` only through `open_files_manifest`; `s3://` reads with the credentials the environment
-//! gives (their policy is the gate).
+//! `open-files://` only through `open_files_manifest`, `s3://` only from `allow_buckets` (with the
+//! credentials the environment gives: an `AWS_*` variable set for another tool opens nothing by itself).
 
 use serde::Deserialize;
 
@@ -12,6 +12,8 @@ pub struct IngestConfig {
     pub file_roots: Vec<String>,
     /// Hosts (and their subdomains) `https://` refs may name; none: `https://` ingest is off.
     pub allow_domains: Vec<String>,
+    /// Buckets `s3://` refs may name; none: `s3://` ingest is off.
+    pub allow_buckets: Vec<String>,
     /// Whether `http://` refs (no TLS) to allowed hosts are read too: for a server on a trusted network.
     pub allow_http: bool,
     /// The largest content read, in bytes; a larger one is refused, not cut.
@@ -32,6 +34,7 @@ impl Default for IngestConfig {
         IngestConfig {
             file_roots: Vec::new(),
             allow_domains: Vec::new(),
+            allow_buckets: Vec::new(),
             allow_http: false,
             max_bytes: 5 * 1024 * 1024,
             timeout_seconds: 30,

@@ -44,6 +44,12 @@ pub(super) fn read(config: &IngestConfig, reference: &str, prior: Option<&Ingest
 /// Reads an `s3://BUCKET/KEY` ref.
 pub(super) fn read_s3(config: &IngestConfig, reference: &str, prior: Option<&Ingested>) -> Result<Read, String> {
     let (bucket, key) = s3::parse(reference).ok_or("an s3 ref is `s3://BUCKET/KEY`")?;
+    if config.allow_buckets.is_empty() {
+        return Err("`s3://` ingest is off: name the buckets it may read in `[ingest] allow_buckets`".to_string());
+    }
+    if !config.allow_buckets.iter().any(|allowed| allowed == bucket) {
+        return Err(format!("the bucket `{bucket}` is not in `[ingest] allow_buckets`"));
+    }
     let environment = s3::S3Environment::from_env()?;
     let signed = s3::signed_get(&environment, bucket, key, &s3::amz_date_now(), &[]);
     let mut headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
