@@ -68,20 +68,66 @@ pub fn failpoint(name: &str) {
 }
 
 /// A file name or other untrusted text as a human-readable output shows it: control characters (a newline,
-/// an escape sequence) are written as Rust escapes (`\n`, `\u{1b}`), so a hostile name cannot start a line
-/// of its own in a terminal or a CI log (GitHub reads `::error ...` lines as workflow commands).
+/// an escape sequence, C1 controls such as U+0085) and the characters that reorder or break a line without
+/// showing (bidirectional controls such as U+202E, the line and paragraph separators) are written as Rust
+/// escapes (`\n`, `\u{1b}`, `\u{202e}`), so a hostile name cannot start a line of its own in a terminal or
+/// a CI log (GitHub reads `::error ...` lines as workflow commands), move the cursor, or read backwards.
+/// The one rule for every human output and annotation; [`escape_text`] for a source's text, whose line breaks
+/// stay.
 #[must_use]
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    escape_where(text, unsafe_on_a_terminal)
+}
+
+/// A source's text (a snippet, a chunk, an answer) as a human-readable output shows it: like [`escape`],
+/// but its line breaks and tabs stay as they are.
+#[must_use]
+pub fn escape_text(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_where(text, |c| c != '\n' && c != '\t' && unsafe_on_a_terminal(c))
+}
+
+/// Whether a character may not reach a terminal or a log raw.
+fn unsafe_on_a_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&escaped) {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut escaped = String::with_capacity(text.len() + 8);
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() {
-            escaped.extend(c.escape_default());
+        if escaped(c) {
+            out.extend(c.escape_default());
         } else {
-            escaped.push(c);
+            out.push(c);
         }
     }
-    std::borrow::Cow::Owned(escaped)
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_rule_escapes_what_a_terminal_would_act_on() {
+        for (raw, shown) in [
+            ("a\u{1b}[2Jb", "a\\u{1b}[2Jb"),
+            ("bell\u{7}", "bell\\u{7}"),
+            ("next\u{85}line", "next\\u{85}line"),
+            ("evil\u{202e}txt.md", "evil\\u{202e}txt.md"),
+            ("iso\u{2066}late", "iso\\u{2066}late"),
+            ("sep\u{2028}arator", "sep\\u{2028}arator"),
+            ("two\nlines", "two\\nlines"),
+            ("plain ünïcode 日本", "plain ünïcode 日本"),
+        ] {
+            assert_eq!(super::escape(raw), shown, "{raw:?}");
+        }
+        assert_eq!(
+            super::escape_text("line one\n\tline two\u{1b}]8;;x\u{7}"),
+            "line one\n\tline two\\u{1b}]8;;x\\u{7}"
+        );
+        assert_eq!(super::escape_text("cr\roverwrites"), "cr\\roverwrites");
+    }
 }

@@ -34,9 +34,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "error: {error}");
+            // An error can quote what a file, a remote server or a provider said: shown escaped.
+            let _ = writeln!(stderr, "error: {}", knowledge::escape_text(&error.to_string()));
             for cause in error.chain().skip(1) {
-                let _ = writeln!(stderr, "  Cause: {cause}");
+                let _ = writeln!(stderr, "  Cause: {}", knowledge::escape_text(&cause.to_string()));
             }
             ExitCode::from(2)
         }

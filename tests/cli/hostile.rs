@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::trust::{INITIALIZE, http_server, post};
-use crate::{CliTest, stderr};
+use crate::{CliTest, stderr, stdout};
 
 fn ingested_entry(reference: &str, file: &str) -> Value {
     serde_json::json!({
@@ -290,4 +290,44 @@ fn idle_connections_do_not_keep_real_clients_out() {
     server.kill().unwrap();
     let _ = server.wait();
     let _ = json!(null);
+}
+
+/// Whether a human output holds a character a terminal or a CI log would act on.
+fn acts_on_a_terminal(output: &str) -> Option<char> {
+    output.chars().find(|&c| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
+// 12. One escaping rule for every human output: snippets, packs, get, ask, lint annotations, errors.
+#[test]
+fn control_and_bidirectional_characters_never_reach_a_terminal_raw() {
+    let test = CliTest::new();
+    test.write(
+        "docs/evil.md",
+        "# Evil \u{85}heading \u{202e}txt.md\n\nThe reactor manual says \u{1b}[2J clear, \u{1b}]8;;https://x.example\u{7}link\u{1b}]8;;\u{7} \
+         and rings \u{7} the reactor bell \u{202e} reversed.\n\nSee [the \u{1b}[31mmissing](gone\u{1b}[2J.md).\n",
+    );
+    test.build();
+    let chunk = test.search("reactor bell")["results"][0]["id"].as_str().unwrap().to_string();
+    for args in [
+        &["search", "reactor bell"][..],
+        &["search", "zzzz reactor"],
+        &["context", "pack", "reactor bell"],
+        &["get", "docs/evil.md"],
+        &["get", &chunk],
+        &["get", "docs/evil.md#L3-L3"],
+        &["ask", "what does the reactor manual say?"],
+        &["lint"],
+        &["lint", "--format", "github"],
+        &["list", "sources"],
+    ] {
+        let output = test.run(args);
+        for text in [stdout(&output), stderr(&output)] {
+            assert_eq!(acts_on_a_terminal(&text), None, "`knowledge {}`: {text:?}", args.join(" "));
+        }
+    }
+    // An error quoting what it was given is escaped too.
+    let output = test.run(&["get", "docs/\u{1b}[2Jnone.md"]);
+    assert_eq!(acts_on_a_terminal(&stderr(&output)), None, "{:?}", stderr(&output));
 }

@@ -106,7 +106,7 @@ fn print_human(out: &mut impl Write, answer: &Answer, streamed: bool) -> std::io
     if streamed {
         writeln!(out)?;
     } else {
-        writeln!(out, "{}", answer.answer)?;
+        writeln!(out, "{}", knowledge::escape_text(&answer.answer))?;
     }
     for citation in &answer.citations {
         writeln!(out, "[{}] {} ({})", citation.n, escape(&citation.reference), escape(&citation.title))?;

@@ -55,7 +55,8 @@ pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
     };
     print(args.json, &pack, |out| {
         for item in &pack.items {
-            writeln!(out, "## {}\n[{}]\n\n{}\n", item.title, item.reference, item.text)?;
+            let (title, reference) = (knowledge::escape(&item.title), knowledge::escape(&item.reference));
+            writeln!(out, "## {title}\n[{reference}]\n\n{}\n", knowledge::escape_text(&item.text))?;
         }
         writeln!(
             out,

@@ -131,7 +131,7 @@ fn print_resolved(out: &mut impl Write, resolved: &Resolved) -> std::io::Result<
                 chunk.source.hash
             )?;
             writeln!(out)?;
-            writeln!(out, "{}", chunk.text)
+            writeln!(out, "{}", knowledge::escape_text(&chunk.text))
         }
         (None, Some(source)) if resolved.lines.is_some() => {
             let lines = resolved.lines.as_ref().expect("checked above");
@@ -146,7 +146,7 @@ fn print_resolved(out: &mut impl Write, resolved: &Resolved) -> std::io::Result<
                 lines.revision
             )?;
             writeln!(out)?;
-            write!(out, "{}", lines.text)
+            write!(out, "{}", knowledge::escape_text(&lines.text))
         }
         (None, Some(source)) => {
             writeln!(out, "{}", escape(&source.title))?;

@@ -70,7 +70,7 @@ pub(crate) fn run(args: ListArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
             )?;
         }
         for index in listing.indexes.iter().flatten() {
-            writeln!(out, "{}  {} pages", index.path, index.page_count)?;
+            writeln!(out, "{}  {} pages", escape(&index.path), index.page_count)?;
         }
         match &listing.next_cursor {
             Some(cursor) => writeln!(out, "more: --cursor {cursor}"),

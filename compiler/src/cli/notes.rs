@@ -27,7 +27,12 @@ pub(crate) fn list(json: bool, at: &Invocation) -> anyhow::Result<ExitCode> {
     let notes = knowledge::sources::notes::load(&project.output_dir())?;
     print(json, &notes, |out| {
         for note in &notes {
-            writeln!(out, "{}  {}", SourceRef::note(&note.id), note.text.lines().next().unwrap_or_default())?;
+            writeln!(
+                out,
+                "{}  {}",
+                SourceRef::note(&note.id),
+                knowledge::escape(note.text.lines().next().unwrap_or_default())
+            )?;
         }
         Ok(())
     })?;

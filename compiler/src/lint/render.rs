@@ -57,7 +57,9 @@ pub fn render_json(report: &LintReport) -> String {
 /// GitHub Actions workflow commands: one annotation per finding.
 #[must_use]
 pub fn render_github(report: &LintReport) -> String {
-    let escape_data = |s: &str| s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    // The one escaping rule first (no control or bidirectional character reaches the log; line breaks are
+    // left to the workflow command's own encoding, which keeps a path's bytes), then that encoding.
+    let escape_data = |s: &str| crate::escape_text(s).replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
     let escape_property = |s: &str| escape_data(s).replace(':', "%3A").replace(',', "%2C");
     report
         .diagnostics

@@ -141,9 +141,10 @@ pub(super) fn snippet(
     if best > 0 {
         out.push('…');
     }
+    // The source's text is escaped (no control character of its own reaches a terminal), the marks are not.
     let mut cursor = window[0].0;
     for &(from, to, matched) in window {
-        out.push_str(&text[cursor..from]);
+        out.push_str(&crate::escape_text(&text[cursor..from]));
         if matched.is_some() {
             out.push_str(open);
             out.push_str(&text[from..to]);
@@ -156,7 +157,7 @@ pub(super) fn snippet(
     if best + width < spans.len() {
         out.push('…');
     } else {
-        out.push_str(&text[cursor..]);
+        out.push_str(&crate::escape_text(&text[cursor..]));
     }
     Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
 }

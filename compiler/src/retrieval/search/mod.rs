@@ -310,7 +310,7 @@ fn leading_text(text: &str) -> String {
     if snippet.len() < flat.len() {
         snippet.push('…');
     }
-    snippet
+    crate::escape_text(&snippet).into_owned()
 }
 
 /// An answer to `request` with no results yet: its query terms, keyword mode, not degraded.
