@@ -45,11 +45,12 @@ pub(crate) fn offset(at: usize) -> u32 {
 pub fn starts_list_item(line: &str) -> bool {
     let line = line.trim_start();
     let marked = |rest: &str| rest.is_empty() || rest.starts_with([' ', '\t']);
+    // An ordered item's number is read up to its first non-digit, never further: a caller may pass the
+    // rest of a long text, and a search for the `.` could cross all of it.
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     line.starts_with('|')
         || line.strip_prefix(['-', '*', '+']).is_some_and(marked)
-        || line
-            .split_once(['.', ')'])
-            .is_some_and(|(n, rest)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && marked(rest))
+        || (digits > 0 && matches!(line.as_bytes().get(digits), Some(b'.' | b')')) && marked(&line[digits + 1..]))
 }
 
 /// Whether a text is navigation, which points at answers and holds none (a table of contents, a list of

@@ -6,8 +6,9 @@ use std::collections::HashSet;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-/// At most this many distinct terms are searched; agents sometimes paste paragraphs.
-const MAX_TERMS: usize = 32;
+/// At most this many distinct terms are searched, the first ones of the query; agents sometimes paste
+/// paragraphs, and a pasted book must cost no more than its first words (docs/deployment.md).
+pub const MAX_TERMS: usize = 32;
 
 /// Words that carry no meaning for ranking; dropped from a query unless it holds nothing else.
 const STOPWORDS: &[&str] = &[
@@ -146,19 +147,45 @@ const STEM_ONLY: f64 = 0.75;
 /// treats specially, stopwords dropped unless nothing else is left.
 #[must_use]
 pub fn query_terms(query: &str) -> Vec<String> {
-    let mut all = Vec::new();
+    // One pass that stops at the first MAX_TERMS meaningful words, so a pasted book costs what reading its
+    // first words costs (issue 40: a set of the words seen, not a search of a list, keeps it linear).
+    let mut meaningful = Vec::new();
+    let mut stopwords = Vec::new();
+    let mut seen = HashSet::new();
     // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
     // searched on their own, and the phrase still earns the phrase boost.
     for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\''))) {
-        let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-        if !word.is_empty() && !all.contains(&word) {
-            all.push(word);
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        if word.is_empty() {
+            continue;
+        }
+        let word = word.to_lowercase();
+        if seen.contains(&word) {
+            continue;
+        }
+        seen.insert(word.clone());
+        if !STOPWORDS.contains(&word.as_str()) {
+            meaningful.push(word);
+            if meaningful.len() == MAX_TERMS {
+                break;
+            }
+        } else if stopwords.len() < MAX_TERMS {
+            stopwords.push(word);
         }
     }
-    let meaningful: Vec<String> = all.iter().filter(|w| !STOPWORDS.contains(&w.as_str())).cloned().collect();
-    let mut terms = if meaningful.is_empty() { all } else { meaningful };
-    terms.truncate(MAX_TERMS);
-    terms
+    if meaningful.is_empty() { stopwords } else { meaningful }
+}
+
+/// Whether a query holds more distinct words than [`query_terms`] searches: the rest are ignored, and the
+/// answer says so.
+#[must_use]
+pub fn terms_dropped(query: &str) -> bool {
+    let mut seen = HashSet::new();
+    query
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\'')))
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|word| !word.is_empty() && !STOPWORDS.contains(&word.to_lowercase().as_str()))
+        .any(|word| seen.insert(word.to_lowercase()) && seen.len() > MAX_TERMS)
 }
 
 pub(crate) fn words(text: &str) -> Vec<String> {
@@ -199,5 +226,20 @@ mod tests {
         assert_eq!(query_terms("std::fs::read pkg.mod"), ["std::fs::read", "pkg.mod"]);
         assert_eq!(query_terms("fast-twitch fibres"), ["fast", "twitch", "fibres"], "hyphenated words are words");
         assert!(query_terms("  \"*^()  ").is_empty());
+        let long: String = (0..100).map(|n| format!("word{n} the ")).collect();
+        assert_eq!(query_terms(&long).len(), super::MAX_TERMS, "the first terms are kept");
+        assert_eq!(query_terms(&long)[0], "word0");
+        assert!(super::terms_dropped(&long) && !super::terms_dropped("ownership rules"));
+    }
+
+    #[test]
+    fn query_terms_take_time_linear_in_the_query() {
+        // 100,000 distinct words took 52–73 s per search before (issue 40, item 10): the terms alone were
+        // quadratic. A bound of 2 s for a 1 MB query holds with a wide margin on a loaded machine.
+        let huge: String = (0..150_000).map(|n| format!("w{n} ")).collect();
+        let started = std::time::Instant::now();
+        assert_eq!(query_terms(&huge).len(), super::MAX_TERMS);
+        let _ = super::terms_dropped(&huge);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
     }
 }

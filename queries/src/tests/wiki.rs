@@ -457,3 +457,43 @@ fn concept_keys_lowercase_and_join_words_the_same_way_for_ascii_and_other_text()
     assert_eq!(concept_key("Humus Heap"), "humus-heap");
     assert_eq!(concept_key(&long).len(), 79, "cut at 80 bytes, then the trailing `-` dropped");
 }
+
+/// A document of `n` mentions in one paragraph, one list and many short paragraphs: links, wikilinks,
+/// definitions, embeds.
+fn mention_dense(n: usize) -> String {
+    let mut text = String::from("# Dense\n\n");
+    for i in 0..n {
+        text.push_str(&format!("See [[note {i}]] and [this](other-{i}.md); **term{i}** is defined here. "));
+    }
+    text.push_str("\n\n");
+    for i in 0..n {
+        text.push_str(&format!("- item [[entry {i}]] with ![[embed {i}]]\n  continued line\n"));
+    }
+    text.push('\n');
+    for i in 0..n / 4 {
+        text.push_str(&format!("A paragraph about [[topic {i}]]\n\n"));
+    }
+    text
+}
+
+#[test]
+// The test times the queries; the queries themselves read no clock.
+#[allow(clippy::disallowed_methods)]
+fn signals_take_time_linear_in_a_mention_dense_document() {
+    // Issue 40, item 2: 16,000 links in one paragraph took 232 s, plain text of the same size 0.4 s; the
+    // time grew with the square of the mentions. Here four times the mentions must cost far less than
+    // sixteen times the time (a linear cost gives about four; the bound leaves room for a noisy machine),
+    // and the larger document stays within seconds even unoptimized.
+    let time = |n: usize| {
+        let db = TestDb::new(1000, 0);
+        let file = db.file("dense.md", &mention_dense(n));
+        let started = std::time::Instant::now();
+        let count = crate::concept_signals(&db, file).len();
+        (started.elapsed(), count)
+    };
+    let (small, small_count) = time(1_000);
+    let (large, large_count) = time(4_000);
+    assert!(large_count >= 4 * small_count - 8, "{small_count} then {large_count} signals");
+    assert!(large < small * 10 + std::time::Duration::from_millis(200), "1,000 mentions: {small:?}; 4,000: {large:?}");
+    assert!(large < std::time::Duration::from_secs(20), "{large:?}");
+}

@@ -140,18 +140,19 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
             push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize));
         }
     }
+    let mut places = Places::new(text, doc);
     for term in &doc.emphasis {
         if is_definition(text, term.start as usize, term.end as usize, &term.text) {
-            push(SignalKind::Defined, &term.text, None, block_around(text, doc, term.start as usize));
+            push(SignalKind::Defined, &term.text, None, places.block_around(term.start as usize));
         }
     }
     for link in &doc.wikilinks {
-        let place = block_around(text, doc, link.start as usize);
+        let place = places.block_around(link.start as usize);
         let kind = if link.embed { SignalKind::Embed } else { SignalKind::Wikilink };
         push(kind, &link.first, link.second.clone(), place);
     }
     for link in doc.links.iter().filter(|link| is_relative_document(&link.target)) {
-        push(SignalKind::Link, &link.target, None, block_around(text, doc, link.start as usize));
+        push(SignalKind::Link, &link.target, None, places.block_around(link.start as usize));
     }
     signals
 }
@@ -177,38 +178,108 @@ fn lead_block(text: &str, doc: &ParsedDocument) -> Option<(usize, usize)> {
         .map(|b| (b.start as usize, b.end as usize))
 }
 
-/// The top-level block that holds `at`.
-/// A long block is narrowed to the sentences around `at`, and a list or table to the item that holds it:
-/// one item is the place, not the whole list, and a hard-wrapped line is not a sentence.
-fn block_around(text: &str, doc: &ParsedDocument, at: usize) -> (usize, usize) {
-    let index = doc.blocks.partition_point(|b| b.start as usize <= at).saturating_sub(1);
-    let Some(block) = doc.blocks.get(index) else { return (at, at) };
-    let (start, end) = (block.start as usize, block.end as usize);
-    let at = at.clamp(start, end);
-    let first = text[start..end].trim_start();
-    let listed = crate::text::starts_list_item;
-    if !listed(first) {
-        return if end - start <= EXCERPT_BYTES { (start, end) } else { sentences_around(text, start, end, at) };
-    }
-    // The item: from the line holding `at` back to the line its marker starts, on to the next item.
-    let mut item_start = text[start..at].rfind('\n').map_or(start, |n| start + n + 1);
-    while item_start > start && !listed(&text[item_start..]) {
-        item_start = text[start..item_start - 1].rfind('\n').map_or(start, |n| start + n + 1);
-    }
-    let mut item_end = text[at..end].find('\n').map_or(end, |n| at + n);
-    while item_end < end && !listed(&text[item_end + 1..]) && !text[item_end + 1..].starts_with('\n') {
-        item_end = text[item_end + 1..end].find('\n').map_or(end, |n| item_end + 1 + n);
-    }
-    (item_start, item_end)
+/// Where mentions are quoted from, worked out once per block and reused for every mention in it: a block
+/// with thousands of links would otherwise be scanned again for each one, and a build's time would grow
+/// with the square of its size (issue 40: 16,000 links in one paragraph took 232 s).
+struct Places<'a> {
+    text: &'a str,
+    doc: &'a ParsedDocument,
+    blocks: std::collections::HashMap<usize, BlockPlaces>,
 }
 
-/// The sentence of `start..end` that holds `at`, with its neighbours while they fit in
+/// One block's places: its sentence bounds (a long paragraph), or its lines (a list or a table).
+enum BlockPlaces {
+    Whole,
+    Sentences(Vec<usize>),
+    Items(Items),
+}
+
+/// A list or table block's lines: where each starts, the item each belongs to, and where an item that
+/// runs on from a line ends.
+struct Items {
+    /// The newlines inside the block, in order.
+    newlines: Vec<usize>,
+    /// For each line (the first, then one after each newline), where its item starts: the nearest line at
+    /// or above it that starts a list item, else the block's start.
+    item_start: Vec<usize>,
+    /// For each newline, where an item running through it ends: the first newline at or after it whose
+    /// next line starts an item or is blank, else the block's end.
+    item_end: Vec<usize>,
+}
+
+impl<'a> Places<'a> {
+    fn new(text: &'a str, doc: &'a ParsedDocument) -> Places<'a> {
+        Places { text, doc, blocks: std::collections::HashMap::new() }
+    }
+
+    /// The top-level block that holds `at`.
+    /// A long block is narrowed to the sentences around `at`, and a list or table to the item that holds it:
+    /// one item is the place, not the whole list, and a hard-wrapped line is not a sentence.
+    fn block_around(&mut self, at: usize) -> (usize, usize) {
+        let (text, doc) = (self.text, self.doc);
+        let index = doc.blocks.partition_point(|b| b.start as usize <= at).saturating_sub(1);
+        let Some(block) = doc.blocks.get(index) else { return (at, at) };
+        let (start, end) = (block.start as usize, block.end as usize);
+        let at = at.clamp(start, end);
+        match self.blocks.entry(index).or_insert_with(|| BlockPlaces::of(text, start, end)) {
+            BlockPlaces::Whole => (start, end),
+            BlockPlaces::Sentences(bounds) => sentences_around(bounds, at),
+            BlockPlaces::Items(items) => items.around(start, end, at),
+        }
+    }
+}
+
+impl BlockPlaces {
+    fn of(text: &str, start: usize, end: usize) -> BlockPlaces {
+        let listed = crate::text::starts_list_item;
+        if !listed(text[start..end].trim_start()) {
+            if end - start <= EXCERPT_BYTES {
+                return BlockPlaces::Whole;
+            }
+            let mut bounds = vec![start];
+            bounds.extend(sentence_ends(&text[start..end]).map(|n| start + n));
+            bounds.push(end);
+            bounds.dedup();
+            return BlockPlaces::Sentences(bounds);
+        }
+        let newlines: Vec<usize> = text[start..end].match_indices('\n').map(|(n, _)| start + n).collect();
+        let mut item_start = Vec::with_capacity(newlines.len() + 1);
+        item_start.push(start);
+        for &newline in &newlines {
+            let line = newline + 1;
+            let previous = *item_start.last().expect("the first line");
+            item_start.push(if listed(&text[line..]) { line } else { previous });
+        }
+        let mut item_end = vec![end; newlines.len()];
+        for (k, &newline) in newlines.iter().enumerate().rev() {
+            let next = &text[newline + 1..];
+            item_end[k] = if listed(next) || next.starts_with('\n') {
+                newline
+            } else {
+                item_end.get(k + 1).copied().unwrap_or(end)
+            };
+        }
+        BlockPlaces::Items(Items { newlines, item_start, item_end })
+    }
+}
+
+impl Items {
+    /// The item of the block `start..end` that holds `at`: from the line its marker starts on to the next
+    /// item (or a blank line).
+    fn around(&self, start: usize, end: usize, at: usize) -> (usize, usize) {
+        // The line holding `at` follows the last newline before it.
+        let line = self.newlines.partition_point(|&n| n < at);
+        let item_start = self.item_start[line].max(start);
+        // The first newline at or after `at`.
+        let from = self.newlines.partition_point(|&n| n < at);
+        let item_end = self.item_end.get(from).copied().unwrap_or(end);
+        (item_start, item_end)
+    }
+}
+
+/// The sentence (between two of `bounds`) that holds `at`, with its neighbours while they fit in
 /// [`EXCERPT_BYTES`]: the following one first, since a mention is usually explained after it.
-fn sentences_around(text: &str, start: usize, end: usize, at: usize) -> (usize, usize) {
-    let mut bounds = vec![start];
-    bounds.extend(sentence_ends(&text[start..end]).map(|n| start + n));
-    bounds.push(end);
-    bounds.dedup();
+fn sentences_around(bounds: &[usize], at: usize) -> (usize, usize) {
     let holding = bounds.partition_point(|&b| b <= at).clamp(1, bounds.len() - 1);
     let (mut from, mut to) = (holding - 1, holding);
     loop {
@@ -243,7 +314,10 @@ pub(crate) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
 /// mention's start; cut to [`EXCERPT_BYTES`] at a sentence end or a space, and kept inside one chunk.
 fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, usize)) -> Option<Excerpt> {
     let (mut start, mut end) = range;
-    let chunk = chunks.iter().rev().find(|c| c.start as usize <= start && start < c.end as usize)?;
+    // The last chunk that starts at or before `start` and holds it (chunks overlap), found by a binary
+    // search: a walk over every chunk for every mention would be quadratic in a link-dense file.
+    let before = chunks.partition_point(|c| c.start as usize <= start);
+    let chunk = chunks[..before].iter().rev().find(|c| start < c.end as usize)?;
     end = end.min(chunk.end as usize);
     if end - start > EXCERPT_BYTES {
         end = cut(text, start, start + EXCERPT_BYTES).min(end);
@@ -295,7 +369,10 @@ fn is_definition(text: &str, start: usize, end: usize, term: &str) -> bool {
         return false;
     }
     let after = text[end..].trim_start_matches(['*', '_']);
-    let before = text[..start].trim_end_matches(['*', '_']).to_lowercase();
+    // Only the few words before the term matter: lowercasing all the text before it, for each emphasized
+    // term, would be quadratic in an emphasis-dense file.
+    let before = text[..start].trim_end_matches(['*', '_']);
+    let before = before[crate::chunking::floor_char_boundary(before, before.len().saturating_sub(32))..].to_lowercase();
     [" is ", " are ", " means ", " refers to "].iter().any(|verb| after.starts_with(verb))
         || [" called", " known as", " termed"].iter().any(|lead| before.ends_with(lead))
 }
@@ -325,7 +402,12 @@ fn values(front_matter: &FrontMatter, keys: &[&str]) -> Vec<String> {
 fn only_embeds(text: &str, doc: &ParsedDocument, block: &crate::Block) -> bool {
     let (start, end) = (block.start as usize, block.end as usize);
     let mut at = start;
-    let embeds = doc.wikilinks.iter().filter(|l| l.embed && start <= l.start as usize && l.end as usize <= end);
+    // The links are in order: only those from the block's start on are looked at.
+    let first = doc.wikilinks.partition_point(|l| (l.start as usize) < start);
+    let embeds = doc.wikilinks[first..]
+        .iter()
+        .take_while(|l| (l.start as usize) < end)
+        .filter(|l| l.embed && l.end as usize <= end);
     for embed in embeds {
         if !text[at..embed.start as usize].trim().is_empty() {
             return false;
