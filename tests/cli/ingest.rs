@@ -291,6 +291,15 @@ fn purposes_keep_labelled_sources_out_of_the_index_or_out_of_answers_and_resolve
     let indexed: i64 =
         conn.query_row("SELECT count(*) FROM chunks WHERE text LIKE '%vault%'", [], |r| r.get(0)).unwrap();
     assert_eq!(indexed, 0, "a source knowledge_index denies is not in the index at all");
+    // Nor does its path reach a principal through the run's events (issue 40, item 13): the event carries
+    // the labels the build read in its front matter.
+    for args in [&["changes", "--json"][..], &["changes"]] {
+        let seen = test.ok(&[&["--as", "ops"][..], args].concat());
+        assert!(!seen.contains("docs/private.md"), "`{}`: {seen}", args.join(" "));
+    }
+    let labels: String =
+        conn.query_row("SELECT labels FROM run_events WHERE path = 'docs/private.md'", [], |r| r.get(0)).unwrap();
+    assert!(labels.split(',').any(|label| label == "do-not-index"), "{labels}");
 
     // The restricted source is indexed, but no answer reads it, even for a principal granted its label.
     let found = test.ok(&["--as", "ops", "search", "valve"]);

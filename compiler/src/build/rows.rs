@@ -141,7 +141,8 @@ pub(super) fn run_events(
         old_revision: None,
         new_revision: None,
         detail: Some(s.reason.clone()),
-        labels: Some(rules.labels(&s.path, None)),
+        // The labels the build read (a front matter's too), else those the rules give the path alone.
+        labels: Some(s.labels.clone().unwrap_or_else(|| rules.labels(&s.path, None))),
     }));
     events
 }

@@ -122,7 +122,7 @@ pub(crate) fn scan(
             Ok(text) => text,
             Err(reason) => {
                 counters.skipped += 1;
-                skipped.push(Skipped { path: found.path, reason });
+                skipped.push(Skipped::new(found.path, reason));
                 continue;
             }
         };
@@ -132,11 +132,11 @@ pub(crate) fn scan(
             counters.scanned -= 1;
             continue;
         }
-        if let Some(label) = index_gate.denied(&found.path, &text) {
+        if let Some((label, labels)) = index_gate.denied(&found.path, &text) {
             counters.skipped += 1;
             let reason =
                 format!("labelled `{label}`, which `[permissions.purposes.knowledge_index]` keeps out of the index");
-            skipped.push(Skipped { path: found.path, reason });
+            skipped.push(Skipped { labels: Some(labels), ..Skipped::new(found.path, reason) });
             continue;
         }
         present.insert(found.path.clone());
@@ -195,9 +195,9 @@ fn add_notes(project: &Project, walk: &mut sources::Walk) {
             mtime_ns,
             inline: Some(note.text),
         })),
-        Err(error) => walk
-            .skipped
-            .push(Skipped { path: crate::sources::notes::NOTES_FILE.to_string(), reason: crate::error_chain(&error) }),
+        Err(error) => {
+            walk.skipped.push(Skipped::new(crate::sources::notes::NOTES_FILE.to_string(), crate::error_chain(&error)))
+        }
     }
 }
 
@@ -221,8 +221,9 @@ impl IndexGate {
         IndexGate { rules: LabelRules::new(project), deny }
     }
 
-    /// The first denied label of the source at `path` with `text`, read as the build will label it.
-    fn denied(&self, path: &str, text: &str) -> Option<String> {
+    /// The first denied label of the source at `path` with `text`, read as the build will label it, and all
+    /// its labels.
+    fn denied(&self, path: &str, text: &str) -> Option<(String, String)> {
         if self.deny.is_empty() {
             return None;
         }
@@ -230,7 +231,8 @@ impl IndexGate {
             .then(|| knowledge_queries::front_matter(text))
             .flatten();
         let labels = self.rules.labels(path, front_matter.as_ref());
-        labels.split(',').find(|label| self.deny.iter().any(|d| d == label)).map(str::to_string)
+        let denied = labels.split(',').find(|label| self.deny.iter().any(|d| d == label))?.to_string();
+        Some((denied, labels))
     }
 }
 
@@ -247,7 +249,7 @@ fn add_ingested(project: &Project, walk: &mut sources::Walk) {
                     Ok(absolute) => absolute,
                     Err(error) => {
                         let reason = crate::error_chain(&error);
-                        walk.skipped.push(Skipped { path: source.reference, reason });
+                        walk.skipped.push(Skipped::new(source.reference, reason));
                         continue;
                     }
                 };
@@ -259,16 +261,14 @@ fn add_ingested(project: &Project, walk: &mut sources::Walk) {
                         mtime_ns: sources::mtime_ns(&metadata),
                         inline: None,
                     }),
-                    Err(error) => walk.skipped.push(Skipped {
-                        path: source.reference,
-                        reason: format!("its ingested text `{}` is unreadable: {error}", source.file),
-                    }),
+                    Err(error) => walk.skipped.push(Skipped::new(
+                        source.reference,
+                        format!("its ingested text `{}` is unreadable: {error}", source.file),
+                    )),
                 }
             }
         }
-        Err(error) => {
-            walk.skipped.push(Skipped { path: INGESTED_FILE.to_string(), reason: crate::error_chain(&error) })
-        }
+        Err(error) => walk.skipped.push(Skipped::new(INGESTED_FILE.to_string(), crate::error_chain(&error))),
     }
 }
 

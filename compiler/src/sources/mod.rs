@@ -45,6 +45,17 @@ pub struct FoundFile {
 pub struct Skipped {
     pub path: String,
     pub reason: String,
+    /// The labels the source carries, when it was read far enough to know them (its front matter's
+    /// included): the run's event for it is shown only to principals who may read those.
+    #[serde(skip)]
+    pub labels: Option<String>,
+}
+
+impl Skipped {
+    #[must_use]
+    pub fn new(path: String, reason: String) -> Skipped {
+        Skipped { path, reason, labels: None }
+    }
 }
 
 /// What the walk found.
@@ -139,7 +150,7 @@ fn walk_within(project: &Project, only: Option<&[String]>, threads: usize) -> Wa
                 if let Some(reason) = reason {
                     if selected {
                         let mut skipped = skipped_in_filter.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        skipped.push(Skipped { path: relative, reason });
+                        skipped.push(Skipped::new(relative, reason));
                     }
                     return false;
                 }
@@ -195,7 +206,7 @@ fn classify(
     let entry = match entry {
         Ok(entry) => entry,
         Err(error) => {
-            return Some(Err(Skipped { path: error_path(&error, root), reason: walk_error_reason(&error, root) }));
+            return Some(Err(Skipped::new(error_path(&error, root), walk_error_reason(&error, root))));
         }
     };
     if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -208,12 +219,12 @@ fn classify(
     let metadata = match entry.metadata() {
         Ok(metadata) => metadata,
         Err(error) => {
-            return Some(Err(Skipped { path, reason: format!("unreadable: {error}") }));
+            return Some(Err(Skipped::new(path, format!("unreadable: {error}"))));
         }
     };
     if metadata.len() > max_file_bytes {
         let reason = format!("too large: {} bytes, over `max_file_bytes` = {max_file_bytes}", metadata.len());
-        return Some(Err(Skipped { path, reason }));
+        return Some(Err(Skipped::new(path, reason)));
     }
     let mtime_ns = mtime_ns(&metadata);
     Some(Ok(FoundFile { path, absolute: entry.into_path(), size: metadata.len(), mtime_ns, inline: None }))
