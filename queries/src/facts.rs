@@ -90,7 +90,8 @@ pub(crate) fn lint_facts(
     contradiction_patterns: &[String],
     wiki_page: bool,
 ) -> LintFacts {
-    let at = |start: u32| doc.lines.line_column(text, start);
+    let columns = crate::text::ColumnCursor::new(&doc.lines, text);
+    let at = |start: u32| columns.line_column(start);
     let located = |value: &str, start: u32| {
         let (line, column) = at(start);
         Located { value: value.to_string(), line, column }

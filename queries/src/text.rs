@@ -34,6 +34,41 @@ impl LineIndex {
     }
 }
 
+/// Line and column of offsets asked mostly in increasing order (a document's links, its footnotes): each
+/// column is counted on from the last one asked on the same line, so a line of thousands of links is read
+/// once, not once per link (issue 40: that made a build quadratic in a long paragraph's size).
+pub(crate) struct ColumnCursor<'a> {
+    lines: &'a LineIndex,
+    text: &'a str,
+    /// The last offset asked that was a character boundary: its line, byte and column (0-based, in
+    /// characters from the line's start).
+    last: std::cell::Cell<(u32, usize, usize)>,
+}
+
+impl<'a> ColumnCursor<'a> {
+    #[must_use]
+    pub(crate) fn new(lines: &'a LineIndex, text: &'a str) -> ColumnCursor<'a> {
+        ColumnCursor { lines, text, last: std::cell::Cell::new((0, 0, 0)) }
+    }
+
+    /// What [`LineIndex::line_column`] gives for `at`.
+    #[must_use]
+    pub(crate) fn line_column(&self, at: u32) -> (u32, u32) {
+        let line = self.lines.line_of(at);
+        let line_start = self.lines.line_starts[line as usize - 1] as usize;
+        let at = (at as usize).min(self.text.len());
+        if !self.text.is_char_boundary(at) || at < line_start {
+            return (line, 1);
+        }
+        let (last_line, last_byte, last_column) = self.last.get();
+        let (from, counted) =
+            if last_line == line && last_byte <= at { (last_byte, last_column) } else { (line_start, 0) };
+        let column = counted + self.text[from..at].chars().count();
+        self.last.set((line, at, column));
+        (line, offset(column + 1))
+    }
+}
+
 /// Source files are capped far below 4 GiB by the driver, so every offset fits in a `u32`.
 pub(crate) fn offset(at: usize) -> u32 {
     u32::try_from(at).expect("source files are smaller than 4 GiB")
@@ -127,5 +162,22 @@ mod tests {
                      Values are dropped when their owner goes out of scope.\n";
         assert!(!is_navigation(prose));
         assert!(!is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "two links are too few to tell");
+    }
+}
+
+#[cfg(test)]
+mod column_tests {
+    use super::{ColumnCursor, LineIndex};
+
+    #[test]
+    fn the_cursor_gives_the_columns_line_column_gives_in_any_order() {
+        let text = "ab ünï [x](y)\n\ncafé [[z]] ß x\nlast";
+        let lines = LineIndex::new(text);
+        let cursor = ColumnCursor::new(&lines, text);
+        let offsets: Vec<u32> =
+            (0..=text.len() as u32).chain((0..=text.len() as u32).rev()).chain([3, 20, 5, 40]).collect();
+        for at in offsets {
+            assert_eq!(cursor.line_column(at), lines.line_column(text, at), "at {at}");
+        }
     }
 }

@@ -255,8 +255,12 @@ pub(crate) fn postgres_search(
 }
 
 pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {
+    if response.terms_dropped {
+        let searched = knowledge::retrieval::terms::MAX_TERMS;
+        writeln!(out, "note: the query has more words than are searched; only its first {searched} were")?;
+    }
     if response.results.is_empty() {
-        return writeln!(out, "no results for {:?}", response.query);
+        return writeln!(out, "no results for \"{}\"", escape(&response.query));
     }
     for (rank, result) in response.results.iter().enumerate() {
         let c = &result.citation;

@@ -318,6 +318,7 @@ fn empty_response(request: &SearchRequest) -> SearchResponse {
     SearchResponse {
         query: request.query.clone(),
         terms: query_terms(&request.query),
+        terms_dropped: crate::retrieval::terms::terms_dropped(&request.query),
         mode: "keyword".into(),
         degraded: false,
         degraded_reason: None,

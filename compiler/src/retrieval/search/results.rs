@@ -192,6 +192,9 @@ pub struct SearchResponse {
     pub query: String,
     /// The terms the query was reduced to, as matched.
     pub terms: Vec<String>,
+    /// The query held more distinct words than are searched (its first 32): the rest were ignored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terms_dropped: bool,
     pub mode: Cow<'static, str>,
     /// True when the requested mode could not be served as asked (no embeddings: keyword results only).
     pub degraded: bool,
