@@ -331,3 +331,51 @@ fn control_and_bidirectional_characters_never_reach_a_terminal_raw() {
     let output = test.run(&["get", "docs/\u{1b}[2Jnone.md"]);
     assert_eq!(acts_on_a_terminal(&stderr(&output)), None, "{:?}", stderr(&output));
 }
+
+/// Every folder under the output folder's `wiki/` and `indexes/`, relative to the output folder.
+fn generated_folders(test: &CliTest) -> Vec<String> {
+    let root = test.path(".hasna/knowledge");
+    let mut found = Vec::new();
+    let mut folders = vec![root.join("wiki"), root.join("indexes")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                found.push(entry.path().strip_prefix(&root).unwrap().to_string_lossy().into_owned());
+                folders.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+// 14. A section no page is in any more leaves no empty folder behind: the same folders as a clean build.
+#[test]
+fn a_section_that_empties_leaves_no_folder() {
+    let test = CliTest::new();
+    test.write("kc.toml", "version = 1\n[wiki]\nsection_field = \"section\"\n");
+    test.write("docs/a.md", "---\nsection: alpha\n---\n# Foo\n\nFoo is the thing the notes discuss.\n");
+    test.write("docs/b.md", "# B\n\nSee [[Foo]].\n");
+    test.write("docs/c.md", "# C\n\nAlso [[Foo]].\n");
+    test.build();
+    assert!(generated_folders(&test).contains(&"wiki/alpha".to_string()), "{:?}", generated_folders(&test));
+    test.write("docs/a.md", "---\nsection: beta\n---\n# Foo\n\nFoo is the thing the notes discuss.\n");
+    test.build();
+    let incremental = generated_folders(&test);
+    assert!(!incremental.contains(&"wiki/alpha".to_string()), "{incremental:?}");
+    std::fs::remove_dir_all(test.path(".hasna")).unwrap();
+    test.build();
+    assert_eq!(incremental, generated_folders(&test), "incremental and clean builds leave the same folders");
+}
+
+// 10. A query's terms are capped, and the answer says when some were left out.
+#[test]
+fn a_query_past_the_term_cap_says_so() {
+    let test = built();
+    let long: String = (0..40).map(|n| format!("word{n} ")).collect();
+    let response = test.search(&long);
+    assert_eq!(response["terms"].as_array().unwrap().len(), 32, "{response}");
+    assert_eq!(response["terms_dropped"], true);
+    assert!(test.search("foo")["terms_dropped"].is_null(), "a short query says nothing");
+    assert!(test.ok(&["search", &long]).contains("only its first 32 were"));
+}

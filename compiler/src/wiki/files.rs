@@ -220,6 +220,7 @@ pub fn sync_files(
     for path in leftovers(output_dir, &listed, &cached) {
         crate::failpoint("unlink");
         std::fs::remove_file(owned_path(output_dir, &path)?)?;
+        remove_emptied_folders(output_dir, &path);
     }
     let mut blocked = Vec::new();
     let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
@@ -284,6 +285,19 @@ pub fn sync_files(
 /// Writes a file through a temporary sibling (named by this process, so two builds never share one) and a
 /// rename, so a reader sees the old file or the new one. A temporary file a killed build leaves behind is
 /// removed by the next build's sync.
+/// Removes the folders above a removed file that it left empty (a section no page is in any more), up to
+/// the layout's own folder (`wiki/`, `indexes/`), which stays: a clean build has no empty folder. A folder
+/// that still holds anything, a hand-written page say, stays too.
+fn remove_emptied_folders(output_dir: &Path, removed: &str) {
+    let mut folder = removed;
+    while let Some((parent, _)) = folder.rsplit_once('/') {
+        if !parent.contains('/') || std::fs::remove_dir(output_dir.join(parent)).is_err() {
+            break;
+        }
+        folder = parent;
+    }
+}
+
 /// Where a generated file the index lists is written or removed: a plain path in the output folder reached
 /// through no link (the index may come from a pull or a commit; a link planted in `wiki/` may lead out).
 fn owned_path(output_dir: &Path, path: &str) -> Result<std::path::PathBuf, std::io::Error> {
