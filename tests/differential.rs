@@ -4,8 +4,10 @@
 //! "incremental output equals a clean build" checked rather than hoped.
 //!
 //! Each step edits, appends, inserts mid-file, adds, deletes, renames or empties files (Markdown, text and, for
-//! `[code]`, a manifest, Rust and Python); changes wikilinks,
-//! titles, aliases, definitions and front matter (labels included); or changes `kc.toml` (`[chunking]`,
+//! `[code]`, a manifest, Rust and Python); changes wikilinks (by concept and by file name),
+//! titles (two sources come to share one), aliases, definitions and front matter (labels included); adds or
+//! removes notes (`knowledge add`, `notes rm`) and ingested sources (`ingest source`, `ingest rm`, labelled or
+//! not) through the functions those commands call; or changes `kc.toml` (`[chunking]`,
 //! `[wiki]`, `[lint]`, permission rules) or a template. The incremental build either keeps its `Compiler`
 //! (as `--watch` would, warming its catalog up after a build or not) or starts a new one (as a new CLI
 //! process does). After each step, the comparison
@@ -78,7 +80,23 @@ enum Action {
     Write(String, String),
     Remove(String),
     Rename(String, String),
+    /// `knowledge add TEXT`: a note in the output folder's notes store.
+    AddNote(String),
+    /// `knowledge notes rm`: the N-th note (modulo the count), when there is one.
+    RemoveNote(usize),
+    /// `knowledge ingest source`: a source from outside the tree, stored under `file:///external/NAME.md`
+    /// with its labels.
+    Ingest {
+        name: String,
+        text: String,
+        labels: Vec<String>,
+    },
+    /// `knowledge ingest rm`.
+    RemoveIngested(String),
 }
+
+/// The stored lists the write commands keep in the output folder: a clean build is given them as they are.
+const STORED: [&str; 3] = ["notes.json", "ingested.json", "ingested/"];
 
 /// One step: its changes, and whether the build runs in a new process (a new `Compiler`).
 #[derive(Debug, Clone)]
@@ -113,6 +131,24 @@ impl Tree {
                 if let Some(text) = self.0.remove(from) {
                     self.0.insert(to.clone(), text);
                 }
+            }
+            // What the write commands store (a note's id is made from the clock) is read back from the
+            // folder they wrote in: `take_stored`.
+            Action::AddNote(_) | Action::RemoveNote(_) | Action::Ingest { .. } | Action::RemoveIngested(_) => {}
+        }
+    }
+
+    /// The output folder's stored lists as the write commands left them in `root`.
+    fn take_stored(&mut self, root: &Path) {
+        let output = format!("{OUTPUT}/");
+        self.0.retain(|path, _| !path.strip_prefix(&output).is_some_and(|p| STORED.iter().any(|s| p.starts_with(s))));
+        let mut files = vec![format!("{OUTPUT}/notes.json"), format!("{OUTPUT}/ingested.json")];
+        for entry in std::fs::read_dir(root.join(OUTPUT).join("ingested")).into_iter().flatten().flatten() {
+            files.push(format!("{OUTPUT}/ingested/{}", entry.file_name().to_string_lossy()));
+        }
+        for file in files {
+            if let Ok(text) = std::fs::read_to_string(root.join(&file)) {
+                self.0.insert(file, text);
             }
         }
     }
@@ -163,6 +199,40 @@ fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
             reported.extend([from.clone(), to.clone()]);
             reported
         }
+        // Through the same functions the commands call, so the stored files are theirs.
+        Action::AddNote(text) => {
+            knowledge::sources::notes::add(&root.join(OUTPUT), text).unwrap();
+            vec![format!("{OUTPUT}/notes.json")]
+        }
+        Action::RemoveNote(n) => {
+            let notes = knowledge::sources::notes::load(&root.join(OUTPUT)).unwrap();
+            if !notes.is_empty() {
+                knowledge::sources::notes::remove(&root.join(OUTPUT), &notes[n % notes.len()].id).unwrap();
+            }
+            vec![format!("{OUTPUT}/notes.json")]
+        }
+        Action::Ingest { name, text, labels } => {
+            let document = knowledge::sources::ingested::Document {
+                reference: format!("file:///external/{name}.md"),
+                resolver: "file",
+                owner: "file".to_string(),
+                revision_id: knowledge_queries::content_hash(text.as_bytes()),
+                mime: "text/markdown".to_string(),
+                title: name.clone(),
+                labels: labels.clone(),
+                text: text.clone(),
+            };
+            let (entry, _) =
+                knowledge::sources::ingested::store(&root.join(OUTPUT), &document, "2026-12-01T00:00:00Z").unwrap();
+            vec![format!("{OUTPUT}/ingested.json"), format!("{OUTPUT}/{}", entry.file)]
+        }
+        Action::RemoveIngested(name) => {
+            let output = root.join(OUTPUT);
+            match knowledge::sources::ingested::remove(&output, &format!("file:///external/{name}.md")) {
+                Ok(removed) => vec![format!("{OUTPUT}/ingested.json"), format!("{OUTPUT}/{}", removed.file)],
+                Err(_) => Vec::new(),
+            }
+        }
     }
 }
 
@@ -183,6 +253,8 @@ fn sentence(rng: &mut Rng) -> String {
         6 => "```\ncode [[NotALink]] here\n```".to_string(),
         // A paragraph of embeds alone: a page lists its source rather than quote it.
         7 => format!("![[{concept}]] ![[{}]]", other.to_lowercase()),
+        // A link by file name, which names whatever title that file has (issue 40, item 9).
+        8 if rng.chance(50) => format!("See [[{}]].", rng.pick(&["a", "b", "c", "d", "e"])),
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."
         ),
@@ -339,7 +411,26 @@ fn step(rng: &mut Rng, tree: &Tree) -> Step {
                 let replaced = text.replacen(from, to, 1);
                 Action::Write(path, replaced)
             }
-            (6, _) => Action::Write("kc.toml".to_string(), config(rng)),
+            (6, _) if rng.chance(50) => Action::Write("kc.toml".to_string(), config(rng)),
+            (6, Some(path)) => {
+                // Two sources come to share a title: another file takes this one's first heading.
+                let title = tree.0[&path].lines().find_map(|line| line.strip_prefix("# ")).unwrap_or("Gamma");
+                let other = rng.pick(&FILES[..5]).to_string();
+                let text = if rng.chance(50) { String::new() } else { format!("{}\n\n", sentence(rng)) };
+                Action::Write(other, format!("# {title}\n\n{text}"))
+            }
+            (6, None) => Action::Write("kc.toml".to_string(), config(rng)),
+            (8, _) if rng.chance(60) => match rng.below(4) {
+                0 => Action::AddNote(format!("A note on {}. {}", rng.pick(&CONCEPTS), sentence(rng))),
+                1 => Action::RemoveNote(rng.below(8)),
+                2 => {
+                    let labels = if rng.chance(30) { vec!["internal".to_string()] } else { Vec::new() };
+                    let name = rng.pick(&["runbook", "memo"]).to_string();
+                    let text = document(rng, "external.md");
+                    Action::Ingest { name, text, labels }
+                }
+                _ => Action::RemoveIngested(rng.pick(&["runbook", "memo"]).to_string()),
+            },
             (7, _) => {
                 if rng.chance(50) {
                     Action::Write(
@@ -400,6 +491,7 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
             reported.extend(apply_on_disk(work.path(), action));
             now.apply(action);
         }
+        now.take_stored(work.path());
         if step.new_process {
             compiler = if step.plain { Compiler::new() } else { Compiler::watching() };
         } else if step.told {
@@ -485,8 +577,9 @@ fn snapshot(root: &Path) -> Result<BTreeMap<String, String>, String> {
             if relative.ends_with(".tmp") {
                 return Err(format!("a temporary file was left: {relative}"));
             }
+            // Locks are the writers' own, held or not; they hold a pid.
             let volatile =
-                relative.starts_with("knowledge.db") || relative == "artifacts.stat" || relative == "build.lock";
+                relative.starts_with("knowledge.db") || relative == "artifacts.stat" || relative.ends_with(".lock");
             if !volatile {
                 out.insert(format!("file {relative}"), std::fs::read_to_string(&path).map_err(|e| e.to_string())?);
             }
@@ -585,11 +678,21 @@ fn check_chunks_resolve(conn: &rusqlite::Connection, root: &Path, output: &Path)
         let (text, hash): (String, String) = (row.get(3).unwrap(), row.get(4).unwrap());
         let (start, end): (i64, i64) = (row.get(5).unwrap(), row.get(6).unwrap());
         let artifact: Option<String> = row.get(7).unwrap();
-        let file = match &artifact {
-            Some(artifact) => output.join(artifact),
-            None => root.join(&path),
+        // A note's text is in the notes store; an ingested source's in its stored file.
+        let note = path.strip_prefix("knowledge://item/");
+        let bytes = if let Some(id) = note {
+            let notes = knowledge::sources::notes::load(output).map_err(|e| e.to_string())?;
+            let note = notes.into_iter().find(|n| n.id == id).ok_or(format!("{path}: no such note"))?;
+            note.text.into_bytes()
+        } else {
+            let ingested = knowledge::sources::ingested::load(output).map_err(|e| e.to_string())?;
+            let file = match (&artifact, ingested.iter().find(|s| s.reference == path)) {
+                (Some(artifact), _) => output.join(artifact),
+                (None, Some(source)) => source.text_path(output).map_err(|e| e.to_string())?,
+                (None, None) => root.join(&path),
+            };
+            std::fs::read(&file).map_err(|e| format!("{path}: {}: {e}", file.display()))?
         };
-        let bytes = std::fs::read(&file).map_err(|e| format!("{path}: {}: {e}", file.display()))?;
         let slice = bytes.get(start as usize..end as usize).unwrap_or_default();
         if revision != source_revision
             || knowledge_queries::content_hash(&bytes) != revision
@@ -663,6 +766,42 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
                 "seed {seed} (replay with KNOWLEDGE_DIFF_SEED={seed}): {failure}\ninitial tree: {:?}\nshrunk steps:\n{listing}",
                 tree.0
             );
+        }
+    }
+}
+
+/// Issue 40, item 9: two sources come to share a title that links by file name point at. Every way the
+/// next build can run (a new process, a kept compiler warmed or not, told the paths or not) gives what a
+/// clean build gives.
+#[test]
+fn sources_that_come_to_share_a_title_build_what_a_clean_build_builds() {
+    let mut tree = Tree::default();
+    tree.0.insert("kc.toml".to_string(), "version = 1\n[project]\nname = \"vault\"\n".to_string());
+    tree.0.insert("docs/n.md".to_string(), "# Gamma Ray\n".to_string());
+    tree.0.insert("docs/x.md".to_string(), "See [[n]].\n".to_string());
+    tree.0.insert("docs/y.md".to_string(), "See [[n]].\n".to_string());
+    tree.0.insert("docs/c.md".to_string(), String::new());
+    tree.0.insert("docs/sub/z.md".to_string(), "See [[Gamma Ray]].\n".to_string());
+    for shape in 0..8 {
+        let (new_process, warmed, told) = (shape & 1 == 1, shape & 2 == 2, shape & 4 == 4);
+        let steps = [
+            Step {
+                actions: vec![Action::Write("docs/c.md".to_string(), "# Gamma Ray\n".to_string())],
+                new_process,
+                warmed,
+                told,
+                plain: warmed,
+            },
+            Step {
+                actions: vec![Action::Write("docs/c.md".to_string(), "# Gamma Ray\n\nA note.\n".to_string())],
+                new_process: !new_process,
+                warmed,
+                told,
+                plain: told,
+            },
+        ];
+        if let Err(failure) = run(&tree, &steps) {
+            panic!("new process {new_process}, warmed {warmed}, told {told}: {failure}");
         }
     }
 }

@@ -127,9 +127,11 @@ impl StageContext<'_> {
 }
 
 /// What a source contributes to the plan besides its excerpts: its signals' kinds and texts and whether
-/// each may be quoted, its permission labels, and the value of its `[wiki] section_field` (from its
-/// outline's front matter). While these stay equal, the source can change only pages that list it.
-/// `signals` are (kind, label, other, quotable), as `concept_signals` stores them.
+/// each may be quoted, its permission labels, its title (the planner resolves wikilinks and tells shared
+/// titles apart by it, even when the title gives no signal: a file of one heading quotes nothing), and the
+/// value of its `[wiki] section_field` (from its outline's front matter). While these stay equal, the source
+/// can change only pages that list it. `signals` are (kind, label, other, quotable), as `concept_signals`
+/// stores them.
 #[must_use]
 pub fn plan_inputs<'a>(
     signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>, bool)>,
@@ -137,11 +139,10 @@ pub fn plan_inputs<'a>(
     outline: &str,
     section_field: Option<&str>,
 ) -> String {
-    let section = section_field.map_or(serde_json::Value::Null, |field| {
-        serde_json::from_str::<serde_json::Value>(outline)
-            .map_or(serde_json::Value::Null, |outline| outline["front_matter"][field].clone())
-    });
-    let mut text = format!("{labels}\n{section}");
+    let outline = serde_json::from_str::<serde_json::Value>(outline).unwrap_or_default();
+    let title = &outline["title"];
+    let section = section_field.map_or(serde_json::Value::Null, |field| outline["front_matter"][field].clone());
+    let mut text = format!("{labels}\n{title}\n{section}");
     for (kind, label, other, quotable) in signals {
         text.push_str(&format!("\n{kind}\t{label}\t{other:?}\t{quotable}"));
     }

@@ -473,6 +473,15 @@ fn mention_dense(n: usize) -> String {
     for i in 0..n / 4 {
         text.push_str(&format!("A paragraph about [[topic {i}]]\n\n"));
     }
+    // One list item of one long line, and a table, each holding a mention per part.
+    text.push_str("- ");
+    for i in 0..n {
+        text.push_str(&format!("*called* [[item {i}]] "));
+    }
+    text.push_str("\n\n| a | b |\n|---|---|\n");
+    for i in 0..n / 4 {
+        text.push_str(&format!("| [[cell {i}]] | [x](row-{i}.md) |\n"));
+    }
     text
 }
 
