@@ -1,12 +1,11 @@
 //! Trust, round 2 (issue 40): what a hostile pull request, a careless user or a flood of clients tried on
 //! 632acd5 and got through. Each test here failed on that commit; the comment above it names the item.
 
-use std::io::{BufRead, Read, Write};
-use std::process::{Command, Stdio};
+use std::io::{Read, Write};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::trust::{INITIALIZE, http_server, post};
+use crate::trust::{INITIALIZE, StdioServer, http_server, post};
 use crate::{CliTest, stderr, stdout};
 
 fn ingested_entry(reference: &str, file: &str) -> Value {
@@ -174,35 +173,20 @@ fn built() -> CliTest {
 #[test]
 fn a_line_that_is_not_utf8_gets_a_parse_error_and_stdio_keeps_serving() {
     let test = built();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_knowledge"))
-        .arg("-C")
-        .arg(test.root())
-        .arg("serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut replies = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
-    let mut reply = || -> Value { serde_json::from_str(&replies.next().unwrap().unwrap()).unwrap() };
-    writeln!(stdin, "{INITIALIZE}").unwrap();
-    assert_eq!(reply()["id"], 1);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
-    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/\xff\"}\n").unwrap();
-    assert_eq!(reply()["error"]["code"], -32700);
+    let mut server = StdioServer::start(&test);
+    server.stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/\xff\"}\n").unwrap();
+    assert_eq!(server.reply()["error"]["code"], -32700);
     // A line longer than the body limit is refused whole, without holding it.
     let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"{}\"}}\n", "x".repeat(5 << 20));
-    stdin.write_all(long.as_bytes()).unwrap();
-    assert_eq!(reply()["error"]["code"], -32700);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call"}}"#).unwrap();
-    assert_eq!(reply()["error"]["code"], -32602, "tools/call without params (item 16)");
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list"}}"#).unwrap();
-    let tools = reply();
+    server.stdin.write_all(long.as_bytes()).unwrap();
+    assert_eq!(server.reply()["error"]["code"], -32700);
+    writeln!(server.stdin, r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call"}}"#).unwrap();
+    assert_eq!(server.reply()["error"]["code"], -32602, "tools/call without params (item 16)");
+    writeln!(server.stdin, r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list"}}"#).unwrap();
+    let tools = server.reply();
     assert_eq!(tools["id"], 5);
     assert!(tools["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()));
-    drop(stdin);
-    let _ = server.wait();
+    server.stop();
 }
 
 // 8. --allow-remote turns the Host and Origin checks off: it needs a token on any address.
@@ -289,7 +273,6 @@ fn idle_connections_do_not_keep_real_clients_out() {
     assert_eq!(first.read(&mut buffer).unwrap_or(0), 0, "a connection that sent nothing is closed");
     server.kill().unwrap();
     let _ = server.wait();
-    let _ = json!(null);
 }
 
 /// Whether a human output holds a character a terminal or a CI log would act on.

@@ -487,43 +487,66 @@ fn the_http_server_survives_running_out_of_descriptors_and_checks_origin_and_env
     let _ = server.wait();
 }
 
+/// `knowledge serve` over stdio on `test`'s index, initialized.
+pub(crate) struct StdioServer {
+    server: std::process::Child,
+    pub(crate) stdin: std::process::ChildStdin,
+    replies: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl StdioServer {
+    pub(crate) fn start(test: &CliTest) -> StdioServer {
+        let mut server = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("-C")
+            .arg(test.root())
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = server.stdin.take().unwrap();
+        let replies = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
+        let mut started = StdioServer { server, stdin, replies };
+        writeln!(started.stdin, "{INITIALIZE}").unwrap();
+        assert_eq!(started.reply()["id"], 1);
+        writeln!(started.stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+        started
+    }
+
+    pub(crate) fn reply(&mut self) -> Value {
+        serde_json::from_str(&self.replies.next().unwrap().unwrap()).unwrap()
+    }
+
+    pub(crate) fn stop(self) {
+        let StdioServer { mut server, stdin, .. } = self;
+        drop(stdin);
+        let _ = server.wait();
+    }
+}
+
 // 12 over stdio.
 #[test]
 fn a_bad_envelope_over_stdio_gets_an_error_reply_and_the_server_keeps_serving() {
     let test = vault();
     test.build();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_knowledge"))
-        .arg("-C")
-        .arg(test.root())
-        .arg("serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut replies = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
-    let mut reply = || -> Value { serde_json::from_str(&replies.next().unwrap().unwrap()).unwrap() };
-    writeln!(stdin, "{INITIALIZE}").unwrap();
-    assert_eq!(reply()["id"], 1);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let mut server = StdioServer::start(&test);
     for (message, id) in [
         (r#"{"jsonrpc":"1.0","id":2,"method":"tools/list"}"#, json!(2)),
         (r#"{"jsonrpc":"2.0","id":3,"method":5}"#, json!(3)),
         (r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":[1]}"#, json!(4)),
     ] {
-        writeln!(stdin, "{message}").unwrap();
-        let error = reply();
+        writeln!(server.stdin, "{message}").unwrap();
+        let error = server.reply();
         assert_eq!((error["id"].clone(), error["error"]["code"].clone()), (id, json!(-32600)), "{error}");
     }
-    writeln!(stdin, "not json").unwrap();
-    assert_eq!(reply()["error"]["code"], -32700);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list"}}"#).unwrap();
-    let tools = reply();
+    writeln!(server.stdin, "not json").unwrap();
+    assert_eq!(server.reply()["error"]["code"], -32700);
+    writeln!(server.stdin, r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list"}}"#).unwrap();
+    let tools = server.reply();
     assert_eq!(tools["id"], 5);
     assert!(tools["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()));
-    drop(stdin);
-    let _ = server.wait();
+    server.stop();
 }
 
 // 13.
