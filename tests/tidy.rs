@@ -124,3 +124,18 @@ fn rust_files(path: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The pre-commit hook named for CI checks and writes nothing (`build --check`); the writing build has a
+/// hook of its own (issue 42).
+#[test]
+fn the_build_check_hook_runs_a_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let hooks = std::fs::read_to_string(root.join(".pre-commit-hooks.yaml")).unwrap();
+    let entry_of = |id: &str| {
+        let block = hooks.split("- id: ").find(|block| block.starts_with(&format!("{id}\n"))).unwrap();
+        block.lines().find_map(|line| line.trim().strip_prefix("entry: ")).unwrap().to_string()
+    };
+    assert_eq!(entry_of("knowledge-build-check"), "knowledge build --check");
+    assert_eq!(entry_of("knowledge-build"), "knowledge build");
+    assert_eq!(entry_of("knowledge-lint"), "knowledge lint");
+}

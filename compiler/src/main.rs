@@ -50,8 +50,26 @@ fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
         || error.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind) == broken
 }
 
+/// `knowledge "QUESTION" ...` as `knowledge ask "QUESTION" ...`. Only a question reads as one (a space or a
+/// `?` in it): a mistyped subcommand (`knowledge serch`) is an error that says so, not a question.
+fn prompt(words: Vec<String>) -> anyhow::Result<cli::ask::AskArgs> {
+    let first = words.first().map(String::as_str).unwrap_or_default();
+    if !first.trim().contains(char::is_whitespace) && !first.contains('?') {
+        anyhow::bail!(
+            "unrecognized subcommand `{}` (see `knowledge --help`); to ask a question, quote it: knowledge \"{} ...\"",
+            knowledge::escape(first),
+            knowledge::escape(first)
+        );
+    }
+    Ok(cli::args::PromptCli::try_parse_from(words)?.ask)
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let start = match cli.root {
+        Some(root) if !root.is_dir() => {
+            let what = if root.exists() { "is not a folder" } else { "does not exist" };
+            anyhow::bail!("-C `{}`: the folder {what}", knowledge::escape(&root.to_string_lossy()));
+        }
         Some(root) => root,
         None => std::env::current_dir().context("reading the working directory")?,
     };
@@ -83,5 +101,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Publish(args) => cli::cache::publish(args, &at),
         Command::Pull(args) => cli::cache::pull(args, &at),
         Command::Serve(args) => cli::serve::run(args, &at),
+        Command::Prompt(words) => cli::ask::run(prompt(words)?, &at),
     }
 }

@@ -7,6 +7,7 @@ mod cache;
 mod embeddings;
 mod entities;
 mod errors;
+mod first_hour;
 mod hostile;
 mod ingest;
 mod lint;

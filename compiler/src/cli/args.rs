@@ -115,6 +115,18 @@ pub(crate) enum Command {
     Get(get::GetArgs),
     /// Serve the index to agents over MCP on stdin and stdout. Read-only: it never builds or writes.
     Serve(serve::ServeArgs),
+    /// `knowledge "QUESTION" [ask's options]`: a quoted question (words and a space, or a `?`) is asked, as
+    /// `knowledge ask` would.
+    #[command(external_subcommand)]
+    Prompt(Vec<String>),
+}
+
+/// The prompt form's arguments, parsed as `ask`'s.
+#[derive(Parser)]
+#[command(name = "knowledge", no_binary_name = true)]
+pub(crate) struct PromptCli {
+    #[command(flatten)]
+    pub(crate) ask: ask::AskArgs,
 }
 
 #[derive(Subcommand)]

@@ -44,6 +44,9 @@ pub(crate) fn run(args: ChangesArgs, at: &Invocation) -> anyhow::Result<ExitCode
         }
     };
     print(args.json, &changes, |out| {
+        if changes.is_empty() {
+            writeln!(out, "no changes recorded")?;
+        }
         for change in &changes {
             let commit = change.run.vcs["commit"].as_str().map(|c| format!(" (commit {})", &c[..c.len().min(12)]));
             let project = change.run.project.as_ref().map_or(String::new(), |project| format!("{}: ", escape(project)));

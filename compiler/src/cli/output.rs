@@ -255,6 +255,12 @@ pub(crate) fn postgres_search(
 }
 
 pub(crate) fn print_search(out: &mut impl Write, response: &SearchResponse) -> std::io::Result<()> {
+    // A search that could not be served as asked says so here as in JSON (`degraded`): keyword results
+    // presented as semantic ones would mislead.
+    if response.degraded {
+        let reason = response.degraded_reason.as_deref().unwrap_or("no embeddings");
+        writeln!(out, "note: semantic ranking is unavailable ({}): these are keyword results only", escape(reason))?;
+    }
     if response.terms_dropped {
         let searched = knowledge::retrieval::terms::MAX_TERMS;
         writeln!(out, "note: the query has more words than are searched; only its first {searched} were")?;

@@ -1,0 +1,79 @@
+//! The first hour (issue 42): what a new user meets before reading any docs, each failure saying its real
+//! cause and nothing degrading in silence.
+
+use crate::trust::StdioServer;
+use crate::{CliTest, stderr};
+
+fn built() -> CliTest {
+    let test = CliTest::new();
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nEach value in Rust has an owner. When the owner goes out of scope, the value is dropped.\n",
+    );
+    test.build();
+    test
+}
+
+#[test]
+fn a_quoted_question_is_asked_and_a_mistyped_subcommand_is_an_error() {
+    let test = built();
+    let question = "what happens when the owner goes out of scope?";
+    let read = |args: &[&str]| -> serde_json::Value { serde_json::from_str(&test.ok(args)).unwrap() };
+    let (prompted, asked) = (read(&[question, "--json"]), read(&["ask", question, "--json"]));
+    assert_eq!(prompted["question"], question, "{prompted}");
+    assert_eq!((&prompted["answer"], &prompted["citations"]), (&asked["answer"], &asked["citations"]));
+    assert_ne!(prompted["run_id"], asked["run_id"], "each is a recorded ask run of its own");
+    let stderr = test.fails(&["serch", "owner"], "unrecognized subcommand `serch`");
+    assert!(stderr.contains("quote it"), "{stderr}");
+}
+
+#[test]
+fn a_missing_folder_is_named_as_missing() {
+    let test = CliTest::empty();
+    let missing = test.path("nowhere");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .arg("-C")
+        .arg(&missing)
+        .arg("search")
+        .arg("x")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("the folder does not exist"), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("kc.toml"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_degraded_search_says_so_on_the_terminal() {
+    let test = built();
+    for mode in [&["--semantic"][..], &["--mode", "hybrid"]] {
+        let shown = test.ok(&[&["search", "owner"][..], mode].concat());
+        assert!(shown.starts_with("note: semantic ranking is unavailable"), "{mode:?}: {shown}");
+        assert!(shown.contains("docs/ownership.md"), "{shown}");
+    }
+    assert!(!test.ok(&["search", "owner"]).contains("note:"), "a keyword search is not degraded");
+}
+
+#[test]
+fn changes_end_with_a_line_even_when_there_are_none() {
+    let test = built();
+    let shown = test.ok(&["changes", "--since", "2999-01-01T00:00:00Z"]);
+    assert!(shown.ends_with('\n') && !shown.trim().is_empty(), "{shown:?}");
+}
+
+#[test]
+fn the_readme_lists_every_tool_the_server_has() {
+    let test = built();
+    let mut server = StdioServer::start(&test);
+    std::io::Write::write_all(&mut server.stdin, b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n")
+        .unwrap();
+    let tools = server.reply();
+    server.stop();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let section = readme.split("## Serve it to agents (MCP)").nth(1).unwrap().split("\n## ").next().unwrap();
+    let listed: std::collections::BTreeSet<&str> =
+        section.split('`').filter(|word| word.starts_with("knowledge_")).collect();
+    let served: std::collections::BTreeSet<&str> =
+        tools["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(listed, served, "the README's MCP section lists the tools `tools/list` answers");
+}
