@@ -77,3 +77,15 @@ fn the_readme_lists_every_tool_the_server_has() {
         tools["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
     assert_eq!(listed, served, "the README's MCP section lists the tools `tools/list` answers");
 }
+
+#[test]
+fn a_store_url_of_another_database_is_one_clear_error() {
+    let test = built();
+    for url in ["mysql://user:secret@db.example/app", "sqlite:///tmp/x.db", "db.example/app"] {
+        let output = test.run(&["search", "owner", "--store", url]);
+        assert_eq!(output.status.code(), Some(2), "{url}");
+        let said = stderr(&output);
+        assert!(said.contains("the store is Postgres with pgvector"), "{url}: {said}");
+        assert!(!said.contains("Cause:") && !said.contains("secret"), "{url}: one line, no password: {said}");
+    }
+}

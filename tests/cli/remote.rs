@@ -91,7 +91,9 @@ fn a_remote_client_answers_as_the_local_index_does_through_a_token_guarded_serve
     assert!(stderr(&without).contains("set `KNOWLEDGE_API_KEY`"), "{}", stderr(&without));
     let wrong = elsewhere
         .run_with_env(&["search", "owner"], &[("KNOWLEDGE_API_URL", url.as_str()), ("KNOWLEDGE_API_KEY", "guess")]);
-    assert!(stderr(&wrong).contains("bearer token"), "{}", stderr(&wrong));
+    // A key that is set but wrong is named as refused, not as missing (issue 42).
+    assert!(stderr(&wrong).contains("refused the bearer token given"), "{}", stderr(&wrong));
+    assert!(!stderr(&wrong).contains("set `KNOWLEDGE_API_KEY`"), "{}", stderr(&wrong));
     let as_other = elsewhere.run_with_env(&["--as", "staff", "search", "owner"], &remote);
     assert!(stderr(&as_other).contains("--as: a remote server answers as the principal it serves"));
     let missing = elsewhere.run_with_env(&["get", "docs/none.md"], &remote);

@@ -82,6 +82,12 @@ impl Remote {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let text = response.into_body().read_to_string().map_err(|e| format!("{}: {e}", self.url))?;
         match status {
+            401 if self.key.is_some() => {
+                return Err(format!(
+                    "{}: the server refused the bearer token given (`{KEY_VARIABLE}`, or `[remote] api_key_env`): check its value",
+                    self.url
+                ));
+            }
             401 => return Err(format!("{}: the server wants a bearer token: set `{KEY_VARIABLE}`", self.url)),
             200..300 => {}
             _ => return Err(format!("{} answered {status}: {}", self.url, text.trim())),

@@ -47,6 +47,8 @@ pub enum PostgresError {
     Older { target: String, found: i32, known: i32 },
     #[error("the Postgres store `{target}` holds no project `{project}` (run `knowledge build` with this store first)")]
     NoProject { target: String, project: String },
+    #[error("{what}: the store is Postgres with pgvector, `postgres://USER@HOST:PORT/DATABASE` (or `postgresql://`)")]
+    NotPostgres { what: String },
 }
 
 /// A connection to the Postgres store, with where it leads (without a password) for messages.
@@ -86,6 +88,14 @@ impl PgStore {
     }
 
     fn open(url: &str) -> Result<PgStore, PostgresError> {
+        // Only the scheme is named: the rest of a URL may hold a password.
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            let what = url.split_once("://").map_or_else(
+                || "a store URL without a scheme".to_string(),
+                |(scheme, _)| format!("a `{}://` store URL", crate::escape(scheme)),
+            );
+            return Err(PostgresError::NotPostgres { what });
+        }
         let target = redacted(url);
         let client = url
             .parse::<postgres::Config>()
