@@ -89,3 +89,40 @@ fn a_store_url_of_another_database_is_one_clear_error() {
         assert!(!said.contains("Cause:") && !said.contains("secret"), "{url}: one line, no password: {said}");
     }
 }
+
+#[test]
+fn init_writes_a_workspace_a_team_can_commit() {
+    let test = CliTest::empty();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git").arg("-C").arg(test.root()).args(args).output().unwrap();
+        assert!(output.status.success(), "git {args:?}: {}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    test.ok(&["init"]);
+    test.write("docs/a.md", "# Alpha\n\nAlpha is the first concept. See [[Beta]].\n");
+    test.write("docs/b.md", "# Beta\n\nBeta follows [[Alpha]].\n");
+    test.write("docs/c.md", "# C\n\nBoth [[Alpha]] and [[Beta]].\n");
+    test.build();
+    test.ok(&["add", "a note for the team"]);
+    test.build();
+    git(&["add", "-A"]);
+    let committed = git(&["ls-files"]);
+    for shared in [
+        ".hasna/knowledge/.gitignore",
+        ".hasna/knowledge/wiki/README.md",
+        ".hasna/knowledge/indexes/root.md",
+        ".hasna/knowledge/schemas/v1.md",
+        ".hasna/knowledge/notes.json",
+    ] {
+        assert!(committed.lines().any(|line| line == shared), "{shared} is the team's:\n{committed}");
+    }
+    for local in ["knowledge.db", "artifacts.stat", "build.lock", "notes.lock"] {
+        assert!(test.path(&format!(".hasna/knowledge/{local}")).exists(), "{local} was made");
+        assert!(!committed.contains(&format!(".hasna/knowledge/{local}")), "{local} is the machine's:\n{committed}");
+    }
+    // No folder waits empty for a later feature.
+    for reserved in ["runs", "cache", "exports", "artifacts"] {
+        assert!(!test.path(&format!(".hasna/knowledge/{reserved}")).exists(), "{reserved}/ was made empty");
+    }
+}

@@ -108,11 +108,17 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     assert_eq!(ran(&link, "shard_markdown"), 1, "the one section's shard, with Bar's new row: {}", link["queries"]);
     assert_eq!(std::fs::metadata(&baz).unwrap().modified().unwrap(), baz_mtime, "Baz's page is not written again");
 
-    // A broken kc.toml is reported and the watch goes on; fixing it builds again.
-    std::fs::write(test.path("kc.toml"), "version = 1\n[chunking\n").unwrap();
+    // A broken kc.toml is reported and the watch goes on; fixing it builds again. Each is saved whole (a
+    // rename into place, as editors save): a write in two steps could be seen half done, empty.
+    let save = |text: &str| {
+        let mut file = tempfile::NamedTempFile::new_in(test.root().parent().unwrap()).unwrap();
+        std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+        file.persist(test.path("kc.toml")).unwrap();
+    };
+    save("version = 1\n[chunking\n");
     let broken = watching.next();
     assert!(broken["error"].as_str().unwrap().contains("kc.toml:2:10"), "{broken}");
-    std::fs::write(test.path("kc.toml"), "version = 1\n[project]\nname = \"fixture\"\n").unwrap();
+    save("version = 1\n[project]\nname = \"fixture\"\n");
     let fixed = watching.next();
     assert!(fixed["error"].is_null(), "{fixed}");
     assert_eq!(fixed["wrote"], false, "the same settings as before: nothing to rebuild");

@@ -40,7 +40,8 @@ use crate::store::{self, DB_FILE, Prior, Store, StoreError};
 use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
 use write::{Before, WriteJob};
 
-/// The folders of the output layout, created by every build.
+/// The folders of the output layout, the tool's own: each is made when something goes in it (`runs/`,
+/// `cache/`, `exports/` and `artifacts/` are reserved, and nothing goes in them yet).
 pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
 
 /// Below this many changed sources their queries run on the build's own thread: starting rayon's pool and
@@ -187,9 +188,10 @@ impl Compiler {
         let templates = TemplateSet::load(project)?;
         let output_dir = project.output_dir();
         check_output_folder(project)?;
-        for dir in std::iter::once(output_dir.clone()).chain(OUTPUT_LAYOUT.iter().map(|d| output_dir.join(d))) {
-            std::fs::create_dir_all(&dir).map_err(|source| BuildError::CreateDir { path: dir.clone(), source })?;
-        }
+        // Only the folder itself: each folder of the layout is made when something goes in it, so the output
+        // folder holds no empty folder a team would wonder about (issue 42).
+        std::fs::create_dir_all(&output_dir)
+            .map_err(|source| BuildError::CreateDir { path: output_dir.clone(), source })?;
         let _lock = store::writer_lock(&output_dir, |holder| reporter.waiting(holder))?;
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();

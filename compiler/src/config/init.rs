@@ -4,6 +4,23 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
 
+/// The output folder's `.gitignore`: what belongs to one machine. The rest is the team's to commit
+/// (docs/configuration.md has the table).
+pub const OUTPUT_GITIGNORE: &str = "\
+# Written by `knowledge init`: the parts of this folder that belong to one machine. Commit the rest:
+# wiki/ (generated and hand-written pages), indexes/, schemas/, logs/, notes.json, ingested.json and
+# ingested/. See docs/configuration.md in the knowledge repository.
+/knowledge.db
+/knowledge.db-*
+/artifacts.stat
+/*.lock
+.*.tmp
+/.*.db
+/.notes.json.*
+/.ingested.json.*
+/ingested/.*
+";
+
 const STARTER_WIKI: &str = "# Wiki\n\nHand-written pages in this folder are sources like any other: `knowledge build` indexes them\nand never overwrites them.\n";
 
 #[derive(Debug, thiserror::Error)]
@@ -18,7 +35,8 @@ pub enum InitError {
     },
 }
 
-/// Writes `kc.toml` in `root` and the starter `wiki/README.md` in the default output folder. Returns the files written. Starter pages that exist are left alone.
+/// Writes `kc.toml` in `root`, and the starter `wiki/README.md` and the `.gitignore` of the machine-local
+/// parts in the default output folder. Returns the files written. Starter files that exist are left alone.
 pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     let config_path = root.join(CONFIG_FILE);
     if config_path.exists() && !force {
@@ -28,10 +46,11 @@ pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
     write(&config_path, DEFAULT_CONFIG)?;
     written.push(config_path);
     let output = root.join(crate::config::OutputConfig::default().dir.get_ref());
-    let path = output.join("wiki/README.md");
-    if !path.exists() {
-        write(&path, STARTER_WIKI)?;
-        written.push(path);
+    for (path, text) in [(output.join("wiki/README.md"), STARTER_WIKI), (output.join(".gitignore"), OUTPUT_GITIGNORE)] {
+        if !path.exists() {
+            write(&path, text)?;
+            written.push(path);
+        }
     }
     Ok(written)
 }
