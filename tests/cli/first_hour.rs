@@ -126,3 +126,20 @@ fn init_writes_a_workspace_a_team_can_commit() {
         assert!(!test.path(&format!(".hasna/knowledge/{reserved}")).exists(), "{reserved}/ was made empty");
     }
 }
+
+#[test]
+fn hand_written_pages_are_sources_whatever_the_projects_gitignore_says_of_the_output_folder() {
+    for gitignore in ["/.hasna\n", ".hasna/knowledge/\n", ""] {
+        let test = built();
+        test.write(".gitignore", gitignore);
+        test.write(".hasna/knowledge/wiki/team.md", "# Team\n\nThe zeppelin rota is kept by the platform team.\n");
+        test.write(".hasna/knowledge/wiki/answers/who.md", "# Who\n\nThe quokka service belongs to billing.\n");
+        test.write("ignored/other.md", "# Other\n\nA zeppelin page the project ignores.\n");
+        test.write(".gitignore", format!("{gitignore}/ignored\n"));
+        let built = test.build();
+        assert_eq!(built["sources"]["added"], 2, "{gitignore:?}: {built}");
+        assert_eq!(test.result_paths("zeppelin rota"), [".hasna/knowledge/wiki/team.md"], "{gitignore:?}");
+        assert_eq!(test.result_paths("quokka"), [".hasna/knowledge/wiki/answers/who.md"], "{gitignore:?}");
+        assert_eq!(test.build()["wrote"], false, "{gitignore:?}: found once, nothing left to do");
+    }
+}

@@ -3,7 +3,7 @@
 //! The walk honours `.gitignore` (through the `ignore` crate, which ripgrep uses; walkdir alone would need a
 //! hand-written gitignore stack), the include and exclude globs, and never enters `.git`, a folder no
 //! include glob can reach, or the output folder, except the output folder's `wiki/`, where hand-written
-//! pages are sources like any other. Files that cannot be sources (binary, invalid UTF-8, too large,
+//! pages are sources like any other, even when the project's `.gitignore` ignores the output folder. Files that cannot be sources (binary, invalid UTF-8, too large,
 //! unreadable, symlink loops, symlinks that lead outside the project) are skipped with a reason that names
 //! the file, and the build goes on.
 
@@ -107,6 +107,14 @@ fn walk_within(project: &Project, only: Option<&[String]>, threads: usize) -> Wa
     let (include_in_filter, exclude_in_filter, root_in_filter) = (include.clone(), exclude.clone(), root.clone());
     let only: Option<Vec<String>> = only.map(<[String]>::to_vec);
     let mut builder = ignore::WalkBuilder::new(&root);
+    // The output folder's `wiki/` holds hand-written pages and filed answers, sources whatever the project's
+    // `.gitignore` says of the output folder (many ignore `/.hasna` whole): when it does, `wiki/` is walked
+    // as a root of its own, which no ignore file above it reaches. A file both walks find is kept once.
+    let wiki_root = output_dir.join("wiki");
+    let second_root = sources.respect_gitignore && wiki_root.is_dir() && ignored_by_git(&root, &wiki_root);
+    if second_root {
+        builder.add(&wiki_root);
+    }
     builder
         .hidden(false)
         .ignore(false)
@@ -191,6 +199,10 @@ fn walk_within(project: &Project, only: Option<&[String]>, threads: usize) -> Wa
     walk.met_links = met_links.load(std::sync::atomic::Ordering::Relaxed);
     walk.files.sort_by(|a, b| a.path.cmp(&b.path));
     walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    if second_root {
+        walk.files.dedup_by(|a, b| a.path == b.path);
+        walk.skipped.dedup_by(|a, b| a.path == b.path);
+    }
     walk
 }
 
@@ -296,6 +308,18 @@ fn at_or_below(path: &str, target: &str) -> bool {
 fn may_hold_sources(relative: &str, reachable: &[String]) -> bool {
     let folder = format!("{relative}/");
     reachable.iter().any(|reach| folder.starts_with(reach.as_str()) || reach.starts_with(&folder))
+}
+
+/// Whether the project's own ignore files (`.gitignore` at its root, `.git/info/exclude`) ignore `folder`
+/// or a folder above it.
+fn ignored_by_git(root: &Path, folder: &Path) -> bool {
+    let mut rules = ignore::gitignore::GitignoreBuilder::new(root);
+    for file in [root.join(".gitignore"), root.join(".git/info/exclude")] {
+        if file.is_file() {
+            let _ = rules.add(file);
+        }
+    }
+    rules.build().is_ok_and(|rules| rules.matched_path_or_any_parents(folder, true).is_ignore())
 }
 
 fn relative(path: &Path, root: &Path) -> String {
