@@ -143,3 +143,17 @@ fn hand_written_pages_are_sources_whatever_the_projects_gitignore_says_of_the_ou
         assert_eq!(test.build()["wrote"], false, "{gitignore:?}: found once, nothing left to do");
     }
 }
+
+#[test]
+fn a_build_and_stats_give_one_count_of_chunks() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# Alpha\n\nAlpha is the first concept. See [[Beta]].\n");
+    test.write("docs/b.md", "# Beta\n\nBeta follows [[Alpha]].\n");
+    test.write("docs/c.md", "# C\n\nBoth [[Alpha]] and [[Beta]].\n");
+    let built = test.build();
+    let stats: serde_json::Value = serde_json::from_str(&test.ok(&["stats", "--json"])).unwrap();
+    assert!(stats["pages"].as_u64().unwrap() > 0, "the wiki has pages, whose chunks are its own: {stats}");
+    assert_eq!(stats["chunks"], built["chunks"]["total"], "{stats}");
+    let shown = test.ok(&["stats"]);
+    assert!(shown.contains(&format!("{} chunks", built["chunks"]["total"])), "{shown}");
+}

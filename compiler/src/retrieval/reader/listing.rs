@@ -392,7 +392,7 @@ pub struct Stats {
     pub format_version: String,
     /// Sources and notes (generated pages are counted in `pages`).
     pub sources: u64,
-    /// Chunks of sources, notes and pages.
+    /// Chunks of sources and notes: the count a build reports (generated pages' are not counted).
     pub chunks: u64,
     /// Generated concept pages.
     pub pages: u64,
@@ -426,9 +426,11 @@ pub fn stats(conn: &Connection, access: &Access) -> Result<Stats, ReaderError> {
             crate::store::not_generated(),
             access.source_filter("id")
         ))?,
+        // The chunks of the sources counted above: the number a build reports (a page's are the wiki's).
         chunks: count(&format!(
-            "SELECT count(*) FROM chunks WHERE entity IS NULL AND {}",
-            access.source_filter("source_id")
+            "SELECT count(*) FROM chunks WHERE entity IS NULL AND {} AND source_id IN (SELECT id FROM sources WHERE {})",
+            access.source_filter("source_id"),
+            crate::store::not_generated()
         ))?,
         pages: count("SELECT count(*) FROM wiki_pages")?,
         runs: count("SELECT count(*) FROM runs WHERE kind = 'build'")?,

@@ -86,7 +86,9 @@ pub fn stats_postgres(
                     "SELECT (SELECT count(*) FROM knowledge_sources
                              WHERE project = $1 AND {not_generated} AND NOT (id = ANY($2))),
                             (SELECT count(*) FROM knowledge_chunks
-                             WHERE project = $1 AND entity IS NULL AND NOT (source_id = ANY($2))),
+                             WHERE project = $1 AND entity IS NULL AND NOT (source_id = ANY($2))
+                               AND source_id IN (SELECT id FROM knowledge_sources
+                                                 WHERE project = $1 AND {not_generated})),
                             (SELECT count(*) FROM knowledge_pages WHERE project = $1),
                             (SELECT count(*) FROM knowledge_runs WHERE project = $1 AND kind = 'build')"
                 ),
