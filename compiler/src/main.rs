@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use cli::args::{Cli, Command, ContextCommand, NotesCommand, SourceCommand};
 
@@ -101,6 +101,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Publish(args) => cli::cache::publish(args, &at),
         Command::Pull(args) => cli::cache::pull(args, &at),
         Command::Serve(args) => cli::serve::run(args, &at),
+        // Made in memory, then written: the generator panics on a write error (a closed pipe).
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "knowledge", &mut script);
+            std::io::stdout().lock().write_all(&script)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            std::io::stdout().lock().write_all(&page)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Prompt(words) => cli::ask::run(prompt(words)?, &at),
     }
 }

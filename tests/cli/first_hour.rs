@@ -157,3 +157,26 @@ fn a_build_and_stats_give_one_count_of_chunks() {
     let shown = test.ok(&["stats"]);
     assert!(shown.contains(&format!("{} chunks", built["chunks"]["total"])), "{shown}");
 }
+
+#[test]
+fn completions_and_the_manual_page_cover_every_subcommand() {
+    let test = CliTest::empty();
+    let bash = test.ok(&["completions", "bash"]);
+    let checked = std::process::Command::new("bash").arg("-n").stdin(std::process::Stdio::piped()).spawn().and_then(
+        |mut shell| {
+            std::io::Write::write_all(shell.stdin.as_mut().unwrap(), bash.as_bytes())?;
+            shell.wait()
+        },
+    );
+    assert!(checked.unwrap().success(), "the bash script parses");
+    assert!(test.ok(&["completions", "zsh"]).starts_with("#compdef knowledge"));
+    assert!(test.ok(&["completions", "fish"]).contains("complete -c knowledge"));
+    assert!(test.ok(&["completions", "powershell"]).contains("Register-ArgumentCompleter"));
+    test.fails(&["completions", "tcsh"], "invalid value 'tcsh'");
+    let manual = test.ok(&["man"]);
+    assert!(manual.contains(".TH knowledge 1"), "{manual}");
+    for command in ["build", "search", "ask", "lint", "serve", "context", "ingest", "completions"] {
+        assert!(bash.contains(&format!("knowledge,{command})")), "bash completes `{command}`");
+        assert!(manual.contains(&format!("knowledge\\-{command}")), "the manual lists `{command}`");
+    }
+}

@@ -115,6 +115,13 @@ pub(crate) enum Command {
     Get(get::GetArgs),
     /// Serve the index to agents over MCP on stdin and stdout. Read-only: it never builds or writes.
     Serve(serve::ServeArgs),
+    /// Print a completion script for a shell: `knowledge completions bash > ~/.local/share/bash-completion/completions/knowledge`.
+    Completions {
+        /// The shell: bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `knowledge man > ~/.local/share/man/man1/knowledge.1`.
+    Man,
     /// `knowledge "QUESTION" [ask's options]`: a quoted question (words and a space, or a `?`) is asked, as
     /// `knowledge ask` would.
     #[command(external_subcommand)]
