@@ -180,3 +180,43 @@ fn completions_and_the_manual_page_cover_every_subcommand() {
         assert!(manual.contains(&format!("knowledge\\-{command}")), "the manual lists `{command}`");
     }
 }
+
+#[test]
+fn every_command_s_help_gives_an_example_that_parses() {
+    let test = CliTest::empty();
+    let help = test.ok(&["--help"]);
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|command| *command != "help")
+        .collect();
+    assert!(commands.len() > 20, "{commands:?}");
+    let nowhere = test.path("nowhere");
+    for command in commands {
+        let shown = test.ok(&[command, "--help"]);
+        let example = shown.split("Example:\n  ").nth(1).unwrap_or_else(|| panic!("`{command} --help` has no example"));
+        let line = example.lines().next().unwrap().split(" # ").next().unwrap();
+        let first = line.split(" && ").next().unwrap().split(" > ").next().unwrap();
+        // Split like a shell: words, and quoted phrases as one.
+        let words: Vec<String> = first
+            .split('"')
+            .enumerate()
+            .flat_map(|(n, part)| {
+                if n % 2 == 1 { vec![part.to_string()] } else { part.split_whitespace().map(str::to_string).collect() }
+            })
+            .collect();
+        assert_eq!(words[0], "knowledge", "{command}: {line}");
+        // Parsed, then stopped by the missing folder: the example's arguments are ones the command takes.
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_knowledge"))
+            .arg("-C")
+            .arg(&nowhere)
+            .args(&words[1..])
+            .output()
+            .unwrap();
+        assert!(stderr(&output).contains("the folder does not exist"), "`{line}`: {}", stderr(&output));
+    }
+}
