@@ -139,3 +139,23 @@ fn the_build_check_hook_runs_a_check() {
     assert_eq!(entry_of("knowledge-build"), "knowledge build");
     assert_eq!(entry_of("knowledge-lint"), "knowledge lint");
 }
+
+/// Every install or run command the docs give uses Cargo.lock (`--locked`): without it `cargo install`
+/// resolves every dependency anew, to versions no test ran with (issue 42).
+#[test]
+fn install_commands_in_the_docs_use_the_lock_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = vec![root.join("README.md"), root.join(".pre-commit-hooks.yaml")];
+    files.extend(std::fs::read_dir(root.join("docs")).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_file()));
+    let mut unlocked = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let command = line.contains("cargo install") || line.trim_start().starts_with("cargo run");
+            if command && !line.contains("--locked") {
+                unlocked.push(format!("{}:{}: {line}", file.strip_prefix(&root).unwrap().display(), n + 1));
+            }
+        }
+    }
+    assert!(unlocked.is_empty(), "install commands without --locked: {unlocked:#?}");
+}
