@@ -5,7 +5,7 @@
 
 Three measurements, each in a temporary project it makes and removes:
 - link-dense builds: a cold `knowledge build` of one file holding one paragraph of N mentions
-  (`[link number i](doc-i.md) and [[note i]]`), for N = 2,000, 8,000 and 32,000 pairs, and of plain text
+  (`[link number i](doc-i.md) and [[note i]]`), for N = 4,000, 16,000 and 64,000 pairs, and of plain text
   of about the largest size; wall time of each whole process;
 - huge queries: `knowledge serve` over stdio on the largest index, one `tools/call` of `knowledge_search`,
   `knowledge_context_pack` and `knowledge_ask` with 10,000, 40,000 and 100,000 distinct words;
@@ -40,7 +40,7 @@ def timed_build(binary, folder):
 
 def link_dense(binary, work):
     largest = None
-    for pairs in (2_000, 8_000, 32_000):
+    for pairs in (4_000, 16_000, 64_000):
         folder = os.path.join(work, f"links-{pairs}")
         text = "# Links\n\n" + " ".join(f"[link number {i}](doc-{i}.md) and [[note {i}]]" for i in range(pairs)) + "\n"
         project(folder, "links.md", text)
