@@ -101,6 +101,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Publish(args) => cli::cache::publish(args, &at),
         Command::Pull(args) => cli::cache::pull(args, &at),
         Command::Serve(args) => cli::serve::run(args, &at),
+        Command::Export(args) => cli::export::run(args, &at),
         // Made in memory, then written: the generator panics on a write error (a closed pipe).
         Command::Completions { shell } => {
             let mut script = Vec::new();

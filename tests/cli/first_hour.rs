@@ -220,3 +220,51 @@ fn every_command_s_help_gives_an_example_that_parses() {
         assert!(stderr(&output).contains("the folder does not exist"), "`{line}`: {}", stderr(&output));
     }
 }
+
+#[test]
+fn export_writes_json_lines_that_resolve_and_respect_permissions() {
+    let test = CliTest::new();
+    test.write(
+        "kc.toml",
+        "version = 1\n[permissions]\nrules = [{ path = \"hr/**\", labels = [\"hr\"] }]\n\
+         [permissions.principals]\npeople = [\"hr\"]\n",
+    );
+    test.write("docs/a.md", "# Alpha\n\nAlpha is the first concept. See [[Beta]].\n");
+    test.write("docs/b.md", "# Beta\n\nBeta follows [[Alpha]].\n");
+    test.write("docs/c.md", "# C\n\nBoth [[Alpha]] and [[Beta]].\n");
+    test.write("hr/pay.md", "# Pay\n\nThe salary bands are confidential.\n");
+    let built = test.build();
+    let read = |name: &str| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(test.path(&format!(".hasna/knowledge/exports/{name}"))).unwrap();
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    };
+    let report: serde_json::Value = serde_json::from_str(&test.ok(&["export", "--json"])).unwrap();
+    assert_eq!(report["files"].as_array().unwrap().len(), 3, "{report}");
+    let chunks = read("chunks.jsonl");
+    assert!(chunks.iter().all(|c| c["path"] != "hr/pay.md"), "a labelled source is not exported without --as");
+    for chunk in &chunks {
+        let bytes = std::fs::read(test.path(chunk["path"].as_str().unwrap())).unwrap();
+        let (start, end) =
+            (chunk["start_offset"].as_u64().unwrap() as usize, chunk["end_offset"].as_u64().unwrap() as usize);
+        assert_eq!(&bytes[start..end], chunk["text"].as_str().unwrap().as_bytes(), "{chunk}");
+        assert_eq!(knowledge_queries::content_hash(&bytes), chunk["revision"].as_str().unwrap());
+    }
+    let pages = read("pages.jsonl");
+    assert!(pages.iter().any(|p| p["slug"] == "alpha"), "{pages:?}");
+    let citations = read("citations.jsonl");
+    assert!(
+        citations.iter().all(|c| pages.iter().any(|p| p["slug"] == c["page"])),
+        "every citation's page is exported"
+    );
+    test.ok(&["--as", "people", "export"]);
+    let everything = read("chunks.jsonl");
+    assert!(everything.iter().any(|c| c["path"] == "hr/pay.md"), "the principal's export holds what it may read");
+    assert_eq!(everything.len() as u64, built["chunks"]["total"].as_u64().unwrap(), "the count a build reports");
+
+    // Written through no link.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(test.path(".hasna/knowledge/exports")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), test.path(".hasna/knowledge/exports")).unwrap();
+    test.fails(&["export"], "symbolic link");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use super::{
-    ask, build, cache, changes, context, embeddings, entity, eval, get, ingest, init, lint, list, notes, providers,
-    reindex, search, serve, stats, storage, web, wiki,
+    ask, build, cache, changes, context, embeddings, entity, eval, export, get, ingest, init, lint, list, notes,
+    providers, reindex, search, serve, stats, storage, web, wiki,
 };
 
 #[derive(Parser)]
@@ -144,6 +144,10 @@ pub(crate) enum Command {
     /// Serve the index to agents over MCP on stdin and stdout. Read-only: it never builds or writes.
     #[command(after_help = "Example:\n  knowledge serve --http 127.0.0.1:8765")]
     Serve(serve::ServeArgs),
+    /// Write the index's chunks (with their refs, revisions and offsets), generated pages and their citations
+    /// as JSON lines in the output folder's `exports/`, for other tools.
+    #[command(after_help = "Example:\n  knowledge export && head -1 .hasna/knowledge/exports/chunks.jsonl")]
+    Export(export::ExportArgs),
     /// Print a completion script for a shell: `knowledge completions bash > ~/.local/share/bash-completion/completions/knowledge`.
     #[command(
         after_help = "Example:\n  knowledge completions bash > ~/.local/share/bash-completion/completions/knowledge"

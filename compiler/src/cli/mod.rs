@@ -13,6 +13,7 @@ pub(crate) mod context;
 pub(crate) mod embeddings;
 pub(crate) mod entity;
 pub(crate) mod eval;
+pub(crate) mod export;
 pub(crate) mod get;
 pub(crate) mod ingest;
 pub(crate) mod init;

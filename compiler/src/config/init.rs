@@ -19,6 +19,7 @@ pub const OUTPUT_GITIGNORE: &str = "\
 /.notes.json.*
 /.ingested.json.*
 /ingested/.*
+/exports/
 ";
 
 const STARTER_WIKI: &str = "# Wiki\n\nHand-written pages in this folder are sources like any other: `knowledge build` indexes them\nand never overwrites them.\n";

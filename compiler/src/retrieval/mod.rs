@@ -8,6 +8,7 @@ pub mod ask;
 pub mod context;
 pub mod entities;
 pub mod eval;
+pub mod export;
 pub mod filing;
 pub mod generated;
 pub mod reader;

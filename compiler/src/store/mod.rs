@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+pub mod export;
 mod lock;
 pub mod paths;
 pub mod postgres;
