@@ -56,73 +56,60 @@ pub struct ExportedCitation {
 pub fn each_chunk(
     conn: &Connection,
     visible: &str,
-    mut each: impl FnMut(ExportedChunk) -> std::io::Result<()>,
+    each: impl FnMut(ExportedChunk) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
-    let mut statement = conn.prepare(&format!(
+    let sql = format!(
         "SELECT c.id, s.uri, s.path, c.revision, c.title, c.heading_path, c.start_offset, c.end_offset,
                 c.start_line, c.end_line, c.text
          FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE c.entity IS NULL AND c.revision = s.revision AND {visible} AND {}
          ORDER BY s.path, c.ordinal",
         super::not_generated()
-    ))?;
-    let mut rows = statement.query([])?;
-    while let Some(row) = rows.next()? {
-        let heading_path: String = row.get(5)?;
-        each(ExportedChunk {
+    );
+    each_row(conn, &sql, each, |row| {
+        Ok(ExportedChunk {
             id: row.get(0)?,
             uri: row.get(1)?,
             path: row.get(2)?,
             revision: row.get(3)?,
             title: row.get(4)?,
-            heading_path: serde_json::from_str(&heading_path).unwrap_or_default(),
+            heading_path: json(&row.get::<_, String>(5)?),
             start_offset: row.get(6)?,
             end_offset: row.get(7)?,
             start_line: row.get(8)?,
             end_line: row.get(9)?,
             text: row.get(10)?,
-        })?;
-    }
-    Ok(())
+        })
+    })
 }
 
 /// Every generated page, by slug. Pages quote only what every principal may read.
-pub fn each_page(
-    conn: &Connection,
-    mut each: impl FnMut(ExportedPage) -> std::io::Result<()>,
-) -> Result<(), ExportError> {
-    let mut statement = conn.prepare(
-        "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY slug",
-    )?;
-    let mut rows = statement.query([])?;
-    while let Some(row) = rows.next()? {
-        let aliases: String = row.get(4)?;
-        each(ExportedPage {
+pub fn each_page(conn: &Connection, each: impl FnMut(ExportedPage) -> std::io::Result<()>) -> Result<(), ExportError> {
+    let sql = "SELECT slug, title, section, path, aliases, source_count, summary, hash FROM wiki_pages ORDER BY slug";
+    each_row(conn, sql, each, |row| {
+        Ok(ExportedPage {
             slug: row.get(0)?,
             title: row.get(1)?,
             section: row.get(2)?,
             path: row.get(3)?,
-            aliases: serde_json::from_str(&aliases).unwrap_or_default(),
+            aliases: json(&row.get::<_, String>(4)?),
             source_count: row.get(5)?,
             summary: row.get(6)?,
             hash: row.get(7)?,
-        })?;
-    }
-    Ok(())
+        })
+    })
 }
 
 /// Every citation of every generated page, by page and footnote.
 pub fn each_citation(
     conn: &Connection,
-    mut each: impl FnMut(ExportedCitation) -> std::io::Result<()>,
+    each: impl FnMut(ExportedCitation) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
-    let mut statement = conn.prepare(
+    let sql =
         "SELECT page, note, source_ref, path, revision, hash, start_offset, end_offset, start_line, end_line, signal
-         FROM citations ORDER BY page, note",
-    )?;
-    let mut rows = statement.query([])?;
-    while let Some(row) = rows.next()? {
-        each(ExportedCitation {
+               FROM citations ORDER BY page, note";
+    each_row(conn, sql, each, |row| {
+        Ok(ExportedCitation {
             page: row.get(0)?,
             note: row.get(1)?,
             source_ref: row.get(2)?,
@@ -134,9 +121,28 @@ pub fn each_citation(
             start_line: row.get(8)?,
             end_line: row.get(9)?,
             signal: row.get(10)?,
-        })?;
+        })
+    })
+}
+
+/// Runs `sql` and hands each row, as `read` makes it, to `each`, one at a time.
+fn each_row<T>(
+    conn: &Connection,
+    sql: &str,
+    mut each: impl FnMut(T) -> std::io::Result<()>,
+    read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<(), ExportError> {
+    let mut statement = conn.prepare(sql)?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        each(read(row)?)?;
     }
     Ok(())
+}
+
+/// A JSON column's value (an array the index stores as text).
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_default()
 }
 
 #[derive(Debug, thiserror::Error)]
