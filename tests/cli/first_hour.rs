@@ -268,3 +268,11 @@ fn export_writes_json_lines_that_resolve_and_respect_permissions() {
     test.fails(&["export"], "symbolic link");
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn eval_without_arguments_says_what_it_scores() {
+    let test = built();
+    let said = test.fails(&["eval"], "knowledge eval scores retrieval on either");
+    assert!(said.contains("--judged FILE") && said.contains("--corpus FILE --queries FILE --qrels FILE"), "{said}");
+    test.fails(&["eval", "--queries", "q.jsonl"], "--corpus");
+}

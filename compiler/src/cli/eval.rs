@@ -14,7 +14,7 @@ use super::output::{open_as, print};
 #[derive(clap::Args)]
 pub(crate) struct EvalArgs {
     /// `{"_id", "title", "text"}` per line.
-    #[arg(long, required_unless_present = "judged", requires_all = ["queries", "qrels"])]
+    #[arg(long, requires_all = ["queries", "qrels"])]
     corpus: Option<PathBuf>,
     /// `{"_id", "text"}` per line.
     #[arg(long, requires = "corpus")]
@@ -62,8 +62,13 @@ pub(crate) fn run(args: EvalArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         print(args.json, &report, |out| print_judged(out, &report))?;
         report.file_ndcg_at_10
     } else {
+        // Neither form named: say what each scores, rather than ask for one flag of one form.
         let (Some(corpus), Some(queries), Some(qrels)) = (&args.corpus, &args.queries, &args.qrels) else {
-            unreachable!("clap requires --corpus, --queries and --qrels together, or --judged")
+            anyhow::bail!(
+                "knowledge eval scores retrieval on either this project's index against a judged question set \
+                 (`--judged FILE`, one question and its relevant files per line; docs/eval has examples), or a \
+                 test collection in the BEIR layout compiled on its own (`--corpus FILE --queries FILE --qrels FILE`)"
+            )
         };
         let mut settings = match Project::discover(&at.start) {
             Ok(project) => project,
