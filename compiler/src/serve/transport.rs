@@ -51,7 +51,9 @@ pub(crate) fn envelope_error(message: &[u8]) -> Option<serde_json::Value> {
     let reply = |id: serde_json::Value, code: i64, message: &str| {
         Some(serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
     };
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(message) else {
+    // One read gives the value and whether some object held a key twice (serde_json keeps the last one,
+    // and rmcp's typed reading refuses the message, so it is answered here instead).
+    let Ok(Checked { value, key_twice }) = serde_json::from_slice::<Checked>(message) else {
         return reply(serde_json::Value::Null, -32700, "Parse error: the message is not JSON (or not UTF-8)");
     };
     if value.is_array() {
@@ -81,7 +83,7 @@ pub(crate) fn envelope_error(message: &[u8]) -> Option<serde_json::Value> {
         Some("Invalid Request: `params` must be an object")
     } else if method.is_none() && !object.contains_key("result") && !object.contains_key("error") {
         Some("Invalid Request: a message has a `method`, a `result` or an `error`")
-    } else if has_a_key_twice(message) {
+    } else if key_twice {
         Some("Invalid Request: a key appears twice in one object")
     } else {
         None
@@ -96,55 +98,76 @@ pub(crate) fn envelope_error(message: &[u8]) -> Option<serde_json::Value> {
     None
 }
 
-/// Whether some object in the JSON text has a key twice: serde_json keeps the last one, and rmcp's typed
-/// reading refuses the message, so it is answered here instead.
-fn has_a_key_twice(message: &[u8]) -> bool {
-    struct Unique;
-    impl<'de> serde::Deserialize<'de> for Unique {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            deserializer.deserialize_any(UniqueVisitor)
-        }
+/// A JSON value as read, and whether some object in it held a key twice.
+struct Checked {
+    value: serde_json::Value,
+    key_twice: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
     }
-    struct UniqueVisitor;
-    impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
-        type Value = Unique;
-        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-            formatter.write_str("JSON")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
-            let mut keys = std::collections::HashSet::new();
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if !keys.insert(key.into_owned()) {
-                    return Err(serde::de::Error::custom("a key twice"));
-                }
-                map.next_value::<Unique>()?;
-            }
-            Ok(Unique)
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
-            while seq.next_element::<Unique>()?.is_some() {}
-            Ok(Unique)
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_unit<E>(self) -> Result<Unique, E> {
-            Ok(Unique)
-        }
+}
+
+struct CheckedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("JSON")
     }
-    serde_json::from_slice::<Unique>(message).is_err()
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        let (mut object, mut key_twice) = (serde_json::Map::new(), false);
+        while let Some(key) = map.next_key::<String>()? {
+            let Checked { value, key_twice: inside } = map.next_value()?;
+            key_twice |= inside | object.insert(key, value).is_some();
+        }
+        Ok(Checked { value: serde_json::Value::Object(object), key_twice })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        let (mut items, mut key_twice) = (Vec::new(), false);
+        while let Some(Checked { value, key_twice: inside }) = seq.next_element()? {
+            key_twice |= inside;
+            items.push(value);
+        }
+        Ok(Checked { value: serde_json::Value::Array(items), key_twice })
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Checked, E> {
+        Ok(scalar(v.into()))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Checked, E> {
+        Ok(scalar(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Checked, E> {
+        Ok(scalar(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Checked, E> {
+        Ok(scalar(v.into()))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Checked, E> {
+        Ok(scalar(v.into()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Checked, E> {
+        Ok(scalar(v.into()))
+    }
+
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(scalar(serde_json::Value::Null))
+    }
+}
+
+fn scalar(value: serde_json::Value) -> Checked {
+    Checked { value, key_twice: false }
 }
 
 /// One line of stdin, without its line end, into `line`: `Ok(None)` at the end of input, `Ok(Some(false))`
