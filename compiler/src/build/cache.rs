@@ -221,12 +221,12 @@ fn install(candidate: &Path, output_dir: &Path) -> Result<(), String> {
     std::fs::rename(candidate, &index).map_err(|e| format!("cannot replace `{}`: {e}", index.display()))
 }
 
-/// Whether `commit` is an ancestor of `head` in the checkout's history (Git decides; without Git, no).
 /// A Git object name: 40 (SHA-1) or 64 (SHA-256) hexadecimal digits.
 fn is_object_name(text: &str) -> bool {
     matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// Whether `commit` is an ancestor of `head` in the checkout's history (Git decides; without Git, no).
 fn is_ancestor(root: &Path, commit: &str, head: &str) -> bool {
     std::process::Command::new("git")
         .arg("-C")

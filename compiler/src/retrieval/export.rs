@@ -61,8 +61,7 @@ fn write_lines(
     fill: impl FnOnce(&mut Lines) -> Result<(), ExportError>,
 ) -> Result<ExportedFile, ExportError> {
     let relative = format!("{EXPORTS_DIR}/{name}");
-    let not_owned = |error| std::io::Error::new(std::io::ErrorKind::PermissionDenied, error);
-    let target = crate::store::paths::inside(output_dir, &relative).map_err(not_owned)?;
+    let target = crate::store::paths::inside(output_dir, &relative).map_err(std::io::Error::from)?;
     let folder = target.parent().expect("a file in exports/").to_path_buf();
     std::fs::create_dir_all(&folder)?;
     let temporary: PathBuf = folder.join(format!(".{name}.{}.tmp", std::process::id()));
@@ -74,7 +73,7 @@ fn write_lines(
         return Err(error);
     }
     // Checked again: a link could have been planted while the file was written.
-    crate::store::paths::inside(output_dir, &relative).map_err(not_owned)?;
+    crate::store::paths::inside(output_dir, &relative).map_err(std::io::Error::from)?;
     std::fs::rename(&temporary, &target)?;
     Ok(ExportedFile { path: relative, rows: lines.rows })
 }

@@ -147,45 +147,44 @@ const STEM_ONLY: f64 = 0.75;
 /// treats specially, stopwords dropped unless nothing else is left.
 #[must_use]
 pub fn query_terms(query: &str) -> Vec<String> {
-    // One pass that stops at the first MAX_TERMS meaningful words, so a pasted book costs what reading its
-    // first words costs (issue 40: a set of the words seen, not a search of a list, keeps it linear).
+    read_terms(query).0
+}
+
+/// Whether a query holds more distinct words than [`query_terms`] searches (its first [`MAX_TERMS`]): the
+/// rest are ignored, and the answer says so.
+#[must_use]
+pub fn terms_dropped(query: &str) -> bool {
+    read_terms(query).1
+}
+
+/// The query's terms, and whether a further distinct word was left out. One pass that stops at the first
+/// word past the cap, so a pasted book costs what reading its first words costs (issue 40: a set of the
+/// words seen, not a search of a list, keeps it linear).
+fn read_terms(query: &str) -> (Vec<String>, bool) {
     let mut meaningful = Vec::new();
     let mut stopwords = Vec::new();
+    // Stopwords past the cap matter only to a query of stopwords alone.
+    let mut stopwords_dropped = false;
     let mut seen = HashSet::new();
     // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
     // searched on their own, and the phrase still earns the phrase boost.
     for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\''))) {
-        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
-        if word.is_empty() {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        if word.is_empty() || !seen.insert(word.clone()) {
             continue;
         }
-        let word = word.to_lowercase();
-        if seen.contains(&word) {
-            continue;
-        }
-        seen.insert(word.clone());
         if !STOPWORDS.contains(&word.as_str()) {
-            meaningful.push(word);
             if meaningful.len() == MAX_TERMS {
-                break;
+                return (meaningful, true);
             }
+            meaningful.push(word);
         } else if stopwords.len() < MAX_TERMS {
             stopwords.push(word);
+        } else {
+            stopwords_dropped = true;
         }
     }
-    if meaningful.is_empty() { stopwords } else { meaningful }
-}
-
-/// Whether a query holds more distinct words than [`query_terms`] searches: the rest are ignored, and the
-/// answer says so.
-#[must_use]
-pub fn terms_dropped(query: &str) -> bool {
-    let mut seen = HashSet::new();
-    query
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\'')))
-        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|word| !word.is_empty() && !STOPWORDS.contains(&word.to_lowercase().as_str()))
-        .any(|word| seen.insert(word.to_lowercase()) && seen.len() > MAX_TERMS)
+    if meaningful.is_empty() { (stopwords, stopwords_dropped) } else { (meaningful, false) }
 }
 
 pub(crate) fn words(text: &str) -> Vec<String> {
@@ -230,6 +229,11 @@ mod tests {
         assert_eq!(query_terms(&long).len(), super::MAX_TERMS, "the first terms are kept");
         assert_eq!(query_terms(&long)[0], "word0");
         assert!(super::terms_dropped(&long) && !super::terms_dropped("ownership rules"));
+        // A query of stopwords alone keeps its first 32 of them, and says the rest were left out.
+        let stopwords = super::STOPWORDS[..40].join(" ");
+        assert_eq!(query_terms(&stopwords), super::STOPWORDS[..32]);
+        assert!(super::terms_dropped(&stopwords));
+        assert!(!super::terms_dropped(&format!("{stopwords} ownership")), "a meaningful word: stopwords go anyway");
     }
 
     #[test]

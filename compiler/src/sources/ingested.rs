@@ -304,10 +304,10 @@ pub const LOCK_FILE: &str = "ingested.lock";
 fn write_atomically(output_dir: &Path, relative: &str, bytes: &[u8]) -> Result<(), IngestedError> {
     let path = output_dir.join(relative);
     let wrap = |source| IngestedError::Write { path: path.clone(), source };
+    // Checked before any folder is made: nothing is created through a link either.
+    crate::store::paths::inside(output_dir, relative).map_err(|error| wrap(error.into()))?;
     let folder = path.parent().expect("a file in the output folder");
     std::fs::create_dir_all(folder).map_err(wrap)?;
-    crate::store::paths::inside(output_dir, relative)
-        .map_err(|error| wrap(std::io::Error::new(std::io::ErrorKind::PermissionDenied, error)))?;
     let name = path.file_name().expect("a file name").to_string_lossy();
     let temporary = folder.join(format!(".{name}.{}", std::process::id()));
     std::fs::write(&temporary, bytes).map_err(wrap)?;

@@ -3,9 +3,9 @@
 //! The walk honours `.gitignore` (through the `ignore` crate, which ripgrep uses; walkdir alone would need a
 //! hand-written gitignore stack), the include and exclude globs, and never enters `.git`, a folder no
 //! include glob can reach, or the output folder, except the output folder's `wiki/`, where hand-written
-//! pages are sources like any other, even when the project's `.gitignore` ignores the output folder. Files that cannot be sources (binary, invalid UTF-8, too large,
-//! unreadable, symlink loops, symlinks that lead outside the project) are skipped with a reason that names
-//! the file, and the build goes on.
+//! pages are sources like any other, even when the project's `.gitignore` ignores the output folder. Files
+//! that cannot be sources (binary, invalid UTF-8, too large, unreadable, symlink loops, symlinks that lead
+//! outside the project) are skipped with a reason that names the file, and the build goes on.
 
 pub mod db;
 pub mod ingested;

@@ -17,6 +17,14 @@ pub enum OwnedPathError {
     ThroughLink { path: String, link: PathBuf, folder: PathBuf },
 }
 
+/// A refused path is an I/O error to the writers that meet it (the file sync, the day log, ingest, export):
+/// permission denied, with the reason.
+impl From<OwnedPathError> for std::io::Error {
+    fn from(error: OwnedPathError) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, error)
+    }
+}
+
 /// Whether `path` is a plain relative path: `/`-separated names, none empty, `.` or `..`, with no
 /// backslash (a separator on Windows), NUL or other control character.
 #[must_use]

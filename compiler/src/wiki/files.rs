@@ -219,7 +219,9 @@ pub fn sync_files(
     listed.extend(sources.iter().map(String::as_str));
     for path in leftovers(output_dir, &listed, &cached) {
         crate::failpoint("unlink");
-        std::fs::remove_file(owned_path(output_dir, &path)?)?;
+        // The index may come from a pull or a commit, and a link planted in `wiki/` may lead out: a file is
+        // written or removed only at a plain path reached through no link.
+        std::fs::remove_file(store::paths::inside(output_dir, &path)?)?;
         remove_emptied_folders(output_dir, &path);
     }
     let mut blocked = Vec::new();
@@ -248,7 +250,7 @@ pub fn sync_files(
             .zip(cached_stat)
             .is_some_and(|(now, cached)| (now.size, now.mtime_ns) == (cached.size, cached.mtime_ns));
         if untouched {
-            write_atomically(&owned_path(output_dir, &artifact.path)?, &text)?;
+            write_atomically(&store::paths::inside(output_dir, &artifact.path)?, &text)?;
             counters.written += 1;
             if let Some(stat) = file_stat(&file, &artifact.hash) {
                 stats.push((artifact.path.clone(), stat));
@@ -262,7 +264,7 @@ pub fn sync_files(
                 continue;
             }
             _ => {
-                write_atomically(&owned_path(output_dir, &artifact.path)?, &text)?;
+                write_atomically(&store::paths::inside(output_dir, &artifact.path)?, &text)?;
                 counters.written += 1;
             }
         }
@@ -296,13 +298,6 @@ fn remove_emptied_folders(output_dir: &Path, removed: &str) {
         }
         folder = parent;
     }
-}
-
-/// Where a generated file the index lists is written or removed: a plain path in the output folder reached
-/// through no link (the index may come from a pull or a commit; a link planted in `wiki/` may lead out).
-fn owned_path(output_dir: &Path, path: &str) -> Result<std::path::PathBuf, std::io::Error> {
-    store::paths::inside(output_dir, path)
-        .map_err(|error| std::io::Error::new(std::io::ErrorKind::PermissionDenied, error))
 }
 
 pub(super) fn write_atomically(file: &Path, text: &str) -> Result<(), std::io::Error> {

@@ -45,8 +45,7 @@ pub fn complete_log(conn: &Connection, output_dir: &Path) -> Result<(), std::io:
     let due = store::meta(conn, LOG_DUE).map_err(std::io::Error::other)?;
     let Some(due) = due.and_then(|due| serde_json::from_str::<serde_json::Value>(&due).ok()) else { return Ok(()) };
     let (Some(file), Some(lines)) = (due["file"].as_str(), due["lines"].as_str()) else { return Ok(()) };
-    let file = crate::store::paths::inside(output_dir, file)
-        .map_err(|error| std::io::Error::new(std::io::ErrorKind::PermissionDenied, error))?;
+    let file = crate::store::paths::inside(output_dir, file)?;
     if !is_ours(&file)? {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,

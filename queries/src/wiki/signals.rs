@@ -224,7 +224,7 @@ impl<'a> Places<'a> {
         match self.blocks.entry(index).or_insert_with(|| BlockPlaces::of(text, start, end)) {
             BlockPlaces::Whole => (start, end),
             BlockPlaces::Sentences(bounds) => sentences_around(bounds, at),
-            BlockPlaces::Items(items) => items.around(start, end, at),
+            BlockPlaces::Items(items) => items.around(end, at),
         }
     }
 }
@@ -264,16 +264,13 @@ impl BlockPlaces {
 }
 
 impl Items {
-    /// The item of the block `start..end` that holds `at`: from the line its marker starts on to the next
+    /// The item of the block ending at `end` that holds `at`: from the line its marker starts on to the next
     /// item (or a blank line).
-    fn around(&self, start: usize, end: usize, at: usize) -> (usize, usize) {
-        // The line holding `at` follows the last newline before it.
-        let line = self.newlines.partition_point(|&n| n < at);
-        let item_start = self.item_start[line].max(start);
-        // The first newline at or after `at`.
-        let from = self.newlines.partition_point(|&n| n < at);
-        let item_end = self.item_end.get(from).copied().unwrap_or(end);
-        (item_start, item_end)
+    fn around(&self, end: usize, at: usize) -> (usize, usize) {
+        // The newlines before `at`: as many as the lines above the one holding it, and the index of the
+        // first newline at or after it.
+        let before = self.newlines.partition_point(|&n| n < at);
+        (self.item_start[before], self.item_end.get(before).copied().unwrap_or(end))
     }
 }
 
