@@ -239,7 +239,7 @@ fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
 fn sentence(rng: &mut Rng) -> String {
     let concept = *rng.pick(&CONCEPTS);
     let other = *rng.pick(&CONCEPTS);
-    match rng.below(9) {
+    match rng.below(11) {
         0 => format!("See [[{concept}]] for the details."),
         1 => format!(
             "**{concept}** is what {} calls the {} layer.",
@@ -255,6 +255,21 @@ fn sentence(rng: &mut Rng) -> String {
         7 => format!("![[{concept}]] ![[{}]]", other.to_lowercase()),
         // A link by file name, which names whatever title that file has (issue 40, item 9).
         8 if rng.chance(50) => format!("See [[{}]].", rng.pick(&["a", "b", "c", "d", "e"])),
+        // A term used again and again, in plural, in code and across a wrap: a source that discusses a
+        // concept something else names (issue 41).
+        9 => format!(
+            "{concept}s shape {other}, and each {} needs {}; `{}` holds\n{} too.",
+            concept.to_lowercase(),
+            other.to_lowercase(),
+            concept.replace(' ', ""),
+            concept.to_lowercase()
+        ),
+        // A term introduced by emphasis, then used, and markup a quote renders away.
+        10 => format!(
+            "We treat the *{}* as a unit; the {} grows.<!-- ignore --> See [{other}][ref] and <a id=\"old\"></a>.\n\n[ref]: b.md",
+            concept.to_lowercase(),
+            concept.to_lowercase()
+        ),
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."
         ),

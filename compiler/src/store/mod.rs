@@ -58,8 +58,8 @@ pub enum StoreError {
 pub struct PlanInputs {
     pub labels: String,
     pub outline: String,
-    /// (kind, label, other, quotable), in the order they were stored.
-    pub signals: Vec<(String, String, Option<String>, bool)>,
+    /// (kind, label, other, quotable, weight), in the order they were stored.
+    pub signals: Vec<(String, String, Option<String>, bool, u32)>,
 }
 
 /// A `knowledge ask` as the run ledger records it.
@@ -353,7 +353,7 @@ impl Store {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
-    /// A source's stored labels, outline and signals (kind, label, other, quotable): what it gave the wiki
+    /// A source's stored labels, outline and signals (kind, label, other, quotable, weight): what it gave the wiki
     /// planner.
     pub fn plan_inputs(&self, source_id: i64) -> Result<PlanInputs, StoreError> {
         let read = || -> rusqlite::Result<PlanInputs> {
@@ -364,9 +364,9 @@ impl Store {
             let signals = self
                 .conn
                 .prepare_cached(
-                    "SELECT kind, label, other, quotable FROM concept_signals WHERE source_id = ?1 ORDER BY rowid",
+                    "SELECT kind, label, other, quotable, weight FROM concept_signals WHERE source_id = ?1 ORDER BY rowid",
                 )?
-                .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+                .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             Ok(PlanInputs { labels, outline, signals })
         };

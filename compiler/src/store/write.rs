@@ -355,8 +355,8 @@ pub(super) fn insert_signals(
 ) -> rusqlite::Result<()> {
     let mut insert_signal = tx.prepare_cached(
         "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
-                                      quotable)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                      quotable, weight)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     for signal in signals {
         let excerpt = &signal.excerpt;
@@ -371,6 +371,7 @@ pub(super) fn insert_signals(
             excerpt.start_line,
             excerpt.end_line,
             signal.quotable,
+            signal.weight,
         ])?;
     }
     Ok(())

@@ -176,7 +176,7 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
     const SECTION: &str =
         "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
     const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
-                                  quotable
+                                  quotable, weight
                            FROM concept_signals";
     let read_row = |row: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, EntryRow)> {
         let entry = EntryRow {
@@ -220,6 +220,7 @@ fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>
                 end_line: row.get(8)?,
             },
             quotable: row.get(9)?,
+            weight: row.get(10)?,
         });
         Ok(())
     };

@@ -130,11 +130,11 @@ impl StageContext<'_> {
 /// each may be quoted, its permission labels, its title (the planner resolves wikilinks and tells shared
 /// titles apart by it, even when the title gives no signal: a file of one heading quotes nothing), and the
 /// value of its `[wiki] section_field` (from its outline's front matter). While these stay equal, the source
-/// can change only pages that list it. `signals` are (kind, label, other, quotable), as `concept_signals`
-/// stores them.
+/// can change only pages that list it. `signals` are (kind, label, other, quotable, weight), as
+/// `concept_signals` stores them.
 #[must_use]
 pub fn plan_inputs<'a>(
-    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>, bool)>,
+    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>, bool, u32)>,
     labels: &str,
     outline: &str,
     section_field: Option<&str>,
@@ -143,8 +143,8 @@ pub fn plan_inputs<'a>(
     let title = &outline["title"];
     let section = section_field.map_or(serde_json::Value::Null, |field| outline["front_matter"][field].clone());
     let mut text = format!("{labels}\n{title}\n{section}");
-    for (kind, label, other, quotable) in signals {
-        text.push_str(&format!("\n{kind}\t{label}\t{other:?}\t{quotable}"));
+    for (kind, label, other, quotable, weight) in signals {
+        text.push_str(&format!("\n{kind}\t{label}\t{other:?}\t{quotable}\t{weight}"));
     }
     text
 }
@@ -152,17 +152,17 @@ pub fn plan_inputs<'a>(
 /// [`plan_inputs`] of a source's derived rows.
 #[must_use]
 pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
-    let signals = row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable));
+    let signals =
+        row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable, s.weight));
     plan_inputs(signals, &row.labels, &row.outline, section_field)
 }
 
 /// [`plan_inputs`] of a source's rows as the index stores them.
 #[must_use]
 pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str>) -> String {
-    let signals = stored
-        .signals
-        .iter()
-        .map(|(kind, label, other, quotable)| (kind.as_str(), label.as_str(), other.as_deref(), *quotable));
+    let signals = stored.signals.iter().map(|(kind, label, other, quotable, weight)| {
+        (kind.as_str(), label.as_str(), other.as_deref(), *quotable, *weight)
+    });
     plan_inputs(signals, &stored.labels, &stored.outline, section_field)
 }
 

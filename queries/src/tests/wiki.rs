@@ -428,7 +428,8 @@ fn a_table_of_contents_makes_no_pages_related() {
         page.related.iter().map(|&i| plans[i].slug.clone()).collect()
     };
     assert_eq!(related("concept00"), ["concept01"], "through shared.md, not the table of contents");
-    assert!(related("concept05").is_empty(), "{:?}", related("concept05"));
+    // A chapter only the table of contents lists would get a page that echoes it: none.
+    assert!(!plans.iter().any(|p| p.slug == "concept05"), "{plans:?}");
 }
 
 #[test]
@@ -506,4 +507,73 @@ fn signals_and_lint_facts_take_time_linear_in_a_mention_dense_document() {
     assert!(large_count >= 4 * small_count - 8, "{small_count} then {large_count} signals");
     assert!(large < small * 10 + std::time::Duration::from_millis(200), "1,000 mentions: {small:?}; 4,000: {large:?}");
     assert!(large < std::time::Duration::from_secs(20), "{large:?}");
+}
+
+#[test]
+fn a_term_one_source_introduces_gets_a_page_quoting_every_source_that_discusses_it() {
+    let db = TestDb::new(1000, 0);
+    let pages = planned(
+        &db,
+        &[
+            ("beds.md", "# Raised Beds\n\nBeds hold *mulch*, which keeps them moist. Mulch rots slowly.\n"),
+            ("water.md", "# Watering\n\nMulch holds water. Under mulch the soil stays cool; thin mulch dries.\n"),
+            (
+                "winter.md",
+                "# Winter\n\nMulch, mulch and more mulch: mulch covers the beds and mulch feeds them all winter.\n",
+            ),
+            ("tools.md", "# Tools\n\nA rake spreads mulch once.\n"),
+            ("rake.md", "# Rakes\n\nRakes rake. A rake is a rake, a rake.\n"),
+        ],
+    );
+    let mulch = pages.iter().find(|(slug, _)| slug == "mulch").unwrap_or_else(|| panic!("{pages:?}"));
+    // The source that introduces it leads; then the sources that use it most; a passing mention is no place.
+    assert_eq!(mulch.1, ["beds.md", "winter.md", "water.md"], "{pages:?}");
+    // A word only used again and again (`rake`), which nothing names as a concept, gets no page.
+    assert!(!pages.iter().any(|(slug, _)| slug.starts_with("rake")), "{pages:?}");
+}
+
+#[test]
+fn a_chapter_titled_by_a_concept_and_the_terms_other_chapters_use_are_one_page() {
+    let db = TestDb::new(1000, 0);
+    let pages = planned(
+        &db,
+        &[
+            ("ch15.md", "# Smart Pointers\n\nA smart pointer owns data. Smart pointers act like references.\n"),
+            ("ch16.md", "# Threads\n\nShare a smart pointer across threads: smart pointers count owners.\n"),
+            ("ch17.md", "# Async\n\nFutures may hold smart pointers, and a smart pointer may be pinned.\n"),
+        ],
+    );
+    let slugs: Vec<&String> = pages.iter().map(|(slug, _)| slug).collect();
+    assert_eq!(slugs, ["smart-pointers"], "plurals fold: {pages:?}");
+    assert_eq!(pages[0].1, ["ch15.md", "ch16.md", "ch17.md"]);
+}
+
+#[test]
+fn stress_is_no_term_and_only_a_term_the_text_uses_again_is_introduced() {
+    let db = TestDb::new(1000, 0);
+    let file = db.file(
+        "a.md",
+        "# A\n\nThis helps a *lot*. Each *crate* builds alone; every crate compiles. We *moved* it. *Do not* stop.\n",
+    );
+    let introduced: Vec<String> = crate::concept_signals(&db, file)
+        .iter()
+        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
+        .map(|s| s.label.clone())
+        .collect();
+    assert_eq!(introduced, ["crate"]);
+}
+
+#[test]
+fn a_title_names_the_phrase_its_source_teaches() {
+    let db = TestDb::new(1000, 0);
+    let text = "# Reference Cycles Can Leak Memory\n\nA reference cycle leaks. Break a reference cycle with weak \
+                references; each reference cycle counts, and reference cycles never drop.\n\n## Memory\n\nMemory.\n";
+    let file = db.file("ch15-06.md", text);
+    let introduced: Vec<String> = crate::concept_signals(&db, file)
+        .iter()
+        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
+        .map(|s| s.label.clone())
+        .collect();
+    // "memory" is a word of the title, not the phrase it teaches, and the text does not use it four times.
+    assert_eq!(introduced, ["reference cycle"]);
 }

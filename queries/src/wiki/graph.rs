@@ -161,7 +161,10 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
                 path.strip_prefix(shared.as_str()).unwrap_or(path)
             };
             let folder = folder_path.split_once('/').map(|(folder, _)| folder);
-            let section = [entry.section_value(db).as_deref(), folder]
+            // A note at the top level named in a dot hierarchy (Dendron's `dendron.topic.workspace.md`)
+            // belongs where its hierarchy puts it: its first two levels.
+            let hierarchy = if folder.is_none() { dot_hierarchy(folder_path) } else { None };
+            let section = [entry.section_value(db).as_deref(), folder, hierarchy]
                 .into_iter()
                 .flatten()
                 .map(concept_key)
@@ -292,6 +295,18 @@ pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage
         (entry.path(db), entry.title(db), signal(entry, at)).hash(&mut hasher);
     }
     hasher.hex()
+}
+
+/// The first two levels of a note named in a dot hierarchy (`dendron.topic` of `dendron.topic.workspace.md`,
+/// and of `dendron.topic.md` itself), when its name is one: at least two parts, the first a word of letters
+/// (so `v1.2-notes.md` or `1.0.md` is no hierarchy).
+fn dot_hierarchy(file: &str) -> Option<&str> {
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let mut parts = stem.split('.');
+    let first = parts.next()?;
+    let second = parts.next()?;
+    let word = |part: &str| !part.is_empty() && part.chars().all(|c| c.is_alphabetic() || c == '-' || c == '_');
+    (word(first) && !second.is_empty()).then(|| &stem[..first.len() + 1 + second.len()])
 }
 
 /// The longest folder prefix (with its trailing `/`) that every path shares.

@@ -9,6 +9,7 @@ mod render;
 mod shards;
 mod signals;
 mod summary;
+mod terms;
 
 pub use artifacts::{
     Artifact, SCHEMA_DOC, page_artifact, root_artifact, schema_artifact, shard_artifact, shard_json_artifact,
@@ -18,8 +19,8 @@ pub use graph::{
 };
 pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan, split_signals};
 pub use render::{
-    Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template, render,
-    render_page,
+    Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template,
+    readable_excerpt, render, render_page,
 };
 pub use shards::{
     IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, root_rows_hash, sections,
@@ -27,3 +28,4 @@ pub use shards::{
 };
 pub use signals::{Excerpt, Signal, SignalKind, signals_of};
 pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary};
+pub use terms::{PHRASE_MIN_COUNT, TERM_MAX_PER_SOURCE, TERM_MIN_COUNT, term_key};

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap as HashMap;
 
 use super::signals::{Excerpt, Signal, SignalKind};
+use super::terms::fold_key;
 use crate::links::{link_candidates, link_path, path_stem, wiki_names, wikilink_key};
 
 /// One source, as the planner sees it. Sources are given sorted by path.
@@ -45,6 +46,8 @@ pub struct PlanSignal {
     pub order: u32,
     /// Whether a page may quote its place ([`Signal::quotable`]).
     pub quotable: bool,
+    /// How much the source uses a term ([`Signal::weight`]).
+    pub weight: u32,
 }
 
 /// A source's signals split into what the planner reads and where each one stands, in the same order (so a
@@ -69,6 +72,7 @@ pub fn split_signals(signals: Vec<Signal>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
                 other: signal.other,
                 order,
                 quotable: signal.quotable,
+                weight: signal.weight,
             };
             (plan, signal.excerpt)
         })
@@ -161,6 +165,14 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
     let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) =
         by_concept.iter().filter_map(|(key, mentions)| candidate(sources, &resolver, key, mentions, settings)).unzip();
 
+    let navigation = hubs(&candidates);
+    list_hubs_unquoted(&mut candidates, &navigation);
+    let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) = candidates
+        .into_iter()
+        .zip(shared_titles)
+        .filter(|(page, _)| !echoes_its_definer(sources, page, settings))
+        .unzip();
+
     // A told-apart title is needed only where another page would carry the same title.
     let plain = |page: &PagePlan, shared: &Option<&str>| shared.unwrap_or(&page.title).trim().to_lowercase();
     let mut title_count: HashMap<String, usize> = HashMap::default();
@@ -175,9 +187,10 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         }
     }
 
+    candidates.retain(|page| !page.slug.is_empty() && !handwritten_slugs.contains(&page.slug));
+
     // Slugs: a concept named by a source comes first; a slug a hand-written page holds is never taken,
     // and a second concept with the same slug gets a numbered one.
-    candidates.retain(|page| !page.slug.is_empty() && !handwritten_slugs.contains(&page.slug));
     candidates.sort_by(|a, b| {
         (a.defined_by.is_empty(), std::cmp::Reverse(a.places.len() + a.also.len()), &a.slug, &a.title).cmp(&(
             b.defined_by.is_empty(),
@@ -197,10 +210,28 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         taken.insert(page.slug.clone());
     }
     candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
-    let pages_of_source = pages_of_source(&candidates);
-    list_hubs_unquoted(&mut candidates, &pages_of_source);
-    relate(&mut candidates, &pages_of_source, settings.max_related);
+    let (listing, hubs) = (pages_of_source(&candidates), hubs(&candidates));
+    relate(&mut candidates, &listing, &hubs, settings.max_related);
     candidates
+}
+
+/// Whether a page would only echo the source it is titled after: a chapter titled "The Slice Type", quoted
+/// with its first paragraph, and listed by a table of contents that names every chapter. Such a source
+/// feeds the pages of the concepts it teaches instead. A page titled after a source must quote
+/// `min_sources` sources in all, itself among them: a hub's listing does not count.
+fn echoes_its_definer(sources: &[CatalogSource<'_>], page: &PagePlan, settings: PlanSettings) -> bool {
+    let titled = page.defined_by.first().is_some_and(|&definer| {
+        page.places.first().is_some_and(|m| {
+            m.source == definer
+                && matches!(sources[m.source].signals[m.signal].kind, SignalKind::Title | SignalKind::Alias)
+        })
+    });
+    let others = page
+        .places
+        .iter()
+        .filter(|m| !page.defined_by.contains(&m.source) && sources[m.source].signals[m.signal].quotable)
+        .count();
+    titled && others + 1 < settings.min_sources.max(2)
 }
 
 /// Every concept enough sources mention, in key order, with the signals of each source that mention it.
@@ -215,7 +246,7 @@ fn mentions_by_concept(
     for (index, source) in sources.iter().enumerate() {
         if let Some(own) = &resolver.own_key[index] {
             for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias) {
-                concepts.union(own.clone(), signal.key.clone());
+                concepts.union(fold_key(own), fold_key(&signal.key));
             }
         }
     }
@@ -225,7 +256,9 @@ fn mentions_by_concept(
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let Some(key) = resolver.key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
-            keyed.push((key, Mention { source: index, signal: at }));
+            // Plurals fold, so that a chapter's "Smart Pointers", a defined *smart pointer* and the term
+            // "smart pointers" other chapters use are one concept.
+            keyed.push((fold_key(&key), Mention { source: index, signal: at }));
         }
     }
     let is_heading = |m: &Mention| sources[m.source].signals[m.signal].kind == SignalKind::Heading;
@@ -271,8 +304,9 @@ fn mentions_by_concept(
 }
 
 /// The page a concept gets, if any, and beside it its definer's own title when the page's title had to
-/// tell it apart from other sources sharing it. No page: only headings mention the concept, it is a phrase
-/// only definitions and headings support, a hand-written page defines it, or only embeds mention it.
+/// tell it apart from other sources sharing it. No page: only headings and terms mention the concept, it is
+/// a phrase only definitions, headings and terms support, a hand-written page defines it, or only embeds
+/// mention it.
 fn candidate<'a>(
     sources: &[CatalogSource<'a>],
     resolver: &Resolver<'_>,
@@ -280,49 +314,82 @@ fn candidate<'a>(
     mentions: &BTreeMap<usize, Vec<usize>>,
     settings: PlanSettings,
 ) -> Option<(PagePlan, Option<&'a str>)> {
-    let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
+    let signal = |m: &Mention| &sources[m.source].signals[m.signal];
+    let kind = |m: &Mention| signal(m).kind;
     let all: Vec<Mention> = mentions
         .iter()
         .flat_map(|(&source, signals)| signals.iter().map(move |&signal| Mention { source, signal }))
         .collect();
-    if all.iter().all(|m| kind(m) == SignalKind::Heading) {
+    // What names the concept: everything but headings and terms, which only add places.
+    let naming: Vec<Mention> = all.iter().copied().filter(|m| !kind(m).is_place_only()).collect();
+    if naming.is_empty() {
         return None;
     }
-    // A concept only emphasized definitions and headings support must be a name, not a phrase.
-    let referenced = all.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Heading));
-    if !referenced && !is_name(&most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])))) {
+    let naming_label = || most_common(naming.iter().map(|m| display_label(signal(m))));
+    // A concept only emphasis supports must read as a name, not a phrase ("current value"), unless other
+    // sources discuss it by that name: then it is their subject, whatever its case.
+    let referenced = naming.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Introduced));
+    let discussed = mentions.len() > settings.min_sources.max(1);
+    if !referenced && !reads_as_name(&naming_label(), !discussed) {
+        return None;
+    }
+    // A word most of the corpus uses is its subject or its vocabulary ("Rust", "value", "type" in the Rust
+    // book), not a concept a page can gather: named by emphasis alone, it gets no page.
+    if !referenced && mentions.len() > SUBJECT_SOURCES.max(sources.len() / 2) {
         return None;
     }
     let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
-    let defined_by: Vec<usize> =
+    let titled_by: Vec<usize> =
         mentions.keys().copied().filter(|&s| all.iter().any(|m| m.source == s && defines(m))).collect();
-    if defined_by.iter().any(|&s| sources[s].handwritten) {
+    if titled_by.iter().any(|&s| sources[s].handwritten) {
         return None;
     }
-    let shared_title = defined_by.first().filter(|&&s| resolver.own_key[s].is_none()).map(|&s| sources[s].title);
-    let (title, slug) = match defined_by.first() {
+    // With no source titled by the concept, the source that defines it (else the first to introduce it)
+    // leads the page with that passage.
+    let defined_by: Vec<usize> = if titled_by.is_empty() {
+        let first = |wanted: SignalKind| naming.iter().find(|m| kind(m) == wanted).map(|m| m.source);
+        first(SignalKind::Defined).or_else(|| first(SignalKind::Introduced)).into_iter().collect()
+    } else {
+        titled_by.clone()
+    };
+    let shared_title = titled_by.first().filter(|&&s| resolver.own_key[s].is_none()).map(|&s| sources[s].title);
+    let (title, slug) = match titled_by.first() {
         // A definer whose title other sources share names its concept by its file: its page is told
         // apart by where the definer lives, and keeps the file's key as its slug.
-        Some(&definer) if shared_title.is_some() => (distinct_title(&sources[definer]), key.to_string()),
+        Some(&definer) if shared_title.is_some() => {
+            (distinct_title(&sources[definer]), resolver.link_key[definer].clone().unwrap_or_else(|| key.to_string()))
+        }
         Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
         None => {
-            let title = most_common(all.iter().map(|m| display_label(&sources[m.source].signals[m.signal])));
+            let title = capitalized(naming_label());
             let slug = concept_key(&title);
             (title, slug)
         }
     };
-    // The best signal of each source, and the sources in the order their places are quoted.
+    // How much each source discusses the concept: its most used term for it.
+    let weight = |source: usize| {
+        mentions[&source].iter().map(|&at| sources[source].signals[at].weight).max().unwrap_or_default()
+    };
+    // The best place of each source: the first kind present, but a passage that discusses the concept
+    // (a term used four times or more) before a link's sentence, which is often a cross-reference.
+    let rank = |m: &Mention| {
+        let signal = signal(m);
+        let discussing = signal.kind == SignalKind::Term && signal.weight >= 2;
+        let kind = if discussing { SignalKind::Heading } else { signal.kind };
+        (kind, signal.order)
+    };
     let mut best: Vec<Mention> = mentions
         .iter()
         .map(|(&source, signals)| {
-            let signal = *signals
+            let at = *signals
                 .iter()
-                .min_by_key(|&&at| (sources[source].signals[at].kind, sources[source].signals[at].order))
+                .min_by_key(|&&at| rank(&Mention { source, signal: at }))
                 .expect("a concept's source mentions it");
-            Mention { source, signal }
+            Mention { source, signal: at }
         })
         .collect();
-    best.sort_by_key(|m| (!defined_by.contains(&m.source), kind(m), m.source));
+    // Definers first, then the sources that discuss the concept most.
+    best.sort_by_key(|m| (!defined_by.contains(&m.source), std::cmp::Reverse(weight(m.source)), kind(m), m.source));
     // An embed's place transcludes the other note and says nothing itself: its source is listed, not
     // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
     let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
@@ -339,17 +406,27 @@ fn candidate<'a>(
     };
     let mut aliases: Vec<String> = all
         .iter()
-        .filter(|m| kind(m) == SignalKind::Alias && defined_by.contains(&m.source))
-        .map(|m| sources[m.source].signals[m.signal].label.clone())
+        .filter(|m| kind(m) == SignalKind::Alias && titled_by.contains(&m.source))
+        .map(|m| signal(m).label.clone())
         .filter(|alias| !alias.eq_ignore_ascii_case(&title))
         .collect();
     aliases.sort();
     aliases.dedup();
     let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
-    backlinks.sort_by_key(|m| (m.source, sources[m.source].signals[m.signal].order));
+    backlinks.sort_by_key(|m| (m.source, signal(m).order));
     let page =
         PagePlan { slug, title, aliases, section, defined_by, places: best, also, related: Vec::new(), backlinks };
     Some((page, shared_title))
+}
+
+/// A title made of lowercase words (a term as the sources write it, "borrowing") with its first letter
+/// capitalised, as a page's heading is written.
+fn capitalized(title: String) -> String {
+    if title.chars().any(char::is_uppercase) {
+        return title;
+    }
+    let mut chars = title.chars();
+    chars.next().map_or(title.clone(), |first| first.to_uppercase().chain(chars).collect())
 }
 
 /// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as
@@ -364,19 +441,33 @@ fn pages_of_source(pages: &[PagePlan]) -> HashMap<usize, Vec<usize>> {
     pages_of_source
 }
 
-/// A source that names more than [`HUB_PAGES`] pages' concepts (a table of contents, an index note) is
-/// listed on them, not quoted: its line is a link to the page's own document, which says nothing. On
-/// rust-book every page quoted its `SUMMARY.md` line before this rule.
-fn list_hubs_unquoted(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>) {
+/// The sources that link to more than [`HUB_PAGES`] pages' concepts: navigation (a table of contents, an
+/// index note). Only links count: a long chapter that discusses many concepts by name is no hub.
+fn hubs(pages: &[PagePlan]) -> rustc_hash::FxHashSet<usize> {
+    let mut linked: HashMap<usize, usize> = HashMap::default();
+    for page in pages {
+        let sources: BTreeSet<usize> = page.backlinks.iter().map(|m| m.source).collect();
+        for source in sources {
+            *linked.entry(source).or_default() += 1;
+        }
+    }
+    linked.into_iter().filter(|&(_, count)| count > HUB_PAGES).map(|(source, _)| source).collect()
+}
+
+/// A hub is listed on the pages it links to, not quoted: its line is a link to the page's own document,
+/// which says nothing. On rust-book every page quoted its `SUMMARY.md` line before this rule.
+fn list_hubs_unquoted(pages: &mut [PagePlan], hubs: &rustc_hash::FxHashSet<usize>) {
     for plan in pages.iter_mut() {
-        let (hubs, places): (Vec<Mention>, Vec<Mention>) = plan.places.iter().partition(|m| {
-            pages_of_source.get(&m.source).is_some_and(|listing| listing.len() > HUB_PAGES)
-                && !plan.defined_by.contains(&m.source)
-        });
+        let (listed, places): (Vec<Mention>, Vec<Mention>) =
+            plan.places.iter().partition(|m| hubs.contains(&m.source) && !plan.defined_by.contains(&m.source));
         plan.places = places;
-        plan.also.splice(0..0, hubs.into_iter().map(|m| m.source));
+        plan.also.splice(0..0, listed.into_iter().map(|m| m.source));
     }
 }
+
+/// A concept named only by emphasis that more sources than this (and than half of all) mention is the
+/// corpus's subject or vocabulary.
+const SUBJECT_SOURCES: usize = 20;
 
 /// Single words that name a part of a document rather than a subject: as headings and emphasized terms
 /// they recur across unrelated sources ("Validation" in fourteen EIPs about fourteen things).
@@ -409,9 +500,9 @@ const DOCUMENT_PARTS: &[&str] = &[
 ];
 
 /// Whether a label reads as a name: two letters or more, not a path or a sentence (no `/`, no closing
-/// punctuation), not one of [`DOCUMENT_PARTS`], and not an all-lowercase phrase of plain words ("current
-/// value"): a name carries a capital, a digit or an identifier's `_`.
-fn is_name(label: &str) -> bool {
+/// punctuation), not one of [`DOCUMENT_PARTS`], and, when `needs_capital`, not an all-lowercase phrase of
+/// plain words ("current value"): a name carries a capital, a digit or an identifier's `_`.
+fn reads_as_name(label: &str, needs_capital: bool) -> bool {
     let label = label.trim();
     let letters = label.chars().filter(|c| c.is_alphabetic()).count();
     let words: Vec<&str> = label.split_whitespace().collect();
@@ -420,25 +511,30 @@ fn is_name(label: &str) -> bool {
     letters >= 2
         && !path_or_sentence
         && !document_part
-        && label.chars().any(|c| c.is_uppercase() || c.is_ascii_digit() || c == '_')
+        && (!needs_capital || label.chars().any(|c| c.is_uppercase() || c.is_ascii_digit() || c == '_'))
 }
 
-/// A source that lists more pages than this is navigation (a table of contents, an index): it makes no two
-/// of its pages related. Without the cut, every chapter of a book "relates" to every other through its
+/// A source that links to more pages than this is navigation (a table of contents, an index): it makes no
+/// two of its pages related. Without the cut, every chapter of a book "relates" to every other through its
 /// `SUMMARY.md`, in alphabetical order.
 const HUB_PAGES: usize = 20;
 
 /// Related pages: the pages that share the most sources with each page, each shared source weighted by how
 /// few pages it lists (sharing a two-page source says more than sharing a twenty-page one), then by slug.
 /// A page that shares only navigation hubs has no related pages.
-fn relate(pages: &mut [PagePlan], pages_of_source: &HashMap<usize, Vec<usize>>, max_related: usize) {
+fn relate(
+    pages: &mut [PagePlan],
+    pages_of_source: &HashMap<usize, Vec<usize>>,
+    hubs: &rustc_hash::FxHashSet<usize>,
+    max_related: usize,
+) {
     for page in 0..pages.len() {
         let mut shared: HashMap<usize, f64> = HashMap::default();
         for source in pages[page].places.iter().map(|m| m.source).chain(pages[page].also.iter().copied()) {
-            let listing = pages_of_source.get(&source).map_or(&[][..], Vec::as_slice);
-            if listing.len() > HUB_PAGES {
+            if hubs.contains(&source) {
                 continue;
             }
+            let listing = pages_of_source.get(&source).map_or(&[][..], Vec::as_slice);
             for &other in listing.iter().filter(|&&other| other != page) {
                 *shared.entry(other).or_default() += 1.0 / listing.len() as f64;
             }
@@ -557,7 +653,12 @@ impl<'a> Resolver<'a> {
                 Some(own) => Some(own.clone()).filter(|own| *own == signal.key),
                 None => self.link_key[source].clone(),
             },
-            SignalKind::Alias | SignalKind::Defined | SignalKind::Heading | SignalKind::Tag => Some(signal.key.clone()),
+            SignalKind::Alias
+            | SignalKind::Defined
+            | SignalKind::Introduced
+            | SignalKind::Heading
+            | SignalKind::Tag
+            | SignalKind::Term => Some(signal.key.clone()),
             SignalKind::Wikilink | SignalKind::Embed => {
                 let sides = std::iter::once(&signal.label).chain(signal.other.as_ref());
                 let target =

@@ -192,9 +192,10 @@ fn yaml_string(value: &str) -> String {
     out
 }
 
-/// Text as a Markdown block quote.
+/// Text as a Markdown block quote, its markup that cannot work out of its file rendered away first
+/// ([`readable_excerpt`]).
 fn quote(value: &str) -> String {
-    value
+    readable_excerpt(value)
         .lines()
         .map(|line| if line.is_empty() { ">".to_string() } else { format!("> {line}") })
         .collect::<Vec<_>>()
@@ -216,4 +217,165 @@ fn markdown_text(value: &str) -> String {
         out.push(if c == '\n' { ' ' } else { c });
     }
     out
+}
+
+/// An excerpt as a reader of a page sees it, outside its own file: HTML comments (`<!-- ignore -->`) and
+/// empty anchors (`<a id="old-name"></a>`) removed, reference definitions (`[label]: url`) dropped, a
+/// reference-style link (`[text][label]`, `[text][]`) or a relative one (`[text](ch04.md)`), neither of which
+/// resolves from the page's folder, turned into its text; links to other sites, inline code and code
+/// blocks are kept as written. A line that held only removed markup goes with it. The citation still
+/// names the source's exact bytes: this is how they are shown, not what is cited.
+#[must_use]
+pub fn readable_excerpt(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // Prose is rendered a run of lines at a time, since a link's text may wrap; code blocks as written.
+    let mut prose = String::new();
+    let mut fence: Option<&str> = None;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_start_matches([' ', '>']).trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| bare.starts_with(m));
+        match (fence, marker) {
+            (None, Some(marker)) => {
+                out.push_str(&readable_prose(&std::mem::take(&mut prose)));
+                fence = Some(marker);
+                out.push_str(line);
+            }
+            (Some(open), Some(close)) if open == close => {
+                fence = None;
+                out.push_str(line);
+            }
+            (Some(_), _) => out.push_str(line),
+            (None, None) => prose.push_str(line),
+        }
+    }
+    out.push_str(&readable_prose(&prose));
+    out.trim_end().to_string()
+}
+
+/// Lines of prose with [`readable_excerpt`]'s rules. A line that held only removed markup goes with it.
+fn readable_prose(prose: &str) -> String {
+    let kept: String = prose
+        .split_inclusive('\n')
+        .filter(|line| !is_reference_definition(line.trim_start_matches([' ', '>'])))
+        .collect();
+    let rendered = readable_line(&kept);
+    let mut out = String::with_capacity(rendered.len());
+    for line in rendered.split_inclusive('\n') {
+        if line.contains(REMOVED) && line.trim().trim_matches(REMOVED).is_empty() {
+            continue;
+        }
+        out.extend(line.chars().filter(|&c| c != REMOVED));
+    }
+    out
+}
+
+/// Stands where markup was removed until the lines left blank by it are dropped: a character of Unicode's
+/// private use area, which no excerpt holds (the sources' text has its controls and bidi marks shown).
+const REMOVED: char = '\u{E000}';
+
+/// `[label]: destination`, a reference definition.
+fn is_reference_definition(line: &str) -> bool {
+    line.strip_prefix('[')
+        .and_then(|rest| rest.split_once("]:"))
+        .is_some_and(|(label, target)| !label.is_empty() && !label.starts_with('^') && !target.trim().is_empty())
+}
+
+/// Prose with [`readable_excerpt`]'s rules applied to its links, comments and anchors.
+fn readable_line(prose: &str) -> String {
+    let mut out = String::with_capacity(prose.len());
+    let mut rest = prose;
+    while let Some(at) = rest.find(['`', '<', '[']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with('`') {
+            let ticks = tail.bytes().take_while(|&b| b == b'`').count();
+            let end = tail[ticks..].find(&tail[..ticks]).map_or(tail.len(), |n| ticks + n + ticks);
+            out.push_str(&tail[..end]);
+            rest = &tail[end..];
+        } else if let Some(comment) = tail.strip_prefix("<!--") {
+            out.push(REMOVED);
+            rest = comment.find("-->").map_or("", |end| &comment[end + 3..]);
+        } else if let Some(after) = empty_anchor(tail) {
+            out.push(REMOVED);
+            rest = after;
+        } else if let Some(after) = footnote_mark(tail) {
+            // A footnote of the source would point at the page's own footnote of that number.
+            out.push(REMOVED);
+            rest = after;
+        } else if let Some((text, after)) = link_text(tail) {
+            // An image that does not resolve either shows its description.
+            if out.ends_with('!') {
+                out.pop();
+            }
+            out.push_str(text);
+            rest = after;
+        } else {
+            out.push_str(&tail[..1]);
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A footnote reference `[^label]` (or a definition's `[^label]:`) at the start of `text`, and what follows.
+fn footnote_mark(text: &str) -> Option<&str> {
+    let label = text.strip_prefix("[^")?;
+    let end = label.find(']').filter(|&end| end > 0 && !label[..end].contains(char::is_whitespace))?;
+    let after = &label[end + 1..];
+    Some(after.strip_prefix(':').unwrap_or(after))
+}
+
+/// `<a id="…"></a>` or `<a name="…"></a>` at the start of `text`, and what follows it.
+fn empty_anchor(text: &str) -> Option<&str> {
+    let inside = text.strip_prefix("<a ")?;
+    let end = inside.find('>')?;
+    inside[end + 1..].strip_prefix("</a>")
+}
+
+/// At a `[`: a reference-style, relative or in-file (`#anchor`) link's text and what follows the link; `None` for any other
+/// bracket (a link to another site, a footnote, a task box, plain text).
+fn link_text(text: &str) -> Option<(&str, &str)> {
+    let inner_end = text.find(']')?;
+    let (inner, after) = (&text[1..inner_end], &text[inner_end + 1..]);
+    if inner.starts_with('^') || inner.contains('[') {
+        return None;
+    }
+    if let Some(label) = after.strip_prefix('[') {
+        let end = label.find(']')?;
+        return Some((inner, &label[end + 1..]));
+    }
+    let target = after.strip_prefix('(')?;
+    let end = target.find(')')?;
+    let destination = target[..end].trim();
+    let elsewhere = destination.contains("://") || destination.starts_with("mailto:");
+    (!elsewhere).then_some((inner, &target[end + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable_excerpt;
+
+    #[test]
+    fn markup_that_cannot_work_out_of_its_file_is_rendered_away() {
+        let excerpt = "<!-- Old headings. Do not remove. -->\n<a id=\"old\"></a>\nSee [“Declaring Constants”][constants]<!-- ignore -->, \
+                       [the slice type](ch04-03-slices.md#strings), [above](#slices), [docs][] and ![a diagram](img/x.svg).\n\
+                       Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, and [x] alone; a footnote[^1] goes.\n\n\
+                       [^1]: Its text stays.\n\
+                       [constants]: ch03-01-variables-and-mutability.html#constants\n[docs]: https://docs.rs";
+        assert_eq!(
+            readable_excerpt(excerpt),
+            "See “Declaring Constants”, the slice type, above, docs and a diagram.\n\
+             Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, and [x] alone; a footnote goes.\n\n Its text stays."
+        );
+    }
+
+    #[test]
+    fn code_blocks_and_comments_across_lines_are_handled() {
+        let excerpt = "Before <!-- a comment\nover lines --> after.\n<!-- alone\non two lines -->\nSee [“`if let` and\n`let...else`”][if-let]<!-- ignore --> too.\n\n```rust\nlet a = [x][0]; // <!-- kept -->\n```\n> quoted [t][l]";
+        assert_eq!(
+            readable_excerpt(excerpt),
+            "Before  after.\nSee “`if let` and\n`let...else`” too.\n\n```rust\nlet a = [x][0]; // <!-- kept -->\n```\n> quoted t"
+        );
+    }
 }

@@ -22,6 +22,9 @@ pub enum SignalKind {
     Alias,
     /// A term the text defines: `**term** is ...`, `called *term*`.
     Defined,
+    /// A term the text introduces by emphasis (`data held in a *vector*`), as books and manuals set a term
+    /// in italics where they first explain it: it names a concept, but a weaker one than a definition.
+    Introduced,
     /// A heading below the title: counts as a place, never makes a page on its own.
     Heading,
     /// A `[[wikilink]]`; `label` is the part before `|`, `other` the part after it.
@@ -33,6 +36,10 @@ pub enum SignalKind {
     /// A `![[note]]` embed (an Obsidian embed, a Dendron note reference): it resolves like a wikilink, but
     /// its place transcludes the other note and says nothing of its own, so a page lists it, never quotes it.
     Embed,
+    /// A word or two-word phrase the source's prose uses again and again ([`super::terms::TERM_MIN_COUNT`] times or
+    /// more): where the source discusses a concept something else names. Its place is the passage that uses
+    /// it most; it never makes a page on its own.
+    Term,
 }
 
 impl SignalKind {
@@ -42,11 +49,13 @@ impl SignalKind {
             SignalKind::Title => "title",
             SignalKind::Alias => "alias",
             SignalKind::Defined => "defined",
+            SignalKind::Introduced => "introduced",
             SignalKind::Heading => "heading",
             SignalKind::Wikilink => "wikilink",
             SignalKind::Link => "link",
             SignalKind::Tag => "tag",
             SignalKind::Embed => "embed",
+            SignalKind::Term => "term",
         }
     }
 
@@ -56,11 +65,13 @@ impl SignalKind {
             SignalKind::Title,
             SignalKind::Alias,
             SignalKind::Defined,
+            SignalKind::Introduced,
             SignalKind::Heading,
             SignalKind::Wikilink,
             SignalKind::Link,
             SignalKind::Tag,
             SignalKind::Embed,
+            SignalKind::Term,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == name)
@@ -70,6 +81,12 @@ impl SignalKind {
     #[must_use]
     pub fn is_reference(self) -> bool {
         matches!(self, SignalKind::Wikilink | SignalKind::Link | SignalKind::Embed)
+    }
+
+    /// Whether the signal only adds a place to a concept something else names: a heading or a term.
+    #[must_use]
+    pub fn is_place_only(self) -> bool {
+        matches!(self, SignalKind::Heading | SignalKind::Term)
     }
 }
 
@@ -83,6 +100,10 @@ pub struct Signal {
     /// Whether a page may quote the excerpt: one made only of note embeds (`![[…]]`) says nothing of its
     /// own, so a page lists its source instead (a document's title, aliases and tags keep such an excerpt).
     pub quotable: bool,
+    /// How much the source uses a term: the binary order of magnitude of its count (3 uses are 1, 4 to 7
+    /// are 2, 8 to 15 are 3, ...), so that a page ranks the sources that discuss its concept most first and an
+    /// edit that adds a use or two seldom changes what the planner reads. 0 for the other kinds.
+    pub weight: u32,
 }
 
 /// A byte range of the source that a page quotes, inside one chunk, so its text can be read back from
@@ -101,7 +122,7 @@ pub struct Excerpt {
 pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk]) -> Vec<Signal> {
     let Some(lead) = lead_block(text, doc) else { return Vec::new() };
     let mut signals = Vec::new();
-    let mut push = |kind, label: &str, other: Option<String>, range: (usize, usize)| {
+    let mut push = |kind, label: &str, other: Option<String>, range: (usize, usize), weight: u32| {
         let label = label.trim();
         if label.is_empty() || label.len() > 120 {
             return;
@@ -113,16 +134,16 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
             let quotable = !crate::is_only_embeds(&text[excerpt.start as usize..excerpt.end as usize]);
-            signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable });
+            signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     };
-    push(SignalKind::Title, title, None, lead);
+    push(SignalKind::Title, title, None, lead, 0);
     if let Some(front_matter) = &doc.front_matter {
         for alias in values(front_matter, &["aliases", "alias"]) {
-            push(SignalKind::Alias, &alias, None, lead);
+            push(SignalKind::Alias, &alias, None, lead, 0);
         }
         for tag in values(front_matter, &["tags", "tag"]) {
-            push(SignalKind::Tag, tag.trim_start_matches('#'), None, lead);
+            push(SignalKind::Tag, tag.trim_start_matches('#'), None, lead, 0);
         }
     }
     let mut blocks = doc.blocks.iter().peekable();
@@ -137,24 +158,97 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         if let Some(next) =
             blocks.peek().filter(|next| !matches!(next.kind, BlockKind::Heading(_)) && !only_embeds(text, doc, next))
         {
-            push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize));
+            push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize), 0);
         }
     }
     let mut places = Places::new(text, doc);
+    let repeated = super::terms::repeated_terms(text, doc);
+    let word_counts = std::cell::OnceCell::new();
+    let mut introduced = std::collections::HashSet::new();
     for term in &doc.emphasis {
-        if is_definition(text, term.start as usize, term.end as usize, &term.text) {
-            push(SignalKind::Defined, &term.text, None, places.block_around(term.start as usize));
-        }
+        // One plain word set in italics introduces a term only if the text uses it again: else it is
+        // stressed ("a *lot*").
+        let key = super::terms::term_key(&term.text);
+        let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
+        let stressed = plain_word && uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2;
+        let kind = if is_definition(text, term.start as usize, term.end as usize, &term.text) {
+            SignalKind::Defined
+        } else if is_introduced_term(&term.text) && !stressed && introduced.insert(key) {
+            SignalKind::Introduced
+        } else {
+            continue;
+        };
+        push(kind, &term.text, None, places.block_around(term.start as usize), 0);
     }
     for link in &doc.wikilinks {
         let place = places.block_around(link.start as usize);
         let kind = if link.embed { SignalKind::Embed } else { SignalKind::Wikilink };
-        push(kind, &link.first, link.second.clone(), place);
+        push(kind, &link.first, link.second.clone(), place, 0);
     }
     for link in doc.links.iter().filter(|link| is_relative_document(&link.target)) {
-        push(SignalKind::Link, &link.target, None, places.block_around(link.start as usize));
+        push(SignalKind::Link, &link.target, None, places.block_around(link.start as usize), 0);
+    }
+    // A title or heading that names a term the source uses again and again names what the source teaches:
+    // the Rust book's "Reference Cycles Can Leak Memory" teaches reference cycles, its "### Shadowing"
+    // section shadowing. The term's concept gets the source as an introducer, so the chapter feeds that
+    // concept's page rather than one that echoes its own heading.
+    // A phrase may stand anywhere in the title; a single word must be the whole title or heading (or what
+    // stands before its colon, "Refutability: Whether a Pattern Might Fail to Match"), since a title's single
+    // words are mostly not its subject ("Using Threads to Run Code Simultaneously" does not teach "run").
+    let title_key = format!("-{}-", super::terms::term_key(title));
+    let whole_keys: std::collections::HashSet<String> = std::iter::once(title)
+        .chain(doc.headings.iter().map(|heading| heading.text.as_str()))
+        .flat_map(|name| [name, name.split_once(':').map_or(name, |(before, _)| before)])
+        .map(super::terms::term_key)
+        .collect();
+    for term in repeated {
+        let place = places.block_around(term.densest);
+        let key = super::terms::term_key(&term.label);
+        let phrase = key.contains('-');
+        let named = term.count >= TITLED_TERM_COUNT
+            && (whole_keys.contains(&key) || phrase && title_key.contains(&format!("-{key}-")));
+        if named && introduced.insert(key) {
+            push(SignalKind::Introduced, &term.label, None, place, 0);
+        }
+        push(SignalKind::Term, &term.label, None, place, term.count.ilog2());
     }
     signals
+}
+
+/// How many times each word stands in `text`, lowercased: counted once per source, not once per
+/// emphasized word (an emphasis-dense file would make that quadratic).
+fn count_words(text: &str) -> std::collections::HashMap<String, u32> {
+    let mut counts = std::collections::HashMap::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        *counts.entry(word.to_lowercase()).or_default() += 1;
+    }
+    counts
+}
+
+/// How many times `word` stands in the counted text, alone or with a plural's `s`.
+fn uses(counts: &std::collections::HashMap<String, u32>, word: &str) -> u32 {
+    let word = word.to_lowercase();
+    counts.get(&word).copied().unwrap_or_default() + counts.get(&format!("{word}s")).copied().unwrap_or_default()
+}
+
+/// How often a source must use a term its title or a heading names for the source to introduce it: more
+/// than a passing mention, which a title's every word would otherwise be.
+const TITLED_TERM_COUNT: u32 = 4;
+
+/// Whether an emphasized span reads as a term a text introduces: one to three words, letters first, not a
+/// sentence or a clause (no closing punctuation), not only common words (`*not*`, `*must*`, `*all*` are
+/// stress, not terms).
+fn is_introduced_term(span: &str) -> bool {
+    let span = span.trim();
+    let words = span.split_whitespace().count();
+    (1..=3).contains(&words)
+        && span.len() <= 40
+        && span.chars().next().is_some_and(char::is_alphabetic)
+        && !span.ends_with([':', '.', ',', '!', '?', ';'])
+        && span.chars().all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '\'' | '’'))
+        && span.split_whitespace().any(|word| !super::terms::is_common(word))
+        // One word in the past tense is a verb stressed (`*moved*`, `*called*`), not a term.
+        && (words > 1 || !span.to_lowercase().ends_with("ed"))
 }
 
 /// The first block of prose (a few words, not markup: no HTML, embed, template or key-value line), else the

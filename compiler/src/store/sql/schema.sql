@@ -133,7 +133,7 @@ CREATE TABLE run_events (
 -- What each source says about concepts: the signals the wiki compiler plans pages from (docs/wiki.md).
 CREATE TABLE concept_signals (
     source_id INTEGER NOT NULL REFERENCES sources(id),
-    kind TEXT NOT NULL,                 -- title | alias | defined | heading | wikilink | link | tag | embed
+    kind TEXT NOT NULL,                 -- title | alias | defined | introduced | heading | wikilink | link | tag | embed | term
     label TEXT NOT NULL,
     other TEXT,                         -- a wikilink's part after `|`
     chunk INTEGER NOT NULL,             -- the ordinal of the chunk that holds the excerpt
@@ -141,7 +141,8 @@ CREATE TABLE concept_signals (
     end_offset INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    quotable INTEGER NOT NULL           -- 0: the excerpt is only note embeds; a page lists the source instead
+    quotable INTEGER NOT NULL,          -- 0: the excerpt is only note embeds; a page lists the source instead
+    weight INTEGER NOT NULL             -- a term's count as a binary order of magnitude (3 is 1, 4-7 are 2, ...); 0 otherwise
 );
 
 -- Code entities (docs/code.md): what each source defines, with its anchor in that revision. Edges are not

@@ -1,0 +1,579 @@
+//! The terms a source's prose uses again and again: where it discusses a concept, whichever source names it.
+//!
+//! A concept's page should quote every source that explains it, not only the one that defines it or links
+//! to it: the Rust book defines ownership in one chapter, and the chapters on strings, closures, `Rc<T>` and
+//! threads each explain what ownership means there without linking back. Such a source uses the concept's
+//! name several times. Per source (so an edit re-derives only its own terms), the words and two-word phrases
+//! of its prose are counted, with code, link targets and HTML left out, and the most used become
+//! [`super::SignalKind::Term`] signals. The planner attaches a term only to a concept something else names.
+
+use rustc_hash::FxHashMap;
+
+use crate::markdown::{BlockKind, ParsedDocument};
+
+/// A word used fewer times than this is mentioned in passing, not discussed.
+pub const TERM_MIN_COUNT: u32 = 3;
+
+/// A two-word phrase is rarer and says more: twice is enough (the Rust book's threads chapter names
+/// "interior mutability" twice, and that is where it explains why `Mutex<T>` has it).
+pub const PHRASE_MIN_COUNT: u32 = 2;
+
+/// The most terms one source gives: its most used ones. Bounds what a long source adds to the catalog
+/// (the Rust book's longest chapters use a few hundred phrases three times or more); the concepts a source
+/// discusses are among what it uses most.
+pub const TERM_MAX_PER_SOURCE: usize = 96;
+
+/// One repeated term of a source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RepeatedTerm {
+    /// The term as first written, lowercased.
+    pub label: String,
+    pub count: u32,
+    /// Where the term first stands in the block that uses it most: the place a page quotes.
+    pub densest: usize,
+}
+
+/// The key a concept is matched by: its [`super::concept_key`] with each word's plural folded
+/// (`Smart Pointers` and `smart pointer` meet at `smart-pointer`).
+#[must_use]
+pub fn term_key(name: &str) -> String {
+    fold_key(&super::concept_key(name))
+}
+
+/// A concept key with each word's plural `s` dropped.
+#[must_use]
+pub(super) fn fold_key(key: &str) -> String {
+    let mut folded = String::with_capacity(key.len());
+    for (n, word) in key.split('-').enumerate() {
+        if n > 0 {
+            folded.push('-');
+        }
+        folded.push_str(singular(word));
+    }
+    folded
+}
+
+/// A word without a plural's `s`: `pointers` → `pointer`, `macros` → `macro`; `class`, `bus` and short
+/// words are kept.
+fn singular(word: &str) -> &str {
+    if word.len() > 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") && !word.ends_with("is")
+    {
+        &word[..word.len() - 1]
+    } else {
+        word
+    }
+}
+
+/// Whether a word is too common to be a term: English function words and the verbs and adverbs every
+/// text uses. Compared lowercased.
+#[must_use]
+pub(super) fn is_common(word: &str) -> bool {
+    let mut lower = String::new();
+    lowercase_into(&mut lower, word.trim_matches(|c: char| !c.is_alphanumeric()));
+    is_common_lowercase(&lower)
+}
+
+/// [`is_common`] of a word already lowercased.
+fn is_common_lowercase(word: &str) -> bool {
+    word.len() < 3 || COMMON.binary_search(&word).is_ok()
+}
+
+/// Sorted, for a binary search.
+const COMMON: &[&str] = &[
+    "about",
+    "above",
+    "actually",
+    "add",
+    "adds",
+    "after",
+    "again",
+    "against",
+    "all",
+    "almost",
+    "already",
+    "also",
+    "although",
+    "always",
+    "among",
+    "and",
+    "another",
+    "any",
+    "anything",
+    "are",
+    "aren't",
+    "around",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "best",
+    "better",
+    "between",
+    "both",
+    "but",
+    "call",
+    "called",
+    "calls",
+    "can",
+    "can't",
+    "cannot",
+    "case",
+    "cases",
+    "contain",
+    "contains",
+    "could",
+    "did",
+    "does",
+    "doesn't",
+    "doing",
+    "don't",
+    "done",
+    "down",
+    "during",
+    "each",
+    "either",
+    "else",
+    "enough",
+    "even",
+    "every",
+    "exactly",
+    "first",
+    "following",
+    "for",
+    "from",
+    "further",
+    "get",
+    "gets",
+    "getting",
+    "give",
+    "given",
+    "gives",
+    "going",
+    "good",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "her",
+    "here",
+    "his",
+    "how",
+    "however",
+    "into",
+    "isn't",
+    "it's",
+    "its",
+    "itself",
+    "just",
+    "kind",
+    "kinds",
+    "know",
+    "last",
+    "later",
+    "least",
+    "less",
+    "let",
+    "let's",
+    "like",
+    "likely",
+    "look",
+    "made",
+    "make",
+    "makes",
+    "making",
+    "many",
+    "may",
+    "mean",
+    "means",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "need",
+    "needs",
+    "never",
+    "new",
+    "next",
+    "nor",
+    "not",
+    "now",
+    "off",
+    "often",
+    "once",
+    "one",
+    "only",
+    "other",
+    "others",
+    "our",
+    "ours",
+    "out",
+    "over",
+    "own",
+    "part",
+    "rather",
+    "really",
+    "refer",
+    "refers",
+    "same",
+    "see",
+    "seen",
+    "several",
+    "she",
+    "should",
+    "show",
+    "shown",
+    "shows",
+    "similar",
+    "simply",
+    "since",
+    "some",
+    "something",
+    "still",
+    "such",
+    "sure",
+    "take",
+    "takes",
+    "than",
+    "that",
+    "that's",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "there's",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "though",
+    "three",
+    "through",
+    "thus",
+    "too",
+    "two",
+    "under",
+    "until",
+    "upon",
+    "use",
+    "used",
+    "uses",
+    "using",
+    "very",
+    "want",
+    "was",
+    "way",
+    "ways",
+    "we'll",
+    "we're",
+    "we've",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "whether",
+    "which",
+    "while",
+    "who",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "within",
+    "without",
+    "won't",
+    "work",
+    "works",
+    "would",
+    "yet",
+    "you",
+    "you'll",
+    "you're",
+    "your",
+    "yours",
+];
+
+/// The source's most used terms ([`TERM_MAX_PER_SOURCE`] at most, each used [`TERM_MIN_COUNT`] times or
+/// more), most used first.
+#[must_use]
+pub(super) fn repeated_terms(text: &str, doc: &ParsedDocument) -> Vec<RepeatedTerm> {
+    let mut tally: FxHashMap<String, Tally> = FxHashMap::default();
+    let mut order = 0usize;
+    // Buffers reused for every word: a corpus of many files has millions of words, and a term is
+    // allocated only when first seen.
+    let (mut word, mut previous, mut pair) = (String::new(), String::new(), String::new());
+    // An HTML block (a man page's `<dl>` of options) is markup a page cannot quote: its words are no place.
+    let prose = |b: &&crate::Block| b.kind == BlockKind::Other && !text[b.start as usize..].starts_with('<');
+    for (block, span) in doc.blocks.iter().enumerate().filter(|(_, b)| prose(b)) {
+        let mut previous_start: Option<usize> = None;
+        for found in words(text, span.start as usize, span.end as usize) {
+            lowercase_into(&mut word, found.text);
+            let common = is_common_lowercase(&word);
+            let key = singular(&word);
+            if let Some(before_start) = previous_start.filter(|_| found.joined && !common) {
+                let before = singular(&previous);
+                if before != key {
+                    pair.clear();
+                    pair.push_str(before);
+                    pair.push('-');
+                    pair.push_str(key);
+                    let label = || format!("{previous} {word}");
+                    count(&mut tally, &pair, label, block, before_start, &mut order);
+                }
+            }
+            if !common {
+                count(&mut tally, key, || word.clone(), block, found.start, &mut order);
+            }
+            std::mem::swap(&mut word, &mut previous);
+            previous_start = (!common).then_some(found.start);
+        }
+    }
+    let mut terms: Vec<(usize, RepeatedTerm)> = tally
+        .into_values()
+        .filter_map(|mut t| {
+            t.close_block();
+            let least = if t.label.contains(' ') { PHRASE_MIN_COUNT } else { TERM_MIN_COUNT };
+            (t.count >= least).then_some((t.first, RepeatedTerm { label: t.label, count: t.count, densest: t.best_at }))
+        })
+        .collect();
+    terms.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(&b.0)));
+    terms.truncate(TERM_MAX_PER_SOURCE);
+    terms.into_iter().map(|(_, term)| term).collect()
+}
+
+/// `raw` lowercased into `out`, without a possessive `'s`, with a typographic apostrophe made plain.
+fn lowercase_into(out: &mut String, raw: &str) {
+    let raw = raw.strip_suffix("'s").or_else(|| raw.strip_suffix("’s")).unwrap_or(raw);
+    out.clear();
+    if raw.is_ascii() {
+        out.extend(raw.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+    } else {
+        out.extend(raw.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
+    }
+}
+
+/// A term's count, and the block that uses it most so far.
+struct Tally {
+    label: String,
+    count: u32,
+    /// When it was first seen, to break ties in a stable order.
+    first: usize,
+    block: usize,
+    in_block: u32,
+    block_at: usize,
+    best: u32,
+    best_at: usize,
+}
+
+impl Tally {
+    fn close_block(&mut self) {
+        if self.in_block > self.best {
+            (self.best, self.best_at) = (self.in_block, self.block_at);
+        }
+    }
+}
+
+fn count(
+    tally: &mut FxHashMap<String, Tally>,
+    key: &str,
+    label: impl FnOnce() -> String,
+    block: usize,
+    at: usize,
+    order: &mut usize,
+) {
+    *order += 1;
+    let entry = match tally.get_mut(key) {
+        Some(entry) => entry,
+        None => tally.entry(key.to_string()).or_insert_with(|| Tally {
+            label: label(),
+            count: 0,
+            first: *order,
+            block,
+            in_block: 0,
+            block_at: at,
+            best: 0,
+            best_at: at,
+        }),
+    };
+    entry.count += 1;
+    if entry.block != block {
+        entry.close_block();
+        (entry.block, entry.in_block, entry.block_at) = (block, 0, at);
+    }
+    entry.in_block += 1;
+}
+
+/// Where the first part of a camel-case identifier ends (`Hash` of `HashMap`); `None` for a word of one
+/// part (`Mutex`, `HTTP`, `len`).
+fn camel_part(word: &str) -> Option<usize> {
+    let bytes = word.as_bytes();
+    (1..bytes.len()).find(|&at| bytes[at].is_ascii_uppercase() && bytes[at - 1].is_ascii_lowercase())
+}
+
+/// A word of prose, as it stands in the text.
+struct Word<'a> {
+    text: &'a str,
+    start: usize,
+    /// Whether only spaces (or emphasis marks, or a hyphen) stand between it and the word before, so that
+    /// the two make a phrase.
+    joined: bool,
+}
+
+/// The words of `text[start..end]` a reader reads as prose: inline code, link targets, HTML tags and
+/// comments, URLs and template placeholders are skipped, and each breaks a phrase.
+fn words(text: &str, start: usize, end: usize) -> impl Iterator<Item = Word<'_>> + '_ {
+    let bytes = text.as_bytes();
+    let mut at = start;
+    let mut joined = false;
+    let mut in_code = false;
+    std::iter::from_fn(move || {
+        while at < end {
+            let c = bytes[at];
+            if c.is_ascii_alphabetic() || c >= 0x80 && text[at..].chars().next().is_some_and(char::is_alphabetic) {
+                let word_start = at;
+                while at < end {
+                    let Some(ch) = text[at..].chars().next() else { break };
+                    let inner_apostrophe = matches!(ch, '\'' | '’')
+                        && text[at + ch.len_utf8()..].chars().next().is_some_and(char::is_alphanumeric);
+                    if ch.is_alphanumeric() || inner_apostrophe {
+                        at += ch.len_utf8();
+                    } else {
+                        break;
+                    }
+                }
+                // In code, an identifier in camel case is the words it is made of (`HashMap` is "hash map",
+                // `RefCell` "ref cell"), one after another as a phrase.
+                if in_code && let Some(part) = camel_part(&text[word_start..at]) {
+                    at = word_start + part;
+                }
+                let word = Word { text: &text[word_start..at], start: word_start, joined };
+                joined = !in_code || text[at..end].starts_with(|c: char| c.is_ascii_uppercase());
+                // A URL is no prose: skip what is left of it.
+                if text[at..end].starts_with("://") {
+                    while at < end && !bytes[at].is_ascii_whitespace() {
+                        at += 1;
+                    }
+                    joined = false;
+                    continue;
+                }
+                return Some(word);
+            }
+            if in_code && c != b'`' {
+                at += text[at..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            }
+            let rest = &text[at..end];
+            let skip_to =
+                |open: usize, close: &str| rest[open..].find(close).map_or(end, |n| at + open + n + close.len());
+            at = match c {
+                b' ' | b'\n' | b'\t' | b'*' | b'_' | b'-' => at + 1,
+                // Inline code names what prose discusses (`Mutex<T>`, `Rc<T>`): its words count, but make no
+                // phrase with the prose around them.
+                b'`' => {
+                    let ticks = rest.bytes().take_while(|&b| b == b'`').count();
+                    joined = false;
+                    in_code = !in_code;
+                    at + ticks
+                }
+                b'<' if rest.starts_with("<!--") => {
+                    joined = false;
+                    skip_to(4, "-->")
+                }
+                b'<' => {
+                    joined = false;
+                    skip_to(1, ">")
+                }
+                b']' if rest.starts_with("](") => {
+                    joined = false;
+                    skip_to(2, ")")
+                }
+                b']' if rest.starts_with("][") => {
+                    joined = false;
+                    skip_to(2, "]")
+                }
+                b'{' if rest.starts_with("{{") => {
+                    joined = false;
+                    skip_to(2, "}}")
+                }
+                _ => {
+                    joined = false;
+                    at + text[at..].chars().next().map_or(1, char::len_utf8)
+                }
+            };
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<(String, u32)> {
+        let doc = crate::markdown::parse_document(crate::SourceKind::Markdown, text);
+        repeated_terms(text, &doc).into_iter().map(|t| (t.label, t.count)).collect()
+    }
+
+    #[test]
+    fn words_and_phrases_used_three_times_are_terms_most_used_first() {
+        let text = "Ownership moves the value. Smart pointers own data, and smart pointers track ownership.\n\n\
+                    A smart pointer is a struct. Ownership again, and the cat once.\n";
+        let found = terms(text);
+        assert_eq!(found[0], ("ownership".to_string(), 3));
+        assert!(found.contains(&("smart pointers".to_string(), 3)), "{found:?}");
+        assert!(found.contains(&("pointers".to_string(), 3)), "the plural folds into one count: {found:?}");
+        assert!(!found.iter().any(|(label, _)| label == "cat" || label == "the" || label == "and"), "{found:?}");
+    }
+
+    #[test]
+    fn code_link_targets_html_and_urls_are_not_prose() {
+        let text = "See [the book](ownership.html) <a id=\"ownership\"></a> \
+                    https://example.com/ownership <!-- ownership --> {{ownership}} [text][ownership].\n\n\
+                    <dl><dt>ownership</dt>\n<dd>ownership ownership</dd></dl>\n\n\
+                    ```\nownership ownership ownership\n```\n";
+        assert!(terms(text).is_empty(), "{:?}", terms(text));
+    }
+
+    #[test]
+    fn inline_code_counts_its_words_but_makes_no_phrase() {
+        let text = "A `Mutex<T>` guards data; `Mutex` locks. The mutex is held: `lock < mutex`.\n\
+                    A `HashMap<K, V>` maps; `HashMap::new` makes one hash map.\n";
+        let found = terms(text);
+        assert!(found.contains(&("mutex".to_string(), 4)), "{found:?}");
+        assert!(found.contains(&("hash map".to_string(), 3)), "camel case splits into a phrase: {found:?}");
+        assert!(!found.iter().any(|(label, _)| label.starts_with("mutex ") || label.ends_with(" mutex")), "{found:?}");
+    }
+
+    #[test]
+    fn a_phrase_does_not_run_across_punctuation() {
+        let text = "Smart, pointers. Smart, pointers. Smart, pointers.\n";
+        let found = terms(text);
+        assert!(!found.iter().any(|(label, _)| label.contains(' ')), "{found:?}");
+    }
+
+    #[test]
+    fn the_place_is_the_block_that_uses_the_term_most() {
+        let text =
+            "Closures once.\n\nAnother paragraph on closures: closures capture, closures move.\n\nClosures last.\n";
+        let doc = crate::markdown::parse_document(crate::SourceKind::Markdown, text);
+        let term = repeated_terms(text, &doc).into_iter().find(|t| t.label == "closures").expect("a term");
+        assert_eq!(term.count, 5);
+        assert_eq!(term.densest, text.find("closures:").unwrap());
+    }
+
+    #[test]
+    fn plurals_fold_in_keys() {
+        assert_eq!(term_key("Smart Pointers"), "smart-pointer");
+        assert_eq!(term_key("smart pointer"), "smart-pointer");
+        assert_eq!(term_key("Class"), "class");
+        assert_eq!(term_key("Status"), "status");
+        assert_eq!(term_key("Macros"), "macro");
+        assert!(COMMON.windows(2).all(|pair| pair[0] < pair[1]), "COMMON must stay sorted");
+    }
+}
