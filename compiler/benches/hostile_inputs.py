@@ -5,7 +5,8 @@
 
 Three measurements, each in a temporary project it makes and removes:
 - link-dense builds: a cold `knowledge build` of one file holding one paragraph of N mentions
-  (`[link number i](doc-i.md) and [[note i]]`), for N = 4,000, 16,000 and 64,000 pairs, and of plain text
+  (`[link number i](doc-i.md) and [[note i]]`), for N = 4,000, 16,000 and 64,000 pairs, then of one
+  paragraph of N phrases each emphasized once and used three times (issue 41's terms), and of plain text
   of about the largest size; wall time of each whole process;
 - huge queries: `knowledge serve` over stdio on the largest index, one `tools/call` of `knowledge_search`,
   `knowledge_context_pack` and `knowledge_ask` with 10,000, 40,000 and 100,000 distinct words;
@@ -47,6 +48,14 @@ def link_dense(binary, work):
         seconds = timed_build(binary, folder)
         print(f"build, {2 * pairs} mentions in one paragraph, {len(text) / 1e6:.2f} MB: {seconds:.2f} s")
         largest = (folder, len(text))
+    # Issue 41's terms: every phrase emphasized once and used again, so each is an introduced term and a
+    # repeated one; then a file of distinct words, each a term candidate counted once.
+    for terms in (4_000, 16_000, 64_000):
+        folder_terms = os.path.join(work, f"terms-{terms}")
+        text = "# Terms\n\n" + " ".join(f"*topic{i} word* and topic{i} word again, topic{i} word." for i in range(terms)) + "\n"
+        project(folder_terms, "terms.md", text)
+        seconds = timed_build(binary, folder_terms)
+        print(f"build, {terms} emphasized phrases used three times, {len(text) / 1e6:.2f} MB: {seconds:.2f} s")
     folder = os.path.join(work, "plain")
     words = largest[1] // 14
     text = "# Plain\n\n" + " ".join(f"plain{i} text" for i in range(words)) + "\n"

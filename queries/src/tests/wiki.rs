@@ -577,3 +577,23 @@ fn a_title_names_the_phrase_its_source_teaches() {
     // "memory" is a word of the title, not the phrase it teaches, and the text does not use it four times.
     assert_eq!(introduced, ["reference cycle"]);
 }
+
+#[test]
+fn a_template_notes_placeholder_is_listed_not_quoted() {
+    let db = TestDb::new(1000, 0);
+    let file = db.file("templates.event.md", "---\ntitle: Event\n---\n\n{{fm.desc}}\n");
+    let signals = crate::concept_signals(&db, file);
+    let title = signals.iter().find(|s| s.kind == crate::wiki::SignalKind::Title).expect("the title is a signal");
+    assert!(!title.quotable, "{title:?}");
+}
+
+#[test]
+fn a_page_quotes_at_least_min_sources_sources() {
+    let db = TestDb::new(1000, 0);
+    // Two sources name Ghost, but one only embeds it: a page would quote one line of one source.
+    let pages = planned(&db, &[("a.md", "# A\n\nSee [[Ghost]] for more.\n"), ("b.md", "# B\n\n![[Ghost]]\n")]);
+    assert!(pages.is_empty(), "{pages:?}");
+    let pages =
+        planned(&db, &[("a.md", "# A\n\nSee [[Ghost]] for more.\n"), ("b.md", "# B\n\nThe [[Ghost]] haunts it.\n")]);
+    assert_eq!(pages, [("ghost".to_string(), vec!["a.md".to_string(), "b.md".to_string()])]);
+}

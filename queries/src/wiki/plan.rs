@@ -167,11 +167,8 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
 
     let navigation = hubs(&candidates);
     list_hubs_unquoted(&mut candidates, &navigation);
-    let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) = candidates
-        .into_iter()
-        .zip(shared_titles)
-        .filter(|(page, _)| !echoes_its_definer(sources, page, settings))
-        .unzip();
+    let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) =
+        candidates.into_iter().zip(shared_titles).filter(|(page, _)| !quotes_too_few(sources, page, settings)).unzip();
 
     // A told-apart title is needed only where another page would carry the same title.
     let plain = |page: &PagePlan, shared: &Option<&str>| shared.unwrap_or(&page.title).trim().to_lowercase();
@@ -215,23 +212,14 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
     candidates
 }
 
-/// Whether a page would only echo the source it is titled after: a chapter titled "The Slice Type", quoted
-/// with its first paragraph, and listed by a table of contents that names every chapter. Such a source
-/// feeds the pages of the concepts it teaches instead. A page titled after a source must quote
-/// `min_sources` sources in all, itself among them: a hub's listing does not count.
-fn echoes_its_definer(sources: &[CatalogSource<'_>], page: &PagePlan, settings: PlanSettings) -> bool {
-    let titled = page.defined_by.first().is_some_and(|&definer| {
-        page.places.first().is_some_and(|m| {
-            m.source == definer
-                && matches!(sources[m.source].signals[m.signal].kind, SignalKind::Title | SignalKind::Alias)
-        })
-    });
-    let others = page
-        .places
-        .iter()
-        .filter(|m| !page.defined_by.contains(&m.source) && sources[m.source].signals[m.signal].quotable)
-        .count();
-    titled && others + 1 < settings.min_sources.max(2)
+/// Whether a page would quote fewer than `min_sources` sources once tables of contents and places it may
+/// not quote (embeds, placeholders) are set aside: a chapter titled "The Slice Type" that only a
+/// `SUMMARY.md` lists would get a page echoing its own heading and first paragraph, and a note only linked
+/// from one changelog line a page of that line. Such a source feeds the pages of the concepts it teaches
+/// instead.
+fn quotes_too_few(sources: &[CatalogSource<'_>], page: &PagePlan, settings: PlanSettings) -> bool {
+    let quoted = page.places.iter().filter(|m| sources[m.source].signals[m.signal].quotable).count();
+    quoted < settings.min_sources.max(1)
 }
 
 /// Every concept enough sources mention, in key order, with the signals of each source that mention it.

@@ -97,8 +97,9 @@ pub struct Signal {
     pub label: String,
     pub other: Option<String>,
     pub excerpt: Excerpt,
-    /// Whether a page may quote the excerpt: one made only of note embeds (`![[…]]`) says nothing of its
-    /// own, so a page lists its source instead (a document's title, aliases and tags keep such an excerpt).
+    /// Whether a page may quote the excerpt: one made only of note embeds (`![[…]]`), or holding a template
+    /// placeholder, says nothing of its own, so a page lists its source instead (a document's title, aliases
+    /// and tags keep such an excerpt).
     pub quotable: bool,
     /// How much the source uses a term: the binary order of magnitude of its count (3 uses are 1, 4 to 7
     /// are 2, 8 to 15 are 3, ...), so that a page ranks the sources that discuss its concept most first and an
@@ -133,7 +134,10 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         if let Some(excerpt) =
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
-            let quotable = !crate::is_only_embeds(&text[excerpt.start as usize..excerpt.end as usize]);
+            // A document's own place that is only embeds or a template placeholder (`{{fm.desc}}` in a
+            // template note) keeps its signal, but a page lists the source rather than quote it.
+            let place = &text[excerpt.start as usize..excerpt.end as usize];
+            let quotable = !crate::is_only_embeds(place) && quotable(place);
             signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     };

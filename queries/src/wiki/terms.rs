@@ -23,6 +23,11 @@ pub const PHRASE_MIN_COUNT: u32 = 2;
 /// discusses are among what it uses most.
 pub const TERM_MAX_PER_SOURCE: usize = 96;
 
+/// The most distinct words and phrases one source's count holds: past it, only those already seen are
+/// counted. A book chapter has a few thousand; a file of a million distinct words (generated data, a word
+/// list) would otherwise cost a build time and memory for terms none of which is used twice.
+const MAX_CANDIDATES: usize = 65_536;
+
 /// One repeated term of a source.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct RepeatedTerm {
@@ -110,6 +115,8 @@ const COMMON: &[&str] = &[
     "best",
     "better",
     "between",
+    "bit",
+    "bits",
     "both",
     "but",
     "call",
@@ -179,6 +186,8 @@ const COMMON: &[&str] = &[
     "like",
     "likely",
     "look",
+    "lot",
+    "lots",
     "made",
     "make",
     "makes",
@@ -231,7 +240,9 @@ const COMMON: &[&str] = &[
     "since",
     "some",
     "something",
+    "sort",
     "still",
+    "stuff",
     "such",
     "sure",
     "take",
@@ -303,48 +314,57 @@ const COMMON: &[&str] = &[
 /// more), most used first.
 #[must_use]
 pub(super) fn repeated_terms(text: &str, doc: &ParsedDocument) -> Vec<RepeatedTerm> {
-    let mut tally: FxHashMap<String, Tally> = FxHashMap::default();
+    // Terms are counted by the hash of their key, and a label is made only for the few that are used
+    // enough: a file of distinct words (most of any long file's) would otherwise allocate a string for
+    // each. Two keys meeting in 64 bits would add their counts, once in billions of files.
+    let mut tally: FxHashMap<u64, Tally<'_>> = FxHashMap::default();
     let mut order = 0usize;
-    // Buffers reused for every word: a corpus of many files has millions of words, and a term is
-    // allocated only when first seen.
-    let (mut word, mut previous, mut pair) = (String::new(), String::new(), String::new());
+    // Buffers reused for every word.
+    let (mut word, mut previous) = (String::new(), String::new());
     // An HTML block (a man page's `<dl>` of options) is markup a page cannot quote: its words are no place.
     let prose = |b: &&crate::Block| b.kind == BlockKind::Other && !text[b.start as usize..].starts_with('<');
     for (block, span) in doc.blocks.iter().enumerate().filter(|(_, b)| prose(b)) {
-        let mut previous_start: Option<usize> = None;
+        let mut before: Option<Word<'_>> = None;
         for found in words(text, span.start as usize, span.end as usize) {
             lowercase_into(&mut word, found.text);
             let common = is_common_lowercase(&word);
             let key = singular(&word);
-            if let Some(before_start) = previous_start.filter(|_| found.joined && !common) {
-                let before = singular(&previous);
-                if before != key {
-                    pair.clear();
-                    pair.push_str(before);
-                    pair.push('-');
-                    pair.push_str(key);
-                    let label = || format!("{previous} {word}");
-                    count(&mut tally, &pair, label, block, before_start, &mut order);
+            if let Some(first) = before.as_ref().filter(|_| found.joined && !common) {
+                let first_key = singular(&previous);
+                if first_key != key {
+                    let hash = hash_of(&[first_key, "-", key]);
+                    count(&mut tally, hash, (first.text, Some(found.text)), block, first.start, &mut order);
                 }
             }
             if !common {
-                count(&mut tally, key, || word.clone(), block, found.start, &mut order);
+                count(&mut tally, hash_of(&[key]), (found.text, None), block, found.start, &mut order);
             }
             std::mem::swap(&mut word, &mut previous);
-            previous_start = (!common).then_some(found.start);
+            before = (!common).then_some(found);
         }
     }
     let mut terms: Vec<(usize, RepeatedTerm)> = tally
         .into_values()
         .filter_map(|mut t| {
             t.close_block();
-            let least = if t.label.contains(' ') { PHRASE_MIN_COUNT } else { TERM_MIN_COUNT };
-            (t.count >= least).then_some((t.first, RepeatedTerm { label: t.label, count: t.count, densest: t.best_at }))
+            let least = if t.words.1.is_some() { PHRASE_MIN_COUNT } else { TERM_MIN_COUNT };
+            (t.count >= least).then(|| (t.first, RepeatedTerm { label: t.label(), count: t.count, densest: t.best_at }))
         })
         .collect();
     terms.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(&b.0)));
     terms.truncate(TERM_MAX_PER_SOURCE);
     terms.into_iter().map(|(_, term)| term).collect()
+}
+
+/// The hash of a key given in parts.
+fn hash_of(parts: &[&str]) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    for part in parts {
+        hasher.write(part.as_bytes());
+        hasher.write_u8(0xff);
+    }
+    hasher.finish()
 }
 
 /// `raw` lowercased into `out`, without a possessive `'s`, with a typographic apostrophe made plain.
@@ -359,8 +379,9 @@ fn lowercase_into(out: &mut String, raw: &str) {
 }
 
 /// A term's count, and the block that uses it most so far.
-struct Tally {
-    label: String,
+struct Tally<'a> {
+    /// The term's word, or its two words, as first written.
+    words: (&'a str, Option<&'a str>),
     count: u32,
     /// When it was first seen, to break ties in a stable order.
     first: usize,
@@ -371,36 +392,49 @@ struct Tally {
     best_at: usize,
 }
 
-impl Tally {
+impl Tally<'_> {
     fn close_block(&mut self) {
         if self.in_block > self.best {
             (self.best, self.best_at) = (self.in_block, self.block_at);
         }
     }
+
+    /// The term as first written, lowercased.
+    fn label(&self) -> String {
+        let mut label = String::new();
+        lowercase_into(&mut label, self.words.0);
+        if let Some(second) = self.words.1 {
+            let mut word = String::new();
+            lowercase_into(&mut word, second);
+            label.push(' ');
+            label.push_str(&word);
+        }
+        label
+    }
 }
 
-fn count(
-    tally: &mut FxHashMap<String, Tally>,
-    key: &str,
-    label: impl FnOnce() -> String,
+fn count<'a>(
+    tally: &mut FxHashMap<u64, Tally<'a>>,
+    key: u64,
+    words: (&'a str, Option<&'a str>),
     block: usize,
     at: usize,
     order: &mut usize,
 ) {
     *order += 1;
-    let entry = match tally.get_mut(key) {
-        Some(entry) => entry,
-        None => tally.entry(key.to_string()).or_insert_with(|| Tally {
-            label: label(),
-            count: 0,
-            first: *order,
-            block,
-            in_block: 0,
-            block_at: at,
-            best: 0,
-            best_at: at,
-        }),
-    };
+    if tally.len() >= MAX_CANDIDATES && !tally.contains_key(&key) {
+        return;
+    }
+    let entry = tally.entry(key).or_insert_with(|| Tally {
+        words,
+        count: 0,
+        first: *order,
+        block,
+        in_block: 0,
+        block_at: at,
+        best: 0,
+        best_at: at,
+    });
     entry.count += 1;
     if entry.block != block {
         entry.close_block();
