@@ -34,18 +34,11 @@ import subprocess
 import sys
 import tempfile
 
+from ab_build import copy_corpus  # the same copy of a corpus's Markdown files and kc.toml
+
 REFERENCE_LINK = re.compile(r"\[[^\]\n]+\]\[[^\]\n]*\]")
 REFERENCE_DEFINITION = re.compile(r"^>\s*\[[^\]\n]+\]:\s+\S", re.M)
 PLACEHOLDER = re.compile(r"\{\{[^}\n]*\}\}")
-
-
-def copy_corpus(corpus, root):
-    for path in glob.glob(os.path.join(corpus, "**/*.md"), recursive=True):
-        target = os.path.join(root, "corpus", os.path.relpath(path, corpus))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copy(path, target)
-    with open(os.path.join(root, "kc.toml"), "w") as config:
-        config.write('version = 1\n[sources]\ninclude = ["corpus/**/*.md"]\n')
 
 
 def fold(name):

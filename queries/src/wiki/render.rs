@@ -273,11 +273,12 @@ fn readable_prose(prose: &str) -> String {
 /// private use area, which no excerpt holds (the sources' text has its controls and bidi marks shown).
 const REMOVED: char = '\u{E000}';
 
-/// `[label]: destination`, a reference definition.
+/// `[label]: destination`, a reference definition (its destination may be on the next line, or cut off with
+/// the excerpt).
 fn is_reference_definition(line: &str) -> bool {
     line.strip_prefix('[')
         .and_then(|rest| rest.split_once("]:"))
-        .is_some_and(|(label, target)| !label.is_empty() && !label.starts_with('^') && !target.trim().is_empty())
+        .is_some_and(|(label, _)| !label.is_empty() && !label.starts_with('^'))
 }
 
 /// Prose with [`readable_excerpt`]'s rules applied to its links, comments and anchors.
@@ -362,7 +363,7 @@ mod tests {
                        [the slice type](ch04-03-slices.md#strings), [above](#slices), [docs][] and ![a diagram](img/x.svg).\n\
                        Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, and [x] alone; a footnote[^1] goes.\n\n\
                        [^1]: Its text stays.\n\
-                       [constants]: ch03-01-variables-and-mutability.html#constants\n[docs]: https://docs.rs";
+                       [constants]: ch03-01-variables-and-mutability.html#constants\n[docs]: https://docs.rs\n[cut]:";
         assert_eq!(
             readable_excerpt(excerpt),
             "See “Declaring Constants”, the slice type, above, docs and a diagram.\n\
