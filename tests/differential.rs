@@ -32,13 +32,16 @@ mod pg_server;
 const OUTPUT: &str = ".hasna/knowledge";
 const BUILT_IN_PAGE: &str = include_str!("../templates/page.md.j2");
 const CONCEPTS: [&str; 6] = ["Alpha", "Beta", "Gamma", "Delta Force", "Foo", "Compost"];
-const FILES: [&str; 13] = [
+const FILES: [&str; 15] = [
     "docs/a.md",
     "docs/b.md",
     "docs/c.md",
     "docs/guide/d.md",
     "docs/guide/e.md",
     "notes/f.txt",
+    // Notes named in a Dendron dot hierarchy at the top level: their pages' section is `garden-beds`.
+    "garden.beds.md",
+    "garden.beds.soil.md",
     "docs/secret/g.md",
     ".hasna/knowledge/wiki/handwritten.md",
     // Code, for `[code]`: a crate, its test, a Python module, and a decision record.
@@ -470,7 +473,8 @@ fn step(rng: &mut Rng, tree: &Tree) -> Step {
 fn initial(rng: &mut Rng) -> Tree {
     let mut tree = Tree::default();
     tree.0.insert("kc.toml".to_string(), config(rng));
-    for path in FILES.iter().take(5).chain(&FILES[8..10]) {
+    // The docs, the dotted notes, and the crate's manifest and library.
+    for path in FILES.iter().take(5).chain(&FILES[6..8]).chain(&FILES[10..12]) {
         tree.0.insert((*path).to_string(), document(rng, path));
     }
     tree
