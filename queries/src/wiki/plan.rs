@@ -207,8 +207,10 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
         taken.insert(page.slug.clone());
     }
     candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
-    let (listing, hubs) = (pages_of_source(&candidates), hubs(&candidates));
-    relate(&mut candidates, &listing, &hubs, settings.max_related);
+    // The hubs found before the thin pages went: sources are indexed the same, and a table of contents
+    // stays one for the related lists too.
+    let listing = pages_of_source(&candidates);
+    relate(&mut candidates, &listing, &navigation, settings.max_related);
     candidates
 }
 
@@ -377,7 +379,9 @@ fn candidate<'a>(
         })
         .collect();
     // Definers first, then the sources that discuss the concept most.
-    best.sort_by_key(|m| (!defined_by.contains(&m.source), std::cmp::Reverse(weight(m.source)), kind(m), m.source));
+    best.sort_by_cached_key(|m| {
+        (!defined_by.contains(&m.source), std::cmp::Reverse(weight(m.source)), kind(m), m.source)
+    });
     // An embed's place transcludes the other note and says nothing itself: its source is listed, not
     // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
     let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
@@ -410,11 +414,11 @@ fn candidate<'a>(
 /// A title made of lowercase words (a term as the sources write it, "borrowing") with its first letter
 /// capitalised, as a page's heading is written.
 fn capitalized(title: String) -> String {
-    if title.chars().any(char::is_uppercase) {
-        return title;
-    }
     let mut chars = title.chars();
-    chars.next().map_or(title.clone(), |first| first.to_uppercase().chain(chars).collect())
+    match chars.next() {
+        Some(first) if !title.chars().any(char::is_uppercase) => first.to_uppercase().chain(chars).collect(),
+        _ => title,
+    }
 }
 
 /// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as

@@ -226,7 +226,7 @@ fn markdown_text(value: &str) -> String {
 /// blocks are kept as written. A line that held only removed markup goes with it. The citation still
 /// names the source's exact bytes: this is how they are shown, not what is cited.
 #[must_use]
-pub fn readable_excerpt(text: &str) -> String {
+fn readable_excerpt(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     // Prose is rendered a run of lines at a time, since a link's text may wrap; code blocks as written.
     let mut prose = String::new();

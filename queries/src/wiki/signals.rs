@@ -172,12 +172,15 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
     for term in &doc.emphasis {
         // One plain word set in italics introduces a term only if the text uses it again: else it is
         // stressed ("a *lot*").
-        let key = super::terms::term_key(&term.text);
-        let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
-        let stressed = plain_word && uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2;
+        // The text's words are counted once, and only when such a word is met.
+        let stressed = || {
+            let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
+            plain_word && uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2
+        };
         let kind = if is_definition(text, term.start as usize, term.end as usize, &term.text) {
             SignalKind::Defined
-        } else if is_introduced_term(&term.text) && !stressed && introduced.insert(key) {
+        } else if is_introduced_term(&term.text) && !stressed() && introduced.insert(super::terms::term_key(&term.text))
+        {
             SignalKind::Introduced
         } else {
             continue;

@@ -12,16 +12,16 @@ use rustc_hash::FxHashMap;
 use crate::markdown::{BlockKind, ParsedDocument};
 
 /// A word used fewer times than this is mentioned in passing, not discussed.
-pub const TERM_MIN_COUNT: u32 = 3;
+pub(super) const TERM_MIN_COUNT: u32 = 3;
 
 /// A two-word phrase is rarer and says more: twice is enough (the Rust book's threads chapter names
 /// "interior mutability" twice, and that is where it explains why `Mutex<T>` has it).
-pub const PHRASE_MIN_COUNT: u32 = 2;
+pub(super) const PHRASE_MIN_COUNT: u32 = 2;
 
 /// The most terms one source gives: its most used ones. Bounds what a long source adds to the catalog
-/// (the Rust book's longest chapters use a few hundred phrases three times or more); the concepts a source
-/// discusses are among what it uses most.
-pub const TERM_MAX_PER_SOURCE: usize = 96;
+/// (the Rust book's closures chapter uses about 230 words and phrases twice or more, counted 2026-12-03); the
+/// concepts a source discusses are among what it uses most.
+pub(super) const TERM_MAX_PER_SOURCE: usize = 96;
 
 /// The most distinct words and phrases one source's count holds: past it, only those already seen are
 /// counted. A book chapter has a few thousand; a file of a million distinct words (generated data, a word
@@ -41,7 +41,7 @@ pub(super) struct RepeatedTerm {
 /// The key a concept is matched by: its [`super::concept_key`] with each word's plural folded
 /// (`Smart Pointers` and `smart pointer` meet at `smart-pointer`).
 #[must_use]
-pub fn term_key(name: &str) -> String {
+pub(super) fn term_key(name: &str) -> String {
     fold_key(&super::concept_key(name))
 }
 
