@@ -26,6 +26,8 @@ use std::path::Path;
 use knowledge::build::{Compiler, Silent};
 use knowledge::config::Project;
 
+#[path = "support/fake_writer.rs"]
+mod fake_writer;
 #[path = "support/postgres.rs"]
 mod pg_server;
 
@@ -381,6 +383,12 @@ fn config(rng: &mut Rng) -> String {
     if rng.chance(40) {
         text.push_str("templates_dir = \"tpl\"\n");
     }
+    // A provider writes the summaries (one fake server for the process, its answers a function of the
+    // request): written pages, refused writings and the cache must come out as a clean build's.
+    let writer = rng.chance(30);
+    if writer {
+        text.push_str("writer = \"fake\"\n");
+    }
     if rng.chance(30) {
         text.push_str("[lint]\non_build = true\n");
     }
@@ -396,7 +404,22 @@ fn config(rng: &mut Rng) -> String {
             text.push_str("decisions = [\"docs/**/*.md\"]\n");
         }
     }
+    if writer {
+        let _ = write!(
+            text,
+            "[providers.fake]\nkind = \"openai-compatible\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nmodel = \"m\"\n",
+            writer_port()
+        );
+    }
     text
+}
+
+/// The process's fake writer (its port and its count of calls), started on first use; it writes tersely
+/// (too few sentences) for one concept, so that refused writings are generated too.
+static WRITER: std::sync::OnceLock<(u16, std::sync::Arc<std::sync::atomic::AtomicUsize>)> = std::sync::OnceLock::new();
+
+fn writer_port() -> u16 {
+    WRITER.get_or_init(|| fake_writer::fake_writer("Beta")).0
 }
 
 /// A random step over the tree as it stands.
@@ -786,6 +809,9 @@ fn random_edit_sequences_build_what_a_clean_build_builds() {
                 tree.0
             );
         }
+    }
+    if let Some((_, calls)) = WRITER.get() {
+        assert!(calls.load(std::sync::atomic::Ordering::SeqCst) > 0, "a configured writer wrote no page in any case");
     }
 }
 

@@ -14,14 +14,16 @@ BINARY, and prints, over every generated page:
 - titled by a source: pages whose title is some source's own title, whatever else they quote (a vault's
   note is its concept, so this alone is no fault);
 - raw markup: pages whose quotes, as rendered, hold an HTML comment, a reference-style link
-  (`[text][label]`), a reference definition line or an unresolved `{{placeholder}}`;
+  (`[text][label]`, or a shortcut `[text]` outside inline code), a reference definition line or an
+  unresolved `{{placeholder}}`;
 - one source only: pages that quote no source but the one that defines them.
 
 With CONCEPTS_TSV (lines `concept<TAB>chapter[,chapter...]`, `#` comments), each concept is looked up as a
 page (by title, alias or slug, case and plural folded) and counted as covered when its page cites at least
 three sources, one of them a chapter the line names (the chapter that teaches it).
 
-`--sample N` prints N page slugs drawn with `random.seed(7)`, for reading by hand.
+`--sample N` prints N page slugs drawn with `random.seed(7)`, for reading by hand; `--digest` prints each
+sampled page as a reader skims it: title, summary, and each quote's source with its opening words.
 """
 
 import glob
@@ -37,6 +39,9 @@ import tempfile
 from ab_build import copy_corpus  # the same copy of a corpus's Markdown files and kc.toml
 
 REFERENCE_LINK = re.compile(r"\[[^\]\n]+\]\[[^\]\n]*\]")
+# A shortcut reference (`[registries]`) outside inline code: two letters or more, not a wikilink, a link or a
+# definition.
+SHORTCUT_LINK = re.compile(r"(?<![\[!`])\[(?=[^\]\n]*[A-Za-z][^\]\n]*[A-Za-z])[^\]\[\n`]+\](?![\(\[:\]])")
 REFERENCE_DEFINITION = re.compile(r"^>\s*\[[^\]\n]+\]:\s+\S", re.M)
 PLACEHOLDER = re.compile(r"\{\{[^}\n]*\}\}")
 
@@ -59,6 +64,9 @@ def main():
         at = args.index("--keep")
         keep = args[at + 1]
         del args[at : at + 2]
+    digest = "--digest" in args
+    if digest:
+        args.remove("--digest")
     if "--sample" in args:
         at = args.index("--sample")
         sample = int(args[at + 1])
@@ -94,7 +102,8 @@ def main():
         if owners and len(sources - owners) <= 1:
             restating.append(slug)
         quotes = quoted_lines(markdown)
-        if "<!--" in quotes or REFERENCE_LINK.search(quotes) or REFERENCE_DEFINITION.search(quotes) or PLACEHOLDER.search(quotes):
+        prose = re.sub(r"`[^`\n]*`", "", quotes)
+        if "<!--" in quotes or REFERENCE_LINK.search(quotes) or SHORTCUT_LINK.search(prose) or REFERENCE_DEFINITION.search(quotes) or PLACEHOLDER.search(quotes):
             markup.append(slug)
         if len(sources) <= 1:
             single.append(slug)
@@ -130,9 +139,42 @@ def main():
 
     if sample:
         random.seed(7)
-        print("sample:", " ".join(random.sample([p[0] for p in pages], min(sample, total))))
+        drawn = random.sample([p[0] for p in pages], min(sample, total))
+        print("sample:", " ".join(drawn))
+        markdown_of = {slug: markdown for slug, _title, _aliases, markdown in pages}
+        for slug in drawn if digest else []:
+            print_digest(slug, markdown_of[slug])
     if not keep:
         shutil.rmtree(root)
+
+
+def print_digest(slug, markdown):
+    """A page as a reader skims it: its title, summary, each quote's source and opening words, and how many
+    sources it lists without a quote."""
+    body = markdown.split("\n---\n", 1)[-1]
+    lines = body.splitlines()
+    title = next((line[2:] for line in lines if line.startswith("# ")), slug)
+    print(f"\n=== {slug}: {title}")
+    at = lines.index(f"# {title}") + 1 if f"# {title}" in lines else 0
+    for line in lines[at:]:
+        if line.startswith(">") or line.startswith("#"):
+            break
+        if line.strip():
+            print(f"  summary: {line.strip()[:300]}")
+    source = None
+    quote = []
+    for line in lines + [""]:
+        if line.startswith("**[") or line.startswith("From ["):
+            source = re.sub(r"\]\([^)]*\)", "]", line)[:120]
+        if line.startswith(">"):
+            quote.append(line.lstrip("> ").strip())
+        elif quote:
+            text = " ".join(quote)
+            print(f"  quote ({source or 'lead'}): {text[:220]}{' …' if len(text) > 220 else ''}")
+            quote = []
+    also = body.split("## Also mentioned in", 1)
+    if len(also) == 2:
+        print(f"  also mentioned in: {also[1].split('##', 1)[0].count('- [')} sources")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 //! See `docs/architecture.md` for the chain `parse` → `outline` / `chunks`.
 
 mod chunking;
+pub mod citations;
 pub mod code;
 pub mod embeddings;
 mod facts;

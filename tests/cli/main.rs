@@ -7,6 +7,8 @@ mod cache;
 mod embeddings;
 mod entities;
 mod errors;
+#[path = "../support/fake_writer.rs"]
+mod fake_writer;
 mod first_hour;
 mod hostile;
 mod ingest;
@@ -28,6 +30,7 @@ mod store;
 mod trust;
 mod watch;
 mod wiki;
+mod wiki_writer;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -227,6 +227,7 @@ impl Compiler {
         let wrote = settings.full_rebuild
             || settings.relint
             || settings.rewiki
+            || settings.rewrite.is_some()
             || settings.reembed.is_some()
             || !pending.is_empty()
             || !removed.is_empty()
@@ -243,6 +244,7 @@ impl Compiler {
             skipped,
             pages: ArtifactCounters::default(),
             shards: ArtifactCounters::default(),
+            wiki_writer: None,
             embeddings: None,
             lint: None,
             blocked: Vec::new(),

@@ -28,6 +28,44 @@ pub struct Check {
     pub skipped: Vec<Skipped>,
     /// Generated files that are missing or differ from what the index says (edited by hand, deleted).
     pub artifacts: Vec<wiki::Drift>,
+    /// What the `[wiki] writer`'s provider would be asked, when one is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writing: Option<WritingCheck>,
+}
+
+/// What a build would ask the `[wiki] writer`'s provider: at most `pages` writings (the pages it owes,
+/// every page when the wiki is planned again, and the pages that list a changed source, within
+/// `max_pages`; a page whose quotes did not change finds its writing in the cache and costs nothing), and
+/// what they would cost at the mean usage of the writings the index holds (1,500 input and 200 output
+/// tokens a page before there are any), by the provider's prices.
+#[derive(Debug, Clone, Serialize)]
+pub struct WritingCheck {
+    pub writer: String,
+    pub owed: u64,
+    pub pages: u64,
+    pub estimated_cost_usd: Option<f64>,
+}
+
+/// Input and output tokens a page's writing is estimated at before the index holds one.
+const WRITING_TOKENS_GUESS: (f64, f64) = (1_500.0, 200.0);
+
+/// [`WritingCheck`] for a build that re-plans the wiki (`replan`) or changes `touched` sources.
+fn writing_check(
+    project: &Project,
+    conn: &rusqlite::Connection,
+    replan: bool,
+    touched: &[String],
+) -> rusqlite::Result<Option<WritingCheck>> {
+    let Some(writer) = wiki::Writer::configured(project) else { return Ok(None) };
+    let (owed, total) = store::owed_writings(conn)?;
+    let mut pages = if replan { total } else { owed + store::pages_listing(conn, touched)? };
+    if let Some(most) = project.config.wiki.max_pages {
+        pages = pages.min(u64::from(most));
+    }
+    let (input, output) = store::mean_writing_tokens(conn, writer.name())?.unwrap_or(WRITING_TOKENS_GUESS);
+    let estimated_cost_usd =
+        writer.cost(input.round() as u64, output.round() as u64).map(|each| (each * pages as f64 * 1e6).round() / 1e6);
+    Ok(Some(WritingCheck { writer: writer.name().to_string(), owed, pages, estimated_cost_usd }))
 }
 
 /// Whether an index's rows were derived by this binary with these settings, so they can be reused.
@@ -51,6 +89,9 @@ pub(crate) struct SettingsWork {
     pub(crate) rewiki: bool,
     /// Why the embedding stage must run (another model, pending or queued work).
     pub(crate) reembed: Option<String>,
+    /// Pages the `[wiki] writer` owes a writing (a budget or a failure stopped the last build): the wiki is
+    /// compared again so that they are written. `None` with the extractive writer.
+    pub(crate) rewrite: Option<u64>,
 }
 
 impl SettingsWork {
@@ -69,6 +110,11 @@ impl SettingsWork {
         };
         let (fingerprint, lint_config) = (fingerprint(project), lint_fingerprint(project));
         let wiki_config = wiki::fingerprint(project, templates);
+        let writes = project.config.wiki.writer.get_ref() != crate::config::EXTRACTIVE_WRITER;
+        let rewrite = match index.filter(|_| writes && !prior.needs_schema) {
+            Some(conn) => Some(store::owed_writings(conn)?.0).filter(|&owed| owed > 0),
+            None => None,
+        };
         Ok(SettingsWork {
             full_rebuild: !trusts(prior, &fingerprint),
             relint: prior.lint_config.as_deref() != Some(lint_config.as_str()),
@@ -77,6 +123,7 @@ impl SettingsWork {
             lint_config,
             wiki_config,
             reembed,
+            rewrite,
         })
     }
 }
@@ -157,6 +204,7 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
         removed: scan.removed,
         skipped: scan.skipped,
         artifacts: Vec::new(),
+        writing: None,
     };
     if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
         check.artifacts = wiki::drift(conn, &project.output_dir(), &wiki::project_path_of_artifact(project, ""))
@@ -184,6 +232,15 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
         } else {
             check.added.push(item.found.path);
         }
+    }
+    if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
+        let touched: Vec<String> = check.changed.iter().chain(&check.removed).cloned().collect();
+        let replan = settings.full_rebuild || settings.rewiki;
+        check.writing = writing_check(project, conn, replan, &touched)
+            .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+    }
+    if let Some(owed) = settings.rewrite {
+        check.work.push(format!("the wiki writer owes {owed} pages a written summary"));
     }
     check.up_to_date = check.reason.is_none()
         && check.work.is_empty()

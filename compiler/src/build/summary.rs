@@ -26,6 +26,9 @@ pub struct BuildSummary {
     pub pages: ArtifactCounters,
     /// Index shards (the root, a Markdown and a JSON file per section), counted like pages.
     pub shards: ArtifactCounters,
+    /// What the `[wiki] writer`'s provider wrote, when one is configured and the build compared pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wiki_writer: Option<crate::wiki::WriterCounters>,
     /// What the build did to the embeddings generation, when a provider is configured and the build wrote.
     pub embeddings: Option<crate::embeddings::EmbeddingCounters>,
     /// The findings the build's lint stored, when it ran one (`[lint] on_build`, and something was written).

@@ -100,7 +100,9 @@ impl Compiler {
         let reach = self.derive_rows(&mut tx, &inputs, pending, &rules, before, &mut summary.chunks, reporter)?;
         // Whether the plan may change: a source's signals or labels changed, a source came or went, or
         // the settings did.
-        let replan = reach.replan || full_rebuild || settings.rewiki || !removed.is_empty();
+        // Pages the writer owes are found by comparing every page again, as after a settings change.
+        let rewiki = settings.rewiki || settings.rewrite.is_some();
+        let replan = reach.replan || full_rebuild || rewiki || !removed.is_empty();
         let touched = reach.touched;
         tx.finish_sources()?;
         let (added, changed, gone) = tx.entity_counts();
@@ -122,13 +124,15 @@ impl Compiler {
                 run_id: &run_id,
                 full: full_rebuild,
                 catalog: wiki::CatalogSync {
-                    reseed: full_rebuild || settings.rewiki,
+                    reseed: full_rebuild || rewiki,
                     prior_run: prior.last_run.as_deref(),
                     changed: &changed,
                 },
                 same_plan_except: (!before.warm && !replan).then_some(touched.as_slice()),
             };
-            stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context)?;
+            let mut writer = wiki::Writer::configured(project);
+            stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context, writer.as_mut())?;
+            summary.wiki_writer = writer.map(|writer| writer.counters);
         }
         let started = humantime::format_rfc3339_millis(job.started_at).to_string();
         wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;

@@ -58,6 +58,16 @@ pub(crate) fn run(args: BuildArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
     for path in &summary.blocked {
         writeln!(stderr, "warning: not writing `{}`: a file the build did not generate is in its place", escape(path))?;
     }
+    if let Some(writer) = &summary.wiki_writer
+        && let Some(failure) = &writer.failure
+    {
+        writeln!(
+            stderr,
+            "warning: the wiki writer stopped ({} pages keep their extractive summary; the next build writes them): {}",
+            writer.owed,
+            escape(failure)
+        )?;
+    }
     if let Some(reason) = summary.embeddings.as_ref().and_then(|e| e.degraded.as_ref()) {
         writeln!(stderr, "warning: embeddings incomplete, semantic search is degraded: {reason}")?;
     }
@@ -82,6 +92,19 @@ fn check(project: &Project, json: bool) -> anyhow::Result<ExitCode> {
         }
         for drift in &check.artifacts {
             writeln!(out, "{}: {} (generated)", drift.state, escape(&drift.path))?;
+        }
+        if let Some(writing) = check.writing.as_ref().filter(|writing| writing.pages > 0) {
+            let cost = writing.estimated_cost_usd.map_or_else(
+                || "no prices in kc.toml to estimate the cost".to_string(),
+                |cost| format!("about ${cost:.4}"),
+            );
+            writeln!(
+                out,
+                "wiki writer ({}): up to {} pages written ({} owed), {cost}",
+                escape(&writing.writer),
+                writing.pages,
+                writing.owed
+            )?;
         }
         if check.up_to_date {
             writeln!(out, "the index is up to date")

@@ -121,6 +121,23 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
             p.rendered, p.written, p.unchanged, p.deleted, i.written
         )?;
     }
+    if let Some(w) = summary.wiki_writer.as_ref().filter(|w| w.written + w.refused + w.owed > 0) {
+        writeln!(
+            out,
+            "wiki writer ({}): {} summaries written ({} from the cache), {} refused, {} owed; {} calls, {} of {} sentences held up, {} + {} tokens, ${:.4}",
+            escape(&w.writer),
+            w.written,
+            w.cached,
+            w.refused,
+            w.owed,
+            w.calls,
+            w.sentences_supported,
+            w.sentences_supported + w.sentences_dropped,
+            w.input_tokens,
+            w.output_tokens,
+            w.cost_usd,
+        )?;
+    }
     if let Some(e) = &summary.embeddings {
         writeln!(
             out,

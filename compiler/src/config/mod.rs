@@ -298,7 +298,20 @@ pub struct WikiConfig {
     /// A folder (relative to the project root) whose `page.md.j2`, `shard.md.j2` and `root.md.j2` replace
     /// the built-in templates.
     pub templates_dir: Option<Spanned<String>>,
+    /// Who writes a page's lead summary: `"extractive"` (sentences picked from the quotes, no model) or the
+    /// name of a `[providers.NAME]` table, whose model writes it from the page's numbered quotes; every
+    /// sentence it writes is checked against the quotes it cites (docs/wiki.md).
+    pub writer: Spanned<String>,
+    /// With a provider writer: the most pages one build has written (cached writings are free); the rest
+    /// keep their extractive summary until a later build.
+    pub max_pages: Option<u32>,
+    /// With a provider writer: the most one build spends, by the provider's `prices`; the rest keep their
+    /// extractive summary until a later build.
+    pub max_cost_usd: Option<f64>,
 }
+
+/// The `[wiki] writer` that needs no model.
+pub const EXTRACTIVE_WRITER: &str = "extractive";
 
 impl Default for WikiConfig {
     fn default() -> Self {
@@ -309,6 +322,9 @@ impl Default for WikiConfig {
             max_related: 8,
             section_field: None,
             templates_dir: None,
+            writer: Spanned::new(0..0, EXTRACTIVE_WRITER.to_string()),
+            max_pages: None,
+            max_cost_usd: None,
         }
     }
 }
@@ -573,6 +589,13 @@ max_quotes = 12
 # section_field = "category"
 # A folder whose page.md.j2, shard.md.j2 or root.md.j2 replace the built-in templates.
 # templates_dir = "templates"
+# Who writes each page's lead summary: "extractive" (sentences taken from the quotes, no model), or the name
+# of a [providers.NAME] table whose model writes it from the page's quotes, every sentence checked against
+# the quotes it cites; a build writes at most max_pages pages (or spends max_cost_usd) and later builds
+# write the rest. Writings are cached by what they were written from: a no-op build calls no one.
+writer = "extractive"
+# max_pages = 50
+# max_cost_usd = 1.0
 
 [lint]
 # Rules that do not run (all run by default), and severities that differ from the defaults.

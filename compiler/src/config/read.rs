@@ -62,6 +62,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         }
     }
     providers::validate(&config.providers, invalid)?;
+    let writer = &config.wiki.writer;
+    if writer.get_ref() != super::EXTRACTIVE_WRITER
+        && !config.providers.keys().any(|name| name.get_ref() == writer.get_ref())
+    {
+        return Err(invalid(
+            Some(writer.span()),
+            format!(
+                "`writer` is \"{}\" or the name of a `[providers.NAME]` table; there is no `[providers.{}]`",
+                super::EXTRACTIVE_WRITER,
+                writer.get_ref()
+            ),
+        ));
+    }
+    if let Some(max_cost) = config.wiki.max_cost_usd
+        && !(max_cost >= 0.0 && max_cost.is_finite())
+    {
+        return Err(invalid(None, "[wiki] `max_cost_usd` must be a number of dollars, 0 or more".to_string()));
+    }
     if let Some(artifacts) = &config.output.artifacts
         && s3_prefix(artifacts.get_ref()).is_none()
     {

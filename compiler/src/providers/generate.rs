@@ -6,11 +6,18 @@ use serde_json::{Value, json};
 
 use super::{Provider, ProviderKind};
 
+/// The most text one generation may hold; what a provider writes past it is an error. A thousand times what
+/// an answer or a page's summary needs.
+const MAX_GENERATED_BYTES: usize = 1 << 20;
+
 /// What to ask: instructions, the user's message, and the most tokens to write.
 pub struct Prompt<'a> {
     pub instructions: &'a str,
     pub input: &'a str,
     pub max_output_tokens: u32,
+    /// The sampling temperature; `None` leaves the provider's default. 0 asks for the model's most likely
+    /// text, which a cache of what it wrote assumes.
+    pub temperature: Option<f32>,
 }
 
 /// What the model wrote, with the token counts the provider reported (zero when it reported none).
@@ -51,6 +58,10 @@ impl Provider {
                                     {"role": "user", "content": prompt.input}]}),
             ),
         };
+        let mut body = body;
+        if let Some(temperature) = prompt.temperature {
+            body["temperature"] = json!(temperature);
+        }
         let client = super::http::Client::new(self.timeout_seconds, self.max_retries);
         let mut generation = Generation::default();
         let mut failure = None;
@@ -60,6 +71,11 @@ impl Provider {
             if let Some(message) = stream_error(&event) {
                 failure.get_or_insert(format!("{url}: the provider stopped with an error: {message}"));
             } else if let Some(text) = read_event(kind, &event, &mut generation) {
+                // A provider that never stops writing is cut off at the cap, not kept in memory.
+                if generation.text.len() + text.len() > MAX_GENERATED_BYTES {
+                    failure.get_or_insert(format!("{url}: the provider wrote more than {MAX_GENERATED_BYTES} bytes"));
+                    return;
+                }
                 generation.text.push_str(&text);
                 delta(&text);
             }

@@ -71,7 +71,7 @@ fn footnoted(text: &str, cited: &[usize]) -> String {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         let marker = after.find(']').and_then(|close| {
-            let numbers = crate::retrieval::generated::marker_numbers(&after[..close])?;
+            let numbers = knowledge_queries::citations::marker_numbers(&after[..close])?;
             numbers.iter().all(|n| cited.contains(n)).then_some((numbers, close))
         });
         match marker {

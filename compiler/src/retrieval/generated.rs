@@ -3,8 +3,7 @@
 //! share most of its words with one excerpt it cites. A sentence that fails is marked unsupported, never
 //! passed off as cited.
 
-use std::collections::HashSet;
-
+use knowledge_queries::citations;
 use rusqlite::Connection;
 use serde::Serialize;
 
@@ -12,15 +11,11 @@ use crate::providers::{Generation, Prompt, Provider};
 use crate::retrieval::access::Access;
 use crate::retrieval::ask::{self, Answer, AnswerCitation, NOT_FOUND};
 use crate::retrieval::context::{self, ContextPack};
-use crate::retrieval::terms;
 
 /// What every provider is told. The excerpts follow in the message, numbered as the answer cites them.
 pub const INSTRUCTIONS: &str = "Answer the question using only the numbered excerpts below. End every sentence \
 with the numbers of the excerpts that support it, in square brackets, like [1] or [1][3]. Do not add anything \
 the excerpts do not say. If the excerpts do not answer the question, reply exactly: Not found in the knowledge base.";
-
-/// How much of a sentence's words one excerpt it cites must hold for the sentence to count as supported.
-const SUPPORT_SHARE: f64 = 0.5;
 
 /// Output tokens a generated answer may use.
 const MAX_OUTPUT_TOKENS: u32 = 800;
@@ -95,7 +90,8 @@ fn answer_from(
         return Ok(answer);
     }
     let input = prompt_input(question, pack);
-    let prompt = Prompt { instructions: INSTRUCTIONS, input: &input, max_output_tokens: MAX_OUTPUT_TOKENS };
+    let prompt =
+        Prompt { instructions: INSTRUCTIONS, input: &input, max_output_tokens: MAX_OUTPUT_TOKENS, temperature: None };
     let generation = provider.generate(Some(&model), &prompt, delta)?;
     Ok(checked(question, pack, provider, &model, &generation))
 }
@@ -146,132 +142,18 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
     }
 }
 
-/// Splits a generated answer into sentences and checks each one's citations against the pack.
+/// Splits a generated answer into sentences and checks each one's citations against the pack, by the rule
+/// the wiki writer's pages are checked with (`knowledge_queries::citations`).
 #[must_use]
 pub fn check(text: &str, pack: &ContextPack) -> Vec<CheckedSentence> {
-    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    let content = |text: &str| -> HashSet<String> {
-        terms::words(text).iter().filter(|w| w.len() > 2).map(|w| terms::stem_word(&stemmer, w)).collect()
-    };
-    split_sentences(text)
+    let excerpts: Vec<&str> = pack.items.iter().map(|item| item.text.as_str()).collect();
+    citations::check_sentences(text, &excerpts)
         .into_iter()
-        .map(|(text, cites)| {
-            let words = content(&text);
-            let mut problem = None;
-            if cites.is_empty() {
-                problem = Some("cites no excerpt".to_string());
-            } else if let Some(&missing) = cites.iter().find(|&&n| n == 0 || n > pack.items.len()) {
-                problem = Some(format!("cites [{missing}], which the pack does not hold"));
-            } else {
-                let best = cites
-                    .iter()
-                    .map(|&n| {
-                        let excerpt = content(&pack.items[n - 1].text);
-                        words.iter().filter(|w| excerpt.contains(*w)).count() as f64 / words.len().max(1) as f64
-                    })
-                    .fold(0.0, f64::max);
-                if best < SUPPORT_SHARE {
-                    let share = (best * 100.0).round();
-                    problem = Some(format!("the excerpts it cites hold only {share}% of its words"));
-                }
-            }
-            CheckedSentence { text, cites, supported: problem.is_none(), problem }
+        .map(|sentence| CheckedSentence {
+            supported: sentence.supported(),
+            text: sentence.text,
+            cites: sentence.cites,
+            problem: sentence.problem,
         })
         .collect()
-}
-
-/// The numbers a citation marker's inside holds (`1`, `1, 4`), or `None` when it is not a marker.
-pub(crate) fn marker_numbers(inner: &str) -> Option<Vec<usize>> {
-    let numbers: Option<Vec<usize>> = inner.split(',').map(|part| part.trim().parse().ok()).collect();
-    numbers.filter(|numbers| !numbers.is_empty())
-}
-
-/// The sentences of `text` with the `[n]` markers each ends with (markers removed from the text). A marker
-/// after the sentence's full stop belongs to that sentence.
-fn split_sentences(text: &str) -> Vec<(String, Vec<usize>)> {
-    let mut sentences: Vec<(String, Vec<usize>)> = Vec::new();
-    let mut current = String::new();
-    let mut cites = Vec::new();
-    let mut chars = text.chars().peekable();
-    let mut ended = false;
-    while let Some(c) = chars.next() {
-        if c == '[' {
-            let mut inner = String::new();
-            while let Some(&next) = chars.peek() {
-                if next == ']' || inner.len() > 12 {
-                    break;
-                }
-                inner.push(next);
-                chars.next();
-            }
-            if chars.peek() == Some(&']')
-                && let Some(numbers) = marker_numbers(&inner)
-            {
-                chars.next();
-                // A marker after a full stop cites the sentence just ended.
-                match sentences.last_mut().filter(|_| ended && current.trim().is_empty()) {
-                    Some(last) => last.1.extend(numbers),
-                    None => cites.extend(numbers),
-                }
-                continue;
-            }
-            current.push('[');
-            current.push_str(&inner);
-            continue;
-        }
-        current.push(c);
-        ended = false;
-        let at_end =
-            matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|next| next.is_whitespace() || *next == '[');
-        if at_end || c == '\n' {
-            let sentence = current.trim().to_string();
-            if sentence.split_whitespace().count() > 0 && sentence.chars().any(char::is_alphanumeric) {
-                sentences.push((sentence, std::mem::take(&mut cites)));
-                ended = true;
-            } else {
-                let last = sentences.last_mut();
-                if let Some(last) = last {
-                    last.1.append(&mut cites);
-                }
-            }
-            current.clear();
-        }
-    }
-    let rest = current.trim().to_string();
-    if rest.chars().any(char::is_alphanumeric) {
-        sentences.push((rest, cites));
-    } else if let Some(last) = sentences.last_mut() {
-        last.1.append(&mut cites);
-    }
-    for (text, cites) in &mut sentences {
-        *text = text.split_whitespace().collect::<Vec<_>>().join(" ").replace(" .", ".");
-        cites.sort_unstable();
-        cites.dedup();
-    }
-    sentences
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_sentences;
-
-    #[test]
-    fn markers_belong_to_the_sentence_they_end() {
-        let split = split_sentences(
-            "Ownership has rules [1]. Each value has one owner.[2][3] A value is dropped [1, 4].\nNo cite here.",
-        );
-        assert_eq!(
-            split,
-            [
-                ("Ownership has rules.".to_string(), vec![1]),
-                ("Each value has one owner.".to_string(), vec![2, 3]),
-                ("A value is dropped.".to_string(), vec![1, 4]),
-                ("No cite here.".to_string(), vec![]),
-            ]
-        );
-        assert_eq!(
-            split_sentences("Arrays index from 0 [see the book]."),
-            [("Arrays index from 0 [see the book].".to_string(), vec![])]
-        );
-    }
 }

@@ -16,9 +16,11 @@ pub mod paths;
 pub mod postgres;
 mod read;
 mod write;
+mod writings;
 pub use lock::{FileLock, LOCK_FILE, WriterLock};
 pub use read::*;
 pub use write::*;
+pub use writings::*;
 
 /// The index format this binary reads and writes. Bump it with any change to `sql/schema.sql`.
 pub const FORMAT_VERSION: u32 = 1;

@@ -25,6 +25,7 @@ mod log;
 mod pages;
 mod shards;
 mod templates;
+mod writer;
 
 pub use catalog::CatalogSync;
 use catalog::*;
@@ -35,6 +36,7 @@ pub use shards::warm_shards;
 use shards::*;
 use templates::*;
 pub use templates::{TemplateSet, fingerprint};
+pub use writer::{MIN_SUPPORTED, PROMPT_VERSION, Writer, WriterCounters, identity as writer_identity};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WikiError {
@@ -209,16 +211,21 @@ pub fn compile(
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     context: &StageContext<'_>,
+    mut writer: Option<&mut Writer>,
 ) -> Result<Stage, StoreError> {
     let sql = |source| context.sql_error(source);
     let mut stage = Stage::default();
     set_templates(db, inputs, context.templates);
-    let Compared { stored, current, changed } = compare_pages(conn, db, inputs, context).map_err(sql)?;
+    let Compared { stored, current, mut changed } = compare_pages(conn, db, inputs, context).map_err(sql)?;
+    if writer.is_some() {
+        // A budget that cannot write every page writes those that gather the most sources first.
+        changed.sort_by(|a, b| b.source_count.cmp(&a.source_count).then_with(|| a.model.slug.cmp(&b.model.slug)));
+    }
     // The pages this build stores or removes: the shard inputs that may differ from the prior run's.
     let mut written: BTreeSet<String> = BTreeSet::new();
     for page in changed {
         let before = stored.get(&page.model.slug);
-        written.insert(store_changed_page(conn, db, inputs, context, page, before, &mut stage)?);
+        written.insert(store_changed_page(conn, db, inputs, context, page, before, writer.as_deref_mut(), &mut stage)?);
     }
     for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
         remove_page(conn, slug).map_err(sql)?;
@@ -242,6 +249,9 @@ pub fn compile(
     }
     // Shards are made of page rows and templates alone: with neither changed, they are as they were.
     let pages_changed = stage.pages.rendered > 0 || stage.pages.deleted > 0;
+    if pages_changed {
+        store::prune_writings(conn).map_err(sql)?;
+    }
     if !pages_changed && !context.full && !context.catalog.reseed {
         shards_unchanged(inputs, context);
         return Ok(stage);
@@ -286,7 +296,10 @@ fn compare_pages(
     if !context.project.config.wiki.enabled {
         return Ok(Compared { stored: stored_pages(conn, None, false)?, current: HashSet::new(), changed: Vec::new() });
     }
-    let template_hash = content_hash(format!("{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes());
+    // A page's model hash holds the template and who writes its summary: another writer renders it again.
+    let material =
+        format!("{}{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH"), writer_identity(context.project));
+    let template_hash = content_hash(material.as_bytes());
     let cold = !inputs.catalog_matches(context.catalog.prior_run);
     let seeded = match context.same_plan_except {
         Some(touched) => seed_pages(conn, db, inputs, context.project, touched)?,
@@ -322,14 +335,18 @@ fn compare_pages(
         if let Some(stored_view) = stored.get(slug).and_then(|before| before.view.as_deref()) {
             let by_path = view.stored(db);
             let json = serde_json::to_string(&by_path).expect("views serialize");
-            if stored_view == json && !by_path.paths().any(|path| changed_sources.contains(path)) {
+            let owed = stored.get(slug).is_some_and(|before| before.writing_owed);
+            if stored_view == json && !owed && !by_path.paths().any(|path| changed_sources.contains(path)) {
                 continue;
             }
             view_json = Some(json);
         }
         let model_hash =
             content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
-        if !context.full && stored.get(slug).is_some_and(|before| before.model_hash == model_hash) {
+        // A page the writer owes a writing is rendered again whatever its model: the writer may write it now.
+        if !context.full
+            && stored.get(slug).is_some_and(|before| before.model_hash == model_hash && !before.writing_owed)
+        {
             continue;
         }
         changed.push(ChangedPage {
@@ -344,6 +361,7 @@ fn compare_pages(
 
 /// Renders a changed page with its quotes read from the index, records its change when its file's hash
 /// moved, and stores it with its source row; returns its slug.
+#[allow(clippy::too_many_arguments)]
 fn store_changed_page(
     conn: &Connection,
     db: &mut KnowledgeDb,
@@ -351,6 +369,7 @@ fn store_changed_page(
     context: &StageContext<'_>,
     page: ChangedPage,
     before: Option<&StoredPage>,
+    writer: Option<&mut Writer>,
     stage: &mut Stage,
 ) -> Result<String, StoreError> {
     let sql = |source| context.sql_error(source);
@@ -358,6 +377,10 @@ fn store_changed_page(
     fill_quotes(conn, &mut model).map_err(sql)?;
     drop_repeated_quotes(&mut model);
     summarize(&mut model);
+    let writing = match writer {
+        Some(writer) => writer.write(conn, &mut model, context.run_id, &mut stage.events).map_err(sql)?,
+        None => writer::PageWriting::default(),
+    };
     let (markdown, artifact) = render(db, inputs, &model, source_count as u64)?;
     stage.pages.rendered += 1;
     let (path, hash) = (artifact.path.clone(), artifact.hash.clone());
@@ -385,6 +408,7 @@ fn store_changed_page(
         view: &view,
         source_count,
         model_hash: &model_hash,
+        writing: &writing,
         markdown: &markdown,
         artifact: &artifact,
         row: &row,

@@ -125,6 +125,8 @@ pub(super) struct StoredPage {
     pub(super) path: String,
     /// The page's view as the last plan made it, when the build asked for it.
     pub(super) view: Option<String>,
+    /// The writer owes it a writing (`wiki_pages.writing_owed`).
+    pub(super) writing_owed: bool,
 }
 
 /// The stored rows of every page, or of the pages `only` names; with `views`, each with its stored view
@@ -134,9 +136,15 @@ pub(super) fn stored_pages(
     only: Option<&[&str]>,
     views: bool,
 ) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
-    const COLUMNS: &str = "slug, model_hash, hash, path, CASE WHEN ?1 THEN view END";
+    const COLUMNS: &str = "slug, model_hash, hash, path, CASE WHEN ?1 THEN view END, writing_owed";
     let row = |row: &rusqlite::Row<'_>| {
-        let page = StoredPage { model_hash: row.get(1)?, hash: row.get(2)?, path: row.get(3)?, view: row.get(4)? };
+        let page = StoredPage {
+            model_hash: row.get(1)?,
+            hash: row.get(2)?,
+            path: row.get(3)?,
+            view: row.get(4)?,
+            writing_owed: row.get(5)?,
+        };
         Ok((row.get(0)?, page))
     };
     let Some(only) = only else {
@@ -160,6 +168,8 @@ pub(super) struct RenderedPage<'a> {
     /// How many sources the page quotes or lists.
     pub(super) source_count: usize,
     pub(super) model_hash: &'a str,
+    /// What the `[wiki] writer` left it with.
+    pub(super) writing: &'a super::writer::PageWriting,
     pub(super) markdown: &'a str,
     /// Its row in the artifact catalog: the file, relative to the output folder, and the markdown's hash.
     pub(super) artifact: &'a Artifact,
@@ -174,7 +184,7 @@ pub(super) fn store_page(
     context: &StageContext<'_>,
     page: &RenderedPage<'_>,
 ) -> rusqlite::Result<()> {
-    let RenderedPage { model, view, source_count, model_hash, markdown, artifact, row } = *page;
+    let RenderedPage { model, view, source_count, model_hash, writing, markdown, artifact, row } = *page;
     let (path, hash) = (&artifact.path, &artifact.hash);
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     // An index row's one sentence: the defining source's own, else the page's most central one.
@@ -196,12 +206,13 @@ pub(super) fn store_page(
         summary,
     );
     conn.prepare_cached(
-        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (slug) DO UPDATE SET title = excluded.title, section = excluded.section, path = excluded.path,
              aliases = excluded.aliases, source_count = excluded.source_count, summary = excluded.summary,
              model_hash = excluded.model_hash, hash = excluded.hash, markdown = excluded.markdown,
-             view = excluded.view, run_id = excluded.run_id",
+             view = excluded.view, run_id = excluded.run_id, writing = excluded.writing,
+             writing_owed = excluded.writing_owed",
     )?
     .execute(params![
         model.slug,
@@ -216,6 +227,8 @@ pub(super) fn store_page(
         markdown,
         view,
         context.run_id,
+        writing.key,
+        writing.owed,
     ])?;
     conn.prepare_cached("INSERT OR REPLACE INTO shard_rows (slug, section, digest, json) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![model.slug, model.section, shown.digest(), shown.json(hash)])?;
@@ -434,6 +447,7 @@ mod tests {
             aliases: Vec::new(),
             section: "general".to_string(),
             summary: Vec::new(),
+            written_by: None,
             lead: Some(quote("cli.md", "The CLI is a command.")),
             places: vec![
                 quote("a.md", "The CLI builds sites."),

@@ -43,7 +43,7 @@ impl TemplateSet {
 pub fn fingerprint(project: &Project, templates: &TemplateSet) -> String {
     let wiki = &project.config.wiki;
     let material = format!(
-        "{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}\n",
+        "{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}\n{}\n{:?}\n{:?}\n",
         wiki.enabled,
         wiki.min_sources.get_ref(),
         wiki.max_quotes.get_ref(),
@@ -53,6 +53,9 @@ pub fn fingerprint(project: &Project, templates: &TemplateSet) -> String {
         templates.shard,
         templates.root,
         env!("KNOWLEDGE_SOURCE_HASH"),
+        super::writer_identity(project),
+        wiki.max_pages,
+        wiki.max_cost_usd,
     );
     content_hash(material.as_bytes())
 }

@@ -356,6 +356,7 @@ fn render_page_and_the_page_artifact_rerun_for_what_they_read_only() {
         aliases: Vec::new(),
         section: "general".to_string(),
         summary: Vec::new(),
+        written_by: None,
         lead: None,
         places: Vec::new(),
         also: Vec::new(),
@@ -561,6 +562,22 @@ fn stress_is_no_term_and_only_a_term_the_text_uses_again_is_introduced() {
         .map(|s| s.label.clone())
         .collect();
     assert_eq!(introduced, ["crate"]);
+}
+
+#[test]
+fn a_synopsis_placeholder_or_an_announced_example_is_no_term() {
+    let db = TestDb::new(1000, 0);
+    let text = "# A\n\n`cargo report` _type_ [_options_]\n\nThe type and the options matter; a type has options.\n\n\
+                Try a word that matches many lines, like _stanza_:\n\nThe stanza holds a stanza.\n\n\
+                Each _crate_ builds alone; every crate compiles. One tool is _generics_: stand-ins; generics help.\n\n\
+                Async code needs a _runtime_:\na crate that runs it. The runtime polls.\n";
+    let file = db.file("a.md", text);
+    let introduced: Vec<String> = crate::concept_signals(&db, file)
+        .iter()
+        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
+        .map(|s| s.label.clone())
+        .collect();
+    assert_eq!(introduced, ["crate", "generics", "runtime"]);
 }
 
 #[test]

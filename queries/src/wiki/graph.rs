@@ -254,6 +254,7 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
         aliases: view.aliases.clone(),
         section: view.section.clone(),
         summary: Vec::new(),
+        written_by: None,
         lead,
         places: quotes,
         also: view.also.iter().map(|&entry| source_link(entry)).collect(),

@@ -42,6 +42,8 @@ pub struct PageModel {
     /// The sentences of the quotes most central to what the sources say, each with its quote's footnote
     /// (see `lead_summary`); filled with the quotes' texts.
     pub summary: Vec<super::SummaryLine>,
+    /// `PROVIDER/MODEL` when the `[wiki] writer`'s model wrote the summary; `None` when it is extractive.
+    pub written_by: Option<String>,
     /// The defining source's own words, when a source defines the concept.
     pub lead: Option<Quote>,
     /// The other quoted places.
@@ -221,12 +223,12 @@ fn markdown_text(value: &str) -> String {
 
 /// An excerpt as a reader of a page sees it, outside its own file: HTML comments (`<!-- ignore -->`) and
 /// empty anchors (`<a id="old-name"></a>`) removed, reference definitions (`[label]: url`) dropped, a
-/// reference-style link (`[text][label]`, `[text][]`) or a relative one (`[text](ch04.md)`), neither of which
-/// resolves from the page's folder, turned into its text; links to other sites, inline code and code
+/// reference-style link (`[text][label]`, `[text][]`, `[text]`) or a relative one (`[text](ch04.md)`), neither
+/// of which resolves from the page's folder, turned into its text; links to other sites, inline code and code
 /// blocks are kept as written. A line that held only removed markup goes with it. The citation still
 /// names the source's exact bytes: this is how they are shown, not what is cited.
 #[must_use]
-fn readable_excerpt(text: &str) -> String {
+pub fn readable_excerpt(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     // Prose is rendered a run of lines at a time, since a link's text may wrap; code blocks as written.
     let mut prose = String::new();
@@ -346,7 +348,13 @@ fn link_text(text: &str) -> Option<(&str, &str)> {
         let end = label.find(']')?;
         return Some((inner, &label[end + 1..]));
     }
-    let target = after.strip_prefix('(')?;
+    // A shortcut reference (`[registries]`, defined elsewhere in its file) shows its text; a checkbox or a
+    // bracketed number (`[x]`, `[1]`) stays as written.
+    let Some(target) = after.strip_prefix('(') else {
+        let words = inner.chars().filter(|c| c.is_alphabetic()).count() >= 2;
+        // Not a wikilink's inside (`[[note]]`) nor a definition.
+        return (words && !after.starts_with([':', ']'])).then_some((inner, after));
+    };
     let end = target.find(')')?;
     let destination = target[..end].trim();
     let elsewhere = destination.contains("://") || destination.starts_with("mailto:");
@@ -361,13 +369,13 @@ mod tests {
     fn markup_that_cannot_work_out_of_its_file_is_rendered_away() {
         let excerpt = "<!-- Old headings. Do not remove. -->\n<a id=\"old\"></a>\nSee [“Declaring Constants”][constants]<!-- ignore -->, \
                        [the slice type](ch04-03-slices.md#strings), [above](#slices), [docs][] and ![a diagram](img/x.svg).\n\
-                       Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, and [x] alone; a footnote[^1] goes.\n\n\
+                       Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, [x] and [1], [[a note]]; see [registries]; a footnote[^1] goes.\n\n\
                        [^1]: Its text stays.\n\
                        [constants]: ch03-01-variables-and-mutability.html#constants\n[docs]: https://docs.rs\n[cut]:";
         assert_eq!(
             readable_excerpt(excerpt),
             "See “Declaring Constants”, the slice type, above, docs and a diagram.\n\
-             Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, and [x] alone; a footnote goes.\n\n Its text stays."
+             Kept: [Rust](https://www.rust-lang.org), `[not][a link]`, [x] and [1], [[a note]]; see registries; a footnote goes.\n\n Its text stays."
         );
     }
 

@@ -175,7 +175,9 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         // The text's words are counted once, and only when such a word is met.
         let stressed = || {
             let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
-            plain_word && uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2
+            plain_word
+                && (placeholder_or_example(text, term.start as usize, term.end as usize)
+                    || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2)
         };
         let kind = if is_definition(text, term.start as usize, term.end as usize, &term.text) {
             SignalKind::Defined
@@ -245,6 +247,26 @@ const TITLED_TERM_COUNT: u32 = 4;
 /// Whether an emphasized span reads as a term a text introduces: one to three words, letters first, not a
 /// sentence or a clause (no closing punctuation), not only common words (`*not*`, `*must*`, `*all*` are
 /// stress, not terms).
+/// Whether the emphasized word at `start..end` (markers included) is a placeholder of a command synopsis
+/// (`` `cargo report` _type_ [_options_] ``: the line opens with code, or the word stands in brackets) or
+/// an example a lead-in announces at its line's end ("try a word that will match multiple lines, like
+/// _body_:"), rather than a term the text introduces.
+fn placeholder_or_example(text: &str, start: usize, end: usize) -> bool {
+    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let line = text[line_start..start].trim_start_matches([' ', '\t', '>', '-', '*', '+']);
+    // A colon that ends the paragraph announces the block that follows ("like _body_:", then a listing);
+    // one that goes on, in the line or the next, defines the word ("one such tool is _generics_: abstract
+    // stand-ins", "async code needs a _runtime_:" wrapped before "a Rust crate which manages ...").
+    let announces = text[end..].strip_prefix(':').is_some_and(|rest| {
+        let mut lines = rest.split('\n');
+        let same_line = lines.next().unwrap_or_default();
+        let next_line = lines.next().unwrap_or_default().trim();
+        same_line.trim().is_empty()
+            && (next_line.is_empty() || next_line.starts_with(['`', '~', '-', '*', '+', '|', '>', '<']))
+    });
+    announces || text[..start].ends_with('[') || line.starts_with('`')
+}
+
 fn is_introduced_term(span: &str) -> bool {
     let span = span.trim();
     let words = span.split_whitespace().count();

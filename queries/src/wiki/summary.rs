@@ -5,11 +5,23 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-/// One sentence of the summary, verbatim from a quote (on one line), and that quote's footnote.
+/// One sentence of the summary: verbatim from a quote (on one line) and that quote's footnote, or written by
+/// the `[wiki] writer`'s model and checked against the quotes it cites.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct SummaryLine {
+    /// The first footnote it cites.
     pub note: u32,
+    /// Every footnote it cites, in order.
+    pub notes: Vec<u32>,
     pub text: String,
+}
+
+impl SummaryLine {
+    /// A sentence taken from the quote of footnote `note`.
+    #[must_use]
+    pub fn quoted(note: u32, text: String) -> SummaryLine {
+        SummaryLine { note, notes: vec![note], text }
+    }
 }
 
 /// Sentences in a summary, at most.
@@ -71,7 +83,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         sentences.iter().find(|s| s.0 == note && !linking(&s.2)).map(|s| (note, path, s.2.clone()))
     });
     if let Some((note, path, text)) = definition {
-        chosen.push(SummaryLine { note, text });
+        chosen.push(SummaryLine::quoted(note, text));
         sources.insert(path);
     }
     // Naming the concept: two of the title's words, or its one word.
@@ -89,7 +101,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         let (note, path, sentence, _) = &sentences[at];
         // A sentence copied between sources is said once.
         if !chosen.iter().any(|line| line.text == *sentence) && sources.insert(path) {
-            chosen.push(SummaryLine { note: *note, text: sentence.clone() });
+            chosen.push(SummaryLine::quoted(*note, sentence.clone()));
         }
     }
     // A sentence that is a whole quote is shown by the quote; a summary of the lead's first sentence alone

@@ -188,7 +188,23 @@ CREATE TABLE wiki_pages (
     hash TEXT NOT NULL,                 -- content hash of markdown
     view TEXT NOT NULL,                 -- JSON: the planner's view of the page (knowledge_queries::wiki::StoredView)
     run_id TEXT NOT NULL,               -- the run that last rendered it
+    writing TEXT,                       -- page_writings.key its lead summary was written from (or refused); NULL: extractive
+    writing_owed INTEGER NOT NULL,      -- 1: the [wiki] writer's budget or a provider failure left it extractive for now
     markdown TEXT NOT NULL              -- last, as in `sources`: the columns before it are read without its overflow
+) WITHOUT ROWID;
+
+-- What the `[wiki] writer`'s provider wrote for a page, keyed by what it was written from (the writer, its
+-- prompt's version, the page's title and its quotes' hashes): a page whose quotes come back finds its writing
+-- here without a call. Kept while a page names it.
+CREATE TABLE page_writings (
+    key TEXT PRIMARY KEY,
+    writer TEXT NOT NULL,               -- PROVIDER/MODEL
+    sentences TEXT NOT NULL,            -- JSON: [{text, notes, problem}] as checked against the quotes they cite
+    accepted INTEGER NOT NULL,          -- 1: enough sentences held up for the page to show them
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL,                      -- from the provider's prices in kc.toml, when it has them
+    created_run TEXT NOT NULL
 ) WITHOUT ROWID;
 
 -- Each page's row in its section's index shard, kept apart from the page's large row so that a build in a
