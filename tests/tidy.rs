@@ -159,3 +159,46 @@ fn install_commands_in_the_docs_use_the_lock_file() {
     }
     assert!(unlocked.is_empty(), "install commands without --locked: {unlocked:#?}");
 }
+
+/// The release workflow builds every target docs/install.md lists, each with the lock file, and packs it with
+/// `.ci/package`, which this test runs on the test build: the archive holds the binary, the README, the man
+/// page and the completions, and its checksum file verifies (issue 42; the workflow itself needs GitHub).
+#[test]
+fn the_release_workflow_builds_every_documented_target_and_its_packaging_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let workflow = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
+    let install = std::fs::read_to_string(root.join("docs/install.md")).unwrap();
+    let documented: Vec<&str> = install
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `")?.split_once('`').map(|(target, _)| target))
+        .collect();
+    let built: Vec<&str> =
+        workflow.lines().filter_map(|line| line.trim().strip_prefix("- target: ")).map(str::trim).collect();
+    assert_eq!(built, documented, "the workflow's targets and docs/install.md's");
+    assert_eq!(documented.len(), 5);
+    assert!(workflow.contains("cargo build --release --locked -p knowledge --target ${{ matrix.target }}"));
+    assert!(workflow.contains(".ci/package ${{ matrix.target }} target/${{ matrix.target }}/release/knowledge dist"));
+
+    let out = tempfile::tempdir().unwrap();
+    let packed = std::process::Command::new("bash")
+        .arg(root.join(".ci/package"))
+        .args(["x86_64-unknown-linux-gnu", env!("CARGO_BIN_EXE_knowledge")])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(packed.status.success(), "{}", String::from_utf8_lossy(&packed.stderr));
+    let version = env!("CARGO_PKG_VERSION");
+    let archive = format!("knowledge-{version}-x86_64-unknown-linux-gnu.tar.gz");
+    let listing = std::process::Command::new("tar").arg("-tzf").arg(out.path().join(&archive)).output().unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    for file in ["knowledge", "README.md", "knowledge.1", "completions/knowledge.bash", "completions/knowledge.zsh"] {
+        let path = format!("knowledge-{version}-x86_64-unknown-linux-gnu/{file}");
+        assert!(listing.lines().any(|line| line == path), "{path} is not in the archive:\n{listing}");
+    }
+    let checked = std::process::Command::new("sha256sum")
+        .args(["-c", &format!("{archive}.sha256")])
+        .current_dir(out.path())
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
+}
