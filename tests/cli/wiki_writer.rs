@@ -185,6 +185,12 @@ fn a_writer_that_names_no_provider_is_a_configuration_error() {
     assert!(error.contains("kc.toml:3"), "{error}");
     test.write("kc.toml", "version = 1\n[wiki]\nmax_cost_usd = -1.0\n");
     test.fails(&["build"], "`max_cost_usd` must be a number of dollars");
+    test.write(
+        "kc.toml",
+        "version = 1\n[wiki]\nwriter = \"p\"\nmax_cost_usd = 1.0\n[providers.p]\nkind = \"openai-compatible\"\n\
+         base_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+    );
+    test.fails(&["build"], "`max_cost_usd` needs the writer's prices");
 }
 
 #[test]

@@ -75,10 +75,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             ),
         ));
     }
-    if let Some(max_cost) = config.wiki.max_cost_usd
-        && !(max_cost >= 0.0 && max_cost.is_finite())
-    {
-        return Err(invalid(None, "[wiki] `max_cost_usd` must be a number of dollars, 0 or more".to_string()));
+    if let Some(max_cost) = config.wiki.max_cost_usd {
+        if !(max_cost >= 0.0 && max_cost.is_finite()) {
+            return Err(invalid(None, "[wiki] `max_cost_usd` must be a number of dollars, 0 or more".to_string()));
+        }
+        // A cost budget needs the writer's prices, or nothing would count against it.
+        let priced = config
+            .providers
+            .iter()
+            .any(|(name, provider)| name.get_ref() == writer.get_ref() && provider.prices.is_some());
+        if !priced && writer.get_ref() != super::EXTRACTIVE_WRITER {
+            return Err(invalid(
+                Some(writer.span()),
+                format!(
+                    "[wiki] `max_cost_usd` needs the writer's prices: add `prices = {{ input = ..., output = ... }}` (dollars per million tokens) to `[providers.{}]`",
+                    writer.get_ref()
+                ),
+            ));
+        }
     }
     if let Some(artifacts) = &config.output.artifacts
         && s3_prefix(artifacts.get_ref()).is_none()
