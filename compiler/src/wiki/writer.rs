@@ -182,7 +182,22 @@ impl Writer {
             Ok(generation) => generation,
             Err(message) => {
                 // A provider that failed once (no key, unreachable, refusing) is not asked again in this
-                // build: every page would wait for the same error.
+                // build: every page would wait for the same error. The failed call is in the ledger too.
+                let failed = serde_json::json!({
+                    "purpose": "wiki_page",
+                    "provider": self.provider.name,
+                    "kind": self.provider.kind.as_str(),
+                    "model": self.model,
+                    "error": message,
+                });
+                events.push(RunEvent {
+                    kind: "provider_error",
+                    path: SourceRef::page(&model.slug).path(),
+                    old_revision: None,
+                    new_revision: None,
+                    detail: Some(failed.to_string()),
+                    labels: None,
+                });
                 self.counters.failure = Some(message);
                 self.counters.owed += 1;
                 return Ok(PageWriting { key: None, owed: true });
