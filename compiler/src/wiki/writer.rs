@@ -80,8 +80,8 @@ pub struct WriterCounters {
     pub failure: Option<String>,
 }
 
-/// A written sentence as the cache keeps it: its text, the footnotes it cites, and why it does not hold
-/// up (`None` when it does).
+/// A written sentence as the cache keeps it: its text as the model wrote it, the footnotes it cites, and why
+/// it does not hold up (`None` when it does).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct StoredSentence {
     text: String,
@@ -183,21 +183,7 @@ impl Writer {
             Err(message) => {
                 // A provider that failed once (no key, unreachable, refusing) is not asked again in this
                 // build: every page would wait for the same error. The failed call is in the ledger too.
-                let failed = serde_json::json!({
-                    "purpose": "wiki_page",
-                    "provider": self.provider.name,
-                    "kind": self.provider.kind.as_str(),
-                    "model": self.model,
-                    "error": message,
-                });
-                events.push(RunEvent {
-                    kind: "provider_error",
-                    path: SourceRef::page(&model.slug).path(),
-                    old_revision: None,
-                    new_revision: None,
-                    detail: Some(failed.to_string()),
-                    labels: None,
-                });
+                events.push(self.ledger_event("provider_error", &model.slug, serde_json::json!({"error": message})));
                 self.counters.failure = Some(message);
                 self.counters.owed += 1;
                 return Ok(PageWriting { key: None, owed: true });
@@ -224,7 +210,7 @@ impl Writer {
                 shown += usize::from(problem.is_none());
                 StoredSentence {
                     notes: sentence.cites.iter().map(|&n| n as u32).collect(),
-                    text: as_page_text(&sentence.text),
+                    text: sentence.text,
                     problem,
                 }
             })
@@ -244,25 +230,30 @@ impl Writer {
         store::save_writing(conn, &writing, run_id)?;
         self.apply(model, &writing);
         let usage = serde_json::json!({
-            "purpose": "wiki_page",
-            "provider": self.provider.name,
-            "kind": self.provider.kind.as_str(),
-            "model": self.model,
             "input_tokens": generation.input_tokens,
             "output_tokens": generation.output_tokens,
             "cost_usd": cost,
             "sentences": sentences.len(),
             "supported": supported,
         });
-        events.push(RunEvent {
-            kind: "provider_usage",
-            path: SourceRef::page(&model.slug).path(),
+        events.push(self.ledger_event("provider_usage", &model.slug, usage));
+        Ok(PageWriting { key: Some(key), owed: false })
+    }
+
+    /// A run-ledger event of kind `kind` on the page `slug`: `detail`'s fields and who was called.
+    fn ledger_event(&self, kind: &'static str, slug: &str, mut detail: serde_json::Value) -> RunEvent {
+        detail["purpose"] = "wiki_page".into();
+        detail["provider"] = self.provider.name.clone().into();
+        detail["kind"] = self.provider.kind.as_str().into();
+        detail["model"] = self.model.clone().into();
+        RunEvent {
+            kind,
+            path: SourceRef::page(slug).path(),
             old_revision: None,
             new_revision: None,
-            detail: Some(usage.to_string()),
+            detail: Some(detail.to_string()),
             labels: None,
-        });
-        Ok(PageWriting { key: Some(key), owed: false })
+        }
     }
 
     /// Puts an accepted writing's supported sentences in place of the extractive summary; says whether it
@@ -277,7 +268,9 @@ impl Writer {
             .into_iter()
             .filter(|sentence| sentence.problem.is_none())
             .filter_map(|sentence| {
-                Some(SummaryLine { note: *sentence.notes.first()?, notes: sentence.notes, text: sentence.text })
+                // Escaped as it is shown, not as it is stored: the cache keeps what the model wrote.
+                let text = as_page_text(&sentence.text);
+                Some(SummaryLine { note: *sentence.notes.first()?, notes: sentence.notes, text })
             })
             .collect();
         model.written_by = Some(writing.writer.clone());
