@@ -244,7 +244,7 @@ fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
 fn sentence(rng: &mut Rng) -> String {
     let concept = *rng.pick(&CONCEPTS);
     let other = *rng.pick(&CONCEPTS);
-    match rng.below(11) {
+    match rng.below(12) {
         0 => format!("See [[{concept}]] for the details."),
         1 => format!(
             "**{concept}** is what {} calls the {} layer.",
@@ -275,6 +275,8 @@ fn sentence(rng: &mut Rng) -> String {
             concept.to_lowercase(),
             concept.to_lowercase()
         ),
+        // Blocks of markup alone, which no chunk holds: a comment to editors and an anchor for old links.
+        11 => format!("<!-- Old heading: {concept}. Do not remove. -->\n\n<a id=\"old-{}\"></a>", other.to_lowercase()),
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."
         ),

@@ -120,6 +120,11 @@ fn sections(text: &str, doc: &ParsedDocument, target: usize) -> Vec<Section> {
             current.units.push(Unit { start, end, code: false });
             continue;
         }
+        // Markup a reader never sees (an anchor kept for old links, a comment) is no text of a chunk: a
+        // search must not match an anchor's words, and a chunk of only markup has nothing to read.
+        if block.kind == BlockKind::Other && crate::text::is_markup_only(&text[start..end]) {
+            continue;
+        }
         match block.kind {
             BlockKind::Code => current.units.push(Unit { start, end, code: true }),
             _ => split_oversized(text, start, end, target, &mut current.units),

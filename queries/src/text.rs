@@ -88,14 +88,87 @@ pub fn starts_list_item(line: &str) -> bool {
         || (digits > 0 && matches!(line.as_bytes().get(digits), Some(b'.' | b')')) && marked(&line[digits + 1..]))
 }
 
-/// Whether a text is navigation, which points at answers and holds none (a table of contents, a list of
-/// links): at least three lines, and most of its lines (headings and blank lines aside) list items or table
-/// rows made of links with a few words of their own.
+/// Whether a text is navigation, which points at answers and holds none: a table of contents or a list of
+/// links (at least three lines, and most of its lines, headings and blank lines aside, list items or table
+/// rows made of links with a few words of their own), or a text with nothing to read outside its headings
+/// and its markup (an anchor kept for old links, a comment to editors).
 #[must_use]
 pub fn is_navigation(text: &str) -> bool {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let visible = without_html_markup(text);
+    let mut fenced = false;
+    let mut lines: Vec<&str> = Vec::new();
+    for line in visible.lines().map(str::trim) {
+        if line.starts_with("```") || line.starts_with("~~~") {
+            fenced = !fenced;
+            lines.push(line);
+        } else if !line.is_empty() && (fenced || !is_heading_line(line)) {
+            lines.push(line);
+        }
+    }
+    if lines.is_empty() {
+        return true;
+    }
     let linked = lines.iter().filter(|line| is_link_item(line)).count();
     lines.len() >= 3 && linked * 2 > lines.len()
+}
+
+/// An ATX heading line: one to six `#` and a space (or nothing).
+fn is_heading_line(line: &str) -> bool {
+    let marks = line.bytes().take_while(|b| *b == b'#').count();
+    (1..=6).contains(&marks) && line[marks..].chars().next().is_none_or(char::is_whitespace)
+}
+
+/// Whether a block is markup a reader never sees, and nothing else: HTML comments and tags with only
+/// whitespace around them (an anchor kept so that old links still land, a note to the book's editors).
+/// The chunker leaves such blocks out of chunks, so their words are never searched.
+#[must_use]
+pub fn is_markup_only(block: &str) -> bool {
+    let mut rest = block.trim();
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        rest = match skip_html(rest) {
+            Some(after) => after.trim_start(),
+            None => return false,
+        };
+    }
+    true
+}
+
+/// The text after one HTML comment or tag that `text` starts with; `None` when it starts with neither. An
+/// unclosed comment runs to the end, as it does for a Markdown reader.
+fn skip_html(text: &str) -> Option<&str> {
+    if let Some(after) = text.strip_prefix("<!--") {
+        return Some(after.find("-->").map_or("", |end| &after[end + 3..]));
+    }
+    let name = text.strip_prefix('<')?;
+    let name = name.strip_prefix('/').unwrap_or(name);
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    text.find('>').map(|end| &text[end + 1..])
+}
+
+/// `text` without its HTML comments and tags, everything else kept in place.
+fn without_html_markup(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('<') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        match skip_html(&rest[at..]) {
+            Some(after) => rest = after,
+            None => {
+                out.push('<');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether a line is a link in a list, as a table of contents or a "related" list holds them: a list item
@@ -124,7 +197,7 @@ pub fn is_only_embeds(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_link_item, is_navigation, is_only_embeds, starts_list_item};
+    use super::{is_link_item, is_markup_only, is_navigation, is_only_embeds, starts_list_item};
 
     #[test]
     fn only_embeds() {
@@ -162,6 +235,27 @@ mod tests {
                      Values are dropped when their owner goes out of scope.\n";
         assert!(!is_navigation(prose));
         assert!(!is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "two links are too few to tell");
+    }
+
+    #[test]
+    fn a_text_of_headings_and_markup_is_navigation_and_code_is_not() {
+        let anchors = "<!-- Old heading. Do not remove or links may break. -->\n\n<a id=\"sharing-a-mutex\"></a>\n\n### Sharing\n";
+        assert!(is_navigation(anchors), "nothing to read");
+        assert!(is_navigation("<!--\nA comment\nover lines\n-->\n"));
+        assert!(!is_navigation("<a id=\"x\"></a>\n\nA `Vec<T>` grows.\n"), "the sentence is read");
+        assert!(!is_navigation("```python\n# a comment\n```\n"), "a code block holds code");
+        assert!(!is_navigation("#hashtag is a word here\n"), "not a heading");
+    }
+
+    #[test]
+    fn markup_only_blocks_are_comments_and_tags_without_text() {
+        assert!(is_markup_only("<a id=\"sharing-a-mutext-between-multiple-threads\"></a>"));
+        assert!(is_markup_only("<!-- Old heading. -->\n<a id=\"old\"></a>\n"));
+        assert!(is_markup_only("<!-- unclosed"));
+        assert!(!is_markup_only("<kbd>S</kbd>"), "the key is read");
+        assert!(!is_markup_only("a < b and c > d"));
+        assert!(!is_markup_only("<3 love"));
+        assert!(!is_markup_only(""));
     }
 }
 

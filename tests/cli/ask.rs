@@ -133,3 +133,35 @@ fn an_answer_is_filed_as_a_wiki_page_only_when_approved() {
     test.fails(&["wiki", "file-answer", unanswered["run_id"].as_str().unwrap()], "found no answer");
     test.fails(&["wiki", "file-answer", "run-nope"], "no ask run `run-nope`");
 }
+
+#[test]
+fn a_word_that_frames_the_question_does_not_sink_it_and_a_list_of_topics_is_no_answer() {
+    let test = CliTest::new();
+    test.write(
+        "docs/variables.md",
+        "# Variables\n\nThis chapter covers:\n\n- Shadowing and mutable variables\n- Constants and statics\n\
+         - Data types in detail\n\n## Shadowing\n\nShadowing declares a new variable with the same name, while a \
+         mutable variable changes the value of the one it has.\n",
+    );
+    test.write("docs/cooking.md", "# Cooking\n\nA risotto needs stock added one ladle at a time.\n");
+    test.build();
+    // No document says "versus": it frames the question, and an answer need not hold it.
+    let answer = ask(&test, "shadowing versus a mutable variable");
+    assert_eq!(answer["found"], true, "{answer}");
+    let text = answer["answer"].as_str().unwrap();
+    assert!(text.starts_with("Shadowing declares a new variable"), "{text}");
+    assert!(!text.contains("- Shadowing and mutable variables"), "the overview's list names topics: {text}");
+    // A word that names the subject still decides: nothing here is about a mutex.
+    assert_eq!(ask(&test, "shadowing versus a mutex")["found"], false);
+}
+
+#[test]
+fn the_human_answer_names_its_run_for_filing() {
+    let test = fixture();
+    let out = test.ok(&["ask", "what happens when the owner goes out of scope?"]);
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("run ") && last.contains("knowledge wiki file-answer"), "{out}");
+    let run_id = last.split_whitespace().nth(1).unwrap();
+    let filed = test.ok(&["wiki", "file-answer", run_id, "--json"]);
+    assert!(filed.contains("what happens when the owner goes out of scope"), "the named run is the answer's: {filed}");
+}

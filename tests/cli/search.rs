@@ -132,22 +132,37 @@ fn stemming_matches_other_forms_of_a_word() {
 }
 
 #[test]
-fn a_table_of_contents_follows_the_text_it_points_at() {
+fn navigation_and_markup_are_never_results() {
     let test = corpus();
-    // Every line names "stack", so by its words alone the table of contents outranks the one paragraph.
+    // Every line names "stack", so by its words alone the table of contents would outrank the paragraph.
     test.write(
         "book/SUMMARY.md",
         "# Stack\n\n- [The Stack](ownership.md)\n- [Stack Frames](stack.md)\n- [Stack Traces](traces.md)\n\
          - [Stack Overflow](overflow.md)\n",
     );
+    // An anchor kept for old links and a comment to editors name words no reader sees; the section after
+    // them is about something else.
+    test.write(
+        "book/threads.md",
+        "# Threads\n\nThreads run code at the same time.\n\n\
+         <!-- Old heading: sharing a mutex between threads. Do not remove. -->\n\n\
+         <a id=\"sharing-a-mutex-between-multiple-threads\"></a>\n\n\
+         ## Joining\n\nA handle joins its thread when asked.\n",
+    );
     test.build();
+    let sources = |response: &serde_json::Value| -> Vec<String> {
+        let results = response["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "source_chunk");
+        results.map(|r| r["source"]["path"].as_str().unwrap().to_string()).collect()
+    };
     let response = test.search("stack");
-    let sources: Vec<&serde_json::Value> =
-        response["results"].as_array().unwrap().iter().filter(|r| r["kind"] == "source_chunk").collect();
-    let paths: Vec<&str> = sources.iter().map(|r| r["source"]["path"].as_str().unwrap()).collect();
-    assert_eq!(paths, ["book/ownership.md", "book/SUMMARY.md"], "navigation comes after the text");
-    let keyword = |at: usize| sources[at]["scores"]["keyword"].as_f64().unwrap();
-    assert!(keyword(1) > keyword(0), "the table of contents matches the words better: {response}");
+    assert_eq!(sources(&response), ["book/ownership.md"], "the table of contents is no result: {response}");
+    let response = test.search("mutex");
+    assert!(sources(&response).is_empty(), "an anchor's and a comment's words are not text: {response}");
+    let response = test.search("joins its thread");
+    let result = &response["results"][0];
+    assert_eq!(result["source"]["path"], "book/threads.md");
+    let text = result["text"].as_str().unwrap();
+    assert!(!text.contains("<a id") && !text.contains("<!--"), "the markup is in no chunk: {text:?}");
 }
 
 #[test]

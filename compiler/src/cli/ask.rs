@@ -123,5 +123,11 @@ fn print_human(out: &mut impl Write, answer: &Answer, streamed: bool) -> std::io
             info.model, info.provider, info.input_tokens, info.output_tokens
         )?;
     }
+    // The run id is what `knowledge wiki file-answer` takes to file a found answer as a page.
+    if let Some(run_id) = &answer.run_id {
+        let filing =
+            if answer.found { format!(" (file it with `knowledge wiki file-answer {run_id}`)") } else { String::new() };
+        writeln!(out, "run {run_id}{filing}")?;
+    }
     Ok(())
 }

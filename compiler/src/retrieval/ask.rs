@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
 use crate::retrieval::{search, terms};
+use knowledge_queries::starts_list_item;
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -107,13 +108,9 @@ fn answer_in<I: search::SearchIndex>(
 ) -> Result<Answer, I::Error> {
     let pack = context::pack_in(index, question, max_tokens, 6, access)?;
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    // Words that ask for an overview ("everything about lifetimes") frame the question; they are not what
-    // an answer must hold.
-    let content: Vec<String> =
-        pack.intent.iter().filter(|t| !search::OVERVIEW_WORDS.contains(&t.as_str())).cloned().collect();
+    let topic = topic_terms(&pack.intent);
     let total = index.chunk_total()?;
-    let asked = if content.is_empty() { &pack.intent } else { &content };
-    let weights = terms::QueryStems::read_from(&stemmer, asked, total, |words| index.word_frequencies(words))?;
+    let weights = terms::QueryStems::read_from(&stemmer, &topic, total, |words| index.word_frequencies(words))?;
     Ok(draft(question, &pack, &weights))
 }
 
@@ -145,27 +142,111 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
     recorded
 }
 
-/// The sentences that hold the most of the question's words, weighted by rarity (at least half the
-/// weight), best first, in the order of the pack's excerpts on ties. Weighting is what lets a question
-/// about something the knowledge base never mentions come back not found: "the capital of France" holds
-/// one common word the Rust book has ("capital") and one it never uses, which outweighs it.
+/// Words that frame a question instead of naming what it is about ("shadowing versus making a variable
+/// mutable", "the best way to", "I want to"): an answer need not hold them, and one the knowledge base never
+/// uses must not sink an answerable question. Overview words ("everything about lifetimes") frame it too.
+const FRAMING_WORDS: &[&str] = &[
+    "able",
+    "actually",
+    "also",
+    "anything",
+    "best",
+    "better",
+    "compare",
+    "compared",
+    "comparison",
+    "difference",
+    "differences",
+    "exactly",
+    "get",
+    "help",
+    "instead",
+    "just",
+    "know",
+    "need",
+    "possible",
+    "really",
+    "something",
+    "thing",
+    "things",
+    "versus",
+    "vs",
+    "want",
+    "way",
+    "ways",
+    "we",
+    "us",
+    "our",
+];
+
+/// The question's terms that name its topic: its search terms without framing and overview words (all of
+/// them, when nothing else is left).
+fn topic_terms(intent: &[String]) -> Vec<String> {
+    let topical =
+        |term: &&String| !FRAMING_WORDS.contains(&term.as_str()) && !search::OVERVIEW_WORDS.contains(&term.as_str());
+    let topic: Vec<String> = intent.iter().filter(topical).cloned().collect();
+    if topic.is_empty() { intent.to_vec() } else { topic }
+}
+
+/// How much evidence an excerpt must carry to answer the question: the share of the topic's weight its text
+/// and headings hold, plus [`SEMANTIC_WEIGHT`] times its cosine similarity to the question when the index
+/// has embeddings (docs/cli.md, "ask"). Fitted on the judged Rust-book and mdBook-guide questions with the
+/// local all-MiniLM-L6-v2 (docs/performance.md); keyword-only indexes use the topic share alone.
+const EVIDENCE_MIN: f64 = 0.92;
+const SEMANTIC_WEIGHT: f64 = 1.5;
+const EVIDENCE_MIN_KEYWORD: f64 = 0.65;
+
+/// A list item shorter than this names a topic; it says nothing about it.
+const LIST_ITEM_WORDS: usize = 6;
+
+/// Whether a list item says something (a sentence of a few words, ended as one), rather than naming a topic
+/// as a chapter's overview lists them ("- How to create threads to run multiple pieces of code").
+fn says_something(item: &str) -> bool {
+    let ended = item.trim_end_matches(['*', '_', '`', ')', '"', '\'', '”']).ends_with(['.', '!', '?']);
+    ended && item.split_whitespace().count() >= LIST_ITEM_WORDS
+}
+
+/// The draft: the best sentences of the excerpts that answer the question, best first.
+///
+/// An excerpt answers when it carries enough evidence: most of the topic's words, weighted by rarity, in its
+/// text and headings, or (with embeddings) fewer of them in an excerpt whose meaning is close to the
+/// question's, as a question phrased in a user's words is. A question about something the knowledge base
+/// never mentions ("the capital of France") names a rare or absent word no excerpt holds and finds no
+/// excerpt near it in meaning. Within the answering excerpts, sentences are ranked by the share of the
+/// topic they hold, those naming the question's subject (its rarest topic words) first; a heading, a code
+/// block or a list item of a few words (a list of topics) is no answer.
 fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Answer {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    let mut candidates: Vec<(f64, usize, usize, String)> = Vec::new();
+    let subject = subject_stems(weights);
+    let semantic = pack.items.iter().any(|item| item.scores.as_ref().is_some_and(|s| s.semantic.is_some()));
+    let mut candidates: Vec<(bool, f64, usize, usize, String)> = Vec::new();
     for (item, excerpt) in pack.items.iter().enumerate() {
+        let passage: std::collections::HashSet<String> =
+            terms::stems(&stemmer, &format!("{}\n{}", excerpt.title, excerpt.text)).into_iter().collect();
+        let held = weights.coverage(|stem| passage.contains(stem));
+        let cosine = excerpt.scores.as_ref().and_then(|s| s.semantic).unwrap_or(0.0);
+        let evidence =
+            if semantic { held + SEMANTIC_WEIGHT * cosine >= EVIDENCE_MIN } else { held >= EVIDENCE_MIN_KEYWORD };
+        if !evidence {
+            continue;
+        }
         for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
+            if starts_list_item(&sentence) && !says_something(&sentence) {
+                continue;
+            }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
-            let covered = weights.coverage(|stem| words.contains(stem));
-            if covered >= 0.5 {
-                candidates.push((covered, item, at, sentence));
+            let share = weights.coverage(|stem| words.contains(stem));
+            if share > 0.0 {
+                let names_subject = subject.iter().any(|stem| words.contains(stem));
+                candidates.push((names_subject, share, item, at, sentence));
             }
         }
     }
-    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
     candidates.truncate(MAX_SENTENCES);
     let mut citations: Vec<AnswerCitation> = Vec::new();
     let mut parts = Vec::new();
-    for (_, item, _, sentence) in candidates {
+    for (_, _, item, _, sentence) in candidates {
         let excerpt = &pack.items[item];
         let n = match citations.iter().find(|c| c.reference == excerpt.reference) {
             Some(citation) => citation.n,
@@ -191,6 +272,13 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         sentences: None,
         generated: None,
     }
+}
+
+/// The stems that name the question's subject: its rarest topic words (those weighing at least half of the
+/// heaviest).
+fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
+    let heaviest = weights.weights.iter().map(|(_, weight)| *weight).fold(0.0, f64::max);
+    weights.weights.iter().filter(|(_, weight)| *weight >= heaviest / 2.0).map(|(stem, _)| stem.clone()).collect()
 }
 
 /// An excerpt's sentences and list items, on one line each, without Markdown heading marks.

@@ -59,6 +59,10 @@ pub struct PackItem {
     pub citation: search::Citation,
     pub tokens: usize,
     pub score: f64,
+    /// What each retriever said of the excerpt (`ask` weighs it); not part of the pack's JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) scores: Option<search::Scores>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
@@ -136,8 +140,7 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
         entity_types: Vec::new(),
         highlight: Highlight::Markdown,
     };
-    // Search puts navigation (a table of contents, a list of links) after every result that holds text, so
-    // it fills a budget only what nothing else could.
+    // Search returns no navigation (a table of contents, a list of links), so none fills a budget.
     let mut response = search::search_in(index, &request, access)?;
     let mut items: Vec<PackItem> = Vec::new();
     let mut per_source: HashMap<String, usize> = HashMap::new();
@@ -200,6 +203,7 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
             citation,
             tokens: cost,
             score: result.score,
+            scores: Some(result.scores),
         });
     }
 

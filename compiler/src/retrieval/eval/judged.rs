@@ -63,6 +63,8 @@ pub struct JudgedReport {
     pub non_source_share_at_10: f64,
     /// `ask`'s answers: answerable questions it answered, unanswerable ones it said were not found.
     pub ask_answered: f64,
+    /// Answerable questions `ask` answered citing a file judged to answer them.
+    pub ask_answered_from_judged: f64,
     pub ask_declined: f64,
     pub latency_ms: Latency,
     pub per_question: Vec<QuestionScore>,
@@ -75,6 +77,8 @@ pub struct QuestionScore {
     /// The 1-based rank of the first file that answers, within ten.
     pub first_answer: Option<usize>,
     pub ask_found: bool,
+    /// `ask` cited a file judged to answer the question.
+    pub ask_cites_answer: bool,
     /// The top ten as `PATH` (source chunks) or `PATH (page)`.
     pub top: Vec<String>,
 }
@@ -178,7 +182,7 @@ fn score_questions(
     let search_mode = mode.search_mode();
     let mut per_question = Vec::new();
     let mut totals = [0.0_f64; 6];
-    let (mut answered, mut declined, mut unanswerable) = (0, 0, 0);
+    let (mut answered, mut answered_from_judged, mut declined, mut unanswerable) = (0, 0, 0, 0);
     let mut latencies = Vec::new();
     for question in questions {
         let asked = ask(&question.text)?;
@@ -188,6 +192,9 @@ fn score_questions(
             continue;
         }
         answered += usize::from(asked.found);
+        let file_grades = file_grades(&question.judgments);
+        let cites_answer = asked.citations.iter().any(|c| file_grades.get(&c.path).is_some_and(|&grade| grade > 0));
+        answered_from_judged += usize::from(asked.found && cites_answer);
         let request = SearchRequest {
             query: question.text.clone(),
             mode: search_mode,
@@ -202,7 +209,6 @@ fn score_questions(
         if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
             return Err(EvalError::Embeddings(reason));
         }
-        let file_grades = file_grades(&question.judgments);
         let results: Vec<(ResultKind, &str, &str)> =
             response.results.iter().map(|r| (r.kind, r.source.path.as_str(), r.id.as_str())).collect();
 
@@ -224,6 +230,7 @@ fn score_questions(
             file_ndcg_at_10: file_ndcg,
             first_answer: missed_refs.iter().position(|id| file_grades.get(*id).is_some_and(|&g| g > 0)).map(|r| r + 1),
             ask_found: asked.found,
+            ask_cites_answer: cites_answer,
             top: results
                 .iter()
                 .map(|(kind, path, _)| match kind {
@@ -246,6 +253,7 @@ fn score_questions(
         chunk_ndcg_at_10: mean(totals[4], scored),
         non_source_share_at_10: mean(totals[5], scored),
         ask_answered: mean(answered as f64, scored),
+        ask_answered_from_judged: mean(answered_from_judged as f64, scored),
         ask_declined: mean(declined as f64, unanswerable),
         latency_ms: Latency::of(latencies),
         per_question,

@@ -1,44 +1,75 @@
 //! Hybrid search's second half: reciprocal-rank fusion of the keyword and semantic rankings, and the
 //! expansion of the best fused results through the wiki graph (citations and backlinks).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::*;
 
 /// Reciprocal-rank fusion's constant: ranks, not scores, are fused, since BM25 and cosine are not comparable.
 pub(super) const RRF_K: f64 = 60.0;
 
-/// Reciprocal-rank fusion of the keyword and the semantic ranking, deduplicated by chunk.
+/// How much each further chunk of a document is worth against the one before it: a document's second
+/// chunk ranks at half its document's fused score, so a document both retrievers rank first can place a
+/// second chunk above a document only one of them found, but a document ranked in the middle by both
+/// cannot fill the top five with its chunks (docs/cli.md, "Hybrid ranking").
+pub(super) const NEXT_CHUNK: f64 = 0.5;
+
+/// Reciprocal-rank fusion of the keyword and the semantic ranking by document, then by chunk.
+///
+/// Each ranking is read as a ranking of documents (a document at the rank of its best chunk), and the
+/// documents are fused by reciprocal rank. Within a document its chunks are ordered by their own fused
+/// chunk score, and the document's n-th chunk scores the document's score times [`NEXT_CHUNK`]ⁿ. Fused
+/// over chunks, a document that both lists rank in the middle could fill three of the top five with
+/// chunks and push out the document one list ranks first.
 pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> Vec<SearchResult> {
     let mut fused: Vec<SearchResult> = Vec::new();
-    let mut at: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for (rank, result) in keyword.into_iter().enumerate() {
-        at.insert(result.rowid, fused.len());
-        let mut result = result;
-        result.scores.fused = Some(1.0 / (RRF_K + rank as f64 + 1.0));
-        fused.push(result);
-    }
-    for (rank, result) in semantic.into_iter().enumerate() {
-        let share = 1.0 / (RRF_K + rank as f64 + 1.0);
-        match at.get(&result.rowid) {
-            Some(&index) => {
-                let existing = &mut fused[index];
-                existing.scores.semantic = result.scores.semantic;
-                existing.scores.fused = Some(existing.scores.fused.unwrap_or(0.0) + share);
-                existing.reason.push("semantic_match".into());
+    let mut at: HashMap<i64, usize> = HashMap::new();
+    let mut documents: HashMap<String, f64> = HashMap::new();
+    for list in [keyword, semantic] {
+        let mut documents_seen: HashSet<String> = HashSet::new();
+        for (rank, result) in list.into_iter().enumerate() {
+            let document = document_of(&result);
+            if documents_seen.insert(document.clone()) {
+                *documents.entry(document).or_insert(0.0) += 1.0 / (RRF_K + documents_seen.len() as f64);
             }
-            None => {
-                let mut result = result;
-                result.scores.fused = Some(share);
-                fused.push(result);
+            let share = 1.0 / (RRF_K + rank as f64 + 1.0);
+            match at.get(&result.rowid) {
+                Some(&index) => {
+                    let existing = &mut fused[index];
+                    existing.scores.semantic = result.scores.semantic;
+                    existing.scores.fused = Some(existing.scores.fused.unwrap_or(0.0) + share);
+                    existing.reason.push("semantic_match".into());
+                }
+                None => {
+                    let mut result = result;
+                    result.scores.fused = Some(share);
+                    at.insert(result.rowid, fused.len());
+                    fused.push(result);
+                }
             }
         }
     }
+    // Chunks by their own fused score; each document's chunks counted off in that order.
+    fused.sort_by(|a, b| {
+        b.scores.fused.unwrap_or(0.0).total_cmp(&a.scores.fused.unwrap_or(0.0)).then_with(|| a.id.cmp(&b.id))
+    });
+    let mut placed: HashMap<String, i32> = HashMap::new();
     for result in &mut fused {
-        result.score = result.scores.fused.unwrap_or(0.0);
+        let document = document_of(result);
+        let before = placed.entry(document.clone()).or_insert(0);
+        result.score = documents.get(&document).copied().unwrap_or(0.0) * NEXT_CHUNK.powi(*before);
+        *before += 1;
     }
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     fused
+}
+
+/// The document a result belongs to, as fusion counts documents: its source, or its entity.
+fn document_of(result: &SearchResult) -> String {
+    match &result.entity {
+        Some(entity) => entity.slug.clone(),
+        None => result.source.path.clone(),
+    }
 }
 
 /// The paths among `results` whose source the last build added or changed (a build that derived

@@ -160,11 +160,9 @@ fn finish<I: SearchIndex>(
         };
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    // Navigation (a table of contents, a list of links) points at answers and holds none: it follows every
-    // candidate that holds text. Each candidate is judged once, order kept within both groups.
-    let (mut results, navigation): (Vec<_>, Vec<_>) =
-        results.into_iter().partition(|result| !knowledge_queries::is_navigation(&result.text));
-    results.extend(navigation);
+    // Navigation (a table of contents, a list of links, a text of only headings and markup) points at
+    // answers and holds none: it is never a result. Links still resolve through it, from the sources.
+    results.retain(|result| !knowledge_queries::is_navigation(&result.text));
     let results = pages_after_sources(index, &stemmer, terms, results)?;
     let mut results = dedupe(results);
     results.truncate(limit);
@@ -372,6 +370,29 @@ mod tests {
         let ids: Vec<&str> = kept.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["entry-a", "page-a", "x", "page-b"], "an entry above its page stays; one below goes");
         assert_eq!(kept[2].also_in, ["file://copy/x.md"], "each copy's source is named once");
+    }
+
+    #[test]
+    fn fusion_ranks_documents_so_one_cannot_fill_the_top_with_its_chunks() {
+        let chunk = |rowid: i64, path: &str| {
+            let mut result =
+                result(&format!("{path}-{rowid}"), ResultKind::SourceChunk, path, &rowid.to_string(), None);
+            result.rowid = rowid;
+            result
+        };
+        // Both retrievers rank three chunks of `middle.md` second to fourth; each ranks another document first.
+        let keyword = vec![chunk(1, "keyword.md"), chunk(2, "middle.md"), chunk(3, "middle.md"), chunk(4, "middle.md")];
+        let semantic =
+            vec![chunk(5, "semantic.md"), chunk(2, "middle.md"), chunk(3, "middle.md"), chunk(4, "middle.md")];
+        let fused = super::fusion::fuse(keyword, semantic);
+        let paths: Vec<&str> = fused.iter().map(|r| r.source.path.as_str()).collect();
+        assert_eq!(paths.len(), 5, "each chunk once: {paths:?}");
+        assert_eq!(paths[0], "middle.md", "the document both rank highly leads: {paths:?}");
+        let mut next_two = paths[1..3].to_vec();
+        next_two.sort_unstable();
+        assert_eq!(next_two, ["keyword.md", "semantic.md"], "each list's first document before a third chunk of one");
+        assert_eq!(fused[0].rowid, 2, "a document's best chunk is its own best fused chunk");
+        assert!(fused.windows(2).all(|pair| pair[0].score >= pair[1].score), "scores follow the order");
     }
 
     #[test]
