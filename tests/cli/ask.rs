@@ -165,3 +165,32 @@ fn the_human_answer_names_its_run_for_filing() {
     let filed = test.ok(&["wiki", "file-answer", run_id, "--json"]);
     assert!(filed.contains("what happens when the owner goes out of scope"), "the named run is the answer's: {filed}");
 }
+
+#[test]
+fn asks_are_listed_apart_from_builds() {
+    let test = fixture();
+    ask(&test, "what happens when the owner goes out of scope?");
+    ask(&test, "what is the airspeed velocity of an unladen swallow");
+    let listing: Value = serde_json::from_str(&test.ok(&["list", "runs", "--kind", "ask", "--json"])).unwrap();
+    let runs = listing["runs"].as_array().unwrap();
+    let asked: Vec<(&str, bool)> = runs
+        .iter()
+        .map(|run| (run["summary"]["question"].as_str().unwrap(), run["summary"]["found"] == true))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ("what is the airspeed velocity of an unladen swallow", false),
+            ("what happens when the owner goes out of scope?", true)
+        ],
+        "newest first"
+    );
+    let human = test.ok(&["list", "runs", "--kind", "ask"]);
+    assert!(
+        human.lines().next().unwrap().ends_with("not found  what is the airspeed velocity of an unladen swallow"),
+        "{human}"
+    );
+    let builds: Value = serde_json::from_str(&test.ok(&["list", "runs", "--json"])).unwrap();
+    assert!(builds["runs"].as_array().unwrap().iter().all(|run| run["summary"]["question"].is_null()), "{builds}");
+    test.fails(&["list", "sources", "--kind", "ask"], "`--kind ask` lists runs");
+}

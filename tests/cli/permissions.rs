@@ -119,3 +119,25 @@ fn labels_follow_edits_to_front_matter() {
     test.build();
     assert_eq!(test.result_paths(INTERNAL_WORD), ["internal/plan.md"]);
 }
+
+#[test]
+fn a_recorded_answer_is_listed_in_full_only_to_a_principal_who_reads_everything() {
+    let test = fixture();
+    let asked = test.ok(&["ask", "salaries budget review", "--as", "people", "--json"]);
+    assert!(asked.contains(HR_WORD), "people's answer quotes hr: {asked}");
+    let listed = |principal: Option<&str>| {
+        let mut args = vec!["list", "runs", "--kind", "ask", "--json"];
+        args.extend(principal.map(|name| ["--as", name]).into_iter().flatten());
+        let listing: serde_json::Value = serde_json::from_str(&test.ok(&args)).unwrap();
+        assert_eq!(listing["runs"].as_array().unwrap().len(), 1, "{listing}");
+        listing.to_string()
+    };
+    for principal in [None, Some("staff")] {
+        let seen = listed(principal);
+        assert!(!seen.contains(HR_WORD) && !seen.contains("salaries"), "{principal:?} sees the answer: {seen}");
+        assert!(seen.contains("redacted"), "{seen}");
+    }
+    assert!(listed(Some("people")).contains(HR_WORD), "the asker's peers read it whole");
+    let human = test.ok(&["list", "runs", "--kind", "ask"]);
+    assert!(!human.contains("salaries") && !human.contains(HR_WORD), "{human}");
+}

@@ -13,6 +13,9 @@ use super::output::{open_as, print};
 pub(crate) struct ListArgs {
     #[arg(value_enum)]
     kind: knowledge::retrieval::reader::ListKind,
+    /// With `runs`: which runs, builds (the default) or recorded `knowledge ask` answers.
+    #[arg(long = "kind", id = "run_kind", value_enum, default_value_t = RunKind::Build)]
+    run_kind: RunKind,
     /// The `next_cursor` of the previous page.
     #[arg(long)]
     cursor: Option<String>,
@@ -30,9 +33,21 @@ pub(crate) struct ListArgs {
     store: super::output::StoreArgs,
 }
 
+/// The runs `list runs --kind` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RunKind {
+    Build,
+    Ask,
+}
+
 pub(crate) fn run(args: ListArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    use knowledge::retrieval::reader::{list, list_postgres};
-    let (kind, cursor, limit) = (args.kind, args.cursor.as_deref(), args.limit);
+    use knowledge::retrieval::reader::{ListKind, list, list_postgres};
+    let kind = match (args.kind, args.run_kind) {
+        (ListKind::Runs, RunKind::Ask) => ListKind::AskRuns,
+        (_, RunKind::Build) => args.kind,
+        (_, RunKind::Ask) => anyhow::bail!("`--kind ask` lists runs: use `knowledge list runs --kind ask`"),
+    };
+    let (cursor, limit) = (args.cursor.as_deref(), args.limit);
     // A store configured in kc.toml does not hold pages or shards: they are listed locally unless a
     // store is named on the command line (which then says where to read them).
     let in_store = args.store.named() || kind.in_store();
@@ -57,7 +72,14 @@ pub(crate) fn run(args: ListArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         }
         for run in listing.runs.iter().flatten() {
             let project = run.project.as_ref().map_or(String::new(), |project| format!("{}: ", escape(project)));
-            writeln!(out, "{project}{}  {}", run.id, run.finished_at)?;
+            // An answer says what was asked and whether it was found; a redacted one says neither.
+            let asked = match (&run.summary["question"], &run.summary["found"]) {
+                (serde_json::Value::String(question), serde_json::Value::Bool(found)) => {
+                    format!("  {}  {}", if *found { "found" } else { "not found" }, escape(question))
+                }
+                _ => String::new(),
+            };
+            writeln!(out, "{project}{}  {}{asked}", run.id, run.finished_at)?;
         }
         for page in listing.pages.iter().flatten() {
             writeln!(

@@ -143,7 +143,7 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
 }
 
 /// Words that frame a question instead of naming what it is about ("shadowing versus making a variable
-/// mutable", "the best way to", "I want to"): an answer need not hold them, and one the knowledge base never
+/// mutable", "the best way to", "I want to", "what happens when", "how does it work"): an answer need not hold them, and one the knowledge base never
 /// uses must not sink an answerable question. Overview words ("everything about lifetimes") frame it too.
 const FRAMING_WORDS: &[&str] = &[
     "able",
@@ -159,6 +159,9 @@ const FRAMING_WORDS: &[&str] = &[
     "differences",
     "exactly",
     "get",
+    "happen",
+    "happened",
+    "happens",
     "help",
     "instead",
     "just",
@@ -175,6 +178,8 @@ const FRAMING_WORDS: &[&str] = &[
     "way",
     "ways",
     "we",
+    "work",
+    "works",
     "us",
     "our",
 ];

@@ -13,6 +13,9 @@ use super::*;
 pub enum ListKind {
     Sources,
     Runs,
+    /// Recorded `knowledge ask` answers, newest first (`list runs --kind ask` on the command line).
+    #[value(skip)]
+    AskRuns,
     /// Notes added with `knowledge add`, indexed as `knowledge://item/ID`.
     Notes,
     /// Generated concept pages, by slug.
@@ -150,9 +153,10 @@ pub fn list(
             let next_cursor = page_cursor(&mut items, limit, |item| format!("s:{}", item.path));
             Ok(Listing { kind, sources: Some(items), runs: None, pages: None, indexes: None, next_cursor })
         }
-        ListKind::Runs => {
+        ListKind::Runs | ListKind::AskRuns => {
             let before = decode_cursor(cursor, "r:")?;
-            let mut items = runs_where(conn, "id < ?1 OR ?1 IS NULL", params![before, fetch], access)?;
+            let run_kind = if kind == ListKind::AskRuns { RunKind::Ask } else { RunKind::Build };
+            let mut items = runs_of(conn, run_kind, "id < ?1 OR ?1 IS NULL", params![before, fetch], access)?;
             let next_cursor = page_cursor(&mut items, limit, |item| format!("r:{}", item.id));
             Ok(Listing { kind, sources: None, runs: Some(items), pages: None, indexes: None, next_cursor })
         }
@@ -228,10 +232,38 @@ pub(super) fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) ->
     }
 }
 
-/// Runs matching `condition`, newest first. A run's summary counts every source, readable or not, so a
-/// principal who cannot read everything sees it redacted.
+/// The kinds of run the ledger records: builds, and `knowledge ask` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RunKind {
+    Build,
+    Ask,
+}
+
+impl RunKind {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Build => "build",
+            RunKind::Ask => "ask",
+        }
+    }
+}
+
+/// Builds matching `condition`, newest first: [`runs_of`] for builds.
 pub(super) fn runs_where(
     conn: &Connection,
+    condition: &str,
+    values: impl rusqlite::Params,
+    access: &Access,
+) -> rusqlite::Result<Vec<RunItem>> {
+    runs_of(conn, RunKind::Build, condition, values, access)
+}
+
+/// Runs of `kind` matching `condition`, newest first. A build's summary counts every source, readable or
+/// not, and an answer quotes the sources its asker could read, so a principal who cannot read everything
+/// sees either redacted.
+pub(super) fn runs_of(
+    conn: &Connection,
+    kind: RunKind,
     condition: &str,
     values: impl rusqlite::Params,
     access: &Access,
@@ -239,7 +271,8 @@ pub(super) fn runs_where(
     let redact = !access.reads_everything();
     conn.prepare(&format!(
         "SELECT id, started_at, finished_at, status, tool_version, vcs, summary FROM runs
-         WHERE kind = 'build' AND ({condition}) ORDER BY id DESC LIMIT ?2"
+         WHERE kind = '{}' AND ({condition}) ORDER BY id DESC LIMIT ?2",
+        kind.as_str()
     ))?
     .query_map(values, |row| {
         Ok(RunItem {
@@ -250,7 +283,10 @@ pub(super) fn runs_where(
             tool_version: row.get(4)?,
             vcs: serde_json::from_str(&row.get::<_, String>(5)?).unwrap_or_default(),
             summary: if redact {
-                serde_json::json!({ "redacted": "this build's counters include sources the principal may not read" })
+                serde_json::json!({ "redacted": match kind {
+                    RunKind::Build => "this build's counters include sources the principal may not read",
+                    RunKind::Ask => "this answer may quote sources the principal may not read",
+                } })
             } else {
                 serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default()
             },

@@ -269,11 +269,13 @@ pub fn list_postgres(
             });
             Ok(Listing { sources: Some(items), next_cursor, ..empty })
         }
-        ListKind::Runs => {
+        ListKind::Runs | ListKind::AskRuns => {
             let before = decode_cursor(cursor, "r:")?;
+            let run_kind = if kind == ListKind::AskRuns { RunKind::Ask } else { RunKind::Build };
             let mut items = Vec::new();
             for scope in &scopes {
-                items.extend(builds(store, scope, "$2::text IS NULL OR id COLLATE \"C\" < $2", &before, fetch)?);
+                let condition = "$2::text IS NULL OR id COLLATE \"C\" < $2";
+                items.extend(runs_of(store, scope, run_kind, condition, &before, fetch)?);
             }
             items.sort_by(|a, b| b.id.cmp(&a.id));
             items.truncate(usize::try_from(fetch).unwrap_or(usize::MAX));
@@ -287,10 +289,24 @@ pub fn list_postgres(
 }
 
 /// A project's builds matching `condition` (over `$2`, the cursor or `since`), newest first, `limit` of
-/// them. A principal who cannot read every source of the project sees each build's counters redacted.
+/// them: [`runs_of`] for builds.
 fn builds(
     store: &mut PgStore,
     scope: &ProjectScope,
+    condition: &str,
+    key: &Option<String>,
+    limit: i64,
+) -> Result<Vec<RunItem>, StoreReadError> {
+    runs_of(store, scope, RunKind::Build, condition, key, limit)
+}
+
+/// A project's runs of `kind` matching `condition`, newest first, `limit` of them. A principal who cannot
+/// read every source of the project sees each run's summary redacted (a build's counters, an answer's
+/// quotes). Asks against the store are not recorded, so it holds builds only today.
+fn runs_of(
+    store: &mut PgStore,
+    scope: &ProjectScope,
+    kind: RunKind,
     condition: &str,
     key: &Option<String>,
     limit: i64,
@@ -299,7 +315,8 @@ fn builds(
         .rows(
             &format!(
                 "SELECT id, started_at, finished_at, status, tool_version, vcs::text, summary::text FROM knowledge_runs
-                 WHERE project = $1 AND kind = 'build' AND ({condition}) ORDER BY id COLLATE \"C\" DESC LIMIT $3"
+                 WHERE project = $1 AND kind = '{}' AND ({condition}) ORDER BY id COLLATE \"C\" DESC LIMIT $3",
+                kind.as_str()
             ),
             &[&scope.project, key, &limit],
         )
@@ -315,7 +332,10 @@ fn builds(
             tool_version: row.get(4),
             vcs: serde_json::from_str(row.get::<_, &str>(5)).unwrap_or_default(),
             summary: if redact {
-                serde_json::json!({ "redacted": "this build's counters include sources the principal may not read" })
+                serde_json::json!({ "redacted": match kind {
+                    RunKind::Build => "this build's counters include sources the principal may not read",
+                    RunKind::Ask => "this answer may quote sources the principal may not read",
+                } })
             } else {
                 serde_json::from_str(row.get::<_, &str>(6)).unwrap_or_default()
             },
