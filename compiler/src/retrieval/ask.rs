@@ -286,33 +286,65 @@ fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
     weights.weights.iter().filter(|(_, weight)| *weight >= heaviest / 2.0).map(|(stem, _)| stem.clone()).collect()
 }
 
-/// An excerpt's sentences and list items, on one line each, without Markdown heading marks.
+/// An excerpt's sentences and list items, on one line each, without Markdown heading or quote marks.
+///
+/// The text is read line by line: code inside fences (even across blank lines), headings (a title is no
+/// answer), HTML tags standing alone (the Rust book's `<Listing number="8-6" caption="…">`) and an
+/// admonition's `[!NOTE]` line are no sentences. A list item runs from its marker to the next item or blank
+/// line, its wrapped lines joined; prose runs to a blank line and is cut into sentences.
 fn sentences(text: &str) -> Vec<String> {
+    /// A paragraph's prose, or one list item, as it is read.
+    enum Piece {
+        Prose(String),
+        Item(String),
+    }
+    let mut pieces: Vec<Piece> = Vec::new();
+    // The open fence's character and length: only a run as long of the same character closes it, so a
+    // `~~~` block that shows a ```` ``` ```` block stays code throughout.
+    let mut fence: Option<(char, usize)> = None;
+    let mut open = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(marker @ ('`' | '~')) = trimmed.chars().next() {
+            let run = trimmed.chars().take_while(|c| *c == marker).count();
+            if run >= 3 {
+                match fence {
+                    None => fence = Some((marker, run)),
+                    Some((open_marker, open_run)) if open_marker == marker && run >= open_run => fence = None,
+                    Some(_) => {}
+                }
+                open = false;
+                continue;
+            }
+        }
+        let fenced = fence.is_some();
+        let line = trimmed.trim_start_matches('>').trim();
+        let tag = line.starts_with('<') && line.ends_with('>');
+        if fenced || line.is_empty() || line.starts_with('#') || tag || line.starts_with("[!") {
+            // Each of these ends the paragraph or item before it.
+            open = false;
+            continue;
+        }
+        match pieces.last_mut() {
+            _ if starts_list_item(line) => pieces.push(Piece::Item(line.to_string())),
+            Some(Piece::Item(item) | Piece::Prose(item)) if open => {
+                item.push(' ');
+                item.push_str(line);
+            }
+            _ => pieces.push(Piece::Prose(line.to_string())),
+        }
+        open = true;
+    }
     let mut out = Vec::new();
-    for block in text.split("\n\n") {
-        let block = block.trim();
-        // Code, headings (a title is no answer), and HTML tags standing alone (the Rust book's
-        // `<Listing number="8-6" caption="…">`) are no sentences.
-        let html_tag = block.starts_with('<') && block.ends_with('>') && !block.contains('\n');
-        if block.is_empty() || block.starts_with("```") || html_tag {
-            continue;
-        }
-        let tag = |line: &str| line.starts_with('<') && line.ends_with('>');
-        let lines: Vec<&str> = block.lines().filter(|l| !l.trim_start().starts_with('#') && !tag(l.trim())).collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let listed = lines.iter().all(|l| l.trim_start().starts_with(['-', '*', '|']));
-        let pieces: Vec<String> = if listed {
-            lines.iter().map(|l| l.trim().to_string()).collect()
-        } else {
-            let flat = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
-            split_sentences(&flat)
+    for piece in pieces {
+        let split = match piece {
+            Piece::Item(item) => vec![item],
+            Piece::Prose(prose) => split_sentences(&prose),
         };
-        for piece in pieces {
-            let piece = piece.trim().to_string();
-            if piece.split_whitespace().count() >= 3 {
-                out.push(piece);
+        for sentence in split {
+            let sentence = sentence.trim();
+            if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen: &String| seen == sentence) {
+                out.push(sentence.to_string());
             }
         }
     }
@@ -367,6 +399,24 @@ mod tests {
         assert_eq!(
             sentences(text),
             ["Each value has an owner.", "There is one owner at a time.", "- First rule here", "- Second rule here"]
+        );
+    }
+
+    #[test]
+    fn code_across_blank_lines_quote_marks_and_wrapped_list_items() {
+        let text = "Set it up for you:\n```bash\nbook/\n\nsrc/ holds the chapters now\n```\n\n~~~md\n```rust\nfn main() { let x = 5; }\n```\n~~~\n\n> [!NOTE]\n> A note \
+                    in a quote.\n\n- **title:** The title\n  of the book.\n- **authors:** The author(s) of it.\n\n\
+                    Each value has an owner.\n\nEach value has an owner.";
+        assert_eq!(
+            sentences(text),
+            [
+                "Set it up for you:",
+                "A note in a quote.",
+                "- **title:** The title of the book.",
+                "- **authors:** The author(s) of it.",
+                "Each value has an owner.",
+            ],
+            "code is no sentence, a wrapped item is one line, a repeated sentence is kept once"
         );
     }
 
