@@ -152,22 +152,29 @@ fn skip_html(text: &str) -> Option<&str> {
 
 /// `text` without its HTML comments and tags, everything else kept in place.
 fn without_html_markup(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains('<') {
+    // A tag needs a `>` after it: past the last one no `<` starts a tag, so the text after it is kept as it
+    // is, and no search for a `>` runs from each `<` of a text like `<3<3<3…` to its end.
+    let Some(last_close) = text.rfind('>') else {
         return std::borrow::Cow::Borrowed(text);
-    }
+    };
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        match skip_html(&rest[at..]) {
-            Some(after) => rest = after,
+    let mut at = 0;
+    while let Some(found) = text[at..].find('<') {
+        let open = at + found;
+        out.push_str(&text[at..open]);
+        if open > last_close && !text[open..].starts_with("<!--") {
+            at = open;
+            break;
+        }
+        match skip_html(&text[open..]) {
+            Some(after) => at = text.len() - after.len(),
             None => {
                 out.push('<');
-                rest = &rest[at + 1..];
+                at = open + 1;
             }
         }
     }
-    out.push_str(rest);
+    out.push_str(&text[at..]);
     std::borrow::Cow::Owned(out)
 }
 
@@ -245,6 +252,9 @@ mod tests {
         assert!(!is_navigation("<a id=\"x\"></a>\n\nA `Vec<T>` grows.\n"), "the sentence is read");
         assert!(!is_navigation("```python\n# a comment\n```\n"), "a code block holds code");
         assert!(!is_navigation("#hashtag is a word here\n"), "not a heading");
+        let hostile = "<3 ".repeat(50_000) + "<a id=\"x\">";
+        assert!(!is_navigation(&hostile), "text before the last tag is read");
+        assert!(!is_navigation(&"<a<a ".repeat(50_000)), "an unclosed tag is text");
     }
 
     #[test]
