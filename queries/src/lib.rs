@@ -33,7 +33,9 @@ pub use inputs::{ChunkingSettings, CodeSettings, LintSettings, SourceFile, Sourc
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink, front_matter};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
 pub use source_ref::{Origin, SourceRef};
-pub use text::{LineIndex, is_link_item, is_markup_only, is_navigation, is_only_embeds, starts_list_item};
+pub use text::{
+    Fences, LineIndex, is_heading_line, is_link_item, is_markup_only, is_navigation, is_only_embeds, starts_list_item,
+};
 
 /// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.
 #[salsa::db]

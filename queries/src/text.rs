@@ -95,13 +95,11 @@ pub fn starts_list_item(line: &str) -> bool {
 #[must_use]
 pub fn is_navigation(text: &str) -> bool {
     let visible = without_html_markup(text);
-    let mut fenced = false;
+    let mut fences = Fences::default();
     let mut lines: Vec<&str> = Vec::new();
     for line in visible.lines().map(str::trim) {
-        if line.starts_with("```") || line.starts_with("~~~") {
-            fenced = !fenced;
-            lines.push(line);
-        } else if !line.is_empty() && (fenced || !is_heading_line(line)) {
+        let code = fences.is_code(line);
+        if !line.is_empty() && (code || !is_heading_line(line)) {
             lines.push(line);
         }
     }
@@ -112,8 +110,36 @@ pub fn is_navigation(text: &str) -> bool {
     lines.len() >= 3 && linked * 2 > lines.len()
 }
 
+/// Which lines of a Markdown text are code, read line by line: a fence line, or a line inside a fenced
+/// block. Only a run of at least as many of the opening character closes a fence, so a `~~~` block that
+/// shows a ```` ``` ```` block stays code throughout, as it does for a Markdown reader.
+#[derive(Debug, Default)]
+pub struct Fences {
+    open: Option<(char, usize)>,
+}
+
+impl Fences {
+    /// Whether `line`, the next line of the text, is a fence or inside a fenced block.
+    pub fn is_code(&mut self, line: &str) -> bool {
+        let trimmed = line.trim();
+        if let Some(marker @ ('`' | '~')) = trimmed.chars().next() {
+            let run = trimmed.chars().take_while(|c| *c == marker).count();
+            if run >= 3 {
+                match self.open {
+                    None => self.open = Some((marker, run)),
+                    Some((open, length)) if open == marker && run >= length => self.open = None,
+                    Some(_) => {}
+                }
+                return true;
+            }
+        }
+        self.open.is_some()
+    }
+}
+
 /// An ATX heading line: one to six `#` and a space (or nothing).
-fn is_heading_line(line: &str) -> bool {
+#[must_use]
+pub fn is_heading_line(line: &str) -> bool {
     let marks = line.bytes().take_while(|b| *b == b'#').count();
     (1..=6).contains(&marks) && line[marks..].chars().next().is_none_or(char::is_whitespace)
 }
@@ -251,6 +277,7 @@ mod tests {
         assert!(is_navigation("<!--\nA comment\nover lines\n-->\n"));
         assert!(!is_navigation("<a id=\"x\"></a>\n\nA `Vec<T>` grows.\n"), "the sentence is read");
         assert!(!is_navigation("```python\n# a comment\n```\n"), "a code block holds code");
+        assert!(!is_navigation("~~~md\n```\n# shown\n```\n~~~\n"), "a fence inside another is code too");
         assert!(!is_navigation("#hashtag is a word here\n"), "not a heading");
         let hostile = "<3 ".repeat(50_000) + "<a id=\"x\">";
         assert!(!is_navigation(&hostile), "text before the last tag is read");

@@ -89,6 +89,13 @@ impl CliTest {
         self.path(".hasna/knowledge/knowledge.db")
     }
 
+    /// The first column of every row `sql` selects from the index, in its order.
+    pub fn column<T: rusqlite::types::FromSql>(&self, sql: &str) -> Vec<T> {
+        let conn = rusqlite::Connection::open(self.index()).unwrap();
+        let mut statement = conn.prepare(sql).unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
     /// Runs `knowledge -C <root> ARGS` with `envs` set.
     pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_knowledge"));

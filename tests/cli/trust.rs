@@ -578,11 +578,7 @@ fn a_builds_lint_judges_links_to_generated_pages_by_the_index_it_commits() {
     let test = vault();
     test.write("kc.toml", "version = 1\n[lint]\non_build = true\n");
     test.write(".hasna/knowledge/wiki/mine.md", "# Mine\n\nSee [the Foo page](general/foo.md).\n");
-    let findings = |test: &CliTest| -> Vec<String> {
-        let conn = rusqlite::Connection::open(test.index()).unwrap();
-        let mut statement = conn.prepare("SELECT code || ' ' || message FROM lint_results").unwrap();
-        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
-    };
+    let findings = |test: &CliTest| -> Vec<String> { test.column("SELECT code || ' ' || message FROM lint_results") };
     test.build();
     assert!(!findings(&test).iter().any(|f| f.starts_with("broken_link")), "{:?}", findings(&test));
     test.remove("docs/b.md");

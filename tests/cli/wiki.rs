@@ -298,14 +298,7 @@ fn a_text_several_sources_copy_is_quoted_once() {
     let page = std::fs::read_to_string(test.path(".hasna/knowledge/wiki/general/foo.md")).unwrap();
     assert_eq!(page.matches(copied).count(), 1, "{page}");
     assert!(page.contains("b.md") && page.contains("a.md") && page.contains("c.md"), "every source is listed: {page}");
-    let conn = rusqlite::Connection::open(test.index()).unwrap();
-    let notes: Vec<i64> = conn
-        .prepare("SELECT note FROM citations WHERE page = 'foo' ORDER BY note")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let notes: Vec<i64> = test.column("SELECT note FROM citations WHERE page = 'foo' ORDER BY note");
     assert_eq!(notes, [1, 2]);
 }
 

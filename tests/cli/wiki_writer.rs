@@ -172,14 +172,7 @@ fn a_provider_that_fails_leaves_every_page_extractive_and_owed() {
     let alpha = page(&test, "alpha");
     assert!(!alpha.contains("written_by:") && alpha.contains("> Alpha sorts"), "{alpha}");
     // The one call made, which failed, is in the run ledger.
-    let conn = rusqlite::Connection::open(test.index()).unwrap();
-    let failed: Vec<String> = conn
-        .prepare("SELECT detail FROM run_events WHERE kind = 'provider_error'")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let failed: Vec<String> = test.column("SELECT detail FROM run_events WHERE kind = 'provider_error'");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].contains("\"purpose\":\"wiki_page\"") && failed[0].contains("\"error\""), "{failed:?}");
     let check = test.run(&["build", "--check"]);

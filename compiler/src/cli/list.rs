@@ -14,8 +14,8 @@ pub(crate) struct ListArgs {
     #[arg(value_enum)]
     kind: knowledge::retrieval::reader::ListKind,
     /// With `runs`: which runs, builds (the default) or recorded `knowledge ask` answers.
-    #[arg(long = "kind", id = "run_kind", value_enum, default_value_t = RunKind::Build)]
-    run_kind: RunKind,
+    #[arg(long = "kind", id = "run_kind", value_enum, default_value_t = knowledge::retrieval::reader::RunKind::Build)]
+    run_kind: knowledge::retrieval::reader::RunKind,
     /// The `next_cursor` of the previous page.
     #[arg(long)]
     cursor: Option<String>,
@@ -33,15 +33,8 @@ pub(crate) struct ListArgs {
     store: super::output::StoreArgs,
 }
 
-/// The runs `list runs --kind` lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum RunKind {
-    Build,
-    Ask,
-}
-
 pub(crate) fn run(args: ListArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    use knowledge::retrieval::reader::{ListKind, list, list_postgres};
+    use knowledge::retrieval::reader::{ListKind, RunKind, list, list_postgres};
     let kind = match (args.kind, args.run_kind) {
         (ListKind::Runs, RunKind::Ask) => ListKind::AskRuns,
         (_, RunKind::Build) => args.kind,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
 use crate::retrieval::{search, terms};
-use knowledge_queries::starts_list_item;
+use knowledge_queries::{Fences, is_heading_line, starts_list_item};
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -143,8 +143,9 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
 }
 
 /// Words that frame a question instead of naming what it is about ("shadowing versus making a variable
-/// mutable", "the best way to", "I want to", "what happens when", "how does it work"): an answer need not hold them, and one the knowledge base never
-/// uses must not sink an answerable question. Overview words ("everything about lifetimes") frame it too.
+/// mutable", "the best way to", "I want to", "what happens when", "how does it work"): an answer need not
+/// hold them, and one the knowledge base never uses must not sink an answerable question. Overview words
+/// ("everything about lifetimes") frame it too.
 const FRAMING_WORDS: &[&str] = &[
     "able",
     "actually",
@@ -299,28 +300,13 @@ fn sentences(text: &str) -> Vec<String> {
         Item(String),
     }
     let mut pieces: Vec<Piece> = Vec::new();
-    // The open fence's character and length: only a run as long of the same character closes it, so a
-    // `~~~` block that shows a ```` ``` ```` block stays code throughout.
-    let mut fence: Option<(char, usize)> = None;
+    let mut fences = Fences::default();
     let mut open = false;
     for line in text.lines() {
-        let trimmed = line.trim();
-        if let Some(marker @ ('`' | '~')) = trimmed.chars().next() {
-            let run = trimmed.chars().take_while(|c| *c == marker).count();
-            if run >= 3 {
-                match fence {
-                    None => fence = Some((marker, run)),
-                    Some((open_marker, open_run)) if open_marker == marker && run >= open_run => fence = None,
-                    Some(_) => {}
-                }
-                open = false;
-                continue;
-            }
-        }
-        let fenced = fence.is_some();
-        let line = trimmed.trim_start_matches('>').trim();
+        let code = fences.is_code(line);
+        let line = line.trim().trim_start_matches('>').trim();
         let tag = line.starts_with('<') && line.ends_with('>');
-        if fenced || line.is_empty() || line.starts_with('#') || tag || line.starts_with("[!") {
+        if code || line.is_empty() || is_heading_line(line) || tag || line.starts_with("[!") {
             // Each of these ends the paragraph or item before it.
             open = false;
             continue;

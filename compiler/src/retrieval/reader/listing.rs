@@ -155,8 +155,7 @@ pub fn list(
         }
         ListKind::Runs | ListKind::AskRuns => {
             let before = decode_cursor(cursor, "r:")?;
-            let run_kind = if kind == ListKind::AskRuns { RunKind::Ask } else { RunKind::Build };
-            let mut items = runs_of(conn, run_kind, "id < ?1 OR ?1 IS NULL", params![before, fetch], access)?;
+            let mut items = runs_of(conn, kind.run_kind(), "id < ?1 OR ?1 IS NULL", params![before, fetch], access)?;
             let next_cursor = page_cursor(&mut items, limit, |item| format!("r:{}", item.id));
             Ok(Listing { kind, sources: None, runs: Some(items), pages: None, indexes: None, next_cursor })
         }
@@ -233,18 +232,36 @@ pub(super) fn page_cursor<T>(items: &mut Vec<T>, limit: u32, key: impl Fn(&T) ->
 }
 
 /// The kinds of run the ledger records: builds, and `knowledge ask` answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RunKind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunKind {
     Build,
     Ask,
 }
 
 impl RunKind {
+    /// The value of `runs.kind`.
     pub(super) fn as_str(self) -> &'static str {
         match self {
             RunKind::Build => "build",
             RunKind::Ask => "ask",
         }
+    }
+
+    /// What a principal who cannot read every source sees in place of a run's summary: a build counts every
+    /// source, and an answer quotes the sources its asker could read.
+    pub(super) fn redacted(self) -> serde_json::Value {
+        let why = match self {
+            RunKind::Build => "this build's counters include sources the principal may not read",
+            RunKind::Ask => "this answer may quote sources the principal may not read",
+        };
+        serde_json::json!({ "redacted": why })
+    }
+}
+
+impl ListKind {
+    /// The runs a listing of runs holds.
+    pub(super) fn run_kind(self) -> RunKind {
+        if self == ListKind::AskRuns { RunKind::Ask } else { RunKind::Build }
     }
 }
 
@@ -258,9 +275,8 @@ pub(super) fn runs_where(
     runs_of(conn, RunKind::Build, condition, values, access)
 }
 
-/// Runs of `kind` matching `condition`, newest first. A build's summary counts every source, readable or
-/// not, and an answer quotes the sources its asker could read, so a principal who cannot read everything
-/// sees either redacted.
+/// Runs of `kind` matching `condition`, newest first; a principal who cannot read everything sees their
+/// summaries [redacted](RunKind::redacted).
 pub(super) fn runs_of(
     conn: &Connection,
     kind: RunKind,
@@ -283,10 +299,7 @@ pub(super) fn runs_of(
             tool_version: row.get(4)?,
             vcs: serde_json::from_str(&row.get::<_, String>(5)?).unwrap_or_default(),
             summary: if redact {
-                serde_json::json!({ "redacted": match kind {
-                    RunKind::Build => "this build's counters include sources the principal may not read",
-                    RunKind::Ask => "this answer may quote sources the principal may not read",
-                } })
+                kind.redacted()
             } else {
                 serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default()
             },

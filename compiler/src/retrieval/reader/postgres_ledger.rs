@@ -271,11 +271,10 @@ pub fn list_postgres(
         }
         ListKind::Runs | ListKind::AskRuns => {
             let before = decode_cursor(cursor, "r:")?;
-            let run_kind = if kind == ListKind::AskRuns { RunKind::Ask } else { RunKind::Build };
             let mut items = Vec::new();
             for scope in &scopes {
                 let condition = "$2::text IS NULL OR id COLLATE \"C\" < $2";
-                items.extend(runs_of(store, scope, run_kind, condition, &before, fetch)?);
+                items.extend(runs_of(store, scope, kind.run_kind(), condition, &before, fetch)?);
             }
             items.sort_by(|a, b| b.id.cmp(&a.id));
             items.truncate(usize::try_from(fetch).unwrap_or(usize::MAX));
@@ -300,9 +299,9 @@ fn builds(
     runs_of(store, scope, RunKind::Build, condition, key, limit)
 }
 
-/// A project's runs of `kind` matching `condition`, newest first, `limit` of them. A principal who cannot
-/// read every source of the project sees each run's summary redacted (a build's counters, an answer's
-/// quotes). Asks against the store are not recorded, so it holds builds only today.
+/// A project's runs of `kind` matching `condition`, newest first, `limit` of them; a principal who cannot
+/// read every source of the project sees each summary [redacted](RunKind::redacted). Asks against the store
+/// are not recorded, so it holds builds only today.
 fn runs_of(
     store: &mut PgStore,
     scope: &ProjectScope,
@@ -332,10 +331,7 @@ fn runs_of(
             tool_version: row.get(4),
             vcs: serde_json::from_str(row.get::<_, &str>(5)).unwrap_or_default(),
             summary: if redact {
-                serde_json::json!({ "redacted": match kind {
-                    RunKind::Build => "this build's counters include sources the principal may not read",
-                    RunKind::Ask => "this answer may quote sources the principal may not read",
-                } })
+                kind.redacted()
             } else {
                 serde_json::from_str(row.get::<_, &str>(6)).unwrap_or_default()
             },
