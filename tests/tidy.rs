@@ -109,6 +109,83 @@ fn lib_declares_the_layers_in_order() {
     assert_eq!(declared, LAYERS, "lib.rs declares the layers bottom first");
 }
 
+/// What marks a line as SQL: a string literal that opens with a statement's keyword, a condition built into
+/// a string, or a call that runs a statement (rusqlite's and the `postgres` crate's).
+const SQL_MARKERS: [&str; 30] = [
+    "\"SELECT ",
+    "\"SELECT\n",
+    "\"INSERT ",
+    "\"UPDATE ",
+    "\"DELETE ",
+    "\"WITH ",
+    "\"CREATE ",
+    "\"DROP ",
+    "\"PRAGMA ",
+    "\"REPLACE ",
+    "\"BEGIN",
+    "\"COMMIT",
+    "\"ROLLBACK",
+    "\"VACUUM ",
+    "\"ATTACH ",
+    " LIKE '",
+    " NOT LIKE ",
+    " NOT IN (",
+    "json_each(",
+    "json_extract(",
+    ".prepare(",
+    ".prepare_cached(",
+    ".execute(",
+    ".execute_batch(",
+    ".batch_execute(",
+    ".query_row(",
+    ".query_one(",
+    ".query_opt(",
+    ".pragma_update(",
+    ".pragma_query_value(",
+];
+
+/// The lines of SQL in `file` outside its unit tests (a `#[cfg(test)]` module closes a file) and comments.
+fn sql_lines(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("//") {
+            continue;
+        }
+        if SQL_MARKERS.iter().any(|marker| code.contains(marker)) {
+            found.push(format!("{}: {}", n + 1, code));
+        }
+    }
+    found
+}
+
+/// The store is the only owner of SQL: no statement, condition or call that runs one anywhere else in the
+/// compiler or the query graph, so a schema change is read and tested in one layer.
+#[test]
+fn sql_lives_only_in_the_store() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let store = root.join("compiler/src/store");
+    let mut outside = Vec::new();
+    let mut checked = 0;
+    for dir in ["compiler/src", "queries/src"] {
+        for file in rust_files(&root.join(dir)).into_iter().filter(|file| !file.starts_with(&store)) {
+            checked += 1;
+            let relative = file.strip_prefix(&root).unwrap().display().to_string();
+            outside.extend(sql_lines(&file).into_iter().map(|line| format!("{relative}:{line}")));
+        }
+    }
+    assert!(checked > 50, "the walk found the sources");
+    assert!(outside.is_empty(), "SQL outside compiler/src/store: {outside:#?}");
+    // The detector sees the store's own statements, conditions and calls.
+    for file in ["embeddings.rs", "ledger.rs", "search.rs", "postgres/search.rs"] {
+        assert!(!sql_lines(&store.join(file)).is_empty(), "{file}");
+    }
+}
+
 fn rust_files(path: &Path) -> Vec<PathBuf> {
     if path.is_file() {
         return vec![path.to_path_buf()];

@@ -32,7 +32,7 @@ pub use identifiers::identifier_parts;
 pub use inputs::{ChunkingSettings, CodeSettings, LintSettings, SourceFile, SourceKind};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink, front_matter};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
-pub use source_ref::{Origin, SourceRef};
+pub use source_ref::{Origin, SCHEME_END, SourceRef, TOOL_SCHEME};
 pub use text::{
     Fences, LineIndex, is_heading_line, is_link_item, is_markup_only, is_navigation, is_only_embeds, starts_list_item,
 };

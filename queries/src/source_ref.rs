@@ -22,10 +22,10 @@ pub enum Origin {
 }
 
 /// Every `knowledge://` ref starts with this.
-const TOOL_SCHEME: &str = "knowledge://";
+pub const TOOL_SCHEME: &str = "knowledge://";
 const FILE_SCHEME: &str = "file://";
 /// What ends a ref's scheme.
-const SCHEME_END: &str = "://";
+pub const SCHEME_END: &str = "://";
 
 impl Origin {
     /// What a stored path of this origin starts with (nothing, for a project file).
@@ -36,17 +36,6 @@ impl Origin {
             Origin::Note => "knowledge://item/",
             Origin::Page => "knowledge://wiki/",
             Origin::Shard => "knowledge://index/",
-        }
-    }
-
-    /// An SQL condition on `column` (a stored path) that holds for exactly this origin's sources.
-    #[must_use]
-    pub fn sql_condition(self, column: &str) -> String {
-        // A project file's path is relative and `/`-joined from non-empty names, so it never holds `://`.
-        match self {
-            Origin::File => format!("{column} NOT LIKE '%{SCHEME_END}%'"),
-            Origin::External => format!("({column} LIKE '%{SCHEME_END}%' AND {column} NOT LIKE '{TOOL_SCHEME}%')"),
-            other => format!("{column} LIKE '{}%'", other.prefix()),
         }
     }
 }
@@ -174,12 +163,5 @@ mod tests {
         assert_eq!(SourceRef::from_uri("docs/a.md").origin(), Origin::File);
         assert_eq!(SourceRef::from_path("knowledge://wiki/x").page_slug(), Some("x"));
         assert_eq!(SourceRef::from_path("wiki/x.md").page_slug(), None, "a hand-written page is a file");
-    }
-
-    #[test]
-    fn sql_conditions_tell_the_origins_apart() {
-        assert_eq!(Origin::File.sql_condition("s.path"), "s.path NOT LIKE '%://%'");
-        assert_eq!(Origin::External.sql_condition("p"), "(p LIKE '%://%' AND p NOT LIKE 'knowledge://%')");
-        assert_eq!(Origin::Page.sql_condition("path"), "path LIKE 'knowledge://wiki/%'");
     }
 }

@@ -82,7 +82,7 @@ pub fn publish(project: &Project) -> Result<CacheReport, String> {
     // A consistent copy of the committed index, whatever its write-ahead log holds.
     let snapshot = temporary(&output_dir, "publish");
     let _ = std::fs::remove_file(&snapshot);
-    conn.execute("VACUUM INTO ?1", [snapshot.to_string_lossy().as_ref()]).map_err(|e| e.to_string())?;
+    store::snapshot_into(&conn, &snapshot).map_err(|e| e.to_string())?;
     drop(conn);
     let bytes = std::fs::read(&snapshot).map_err(|e| format!("cannot read `{}`: {e}", snapshot.display()));
     let _ = std::fs::remove_file(&snapshot);
@@ -210,10 +210,7 @@ fn install(candidate: &Path, output_dir: &Path) -> Result<(), String> {
     let _lock = store::writer_lock(output_dir, |_| {}).map_err(|e| crate::error_chain(&e))?;
     let index = output_dir.join(store::DB_FILE);
     if index.exists() {
-        let conn = rusqlite::Connection::open(&index).map_err(|e| e.to_string())?;
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(|e| e.to_string())?;
-        conn.pragma_update(None, "journal_mode", "delete").map_err(|e| e.to_string())?;
-        drop(conn);
+        store::merge_the_log(&index).map_err(|e| e.to_string())?;
     }
     for suffix in ["-wal", "-shm"] {
         let _ = std::fs::remove_file(output_dir.join(format!("{}{suffix}", store::DB_FILE)));

@@ -117,7 +117,7 @@ impl Compiler {
         let changed: Vec<String> =
             pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
         let mut stage = wiki::Stage::default();
-        if before.warm || replan || wiki::any_page_lists(conn, &touched).map_err(sql)? {
+        if before.warm || replan || crate::store::any_page_lists(conn, &touched).map_err(sql)? {
             let context = wiki::StageContext {
                 project,
                 templates,

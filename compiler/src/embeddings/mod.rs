@@ -15,7 +15,6 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::config::{EmbeddingProvider, Project};
-use knowledge_queries::Origin;
 
 #[cfg(feature = "local-embeddings")]
 mod bert;
@@ -71,29 +70,12 @@ pub struct GenerationStatus {
 pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
     let current = crate::store::meta(conn, "embeddings_model")?.unwrap_or_default();
     // Notes are not embedded, so they are never missing.
-    let chunks: u64 = conn
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source_id WHERE NOT {}",
-                Origin::Note.sql_condition("s.path")
-            ),
-            [],
-            |row| row.get::<_, i64>(0),
-        )?
-        .cast_unsigned();
+    let chunks = crate::store::embeddable_chunks(conn)?;
     let mut counts: HashMap<String, GenerationStatus> = HashMap::new();
-    let mut statement = conn.prepare(
-        "SELECT e.model, e.provider, e.dimensions, e.status, count(*),
-                sum(CASE WHEN c.revision != s.revision THEN 1 ELSE 0 END)
-         FROM vector_index_entries e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
-         GROUP BY e.model, e.provider, e.dimensions, e.status",
-    )?;
-    let mut rows = statement.query([])?;
-    while let Some(row) = rows.next()? {
-        let model: String = row.get(0)?;
-        let entry = counts.entry(model.clone()).or_insert_with(|| GenerationStatus {
-            current: model == current,
-            model,
+    for row in crate::store::entry_counts(conn)? {
+        let entry = counts.entry(row.model.clone()).or_insert_with(|| GenerationStatus {
+            current: row.model == current,
+            model: row.model.clone(),
             queued: 0,
             provider: String::new(),
             dimensions: 0,
@@ -103,31 +85,20 @@ pub fn status(conn: &Connection) -> rusqlite::Result<Vec<GenerationStatus>> {
             stale: 0,
             vectors: 0,
         });
-        entry.provider = row.get(1)?;
-        entry.dimensions = row.get::<_, i64>(2)?.cast_unsigned();
-        let (status, count): (String, i64) = (row.get(3)?, row.get(4)?);
-        entry.stale += row.get::<_, i64>(5)?.cast_unsigned();
-        if status == "ready" {
-            entry.ready += count.cast_unsigned();
+        entry.provider = row.provider;
+        entry.dimensions = row.dimensions.cast_unsigned();
+        entry.stale += row.stale.cast_unsigned();
+        if row.status == "ready" {
+            entry.ready += row.count.cast_unsigned();
         } else {
-            entry.pending += count.cast_unsigned();
+            entry.pending += row.count.cast_unsigned();
         }
     }
     let mut generations: Vec<GenerationStatus> = counts.into_values().collect();
     for generation in &mut generations {
         generation.missing = chunks.saturating_sub(generation.ready + generation.pending);
-        generation.queued = conn
-            .query_row(
-                "SELECT count(*) FROM reindex_queue WHERE model = ?1 AND status = 'queued'",
-                [&generation.model],
-                |row| row.get::<_, i64>(0),
-            )?
-            .cast_unsigned();
-        generation.vectors = conn
-            .query_row("SELECT count(*) FROM chunk_embeddings WHERE model = ?1", [&generation.model], |row| {
-                row.get::<_, i64>(0)
-            })?
-            .cast_unsigned();
+        generation.queued = crate::store::queued_jobs(conn, &generation.model)?;
+        generation.vectors = crate::store::vector_count(conn, &generation.model)?;
     }
     generations.sort_by(|a, b| b.current.cmp(&a.current).then(a.model.cmp(&b.model)));
     Ok(generations)

@@ -4,17 +4,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use knowledge_queries::Origin;
 use knowledge_queries::embeddings::{
     EmbeddingNeed, EmbeddingScope, EmbeddingSource, IndexedChunk, ReadyEntry, generation_needs,
 };
 use salsa::Setter;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::*;
 use crate::sources::db::KnowledgeDb;
+use crate::store;
 
 /// What a build did to the embeddings of its generation. Printed in `knowledge build --json`.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -61,12 +61,7 @@ pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<O
     if crate::store::meta(conn, "embedded_run")? != crate::store::meta(conn, "last_run")? {
         return Ok(Some("the last build's embedding stage did not finish".to_string()));
     }
-    let (pending, queued): (bool, bool) = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM vector_index_entries WHERE model = ?1 AND status = 'pending'),
-                EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued')",
-        [model],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )?;
+    let (pending, queued) = store::generation_backlog(conn, model)?;
     Ok(if pending {
         Some("chunks a provider failed on are pending".to_string())
     } else if queued {
@@ -80,9 +75,7 @@ pub fn needs_stage(conn: &Connection, model: Option<&str>) -> rusqlite::Result<O
 /// provider is called).
 pub fn drop_if_turned_off(conn: &Connection) -> rusqlite::Result<()> {
     if crate::store::meta(conn, "embeddings_model")?.is_some_and(|model| !model.is_empty()) {
-        conn.execute_batch("DELETE FROM vector_index_entries; DELETE FROM chunk_embeddings;")?;
-        // As if there had never been a provider: a clean build without one has neither key.
-        conn.execute("DELETE FROM meta WHERE key IN ('embeddings_model', 'embeddings_settings', 'embedded_run')", [])?;
+        store::drop_every_generation(conn)?;
     }
     Ok(())
 }
@@ -133,54 +126,9 @@ impl EmbeddingInputs {
         full: bool,
         derived_by: Option<&str>,
     ) -> rusqlite::Result<EmbeddingScope> {
-        // Notes are not embedded: `ask` and search reach them by keyword only.
-        let scope = format!(
-            "{} AND NOT {}",
-            if derived_by.is_some() { "s.indexed_run = ?1" } else { "?1 IS NULL" },
-            Origin::Note.sql_condition("s.path")
-        );
-        // `CROSS JOIN` keeps SQLite's join order: from the sources in scope (by `indexed_run`) to their chunks
-        // and entries, never from every entry of the model (a one-file edit on rust-rfcs: 38 → 73 ms).
-        let mut chunks: Vec<(String, Vec<IndexedChunk>)> = Vec::new();
-        let mut statement = conn.prepare(&format!(
-            "SELECT s.uri, c.id, c.title, c.text, c.revision, c.start_offset, c.end_offset
-             FROM sources s CROSS JOIN chunks c ON c.source_id = s.id
-             WHERE {scope} ORDER BY s.id, c.ordinal"
-        ))?;
-        let mut rows = statement.query([derived_by])?;
-        while let Some(row) = rows.next()? {
-            let uri = row.get_ref(0)?.as_str()?;
-            if chunks.last().is_none_or(|(last, _)| last != uri) {
-                chunks.push((uri.to_string(), Vec::new()));
-            }
-            chunks.last_mut().expect("pushed above").1.push(IndexedChunk {
-                id: row.get(1)?,
-                title: row.get(2)?,
-                text: row.get(3)?,
-                revision: row.get(4)?,
-                start: row.get(5)?,
-                end: row.get(6)?,
-            });
-        }
+        let chunks = store::scoped_chunks(conn, derived_by)?;
         // A full reindex drops the generation: it holds no entry.
-        let mut ready: HashMap<String, Vec<ReadyEntry>> = HashMap::new();
-        if !full {
-            let mut statement = conn.prepare(&format!(
-                "SELECT s.uri, e.chunk_id, e.revision, e.start_offset, e.end_offset
-                 FROM sources s CROSS JOIN chunks c ON c.source_id = s.id
-                      CROSS JOIN vector_index_entries e ON e.chunk_id = c.id AND e.model = ?2 AND e.status = 'ready'
-                 WHERE {scope}"
-            ))?;
-            let mut rows = statement.query(params![derived_by, model])?;
-            while let Some(row) = rows.next()? {
-                ready.entry(row.get(0)?).or_default().push(ReadyEntry {
-                    chunk_id: row.get(1)?,
-                    revision: row.get(2)?,
-                    start: row.get(3)?,
-                    end: row.get(4)?,
-                });
-            }
-        }
+        let mut ready = if full { HashMap::new() } else { store::scoped_ready_entries(conn, model, derived_by)? };
         let mut in_scope: Vec<EmbeddingSource> = Vec::with_capacity(chunks.len());
         for (uri, chunks) in chunks {
             let mut entries = ready.remove(&uri).unwrap_or_default();
@@ -237,11 +185,7 @@ impl EmbeddingPlan {
         model: &str,
         derived_by: Option<&str>,
     ) -> rusqlite::Result<EmbeddingPlan> {
-        let full: bool = conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM reindex_queue WHERE model = ?1 AND status = 'queued' AND full = 1)",
-            [model],
-            |row| row.get(0),
-        )?;
+        let full = store::full_reindex_queued(conn, model)?;
         let scope = inputs.sync(conn, db, model, full, derived_by)?;
         let needs = generation_needs(db, scope);
         let mut plan = EmbeddingPlan {
@@ -254,8 +198,6 @@ impl EmbeddingPlan {
             reused: 0,
             checked: needs.checked,
         };
-        let mut have =
-            conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?;
         plan.missing = needs
             .entries
             .iter()
@@ -263,11 +205,8 @@ impl EmbeddingPlan {
             .collect();
         for &first in &needs.first_of_text {
             // A full reindex embeds every text again, as if no vector existed.
-            let stored = if full {
-                None
-            } else {
-                have.query_row(params![model, plan.missing[first].need.hash], |row| row.get::<_, i64>(0)).optional()?
-            };
+            let stored =
+                if full { None } else { store::stored_vector_dimensions(conn, model, &plan.missing[first].need.hash)? };
             match stored {
                 Some(dimensions) => plan.known_dimensions = usize::try_from(dimensions).ok(),
                 None => plan.to_embed.push(first),
@@ -344,13 +283,9 @@ pub fn apply(
 ) -> rusqlite::Result<EmbeddingCounters> {
     let model = plan.model.as_str();
     if plan.full {
-        conn.execute("DELETE FROM vector_index_entries WHERE model = ?1", [model])?;
-        conn.execute("DELETE FROM chunk_embeddings WHERE model = ?1", [model])?;
+        store::drop_generation(conn, model)?;
     }
-    conn.execute(
-        "UPDATE reindex_queue SET status = 'done', done_run = ?2 WHERE model = ?1 AND status = 'queued'",
-        params![model, run_id],
-    )?;
+    store::finish_queued_jobs(conn, model, run_id)?;
     let mut counters = EmbeddingCounters {
         model: model.to_string(),
         provider: embedder.provider(),
@@ -365,48 +300,25 @@ pub fn apply(
     // The texts of the entries dropped or replaced, whose vectors may now be unused.
     let mut freed: HashSet<(String, String)> = HashSet::new();
     if plan.derived_by.is_some() {
-        let mut gone = conn.prepare(
-            "DELETE FROM vector_index_entries
-             WHERE chunk_id IN (SELECT id FROM temp.gone_chunks) AND chunk_id NOT IN (SELECT id FROM chunks)
-             RETURNING model, text_hash",
-        )?;
-        for entry in gone.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
-            let entry = entry?;
+        for entry in store::delete_entries_of_gone_chunks(conn)? {
             counters.deleted += u64::from(entry.0 == model);
             freed.insert(entry);
         }
     } else {
-        counters.deleted = conn.execute(
-            "DELETE FROM vector_index_entries WHERE model = ?1 AND chunk_id NOT IN (SELECT id FROM chunks)",
-            [model],
-        )? as u64;
-        conn.execute("DELETE FROM vector_index_entries WHERE chunk_id NOT IN (SELECT id FROM chunks)", [])?;
+        counters.deleted = store::delete_entries_of_missing_chunks(conn, model)?;
     }
 
-    let mut insert_vector = conn.prepare_cached(
-        "INSERT OR REPLACE INTO chunk_embeddings (model, text_hash, dimensions, vector, created_run)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
     // An endpoint may choose the dimensions; the vectors say what they are.
     let mut dimensions = plan.known_dimensions.unwrap_or_else(|| embedder.dimensions());
     for (hash, vector) in &embedded.vectors {
-        let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-        insert_vector.execute(params![model, hash, vector.len() as i64, bytes, run_id])?;
+        store::insert_vector(conn, model, hash, vector, run_id)?;
         counters.computed += 1;
         dimensions = vector.len();
     }
-    let mut upsert_entry = conn.prepare_cached(
-        "INSERT OR REPLACE INTO vector_index_entries (chunk_id, model, provider, dimensions, source_ref, revision,
-                                                       text_hash, start_offset, end_offset, status, updated_run,
-                                                       updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-    )?;
-    let mut replaced_text =
-        conn.prepare_cached("SELECT text_hash FROM vector_index_entries WHERE chunk_id = ?1 AND model = ?2")?;
     for Missing { source_ref, need: item } in &plan.missing {
         // A scan below finds unused vectors otherwise.
         if plan.derived_by.is_some()
-            && let Some(old) = replaced_text.query_row(params![item.chunk_id, model], |row| row.get(0)).optional()?
+            && let Some(old) = store::entry_text_hash(conn, &item.chunk_id, model)?
         {
             freed.insert((model.to_string(), old));
         }
@@ -414,41 +326,31 @@ pub fn apply(
         if status == "pending" {
             counters.pending += 1;
         }
-        upsert_entry.execute(params![
-            item.chunk_id,
-            model,
-            embedder.provider(),
-            dimensions as i64,
-            source_ref,
-            item.revision,
-            item.hash,
-            item.start,
-            item.end,
-            status,
-            run_id,
-        ])?;
+        store::upsert_entry(
+            conn,
+            &store::VectorEntry {
+                chunk_id: &item.chunk_id,
+                model,
+                provider: embedder.provider(),
+                dimensions,
+                source_ref,
+                revision: &item.revision,
+                text_hash: &item.hash,
+                start: item.start,
+                end: item.end,
+                status,
+                run_id,
+            },
+        )?;
     }
     // Vectors no entry uses any more: the text is gone from every chunk.
     if plan.derived_by.is_some() {
-        let mut unused = conn.prepare_cached(
-            "DELETE FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2
-               AND NOT EXISTS (SELECT 1 FROM vector_index_entries e WHERE e.model = ?1 AND e.text_hash = ?2)",
-        )?;
         for (model, hash) in &freed {
-            unused.execute(params![model, hash])?;
+            store::delete_vector_if_unused(conn, model, hash)?;
         }
     } else {
-        conn.execute(
-            "DELETE FROM chunk_embeddings WHERE NOT EXISTS (SELECT 1 FROM vector_index_entries e
-                WHERE e.model = chunk_embeddings.model AND e.text_hash = chunk_embeddings.text_hash)",
-            [],
-        )?;
+        store::delete_unused_vectors(conn)?;
     }
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_model', ?1)", [model])?;
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embeddings_settings', ?1)",
-        [embedder.settings().to_string()],
-    )?;
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedded_run', ?1)", [run_id])?;
+    store::record_generation(conn, model, &embedder.settings().to_string(), run_id)?;
     Ok(counters)
 }

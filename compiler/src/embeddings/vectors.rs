@@ -55,28 +55,19 @@ impl MatrixIndex {
 
     /// Loads the ready vectors of `model`.
     pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<MatrixIndex> {
-        let mut statement = conn.prepare(
-            "SELECT c.seq, s.path, v.vector, v.dimensions, c.entity
-             FROM vector_index_entries e
-             JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
-             JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
-             WHERE e.model = ?1 AND e.status = 'ready'",
-        )?;
         let mut index = MatrixIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
-        let mut rows = statement.query([model])?;
-        while let Some(row) = rows.next()? {
-            let bytes: Vec<u8> = row.get(2)?;
-            let dimensions = usize::try_from(row.get::<_, i64>(3)?).unwrap_or(0);
+        crate::store::each_ready_vector(conn, model, |seq, path, entity, dimensions, bytes| {
+            let dimensions = usize::try_from(dimensions).unwrap_or(0);
             if dimensions == 0
                 || bytes.len() != dimensions * 4
                 || (index.dimensions != 0 && dimensions != index.dimensions)
             {
-                continue;
+                return;
             }
             index.dimensions = dimensions;
             index.matrix.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-            index.rows.push((row.get(0)?, row.get(1)?, row.get(4)?));
-        }
+            index.rows.push((seq, path, entity));
+        })?;
         Ok(index)
     }
 

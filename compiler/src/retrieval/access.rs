@@ -55,11 +55,7 @@ impl Access {
     pub fn load_for(conn: &Connection, principal: Option<&str>, purpose: Option<&str>) -> Result<Access, AccessError> {
         let principals = crate::store::meta(conn, "principals")?;
         let purposes = crate::store::meta(conn, "purposes")?;
-        let mut labelled =
-            conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?;
-        let rows = labelled
-            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let rows = crate::store::labelled_sources(conn)?;
         Access::of(principals.as_deref(), purposes.as_deref(), principal, purpose, rows)
     }
 
@@ -138,30 +134,10 @@ impl Access {
         self.hidden_paths.iter().any(|path| text.contains(path.as_str()))
     }
 
-    /// An SQL condition on a source id column that keeps readable sources only (`TRUE` when all are).
-    /// The ids come from the index itself, so inlining them is safe.
-    #[must_use]
-    pub fn source_filter(&self, column: &str) -> String {
-        if self.hidden.is_empty() {
-            return "1".to_string();
-        }
-        let ids: Vec<String> = self.hidden.iter().map(i64::to_string).collect();
-        format!("{column} NOT IN ({})", ids.join(","))
-    }
-
     /// The ids of the sources the principal may not read, sorted: all that tells two principals' reads of
     /// one index state apart.
     #[must_use]
     pub fn hidden_sources(&self) -> &[i64] {
         &self.hidden
-    }
-
-    /// An SQL condition on an FTS rowid (a chunk's `seq`) that keeps chunks of readable sources only.
-    #[must_use]
-    pub fn chunk_filter(&self, column: &str) -> String {
-        if self.hidden.is_empty() {
-            return "1".to_string();
-        }
-        format!("{column} NOT IN (SELECT seq FROM chunks WHERE NOT ({}))", self.source_filter("source_id"))
     }
 }

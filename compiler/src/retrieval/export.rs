@@ -31,9 +31,9 @@ pub struct ExportedFile {
 
 /// Writes the three files into `output_dir/exports/`.
 pub fn export(conn: &Connection, access: &Access, output_dir: &Path) -> Result<ExportReport, ExportError> {
-    let visible = access.source_filter("c.source_id");
+    let hidden = access.hidden_sources();
     let files = vec![
-        write_lines(output_dir, "chunks.jsonl", |out| export::each_chunk(conn, &visible, |row| out.line(&row)))?,
+        write_lines(output_dir, "chunks.jsonl", |out| export::each_chunk(conn, hidden, |row| out.line(&row)))?,
         write_lines(output_dir, "pages.jsonl", |out| export::each_page(conn, |row| out.line(&row)))?,
         write_lines(output_dir, "citations.jsonl", |out| export::each_citation(conn, |row| out.line(&row)))?,
     ];

@@ -3,7 +3,7 @@
 //! The page's footnotes link each source and carry its `file://PATH@REV#L…` ref: once the source changes,
 //! lint reports the citation as stale.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::config::Project;
@@ -20,10 +20,7 @@ pub struct Filing {
 
 /// The page for the answer the ask run `run_id` recorded.
 pub fn propose(conn: &Connection, project: &Project, run_id: &str) -> Result<Filing, String> {
-    let summary: Option<String> = conn
-        .query_row("SELECT summary FROM runs WHERE id = ?1 AND kind = 'ask'", [run_id], |row| row.get(0))
-        .optional()
-        .map_err(|e| e.to_string())?;
+    let summary = crate::store::ask_summary(conn, run_id).map_err(|e| e.to_string())?;
     let summary =
         summary.ok_or_else(|| format!("no ask run `{run_id}` in the index (`knowledge ask` prints its run)"))?;
     let answer: serde_json::Value =

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -80,29 +80,9 @@ pub fn decide(
         (None, Some(source)) => source.path.clone(),
         (None, None) => return Err(ReaderError::NotFound(reference.to_string()).into()),
     };
-    let row = conn
-        .query_row(
-            "SELECT uri, kind, revision, labels,
-                    json_extract(outline, '$.front_matter.resolver'),
-                    json_extract(outline, '$.front_matter.source_owner'),
-                    json_extract(outline, '$.front_matter.revision_id')
-             FROM sources WHERE path = ?1",
-            [&path],
-            |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, Option<String>>(4)?,
-                    row.get::<_, Option<String>>(5)?,
-                    row.get::<_, Option<String>>(6)?,
-                ))
-            },
-        )
-        .optional()?
-        .ok_or_else(|| ReaderError::NotFound(reference.to_string()))?;
-    let (uri, kind, revision, labels, resolver, owner, revision_id) = row;
+    let row =
+        crate::store::source_provenance(conn, &path)?.ok_or_else(|| ReaderError::NotFound(reference.to_string()))?;
+    let crate::store::SourceProvenance { uri, kind, revision, labels, resolver, owner, revision_id } = row;
     let origin = SourceRef::from_path(&path).origin();
     let project_owner = || crate::store::meta(conn, "source_owner").ok().flatten().unwrap_or_default();
     let (resolver, owner, revision_id) = match origin {

@@ -191,11 +191,7 @@ fn open_files(conn: &Connection, access: &Access, project: &ProjectContext) -> R
         let reference = format!("open-files://{id}");
         let ingested = stored.iter().find(|s| s.reference == reference);
         let labels = ingested.map_or_else(|| project.ingest_labels.join(","), |s| s.labels.join(","));
-        let indexed: Option<(String, String)> = conn
-            .query_row("SELECT revision, labels FROM sources WHERE path = ?1", [&reference], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .ok();
+        let indexed = crate::store::source_revision_and_labels(conn, &reference).ok().flatten();
         let readable = access.can_read_labels(&labels)
             && indexed.as_ref().is_none_or(|(_, labels)| access.can_read_labels(labels))
             && access.can_read_path(&reference);

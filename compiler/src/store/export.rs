@@ -50,12 +50,12 @@ pub struct ExportedCitation {
     pub signal: String,
 }
 
-/// Every chunk of a source `visible` (an SQL condition on `source_id`) holds, in source and chunk order:
+/// Every chunk of a source not in `hidden` (source ids), in source and chunk order:
 /// the sources' and notes' chunks, the count a build reports (generated pages are exported as pages, and
 /// code entities' excerpts repeat their files' text).
 pub fn each_chunk(
     conn: &Connection,
-    visible: &str,
+    hidden: &[i64],
     each: impl FnMut(ExportedChunk) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
     let sql = format!(
@@ -64,7 +64,8 @@ pub fn each_chunk(
          FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE c.entity IS NULL AND c.revision = s.revision AND {visible} AND {}
          ORDER BY s.path, c.ordinal",
-        super::not_generated()
+        super::not_generated(),
+        visible = super::readable_sources("c.source_id", hidden),
     );
     each_row(conn, &sql, each, |row| {
         Ok(ExportedChunk {

@@ -8,17 +8,30 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use knowledge_queries::Origin;
 use rusqlite::{Connection, OptionalExtension, params};
 
+mod embeddings;
+mod entities;
 pub mod export;
+mod ledger;
 mod lock;
 pub mod paths;
 pub mod postgres;
 mod read;
+mod resolve;
+mod search;
+mod wiki;
 mod write;
 mod writings;
+pub use embeddings::*;
+pub use entities::*;
+pub use ledger::*;
 pub use lock::{FileLock, LOCK_FILE, WriterLock};
 pub use read::*;
+pub use resolve::*;
+pub use search::*;
+pub use wiki::*;
 pub use write::*;
 pub use writings::*;
 
@@ -117,18 +130,6 @@ pub fn file_identity(_path: &Path) -> Option<FileIdentity> {
 /// holds it.
 pub fn writer_lock(folder: &Path, waiting: impl FnOnce(Option<u32>)) -> Result<WriterLock, StoreError> {
     WriterLock::acquire(folder, waiting).map_err(|source| StoreError::Lock { path: folder.join(LOCK_FILE), source })
-}
-
-/// Queues an embedding job for `model` (idempotent: the same job queued twice is one job). `full` drops
-/// the generation's vectors first, so every chunk is embedded again.
-pub(crate) fn enqueue_embeddings(conn: &Connection, model: &str, full: bool, at: &str) -> rusqlite::Result<String> {
-    let job = if full { format!("embeddings:{model}:full") } else { format!("embeddings:{model}") };
-    conn.execute(
-        "INSERT INTO reindex_queue (job, kind, model, full, status, queued_at) VALUES (?1, 'embeddings', ?2, ?3, 'queued', ?4)
-         ON CONFLICT (job) DO UPDATE SET status = 'queued', queued_at = excluded.queued_at, done_run = NULL",
-        params![job, model, i64::from(full), at],
-    )?;
-    Ok(job)
 }
 
 /// One lint finding to store.
@@ -589,6 +590,38 @@ pub(crate) fn delete_meta(conn: &Connection, key: &str) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// An SQL condition on `column` (a stored path) that holds for exactly the sources of `origin`.
+#[must_use]
+pub fn origin_condition(origin: Origin, column: &str) -> String {
+    use knowledge_queries::{SCHEME_END, TOOL_SCHEME};
+    // A project file's path is relative and `/`-joined from non-empty names, so it never holds `://`.
+    match origin {
+        Origin::File => format!("{column} NOT LIKE '%{SCHEME_END}%'"),
+        Origin::External => format!("({column} LIKE '%{SCHEME_END}%' AND {column} NOT LIKE '{TOOL_SCHEME}%')"),
+        other => format!("{column} LIKE '{}%'", other.prefix()),
+    }
+}
+
+/// An SQL condition on a source id column that keeps the sources not in `hidden` (`TRUE` when none is).
+/// The ids come from the index itself, so inlining them is safe.
+#[must_use]
+pub(crate) fn readable_sources(column: &str, hidden: &[i64]) -> String {
+    if hidden.is_empty() {
+        return "1".to_string();
+    }
+    let ids: Vec<String> = hidden.iter().map(i64::to_string).collect();
+    format!("{column} NOT IN ({})", ids.join(","))
+}
+
+/// An SQL condition on an FTS rowid (a chunk's `seq`) that keeps the chunks of sources not in `hidden`.
+#[must_use]
+pub(crate) fn readable_chunks(column: &str, hidden: &[i64]) -> String {
+    if hidden.is_empty() {
+        return "1".to_string();
+    }
+    format!("{column} NOT IN (SELECT seq FROM chunks WHERE NOT ({}))", readable_sources("source_id", hidden))
+}
+
 /// A value of the `meta` table.
 pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?.query_row([key], |row| row.get(0)).optional()
@@ -637,7 +670,36 @@ fn format_mismatch(conn: &Connection) -> rusqlite::Result<Option<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{INDEXES, SCHEMA, without_comments};
+    use super::{INDEXES, SCHEMA, origin_condition, without_comments};
+    use knowledge_queries::{Origin, SourceRef};
+
+    /// Each origin's condition selects exactly the stored paths `SourceRef` reads as that origin.
+    #[test]
+    fn origin_conditions_select_exactly_their_origins_paths() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE s (path TEXT)").unwrap();
+        let paths = [
+            "docs/a.md",
+            "a_b%c.md",
+            "knowledge://item/n1",
+            "knowledge://wiki/ownership",
+            "knowledge://index/concepts",
+            "https://example.com/a",
+            "s3://bucket/a.md",
+            "file:///srv/docs/a.md",
+        ];
+        for path in paths {
+            conn.execute("INSERT INTO s VALUES (?1)", [path]).unwrap();
+        }
+        for origin in [Origin::File, Origin::External, Origin::Note, Origin::Page, Origin::Shard] {
+            let sql = format!("SELECT path FROM s WHERE {} ORDER BY rowid", origin_condition(origin, "path"));
+            let selected: Vec<String> =
+                conn.prepare(&sql).unwrap().query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect();
+            let expected: Vec<&str> =
+                paths.iter().copied().filter(|path| SourceRef::from_path(path).origin() == origin).collect();
+            assert_eq!(selected, expected, "{origin:?}");
+        }
+    }
 
     #[test]
     fn the_schema_hash_reads_statements_not_comments() {

@@ -43,7 +43,11 @@ pub struct Prior {
 
 /// The SQL condition on `path` that keeps generated wiki pages and index shards out of a query over `sources`.
 pub fn not_generated() -> String {
-    format!("NOT ({} OR {})", Origin::Page.sql_condition("path"), Origin::Shard.sql_condition("path"))
+    format!(
+        "NOT ({} OR {})",
+        crate::store::origin_condition(Origin::Page, "path"),
+        crate::store::origin_condition(Origin::Shard, "path")
+    )
 }
 
 /// A generated page's Markdown, as its file holds it. Pages quote only what every principal may read.
@@ -148,7 +152,7 @@ pub fn read_chunk_texts(
     let mut statement = conn.prepare(&format!(
         "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE {} AND c.entity IS NULL",
-        Origin::File.sql_condition("s.path")
+        crate::store::origin_condition(Origin::File, "s.path")
     ))?;
     let rows = statement.query_map([], stored_chunk)?;
     let mut chunks = Vec::new();
@@ -166,7 +170,7 @@ pub fn read_chunk_texts_of(conn: &Connection, paths: &[String]) -> rusqlite::Res
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE s.path = ?1 AND {} AND c.entity IS NULL ORDER BY c.ordinal",
-        Origin::File.sql_condition("s.path")
+        crate::store::origin_condition(Origin::File, "s.path")
     ))?;
     let mut chunks = Vec::new();
     for path in paths {
@@ -306,4 +310,113 @@ pub fn catalog_objects(conn: &Connection) -> rusqlite::Result<Vec<CatalogObject>
             })
         })?
         .collect()
+}
+
+/// Whether one of `paths` is listed by a page (quoted, listed or linking to it).
+pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
+    let mut statement = conn.prepare_cached("SELECT 1 FROM page_sources WHERE path = ?1 LIMIT 1")?;
+    for path in paths {
+        if statement.exists([path])? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// A source's current revision and labels, when the index holds it.
+pub fn source_revision_and_labels(conn: &Connection, path: &str) -> rusqlite::Result<Option<(String, String)>> {
+    conn.prepare_cached("SELECT revision, labels FROM sources WHERE path = ?1")?
+        .query_row([path], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()
+}
+
+/// Every labelled source as (id, path, labels), by id: what a principal's access is decided over.
+pub fn labelled_sources(conn: &Connection) -> rusqlite::Result<Vec<(i64, String, String)>> {
+    conn.prepare_cached("SELECT id, path, labels FROM sources WHERE labels != '' ORDER BY id")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        .collect()
+}
+
+/// Where a source came from, as `knowledge resolve` reports it.
+#[derive(Debug, Clone)]
+pub struct SourceProvenance {
+    pub uri: String,
+    pub kind: String,
+    pub revision: String,
+    pub labels: String,
+    /// An ingested source's front matter: the resolver that fetched it, its owner and the revision id the
+    /// origin gave it.
+    pub resolver: Option<String>,
+    pub owner: Option<String>,
+    pub revision_id: Option<String>,
+}
+
+/// The provenance of the source at `path`, when the index holds it.
+pub fn source_provenance(conn: &Connection, path: &str) -> rusqlite::Result<Option<SourceProvenance>> {
+    conn.query_row(
+        "SELECT uri, kind, revision, labels,
+                json_extract(outline, '$.front_matter.resolver'),
+                json_extract(outline, '$.front_matter.source_owner'),
+                json_extract(outline, '$.front_matter.revision_id')
+         FROM sources WHERE path = ?1",
+        [path],
+        |row| {
+            Ok(SourceProvenance {
+                uri: row.get(0)?,
+                kind: row.get(1)?,
+                revision: row.get(2)?,
+                labels: row.get(3)?,
+                resolver: row.get(4)?,
+                owner: row.get(5)?,
+                revision_id: row.get(6)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// The whole answer (JSON) the ask run `run_id` recorded, when there is such a run.
+pub fn ask_summary(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT summary FROM runs WHERE id = ?1 AND kind = 'ask'", [run_id], |row| row.get(0)).optional()
+}
+
+/// Writes a consistent copy of the committed index, whatever its write-ahead log holds, to `snapshot`.
+pub fn snapshot_into(conn: &Connection, snapshot: &Path) -> rusqlite::Result<()> {
+    conn.execute("VACUUM INTO ?1", [snapshot.to_string_lossy().as_ref()])?;
+    Ok(())
+}
+
+/// Merges the index's write-ahead log into the file and leaves WAL mode, so that the file alone is the
+/// index and no log of it is left to be read against another file put in its place.
+pub fn merge_the_log(index: &Path) -> rusqlite::Result<()> {
+    let conn = Connection::open(index)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    conn.pragma_update(None, "journal_mode", "delete")
+}
+
+/// Every (page slug, source path) a generated page quotes, by page and path.
+pub fn page_quotes(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.prepare("SELECT DISTINCT page, path FROM citations ORDER BY page, path")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect()
+}
+
+/// Every index entry's chunk id with the slug of the page it lists.
+pub fn index_entry_pages(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.prepare(&format!(
+        "SELECT c.id, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {}",
+        origin_condition(Origin::Shard, "s.path")
+    ))?
+    .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
+/// Every current text chunk as (source path, chunk id, heading path as JSON).
+pub fn chunk_headings(conn: &Connection) -> rusqlite::Result<Vec<(String, String, String)>> {
+    conn.prepare(
+        "SELECT s.path, c.id, c.heading_path FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE c.revision = s.revision AND c.entity IS NULL",
+    )?
+    .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+    .collect()
 }

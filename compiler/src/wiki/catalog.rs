@@ -2,6 +2,7 @@
 //! index; and the layout that places pages.
 
 use super::*;
+use crate::store::CatalogRow;
 
 /// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, and the
 /// run whose committed index they match.
@@ -15,15 +16,6 @@ impl CatalogInputs {
     pub(super) fn matches(&self, run: Option<&str>) -> bool {
         run.is_some() && self.synced_run.as_deref() == run
     }
-}
-
-/// What one source contributes to the catalog, as the index stores it.
-struct EntryRow {
-    path: String,
-    title: String,
-    revision: String,
-    section_value: Option<String>,
-    signals: Vec<Signal>,
 }
 
 /// What changed in the index since the run the catalog's inputs may match.
@@ -50,7 +42,8 @@ pub(super) fn sync_catalog(
 ) -> rusqlite::Result<Catalog> {
     let mut state = catalog_state(db, inputs, project);
     let warm = !sync.reseed && state.matches(sync.prior_run);
-    let rows = read_entries(conn, project.config.wiki.section_field.as_deref(), warm.then_some(sync.changed))?;
+    let rows =
+        crate::store::catalog_rows(conn, project.config.wiki.section_field.as_deref(), warm.then_some(sync.changed))?;
     // An entry goes when the index no longer holds its source as quotable: one of the changed sources, or
     // when every source was read, any it did not return.
     let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
@@ -85,13 +78,8 @@ pub(super) fn seed_pages(
     touched: &[String],
 ) -> rusqlite::Result<Option<SeededPages>> {
     let mut views: BTreeMap<String, Option<StoredView>> = BTreeMap::new();
-    let mut statement = conn.prepare_cached(
-        "SELECT slug, view FROM wiki_pages WHERE slug IN (SELECT page FROM page_sources WHERE path = ?1)",
-    )?;
     for path in touched {
-        let rows = statement.query_map([path], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
-        for row in rows {
-            let (slug, view) = row?;
+        for (slug, view) in crate::store::views_of_pages_listing(conn, path)? {
             views.insert(slug, serde_json::from_str(&view).ok());
         }
     }
@@ -103,7 +91,7 @@ pub(super) fn seed_pages(
     state.synced_run = None;
     let paths: Vec<String> = named.into_iter().collect();
     let mut entries: HashMap<String, CatalogEntry> = HashMap::new();
-    for row in read_entries(conn, project.config.wiki.section_field.as_deref(), Some(&paths))? {
+    for row in crate::store::catalog_rows(conn, project.config.wiki.section_field.as_deref(), Some(&paths))? {
         let path = row.path.clone();
         entries.insert(path, set_entry(db, &mut state.entries, row));
     }
@@ -142,7 +130,7 @@ fn catalog_state(db: &mut KnowledgeDb, inputs: &mut PageInputs, project: &Projec
 }
 
 /// Creates the entry of a source, or sets the fields that changed.
-fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: EntryRow) -> CatalogEntry {
+fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: CatalogRow) -> CatalogEntry {
     let Some(&entry) = entries.get(&row.path) else {
         let (plan_signals, excerpts) = wiki::split_signals(row.signals);
         let entry =
@@ -167,82 +155,6 @@ fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>,
         entry.set_excerpts(db).to(excerpts);
     }
     entry
-}
-
-/// Reads the sources a generated page may quote: files (not notes), readable by every principal (no
-/// labels, or only `public`), so a page never carries text some reader may not see. `paths`: only these.
-fn read_entries(conn: &Connection, field: Option<&str>, paths: Option<&[String]>) -> rusqlite::Result<Vec<EntryRow>> {
-    let quotable = format!("{} AND labels IN ('', 'public')", Origin::File.sql_condition("path"));
-    const SECTION: &str =
-        "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
-    const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
-                                  quotable, weight
-                           FROM concept_signals";
-    let read_row = |row: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, EntryRow)> {
-        let entry = EntryRow {
-            path: row.get(1)?,
-            title: row.get(2)?,
-            revision: row.get(3)?,
-            section_value: row.get(4)?,
-            signals: Vec::new(),
-        };
-        Ok((row.get(0)?, entry))
-    };
-    let mut rows: Vec<(i64, EntryRow)> = Vec::new();
-    match paths {
-        None => {
-            let sql =
-                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE {quotable} ORDER BY path");
-            rows = conn.prepare(&sql)?.query_map([field], read_row)?.collect::<rusqlite::Result<_>>()?;
-        }
-        Some(paths) => {
-            let sql =
-                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE path = ?2 AND {quotable}");
-            let mut statement = conn.prepare_cached(&sql)?;
-            for path in paths {
-                rows.extend(statement.query_row(params![field, path], read_row).optional()?);
-            }
-        }
-    }
-    let index_of: HashMap<i64, usize> = rows.iter().enumerate().map(|(index, (id, _))| (*id, index)).collect();
-    let mut read_signal = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
-        let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { return Ok(()) };
-        let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(()) };
-        rows[index].1.signals.push(Signal {
-            kind,
-            label: row.get(2)?,
-            other: row.get(3)?,
-            excerpt: Excerpt {
-                chunk: row.get(4)?,
-                start: row.get(5)?,
-                end: row.get(6)?,
-                start_line: row.get(7)?,
-                end_line: row.get(8)?,
-            },
-            quotable: row.get(9)?,
-            weight: row.get(10)?,
-        });
-        Ok(())
-    };
-    if paths.is_none() {
-        // In the table's own order, not through the source index (a lookup per row): a source's signals
-        // are inserted together, in order, so rowid order is each source's order.
-        let mut statement = conn.prepare(&format!("{SIGNALS} ORDER BY rowid"))?;
-        let mut signals = statement.query([])?;
-        while let Some(row) = signals.next()? {
-            read_signal(row)?;
-        }
-    } else {
-        let mut statement = conn.prepare_cached(&format!("{SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
-        let ids: Vec<i64> = index_of.keys().copied().collect();
-        for id in ids {
-            let mut signals = statement.query([id])?;
-            while let Some(row) = signals.next()? {
-                read_signal(row)?;
-            }
-        }
-    }
-    Ok(rows.into_iter().map(|(_, row)| row).collect())
 }
 
 /// Where generated files go, and how they link to sources.

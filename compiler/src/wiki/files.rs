@@ -13,23 +13,7 @@ pub struct Drift {
     pub state: &'static str,
 }
 
-/// A generated artifact as the index records it: where it goes, what it is, and its content's hash.
-pub(super) struct Artifact {
-    pub(super) uri: String,
-    pub(super) kind: String,
-    pub(super) path: String,
-    pub(super) hash: String,
-}
-
-pub(super) fn artifacts(conn: &Connection) -> rusqlite::Result<Vec<Artifact>> {
-    conn.prepare("SELECT uri, kind, path, hash FROM storage_objects ORDER BY path")?
-        .query_map([], |row| {
-            Ok(Artifact { uri: row.get(0)?, kind: row.get(1)?, path: row.get(2)?, hash: row.get(3)? })
-        })?
-        .collect()
-}
-
-impl Artifact {
+impl crate::store::CatalogObject {
     /// Which build counter the file counts under.
     fn counter(&self) -> &'static str {
         if self.kind == "page" { "page" } else { "shard" }
@@ -59,7 +43,7 @@ impl Artifact {
 /// `output_in_project` is the output folder relative to the project root, with its trailing `/`.
 pub fn drift(conn: &Connection, output_dir: &Path, output_in_project: &str) -> rusqlite::Result<Vec<Drift>> {
     let mut drift = Vec::new();
-    let artifacts = artifacts(conn)?;
+    let artifacts = crate::store::catalog_objects(conn)?;
     let owned = read_stat_cache(output_dir);
     let sources = store::sources_under(conn, output_in_project)?;
     for artifact in &artifacts {
@@ -212,7 +196,7 @@ pub fn sync_files(
     pages: &mut ArtifactCounters,
     shards: &mut ArtifactCounters,
 ) -> Result<Vec<String>, std::io::Error> {
-    let artifacts = artifacts(conn).map_err(std::io::Error::other)?;
+    let artifacts = crate::store::catalog_objects(conn).map_err(std::io::Error::other)?;
     let cached = read_stat_cache(output_dir);
     let sources = store::sources_under(conn, output_in_project).map_err(std::io::Error::other)?;
     let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();

@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use knowledge_queries::wiki::{
-    self, Artifact, Catalog, CatalogEntry, Excerpt, PageModel, PageView, PlanSettings, PlannedPage, SCHEMA_DOC, Signal,
-    SignalKind, StoredView, Templates, WikiPage,
+    self, Artifact, Catalog, CatalogEntry, PageModel, PageView, PlanSettings, PlannedPage, SCHEMA_DOC, StoredView,
+    Templates, WikiPage,
 };
-use knowledge_queries::{Origin, SourceFile, SourceRef, chunks, content_hash, outline};
-use rusqlite::{Connection, OptionalExtension, params};
+use knowledge_queries::{SourceFile, SourceRef, chunks, content_hash, outline};
+use rusqlite::Connection;
 use salsa::{Durability, Setter};
 use serde::Serialize;
 
@@ -193,17 +193,6 @@ pub fn inputs_match(inputs: &PageInputs, run: Option<&str>) -> bool {
     inputs.catalog_matches(run) && shards_match(inputs, run)
 }
 
-/// Whether one of `paths` is listed by a page (quoted, listed or linking to it).
-pub fn any_page_lists(conn: &Connection, paths: &[String]) -> rusqlite::Result<bool> {
-    let mut statement = conn.prepare_cached("SELECT 1 FROM page_sources WHERE path = ?1 LIMIT 1")?;
-    for path in paths {
-        if statement.exists([path])? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
 /// Brings the catalog up to date, asks the query graph for every page, renders the pages whose model
 /// differs from the stored one, and stores them and the shards, inside the build's transaction.
 pub fn compile(
@@ -267,7 +256,7 @@ pub fn compile(
 struct Compared {
     /// The stored rows of the pages compared: all of them, or with the plan as the last build left it,
     /// those the seeded pages name (no page can go then).
-    stored: BTreeMap<String, StoredPage>,
+    stored: BTreeMap<String, store::StoredPage>,
     /// The slugs of the pages the graph holds now.
     current: HashSet<String>,
     /// The pages whose model differs from the stored one, to render again.
@@ -294,7 +283,11 @@ fn compare_pages(
     context: &StageContext<'_>,
 ) -> rusqlite::Result<Compared> {
     if !context.project.config.wiki.enabled {
-        return Ok(Compared { stored: stored_pages(conn, None, false)?, current: HashSet::new(), changed: Vec::new() });
+        return Ok(Compared {
+            stored: store::stored_pages(conn, None, false)?,
+            current: HashSet::new(),
+            changed: Vec::new(),
+        });
     }
     // A page's model hash holds the template and who writes its summary: another writer renders it again.
     let material =
@@ -317,10 +310,10 @@ fn compare_pages(
     let (stored, pages): (_, Vec<PlannedPage<'_>>) = match seeded {
         Some(views) => {
             let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
-            let stored = stored_pages(conn, Some(&slugs), false)?;
+            let stored = store::stored_pages(conn, Some(&slugs), false)?;
             (stored, views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect())
         }
-        None => (stored_pages(conn, None, compare_views)?, wiki::planned_pages(db, catalog).clone()),
+        None => (store::stored_pages(conn, None, compare_views)?, wiki::planned_pages(db, catalog).clone()),
     };
     let changed_sources: HashSet<&str> = context.catalog.changed.iter().map(String::as_str).collect();
     let mut current = HashSet::new();
@@ -368,7 +361,7 @@ fn store_changed_page(
     inputs: &mut PageInputs,
     context: &StageContext<'_>,
     page: ChangedPage,
-    before: Option<&StoredPage>,
+    before: Option<&store::StoredPage>,
     writer: Option<&mut Writer>,
     stage: &mut Stage,
 ) -> Result<String, StoreError> {

@@ -2,7 +2,6 @@
 //! source row, catalog row, citations, backlinks and artifact row.
 
 use knowledge_queries::wiki::ShardRow;
-use rusqlite::types::Value;
 
 use super::*;
 
@@ -38,14 +37,8 @@ pub(super) fn summarize(model: &mut PageModel) {
 
 /// Reads each quote's text from its chunk in the index.
 pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel) -> rusqlite::Result<()> {
-    let mut statement = conn.prepare_cached(
-        "SELECT c.text, c.start_offset FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE s.path = ?1 AND c.ordinal = ?2",
-    )?;
     for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
-        let chunk: Option<(String, u32)> = statement
-            .query_row(params![quote.source.path, quote.chunk], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?;
+        let chunk = store::chunk_text_at(conn, &quote.source.path, quote.chunk)?;
         let text = chunk
             .and_then(|(text, chunk_start)| {
                 let from = quote.start.checked_sub(chunk_start)? as usize;
@@ -115,49 +108,7 @@ pub(super) fn is_navigation(text: &str) -> bool {
 
 /// The id of a generated page's or shard's source row, if it has one.
 pub(super) fn generated_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached("SELECT id FROM sources WHERE path = ?1")?.query_row([path], |row| row.get(0)).optional()
-}
-
-/// What the index holds about a page before this build.
-pub(super) struct StoredPage {
-    pub(super) model_hash: String,
-    pub(super) hash: String,
-    pub(super) path: String,
-    /// The page's view as the last plan made it, when the build asked for it.
-    pub(super) view: Option<String>,
-    /// The writer owes it a writing (`wiki_pages.writing_owed`).
-    pub(super) writing_owed: bool,
-}
-
-/// The stored rows of every page, or of the pages `only` names; with `views`, each with its stored view
-/// (read in the same pass: a fresh process that plans again compares them).
-pub(super) fn stored_pages(
-    conn: &Connection,
-    only: Option<&[&str]>,
-    views: bool,
-) -> rusqlite::Result<BTreeMap<String, StoredPage>> {
-    const COLUMNS: &str = "slug, model_hash, hash, path, CASE WHEN ?1 THEN view END, writing_owed";
-    let row = |row: &rusqlite::Row<'_>| {
-        let page = StoredPage {
-            model_hash: row.get(1)?,
-            hash: row.get(2)?,
-            path: row.get(3)?,
-            view: row.get(4)?,
-            writing_owed: row.get(5)?,
-        };
-        Ok((row.get(0)?, page))
-    };
-    let Some(only) = only else {
-        return conn.prepare(&format!("SELECT {COLUMNS} FROM wiki_pages"))?.query_map([views], row)?.collect();
-    };
-    let mut statement = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM wiki_pages WHERE slug = ?2"))?;
-    let mut pages = BTreeMap::new();
-    for slug in only {
-        if let Some((slug, page)) = statement.query_row(params![views, slug], row).optional()? {
-            pages.insert(slug, page);
-        }
-    }
-    Ok(pages)
+    store::source_id(conn, path)
 }
 
 /// A page rendered by this build, with what its rows record.
@@ -205,34 +156,26 @@ pub(super) fn store_page(
         source_count as u64,
         summary,
     );
-    conn.prepare_cached(
-        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-         ON CONFLICT (slug) DO UPDATE SET title = excluded.title, section = excluded.section, path = excluded.path,
-             aliases = excluded.aliases, source_count = excluded.source_count, summary = excluded.summary,
-             model_hash = excluded.model_hash, hash = excluded.hash, markdown = excluded.markdown,
-             view = excluded.view, run_id = excluded.run_id, writing = excluded.writing,
-             writing_owed = excluded.writing_owed",
-    )?
-    .execute(params![
-        model.slug,
-        model.title,
-        model.section,
-        path,
-        aliases,
-        source_count as i64,
-        shown.summary,
-        model_hash,
-        hash,
-        markdown,
-        view,
-        context.run_id,
-        writing.key,
-        writing.owed,
-    ])?;
-    conn.prepare_cached("INSERT OR REPLACE INTO shard_rows (slug, section, digest, json) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![model.slug, model.section, shown.digest(), shown.json(hash)])?;
-    let text = |text: &str| Value::Text(text.to_string());
+    store::upsert_page(
+        conn,
+        &store::PageRow {
+            slug: &model.slug,
+            title: &model.title,
+            section: &model.section,
+            path,
+            aliases: &aliases,
+            source_count,
+            summary: &shown.summary,
+            model_hash,
+            hash,
+            markdown,
+            view,
+            run_id: context.run_id,
+            writing: writing.key.as_deref(),
+            writing_owed: writing.owed,
+        },
+    )?;
+    store::upsert_shard_row(conn, &model.slug, &model.section, &shown.digest(), &shown.json(hash))?;
     // The line of each footnote's definition on the page, where lint points at a stale citation.
     let mut note_lines: HashMap<&str, usize> = HashMap::new();
     for (line, number) in markdown.lines().zip(1..) {
@@ -240,68 +183,35 @@ pub(super) fn store_page(
             note_lines.entry(note).or_insert(number);
         }
     }
-    let citations: Vec<Vec<Value>> = model
+    let citations: Vec<store::CitationRow<'_>> = model
         .quotes()
-        .map(|quote| {
-            let note_line = note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1);
-            vec![
-                text(&model.slug),
-                Value::Integer(quote.note.into()),
-                Value::Integer(note_line as i64),
-                text(&quote.source.source_ref),
-                text(&quote.source.path),
-                text(&quote.revision),
-                text(&quote.hash),
-                Value::Integer(quote.start.into()),
-                Value::Integer(quote.end.into()),
-                Value::Integer(quote.start_line.into()),
-                Value::Integer(quote.end_line.into()),
-                text(&quote.signal),
-            ]
+        .map(|quote| store::CitationRow {
+            note: quote.note,
+            note_line: note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1),
+            source_ref: &quote.source.source_ref,
+            path: &quote.source.path,
+            revision: &quote.revision,
+            hash: &quote.hash,
+            start_offset: quote.start,
+            end_offset: quote.end,
+            start_line: quote.start_line,
+            end_line: quote.end_line,
+            signal: &quote.signal,
         })
         .collect();
-    let citation_columns = [
-        "page",
-        "note",
-        "note_line",
-        "source_ref",
-        "path",
-        "revision",
-        "hash",
-        "start_offset",
-        "end_offset",
-        "start_line",
-        "end_line",
-        "signal",
-    ];
-    store::replace_rows(conn, "citations", "page = ?1", &model.slug, &citation_columns, &citations)?;
-    let paths: std::collections::BTreeSet<&str> = model
+    let listed: Vec<&str> = model
         .quotes()
         .map(|q| &q.source)
         .chain(&model.also)
         .chain(model.backlinks.iter().map(|b| &b.source))
         .map(|source| source.path.as_str())
+        .collect::<std::collections::BTreeSet<&str>>()
+        .into_iter()
         .collect();
-    let listed: Vec<Vec<Value>> = paths.into_iter().map(|path| vec![text(&model.slug), text(path)]).collect();
-    store::replace_rows(conn, "page_sources", "page = ?1", &model.slug, &["page", "path"], &listed)?;
-    let backlink_columns = ["page", "from_ref", "line", "kind"];
-    let backlinks: Vec<Vec<Value>> = model
-        .backlinks
-        .iter()
-        .map(|link| {
-            vec![text(&model.slug), text(&link.source.source_ref), Value::Integer(link.line.into()), text(&link.kind)]
-        })
-        .collect();
-    let linking = "page = ?1 AND kind != 'related'";
-    store::replace_rows(conn, "wiki_backlinks", linking, &model.slug, &backlink_columns, &backlinks)?;
-    let page_ref = SourceRef::page(&model.slug).path();
-    let related: Vec<Vec<Value>> = model
-        .related
-        .iter()
-        .map(|related| vec![text(&related.slug), text(&page_ref), Value::Integer(0), text("related")])
-        .collect();
-    let relating = "from_ref = ?1 AND kind = 'related'";
-    store::replace_rows(conn, "wiki_backlinks", relating, &page_ref, &backlink_columns, &related)?;
+    let backlinks: Vec<(&str, u32, &str)> =
+        model.backlinks.iter().map(|link| (link.source.source_ref.as_str(), link.line, link.kind.as_str())).collect();
+    let related: Vec<&str> = model.related.iter().map(|related| related.slug.as_str()).collect();
+    store::replace_page_links(conn, &model.slug, &citations, &listed, &backlinks, &related)?;
     store_artifact(conn, artifact, context.run_id)
 }
 
@@ -315,26 +225,12 @@ pub(super) fn remove_page(conn: &Connection, slug: &str) -> rusqlite::Result<()>
 
 /// Removes a page's rows other than its source row, which a re-rendered page updates in place.
 pub(super) fn remove_page_rows(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
-    let page_ref = SourceRef::page(slug).path();
-    conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
-    conn.prepare_cached("DELETE FROM shard_rows WHERE slug = ?1")?.execute([slug])?;
-    conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
-    conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
-    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE page = ?1 AND kind != 'related'")?.execute([slug])?;
-    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE from_ref = ?1 AND kind = 'related'")?.execute([&page_ref])?;
-    conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&page_ref])?;
-    Ok(())
+    store::delete_page_rows(conn, slug)
 }
 
 /// Stores an artifact's row in the catalog, as the query graph derived it.
 pub(super) fn store_artifact(conn: &Connection, artifact: &Artifact, run_id: &str) -> rusqlite::Result<()> {
-    let Artifact { uri, kind, path, hash, size, metadata } = artifact;
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO storage_objects (uri, kind, path, hash, size, metadata, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![uri, kind, path, hash, size.cast_signed(), metadata, run_id])?;
-    Ok(())
+    store::upsert_artifact(conn, artifact, run_id)
 }
 
 /// The first sentence of a quote, on one line, at most about 160 characters.

@@ -11,6 +11,7 @@ use knowledge_queries::wiki::{
 };
 
 use super::*;
+use crate::store::{ShardRowsOf, StoredShard};
 
 /// The shard queries' inputs, kept for the life of a `Compiler`: one per page row, and the run whose
 /// committed index they match.
@@ -92,65 +93,25 @@ struct PageFields {
     row: Option<ShardRow>,
 }
 
-/// Which page rows to read.
-#[derive(Clone, Copy)]
-enum Pages<'a> {
-    All,
-    Slugs(&'a BTreeSet<String>),
-    Section(&'a str),
-}
-
-/// Hands each page row the index holds to `each`, in slug order (the table's own, so no sort), with its
-/// row when `full`. A fresh process reads every page's digest and JSON, and whole rows only where it
-/// renders; rows are handed on as they are read, since a section can hold thousands.
-fn page_rows(conn: &Connection, pages: Pages<'_>, full: bool, mut each: impl FnMut(PageRow)) -> rusqlite::Result<()> {
-    let from = if full {
-        "SELECT s.slug, s.section, s.digest, s.json, p.title, p.path, p.aliases, p.source_count, p.summary
-         FROM shard_rows s JOIN wiki_pages p ON p.slug = s.slug"
-    } else {
-        "SELECT s.slug, s.section, s.digest, s.json FROM shard_rows s"
-    };
-    let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<PageRow> {
-        let slug: String = row.get(0)?;
-        let shown = if full {
-            let aliases = match row.get_ref(6)?.as_str()? {
-                "[]" => Vec::new(),
-                aliases => serde_json::from_str(aliases).unwrap_or_default(),
-            };
-            let sources = row.get::<_, i64>(7)?.cast_unsigned();
-            Some(ShardRow::new(slug.clone(), row.get(4)?, aliases, row.get(5)?, sources, row.get(8)?))
-        } else {
-            None
-        };
-        let fields = PageFields { section: row.get(1)?, digest: row.get(2)?, json: row.get(3)?, row: shown };
-        Ok(PageRow { slug, fields })
-    };
-    let (sql, value) = match pages {
-        Pages::All => (format!("{from} ORDER BY s.slug"), None),
-        Pages::Section(section) => (format!("{from} WHERE s.section = ?1 ORDER BY s.slug"), Some(section)),
-        Pages::Slugs(slugs) => {
-            let mut statement = conn.prepare_cached(&format!("{from} WHERE s.slug = ?1"))?;
-            for slug in slugs {
-                if let Some(page) = statement.query_row([slug], read).optional()? {
-                    each(page);
-                }
-            }
-            return Ok(());
-        }
-    };
-    let mut statement = conn.prepare_cached(&sql)?;
-    let mut rows = statement.query(rusqlite::params_from_iter(value))?;
-    while let Some(row) = rows.next()? {
-        each(read(row)?);
-    }
-    Ok(())
+/// Hands each page row the index holds to `each`, in slug order, with its row when `full`. A fresh process
+/// reads every page's digest and JSON, and whole rows only where it renders.
+fn page_rows(
+    conn: &Connection,
+    pages: ShardRowsOf<'_>,
+    full: bool,
+    mut each: impl FnMut(PageRow),
+) -> rusqlite::Result<()> {
+    store::each_shard_row(conn, pages, full, |stored| {
+        let fields = PageFields { section: stored.section, digest: stored.digest, json: stored.json, row: stored.row };
+        each(PageRow { slug: stored.slug, fields });
+    })
 }
 
 /// A section's JSON file as the index's page rows make it: what the file must hold. The index keeps only
 /// its hash (in `storage_objects`), since every edit of a page changes a row of it and the rows are there.
 pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
     let mut rows = Vec::new();
-    page_rows(conn, Pages::Section(section), false, |page| rows.push(page.fields.json))?;
+    page_rows(conn, ShardRowsOf::Section(section), false, |page| rows.push(page.fields.json))?;
     if rows.is_empty() {
         return Ok(None);
     }
@@ -192,8 +153,8 @@ fn sync_shards(
     });
     // The pages this build changed, whole; without them, every page's digest and JSON alone.
     let (pages, full) = match changed {
-        Some(slugs) => (Pages::Slugs(slugs), true),
-        None => (Pages::All, false),
+        Some(slugs) => (ShardRowsOf::Slugs(slugs), true),
+        None => (ShardRowsOf::All, false),
     };
     // A page goes when the index no longer holds its row: one of the changed pages, or when every row
     // was read, any not read.
@@ -255,7 +216,7 @@ fn read_section_rows(
     let index = state.index;
     let unread = sections(db, index).get(section).is_some_and(|pages| pages.iter().any(|page| page.row(db).is_none()));
     if unread {
-        page_rows(conn, Pages::Section(section), true, |page| {
+        page_rows(conn, ShardRowsOf::Section(section), true, |page| {
             let input = state.pages.get(&page.slug).copied();
             state.pages.insert(page.slug, set_page(db, input, page.fields));
         })?;
@@ -314,7 +275,7 @@ pub(super) fn compile_shards(
     let template_hash = shard_template_hash(context.templates);
     let warm = !context.full && !context.catalog.reseed && shards_match(inputs, context.catalog.prior_run);
     let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, &template_hash)?;
-    let stored = stored_shards(conn)?;
+    let stored = store::stored_shards(conn)?;
     // The sections whose Markdown shows other rows than the index holds: their rows are read (a fresh
     // process has only digests), then their Markdown rendered.
     let stale: Vec<String> = sections(db, index)
@@ -367,48 +328,18 @@ pub(super) fn compile_shards(
         remove_section(conn, section, before, stage)?;
     }
     if !enabled {
-        conn.prepare_cached("DELETE FROM storage_objects WHERE kind IN ('root', 'schema')")?.execute([])?;
-        conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
+        store::delete_root_and_schema(conn)?;
         return Ok(());
     }
     compile_root(conn, db, index, context, stage, stored.get(""))
 }
 
-/// What the index holds of each shard, by section (the root's under the empty one): the hash of the rows its Markdown
-/// shows, and the hashes of its files (not their texts, which are large and mostly unchanged).
-fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredShard>> {
-    conn.prepare(
-        // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
-        // `knowledge://index/root`, and it has no JSON).
-        "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
-         LEFT JOIN storage_objects m
-                ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
-         LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
-    )?
-    .query_map([], |row| {
-        Ok((
-            row.get(0)?,
-            StoredShard {
-                rows_hash: row.get(1)?,
-                markdown_hash: row.get(2)?,
-                json_hash: row.get(3)?,
-                path: row.get(4)?,
-                json_path: row.get(5)?,
-            },
-        ))
-    })?
-    .collect()
-}
-
 /// Removes the shard of a section with no page left: its row, its source row and its files' catalog rows.
 fn remove_section(conn: &Connection, section: &str, before: &StoredShard, stage: &mut Stage) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
+    let files: Vec<&str> = std::iter::once(&before.path).chain(&before.json_path).map(String::as_str).collect();
+    store::delete_shard(conn, section, &files)?;
     if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
         store::delete_source(conn, id, true)?;
-    }
-    // Its catalog rows, by the files the index recorded for it.
-    for path in std::iter::once(&before.path).chain(&before.json_path) {
-        conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
     }
     stage.shards.deleted += 1;
     stage.changes.push(ArtifactChange {
@@ -446,10 +377,7 @@ fn compile_root(
         record_shard(conn, context, stage, &root, before)?;
     }
     let schema = schema_artifact();
-    let schema_before: Option<String> = conn
-        .prepare_cached("SELECT hash FROM storage_objects WHERE uri = ?1")?
-        .query_row([&schema.uri], |row| row.get(0))
-        .optional()?;
+    let schema_before = store::artifact_hash(conn, &schema.uri)?;
     if schema_before.as_ref() != Some(&schema.hash) {
         store_artifact(conn, &schema, context.run_id)?;
         stage.changes.push(ArtifactChange {
@@ -461,16 +389,6 @@ fn compile_root(
         });
     }
     Ok(())
-}
-
-/// What the index holds of a shard before this build.
-pub(super) struct StoredShard {
-    rows_hash: String,
-    markdown_hash: Option<String>,
-    json_hash: Option<String>,
-    /// Its files, relative to the output folder; the root has no JSON.
-    path: String,
-    json_path: Option<String>,
 }
 
 /// A shard (or, with the empty section, the root) rendered by this build.
@@ -495,11 +413,8 @@ pub(super) fn record_shard(
 ) -> rusqlite::Result<()> {
     let RenderedShard { section, artifact, json_path, page_count, rows_hash, markdown } = *shard;
     let path = &artifact.path;
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![section, path, json_path, page_count as i64, rows_hash, markdown, context.run_id])?;
+    let entry = store::ShardEntry { section, path, json_path, page_count, rows_hash, markdown, run_id: context.run_id };
+    store::upsert_shard(conn, &entry)?;
     store_artifact(conn, artifact, context.run_id)?;
     let old_hash = before.and_then(|before| before.markdown_hash.clone());
     if old_hash.as_ref() != Some(&artifact.hash) {

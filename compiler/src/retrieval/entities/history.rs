@@ -1,7 +1,7 @@
 //! The entity delta log: what each build changed (`recent_changes`) and the change that introduced an
 //! entity (`which_pr_introduced`), with the commit, branch, pull request and CI run the build recorded.
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -46,41 +46,25 @@ fn changes(
     slug: Option<&str>,
     limit: usize,
 ) -> Result<Vec<EntityChange>, EntityError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT c.run_id, r.started_at, c.slug, c.type, c.change, c.path, c.labels, c.old_value, c.new_value, r.vcs
-         FROM entity_changes c JOIN runs r ON r.id = c.run_id
-         WHERE ?1 IS NULL OR c.slug = ?1
-         ORDER BY c.run_id DESC, c.slug",
-    )?;
-    let rows = statement.query_map(params![slug], |row| {
-        let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
-        let labels: String = row.get(6)?;
-        Ok((
-            labels,
-            EntityChange {
-                run_id: row.get(0)?,
-                started_at: row.get(1)?,
-                slug: row.get(2)?,
-                entity_type: row.get(3)?,
-                change: row.get(4)?,
-                path: row.get(5)?,
-                old_value: json(row.get(7)?),
-                new_value: json(row.get(8)?),
-                vcs: json(row.get(9)?).unwrap_or_default(),
-            },
-        ))
-    })?;
+    let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
     let mut found = Vec::new();
-    for row in rows {
-        let (labels, change) = row?;
+    crate::store::each_entity_change(conn, slug, |row| {
         // A change to an entity of a source the principal may not read is not shown: its name is content.
-        if access.can_read_labels(&labels) && access.can_read_path(&change.path) {
-            found.push(change);
-            if found.len() == limit {
-                break;
-            }
+        if access.can_read_labels(&row.labels) && access.can_read_path(&row.path) {
+            found.push(EntityChange {
+                run_id: row.run_id,
+                started_at: row.started_at,
+                slug: row.slug,
+                entity_type: row.entity_type,
+                change: row.change,
+                path: row.path,
+                old_value: json(row.old_value),
+                new_value: json(row.new_value),
+                vcs: json(row.vcs).unwrap_or_default(),
+            });
         }
-    }
+        found.len() < limit
+    })?;
     Ok(found)
 }
 

@@ -172,39 +172,18 @@ impl EntityGraph {
 
     /// Loads the readable entities of the index and resolves their edges.
     pub fn load(conn: &Connection, access: &Access) -> Result<EntityGraph, EntityError> {
-        let sql = format!(
-            "SELECT e.slug, e.type, e.name, e.payload, e.start_line, e.end_line, e.start_offset, e.end_offset,
-                    s.path, s.revision
-             FROM entities e JOIN sources s ON s.id = e.source_id
-             WHERE {}
-             ORDER BY s.path, e.start_offset, e.slug",
-            access.source_filter("s.id")
-        );
-        let mut statement = conn.prepare(&sql)?;
-        let rows = statement.query_map([], |row| {
-            let path: String = row.get(8)?;
-            let revision: String = row.get(9)?;
-            let (start_line, end_line): (u32, u32) = (row.get(4)?, row.get(5)?);
+        let mut nodes = Vec::new();
+        for row in crate::store::entity_rows(conn, access.hidden_sources())? {
+            let crate::store::EntityRow { slug, entity_type, name, payload, path, revision, .. } = row;
             let anchor = Anchor {
-                source_ref: crate::retrieval::context::citation_ref(&path, &revision, start_line, end_line),
+                source_ref: crate::retrieval::context::citation_ref(&path, &revision, row.start_line, row.end_line),
                 path,
                 revision,
-                start_line,
-                end_line,
-                start_offset: row.get(6)?,
-                end_offset: row.get(7)?,
+                start_line: row.start_line,
+                end_line: row.end_line,
+                start_offset: row.start_offset,
+                end_offset: row.end_offset,
             };
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, String>(3)?,
-                anchor,
-            ))
-        })?;
-        let mut nodes = Vec::new();
-        for row in rows {
-            let (slug, entity_type, name, payload, anchor) = row?;
             let fields = match EntityType::parse(&entity_type) {
                 Some(EntityType::Component) => serde_json::from_str(&payload).ok().map(Fields::Component),
                 Some(EntityType::Symbol) => serde_json::from_str(&payload).ok().map(Fields::Symbol),

@@ -26,7 +26,7 @@ use super::{EvalError, Latency, Mode, score};
 use crate::retrieval::access::Access;
 use crate::retrieval::search::{self, Highlight, ResultKind, SearchRequest};
 use crate::store::postgres::PgStore;
-use knowledge_queries::{Origin, SourceRef};
+use knowledge_queries::SourceRef;
 
 /// Every chunk's id and heading path, by source path.
 type ChunkSections = HashMap<String, Vec<(String, Vec<String>)>>;
@@ -334,41 +334,37 @@ fn same_title(heading: &str, section: &str) -> bool {
 /// The source files a generated page quotes, by the page's path, and an index entry's page quotes, by
 /// the entry's chunk id.
 fn page_citations(conn: &Connection) -> rusqlite::Result<HashMap<String, Vec<String>>> {
-    let mut statement = conn.prepare("SELECT DISTINCT page, path FROM citations ORDER BY page, path")?;
+    Ok(by_page(crate::store::page_quotes(conn)?, crate::store::index_entry_pages(conn)?))
+}
+
+/// The source paths each page quotes (by the page's path), and each index entry's page quotes (by the
+/// entry's chunk id), from the pages' quotes and the entries' pages.
+fn by_page(quotes: Vec<(String, String)>, entries: Vec<(String, String)>) -> HashMap<String, Vec<String>> {
     let mut by_page: HashMap<String, Vec<String>> = HashMap::new();
-    for row in statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
-        let (page, path) = row?;
+    for (page, path) in quotes {
         by_page.entry(SourceRef::page(&page).path()).or_default().push(path);
     }
     // An index entry stands for its page: its chunk's identifiers column holds the page's slug.
-    let mut entries = conn.prepare(&format!(
-        "SELECT c.id, c.identifiers FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {}",
-        Origin::Shard.sql_condition("s.path")
-    ))?;
-    let rows: Vec<(String, String)> =
-        entries.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    for (entry, page) in rows {
+    for (entry, page) in entries {
         let quoted = by_page.get(&SourceRef::page(&page).path()).cloned().unwrap_or_default();
         by_page.entry(entry).or_default().extend(quoted);
     }
-    Ok(by_page)
+    by_page
+}
+
+/// Chunks' (source path, id, heading path as JSON) as each path's chunks with their headings.
+fn sections_of(chunks: Vec<(String, String, String)>) -> ChunkSections {
+    let mut by_path: ChunkSections = HashMap::new();
+    for (path, id, headings) in chunks {
+        let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
+        by_path.entry(path).or_default().push((id, headings));
+    }
+    by_path
 }
 
 /// Every chunk's id and heading path, by source path.
 fn chunk_sections(conn: &Connection) -> rusqlite::Result<ChunkSections> {
-    let mut statement = conn.prepare(
-        "SELECT s.path, c.id, c.heading_path FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE c.revision = s.revision AND c.entity IS NULL",
-    )?;
-    let mut by_path: ChunkSections = HashMap::new();
-    for row in statement
-        .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?
-    {
-        let (path, id, headings) = row?;
-        let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
-        by_path.entry(path).or_default().push((id, headings));
-    }
-    Ok(by_path)
+    Ok(sections_of(crate::store::chunk_headings(conn)?))
 }
 
 /// [`page_citations`] and [`chunk_sections`] of `project` in the Postgres store.
@@ -376,33 +372,9 @@ fn store_sections(
     store: &mut PgStore,
     project: &str,
 ) -> Result<(HashMap<String, Vec<String>>, ChunkSections), ::postgres::Error> {
-    let mut by_page: HashMap<String, Vec<String>> = HashMap::new();
-    for row in store.rows(
-        "SELECT DISTINCT page, path FROM knowledge_citations WHERE project = $1 ORDER BY page, path",
-        &[&project],
-    )? {
-        by_page.entry(SourceRef::page(row.get(0)).path()).or_default().push(row.get(1));
-    }
-    let entries = store.rows(
-        &format!(
-            "SELECT id, identifiers FROM knowledge_chunks WHERE project = $1 AND {}",
-            Origin::Shard.sql_condition("path")
-        ),
-        &[&project],
-    )?;
-    for row in entries {
-        let quoted = by_page.get(&SourceRef::page(row.get(1)).path()).cloned().unwrap_or_default();
-        by_page.entry(row.get(0)).or_default().extend(quoted);
-    }
-    let mut by_path: ChunkSections = HashMap::new();
-    for row in store.rows(
-        "SELECT path, id, heading_path FROM knowledge_chunks WHERE project = $1 AND entity IS NULL",
-        &[&project],
-    )? {
-        let headings: Vec<String> = serde_json::from_str(row.get::<_, &str>(2)).unwrap_or_default();
-        by_path.entry(row.get(0)).or_default().push((row.get(1), headings));
-    }
-    Ok((by_page, by_path))
+    use crate::store::postgres as pg;
+    let by_page = by_page(pg::page_quotes(store, project)?, pg::index_entry_pages(store, project)?);
+    Ok((by_page, sections_of(pg::chunk_headings(store, project)?)))
 }
 
 #[cfg(test)]

@@ -1,15 +1,12 @@
 //! Listings, the run ledger, statistics and the stored lint findings over the Postgres store: the same
 //! answers as the SQLite index's, across the projects a principal may read, each item naming its project.
 //! Each project's own principals decide what is hidden there (a path hidden in one project says nothing
-//! about another's). Text is ordered and compared bytewise (`COLLATE "C"`), as SQLite and the merges here
-//! do, whatever the database's collation.
+//! about another's). Merges across projects compare text bytewise, as the store orders it.
 
-use ::postgres::Row;
-
-use super::postgres::number;
 use super::*;
 use crate::retrieval::search::{NO_EMBEDDINGS, ProjectScope, StoreReadError};
-use crate::store::postgres::PgStore;
+use crate::store::RunsWhere;
+use crate::store::postgres::{self as pg, PgStore};
 
 /// Separates a project from a key in a listing's cursor: names never hold it.
 const CURSOR_SEPARATOR: char = '\u{1f}';
@@ -30,26 +27,8 @@ pub fn lint_results_postgres(
     let scopes = ProjectScope::each(store, projects, principal)?;
     let mut findings = Vec::new();
     for scope in &scopes {
-        let rows = store
-            .rows(
-                "SELECT path, line, col, severity, code, message FROM knowledge_lint_findings WHERE project = $1
-                 ORDER BY path COLLATE \"C\", line, col, code COLLATE \"C\"",
-                &[&scope.project],
-            )
-            .map_err(failed(store))?;
-        findings.extend(
-            rows.iter()
-                .map(|row| LintFinding {
-                    path: row.get(0),
-                    line: number(row, 1),
-                    column: number(row, 2),
-                    severity: row.get(3),
-                    code: row.get(4),
-                    message: row.get(5),
-                    project: Some(scope.project.clone()),
-                })
-                .filter(|finding| is_shown(finding, paths, min_severity, &scope.access)),
-        );
+        let found = pg::lint_findings(store, &scope.project).map_err(failed(store))?;
+        findings.extend(found.into_iter().filter(|finding| is_shown(finding, paths, min_severity, &scope.access)));
     }
     let run_id = match scopes.as_slice() {
         [only] => only.meta.get("lint_run").filter(|id| !id.is_empty()).cloned(),
@@ -77,30 +56,14 @@ pub fn stats_postgres(
         degraded_reason: Some(NO_EMBEDDINGS.to_string()),
         embeddings_model: None,
     };
-    let not_generated = crate::store::not_generated();
     for scope in &scopes {
-        let hidden = scope.access.hidden_sources().to_vec();
-        let row = store
-            .rows(
-                &format!(
-                    "SELECT (SELECT count(*) FROM knowledge_sources
-                             WHERE project = $1 AND {not_generated} AND NOT (id = ANY($2))),
-                            (SELECT count(*) FROM knowledge_chunks
-                             WHERE project = $1 AND entity IS NULL AND NOT (source_id = ANY($2))
-                               AND source_id IN (SELECT id FROM knowledge_sources
-                                                 WHERE project = $1 AND {not_generated})),
-                            (SELECT count(*) FROM knowledge_pages WHERE project = $1),
-                            (SELECT count(*) FROM knowledge_runs WHERE project = $1 AND kind = 'build')"
-                ),
-                &[&scope.project, &hidden],
-            )
-            .map_err(failed(store))?;
-        let count = |at: usize| row[0].get::<_, i64>(at).cast_unsigned();
-        stats.sources += count(0);
-        stats.chunks += count(1);
-        stats.pages += count(2);
-        stats.runs += count(3);
-        let last = builds(store, scope, "$2::text IS NULL", &None::<String>, 1)?.into_iter().next();
+        let [sources, chunks, pages, runs] =
+            pg::project_counts(store, &scope.project, scope.access.hidden_sources()).map_err(failed(store))?;
+        stats.sources += sources;
+        stats.chunks += chunks;
+        stats.pages += pages;
+        stats.runs += runs;
+        let last = builds(store, scope, RunsWhere::All, 1)?.into_iter().next();
         if let Some(last) = last.filter(|last| stats.last_run.as_ref().is_none_or(|newest| last.id > newest.id)) {
             stats.last_run = Some(last);
         }
@@ -111,18 +74,7 @@ pub fn stats_postgres(
             stats.embeddings_model = Some(model.clone());
             stats.search_modes = vec!["keyword", "semantic", "hybrid"];
             // Chunks the generation has no vector for: ones a provider failed on (notes are never embedded).
-            let waiting = store
-                .rows(
-                    &format!(
-                        "SELECT count(*) FROM knowledge_chunks c
-                         WHERE c.project = $1 AND c.entity IS NULL AND NOT {}
-                           AND NOT EXISTS (SELECT 1 FROM knowledge_vectors v WHERE v.chunk_seq = c.seq AND v.model = $2)",
-                        Origin::Note.sql_condition("c.path")
-                    ),
-                    &[&scope.project, model],
-                )
-                .map_err(failed(store))?[0]
-                .get::<_, i64>(0);
+            let waiting = pg::chunks_without_vectors(store, &scope.project, model).map_err(failed(store))?;
             let finished = scope.meta.get("embedded_run") == scope.meta.get("last_run");
             stats.degraded = !finished || waiting > 0;
             stats.degraded_reason = if !finished {
@@ -147,11 +99,10 @@ pub fn recent_changes_postgres(
     principal: Option<&str>,
 ) -> Result<Vec<Change>, StoreReadError> {
     let limit = i64::from(runs.clamp(1, 1000));
-    let since = since.map(str::to_string);
+    let runs = since.map_or(RunsWhere::All, RunsWhere::Since);
     let mut changes = Vec::new();
     for scope in ProjectScope::each(store, projects, principal)? {
-        let condition = "$2::text IS NULL OR id COLLATE \"C\" > $2 OR started_at COLLATE \"C\" > $2";
-        for run in builds(store, &scope, condition, &since, limit)? {
+        for run in builds(store, &scope, runs, limit)? {
             let events = events(store, &scope.project, &run.id)?
                 .into_iter()
                 .filter(|(event, labels)| {
@@ -178,26 +129,7 @@ pub fn run_status_postgres(
     let mut found: Option<(RunStatus, &ProjectScope)> = None;
     let scopes = ProjectScope::each(store, projects, principal)?;
     for scope in &scopes {
-        let rows = store
-            .rows(
-                "SELECT id, kind, status, started_at, finished_at, tool_version, summary::text FROM knowledge_runs
-                 WHERE project = $1 AND (($2::text IS NULL AND kind = 'build') OR id = $2)
-                 ORDER BY id COLLATE \"C\" DESC LIMIT 1",
-                &[&scope.project, &id],
-            )
-            .map_err(failed(store))?;
-        let Some(row) = rows.first() else { continue };
-        let run = RunStatus {
-            id: row.get(0),
-            kind: row.get(1),
-            status: row.get(2),
-            started_at: row.get(3),
-            finished_at: row.get(4),
-            tool_version: row.get(5),
-            summary: serde_json::from_str(row.get::<_, &str>(6)).unwrap_or_default(),
-            events: Vec::new(),
-            project: Some(scope.project.clone()),
-        };
+        let Some(run) = pg::run_status(store, &scope.project, id).map_err(failed(store))? else { continue };
         if found.as_ref().is_none_or(|(newest, _)| id.is_none() && run.id > newest.id) {
             found = Some((run, scope));
         }
@@ -229,37 +161,16 @@ pub fn list_postgres(
         ListKind::Sources | ListKind::Notes => {
             let after = decode_cursor(cursor, "s:")?.unwrap_or_default();
             let (after_project, after_path) = after.split_once(CURSOR_SEPARATOR).unwrap_or(("", ""));
-            let selected = if kind == ListKind::Notes {
-                Origin::Note.sql_condition("path")
-            } else {
-                format!("({} OR {})", Origin::File.sql_condition("path"), Origin::External.sql_condition("path"))
-            };
+            let notes = kind == ListKind::Notes;
             // Projects in the order given; within one, by path.
             let start = scopes.iter().position(|s| s.project == after_project).unwrap_or(0);
             let mut items: Vec<SourceItem> = Vec::new();
             for scope in &scopes[start..] {
                 let after = if scope.project == after_project { after_path } else { "" };
-                let hidden = scope.access.hidden_sources().to_vec();
-                let rows = store
-                    .rows(
-                        &format!(
-                            "SELECT uri, path, title, kind, revision, size, chunk_count FROM knowledge_sources
-                             WHERE project = $1 AND path COLLATE \"C\" > $2 AND {selected} AND NOT (id = ANY($3))
-                             ORDER BY path COLLATE \"C\" LIMIT $4"
-                        ),
-                        &[&scope.project, &after, &hidden, &(fetch - items.len() as i64)],
-                    )
+                let hidden = scope.access.hidden_sources();
+                let found = pg::source_items(store, &scope.project, notes, hidden, after, fetch - items.len() as i64)
                     .map_err(failed(store))?;
-                items.extend(rows.iter().map(|row| SourceItem {
-                    uri: row.get(0),
-                    path: row.get(1),
-                    title: row.get(2),
-                    source_kind: row.get(3),
-                    revision: row.get(4),
-                    size: row.get::<_, i64>(5).cast_unsigned(),
-                    chunk_count: u64::from(number(row, 6)),
-                    project: Some(scope.project.clone()),
-                }));
+                items.extend(found);
                 if items.len() as i64 >= fetch {
                     break;
                 }
@@ -273,8 +184,7 @@ pub fn list_postgres(
             let before = decode_cursor(cursor, "r:")?;
             let mut items = Vec::new();
             for scope in &scopes {
-                let condition = "$2::text IS NULL OR id COLLATE \"C\" < $2";
-                items.extend(runs_of(store, scope, kind.run_kind(), condition, &before, fetch)?);
+                items.extend(runs_of(store, scope, kind.run_kind(), RunsWhere::Before(before.as_deref()), fetch)?);
             }
             items.sort_by(|a, b| b.id.cmp(&a.id));
             items.truncate(usize::try_from(fetch).unwrap_or(usize::MAX));
@@ -287,79 +197,36 @@ pub fn list_postgres(
     }
 }
 
-/// A project's builds matching `condition` (over `$2`, the cursor or `since`), newest first, `limit` of
-/// them: [`runs_of`] for builds.
+/// A project's builds, newest first, `limit` of them: [`runs_of`] for builds.
 fn builds(
     store: &mut PgStore,
     scope: &ProjectScope,
-    condition: &str,
-    key: &Option<String>,
+    runs: RunsWhere<'_>,
     limit: i64,
 ) -> Result<Vec<RunItem>, StoreReadError> {
-    runs_of(store, scope, RunKind::Build, condition, key, limit)
+    runs_of(store, scope, RunKind::Build, runs, limit)
 }
 
-/// A project's runs of `kind` matching `condition`, newest first, `limit` of them; a principal who cannot
-/// read every source of the project sees each summary [redacted](RunKind::redacted). Asks against the store
-/// are not recorded, so it holds builds only today.
+/// A project's runs of `kind`, newest first, `limit` of them; a principal who cannot read every source of
+/// the project sees each summary [redacted](RunKind::redacted). Asks against the store are not recorded, so
+/// it holds builds only today.
 fn runs_of(
     store: &mut PgStore,
     scope: &ProjectScope,
     kind: RunKind,
-    condition: &str,
-    key: &Option<String>,
+    runs: RunsWhere<'_>,
     limit: i64,
 ) -> Result<Vec<RunItem>, StoreReadError> {
-    let rows = store
-        .rows(
-            &format!(
-                "SELECT id, started_at, finished_at, status, tool_version, vcs::text, summary::text FROM knowledge_runs
-                 WHERE project = $1 AND kind = '{}' AND ({condition}) ORDER BY id COLLATE \"C\" DESC LIMIT $3",
-                kind.as_str()
-            ),
-            &[&scope.project, key, &limit],
-        )
-        .map_err(failed(store))?;
-    let redact = !scope.access.reads_everything();
-    Ok(rows
-        .iter()
-        .map(|row| RunItem {
-            id: row.get(0),
-            started_at: row.get(1),
-            finished_at: row.get(2),
-            status: row.get(3),
-            tool_version: row.get(4),
-            vcs: serde_json::from_str(row.get::<_, &str>(5)).unwrap_or_default(),
-            summary: if redact {
-                kind.redacted()
-            } else {
-                serde_json::from_str(row.get::<_, &str>(6)).unwrap_or_default()
-            },
-            project: Some(scope.project.clone()),
-        })
-        .collect())
+    let mut items = pg::run_items(store, &scope.project, kind.as_str(), runs, limit).map_err(failed(store))?;
+    if !scope.access.reads_everything() {
+        for item in &mut items {
+            item.summary = kind.redacted();
+        }
+    }
+    Ok(items)
 }
 
 /// A run's events in order, each with the labels of the source it names.
 fn events(store: &mut PgStore, project: &str, run_id: &str) -> Result<Vec<(ChangeEvent, String)>, StoreReadError> {
-    let rows = store
-        .rows(
-            "SELECT kind, path, old_revision, new_revision, detail, labels FROM knowledge_run_events
-             WHERE project = $1 AND run_id = $2 ORDER BY seq",
-            &[&project, &run_id],
-        )
-        .map_err(failed(store))?;
-    Ok(rows
-        .iter()
-        .map(|row: &Row| {
-            let event = ChangeEvent {
-                kind: row.get(0),
-                path: row.get(1),
-                old_revision: row.get(2),
-                new_revision: row.get(3),
-                detail: row.get(4),
-            };
-            (event, row.get(5))
-        })
-        .collect())
+    pg::run_events(store, project, run_id).map_err(failed(store))
 }

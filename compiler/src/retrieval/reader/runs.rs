@@ -1,59 +1,22 @@
 //! The run ledger and the storage, as an agent asks about them: one run's status and events (a build, an
 //! `ask`, a `resolve` decision), the purpose decisions recorded, and what the output folder stores.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{ChangeEvent, ReaderError};
 use crate::retrieval::access::Access;
-
-/// One run of the ledger.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RunStatus {
-    pub id: String,
-    /// `build`, `ask` or `resolve`.
-    pub kind: String,
-    /// A build's `succeeded`, an ask's `answered`, a decision's `allowed` or `denied`.
-    pub status: String,
-    pub started_at: String,
-    pub finished_at: String,
-    pub tool_version: String,
-    /// What the run recorded: a build's counters, an ask's answer, a decision.
-    pub summary: serde_json::Value,
-    pub events: Vec<ChangeEvent>,
-    /// The project of a Postgres store it belongs to; absent for a local index.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-}
+pub use crate::store::{Decision, RunStatus, StorageObject};
 
 /// The run `id`, or the newest build when `None`. A run of another kind that names a source the principal
 /// may not read is missing for it (its summary holds that source's text or name); a build's events and
 /// skipped files are shown only where readable.
 pub fn run_status(conn: &Connection, id: Option<&str>, access: &Access) -> Result<RunStatus, ReaderError> {
-    let row = conn
-        .query_row(
-            "SELECT id, kind, status, started_at, finished_at, tool_version, summary FROM runs
-             WHERE (?1 IS NULL AND kind = 'build') OR id = ?1 ORDER BY id DESC LIMIT 1",
-            params![id],
-            |row| {
-                Ok(RunStatus {
-                    id: row.get(0)?,
-                    kind: row.get(1)?,
-                    status: row.get(2)?,
-                    started_at: row.get(3)?,
-                    finished_at: row.get(4)?,
-                    tool_version: row.get(5)?,
-                    summary: serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default(),
-                    events: Vec::new(),
-                    project: None,
-                })
-            },
-        )
-        .optional()?;
+    let row = crate::store::run_status(conn, id)?;
     let missing = || ReaderError::NotFound(id.unwrap_or("the last build").to_string());
     let run = row.ok_or_else(missing)?;
-    let events = super::listing::run_events(conn, &run.id)?;
+    let events = crate::store::run_events(conn, &run.id)?;
     as_readable(run, events, access).ok_or_else(missing)
 }
 
@@ -76,41 +39,10 @@ pub(super) fn as_readable(
     Some(run)
 }
 
-/// One purpose decision `knowledge source resolve --purpose` recorded.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Decision {
-    pub run_id: String,
-    pub at: String,
-    /// The source's stored path (a project path or an ingested source's ref).
-    pub path: String,
-    pub revision: Option<String>,
-    /// `allowed` or `denied`.
-    pub status: String,
-    /// The purpose, the principal, the reason and the stale status, as recorded.
-    pub detail: serde_json::Value,
-}
-
 /// The last 100 decisions on sources the principal may read, newest first.
 pub fn decisions(conn: &Connection, access: &Access) -> Result<Vec<Decision>, ReaderError> {
-    let mut statement = conn.prepare_cached(
-        "SELECT r.id, r.finished_at, e.path, e.new_revision, r.status, e.detail, e.labels
-         FROM runs r JOIN run_events e ON e.run_id = r.id
-         WHERE r.kind = 'resolve' AND e.kind = 'source_resolved' ORDER BY r.id DESC LIMIT 100",
-    )?;
-    let rows = statement.query_map([], |row| {
-        let decision = Decision {
-            run_id: row.get(0)?,
-            at: row.get(1)?,
-            path: row.get(2)?,
-            revision: row.get(3)?,
-            status: row.get(4)?,
-            detail: serde_json::from_str(&row.get::<_, Option<String>>(5)?.unwrap_or_default()).unwrap_or_default(),
-        };
-        Ok((decision, row.get::<_, String>(6)?))
-    })?;
     let mut found = Vec::new();
-    for row in rows {
-        let (decision, labels) = row?;
+    for (decision, labels) in crate::store::decisions(conn)? {
         if access.can_read_labels(&labels) && access.can_read_path(&decision.path) {
             found.push(decision);
         }
@@ -140,37 +72,12 @@ pub struct ArtifactKind {
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct StorageObject {
-    pub uri: String,
-    pub kind: String,
-    /// Relative to the output folder.
-    pub path: String,
-    pub hash: String,
-    pub size: u64,
-    /// The run that last changed it.
-    pub run_id: String,
-}
-
 /// The storage of the index at `index`. Artifacts are generated pages and shards, which quote only what
 /// every principal may read; an object whose source is hidden is left out all the same.
 pub fn storage(conn: &Connection, index: &std::path::Path, access: &Access) -> Result<Storage, ReaderError> {
     let mut objects = Vec::new();
     let mut kinds: std::collections::BTreeMap<String, (u64, u64)> = std::collections::BTreeMap::new();
-    let mut statement =
-        conn.prepare_cached("SELECT uri, kind, path, hash, size, run_id FROM storage_objects ORDER BY uri")?;
-    let rows = statement.query_map([], |row| {
-        Ok(StorageObject {
-            uri: row.get(0)?,
-            kind: row.get(1)?,
-            path: row.get(2)?,
-            hash: row.get(3)?,
-            size: u64::try_from(row.get::<_, i64>(4)?).unwrap_or(0),
-            run_id: row.get(5)?,
-        })
-    })?;
-    for row in rows {
-        let object = row?;
+    for object in crate::store::storage_objects(conn)? {
         if !access.can_read_path(&object.uri) {
             continue;
         }

@@ -3,7 +3,9 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
+
+use crate::store;
 
 use super::*;
 
@@ -68,12 +70,11 @@ impl SearchIndex for SqliteIndex<'_> {
     type Error = rusqlite::Error;
 
     fn chunk_total(&mut self) -> rusqlite::Result<f64> {
-        self.conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))
+        store::chunk_total(self.conn)
     }
 
     fn word_frequencies(&mut self, words: &[String]) -> rusqlite::Result<Vec<Option<f64>>> {
-        let mut statement = self.conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
-        words.iter().map(|word| statement.query_row([format!("\"{word}\"")], |row| row.get(0).map(Some))).collect()
+        store::word_frequencies(self.conn, words)
     }
 
     fn keyword_pool(
@@ -83,7 +84,16 @@ impl SearchIndex for SqliteIndex<'_> {
         terms: &[String],
         pool: usize,
     ) -> rusqlite::Result<Vec<SearchResult>> {
-        keyword::sqlite_pool(self.conn, request, access, terms, pool)
+        let pool = store::keyword_pool(self.conn, &request.wanted_kinds(), access.hidden_sources(), terms, pool)?;
+        Ok(pool
+            .into_iter()
+            .map(|(hit, bm25)| {
+                let mut result = unscored(hit);
+                result.score = bm25;
+                (result.scores.keyword, result.scores.bm25) = (bm25, bm25);
+                result
+            })
+            .collect())
     }
 
     fn semantic(&mut self, request: &SearchRequest, access: &Access, k: usize) -> rusqlite::Result<Semantic> {
@@ -112,97 +122,42 @@ impl SearchIndex for SqliteIndex<'_> {
     }
 
     fn chunk(&mut self, seq: i64) -> rusqlite::Result<Option<SearchResult>> {
-        self.conn
-            .prepare_cached(&format!(
-                "SELECT {RESULT_COLUMNS}
-                 FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1 AND c.revision = s.revision"
-            ))?
-            .query_row([seq], result_from_row)
-            .optional()
+        Ok(store::chunk_hit(self.conn, seq)?.map(unscored))
     }
 
     fn entry_page(&mut self, seq: i64) -> rusqlite::Result<Option<String>> {
-        self.conn
-            .prepare_cached("SELECT identifiers FROM chunks WHERE seq = ?1")?
-            .query_row([seq], |row| row.get(0))
-            .optional()
+        store::entry_page(self.conn, seq)
     }
 
     fn page_sources(&mut self, page: &str) -> rusqlite::Result<Vec<(String, bool)>> {
-        self.conn
-            .prepare_cached("SELECT DISTINCT path, signal = 'title' FROM citations WHERE page = ?1")?
-            .query_map([page], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect()
+        store::page_sources(self.conn, page)
     }
 
     fn page_names(&mut self, page: &str) -> rusqlite::Result<Option<(String, String)>> {
-        self.conn
-            .prepare_cached("SELECT title, aliases FROM wiki_pages WHERE slug = ?1")?
-            .query_row([page], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()
+        store::page_names(self.conn, page)
     }
 
     fn fresh_paths(&mut self, paths: &[&str]) -> rusqlite::Result<HashSet<String>> {
-        let listed = serde_json::to_string(paths).unwrap_or_default();
-        let mut statement = self.conn.prepare_cached(
-            "SELECT DISTINCT path FROM run_events
-             WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run')
-                   AND kind IN ('source_added', 'source_changed') AND path IN (SELECT value FROM json_each(?1))",
-        )?;
-        statement.query_map([listed], |row| row.get(0))?.collect()
+        store::fresh_paths(self.conn, paths)
     }
 
     fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> rusqlite::Result<bool> {
-        self.conn
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM citations WHERE source_ref = ?1 AND revision = ?2
-                                AND start_offset < ?4 AND end_offset > ?3)",
-            )?
-            .query_row(params![uri, revision, citation.start_offset, citation.end_offset], |row| row.get(0))
+        store::quoted(self.conn, uri, revision, citation.start_offset, citation.end_offset)
     }
 
     fn cited_chunks(&mut self, page: &str) -> rusqlite::Result<Vec<(Option<i64>, String)>> {
-        self.conn
-            .prepare_cached(
-                "SELECT DISTINCT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
-                                  WHERE s.path = t.path AND c.start_offset <= t.start_offset
-                                        AND t.start_offset < c.end_offset AND c.entity IS NULL
-                                  ORDER BY c.ordinal LIMIT 1), t.path
-                 FROM citations t WHERE t.page = ?1 ORDER BY t.note",
-            )?
-            .query_map([page], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect()
+        store::cited_chunks(self.conn, page)
     }
 
     fn quoting_pages(&mut self, path: &str) -> rusqlite::Result<Vec<(Option<i64>, String)>> {
-        let page = Origin::Page.prefix();
-        self.conn
-            .prepare_cached(&format!(
-                "SELECT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
-                         WHERE s.path = '{page}' || p.page ORDER BY c.ordinal LIMIT 1), '{page}' || p.page
-                 FROM page_sources p WHERE p.path = ?1 ORDER BY p.page",
-            ))?
-            .query_map([path], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect()
+        store::quoting_pages(self.conn, path)
     }
 
     fn index_run(&mut self) -> rusqlite::Result<(Option<String>, Option<String>)> {
-        let run = crate::store::meta(self.conn, "last_run")?;
-        let finished = match &run {
-            Some(run) => self
-                .conn
-                .prepare_cached("SELECT finished_at FROM runs WHERE id = ?1")?
-                .query_row([run], |row| row.get(0))
-                .optional()?,
-            None => None,
-        };
-        Ok((run, finished))
+        store::index_run(self.conn)
     }
 
     fn source_state(&mut self, source: &ResultSource) -> rusqlite::Result<Option<(String, String)>> {
-        self.conn
-            .prepare_cached("SELECT revision, lint_facts FROM sources WHERE path = ?1")?
-            .query_row([&source.path], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()
+        store::source_state(self.conn, &source.path)
     }
 }

@@ -3,8 +3,6 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, params};
-
 use super::*;
 
 /// The keyword retrieval: the whole ranked candidate pool, re-ranked, without snippets.
@@ -28,51 +26,6 @@ pub(super) fn keyword<I: SearchIndex>(
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     response.results = results;
     Ok(response)
-}
-
-/// The SQLite index's keyword pool: FTS5's BM25 over the quoted query words, title weighted over body.
-pub(super) fn sqlite_pool(
-    conn: &Connection,
-    request: &SearchRequest,
-    access: &Access,
-    terms: &[String],
-    pool: usize,
-) -> rusqlite::Result<Vec<SearchResult>> {
-    // Pages, index entries, notes and entity excerpts are few, so a kind filter names their chunks rather
-    // than every source chunk.
-    let chunks_where = |condition: String| {
-        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {condition}")
-    };
-    let kind_filter = match request.kind_filter("s.path") {
-        KindFilter::All => "1".to_string(),
-        KindFilter::Except(condition) => format!("rowid NOT IN ({})", chunks_where(condition)),
-        // `+rowid`: offered to FTS5 as a rowid constraint, the set would drive one MATCH per listed chunk
-        // (1.4 s for tokio's 8,000 entity excerpts); as a plain filter it is read once and tested per match.
-        KindFilter::Only(condition) => format!("+rowid IN ({})", chunks_where(condition)),
-        KindFilter::Nothing => return Ok(Vec::new()),
-    };
-    let match_expression = match_expression(terms);
-    let pool_size = i64::try_from(pool).unwrap_or(i64::MAX);
-
-    // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
-    let mut statement = conn.prepare_cached(&format!(
-        "SELECT {RESULT_COLUMNS}, -top.score
-         FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
-               WHERE chunks_fts MATCH ?1 AND {} AND {kind_filter} ORDER BY score LIMIT ?2) AS top
-         JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id
-         -- A chunk whose revision is not its source's current one could cite text that is gone.
-         WHERE c.revision = s.revision",
-        access.chunk_filter("rowid")
-    ))?;
-    statement
-        .query_map(params![match_expression, pool_size], |row| {
-            let bm25: f64 = row.get(13)?;
-            let mut result = result_from_row(row)?;
-            result.score = bm25;
-            (result.scores.keyword, result.scores.bm25) = (bm25, bm25);
-            Ok(result)
-        })?
-        .collect()
 }
 
 /// Words in a snippet, at most.
@@ -206,8 +159,4 @@ pub(super) fn rerank(
     if query.weights.len() > 1 && all_covered {
         result.reason.push("all_terms".into());
     }
-}
-
-pub(super) fn match_expression(terms: &[String]) -> String {
-    terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
 }

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use crate::retrieval::access::Access;
 use crate::retrieval::terms::{QueryStems, StemCache, query_terms, stem_word, stems, tokens, words};
-use knowledge_queries::{Origin, SourceRef};
+use knowledge_queries::SourceRef;
 use rust_stemmers::{Algorithm, Stemmer};
 
 mod fusion;
@@ -25,8 +25,8 @@ use fusion::{EXPAND_FROM, append_related, expand, fresh_paths, fuse};
 use index::Semantic;
 pub(crate) use index::{SearchIndex, SqliteIndex};
 use keyword::{keyword, snippet};
-pub use postgres::{EXACT_BELOW, StoreReadError, search_postgres};
 pub(crate) use postgres::{PgIndex, ProjectScope, StoreScope};
+pub use postgres::{StoreReadError, search_postgres};
 pub use results::*;
 
 /// Runs a search over what `access` may read in the SQLite index. Unreadable chunks are filtered inside
@@ -270,35 +270,24 @@ fn dedupe(results: Vec<SearchResult>) -> Vec<SearchResult> {
     kept
 }
 
-/// The columns [`result_from_row`] reads, first in a query over `chunks c JOIN sources s`.
-const RESULT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
-                              c.start_line, c.end_line, s.uri, s.path, c.entity";
-
-/// A chunk as an unscored result, from a row that starts with [`RESULT_COLUMNS`].
-fn result_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SearchResult> {
-    let entity: Option<String> = row.get(12)?;
-    Ok(SearchResult {
-        rowid: row.get(0)?,
-        kind: if entity.is_some() { ResultKind::Entity } else { result_kind(row.get_ref(11)?.as_str()?) },
-        id: row.get(1)?,
-        title: row.get(2)?,
-        text: row.get(3)?,
+/// A stored chunk as an unscored result.
+fn unscored(hit: crate::store::StoredHit) -> SearchResult {
+    SearchResult {
+        rowid: hit.seq,
+        kind: if hit.entity.is_some() { ResultKind::Entity } else { result_kind(&hit.source.path) },
+        id: hit.id,
+        title: hit.title,
+        text: hit.text,
         snippet: String::new(),
         score: 0.0,
         scores: Scores { keyword: 0.0, bm25: 0.0, coverage: 0.0, semantic: None, fused: None },
-        source: ResultSource {
-            uri: row.get(10)?,
-            path: row.get(11)?,
-            revision: row.get(5)?,
-            hash: row.get(4)?,
-            project: None,
-        },
-        citation: Citation::from_row(row, 6)?,
+        source: hit.source,
+        citation: hit.citation,
         reason: Vec::new(),
         also_in: Vec::new(),
-        entity: entity.map(EntityMatch::from_slug),
+        entity: hit.entity.map(EntityMatch::from_slug),
         page: None,
-    })
+    }
 }
 
 /// The start of a text, on one line, for results no keyword matched.

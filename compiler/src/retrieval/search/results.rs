@@ -6,6 +6,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::store::{Citation, ResultSource};
+
 /// Why semantic search is unavailable in this version.
 pub const NO_EMBEDDINGS: &str =
     "no embeddings generation: [embeddings] provider is `none`, so searches are keyword-only";
@@ -96,42 +98,15 @@ impl SearchRequest {
         }
     }
 
-    /// The chunks of the wanted kinds, as SQL conditions over a source path column `path` and `c.entity`:
-    /// the one rule both engines render.
-    pub(super) fn kind_filter(&self, path: &str) -> KindFilter {
-        // Pages, index entries, notes and entity excerpts are few; source chunks are the rest.
-        let special = [
-            (ResultKind::WikiPage, Origin::Page),
-            (ResultKind::IndexEntry, Origin::Shard),
-            (ResultKind::LegacyItem, Origin::Note),
-        ];
-        let origins = |wanted: bool| -> Vec<String> {
-            special
-                .iter()
-                .filter(|(kind, _)| self.wants(*kind) == wanted)
-                .map(|(_, origin)| origin.sql_condition(path))
-                .collect()
-        };
-        // The entity excerpts of the wanted types.
-        let entities = if self.entity_types.is_empty() {
-            "c.entity IS NOT NULL".to_string()
-        } else {
-            let types: Vec<String> =
-                self.entity_types.iter().map(|t| format!("c.entity LIKE '{}%'", t.slug_prefix())).collect();
-            format!("({})", types.join(" OR "))
-        };
-        if self.wants(ResultKind::SourceChunk) {
-            let mut excluded = origins(false);
-            if !self.wants(ResultKind::Entity) {
-                excluded.push("c.entity IS NOT NULL".to_string());
-            } else if !self.entity_types.is_empty() {
-                excluded.push(format!("(c.entity IS NOT NULL AND NOT {entities})"));
-            }
-            if excluded.is_empty() { KindFilter::All } else { KindFilter::Except(excluded.join(" OR ")) }
-        } else {
-            let mut included = origins(true);
-            included.extend(self.wants(ResultKind::Entity).then_some(entities));
-            if included.is_empty() { KindFilter::Nothing } else { KindFilter::Only(included.join(" OR ")) }
+    /// The kinds of chunk the request wants, as the store filters them.
+    pub(super) fn wanted_kinds(&self) -> crate::store::WantedKinds {
+        crate::store::WantedKinds {
+            sources: self.wants(ResultKind::SourceChunk),
+            pages: self.wants(ResultKind::WikiPage),
+            shards: self.wants(ResultKind::IndexEntry),
+            notes: self.wants(ResultKind::LegacyItem),
+            entities: self.wants(ResultKind::Entity),
+            entity_prefixes: self.entity_types.iter().map(|t| t.slug_prefix()).collect(),
         }
     }
 
@@ -146,14 +121,6 @@ impl SearchRequest {
             None => self.wants(result_kind(path)),
         }
     }
-}
-
-/// Which chunks a request's kinds keep: every one, all but those a condition holds for, only those, or none.
-pub(super) enum KindFilter {
-    All,
-    Except(String),
-    Only(String),
-    Nothing,
 }
 
 #[derive(Debug, Clone)]
@@ -270,39 +237,6 @@ pub(super) fn rounded_some<S: serde::Serializer>(value: &Option<f64>, serializer
     match value {
         Some(value) => rounded(value, serializer),
         None => serializer.serialize_none(),
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ResultSource {
-    pub uri: String,
-    pub path: String,
-    pub revision: String,
-    /// Content hash of the cited text.
-    pub hash: String,
-    /// The project (repository) the source belongs to, in a Postgres store shared by several; absent for
-    /// a local index, which holds one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Citation {
-    pub start_offset: u32,
-    pub end_offset: u32,
-    pub start_line: u32,
-    pub end_line: u32,
-}
-
-impl Citation {
-    /// Reads `start_offset, end_offset, start_line, end_line` from four columns starting at `first`.
-    pub(crate) fn from_row(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Citation> {
-        Ok(Citation {
-            start_offset: row.get(first)?,
-            end_offset: row.get(first + 1)?,
-            start_line: row.get(first + 2)?,
-            end_line: row.get(first + 3)?,
-        })
     }
 }
 

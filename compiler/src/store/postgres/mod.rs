@@ -14,9 +14,18 @@
 
 use std::collections::HashMap;
 
+mod ledger;
 mod publish;
+mod resolve;
+mod search;
 
+pub use ledger::{
+    chunks_without_vectors, lint_findings, project_counts, run_events, run_items, run_status, source_items,
+};
 pub use publish::{PublishReport, publish, record_summary};
+pub use resolve::PgResolve;
+pub(crate) use resolve::number;
+pub use search::{EXACT_BELOW, PgSearch, chunk_headings, index_entry_pages, labelled_sources, page_quotes};
 
 /// The migrations this binary knows, in order: (version, SQL).
 const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("0001_index.sql")), (2, include_str!("0002_lint_and_runs.sql"))];
@@ -53,7 +62,7 @@ pub enum PostgresError {
 
 /// A connection to the Postgres store, with where it leads (without a password) for messages.
 pub struct PgStore {
-    pub client: postgres::Client,
+    client: postgres::Client,
     /// `host/database`, safe to print.
     pub target: String,
     /// Statements prepared on this connection, by their SQL: a reader (a server, an eval) asks the same
@@ -118,7 +127,7 @@ impl PgStore {
     }
 
     /// `sql`, prepared once per connection.
-    pub fn prepared(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
+    fn prepared(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
@@ -128,7 +137,7 @@ impl PgStore {
     }
 
     /// Runs a prepared `sql`: its rows.
-    pub fn rows(
+    fn rows(
         &mut self,
         sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],

@@ -1,0 +1,288 @@
+//! What a search reads from the SQLite index: the keyword pool (FTS5's BM25), chunks by row, and the pages,
+//! citations and runs that placement and context packs consult. Ranking is the read side's; these are its
+//! rows. The Postgres store's equivalents are in `postgres/search.rs`.
+
+use std::collections::HashSet;
+
+use knowledge_queries::Origin;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{meta, origin_condition, readable_chunks};
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ResultSource {
+    pub uri: String,
+    pub path: String,
+    pub revision: String,
+    /// Content hash of the cited text.
+    pub hash: String,
+    /// The project (repository) the source belongs to, in a Postgres store shared by several; absent for
+    /// a local index, which holds one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+/// Where in its source a passage lies: byte offsets and lines.
+pub struct Citation {
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl Citation {
+    /// Reads `start_offset, end_offset, start_line, end_line` from four columns starting at `first`.
+    pub(crate) fn from_row(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Citation> {
+        Ok(Citation {
+            start_offset: row.get(first)?,
+            end_offset: row.get(first + 1)?,
+            start_line: row.get(first + 2)?,
+            end_line: row.get(first + 3)?,
+        })
+    }
+}
+
+/// A chunk as a search reads it, with its source's ref and path.
+#[derive(Debug, Clone)]
+pub struct StoredHit {
+    /// The chunk's row (`chunks.seq`).
+    pub seq: i64,
+    pub id: String,
+    pub title: String,
+    pub text: String,
+    pub source: ResultSource,
+    pub citation: Citation,
+    /// The entity the chunk is the excerpt of.
+    pub entity: Option<String>,
+}
+
+/// The columns [`StoredHit::from_row`] reads, first in a query over `chunks c JOIN sources s`.
+const HIT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
+                           c.start_line, c.end_line, s.uri, s.path, c.entity";
+
+impl StoredHit {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<StoredHit> {
+        Ok(StoredHit {
+            seq: row.get(0)?,
+            id: row.get(1)?,
+            title: row.get(2)?,
+            text: row.get(3)?,
+            source: ResultSource {
+                uri: row.get(10)?,
+                path: row.get(11)?,
+                revision: row.get(5)?,
+                hash: row.get(4)?,
+                project: None,
+            },
+            citation: Citation::from_row(row, 6)?,
+            entity: row.get(12)?,
+        })
+    }
+}
+
+/// Which kinds of chunk a search wants: each origin's sources, and entity excerpts (of the types whose slugs
+/// start with one of `entity_prefixes`, or of every type when it is empty).
+#[derive(Debug, Clone, Default)]
+pub struct WantedKinds {
+    pub sources: bool,
+    pub pages: bool,
+    pub shards: bool,
+    pub notes: bool,
+    pub entities: bool,
+    pub entity_prefixes: Vec<&'static str>,
+}
+
+/// Which chunks a search's kinds keep: every one, all but those a condition holds for, only those, or none.
+pub(crate) enum KindFilter {
+    All,
+    Except(String),
+    Only(String),
+    Nothing,
+}
+
+impl WantedKinds {
+    /// The chunks of the wanted kinds as SQL conditions over a source path column `path` and `c.entity`: the
+    /// one rule both engines render.
+    pub(crate) fn filter(&self, path: &str) -> KindFilter {
+        // Pages, index entries, notes and entity excerpts are few; source chunks are the rest.
+        let special = [(self.pages, Origin::Page), (self.shards, Origin::Shard), (self.notes, Origin::Note)];
+        let origins = |wanted: bool| -> Vec<String> {
+            special
+                .iter()
+                .filter(|(wants, _)| *wants == wanted)
+                .map(|(_, origin)| origin_condition(*origin, path))
+                .collect()
+        };
+        // The entity excerpts of the wanted types.
+        let entities = if self.entity_prefixes.is_empty() {
+            "c.entity IS NOT NULL".to_string()
+        } else {
+            let types: Vec<String> =
+                self.entity_prefixes.iter().map(|prefix| format!("c.entity LIKE '{prefix}%'")).collect();
+            format!("({})", types.join(" OR "))
+        };
+        if self.sources {
+            let mut excluded = origins(false);
+            if !self.entities {
+                excluded.push("c.entity IS NOT NULL".to_string());
+            } else if !self.entity_prefixes.is_empty() {
+                excluded.push(format!("(c.entity IS NOT NULL AND NOT {entities})"));
+            }
+            if excluded.is_empty() { KindFilter::All } else { KindFilter::Except(excluded.join(" OR ")) }
+        } else {
+            let mut included = origins(true);
+            included.extend(self.entities.then_some(entities));
+            if included.is_empty() { KindFilter::Nothing } else { KindFilter::Only(included.join(" OR ")) }
+        }
+    }
+}
+
+/// The number of chunks: the `N` of a query's idf weights.
+pub fn chunk_total(conn: &Connection) -> rusqlite::Result<f64> {
+    conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))
+}
+
+/// The number of chunks holding each of `words`.
+pub fn word_frequencies(conn: &Connection, words: &[String]) -> rusqlite::Result<Vec<Option<f64>>> {
+    let mut statement = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
+    words.iter().map(|word| statement.query_row([format!("\"{word}\"")], |row| row.get(0).map(Some))).collect()
+}
+
+/// The FTS5 query matching any of `terms`, each quoted as one word.
+fn match_expression(terms: &[String]) -> String {
+    terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
+}
+
+/// The keyword candidate pool: FTS5's BM25 over `terms` (title weighted over body), the best `pool` chunks of
+/// the `kinds` wanted among the sources not in `hidden`, best first, each with its BM25 score (higher is
+/// better).
+pub fn keyword_pool(
+    conn: &Connection,
+    kinds: &WantedKinds,
+    hidden: &[i64],
+    terms: &[String],
+    pool: usize,
+) -> rusqlite::Result<Vec<(StoredHit, f64)>> {
+    // Pages, index entries, notes and entity excerpts are few, so a kind filter names their chunks rather
+    // than every source chunk.
+    let chunks_where = |condition: String| {
+        format!("SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {condition}")
+    };
+    let kind_filter = match kinds.filter("s.path") {
+        KindFilter::All => "1".to_string(),
+        KindFilter::Except(condition) => format!("rowid NOT IN ({})", chunks_where(condition)),
+        // `+rowid`: offered to FTS5 as a rowid constraint, the set would drive one MATCH per listed chunk
+        // (1.4 s for tokio's 8,000 entity excerpts); as a plain filter it is read once and tested per match.
+        KindFilter::Only(condition) => format!("+rowid IN ({})", chunks_where(condition)),
+        KindFilter::Nothing => return Ok(Vec::new()),
+    };
+    let pool_size = i64::try_from(pool).unwrap_or(i64::MAX);
+    // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {HIT_COLUMNS}, -top.score
+         FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
+               WHERE chunks_fts MATCH ?1 AND {} AND {kind_filter} ORDER BY score LIMIT ?2) AS top
+         JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id
+         -- A chunk whose revision is not its source's current one could cite text that is gone.
+         WHERE c.revision = s.revision",
+        readable_chunks("rowid", hidden)
+    ))?;
+    statement
+        .query_map(params![match_expression(terms), pool_size], |row| Ok((StoredHit::from_row(row)?, row.get(13)?)))?
+        .collect()
+}
+
+/// One chunk by its row, when its source still holds its revision.
+pub fn chunk_hit(conn: &Connection, seq: i64) -> rusqlite::Result<Option<StoredHit>> {
+    conn.prepare_cached(&format!(
+        "SELECT {HIT_COLUMNS}
+         FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.seq = ?1 AND c.revision = s.revision"
+    ))?
+    .query_row([seq], StoredHit::from_row)
+    .optional()
+}
+
+/// The page an index entry (a shard's chunk, by row) lists.
+pub fn entry_page(conn: &Connection, seq: i64) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT identifiers FROM chunks WHERE seq = ?1")?.query_row([seq], |row| row.get(0)).optional()
+}
+
+/// The sources a page quotes, each with whether the page quotes it for its title.
+pub fn page_sources(conn: &Connection, page: &str) -> rusqlite::Result<Vec<(String, bool)>> {
+    conn.prepare_cached("SELECT DISTINCT path, signal = 'title' FROM citations WHERE page = ?1")?
+        .query_map([page], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect()
+}
+
+/// A page's title and aliases (JSON).
+pub fn page_names(conn: &Connection, page: &str) -> rusqlite::Result<Option<(String, String)>> {
+    conn.prepare_cached("SELECT title, aliases FROM wiki_pages WHERE slug = ?1")?
+        .query_row([page], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()
+}
+
+/// Which of `paths` the last build added or changed.
+pub fn fresh_paths(conn: &Connection, paths: &[&str]) -> rusqlite::Result<HashSet<String>> {
+    let listed = serde_json::to_string(paths).unwrap_or_default();
+    let mut statement = conn.prepare_cached(
+        "SELECT DISTINCT path FROM run_events
+         WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run')
+               AND kind IN ('source_added', 'source_changed') AND path IN (SELECT value FROM json_each(?1))",
+    )?;
+    statement.query_map([listed], |row| row.get(0))?.collect()
+}
+
+/// Whether a page quotes bytes `start..end` of the source `uri` at `revision`.
+pub fn quoted(conn: &Connection, uri: &str, revision: &str, start: u32, end: u32) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM citations WHERE source_ref = ?1 AND revision = ?2
+                        AND start_offset < ?4 AND end_offset > ?3)",
+    )?
+    .query_row(params![uri, revision, start, end], |row| row.get(0))
+}
+
+/// The chunks holding a page's quotes (and their sources' paths), in footnote order.
+pub fn cited_chunks(conn: &Connection, page: &str) -> rusqlite::Result<Vec<(Option<i64>, String)>> {
+    conn.prepare_cached(
+        "SELECT DISTINCT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
+                          WHERE s.path = t.path AND c.start_offset <= t.start_offset
+                                AND t.start_offset < c.end_offset AND c.entity IS NULL
+                          ORDER BY c.ordinal LIMIT 1), t.path
+         FROM citations t WHERE t.page = ?1 ORDER BY t.note",
+    )?
+    .query_map([page], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
+/// The first chunk of each page that lists the source at `path` (and the page's path).
+pub fn quoting_pages(conn: &Connection, path: &str) -> rusqlite::Result<Vec<(Option<i64>, String)>> {
+    let page = Origin::Page.prefix();
+    conn.prepare_cached(&format!(
+        "SELECT (SELECT c.seq FROM chunks c JOIN sources s ON s.id = c.source_id
+                 WHERE s.path = '{page}' || p.page ORDER BY c.ordinal LIMIT 1), '{page}' || p.page
+         FROM page_sources p WHERE p.path = ?1 ORDER BY p.page",
+    ))?
+    .query_map([path], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
+/// The build the index holds and when it finished.
+pub fn index_run(conn: &Connection) -> rusqlite::Result<(Option<String>, Option<String>)> {
+    let run = meta(conn, "last_run")?;
+    let finished = match &run {
+        Some(run) => conn
+            .prepare_cached("SELECT finished_at FROM runs WHERE id = ?1")?
+            .query_row([run], |row| row.get(0))
+            .optional()?,
+        None => None,
+    };
+    Ok((run, finished))
+}
+
+/// A source's current revision and its lint facts (JSON), when it is indexed.
+pub fn source_state(conn: &Connection, path: &str) -> rusqlite::Result<Option<(String, String)>> {
+    conn.prepare_cached("SELECT revision, lint_facts FROM sources WHERE path = ?1")?
+        .query_row([path], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()
+}

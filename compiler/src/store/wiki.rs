@@ -1,0 +1,517 @@
+//! The wiki's reads of the index: the catalog (every source a generated page may quote, with its concept
+//! signals) and the stored views of the pages an edit reaches. The build writes pages, shards and
+//! citations in `write.rs` and `mod.rs`.
+
+use std::collections::HashMap;
+
+use knowledge_queries::Origin;
+use knowledge_queries::wiki::{Excerpt, Signal, SignalKind};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::origin_condition;
+
+/// What one source contributes to the concept catalog, as the index stores it.
+#[derive(Debug, Clone)]
+pub struct CatalogRow {
+    pub path: String,
+    pub title: String,
+    pub revision: String,
+    /// The value of the section field in its front matter.
+    pub section_value: Option<String>,
+    pub signals: Vec<Signal>,
+}
+
+/// The stored views (JSON) of the pages that list the source at `path`, by slug.
+pub fn views_of_pages_listing(conn: &Connection, path: &str) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.prepare_cached(
+        "SELECT slug, view FROM wiki_pages WHERE slug IN (SELECT page FROM page_sources WHERE path = ?1)",
+    )?
+    .query_map([path], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
+/// Reads the sources a generated page may quote: files (not notes), readable by every principal (no
+/// labels, or only `public`), so a page never carries text some reader may not see. `paths`: only these.
+/// `field`: the front-matter field whose value names a source's section.
+pub fn catalog_rows(
+    conn: &Connection,
+    field: Option<&str>,
+    paths: Option<&[String]>,
+) -> rusqlite::Result<Vec<CatalogRow>> {
+    let quotable = format!("{} AND labels IN ('', 'public')", origin_condition(Origin::File, "path"));
+    const SECTION: &str =
+        "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
+    const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
+                                  quotable, weight
+                           FROM concept_signals";
+    let read_row = |row: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, CatalogRow)> {
+        let entry = CatalogRow {
+            path: row.get(1)?,
+            title: row.get(2)?,
+            revision: row.get(3)?,
+            section_value: row.get(4)?,
+            signals: Vec::new(),
+        };
+        Ok((row.get(0)?, entry))
+    };
+    let mut rows: Vec<(i64, CatalogRow)> = Vec::new();
+    match paths {
+        None => {
+            let sql =
+                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE {quotable} ORDER BY path");
+            rows = conn.prepare(&sql)?.query_map([field], read_row)?.collect::<rusqlite::Result<_>>()?;
+        }
+        Some(paths) => {
+            let sql =
+                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE path = ?2 AND {quotable}");
+            let mut statement = conn.prepare_cached(&sql)?;
+            for path in paths {
+                rows.extend(statement.query_row(params![field, path], read_row).optional()?);
+            }
+        }
+    }
+    let index_of: HashMap<i64, usize> = rows.iter().enumerate().map(|(index, (id, _))| (*id, index)).collect();
+    let mut read_signal = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
+        let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { return Ok(()) };
+        let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(()) };
+        rows[index].1.signals.push(Signal {
+            kind,
+            label: row.get(2)?,
+            other: row.get(3)?,
+            excerpt: Excerpt {
+                chunk: row.get(4)?,
+                start: row.get(5)?,
+                end: row.get(6)?,
+                start_line: row.get(7)?,
+                end_line: row.get(8)?,
+            },
+            quotable: row.get(9)?,
+            weight: row.get(10)?,
+        });
+        Ok(())
+    };
+    if paths.is_none() {
+        // In the table's own order, not through the source index (a lookup per row): a source's signals
+        // are inserted together, in order, so rowid order is each source's order.
+        let mut statement = conn.prepare(&format!("{SIGNALS} ORDER BY rowid"))?;
+        let mut signals = statement.query([])?;
+        while let Some(row) = signals.next()? {
+            read_signal(row)?;
+        }
+    } else {
+        let mut statement = conn.prepare_cached(&format!("{SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
+        let ids: Vec<i64> = index_of.keys().copied().collect();
+        for id in ids {
+            let mut signals = statement.query([id])?;
+            while let Some(row) = signals.next()? {
+                read_signal(row)?;
+            }
+        }
+    }
+    Ok(rows.into_iter().map(|(_, row)| row).collect())
+}
+
+/// The text and start offset of the chunk `ordinal` of the source at `path`.
+pub fn chunk_text_at(conn: &Connection, path: &str, ordinal: u32) -> rusqlite::Result<Option<(String, u32)>> {
+    conn.prepare_cached(
+        "SELECT c.text, c.start_offset FROM chunks c JOIN sources s ON s.id = c.source_id
+         WHERE s.path = ?1 AND c.ordinal = ?2",
+    )?
+    .query_row(params![path, ordinal], |row| Ok((row.get(0)?, row.get(1)?)))
+    .optional()
+}
+
+/// The id of the source row at `path`, if there is one.
+pub fn source_id(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM sources WHERE path = ?1")?.query_row([path], |row| row.get(0)).optional()
+}
+
+/// What the index holds about a page before a build.
+#[derive(Debug, Clone)]
+pub struct StoredPage {
+    pub model_hash: String,
+    pub hash: String,
+    pub path: String,
+    /// The page's view as the last plan made it, when it was asked for.
+    pub view: Option<String>,
+    /// The writer owes it a writing (`wiki_pages.writing_owed`).
+    pub writing_owed: bool,
+}
+
+/// The stored rows of every page, or of the pages `only` names, by slug; with `views`, each with its stored
+/// view (read in the same pass).
+pub fn stored_pages(
+    conn: &Connection,
+    only: Option<&[&str]>,
+    views: bool,
+) -> rusqlite::Result<std::collections::BTreeMap<String, StoredPage>> {
+    const COLUMNS: &str = "slug, model_hash, hash, path, CASE WHEN ?1 THEN view END, writing_owed";
+    let row = |row: &rusqlite::Row<'_>| {
+        let page = StoredPage {
+            model_hash: row.get(1)?,
+            hash: row.get(2)?,
+            path: row.get(3)?,
+            view: row.get(4)?,
+            writing_owed: row.get(5)?,
+        };
+        Ok((row.get(0)?, page))
+    };
+    let Some(only) = only else {
+        return conn.prepare(&format!("SELECT {COLUMNS} FROM wiki_pages"))?.query_map([views], row)?.collect();
+    };
+    let mut statement = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM wiki_pages WHERE slug = ?2"))?;
+    let mut pages = std::collections::BTreeMap::new();
+    for slug in only {
+        if let Some((slug, page)) = statement.query_row(params![views, slug], row).optional()? {
+            pages.insert(slug, page);
+        }
+    }
+    Ok(pages)
+}
+
+/// A generated page's catalog row (`wiki_pages`).
+#[derive(Debug, Clone)]
+pub struct PageRow<'a> {
+    pub slug: &'a str,
+    pub title: &'a str,
+    pub section: &'a str,
+    /// The page file, relative to the output folder.
+    pub path: &'a str,
+    /// JSON list.
+    pub aliases: &'a str,
+    pub source_count: usize,
+    pub summary: &'a str,
+    pub model_hash: &'a str,
+    pub hash: &'a str,
+    pub markdown: &'a str,
+    /// The page's view as the planner made it (JSON).
+    pub view: &'a str,
+    pub run_id: &'a str,
+    /// What the `[wiki] writer` left it with, and whether it owes it a writing.
+    pub writing: Option<&'a str>,
+    pub writing_owed: bool,
+}
+
+/// Writes (or updates in place) a page's catalog row.
+pub fn upsert_page(conn: &Connection, page: &PageRow<'_>) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         ON CONFLICT (slug) DO UPDATE SET title = excluded.title, section = excluded.section, path = excluded.path,
+             aliases = excluded.aliases, source_count = excluded.source_count, summary = excluded.summary,
+             model_hash = excluded.model_hash, hash = excluded.hash, markdown = excluded.markdown,
+             view = excluded.view, run_id = excluded.run_id, writing = excluded.writing,
+             writing_owed = excluded.writing_owed",
+    )?
+    .execute(params![
+        page.slug,
+        page.title,
+        page.section,
+        page.path,
+        page.aliases,
+        page.source_count as i64,
+        page.summary,
+        page.model_hash,
+        page.hash,
+        page.markdown,
+        page.view,
+        page.run_id,
+        page.writing,
+        page.writing_owed,
+    ])?;
+    Ok(())
+}
+
+/// Writes a page's row of its section's shard: its digest and its JSON.
+pub fn upsert_shard_row(
+    conn: &Connection,
+    slug: &str,
+    section: &str,
+    digest: &str,
+    json: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO shard_rows (slug, section, digest, json) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![slug, section, digest, json])?;
+    Ok(())
+}
+
+/// One footnote of a page: the passage it cites.
+#[derive(Debug, Clone)]
+pub struct CitationRow<'a> {
+    pub note: u32,
+    /// The line of the footnote's definition on the page.
+    pub note_line: usize,
+    pub source_ref: &'a str,
+    pub path: &'a str,
+    pub revision: &'a str,
+    pub hash: &'a str,
+    pub start_offset: u32,
+    pub end_offset: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Why the page quotes it (`title`, `heading`, …).
+    pub signal: &'a str,
+}
+
+/// Sets a page's citations, listed sources, backlinks and the related pages it lists to these, changing only
+/// the rows that differ. `backlinks` are (from ref, line, kind); `related` are slugs.
+pub fn replace_page_links(
+    conn: &Connection,
+    slug: &str,
+    citations: &[CitationRow<'_>],
+    listed: &[&str],
+    backlinks: &[(&str, u32, &str)],
+    related: &[&str],
+) -> rusqlite::Result<()> {
+    use rusqlite::types::Value;
+    let text = |text: &str| Value::Text(text.to_string());
+    let citation_rows: Vec<Vec<Value>> = citations
+        .iter()
+        .map(|c| {
+            vec![
+                text(slug),
+                Value::Integer(c.note.into()),
+                Value::Integer(c.note_line as i64),
+                text(c.source_ref),
+                text(c.path),
+                text(c.revision),
+                text(c.hash),
+                Value::Integer(c.start_offset.into()),
+                Value::Integer(c.end_offset.into()),
+                Value::Integer(c.start_line.into()),
+                Value::Integer(c.end_line.into()),
+                text(c.signal),
+            ]
+        })
+        .collect();
+    let citation_columns = [
+        "page",
+        "note",
+        "note_line",
+        "source_ref",
+        "path",
+        "revision",
+        "hash",
+        "start_offset",
+        "end_offset",
+        "start_line",
+        "end_line",
+        "signal",
+    ];
+    super::replace_rows(conn, "citations", "page = ?1", slug, &citation_columns, &citation_rows)?;
+    let listed: Vec<Vec<Value>> = listed.iter().map(|path| vec![text(slug), text(path)]).collect();
+    super::replace_rows(conn, "page_sources", "page = ?1", slug, &["page", "path"], &listed)?;
+    let backlink_columns = ["page", "from_ref", "line", "kind"];
+    let backlinks: Vec<Vec<Value>> = backlinks
+        .iter()
+        .map(|(from, line, kind)| vec![text(slug), text(from), Value::Integer((*line).into()), text(kind)])
+        .collect();
+    super::replace_rows(
+        conn,
+        "wiki_backlinks",
+        "page = ?1 AND kind != 'related'",
+        slug,
+        &backlink_columns,
+        &backlinks,
+    )?;
+    let page_ref = knowledge_queries::SourceRef::page(slug).path();
+    let related: Vec<Vec<Value>> =
+        related.iter().map(|other| vec![text(other), text(&page_ref), Value::Integer(0), text("related")]).collect();
+    let relating = "from_ref = ?1 AND kind = 'related'";
+    super::replace_rows(conn, "wiki_backlinks", relating, &page_ref, &backlink_columns, &related)
+}
+
+/// Removes a page's rows other than its source row, which a re-rendered page updates in place.
+pub fn delete_page_rows(conn: &Connection, slug: &str) -> rusqlite::Result<()> {
+    let page_ref = knowledge_queries::SourceRef::page(slug).path();
+    conn.prepare_cached("DELETE FROM wiki_pages WHERE slug = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM shard_rows WHERE slug = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM citations WHERE page = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM page_sources WHERE page = ?1")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE page = ?1 AND kind != 'related'")?.execute([slug])?;
+    conn.prepare_cached("DELETE FROM wiki_backlinks WHERE from_ref = ?1 AND kind = 'related'")?.execute([&page_ref])?;
+    conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([&page_ref])?;
+    Ok(())
+}
+
+/// Stores an artifact's row in the catalog of stored objects, as the query graph derived it.
+pub fn upsert_artifact(
+    conn: &Connection,
+    artifact: &knowledge_queries::wiki::Artifact,
+    run_id: &str,
+) -> rusqlite::Result<()> {
+    let knowledge_queries::wiki::Artifact { uri, kind, path, hash, size, metadata } = artifact;
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO storage_objects (uri, kind, path, hash, size, metadata, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![uri, kind, path, hash, size.cast_signed(), metadata, run_id])?;
+    Ok(())
+}
+
+/// Which pages' shard rows to read.
+#[derive(Debug, Clone, Copy)]
+pub enum ShardRowsOf<'a> {
+    All,
+    Slugs(&'a std::collections::BTreeSet<String>),
+    Section(&'a str),
+}
+
+/// One page's row of its section's shard: what the section's files show of it, and with `full`, the row
+/// itself.
+#[derive(Debug, Clone)]
+pub struct StoredShardRow {
+    pub slug: String,
+    pub section: String,
+    pub digest: String,
+    pub json: String,
+    pub row: Option<knowledge_queries::wiki::ShardRow>,
+}
+
+/// Hands each page's shard row to `each`, in slug order (the table's own, so no sort), with its whole row
+/// when `full`. Rows are handed on as they are read, since a section can hold thousands.
+pub fn each_shard_row(
+    conn: &Connection,
+    pages: ShardRowsOf<'_>,
+    full: bool,
+    mut each: impl FnMut(StoredShardRow),
+) -> rusqlite::Result<()> {
+    let from = if full {
+        "SELECT s.slug, s.section, s.digest, s.json, p.title, p.path, p.aliases, p.source_count, p.summary
+         FROM shard_rows s JOIN wiki_pages p ON p.slug = s.slug"
+    } else {
+        "SELECT s.slug, s.section, s.digest, s.json FROM shard_rows s"
+    };
+    let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<StoredShardRow> {
+        let slug: String = row.get(0)?;
+        let shown = if full {
+            let aliases = match row.get_ref(6)?.as_str()? {
+                "[]" => Vec::new(),
+                aliases => serde_json::from_str(aliases).unwrap_or_default(),
+            };
+            let sources = row.get::<_, i64>(7)?.cast_unsigned();
+            Some(knowledge_queries::wiki::ShardRow::new(
+                slug.clone(),
+                row.get(4)?,
+                aliases,
+                row.get(5)?,
+                sources,
+                row.get(8)?,
+            ))
+        } else {
+            None
+        };
+        Ok(StoredShardRow { slug, section: row.get(1)?, digest: row.get(2)?, json: row.get(3)?, row: shown })
+    };
+    let (sql, value) = match pages {
+        ShardRowsOf::All => (format!("{from} ORDER BY s.slug"), None),
+        ShardRowsOf::Section(section) => (format!("{from} WHERE s.section = ?1 ORDER BY s.slug"), Some(section)),
+        ShardRowsOf::Slugs(slugs) => {
+            let mut statement = conn.prepare_cached(&format!("{from} WHERE s.slug = ?1"))?;
+            for slug in slugs {
+                if let Some(page) = statement.query_row([slug], read).optional()? {
+                    each(page);
+                }
+            }
+            return Ok(());
+        }
+    };
+    let mut statement = conn.prepare_cached(&sql)?;
+    let mut rows = statement.query(rusqlite::params_from_iter(value))?;
+    while let Some(row) = rows.next()? {
+        each(read(row)?);
+    }
+    Ok(())
+}
+
+/// What the index holds of a shard before a build: the hash of the rows its Markdown shows, and the hashes of
+/// its files (not their texts, which are large and mostly unchanged).
+#[derive(Debug, Clone)]
+pub struct StoredShard {
+    pub rows_hash: String,
+    pub markdown_hash: Option<String>,
+    pub json_hash: Option<String>,
+    /// Its files, relative to the output folder; the root has no JSON.
+    pub path: String,
+    pub json_path: Option<String>,
+}
+
+/// Every stored shard, by section (the root's under the empty one).
+pub fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredShard>> {
+    conn.prepare(
+        // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
+        // `knowledge://index/root`, and it has no JSON).
+        "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
+         LEFT JOIN storage_objects m
+                ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
+         LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
+    )?
+    .query_map([], |row| {
+        Ok((
+            row.get(0)?,
+            StoredShard {
+                rows_hash: row.get(1)?,
+                markdown_hash: row.get(2)?,
+                json_hash: row.get(3)?,
+                path: row.get(4)?,
+                json_path: row.get(5)?,
+            },
+        ))
+    })?
+    .collect()
+}
+
+/// Removes the root catalog's and the schema's rows (the catalog of shards is turned off).
+pub fn delete_root_and_schema(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM storage_objects WHERE kind IN ('root', 'schema')")?.execute([])?;
+    conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
+    Ok(())
+}
+
+/// Removes a section's shard row and the artifact rows of its files.
+pub fn delete_shard(conn: &Connection, section: &str, files: &[&str]) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
+    for path in files {
+        conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
+    }
+    Ok(())
+}
+
+/// The stored hash of the artifact `uri`, when there is one.
+pub fn artifact_hash(conn: &Connection, uri: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT hash FROM storage_objects WHERE uri = ?1")?
+        .query_row([uri], |row| row.get(0))
+        .optional()
+}
+
+/// A shard's catalog row (`knowledge_indexes`): its files, how many pages it lists, the hash of the rows
+/// its Markdown shows, and the Markdown.
+#[derive(Debug, Clone)]
+pub struct ShardEntry<'a> {
+    /// The empty section for the root.
+    pub section: &'a str,
+    pub path: &'a str,
+    pub json_path: Option<&'a str>,
+    pub page_count: usize,
+    pub rows_hash: &'a str,
+    pub markdown: &'a str,
+    pub run_id: &'a str,
+}
+
+/// Writes (or replaces) a shard's catalog row.
+pub fn upsert_shard(conn: &Connection, shard: &ShardEntry<'_>) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, run_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        shard.section,
+        shard.path,
+        shard.json_path,
+        shard.page_count as i64,
+        shard.rows_hash,
+        shard.markdown,
+        shard.run_id
+    ])?;
+    Ok(())
+}
