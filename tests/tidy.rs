@@ -186,6 +186,60 @@ fn sql_lives_only_in_the_store() {
     }
 }
 
+/// The error type of each `Result<T, E>` written on `line` (the last top-level argument of two).
+fn result_error_types(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in line.match_indices("Result<") {
+        let mut depth = 0;
+        let mut arguments = vec![String::new()];
+        for c in line[at + "Result".len()..].chars() {
+            match c {
+                '<' => {
+                    depth += 1;
+                    if depth == 1 {
+                        continue;
+                    }
+                }
+                '>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ',' if depth == 1 => {
+                    arguments.push(String::new());
+                    continue;
+                }
+                _ => {}
+            }
+            arguments.last_mut().expect("one argument at least").push(c);
+        }
+        if arguments.len() == 2 {
+            found.push(arguments[1].trim().to_string());
+        }
+    }
+    found
+}
+
+/// Errors are typed: no function in the compiler answers `Result<_, String>`, so a caller can tell one
+/// failure from another without reading its words, and a cause is never flattened away by accident.
+#[test]
+fn no_result_carries_a_string_error() {
+    assert_eq!(result_error_types("fn f() -> Result<HashMap<i64, String>, E> {"), ["E"]);
+    assert_eq!(result_error_types("fn f() -> Result<Vec<(u8, u8)>, String> {"), ["String"]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stringly = Vec::new();
+    for file in rust_files(&root.join("compiler/src")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate().filter(|(_, line)| !line.trim_start().starts_with("//")) {
+            if result_error_types(line).iter().any(|error| error == "String") {
+                stringly.push(format!("{}:{}: {}", file.strip_prefix(&root).unwrap().display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(stringly.is_empty(), "functions whose error is a String: {stringly:#?}");
+}
+
 fn rust_files(path: &Path) -> Vec<PathBuf> {
     if path.is_file() {
         return vec![path.to_path_buf()];

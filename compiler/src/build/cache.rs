@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::remote::Remote;
+use super::remote::{Remote, RemoteError};
 use crate::config::Project;
 use crate::store;
 
@@ -52,39 +52,65 @@ pub struct CacheReport {
     pub rejected: Vec<String>,
 }
 
-fn prefix(project: &Project) -> Result<Remote, String> {
-    let target = project
-        .config
-        .cache
-        .url
-        .as_ref()
-        .ok_or("no build cache: set `[cache] url = \"s3://BUCKET/PREFIX\"` in kc.toml")?;
-    Remote::new(target.get_ref())
+/// Why the build cache could not be published to or pulled from.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("no build cache: set `[cache] url = \"s3://BUCKET/PREFIX\"` in kc.toml")]
+    NotConfigured,
+    #[error("`knowledge publish` keys the index by commit: this checkout has no Git HEAD")]
+    NoCommit,
+    #[error("the index is not this project's last build (another fingerprint): run `knowledge build` first")]
+    NotLastBuild,
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    #[error("{}", crate::error_chain(.0))]
+    Store(#[from] store::StoreError),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot {action} `{}`: {error}", path.display())]
+    Io { action: &'static str, path: std::path::PathBuf, error: std::io::Error },
+}
+
+/// Why a published index was passed over.
+#[derive(Debug, thiserror::Error)]
+enum Rejection {
+    #[error("{}", crate::error_chain(.0))]
+    Unreadable(store::StoreError),
+    #[error("not an index: {0}")]
+    NotAnIndex(rusqlite::Error),
+    #[error("an index in another format")]
+    OtherFormat,
+    #[error("built with another fingerprint")]
+    OtherFingerprint,
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+fn prefix(project: &Project) -> Result<Remote, CacheError> {
+    let target = project.config.cache.url.as_ref().ok_or(CacheError::NotConfigured)?;
+    Ok(Remote::new(target.get_ref())?)
 }
 
 /// Publishes the committed index under this build's fingerprint and the checkout's commit.
-pub fn publish(project: &Project) -> Result<CacheReport, String> {
+pub fn publish(project: &Project) -> Result<CacheReport, CacheError> {
     let remote = prefix(project)?;
     let fingerprint = super::settings::fingerprint(project);
-    let commit = crate::sources::vcs::context(&project.root)
-        .commit
-        .ok_or("`knowledge publish` keys the index by commit: this checkout has no Git HEAD")?;
+    let commit = crate::sources::vcs::context(&project.root).commit.ok_or(CacheError::NoCommit)?;
     let output_dir = project.output_dir();
     let index = output_dir.join(store::DB_FILE);
-    let conn = store::open_read_only(&index).map_err(|e| crate::error_chain(&e))?;
-    let stored = store::meta(&conn, "fingerprint").map_err(|e| e.to_string())?;
+    let conn = store::open_read_only(&index)?;
+    let stored = store::meta(&conn, "fingerprint")?;
     if stored.as_deref() != Some(fingerprint.as_str()) {
-        return Err(
-            "the index is not this project's last build (another fingerprint): run `knowledge build` first".into()
-        );
+        return Err(CacheError::NotLastBuild);
     }
-    let run_id = store::meta(&conn, "last_run").map_err(|e| e.to_string())?;
+    let run_id = store::meta(&conn, "last_run")?;
     // A consistent copy of the committed index, whatever its write-ahead log holds.
     let snapshot = temporary(&output_dir, "publish");
     let _ = std::fs::remove_file(&snapshot);
-    store::snapshot_into(&conn, &snapshot).map_err(|e| e.to_string())?;
+    store::snapshot_into(&conn, &snapshot)?;
     drop(conn);
-    let bytes = std::fs::read(&snapshot).map_err(|e| format!("cannot read `{}`: {e}", snapshot.display()));
+    let bytes =
+        std::fs::read(&snapshot).map_err(|error| CacheError::Io { action: "read", path: snapshot.clone(), error });
     let _ = std::fs::remove_file(&snapshot);
     let bytes = bytes?;
     let entry = Entry {
@@ -106,11 +132,11 @@ pub fn publish(project: &Project) -> Result<CacheReport, String> {
     // Published indexes are immutable: one already there for this commit stays.
     match remote.put(&key, &bytes, "application/vnd.sqlite3", None) {
         Ok(_) => {}
-        Err(error) if error.contains(super::remote::ANOTHER_WRITER) => {
+        Err(RemoteError::AnotherWriter { .. }) => {
             report.outcome = "already_published".to_string();
             return Ok(report);
         }
-        Err(error) => return Err(error),
+        Err(error) => return Err(error.into()),
     }
     let list_key = format!("{fingerprint}/index.json");
     let (mut published, etag) = match remote.get(&list_key)? {
@@ -126,7 +152,7 @@ pub fn publish(project: &Project) -> Result<CacheReport, String> {
 }
 
 /// Fetches the nearest published index for the checkout and puts it in place of the local one.
-pub fn pull(project: &Project) -> Result<CacheReport, String> {
+pub fn pull(project: &Project) -> Result<CacheReport, CacheError> {
     let remote = prefix(project)?;
     let fingerprint = super::settings::fingerprint(project);
     let head = crate::sources::vcs::context(&project.root).commit;
@@ -161,7 +187,11 @@ pub fn pull(project: &Project) -> Result<CacheReport, String> {
         );
     }
     let output_dir = project.output_dir();
-    std::fs::create_dir_all(&output_dir).map_err(|e| format!("cannot create `{}`: {e}", output_dir.display()))?;
+    std::fs::create_dir_all(&output_dir).map_err(|error| CacheError::Io {
+        action: "create",
+        path: output_dir.clone(),
+        error,
+    })?;
     for (entry, relation) in candidates {
         let Some((bytes, _)) = remote.get(&format!("{fingerprint}/{}.db", entry.commit))? else {
             report.rejected.push(format!("{}: listed but missing", entry.commit));
@@ -172,7 +202,11 @@ pub fn pull(project: &Project) -> Result<CacheReport, String> {
             continue;
         }
         let candidate = temporary(&output_dir, "pull");
-        std::fs::write(&candidate, &bytes).map_err(|e| format!("cannot write `{}`: {e}", candidate.display()))?;
+        std::fs::write(&candidate, &bytes).map_err(|error| CacheError::Io {
+            action: "write",
+            path: candidate.clone(),
+            error,
+        })?;
         match verify(&candidate, &fingerprint) {
             Ok(()) => {
                 install(&candidate, &output_dir)?;
@@ -191,31 +225,31 @@ pub fn pull(project: &Project) -> Result<CacheReport, String> {
 }
 
 /// Whether the file at `path` is an index in this binary's format built with `fingerprint`.
-fn verify(path: &Path, fingerprint: &str) -> Result<(), String> {
-    let conn = store::open_read_only(path).map_err(|e| crate::error_chain(&e))?;
-    let prior = store::read_prior(&conn).map_err(|e| format!("not an index: {e}"))?;
+fn verify(path: &Path, fingerprint: &str) -> Result<(), Rejection> {
+    let conn = store::open_read_only(path).map_err(Rejection::Unreadable)?;
+    let prior = store::read_prior(&conn).map_err(Rejection::NotAnIndex)?;
     if prior.needs_schema {
-        return Err("an index in another format".to_string());
+        return Err(Rejection::OtherFormat);
     }
-    let stored = store::meta(&conn, "fingerprint").map_err(|e| e.to_string())?;
+    let stored = store::meta(&conn, "fingerprint")?;
     if stored.as_deref() != Some(fingerprint) {
-        return Err("built with another fingerprint".to_string());
+        return Err(Rejection::OtherFingerprint);
     }
     Ok(())
 }
 
 /// Puts the verified `candidate` in place of the index, under the writer's lock: the old index's
 /// write-ahead log is merged and removed first, so no log of the old file is ever read against the new one.
-fn install(candidate: &Path, output_dir: &Path) -> Result<(), String> {
-    let _lock = store::writer_lock(output_dir, |_| {}).map_err(|e| crate::error_chain(&e))?;
+fn install(candidate: &Path, output_dir: &Path) -> Result<(), CacheError> {
+    let _lock = store::writer_lock(output_dir, |_| {})?;
     let index = output_dir.join(store::DB_FILE);
     if index.exists() {
-        store::merge_the_log(&index).map_err(|e| e.to_string())?;
+        store::merge_the_log(&index)?;
     }
     for suffix in ["-wal", "-shm"] {
         let _ = std::fs::remove_file(output_dir.join(format!("{}{suffix}", store::DB_FILE)));
     }
-    std::fs::rename(candidate, &index).map_err(|e| format!("cannot replace `{}`: {e}", index.display()))
+    std::fs::rename(candidate, &index).map_err(|error| CacheError::Io { action: "replace", path: index, error })
 }
 
 /// A Git object name: 40 (SHA-1) or 64 (SHA-256) hexadecimal digits.

@@ -61,11 +61,11 @@ pub enum BuildError {
     #[error(transparent)]
     Wiki(#[from] crate::wiki::WikiError),
     #[error("cannot load the embeddings model: {0}")]
-    Embeddings(String),
+    Embeddings(crate::embeddings::LocalModelError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("the index is committed, but putting its artifacts in `{target}` failed: {message}")]
-    RemoteArtifacts { target: String, message: String },
+    #[error("the index is committed, but putting its artifacts in `{target}` failed: {error}")]
+    RemoteArtifacts { target: String, error: remote::RemoteError },
     #[error("the index is committed, but publishing it to Postgres failed: {0}")]
     Publish(#[from] crate::store::postgres::PostgresError),
     #[error("cannot write the wiki under `{}`", path.display())]
@@ -497,7 +497,7 @@ fn follow_index(
     // catalog only), so an upload a failed build owed is made by the next.
     if let Some(target) = &project.config.output.artifacts {
         let target = target.get_ref();
-        let failed = |message: String| BuildError::RemoteArtifacts { target: target.clone(), message };
+        let failed = |error| BuildError::RemoteArtifacts { target: target.clone(), error };
         let local = remote::local_objects(store.connection(), &output_dir).map_err(failed)?;
         let last_run = summary.run_id.clone().or(prior.last_run.clone());
         let sync = remote::Remote::new(target)

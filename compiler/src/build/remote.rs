@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::providers::http::Client;
+use crate::providers::http::{Client, HttpError};
 use crate::providers::s3::{self, S3Environment};
 use crate::store::CatalogObject;
 
@@ -55,8 +55,8 @@ pub struct RemoteObject {
 
 /// The objects the output folder should have remotely: the catalog's, and the day logs (not cataloged: they
 /// only grow), each with its content hash.
-pub fn local_objects(conn: &rusqlite::Connection, output_dir: &Path) -> Result<Vec<CatalogObject>, String> {
-    let mut objects = crate::store::catalog_objects(conn).map_err(|e| e.to_string())?;
+pub fn local_objects(conn: &rusqlite::Connection, output_dir: &Path) -> Result<Vec<CatalogObject>, RemoteError> {
+    let mut objects = crate::store::catalog_objects(conn)?;
     let logs = output_dir.join("logs");
     for entry in walk_files(&logs) {
         let Ok(bytes) = std::fs::read(&entry) else { continue };
@@ -73,6 +73,33 @@ pub fn local_objects(conn: &rusqlite::Connection, output_dir: &Path) -> Result<V
     Ok(objects)
 }
 
+/// Why the remote artifact store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("`{0}` is not s3://BUCKET/PREFIX")]
+    NotAPrefix(String),
+    #[error(transparent)]
+    Credentials(#[from] crate::providers::s3::MissingCredentials),
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    #[error("{url}: {error}")]
+    Body { url: String, error: std::io::Error },
+    #[error("{url}: no ETag in the answer")]
+    NoEtag { url: String },
+    #[error("{target}/{path} changed since it was read: {ANOTHER_WRITER}; build again to reconcile")]
+    AnotherWriter { target: String, path: String },
+    #[error("{target}/{CATALOG_KEY} is not a catalog: {error}")]
+    NotACatalog { target: String, error: serde_json::Error },
+    #[error("{target}/{CATALOG_KEY} names the object `{object}`, which is not a plain path under the prefix: refused")]
+    NotAPlainPath { target: String, object: String },
+    #[error("cannot read `{}`: {error}", path.display())]
+    Read { path: std::path::PathBuf, error: std::io::Error },
+    #[error("`{}` is not what the index lists; build again", .0.display())]
+    NotAsIndexed(std::path::PathBuf),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
 /// An object's bytes and its ETag.
 pub type Fetched = (Vec<u8>, Option<String>);
 
@@ -86,9 +113,9 @@ pub struct Remote {
 }
 
 impl Remote {
-    pub fn new(target: &str) -> Result<Remote, String> {
+    pub fn new(target: &str) -> Result<Remote, RemoteError> {
         let (bucket, prefix) =
-            crate::config::s3_prefix(target).ok_or_else(|| format!("`{target}` is not s3://BUCKET/PREFIX"))?;
+            crate::config::s3_prefix(target).ok_or_else(|| RemoteError::NotAPrefix(target.to_string()))?;
         Ok(Remote {
             bucket: bucket.to_string(),
             prefix: prefix.to_string(),
@@ -103,11 +130,11 @@ impl Remote {
     }
 
     /// The remote catalog and its ETag; an empty one and none when the prefix has no catalog yet.
-    pub fn catalog(&self) -> Result<(RemoteCatalog, Option<String>), String> {
+    pub fn catalog(&self) -> Result<(RemoteCatalog, Option<String>), RemoteError> {
         match self.get(CATALOG_KEY)? {
             Some((bytes, etag)) => {
                 let catalog = serde_json::from_slice(&bytes)
-                    .map_err(|e| format!("{}/{CATALOG_KEY} is not a catalog: {e}", self.target))?;
+                    .map_err(|error| RemoteError::NotACatalog { target: self.target.clone(), error })?;
                 Ok((catalog, etag))
             }
             None => Ok((RemoteCatalog::default(), None)),
@@ -115,7 +142,7 @@ impl Remote {
     }
 
     /// The object at `path` and its ETag, or `None` when there is none.
-    pub fn get(&self, path: &str) -> Result<Option<Fetched>, String> {
+    pub fn get(&self, path: &str) -> Result<Option<Fetched>, RemoteError> {
         use std::io::Read as _;
         let signed = s3::signed_get(&self.environment, &self.bucket, &self.key(path), &s3::amz_date_now(), &[]);
         let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
@@ -127,11 +154,11 @@ impl Remote {
                     .into_body()
                     .into_reader()
                     .read_to_end(&mut bytes)
-                    .map_err(|e| format!("{}: {e}", signed.url))?;
+                    .map_err(|error| RemoteError::Body { url: signed.url.clone(), error })?;
                 Ok(Some((bytes, etag)))
             }
-            Err(error) if error.contains("answered 404") => Ok(None),
-            Err(error) => Err(error),
+            Err(error) if error.status() == Some(404) => Ok(None),
+            Err(error) => Err(error.into()),
         }
     }
 
@@ -143,7 +170,13 @@ impl Remote {
 
     /// PUTs `body` at `path` on condition: `If-Match` the ETag it had, or `If-None-Match: *` for a new one.
     /// Its new ETag.
-    pub fn put(&self, path: &str, body: &[u8], content_type: &str, expected: Option<&str>) -> Result<String, String> {
+    pub fn put(
+        &self,
+        path: &str,
+        body: &[u8],
+        content_type: &str,
+        expected: Option<&str>,
+    ) -> Result<String, RemoteError> {
         let condition = match expected {
             Some(etag) => ("if-match", etag.to_string()),
             None => ("if-none-match", "*".to_string()),
@@ -160,16 +193,15 @@ impl Remote {
         );
         let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
         match self.client.put(&signed.url, &headers, body) {
-            Ok(response) => etag_of(&response).ok_or_else(|| format!("{}: no ETag in the answer", signed.url)),
-            Err(error) if error.contains("answered 412") => Err(format!(
-                "{}/{path} changed since it was read: {ANOTHER_WRITER}; build again to reconcile",
-                self.target
-            )),
-            Err(error) => Err(error),
+            Ok(response) => etag_of(&response).ok_or_else(|| RemoteError::NoEtag { url: signed.url.clone() }),
+            Err(error) if error.status() == Some(412) => {
+                Err(RemoteError::AnotherWriter { target: self.target.clone(), path: path.to_string() })
+            }
+            Err(error) => Err(error.into()),
         }
     }
 
-    fn delete(&self, path: &str) -> Result<(), String> {
+    fn delete(&self, path: &str) -> Result<(), RemoteError> {
         let signed = s3::signed_request(
             &self.environment,
             "DELETE",
@@ -181,23 +213,27 @@ impl Remote {
         );
         let headers: Vec<(&str, String)> = signed.headers.iter().map(|(n, v)| (*n, v.clone())).collect();
         match self.client.delete(&signed.url, &headers) {
-            Err(error) if !error.contains("answered 404") => Err(error),
+            Err(error) if error.status() != Some(404) => Err(error.into()),
             _ => Ok(()),
         }
     }
 
     /// Makes the prefix hold `local` (read from `output_dir`): uploads what differs, deletes what is gone, then
     /// the catalog, each on condition.
-    pub fn sync(&self, local: &[CatalogObject], output_dir: &Path, run_id: Option<&str>) -> Result<RemoteSync, String> {
+    pub fn sync(
+        &self,
+        local: &[CatalogObject],
+        output_dir: &Path,
+        run_id: Option<&str>,
+    ) -> Result<RemoteSync, RemoteError> {
         let (before, catalog_etag) = self.catalog()?;
         // The remote catalog is anyone's to write who can write the prefix: every object it names must be a
         // plain path below the prefix (an HTTP client resolves `..` in a URL's path), or nothing is synced.
         if let Some(path) = before.objects.keys().find(|path| !crate::store::paths::is_plain_relative(path)) {
-            return Err(format!(
-                "{}/{CATALOG_KEY} names the object `{}`, which is not a plain path under the prefix: refused",
-                self.target,
-                crate::escape(path)
-            ));
+            return Err(RemoteError::NotAPlainPath {
+                target: self.target.clone(),
+                object: crate::escape(path).into_owned(),
+            });
         }
         let mut after = RemoteCatalog { version: 1, run_id: run_id.map(str::to_string), objects: BTreeMap::new() };
         let mut sync = RemoteSync { target: self.target.clone(), ..RemoteSync::default() };
@@ -209,10 +245,10 @@ impl Remote {
                 continue;
             }
             let file = output_dir.join(&object.path);
-            let bytes = std::fs::read(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+            let bytes = std::fs::read(&file).map_err(|error| RemoteError::Read { path: file.clone(), error })?;
             // The file sync made it what the index says; anything else is a bug or a race with an editor.
             if knowledge_queries::content_hash(&bytes) != object.hash {
-                return Err(format!("`{}` is not what the index lists; build again", file.display()));
+                return Err(RemoteError::NotAsIndexed(file));
             }
             let etag = self.put(&object.path, &bytes, content_type(&object.path), prior.map(|p| p.etag.as_str()))?;
             let remote = RemoteObject {

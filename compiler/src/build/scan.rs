@@ -106,7 +106,7 @@ pub(crate) fn scan(
         (found, text)
     };
     // A few files (an edit's) are read on this thread: starting rayon's pool costs more than they take.
-    let read: Vec<(FoundFile, Result<String, String>)> = if to_read.len() < PARALLEL_READ_FROM {
+    let read: Vec<(FoundFile, Result<String, sources::NotText>)> = if to_read.len() < PARALLEL_READ_FROM {
         to_read.into_iter().map(read_one).collect()
     } else {
         to_read.into_par_iter().map(read_one).collect()
@@ -122,7 +122,7 @@ pub(crate) fn scan(
             Ok(text) => text,
             Err(reason) => {
                 counters.skipped += 1;
-                skipped.push(Skipped::new(found.path, reason));
+                skipped.push(Skipped::new(found.path, reason.to_string()));
                 continue;
             }
         };

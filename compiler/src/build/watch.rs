@@ -44,7 +44,18 @@ pub struct Rebuild {
     /// Whether the build walked the project; one that did not brought the last walk up to date from the
     /// changed paths.
     pub walked: bool,
-    pub outcome: Result<BuildSummary, String>,
+    pub outcome: Result<BuildSummary, WatchFailure>,
+}
+
+/// Why a build of the watch did not happen or failed; the watch reports it and goes on.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchFailure {
+    /// `kc.toml` does not load.
+    #[error("{0}")]
+    Config(crate::config::ConfigError),
+    /// The build failed: the error and its causes.
+    #[error("{}", crate::error_chain(.0))]
+    Build(super::BuildError),
 }
 
 /// Builds `config_path`'s project, then again after each change, calling `report` after every build.
@@ -81,9 +92,9 @@ pub fn watch(
         let (outcome, loaded) = match Project::load(config_path) {
             Ok(project) => {
                 output_dir = project.output_dir();
-                (compiler.build(&project, reporter).map_err(|error| crate::error_chain(&error)), Some(project))
+                (compiler.build(&project, reporter).map_err(WatchFailure::Build), Some(project))
             }
-            Err(error) => (Err(error.to_string()), None),
+            Err(error) => (Err(WatchFailure::Config(error)), None),
         };
         let built = outcome.is_ok();
         let rebuild = Rebuild {

@@ -123,7 +123,8 @@ fn print_rebuild(json: bool, root: &Path, rebuild: &knowledge::build::watch::Reb
     let changed: Vec<String> = rebuild.changed.iter().map(|path| escape(path).into_owned()).collect();
     match &rebuild.outcome {
         Err(error) => {
-            writeln!(std::io::stderr(), "error: {}", escape(error))?;
+            let error = error.to_string();
+            writeln!(std::io::stderr(), "error: {}", escape(&error))?;
             if json {
                 let line = serde_json::json!({"changed": rebuild.changed, "error": error, "latency_ms": ms});
                 writeln!(out, "{line}")?;

@@ -76,7 +76,7 @@ pub(crate) fn run(command: StorageCommand, at: &Invocation) -> anyhow::Result<Ex
                     .cloned()
                     .collect();
             }
-            Err(error) => status.error = Some(error),
+            Err(error) => status.error = Some(error.to_string()),
         }
         status
     });

@@ -170,8 +170,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         return Err(invalid(None, "`[sources] include` is empty: nothing would be compiled".to_string()));
     }
     let dir = &config.output.dir;
-    if let Err(message) = check_output_dir(dir.get_ref()) {
-        return Err(invalid(Some(dir.span()), message));
+    if let Err(problem) = check_output_dir(dir.get_ref()) {
+        return Err(invalid(Some(dir.span()), problem.message(dir.get_ref())));
     }
     Ok(config)
 }
@@ -180,23 +180,44 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
 /// `.git` and not a `~` someone meant as their home. A build writes and deletes generated files there, so
 /// any of these would put user files at risk. (A folder that holds sources is refused by the build, which
 /// walks the tree.)
-fn check_output_dir(dir: &str) -> Result<(), String> {
+fn check_output_dir(dir: &str) -> Result<(), OutputDirProblem> {
     let parts: Vec<&str> = dir.split(['/', '\\']).filter(|part| !part.is_empty() && *part != ".").collect();
-    if Path::new(dir).is_absolute() || dir.starts_with(['/', '\\']) || parts.contains(&"..") {
-        return Err(format!("`[output] dir` = {dir:?} must be a relative path inside the project"));
+    let problem = if Path::new(dir).is_absolute() || dir.starts_with(['/', '\\']) || parts.contains(&"..") {
+        OutputDirProblem::Outside
+    } else if parts.is_empty() {
+        OutputDirProblem::Root
+    } else if parts.iter().any(|part| part.eq_ignore_ascii_case(".git")) {
+        OutputDirProblem::Git
+    } else if parts[0].starts_with('~') {
+        OutputDirProblem::Tilde
+    } else {
+        return Ok(());
+    };
+    Err(problem)
+}
+
+/// Why an `[output] dir` is not one the tool may own.
+#[derive(Debug, Clone, Copy)]
+enum OutputDirProblem {
+    Outside,
+    Root,
+    Git,
+    Tilde,
+}
+
+impl OutputDirProblem {
+    fn message(self, dir: &str) -> String {
+        match self {
+            OutputDirProblem::Outside => format!("`[output] dir` = {dir:?} must be a relative path inside the project"),
+            OutputDirProblem::Root => format!(
+                "`[output] dir` = {dir:?} is the project root; the output needs a folder of its own (the default is \".hasna/knowledge\")"
+            ),
+            OutputDirProblem::Git => format!("`[output] dir` = {dir:?} is inside `.git`, which belongs to Git"),
+            OutputDirProblem::Tilde => {
+                format!("`[output] dir` = {dir:?}: `~` is not expanded; give a folder inside the project")
+            }
+        }
     }
-    if parts.is_empty() {
-        return Err(format!(
-            "`[output] dir` = {dir:?} is the project root; the output needs a folder of its own (the default is \".hasna/knowledge\")"
-        ));
-    }
-    if parts.iter().any(|part| part.eq_ignore_ascii_case(".git")) {
-        return Err(format!("`[output] dir` = {dir:?} is inside `.git`, which belongs to Git"));
-    }
-    if parts[0].starts_with('~') {
-        return Err(format!("`[output] dir` = {dir:?}: `~` is not expanded; give a folder inside the project"));
-    }
-    Ok(())
 }
 
 /// 1-based line and column (in characters) of a byte offset.

@@ -11,9 +11,9 @@ use candle_transformers::models::bert::Config;
 use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
-use super::Embedder;
 use super::bert::Encoder;
 use super::providers::normalize;
+use super::{EmbedError, Embedder, LocalModelError};
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (it was trained on up to
 /// 256); the positions would allow 512, at four times the attention's cost.
@@ -58,12 +58,17 @@ pub(super) struct Identity {
     pub(super) dimensions: usize,
 }
 
-fn read(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(dir.join(name)).map_err(|e| format!("`{}`: {e}", dir.join(name).display()))
+/// A file error as the model's error.
+fn file_error(path: std::path::PathBuf, error: impl std::fmt::Display) -> LocalModelError {
+    LocalModelError::File { path, error: error.to_string() }
 }
 
-fn parse_config(dir: &Path, bytes: &[u8]) -> Result<Config, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("`{}`: {e}", dir.join("config.json").display()))
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, LocalModelError> {
+    std::fs::read(dir.join(name)).map_err(|e| file_error(dir.join(name), e))
+}
+
+fn parse_config(dir: &Path, bytes: &[u8]) -> Result<Config, LocalModelError> {
+    serde_json::from_slice(bytes).map_err(|e| file_error(dir.join("config.json"), e))
 }
 
 /// The generation is the model: its configuration, tokenizer and weights' size.
@@ -73,34 +78,34 @@ fn id_of(config: &[u8], tokenizer: &[u8], weights_len: u64) -> String {
 }
 
 /// The model in `dir` as its generation knows it; an error names the file that is missing or unreadable.
-pub(super) fn identity(dir: &Path) -> Result<Identity, String> {
+pub(super) fn identity(dir: &Path) -> Result<Identity, LocalModelError> {
     let config_bytes = read(dir, "config.json")?;
     let tokenizer_bytes = read(dir, "tokenizer.json")?;
     let weights = dir.join("model.safetensors");
-    let weights_len = std::fs::metadata(&weights).map_err(|e| format!("`{}`: {e}", weights.display()))?.len();
+    let weights_len = std::fs::metadata(&weights).map_err(|e| file_error(weights.clone(), e))?.len();
     let config = parse_config(dir, &config_bytes)?;
     Ok(Identity { id: id_of(&config_bytes, &tokenizer_bytes, weights_len), dimensions: config.hidden_size })
 }
 
 impl LocalEmbedder {
     /// Loads the model in `dir`; an error names the file that is missing or unreadable.
-    pub(super) fn load(dir: &Path) -> Result<LocalEmbedder, String> {
+    pub(super) fn load(dir: &Path) -> Result<LocalEmbedder, LocalModelError> {
         let config_bytes = read(dir, "config.json")?;
         let tokenizer_bytes = read(dir, "tokenizer.json")?;
         let weights = read(dir, "model.safetensors")?;
         let config = parse_config(dir, &config_bytes)?;
         let id = id_of(&config_bytes, &tokenizer_bytes, weights.len() as u64);
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| format!("`{}`: {e}", dir.join("model.safetensors").display()))?;
-        let model = Encoder::load(vb, &config).map_err(|e| format!("loading the model: {e}"))?;
-        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
-            .map_err(|e| format!("`{}`: {e}", dir.join("tokenizer.json").display()))?;
+            .map_err(|e| file_error(dir.join("model.safetensors"), e))?;
+        let model = Encoder::load(vb, &config).map_err(|e| LocalModelError::Load(e.to_string()))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| file_error(dir.join("tokenizer.json"), e))?;
         // The shipped tokenizer pads and truncates to a fixed 128: pad each batch to its longest text
         // instead, and truncate at the length the model was trained for.
         tokenizer.with_padding(Some(PaddingParams::default()));
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
-            .map_err(|e| format!("tokenizer truncation: {e}"))?;
+            .map_err(|e| LocalModelError::Tokenizer(e.to_string()))?;
         Ok(LocalEmbedder { model, tokenizer, dimensions: config.hidden_size, id, dir: dir.to_path_buf() })
     }
 
@@ -136,7 +141,7 @@ impl Embedder for LocalEmbedder {
         self.dimensions
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         // Shortest first, so each forward pass pads little; the vectors go back in the texts' order.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
@@ -147,7 +152,7 @@ impl Embedder for LocalEmbedder {
             .par_iter()
             .map(|group| {
                 let batch: Vec<&str> = group.iter().map(|&i| texts[i]).collect();
-                self.forward(&batch).map_err(|e| format!("the local model failed: {e}"))
+                self.forward(&batch).map_err(|e| EmbedError::from(LocalModelError::Run(e.to_string())))
             })
             .collect::<Result<_, _>>()?;
         let mut vectors = vec![Vec::new(); texts.len()];

@@ -30,6 +30,41 @@ pub use providers::*;
 pub use stage::*;
 pub use vectors::*;
 
+/// Why texts could not be embedded, or an embedder not made.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the provider is unreachable (failpoint `embed`)")]
+    Failpoint,
+    #[error("the environment variable `{0}` is not set")]
+    MissingKey(String),
+    #[error(transparent)]
+    Http(#[from] crate::providers::http::HttpError),
+    #[error("an answer that is not embeddings: {0}")]
+    NotEmbeddings(serde_json::Error),
+    #[error("{got} vectors for {expected} texts")]
+    Count { got: usize, expected: usize },
+    #[error("no vector for the query")]
+    NoQueryVector,
+    #[error(transparent)]
+    Local(#[from] LocalModelError),
+}
+
+/// Why the local model could not be read, loaded or run. Kept whole (it is cloned to every caller of a model
+/// that failed to load once), so it holds the causes' messages.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LocalModelError {
+    #[error("`{}`: {error}", path.display())]
+    File { path: std::path::PathBuf, error: String },
+    #[error("loading the model: {0}")]
+    Load(String),
+    #[error("tokenizer truncation: {0}")]
+    Tokenizer(String),
+    #[error("the local model failed: {0}")]
+    Run(String),
+    #[error("this binary was built without the `local-embeddings` feature")]
+    NotBuilt,
+}
+
 /// Turns texts into vectors.
 pub trait Embedder: Sync {
     /// The generation's id: provider and model, and whatever changes the vectors (`fake:256`).
@@ -37,11 +72,11 @@ pub trait Embedder: Sync {
     fn provider(&self) -> &'static str;
     fn dimensions(&self) -> usize;
     /// One L2-normalized vector per text, in order.
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
     /// The vector of a search query (some models embed queries differently from documents).
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let mut vectors = self.embed(&[query])?;
-        if vectors.len() == 1 { Ok(vectors.remove(0)) } else { Err("no vector for the query".to_string()) }
+        if vectors.len() == 1 { Ok(vectors.remove(0)) } else { Err(EmbedError::NoQueryVector) }
     }
     /// The settings that reproduce this embedder for queries, without secrets: stored in the index.
     fn settings(&self) -> serde_json::Value;

@@ -38,10 +38,10 @@ impl Embedder for FakeEmbedder {
         serde_json::json!({"provider": "fake", "dimensions": self.dimensions})
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         // Tests stand in for a provider outage with `KNOWLEDGE_FAILPOINT=embed`.
         if std::env::var_os("KNOWLEDGE_FAILPOINT").is_some_and(|v| v == "embed") {
-            return Err("the provider is unreachable (failpoint `embed`)".to_string());
+            return Err(EmbedError::Failpoint);
         }
         Ok(texts
             .iter()
@@ -74,7 +74,7 @@ pub(super) fn normalize(vector: &mut [f32]) {
 
 /// The embedder `kc.toml` configures, or `None` for `provider = "none"`. A local model that cannot be
 /// loaded is an error naming the file.
-pub fn configured(project: &Project) -> Result<Option<Box<dyn Embedder>>, String> {
+pub fn configured(project: &Project) -> Result<Option<Box<dyn Embedder>>, LocalModelError> {
     let config = &project.config.embeddings;
     let dimensions = config.dimensions.as_ref().map(|d| *d.get_ref() as usize);
     Ok(match config.provider {
@@ -98,7 +98,7 @@ pub fn configured(project: &Project) -> Result<Option<Box<dyn Embedder>>, String
 
 /// The local model of `dir`: named at once, loaded on its first embedding (a no-op build loads nothing).
 #[cfg(feature = "local-embeddings")]
-fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
+fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, LocalModelError> {
     let identity = local::identity(dir)?;
     Ok(Some(Box::new(LazyLocal { identity, dir: dir.to_path_buf(), loaded: std::sync::OnceLock::new() })))
 }
@@ -106,7 +106,7 @@ fn local_model(dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, Strin
 /// The local model of `dir`, loaded once per process: searches embed every query with it, and loading
 /// reads the whole weights file.
 #[cfg(feature = "local-embeddings")]
-fn loaded_local_model(dir: &std::path::Path) -> Result<std::sync::Arc<local::LocalEmbedder>, String> {
+fn loaded_local_model(dir: &std::path::Path) -> Result<std::sync::Arc<local::LocalEmbedder>, LocalModelError> {
     type Loaded = std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<local::LocalEmbedder>>>;
     static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
     let loaded = LOADED.get_or_init(Loaded::default);
@@ -124,12 +124,12 @@ fn loaded_local_model(dir: &std::path::Path) -> Result<std::sync::Arc<local::Loc
 struct LazyLocal {
     identity: local::Identity,
     dir: std::path::PathBuf,
-    loaded: std::sync::OnceLock<Result<std::sync::Arc<local::LocalEmbedder>, String>>,
+    loaded: std::sync::OnceLock<Result<std::sync::Arc<local::LocalEmbedder>, LocalModelError>>,
 }
 
 #[cfg(feature = "local-embeddings")]
 impl LazyLocal {
-    fn model(&self) -> Result<&std::sync::Arc<local::LocalEmbedder>, String> {
+    fn model(&self) -> Result<&std::sync::Arc<local::LocalEmbedder>, LocalModelError> {
         self.loaded.get_or_init(|| loaded_local_model(&self.dir)).as_ref().map_err(Clone::clone)
     }
 }
@@ -148,11 +148,11 @@ impl Embedder for LazyLocal {
         self.identity.dimensions
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.model()?.embed(texts)
     }
 
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         self.model()?.embed_query(query)
     }
 
@@ -175,11 +175,11 @@ impl<T: Embedder + Send> Embedder for std::sync::Arc<T> {
         T::dimensions(self)
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         T::embed(self, texts)
     }
 
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         T::embed_query(self, query)
     }
 
@@ -190,8 +190,8 @@ impl<T: Embedder + Send> Embedder for std::sync::Arc<T> {
 
 /// Without the `local-embeddings` feature the configuration is refused before a build starts.
 #[cfg(not(feature = "local-embeddings"))]
-fn local_model(_dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, String> {
-    Err("this binary was built without the `local-embeddings` feature".to_string())
+fn local_model(_dir: &std::path::Path) -> Result<Option<Box<dyn Embedder>>, LocalModelError> {
+    Err(LocalModelError::NotBuilt)
 }
 
 /// The embedder an index's vectors were made with (from the settings the build stored), to embed queries
@@ -255,7 +255,7 @@ impl OpenAiEmbedder {
         OpenAiEmbedder { settings, id, client }
     }
 
-    fn request(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn request(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let base = self.settings.base_url.trim_end_matches('/');
         let url = match &self.settings.api_version {
             Some(version) => format!("{base}/openai/deployments/{model}/embeddings?api-version={version}"),
@@ -263,8 +263,7 @@ impl OpenAiEmbedder {
         };
         let mut headers = Vec::new();
         if let Some(variable) = &self.settings.api_key_env {
-            let key =
-                std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` is not set"))?;
+            let key = std::env::var(variable).map_err(|_| EmbedError::MissingKey(variable.clone()))?;
             headers.push(if self.settings.api_version.is_some() {
                 ("api-key", key)
             } else {
@@ -281,7 +280,7 @@ impl OpenAiEmbedder {
 }
 
 /// The vectors of an embeddings answer, in input order, L2-normalized.
-fn parse_embeddings(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
+fn parse_embeddings(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
     #[derive(serde::Deserialize)]
     struct Answer {
         data: Vec<Item>,
@@ -291,11 +290,10 @@ fn parse_embeddings(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, String
         embedding: Vec<f32>,
         index: usize,
     }
-    let mut answer: Answer =
-        serde_json::from_str(text).map_err(|e| format!("an answer that is not embeddings: {e}"))?;
+    let mut answer: Answer = serde_json::from_str(text).map_err(EmbedError::NotEmbeddings)?;
     answer.data.sort_by_key(|item| item.index);
     if answer.data.len() != expected || answer.data.iter().enumerate().any(|(at, item)| item.index != at) {
-        return Err(format!("{} vectors for {expected} texts", answer.data.len()));
+        return Err(EmbedError::Count { got: answer.data.len(), expected });
     }
     Ok(answer
         .data
@@ -321,13 +319,13 @@ impl Embedder for OpenAiEmbedder {
         self.settings.dimensions.unwrap_or(0)
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.request(&self.settings.model, texts)
     }
 
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let model = self.settings.query_model.as_deref().unwrap_or(&self.settings.model);
-        self.request(model, &[query])?.pop().ok_or_else(|| "no vector for the query".to_string())
+        self.request(model, &[query])?.pop().ok_or(EmbedError::NoQueryVector)
     }
 
     fn settings(&self) -> serde_json::Value {

@@ -242,6 +242,16 @@ pub(crate) fn generated_files(project: &Project, conn: &rusqlite::Connection) ->
     Ok(GeneratedFiles { output, paths })
 }
 
+/// Why paths given to `knowledge lint` are refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LintPathError {
+    #[error("`{path}` is outside the project (`{root}`): lint checks only the project's files")]
+    Outside { path: String, root: String },
+    /// The paths that do not exist, each quoted, joined by commas.
+    #[error("no such file or folder: {0}")]
+    Missing(String),
+}
+
 /// Project-relative forms of paths given on the command line (relative to the working directory). A path
 /// that does not exist, or that leads out of the project (`..`, an absolute path elsewhere, a symlink to
 /// elsewhere), is an error naming it: lint reads nothing outside the project.
@@ -249,7 +259,7 @@ pub fn relative_paths(
     project: &Project,
     working_dir: &Path,
     paths: &[std::path::PathBuf],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, LintPathError> {
     let root = project.root.canonicalize().unwrap_or_else(|_| project.root.clone());
     let mut relative_paths = Vec::with_capacity(paths.len());
     let mut missing = Vec::new();
@@ -259,18 +269,17 @@ pub fn relative_paths(
             continue;
         };
         let Ok(relative) = real.strip_prefix(&root) else {
-            return Err(format!(
-                "`{}` is outside the project (`{}`): lint checks only the project's files",
-                crate::escape(&path.to_string_lossy()),
-                crate::escape(&root.to_string_lossy())
-            ));
+            return Err(LintPathError::Outside {
+                path: crate::escape(&path.to_string_lossy()).into_owned(),
+                root: crate::escape(&root.to_string_lossy()).into_owned(),
+            });
         };
         let relative: Vec<String> =
             relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         relative_paths.push(relative.join("/"));
     }
     if !missing.is_empty() {
-        return Err(format!("no such file or folder: {}", missing.join(", ")));
+        return Err(LintPathError::Missing(missing.join(", ")));
     }
     Ok(relative_paths)
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Provider, ProviderKind};
+use super::{Provider, ProviderError, ProviderKind};
 
 /// The most text one generation may hold; what a provider writes past it is an error. A thousand times what
 /// an answer or a page's summary needs.
@@ -36,7 +36,7 @@ impl Provider {
         model: Option<&str>,
         prompt: &Prompt<'_>,
         delta: &mut dyn FnMut(&str),
-    ) -> Result<Generation, String> {
+    ) -> Result<Generation, ProviderError> {
         let model = self.model_for(model);
         let base = self.base_url.trim_end_matches('/');
         let (url, body) = match self.kind {
@@ -69,18 +69,18 @@ impl Provider {
         client.post_stream(&url, &self.headers()?, &body, &mut |data: &str| {
             let Ok(event) = serde_json::from_str::<Value>(data) else { return };
             if let Some(message) = stream_error(&event) {
-                failure.get_or_insert(format!("{url}: the provider stopped with an error: {message}"));
+                failure.get_or_insert(format!("the provider stopped with an error: {message}"));
             } else if let Some(text) = read_event(kind, &event, &mut generation) {
                 // A provider that never stops writing is cut off at the cap, not kept in memory.
                 if generation.text.len() + text.len() > MAX_GENERATED_BYTES {
-                    failure.get_or_insert(format!("{url}: the provider wrote more than {MAX_GENERATED_BYTES} bytes"));
+                    failure.get_or_insert(format!("the provider wrote more than {MAX_GENERATED_BYTES} bytes"));
                     return;
                 }
                 generation.text.push_str(&text);
                 delta(&text);
             }
         })?;
-        failure.map_or(Ok(generation), Err)
+        failure.map_or(Ok(generation), |problem| Err(ProviderError::Stream { url, problem }))
     }
 }
 

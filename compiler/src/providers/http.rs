@@ -2,6 +2,39 @@
 //! request, retries with exponential backoff after a timeout, a connection failure, 429 or a 5xx, and an
 //! error that names the endpoint, the status and the provider's own message.
 
+/// Why an HTTP call failed: each names the endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// An answer of 400 or more, with the provider's own message.
+    #[error("{url} answered {status}: {message}")]
+    Refused { url: String, status: u16, message: String },
+    /// An answer below 400 that is not a success where the body was wanted (a redirect, a 304).
+    #[error("{url} answered {status}")]
+    NotSuccess { url: String, status: u16 },
+    /// No answer: the connection, the TLS handshake or the timeout failed.
+    #[error("{url}: {error}")]
+    Transport { url: String, error: ureq::Error },
+    /// A retryable failure that lasted through every retry.
+    #[error("{last} (after {attempts} attempts)")]
+    GaveUp { last: Box<HttpError>, attempts: u32 },
+    #[error("reading the answer: {0}")]
+    Read(ureq::Error),
+    #[error("{url}: the stream broke off: {error}")]
+    StreamBroke { url: String, error: std::io::Error },
+}
+
+impl HttpError {
+    /// The status the endpoint answered with, when it answered with an error.
+    #[must_use]
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            HttpError::Refused { status, .. } | HttpError::NotSuccess { status, .. } => Some(*status),
+            HttpError::GaveUp { last, .. } => last.status(),
+            _ => None,
+        }
+    }
+}
+
 /// A blocking client with the provider's timeout and retry budget.
 pub struct Client {
     agent: ureq::Agent,
@@ -33,7 +66,7 @@ impl Client {
 
     /// `GET url` with `headers`: the answer, whatever its status below 400 (a redirect, `304 Not Modified`),
     /// with the same retries as every call.
-    pub fn fetch(&self, url: &str, headers: &[(&str, String)]) -> Result<ureq::http::Response<ureq::Body>, String> {
+    pub fn fetch(&self, url: &str, headers: &[(&str, String)]) -> Result<ureq::http::Response<ureq::Body>, HttpError> {
         self.answer(url, |agent| {
             let mut request = agent.get(url);
             for (name, value) in headers {
@@ -44,7 +77,7 @@ impl Client {
     }
 
     /// `GET url` with `headers`; the body of a 2xx answer.
-    pub fn get(&self, url: &str, headers: &[(&str, String)]) -> Result<String, String> {
+    pub fn get(&self, url: &str, headers: &[(&str, String)]) -> Result<String, HttpError> {
         let call = |agent: &ureq::Agent| {
             let mut request = agent.get(url);
             for (name, value) in headers {
@@ -61,7 +94,7 @@ impl Client {
         url: &str,
         headers: &[(&str, String)],
         body: &[u8],
-    ) -> Result<ureq::http::Response<ureq::Body>, String> {
+    ) -> Result<ureq::http::Response<ureq::Body>, HttpError> {
         self.answer(url, |agent| {
             let mut request = agent.put(url);
             for (name, value) in headers {
@@ -72,7 +105,7 @@ impl Client {
     }
 
     /// `DELETE url` with `headers`: the answer, whatever its status below 400.
-    pub fn delete(&self, url: &str, headers: &[(&str, String)]) -> Result<ureq::http::Response<ureq::Body>, String> {
+    pub fn delete(&self, url: &str, headers: &[(&str, String)]) -> Result<ureq::http::Response<ureq::Body>, HttpError> {
         self.answer(url, |agent| {
             let mut request = agent.delete(url);
             for (name, value) in headers {
@@ -83,7 +116,12 @@ impl Client {
     }
 
     /// `POST url` with a JSON body and `headers`; the body of a 2xx answer.
-    pub fn post_json(&self, url: &str, headers: &[(&str, String)], body: &serde_json::Value) -> Result<String, String> {
+    pub fn post_json(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &serde_json::Value,
+    ) -> Result<String, HttpError> {
         self.send(url, |agent| post(agent, url, headers).send_json(body), read_text)
     }
 
@@ -96,14 +134,14 @@ impl Client {
         headers: &[(&str, String)],
         body: &serde_json::Value,
         data: &mut dyn FnMut(&str),
-    ) -> Result<(), String> {
+    ) -> Result<(), HttpError> {
         use std::io::BufRead;
         self.send(
             url,
             |agent| post(agent, url, headers).send_json(body),
             |answer| {
                 for line in std::io::BufReader::new(answer.into_reader()).lines() {
-                    let line = line.map_err(|e| format!("{url}: the stream broke off: {e}"))?;
+                    let line = line.map_err(|error| HttpError::StreamBroke { url: url.to_string(), error })?;
                     if let Some(event) = line.strip_prefix("data:").map(str::trim)
                         && event != "[DONE]"
                     {
@@ -121,12 +159,12 @@ impl Client {
         &self,
         url: &str,
         call: impl Fn(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-        read: impl FnOnce(ureq::Body) -> Result<T, String>,
-    ) -> Result<T, String> {
+        read: impl FnOnce(ureq::Body) -> Result<T, HttpError>,
+    ) -> Result<T, HttpError> {
         let response = self.answer(url, call)?;
         match response.status().as_u16() {
             200..300 => read(response.into_body()),
-            status => Err(format!("{url} answered {status}")),
+            status => Err(HttpError::NotSuccess { url: url.to_string(), status }),
         }
     }
 
@@ -135,7 +173,7 @@ impl Client {
         &self,
         url: &str,
         call: impl Fn(&ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<ureq::http::Response<ureq::Body>, String> {
+    ) -> Result<ureq::http::Response<ureq::Body>, HttpError> {
         let mut attempt = 0;
         loop {
             let retryable = match call(&self.agent) {
@@ -143,16 +181,16 @@ impl Client {
                 Ok(response) => {
                     let status = response.status().as_u16();
                     let text = response.into_body().read_to_string().unwrap_or_default();
-                    let error = format!("{url} answered {status}: {}", provider_message(&text));
+                    let error = HttpError::Refused { url: url.to_string(), status, message: provider_message(&text) };
                     if status != 429 && status < 500 {
                         return Err(error);
                     }
                     error
                 }
-                Err(error) => format!("{url}: {error}"),
+                Err(error) => HttpError::Transport { url: url.to_string(), error },
             };
             if attempt >= self.max_retries {
-                return Err(format!("{retryable} (after {} attempts)", attempt + 1));
+                return Err(HttpError::GaveUp { last: Box::new(retryable), attempts: attempt + 1 });
             }
             std::thread::sleep(std::time::Duration::from_millis(200 << attempt.min(6)));
             attempt += 1;
@@ -170,8 +208,8 @@ fn post(agent: &ureq::Agent, url: &str, headers: &[(&str, String)]) -> ureq::Req
 }
 
 /// A whole answer's body as text.
-fn read_text(mut body: ureq::Body) -> Result<String, String> {
-    body.read_to_string().map_err(|e| format!("reading the answer: {e}"))
+fn read_text(mut body: ureq::Body) -> Result<String, HttpError> {
+    body.read_to_string().map_err(HttpError::Read)
 }
 
 /// The provider's own words in an error answer: `error.message` (OpenAI's and Anthropic's shape), else the

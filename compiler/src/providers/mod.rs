@@ -74,8 +74,31 @@ pub fn configured(project: &Project) -> Vec<Provider> {
         .collect()
 }
 
+/// Why a provider call failed, or a provider could not be chosen.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("no provider `{name}` in kc.toml; the providers are: {known}")]
+    Unknown { name: String, known: String },
+    #[error("kc.toml configures no provider: add a [providers.NAME] table")]
+    NoneConfigured,
+    #[error("kc.toml configures several providers and none is the default: name one ({known})")]
+    NoDefault { known: String },
+    #[error("provider `{provider}` needs a key: set the environment variable `{variable}`")]
+    MissingKey { provider: String, variable: String },
+    #[error("provider `{provider}` ({kind}) has no web search tool: use an `openai` or `anthropic` provider")]
+    NoWebSearch { provider: String, kind: &'static str },
+    #[error(transparent)]
+    Http(#[from] http::HttpError),
+    /// An answer that does not hold what was asked for.
+    #[error("{url} answered with {missing}")]
+    Answer { url: String, missing: String },
+    /// A stream the provider ended with an error, or cut off at the cap.
+    #[error("{url}: {problem}")]
+    Stream { url: String, problem: String },
+}
+
 /// The provider `name` names, or the default one.
-pub fn find(project: &Project, name: Option<&str>) -> Result<Provider, String> {
+pub fn find(project: &Project, name: Option<&str>) -> Result<Provider, ProviderError> {
     let providers = configured(project);
     let known = || providers.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ");
     match name {
@@ -83,11 +106,11 @@ pub fn find(project: &Project, name: Option<&str>) -> Result<Provider, String> {
             .iter()
             .find(|p| p.name == name)
             .cloned()
-            .ok_or_else(|| format!("no provider `{name}` in kc.toml; the providers are: {}", known())),
-        None if providers.is_empty() => Err("kc.toml configures no provider: add a [providers.NAME] table".to_string()),
-        None => providers.iter().find(|p| p.default).cloned().ok_or_else(|| {
-            format!("kc.toml configures several providers and none is the default: name one ({})", known())
-        }),
+            .ok_or_else(|| ProviderError::Unknown { name: name.to_string(), known: known() }),
+        None if providers.is_empty() => Err(ProviderError::NoneConfigured),
+        None => {
+            providers.iter().find(|p| p.default).cloned().ok_or_else(|| ProviderError::NoDefault { known: known() })
+        }
     }
 }
 
@@ -117,23 +140,23 @@ impl Provider {
     }
 
     /// Checks that the key is in the environment, without keeping it; an error names the variable to set.
-    pub fn check_key(&self) -> Result<(), String> {
+    pub fn check_key(&self) -> Result<(), ProviderError> {
         self.key().map(drop)
     }
 
     /// The key, read from the environment now; an error names the variable to set.
-    fn key(&self) -> Result<Option<String>, String> {
+    fn key(&self) -> Result<Option<String>, ProviderError> {
         match &self.api_key_env {
             None => Ok(None),
             Some(variable) => match std::env::var(variable) {
                 Ok(key) if !key.trim().is_empty() => Ok(Some(key)),
-                _ => Err(format!("provider `{}` needs a key: set the environment variable `{variable}`", self.name)),
+                _ => Err(ProviderError::MissingKey { provider: self.name.clone(), variable: variable.clone() }),
             },
         }
     }
 
     /// The headers that authenticate a request in this provider's wire format.
-    fn headers(&self) -> Result<Vec<(&'static str, String)>, String> {
+    fn headers(&self) -> Result<Vec<(&'static str, String)>, ProviderError> {
         let key = self.key()?;
         Ok(match self.kind {
             ProviderKind::Anthropic => {
@@ -146,13 +169,14 @@ impl Provider {
     }
 
     /// The models the provider serves (`GET {base_url}/models`), sorted.
-    pub fn models(&self) -> Result<Vec<String>, String> {
+    pub fn models(&self) -> Result<Vec<String>, ProviderError> {
         let url = format!("{}/models", self.base_url.trim_end_matches('/'));
         let client = http::Client::new(self.timeout_seconds, self.max_retries);
         let text = client.get(&url, &self.headers()?)?;
+        let missing = |missing: String| ProviderError::Answer { url: url.clone(), missing };
         let answer: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{url} answered with no model list: {e}"))?;
-        let listed = answer["data"].as_array().ok_or_else(|| format!("{url} answered with no `data` list"))?;
+            serde_json::from_str(&text).map_err(|e| missing(format!("no model list: {e}")))?;
+        let listed = answer["data"].as_array().ok_or_else(|| missing("no `data` list".to_string()))?;
         let mut models: Vec<String> =
             listed.iter().filter_map(|model| model["id"].as_str().map(str::to_string)).collect();
         models.sort();

@@ -26,10 +26,9 @@ pub(crate) struct S3Environment {
 
 impl S3Environment {
     /// Reads the environment; a missing key is an error that names its variable.
-    pub(crate) fn from_env() -> Result<S3Environment, String> {
+    pub(crate) fn from_env() -> Result<S3Environment, MissingCredentials> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let required =
-            |name: &str| var(name).ok_or_else(|| format!("s3:// refs need credentials: `{name}` is not set"));
+        let required = |name: &'static str| var(name).ok_or(MissingCredentials { variable: name });
         Ok(S3Environment {
             access_key: required("AWS_ACCESS_KEY_ID")?,
             secret_key: required("AWS_SECRET_ACCESS_KEY")?,
@@ -38,6 +37,13 @@ impl S3Environment {
             endpoint: var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")),
         })
     }
+}
+
+/// An S3 credential the environment lacks.
+#[derive(Debug, thiserror::Error)]
+#[error("s3:// refs need credentials: `{variable}` is not set")]
+pub struct MissingCredentials {
+    pub variable: &'static str,
 }
 
 /// A request to make: its URL and signed headers.

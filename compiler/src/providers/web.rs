@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Provider, ProviderKind};
+use super::{Provider, ProviderError, ProviderKind};
 use crate::config::providers::WebConfig;
 
 /// One page the search found.
@@ -23,7 +23,7 @@ pub struct WebResult {
 impl Provider {
     /// Searches the web for `query` with the provider's own tool; results outside `web`'s domains are
     /// dropped, repeats removed, and at most `max_results` kept.
-    pub fn web_search(&self, query: &str, web: &WebConfig) -> Result<Vec<WebResult>, String> {
+    pub fn web_search(&self, query: &str, web: &WebConfig) -> Result<Vec<WebResult>, ProviderError> {
         let base = self.base_url.trim_end_matches('/');
         let prompt = format!("Search the web for: {query}\nCite the most relevant pages.");
         let (url, body) = match self.kind {
@@ -47,16 +47,13 @@ impl Provider {
                 (format!("{base}/messages"), body)
             }
             ProviderKind::DeepSeek | ProviderKind::OpenAiCompatible => {
-                return Err(format!(
-                    "provider `{}` ({}) has no web search tool: use an `openai` or `anthropic` provider",
-                    self.name,
-                    self.kind.as_str()
-                ));
+                return Err(ProviderError::NoWebSearch { provider: self.name.clone(), kind: self.kind.as_str() });
             }
         };
         let client = super::http::Client::new(self.timeout_seconds, self.max_retries);
         let text = client.post_json(&url, &self.headers()?, &body)?;
-        let answer: Value = serde_json::from_str(&text).map_err(|e| format!("{url} answered with no JSON: {e}"))?;
+        let answer: Value = serde_json::from_str(&text)
+            .map_err(|e| ProviderError::Answer { url: url.clone(), missing: format!("no JSON: {e}") })?;
         let found = match self.kind {
             ProviderKind::OpenAi => openai_results(&answer),
             _ => anthropic_results(&answer),

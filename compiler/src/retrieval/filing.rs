@@ -18,15 +18,27 @@ pub struct Filing {
     pub exists: bool,
 }
 
+/// Why an answer cannot be filed.
+#[derive(Debug, thiserror::Error)]
+pub enum FilingError {
+    #[error("no ask run `{0}` in the index (`knowledge ask` prints its run)")]
+    NoRun(String),
+    #[error("run `{0}` was recorded without its answer")]
+    NoAnswer(String),
+    #[error("run `{0}` found no answer: there is nothing to file")]
+    NotFound(String),
+    #[error("{0}")]
+    Index(#[from] rusqlite::Error),
+}
+
 /// The page for the answer the ask run `run_id` recorded.
-pub fn propose(conn: &Connection, project: &Project, run_id: &str) -> Result<Filing, String> {
-    let summary = crate::store::ask_summary(conn, run_id).map_err(|e| e.to_string())?;
-    let summary =
-        summary.ok_or_else(|| format!("no ask run `{run_id}` in the index (`knowledge ask` prints its run)"))?;
+pub fn propose(conn: &Connection, project: &Project, run_id: &str) -> Result<Filing, FilingError> {
+    let summary = crate::store::ask_summary(conn, run_id)?;
+    let summary = summary.ok_or_else(|| FilingError::NoRun(run_id.to_string()))?;
     let answer: serde_json::Value =
-        serde_json::from_str(&summary).map_err(|_| format!("run `{run_id}` was recorded without its answer"))?;
+        serde_json::from_str(&summary).map_err(|_| FilingError::NoAnswer(run_id.to_string()))?;
     if answer["found"] != true {
-        return Err(format!("run `{run_id}` found no answer: there is nothing to file"));
+        return Err(FilingError::NotFound(run_id.to_string()));
     }
     let question = answer["question"].as_str().unwrap_or_default().trim();
     let slug = knowledge_queries::wiki::concept_key(question);

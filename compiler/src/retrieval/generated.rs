@@ -7,7 +7,7 @@ use knowledge_queries::citations;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::providers::{Generation, Prompt, Provider};
+use crate::providers::{Generation, Prompt, Provider, ProviderError};
 use crate::retrieval::access::Access;
 use crate::retrieval::ask::{self, Answer, AnswerCitation, NOT_FOUND};
 use crate::retrieval::context::{self, ContextPack};
@@ -43,6 +43,19 @@ pub struct GenerationInfo {
     pub cost_usd: Option<f64>,
 }
 
+/// Why a generated answer could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerationError {
+    /// The context pack could not be read from the index.
+    #[error(transparent)]
+    Index(#[from] rusqlite::Error),
+    /// The context pack could not be read from the Postgres store.
+    #[error("{}", crate::error_chain(.0))]
+    Store(#[from] crate::retrieval::search::StoreReadError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
 /// Answers `question` with `provider` from the pack of what `access` may read; `delta` gets the text as the
 /// model writes it. A pack with no excerpt is answered "not found" without calling anyone.
 pub fn answer(
@@ -53,8 +66,8 @@ pub fn answer(
     provider: &Provider,
     model: Option<&str>,
     delta: &mut dyn FnMut(&str),
-) -> Result<Answer, String> {
-    let pack = context::pack(conn, question, max_tokens, 8, access).map_err(|e| e.to_string())?;
+) -> Result<Answer, GenerationError> {
+    let pack = context::pack(conn, question, max_tokens, 8, access)?;
     answer_from(&pack, question, provider, model, delta)
 }
 
@@ -69,9 +82,8 @@ pub fn answer_postgres(
     provider: &Provider,
     model: Option<&str>,
     delta: &mut dyn FnMut(&str),
-) -> Result<Answer, String> {
-    let pack = context::pack_postgres(store, projects, question, max_tokens, 8, principal)
-        .map_err(|e| crate::error_chain(&e))?;
+) -> Result<Answer, GenerationError> {
+    let pack = context::pack_postgres(store, projects, question, max_tokens, 8, principal)?;
     answer_from(&pack, question, provider, model, delta)
 }
 
@@ -82,7 +94,7 @@ fn answer_from(
     provider: &Provider,
     model: Option<&str>,
     delta: &mut dyn FnMut(&str),
-) -> Result<Answer, String> {
+) -> Result<Answer, GenerationError> {
     let model = provider.model_for(model).to_string();
     if pack.items.is_empty() {
         let mut answer = ask::not_found(question, 0);

@@ -5,7 +5,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::KnowledgeServer;
+use super::{KnowledgeServer, ToolError};
 use crate::retrieval::entities::{
     self, Coverage, EntityChange, EntityDetail, EntityGraph, EntityInfo, ImpactPlan, Introduced, ResolvedDependency,
     TestPlan,
@@ -71,10 +71,6 @@ pub(super) struct EntityChanges {
     pub(super) changes: Vec<EntityChange>,
 }
 
-fn failed(error: &entities::EntityError) -> String {
-    crate::error_chain(error)
-}
-
 #[tool_router(router = entity_router, vis = "pub(super)")]
 impl KnowledgeServer {
     #[tool(
@@ -87,13 +83,13 @@ impl KnowledgeServer {
     async fn knowledge_get_entity(
         &self,
         Parameters(args): Parameters<GetEntityArgs>,
-    ) -> Result<Json<EntityDetail>, String> {
+    ) -> Result<Json<EntityDetail>, ToolError> {
         let limit = args.limit.map_or(entities::RELATIONSHIP_LIMIT, |limit| limit as usize);
         self.read(move |conn, access| {
             EntityGraph::cached(conn, access)
                 .and_then(|graph| graph.detail(&args.slug, limit))
                 .map(Json)
-                .map_err(|e| failed(&e))
+                .map_err(ToolError::from)
         })
         .await
     }
@@ -106,10 +102,10 @@ impl KnowledgeServer {
     async fn knowledge_list_entities(
         &self,
         Parameters(args): Parameters<ListEntitiesArgs>,
-    ) -> Result<Json<EntityList>, String> {
+    ) -> Result<Json<EntityList>, ToolError> {
         self.read(move |conn, access| {
-            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
-            let entities = graph.list(args.entity_type.as_deref()).map_err(|e| failed(&e))?;
+            let graph = EntityGraph::cached(conn, access).map_err(ToolError::from)?;
+            let entities = graph.list(args.entity_type.as_deref()).map_err(ToolError::from)?;
             Ok(Json(EntityList { entities }))
         })
         .await
@@ -123,11 +119,11 @@ impl KnowledgeServer {
     async fn knowledge_resolve_dependency(
         &self,
         Parameters(args): Parameters<CoordinateArgs>,
-    ) -> Result<Json<ResolvedDependency>, String> {
+    ) -> Result<Json<ResolvedDependency>, ToolError> {
         let mapped = self.project.dependencies.clone();
         self.read(move |conn, access| {
-            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
-            entities::resolve_dependency(&graph, &args.coordinate, &mapped).map(Json).map_err(|e| failed(&e))
+            let graph = EntityGraph::cached(conn, access).map_err(ToolError::from)?;
+            entities::resolve_dependency(&graph, &args.coordinate, &mapped).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -138,11 +134,14 @@ impl KnowledgeServer {
                        repositories.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_impact_plan(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<ImpactPlan>, String> {
+    async fn knowledge_impact_plan(
+        &self,
+        Parameters(args): Parameters<SlugArgs>,
+    ) -> Result<Json<ImpactPlan>, ToolError> {
         let mapped = self.project.dependencies.clone();
         self.read(move |conn, access| {
-            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
-            entities::impact_plan(&graph, &args.slug, &mapped).map(Json).map_err(|e| failed(&e))
+            let graph = EntityGraph::cached(conn, access).map_err(ToolError::from)?;
+            entities::impact_plan(&graph, &args.slug, &mapped).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -152,11 +151,11 @@ impl KnowledgeServer {
                        test to and the command that runs it; the existing tests to run.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_test_plan(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<TestPlan>, String> {
+    async fn knowledge_test_plan(&self, Parameters(args): Parameters<SlugArgs>) -> Result<Json<TestPlan>, ToolError> {
         let mapped = self.project.dependencies.clone();
         self.read(move |conn, access| {
-            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
-            entities::test_plan(&graph, &args.slug, &mapped).map(Json).map_err(|e| failed(&e))
+            let graph = EntityGraph::cached(conn, access).map_err(ToolError::from)?;
+            entities::test_plan(&graph, &args.slug, &mapped).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -168,10 +167,10 @@ impl KnowledgeServer {
     async fn knowledge_coverage_for(
         &self,
         Parameters(args): Parameters<ComponentArgs>,
-    ) -> Result<Json<Coverage>, String> {
+    ) -> Result<Json<Coverage>, ToolError> {
         self.read(move |conn, access| {
-            let graph = EntityGraph::cached(conn, access).map_err(|e| failed(&e))?;
-            entities::coverage_for(&graph, &args.component).map(Json).map_err(|e| failed(&e))
+            let graph = EntityGraph::cached(conn, access).map_err(ToolError::from)?;
+            entities::coverage_for(&graph, &args.component).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -184,9 +183,9 @@ impl KnowledgeServer {
     async fn knowledge_which_pr_introduced(
         &self,
         Parameters(args): Parameters<SlugArgs>,
-    ) -> Result<Json<Introduced>, String> {
+    ) -> Result<Json<Introduced>, ToolError> {
         self.read(move |conn, access| {
-            entities::which_pr_introduced(conn, access, &args.slug).map(Json).map_err(|e| failed(&e))
+            entities::which_pr_introduced(conn, access, &args.slug).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -198,12 +197,12 @@ impl KnowledgeServer {
     async fn knowledge_recent_entity_changes(
         &self,
         Parameters(args): Parameters<RecentChangesArgs>,
-    ) -> Result<Json<EntityChanges>, String> {
+    ) -> Result<Json<EntityChanges>, ToolError> {
         let limit = args.limit.unwrap_or(50).clamp(1, 1000) as usize;
         self.read(move |conn, access| {
             entities::recent_changes(conn, access, limit)
                 .map(|changes| Json(EntityChanges { changes }))
-                .map_err(|e| failed(&e))
+                .map_err(ToolError::from)
         })
         .await
     }

@@ -105,17 +105,57 @@ impl StoreSearch {
     fn with<T>(
         &self,
         read: impl FnOnce(&mut store::postgres::PgStore, &[String]) -> Result<T, search::StoreReadError>,
-    ) -> Result<T, String> {
+    ) -> Result<T, ToolError> {
         let pooled = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let mut connection = match pooled {
             Some(connection) => connection,
-            None => store::postgres::PgStore::connect_reader(&self.url).map_err(|e| crate::error_chain(&e))?,
+            None => store::postgres::PgStore::connect_reader(&self.url).map_err(ToolError::from)?,
         };
         let answer = read(&mut connection, &self.projects);
         if !matches!(answer, Err(search::StoreReadError::Store(_))) {
             self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(connection);
         }
-        answer.map_err(|e| crate::error_chain(&e))
+        answer.map_err(ToolError::from)
+    }
+}
+
+/// A tool call's failure as the agent reads it: the text of a tool result marked `isError`. The MCP protocol
+/// carries a tool's error as text, so this is where typed errors become their messages (with their causes).
+#[derive(Debug)]
+pub enum ToolError {
+    /// The server answers from a Postgres store alone and has no local index for what was asked.
+    NoLocalIndex,
+    /// The request's thread failed, or its answer could not be serialized.
+    Internal(String),
+    /// The read failed: the error and its causes.
+    Failed(String),
+}
+
+impl ToolError {
+    fn internal(error: impl std::fmt::Display) -> ToolError {
+        ToolError::Internal(error.to_string())
+    }
+}
+
+impl<E: std::error::Error> From<E> for ToolError {
+    fn from(error: E) -> ToolError {
+        ToolError::Failed(crate::error_chain(&error))
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::NoLocalIndex => f.write_str(NO_LOCAL_INDEX),
+            ToolError::Internal(message) => write!(f, "internal error: {message}"),
+            ToolError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl rmcp::model::IntoContents for ToolError {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(self.to_string())]
     }
 }
 
@@ -136,8 +176,8 @@ struct ReadPool {
 
 impl ReadPool {
     /// Runs `f` with a pooled connection; the error is the index failing to open.
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T, String> {
-        let Some(index) = &self.index else { return Err(NO_LOCAL_INDEX.to_string()) };
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T, ToolError> {
+        let Some(index) = &self.index else { return Err(ToolError::NoLocalIndex) };
         let identity = store::file_identity(index);
         let pooled = {
             let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -148,7 +188,7 @@ impl ReadPool {
         };
         let conn = match pooled {
             Some(conn) => conn,
-            None => store::open_read_only(index).map_err(|e| crate::error_chain(&e))?,
+            None => store::open_read_only(index).map_err(ToolError::from)?,
         };
         let result = f(&conn);
         let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -161,13 +201,13 @@ impl ReadPool {
 
 /// A search's tool result: the answer as structured content (without chunk texts unless asked), and a short
 /// reading of it as the text block, not a second copy of its JSON.
-fn search_answer(mut response: SearchResponse, include_text: bool) -> Result<CallToolResult, String> {
+fn search_answer(mut response: SearchResponse, include_text: bool) -> Result<CallToolResult, ToolError> {
     if !include_text {
         for result in &mut response.results {
             result.text.clear();
         }
     }
-    let structured = serde_json::to_value(&response).map_err(|e| format!("internal error: {e}"))?;
+    let structured = serde_json::to_value(&response).map_err(ToolError::internal)?;
     let mut result = CallToolResult::structured(structured);
     result.content = vec![ContentBlock::text(search_summary(&response))];
     Ok(result)
@@ -202,19 +242,19 @@ impl KnowledgeServer {
     /// loaded for each request so that it follows the newest build.
     async fn read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection, &Access) -> Result<T, String> + Send + 'static,
-    ) -> Result<T, String> {
+        f: impl FnOnce(&Connection, &Access) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
         let pool = self.pool.clone();
         let principal = self.principal.clone();
         tokio::task::spawn_blocking(move || {
             pool.with(|conn| {
-                let access = Access::load(conn, principal.as_deref()).map_err(|e| crate::error_chain(&e))?;
+                let access = Access::load(conn, principal.as_deref()).map_err(ToolError::from)?;
                 f(conn, &access)
             })
             .and_then(std::convert::identity)
         })
         .await
-        .map_err(|e| format!("internal error: {e}"))?
+        .map_err(ToolError::internal)?
     }
 
     /// Runs `read` on a blocking thread with a pooled session of the server's Postgres store, its projects and
@@ -225,11 +265,11 @@ impl KnowledgeServer {
         read: impl FnOnce(&mut store::postgres::PgStore, &[String], Option<&str>) -> Result<T, search::StoreReadError>
         + Send
         + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T, ToolError> {
         let principal = self.principal.clone();
         tokio::task::spawn_blocking(move || store.with(|pg, projects| read(pg, projects, principal.as_deref())))
             .await
-            .map_err(|e| format!("internal error: {e}"))?
+            .map_err(ToolError::internal)?
     }
 
     #[tool(
@@ -239,7 +279,7 @@ impl KnowledgeServer {
         annotations(read_only_hint = true),
         output_schema = inlined_output_schema::<SearchResponse>()
     )]
-    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, String> {
+    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ToolError> {
         let limit = args.limit.unwrap_or(10).clamp(1, 100) as usize;
         // Hybrid by default: without an embeddings generation it answers by keyword and says so.
         let mode = args.mode.unwrap_or(SearchMode::Hybrid);
@@ -260,10 +300,7 @@ impl KnowledgeServer {
                 .await?
             }
             None => {
-                self.read(move |conn, access| {
-                    search::search(conn, &request, access).map_err(|e| crate::error_chain(&e))
-                })
-                .await?
+                self.read(move |conn, access| search::search(conn, &request, access).map_err(ToolError::from)).await?
             }
         };
         search_answer(response, include_text)
@@ -274,7 +311,7 @@ impl KnowledgeServer {
                        and provenance (a chunk) or its metadata, outline and chunks (a source).",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, String> {
+    async fn knowledge_get(&self, Parameters(args): Parameters<GetArgs>) -> Result<Json<Resolved>, ToolError> {
         if let Some(store) = self.store.clone() {
             return self
                 .read_store(store, move |pg, projects, principal| {
@@ -283,17 +320,15 @@ impl KnowledgeServer {
                 .await
                 .map(Json);
         }
-        self.read(move |conn, access| {
-            reader::resolve(conn, &args.reference, access).map(Json).map_err(|e| crate::error_chain(&e))
-        })
-        .await
+        self.read(move |conn, access| reader::resolve(conn, &args.reference, access).map(Json).map_err(ToolError::from))
+            .await
     }
 
     #[tool(
         description = "List indexed sources (by path) or builds (newest first), one page at a time.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, String> {
+    async fn knowledge_list(&self, Parameters(args): Parameters<ListArgs>) -> Result<Json<Listing>, ToolError> {
         let limit = args.limit.unwrap_or(100);
         if let Some(store) = self.store.clone().filter(|_| args.kind.in_store()) {
             return self
@@ -304,9 +339,7 @@ impl KnowledgeServer {
                 .map(Json);
         }
         self.read(move |conn, access| {
-            reader::list(conn, args.kind, args.cursor.as_deref(), limit, access)
-                .map(Json)
-                .map_err(|e| crate::error_chain(&e))
+            reader::list(conn, args.kind, args.cursor.as_deref(), limit, access).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -319,7 +352,7 @@ impl KnowledgeServer {
     async fn knowledge_recent_changes(
         &self,
         Parameters(args): Parameters<RecentChangesArgs>,
-    ) -> Result<Json<RecentChanges>, String> {
+    ) -> Result<Json<RecentChanges>, ToolError> {
         let runs = args.runs.unwrap_or(10);
         if let Some(store) = self.store.clone() {
             return self
@@ -332,7 +365,7 @@ impl KnowledgeServer {
         self.read(move |conn, access| {
             reader::recent_changes(conn, runs, args.since.as_deref(), access)
                 .map(|changes| Json(RecentChanges { changes }))
-                .map_err(|e| crate::error_chain(&e))
+                .map_err(ToolError::from)
         })
         .await
     }
@@ -342,7 +375,7 @@ impl KnowledgeServer {
                        footnotes, front matter, contradiction markers, duplicates), with path, line and column.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_lint(&self, Parameters(args): Parameters<LintArgs>) -> Result<Json<LintResults>, String> {
+    async fn knowledge_lint(&self, Parameters(args): Parameters<LintArgs>) -> Result<Json<LintResults>, ToolError> {
         let severity = args.severity.unwrap_or(crate::lint::Severity::Warning);
         let paths = args.paths.unwrap_or_default();
         if let Some(store) = self.store.clone() {
@@ -354,7 +387,7 @@ impl KnowledgeServer {
                 .map(Json);
         }
         self.read(move |conn, access| {
-            reader::lint_results(conn, &paths, severity, access).map(Json).map_err(|e| crate::error_chain(&e))
+            reader::lint_results(conn, &paths, severity, access).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -367,7 +400,7 @@ impl KnowledgeServer {
     async fn knowledge_context_pack(
         &self,
         Parameters(args): Parameters<ContextPackArgs>,
-    ) -> Result<Json<crate::retrieval::context::ContextPack>, String> {
+    ) -> Result<Json<crate::retrieval::context::ContextPack>, ToolError> {
         let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
         let max_items = args.max_items.unwrap_or(8) as usize;
         if let Some(store) = self.store.clone() {
@@ -388,7 +421,7 @@ impl KnowledgeServer {
         self.read(move |conn, access| {
             crate::retrieval::context::pack(conn, &args.query, max_tokens, max_items, access)
                 .map(Json)
-                .map_err(|e| crate::error_chain(&e))
+                .map_err(ToolError::from)
         })
         .await
     }
@@ -402,7 +435,7 @@ impl KnowledgeServer {
                        records nothing; `knowledge ask` on the command line records its runs.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, String> {
+    async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, ToolError> {
         let max_tokens = args.max_tokens.unwrap_or(1200) as usize;
         let provider = self.project.ask_provider.clone();
         if let Some(store) = self.store.clone() {
@@ -422,7 +455,8 @@ impl KnowledgeServer {
                         .map(Ok),
                 })
                 .await?
-                .map(Json);
+                .map(Json)
+                .map_err(ToolError::from);
         }
         self.read(move |conn, access| match &provider {
             Some(provider) => crate::retrieval::generated::answer(
@@ -434,10 +468,11 @@ impl KnowledgeServer {
                 None,
                 &mut |_| {},
             )
-            .map(Json),
+            .map(Json)
+            .map_err(ToolError::from),
             None => crate::retrieval::ask::answer(conn, &args.question, max_tokens, access)
                 .map(Json)
-                .map_err(|e| crate::error_chain(&e)),
+                .map_err(ToolError::from),
         })
         .await
     }
@@ -450,7 +485,7 @@ impl KnowledgeServer {
     async fn knowledge_run_status(
         &self,
         Parameters(args): Parameters<RunStatusArgs>,
-    ) -> Result<Json<reader::RunStatus>, String> {
+    ) -> Result<Json<reader::RunStatus>, ToolError> {
         if let Some(store) = self.store.clone() {
             return self
                 .read_store(store, move |pg, projects, principal| {
@@ -460,7 +495,7 @@ impl KnowledgeServer {
                 .map(Json);
         }
         self.read(move |conn, access| {
-            reader::run_status(conn, args.run_id.as_deref(), access).map(Json).map_err(|e| crate::error_chain(&e))
+            reader::run_status(conn, args.run_id.as_deref(), access).map(Json).map_err(ToolError::from)
         })
         .await
     }
@@ -476,14 +511,14 @@ impl KnowledgeServer {
     async fn knowledge_resolve_source(
         &self,
         Parameters(args): Parameters<ResolveSourceArgs>,
-    ) -> Result<Json<crate::retrieval::resolve::SourceDecision>, String> {
+    ) -> Result<Json<crate::retrieval::resolve::SourceDecision>, ToolError> {
         let principal = self.principal.clone();
         let project = self.project.clone();
         let purpose = args.purpose.unwrap_or_else(|| "knowledge_answer".to_string());
         self.read(move |conn, _access| {
             crate::retrieval::resolve::decide(conn, &args.reference, principal.as_deref(), &purpose, project.paths())
                 .map(Json)
-                .map_err(|e| crate::error_chain(&e))
+                .map_err(ToolError::from)
         })
         .await
     }
@@ -497,23 +532,20 @@ impl KnowledgeServer {
     async fn knowledge_storage(
         &self,
         Parameters(_args): Parameters<StatsArgs>,
-    ) -> Result<Json<reader::Storage>, String> {
-        let Some(index) = self.pool.index.clone() else { return Err(NO_LOCAL_INDEX.to_string()) };
-        self.read(move |conn, access| {
-            reader::storage(conn, &index, access).map(Json).map_err(|e| crate::error_chain(&e))
-        })
-        .await
+    ) -> Result<Json<reader::Storage>, ToolError> {
+        let Some(index) = self.pool.index.clone() else { return Err(ToolError::NoLocalIndex) };
+        self.read(move |conn, access| reader::storage(conn, &index, access).map(Json).map_err(ToolError::from)).await
     }
 
     #[tool(
         description = "Counts of sources, chunks and builds, the last build, and which search modes work.",
         annotations(read_only_hint = true)
     )]
-    async fn knowledge_stats(&self, Parameters(_args): Parameters<StatsArgs>) -> Result<Json<Stats>, String> {
+    async fn knowledge_stats(&self, Parameters(_args): Parameters<StatsArgs>) -> Result<Json<Stats>, ToolError> {
         if let Some(store) = self.store.clone() {
             return self.read_store(store, reader::stats_postgres).await.map(Json);
         }
-        self.read(|conn, access| reader::stats(conn, access).map(Json).map_err(|e| crate::error_chain(&e))).await
+        self.read(|conn, access| reader::stats(conn, access).map(Json).map_err(ToolError::from)).await
     }
 }
 

@@ -77,7 +77,7 @@ pub(super) fn read_store_resource(
     match read {
         Ok(Some(text)) => Ok(("application/json", text?)),
         Ok(None) => Err(ResourceError::NotFound(format!("no resource `{uri}` in the store"))),
-        Err(message) => Err(ResourceError::Failed(message)),
+        Err(error) => Err(ResourceError::Failed(error.to_string())),
     }
 }
 
@@ -93,7 +93,7 @@ pub(super) fn read_resource(
         // `with` answered, so the pool has an index.
         resource_text(conn, &access, pool.index.as_deref().unwrap_or(std::path::Path::new("")), project, uri)
     })
-    .map_err(ResourceError::Failed)?
+    .map_err(|error| ResourceError::Failed(error.to_string()))?
 }
 
 fn resource_text(
@@ -118,7 +118,7 @@ fn resource_text(
             Ok(("application/json", to_json(&decisions)?))
         }
         "knowledge://project/open-files" => {
-            let files = open_files(conn, access, project).map_err(ResourceError::Failed)?;
+            let files = open_files(conn, access, project)?;
             Ok(("application/json", to_json(&files)?))
         }
         "knowledge://project/schema" => Ok(("application/sql", store::SCHEMA.to_string())),
@@ -171,22 +171,28 @@ fn resource_text(
 /// The open-files manifest's files (not their text), each with what ingest stored of it and what the index
 /// holds: `not_ingested`, `ingested` (not built yet, or a newer revision than the index holds) or `indexed`.
 /// A file whose indexed or ingested labels the principal may not read is left out.
-fn open_files(conn: &Connection, access: &Access, project: &ProjectContext) -> Result<serde_json::Value, String> {
+fn open_files(
+    conn: &Connection,
+    access: &Access,
+    project: &ProjectContext,
+) -> Result<serde_json::Value, ResourceError> {
     let Some(manifest) = &project.open_files_manifest else {
         return Ok(serde_json::json!({ "manifest": null, "files": [] }));
     };
-    let text = std::fs::read_to_string(manifest).map_err(|e| format!("cannot read `{}`: {e}", manifest.display()))?;
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| ResourceError::Failed(format!("cannot read `{}`: {e}", manifest.display())))?;
     let stored = project
         .output_dir
         .as_deref()
         .map(crate::sources::ingested::load)
         .transpose()
-        .map_err(|e| crate::error_chain(&e))?
+        .map_err(|e| ResourceError::Failed(crate::error_chain(&e)))?
         .unwrap_or_default();
     let mut files = Vec::new();
     for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
-        let entry: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| format!("`{}` line {}: not an open-files entry: {e}", manifest.display(), index + 1))?;
+        let entry: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            ResourceError::Failed(format!("`{}` line {}: not an open-files entry: {e}", manifest.display(), index + 1))
+        })?;
         let id = entry["id"].as_str().unwrap_or_default();
         let reference = format!("open-files://{id}");
         let ingested = stored.iter().find(|s| s.reference == reference);

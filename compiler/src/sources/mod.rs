@@ -251,20 +251,30 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
+/// Why a file found by the walk is not a source: the reason a build reports for skipping it.
+#[derive(Debug, thiserror::Error)]
+pub enum NotText {
+    #[error("unreadable: {0}")]
+    Unreadable(std::io::Error),
+    #[error("binary file")]
+    Binary,
+    #[error("invalid UTF-8 at line {line} (byte {byte})")]
+    InvalidUtf8 { line: usize, byte: usize },
+}
+
 /// The text of a source, or why it is not one.
-pub fn read_text(file: &FoundFile) -> Result<String, String> {
+pub fn read_text(file: &FoundFile) -> Result<String, NotText> {
     if let Some(text) = &file.inline {
         return Ok(text.clone());
     }
-    let bytes = std::fs::read(&file.absolute).map_err(|error| format!("unreadable: {error}"))?;
+    let bytes = std::fs::read(&file.absolute).map_err(NotText::Unreadable)?;
     // Git's heuristic: a NUL byte in the first 8 KiB means binary.
     if bytes.iter().take(8192).any(|&b| b == 0) {
-        return Err("binary file".to_string());
+        return Err(NotText::Binary);
     }
     String::from_utf8(bytes).map_err(|error| {
         let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        format!("invalid UTF-8 at line {line} (byte {})", valid.len())
+        NotText::InvalidUtf8 { line: valid.iter().filter(|&&b| b == b'\n').count() + 1, byte: valid.len() }
     })
 }
 

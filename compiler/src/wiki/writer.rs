@@ -183,8 +183,12 @@ impl Writer {
             Err(message) => {
                 // A provider that failed once (no key, unreachable, refusing) is not asked again in this
                 // build: every page would wait for the same error. The failed call is in the ledger too.
-                events.push(self.ledger_event("provider_error", &model.slug, serde_json::json!({"error": message})));
-                self.counters.failure = Some(message);
+                events.push(self.ledger_event(
+                    "provider_error",
+                    &model.slug,
+                    serde_json::json!({"error": message.to_string()}),
+                ));
+                self.counters.failure = Some(message.to_string());
                 self.counters.owed += 1;
                 return Ok(PageWriting { key: None, owed: true });
             }

@@ -51,10 +51,32 @@ impl IngestReport {
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
-    #[error("{reference}: {message}")]
-    Refused { reference: String, message: String },
+    #[error("{reference}: {why}")]
+    Refused { reference: String, why: Refusal },
     #[error(transparent)]
     Store(#[from] ingested::IngestedError),
+}
+
+/// Why a ref is not ingested.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The ref's form, or a rule of `[ingest]`, refuses it.
+    #[error("{0}")]
+    Rule(String),
+    #[error("cannot read `{path}`: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error(transparent)]
+    Http(#[from] crate::providers::http::HttpError),
+    #[error(transparent)]
+    Credentials(#[from] crate::providers::s3::MissingCredentials),
+    /// The content is not text ingest reads (binary, not UTF-8, unreadable HTML).
+    #[error("{0}")]
+    Content(String),
+}
+
+/// A refusal by rule.
+fn rule(message: impl Into<String>) -> Refusal {
+    Refusal::Rule(message.into())
 }
 
 /// What a resolver read: a document, or word that the stored one is current.
@@ -65,7 +87,7 @@ pub(crate) enum Read {
 
 /// Ingests `reference` with `labels` (beside `[ingest] labels`).
 pub fn ingest(project: &Project, reference: &str, labels: &[String]) -> Result<IngestReport, IngestError> {
-    let refused = |message: String| IngestError::Refused { reference: reference.to_string(), message };
+    let refused = |why: Refusal| IngestError::Refused { reference: reference.to_string(), why };
     let reference = canonical_ref(reference).map_err(refused)?;
     let reference = reference.as_str();
     let config = &project.config.ingest;
@@ -121,7 +143,7 @@ pub fn file_web_results(
     labels: &[String],
 ) -> Result<Vec<IngestReport>, IngestError> {
     let labels = labels_of(&project.config.ingest, labels)
-        .map_err(|message| IngestError::Refused { reference: query.to_string(), message })?;
+        .map_err(|why| IngestError::Refused { reference: query.to_string(), why })?;
     let output_dir = project.output_dir();
     let mut reports = Vec::new();
     for result in results {
@@ -160,7 +182,7 @@ A web search for \"{}\" through `{}` found this page on {}; the text above is th
     Ok(reports)
 }
 
-fn resolve(project: &Project, reference: &str, prior: Option<&Ingested>) -> Result<Read, String> {
+fn resolve(project: &Project, reference: &str, prior: Option<&Ingested>) -> Result<Read, Refusal> {
     let config = &project.config.ingest;
     if let Some(path) = reference.strip_prefix("file://") {
         return read_file(project, path).map(Read::Document);
@@ -174,36 +196,35 @@ fn resolve(project: &Project, reference: &str, prior: Option<&Ingested>) -> Resu
     if let Some(id) = reference.strip_prefix("open-files://") {
         return read_open_file(project, id, prior);
     }
-    Err("ingest reads file:///…, https://…, s3://… and open-files://… refs".to_string())
+    Err(rule("ingest reads file:///…, https://…, s3://… and open-files://… refs"))
 }
 
 /// `file:///PATH`, inside a configured root.
-fn read_file(project: &Project, path: &str) -> Result<Document, String> {
+fn read_file(project: &Project, path: &str) -> Result<Document, Refusal> {
     if !path.starts_with('/') {
-        return Err(
-            "a `file://` ref to ingest names an absolute path (`file:///…`); project files are sources already"
-                .to_string(),
-        );
+        return Err(rule(
+            "a `file://` ref to ingest names an absolute path (`file:///…`); project files are sources already",
+        ));
     }
     let roots = &project.config.ingest.file_roots;
     if roots.is_empty() {
-        return Err("`file://` ingest is off: list the folders it may read in `[ingest] file_roots`".to_string());
+        return Err(rule("`file://` ingest is off: list the folders it may read in `[ingest] file_roots`"));
     }
     // Symlinks and `..` resolve first, so neither can lead out of a root.
-    let real = std::fs::canonicalize(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let real = std::fs::canonicalize(path).map_err(|error| Refusal::Io { path: path.to_string(), error })?;
     let inside = roots.iter().any(|root| {
         let root = project.root.join(root);
         std::fs::canonicalize(&root).is_ok_and(|root| real.starts_with(root))
     });
     if !inside {
-        return Err(format!("`{}` is outside `[ingest] file_roots`", real.display()));
+        return Err(rule(format!("`{}` is outside `[ingest] file_roots`", real.display())));
     }
-    let metadata = std::fs::metadata(&real).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let metadata = std::fs::metadata(&real).map_err(|error| Refusal::Io { path: path.to_string(), error })?;
     if !metadata.is_file() {
-        return Err(format!("`{path}` is not a file"));
+        return Err(rule(format!("`{path}` is not a file")));
     }
     check_size(metadata.len(), project.config.ingest.max_bytes)?;
-    let bytes = std::fs::read(&real).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let bytes = std::fs::read(&real).map_err(|error| Refusal::Io { path: path.to_string(), error })?;
     let extension = real.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let mime = match extension.as_str() {
         "html" | "htm" | "xhtml" => "text/html",
@@ -239,15 +260,16 @@ struct OpenFile {
     owner: Option<String>,
 }
 
-fn read_open_file(project: &Project, id: &str, prior: Option<&Ingested>) -> Result<Read, String> {
+fn read_open_file(project: &Project, id: &str, prior: Option<&Ingested>) -> Result<Read, Refusal> {
     let Some(manifest) = &project.config.ingest.open_files_manifest else {
-        return Err("`open-files://` ingest is off: name the manifest in `[ingest] open_files_manifest`".to_string());
+        return Err(rule("`open-files://` ingest is off: name the manifest in `[ingest] open_files_manifest`"));
     };
     let path = project.root.join(manifest);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|error| Refusal::Io { path: path.display().to_string(), error })?;
     for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
         let file: OpenFile = serde_json::from_str(line)
-            .map_err(|e| format!("`{}` line {}: not an open-files entry: {e}", path.display(), index + 1))?;
+            .map_err(|e| rule(format!("`{}` line {}: not an open-files entry: {e}", path.display(), index + 1)))?;
         if file.id != id {
             continue;
         }
@@ -268,7 +290,7 @@ fn read_open_file(project: &Project, id: &str, prior: Option<&Ingested>) -> Resu
             text,
         }));
     }
-    Err(format!("no entry `{id}` in `{}`", path.display()))
+    Err(rule(format!("no entry `{id}` in `{}`", path.display())))
 }
 
 /// The text of a stored source without the front matter ingest wrote.
@@ -282,7 +304,7 @@ fn stored_body(output_dir: &std::path::Path, prior: &Ingested) -> Result<String,
 /// The ref a source is stored and cited by: a web ref without its fragment (the same document; and `#L…`
 /// is how citations name lines). One that carries credentials (`https://user:secret@host/…`) is refused, so
 /// no secret reaches the index or an answer's citation.
-fn canonical_ref(reference: &str) -> Result<String, String> {
+fn canonical_ref(reference: &str) -> Result<String, Refusal> {
     let Some((scheme, rest)) = reference.split_once("://") else { return Ok(reference.to_string()) };
     if !matches!(scheme, "https" | "http") {
         return Ok(reference.to_string());
@@ -290,18 +312,18 @@ fn canonical_ref(reference: &str) -> Result<String, String> {
     let rest = rest.split_once('#').map_or(rest, |(document, _)| document);
     let authority = rest.split(['/', '?']).next().unwrap_or_default();
     if authority.contains('@') {
-        return Err("a URL with credentials in it is not ingested: they would be stored and cited".to_string());
+        return Err(rule("a URL with credentials in it is not ingested: they would be stored and cited"));
     }
     Ok(format!("{scheme}://{rest}"))
 }
 
 /// The labels a source gets: `[ingest] labels` and `extra`, trimmed, lowercased, sorted.
-fn labels_of(config: &IngestConfig, extra: &[String]) -> Result<Vec<String>, String> {
+fn labels_of(config: &IngestConfig, extra: &[String]) -> Result<Vec<String>, Refusal> {
     let mut labels = Vec::new();
     for label in config.labels.iter().chain(extra) {
         let label = label.trim().to_lowercase();
         if label.is_empty() || label.contains([',', '[', ']', '"', '\n']) {
-            return Err(format!("label `{label}`: a label is one word without `,`, brackets or quotes"));
+            return Err(rule(format!("label `{label}`: a label is one word without `,`, brackets or quotes")));
         }
         labels.push(label);
     }
@@ -315,22 +337,22 @@ fn resolver_name(name: &str) -> &'static str {
     ["file", "https", "s3", "open-files", "web"].into_iter().find(|n| *n == name).unwrap_or("file")
 }
 
-pub(crate) fn check_size(bytes: u64, max_bytes: u64) -> Result<(), String> {
+pub(crate) fn check_size(bytes: u64, max_bytes: u64) -> Result<(), Refusal> {
     if bytes > max_bytes {
-        return Err(format!("{bytes} bytes is over the limit of {max_bytes} (`[ingest] max_bytes`)"));
+        return Err(rule(format!("{bytes} bytes is over the limit of {max_bytes} (`[ingest] max_bytes`)")));
     }
     Ok(())
 }
 
 /// Content of `mime` as (title, Markdown): HTML converted, Markdown and plain text kept. Binary content
 /// and invalid UTF-8 are refused.
-pub(crate) fn to_markdown(bytes: &[u8], mime: &str) -> Result<(Option<String>, String), String> {
+pub(crate) fn to_markdown(bytes: &[u8], mime: &str) -> Result<(Option<String>, String), Refusal> {
     if bytes.iter().take(8192).any(|&b| b == 0) {
-        return Err("binary content".to_string());
+        return Err(Refusal::Content("binary content".to_string()));
     }
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        format!("invalid UTF-8 at line {line}")
+        Refusal::Content(format!("invalid UTF-8 at line {line}"))
     })?;
     let media = mime.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     if media == "text/html" || media == "application/xhtml+xml" {
@@ -339,7 +361,7 @@ pub(crate) fn to_markdown(bytes: &[u8], mime: &str) -> Result<(Option<String>, S
             .no_link_wrapping()
             .link_footnotes(false)
             .string_from_read(bytes, 10_000)
-            .map_err(|e| format!("unreadable HTML: {e}"))?;
+            .map_err(|e| Refusal::Content(format!("unreadable HTML: {e}")))?;
         return Ok((title, markdown));
     }
     // A Markdown document keeps its front matter (the store merges it with the provenance); its title is
@@ -392,8 +414,8 @@ mod tests {
         assert_eq!((title.as_deref(), text.as_str()), (Some("x"), "---\ntitle: x\n---\n# Notes\n\nBody.\n"));
         let (title, _) = to_markdown(b"# Notes\n\nBody.\n", "text/markdown").unwrap();
         assert_eq!(title.as_deref(), Some("Notes"));
-        assert_eq!(to_markdown(b"a\0b", "text/plain").unwrap_err(), "binary content");
-        assert_eq!(to_markdown(b"ok\n\xff", "text/plain").unwrap_err(), "invalid UTF-8 at line 2");
+        assert_eq!(to_markdown(b"a\0b", "text/plain").unwrap_err().to_string(), "binary content");
+        assert_eq!(to_markdown(b"ok\n\xff", "text/plain").unwrap_err().to_string(), "invalid UTF-8 at line 2");
     }
 
     #[test]

@@ -107,17 +107,25 @@ pub fn read_questions(path: &Path) -> Result<Vec<Question>, EvalError> {
                 .iter()
                 .map(|field| parse_judgment(field))
                 .collect::<Result<_, _>>()
-                .map_err(|m| error(index + 1, m))?,
+                .map_err(|bad| error(index + 1, bad.to_string()))?,
         };
         questions.push(Question { id: (*id).to_string(), text: (*question).to_string(), judgments });
     }
     Ok(questions)
 }
 
-fn parse_judgment(field: &str) -> Result<Judgment, String> {
-    let (target, grade) =
-        field.rsplit_once('=').ok_or_else(|| format!("`{field}`: expected `PATH=GRADE` or `PATH#Section=GRADE`"))?;
-    let grade: u32 = grade.trim().parse().map_err(|_| format!("`{field}`: the grade must be a whole number"))?;
+/// Why a judgment field does not read as one.
+#[derive(Debug, thiserror::Error)]
+enum BadJudgment {
+    #[error("`{0}`: expected `PATH=GRADE` or `PATH#Section=GRADE`")]
+    NoGrade(String),
+    #[error("`{0}`: the grade must be a whole number")]
+    NotANumber(String),
+}
+
+fn parse_judgment(field: &str) -> Result<Judgment, BadJudgment> {
+    let (target, grade) = field.rsplit_once('=').ok_or_else(|| BadJudgment::NoGrade(field.to_string()))?;
+    let grade: u32 = grade.trim().parse().map_err(|_| BadJudgment::NotANumber(field.to_string()))?;
     let (path, section) = match target.split_once('#') {
         Some((path, section)) => (path, Some(section.trim().to_string())),
         None => (target, None),
