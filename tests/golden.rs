@@ -13,24 +13,37 @@ use std::path::{Path, PathBuf};
 use knowledge::build::{BuildSummary, Compiler, Silent};
 use knowledge::config::Project;
 
+/// One test per case, so a failure names its case and the others still run.
+macro_rules! golden_cases {
+    ($($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                golden_case(stringify!($case));
+            }
+        )*
+        /// The cases the macro made a test for.
+        const CASES: &[&str] = &[$(stringify!($case)),*];
+    };
+}
+
+golden_cases!(basic, code, wiki);
+
+/// A case folder without a test would never run: every folder under `golden/` is named above.
 #[test]
-fn golden_cases() {
+fn every_golden_case_has_a_test() {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden");
+    let folders: Vec<String> =
+        sorted_dirs(&golden).iter().map(|case| case.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(folders, CASES, "add the new case to `golden_cases!`");
+}
+
+fn golden_case(name: &str) {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden").join(name);
     let bless = std::env::var_os("KC_BLESS").is_some_and(|v| v == "1");
-    let mut failures = Vec::new();
-    let mut cases = 0;
-    for case in sorted_dirs(&golden) {
-        cases += 1;
-        if let Err(message) = run_case(&case, bless) {
-            failures.push(format!("{}: {message}", case.file_name().unwrap().to_string_lossy()));
-        }
+    if let Err(message) = run_case(&case, bless) {
+        panic!("golden mismatch in `{name}` (re-bless with KC_BLESS=1 after review):\n{message}");
     }
-    assert!(cases > 0, "no golden cases under {}", golden.display());
-    assert!(
-        failures.is_empty(),
-        "golden mismatches (re-bless with KC_BLESS=1 after review):\n{}",
-        failures.join("\n\n")
-    );
 }
 
 fn run_case(case: &Path, bless: bool) -> Result<(), String> {

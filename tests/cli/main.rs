@@ -26,6 +26,7 @@ mod providers;
 mod python;
 mod remote;
 mod search;
+mod snapshots;
 mod store;
 mod trust;
 mod watch;
@@ -96,10 +97,10 @@ impl CliTest {
         statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
     }
 
-    /// Runs `knowledge -C <root> ARGS` with `envs` set.
-    pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    /// `knowledge -C <root> ARGS`, ready to run (or to snapshot). A remote server named by the environment
+    /// would answer instead of the project's index, and a failpoint would fail it: neither is inherited.
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_knowledge"));
-        // A remote server named by the environment would answer instead of the project's index.
         command
             .arg("-C")
             .arg(self.root())
@@ -108,6 +109,12 @@ impl CliTest {
             .env_remove("KNOWLEDGE_API_URL")
             .env_remove("KNOWLEDGE_API_KEY")
             .env_remove("KNOWLEDGE_STORE_URL");
+        command
+    }
+
+    /// Runs `knowledge -C <root> ARGS` with `envs` set.
+    pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
+        let mut command = self.command(args);
         for (key, value) in envs {
             command.env(key, value);
         }
