@@ -240,6 +240,106 @@ fn no_result_carries_a_string_error() {
     assert!(stringly.is_empty(), "functions whose error is a String: {stringly:#?}");
 }
 
+/// The longest a function may be, in lines from its signature to its closing brace.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// `line` without its string and character literals and its `//` comment, so braces in them do not count.
+fn code_of(line: &str) -> String {
+    let mut code = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            // A character literal (`'{'`, `'\''`), not a lifetime (`'a`).
+            '\'' if matches!(chars.clone().nth(1), Some('\'')) || chars.peek() == Some(&'\\') => {
+                if chars.next() == Some('\\') {
+                    chars.next();
+                }
+                while chars.next().is_some_and(|c| c != '\'') {}
+            }
+            '/' if chars.peek() == Some(&'/') => break,
+            _ => code.push(c),
+        }
+    }
+    code
+}
+
+/// Each function of `text` (outside its `#[cfg(test)]` module) longer than [`MAX_FUNCTION_LINES`], as
+/// (first line, lines, name).
+fn long_functions(text: &str) -> Vec<(usize, usize, String)> {
+    let lines: Vec<&str> = text.lines().take_while(|line| !line.trim_start().starts_with("#[cfg(test)]")).collect();
+    let mut long = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let code = code_of(line);
+        let Some(at) = code.find("fn ") else { continue };
+        let before = code[..at].trim();
+        let is_item = before.is_empty()
+            || before.split_whitespace().all(|word| {
+                matches!(word, "pub" | "async" | "const" | "unsafe" | "extern") || word.starts_with("pub(")
+            });
+        if !is_item {
+            continue;
+        }
+        let name: String = code[at + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let (mut depth, mut opened) = (0_i32, false);
+        for (end, line) in lines.iter().enumerate().skip(start) {
+            let code = code_of(line);
+            for c in code.chars() {
+                match c {
+                    '{' => (depth, opened) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if !opened && code.trim_end().ends_with(';') {
+                break;
+            }
+            if opened && depth == 0 {
+                if end - start + 1 > MAX_FUNCTION_LINES {
+                    long.push((start + 1, end - start + 1, name.clone()));
+                }
+                break;
+            }
+        }
+    }
+    long
+}
+
+/// A function a reader can hold in mind: none in the compiler or the query graph is longer than
+/// [`MAX_FUNCTION_LINES`] lines.
+#[test]
+fn no_function_is_longer_than_a_screen() {
+    let short = "fn f() {\n    let s = \"}\";\n}\n";
+    assert!(long_functions(short).is_empty());
+    let long = format!("pub(crate) fn g() {{\n{}}}\n", "    x();\n".repeat(MAX_FUNCTION_LINES));
+    assert_eq!(long_functions(&long), [(1, MAX_FUNCTION_LINES + 2, "g".to_string())]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for dir in ["compiler/src", "queries/src"] {
+        for file in rust_files(&root.join(dir)) {
+            let relative = file.strip_prefix(&root).unwrap().display().to_string();
+            // The query graph's own tests are a module of files of their own.
+            if relative.contains("/tests/") {
+                continue;
+            }
+            for (line, length, name) in long_functions(&std::fs::read_to_string(&file).unwrap()) {
+                found.push(format!("{relative}:{line}: `{name}` is {length} lines"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "functions longer than {MAX_FUNCTION_LINES} lines: {found:#?}");
+}
+
 fn rust_files(path: &Path) -> Vec<PathBuf> {
     if path.is_file() {
         return vec![path.to_path_buf()];

@@ -131,25 +131,7 @@ pub(crate) fn lint_facts(
         });
     }
 
-    // `[^label]` outside code that the parser did not take as a reference or a definition.
-    let references: Vec<u32> = doc.footnote_refs.iter().map(|(_, start)| *start).collect();
-    let mut search_from = 0;
-    while let Some(found) = text[search_from..].find("[^") {
-        let start = search_from + found;
-        search_from = start + 2;
-        let Some(length) = text[start + 2..].find(']') else { break };
-        let label = &text[start + 2..start + 2 + length];
-        let is_definition = text[start + 2 + length + 1..].starts_with(':');
-        if label.is_empty()
-            || label.contains(char::is_whitespace)
-            || is_definition
-            || in_code(start)
-            || references.contains(&offset(start))
-        {
-            continue;
-        }
-        facts.undefined_footnotes.push(located(label, offset(start)));
-    }
+    facts.undefined_footnotes = undefined_footnotes(text, doc, &in_code, &located);
 
     // Whole-text searches: most files hold no marker and no suppression, so lines are found only for hits.
     for pattern in contradiction_patterns.iter().filter(|p| !p.is_empty()) {
@@ -159,19 +141,7 @@ pub(crate) fn lint_facts(
             }
         }
     }
-    for (found, _) in text.match_indices(IGNORE_MARK) {
-        let line_start = text[..found].rfind('\n').map_or(0, |at| at + 1);
-        let line_end = text[found..].find('\n').map_or(text.len(), |at| found + at);
-        let line = &text[line_start..line_end];
-        let (line_number, _) = at(offset(found));
-        if let Some(codes) = comment_codes(line, IGNORE_FILE) {
-            facts.suppressed_file.extend(codes);
-        } else if let Some(codes) = comment_codes(line, IGNORE_LINE) {
-            let standalone = line.trim_start().starts_with(IGNORE_LINE);
-            let line = if standalone { line_number + 1 } else { line_number };
-            facts.suppressed_lines.push(Suppression { line, codes });
-        }
-    }
+    (facts.suppressed_file, facts.suppressed_lines) = suppressions(text, &at);
     facts.markers.sort_by_key(|m| (m.line, m.column));
     let mut ref_offsets = Vec::new();
     for (found, _) in text.match_indices("file://") {
@@ -188,6 +158,56 @@ pub(crate) fn lint_facts(
         facts.uncited_sections = uncited_sections(text, doc, &ref_offsets, &located);
     }
     facts
+}
+
+/// `[^label]` outside code that the parser did not take as a reference or a definition.
+fn undefined_footnotes(
+    text: &str,
+    doc: &ParsedDocument,
+    in_code: &impl Fn(usize) -> bool,
+    located: &impl Fn(&str, u32) -> Located,
+) -> Vec<Located> {
+    let mut found_labels = Vec::new();
+    let references: Vec<u32> = doc.footnote_refs.iter().map(|(_, start)| *start).collect();
+    let mut search_from = 0;
+    while let Some(found) = text[search_from..].find("[^") {
+        let start = search_from + found;
+        search_from = start + 2;
+        let Some(length) = text[start + 2..].find(']') else { break };
+        let label = &text[start + 2..start + 2 + length];
+        let is_definition = text[start + 2 + length + 1..].starts_with(':');
+        if label.is_empty()
+            || label.contains(char::is_whitespace)
+            || is_definition
+            || in_code(start)
+            || references.contains(&offset(start))
+        {
+            continue;
+        }
+        found_labels.push(located(label, offset(start)));
+    }
+
+    found_labels
+}
+
+/// The codes suppressed in the whole file, and those suppressed on a line, by the file's
+/// `<!-- lint-ignore… -->` comments.
+fn suppressions(text: &str, at: &impl Fn(u32) -> (u32, u32)) -> (Vec<String>, Vec<Suppression>) {
+    let (mut whole_file, mut lines) = (Vec::new(), Vec::new());
+    for (found, _) in text.match_indices(IGNORE_MARK) {
+        let line_start = text[..found].rfind('\n').map_or(0, |at| at + 1);
+        let line_end = text[found..].find('\n').map_or(text.len(), |at| found + at);
+        let line = &text[line_start..line_end];
+        let (line_number, _) = at(offset(found));
+        if let Some(codes) = comment_codes(line, IGNORE_FILE) {
+            whole_file.extend(codes);
+        } else if let Some(codes) = comment_codes(line, IGNORE_LINE) {
+            let standalone = line.trim_start().starts_with(IGNORE_LINE);
+            let line = if standalone { line_number + 1 } else { line_number };
+            lines.push(Suppression { line, codes });
+        }
+    }
+    (whole_file, lines)
 }
 
 /// Sections (split at headings) with at least [`CLAIM_WORDS`] words of prose outside code and no link,

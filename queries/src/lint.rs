@@ -266,22 +266,7 @@ pub fn file_lint(db: &dyn Db, source: LintSource) -> FileLint {
             column: wikilink.column,
         });
     }
-    let referenced: HashSet<&str> = facts.footnote_refs.iter().map(|r| r.value.as_str()).collect();
-    for reference in &facts.undefined_footnotes {
-        let message = format!("footnote `[^{}]` has no definition", reference.value);
-        lint.findings.push(finding(reference.line, reference.column, "undefined_footnote", message));
-    }
-    for definition in facts.footnote_defs.iter().filter(|d| !referenced.contains(d.value.as_str())) {
-        let message = format!("footnote `[^{}]` is defined but never referenced", definition.value);
-        lint.findings.push(finding(definition.line, definition.column, "unused_footnote", message));
-    }
-    for problem in &facts.problems {
-        lint.findings.push(finding(problem.line, problem.column, "malformed_front_matter", problem.value.clone()));
-    }
-    for marker in &facts.markers {
-        let message = format!("contradiction marker `{}` left in the text", marker.value);
-        lint.findings.push(finding(marker.line, marker.column, "contradiction_marker", message));
-    }
+    lint.findings.extend(text_findings(path, facts));
     for reference in &facts.source_refs {
         if let Some((code, message)) = check_source_ref(db, project, &reference.value) {
             lint.findings.push(finding(reference.line, reference.column, code, message));
@@ -302,6 +287,37 @@ pub fn file_lint(db: &dyn Db, source: LintSource) -> FileLint {
     linked.dedup();
     lint.links_to = linked;
     lint
+}
+
+/// What a source's own text breaks, with no other source to look at: footnotes undefined or unused,
+/// malformed front matter, contradiction markers.
+fn text_findings(path: &str, facts: &LintFacts) -> Vec<Finding> {
+    let finding = |line: u32, column: u32, code: &'static str, message: String| Finding {
+        path: path.to_string(),
+        line,
+        column,
+        code,
+        message,
+        link: None,
+    };
+    let mut findings = Vec::new();
+    let referenced: HashSet<&str> = facts.footnote_refs.iter().map(|r| r.value.as_str()).collect();
+    for reference in &facts.undefined_footnotes {
+        let message = format!("footnote `[^{}]` has no definition", reference.value);
+        findings.push(finding(reference.line, reference.column, "undefined_footnote", message));
+    }
+    for definition in facts.footnote_defs.iter().filter(|d| !referenced.contains(d.value.as_str())) {
+        let message = format!("footnote `[^{}]` is defined but never referenced", definition.value);
+        findings.push(finding(definition.line, definition.column, "unused_footnote", message));
+    }
+    for problem in &facts.problems {
+        findings.push(finding(problem.line, problem.column, "malformed_front_matter", problem.value.clone()));
+    }
+    for marker in &facts.markers {
+        let message = format!("contradiction marker `{}` left in the text", marker.value);
+        findings.push(finding(marker.line, marker.column, "contradiction_marker", message));
+    }
+    findings
 }
 
 /// One link destination: what it breaks, if anything, and the source it reaches. A target that is not a

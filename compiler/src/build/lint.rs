@@ -15,6 +15,36 @@ use crate::lint::{
 };
 use crate::store::{self, DB_FILE, Prior};
 
+/// The facts and chunk texts of the sources lint parsed, added to those of the sources it reused.
+fn add_derived(
+    pending: &[build::Pending],
+    derived: Vec<(knowledge_queries::Outline, knowledge_queries::LintFacts, Vec<knowledge_queries::Chunk>)>,
+    files: &mut Vec<FileFacts>,
+    chunks: &mut Vec<ChunkText>,
+) {
+    for (item, (outline, facts, file_chunks)) in pending.iter().zip(derived) {
+        chunks.extend(file_chunks.iter().map(|chunk| {
+            let text = &item.text[chunk.start as usize..chunk.end as usize];
+            ChunkText {
+                path: item.found.path.clone(),
+                revision: item.revision.clone(),
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                signature: signature(text),
+                body: Body::Text(text.to_string()),
+            }
+        }));
+        let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
+        files.push(FileFacts {
+            path: item.found.path.clone(),
+            size: item.found.size,
+            revision: item.revision.clone(),
+            names: names(&item.found.path, &outline.title, &front_matter),
+            facts,
+        });
+    }
+}
+
 /// Lints the project. `only` limits the reported findings to sources at or under these project-relative
 /// paths (empty: every source); links are resolved against the whole project either way.
 pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> LintReport {
@@ -59,27 +89,7 @@ pub fn lint(compiler: &mut Compiler, project: &Project, only: &[String]) -> Lint
             store::read_chunk_texts(conn, &changed).unwrap_or_default().into_iter().map(ChunkText::stored).collect();
     }
     let derived = compiler.derive_facts(project, &scan.pending, near);
-    for (item, (outline, facts, file_chunks)) in scan.pending.iter().zip(derived) {
-        chunks.extend(file_chunks.iter().map(|chunk| {
-            let text = &item.text[chunk.start as usize..chunk.end as usize];
-            ChunkText {
-                path: item.found.path.clone(),
-                revision: item.revision.clone(),
-                start_line: chunk.start_line,
-                end_line: chunk.end_line,
-                signature: signature(text),
-                body: Body::Text(text.to_string()),
-            }
-        }));
-        let front_matter = serde_json::to_value(&outline.front_matter).unwrap_or_default();
-        files.push(FileFacts {
-            path: item.found.path.clone(),
-            size: item.found.size,
-            revision: item.revision.clone(),
-            names: names(&item.found.path, &outline.title, &front_matter),
-            facts,
-        });
-    }
+    add_derived(&scan.pending, derived, &mut files, &mut chunks);
     let reported = |path: &str| only.is_empty() || only.iter().any(|prefix| is_at_or_under(path, prefix));
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     // The generated files as the index lists them; without an index, the disk decides.

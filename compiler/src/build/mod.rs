@@ -37,7 +37,7 @@ use crate::config::Project;
 use crate::sources::db::KnowledgeDb;
 use crate::store::postgres::PgStore;
 use crate::store::{self, DB_FILE, Prior, Store, StoreError};
-use crate::wiki::{self, ArtifactCounters, PageInputs, TemplateSet};
+use crate::wiki::{self, PageInputs, TemplateSet};
 use write::{Before, WriteJob};
 
 /// The folders of the output layout, the tool's own: each is made when something goes in it (`exports/` by
@@ -184,15 +184,7 @@ impl Compiler {
         let started_at = SystemTime::now();
         let queries_before = self.db.executed_queries();
         let by_query_before = self.db.executed_by_query();
-        // Templates are read and checked before anything is written: a broken one changes nothing.
-        let templates = TemplateSet::load(project)?;
-        let output_dir = project.output_dir();
-        check_output_folder(project)?;
-        // Only the folder itself: each folder of the layout is made when something goes in it, so the output
-        // folder holds no empty folder a team would wonder about (issue 42).
-        std::fs::create_dir_all(&output_dir)
-            .map_err(|source| BuildError::CreateDir { path: output_dir.clone(), source })?;
-        let _lock = store::writer_lock(&output_dir, |holder| reporter.waiting(holder))?;
+        let (templates, output_dir, _lock) = prepare_output(project, reporter)?;
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
@@ -210,12 +202,9 @@ impl Compiler {
         // Chunk counters: unchanged sources keep all their chunks; a changed source's chunk ids are read now,
         // before the transaction replaces its rows, and compared with its new ones as they are written.
         let mut chunk_counters = ChunkCounters::default();
-        for path in unchanged.iter().chain(stats.iter().map(|stat| &stat.path)) {
-            chunk_counters.reused += prior.sources[path].chunk_count;
-        }
-        for path in &removed {
-            chunk_counters.deleted += prior.sources[path].chunk_count;
-        }
+        let kept = unchanged.iter().chain(stats.iter().map(|stat| &stat.path));
+        chunk_counters.reused = kept.map(|path| prior.sources[path].chunk_count).sum();
+        chunk_counters.deleted = removed.iter().map(|path| prior.sources[path].chunk_count).sum();
         // The wiki's catalog inputs kept from the prior run let the query graph decide what an edit reaches.
         // A cold catalog is read whole, so the build first compares what each changed source gave the planner:
         // while that stays equal, the edit reaches only pages that list the source.
@@ -224,35 +213,8 @@ impl Compiler {
         let before = Before::read(&store, &pending, &prior, warm, section_field)?;
         chunk_counters.total = chunk_counters.reused;
 
-        let wrote = settings.full_rebuild
-            || settings.relint
-            || settings.rewiki
-            || settings.rewrite.is_some()
-            || settings.reembed.is_some()
-            || !pending.is_empty()
-            || !removed.is_empty()
-            || !stats.is_empty();
-        let mut summary = BuildSummary {
-            run_id: None,
-            index,
-            full_rebuild: settings.full_rebuild,
-            wrote,
-            sources: counters,
-            chunks: chunk_counters,
-            entities: EntityCounters::default(),
-            queries: QueryCounters::default(),
-            skipped,
-            pages: ArtifactCounters::default(),
-            shards: ArtifactCounters::default(),
-            wiki_writer: None,
-            embeddings: None,
-            lint: None,
-            blocked: Vec::new(),
-            remote_artifacts: None,
-            store: None,
-            stages_ms: StageTimes::default(),
-            wall_ms: 0,
-        };
+        let wrote = settings.must_write() || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();
+        let mut summary = BuildSummary::started(index, settings.full_rebuild, wrote, counters, chunk_counters, skipped);
         let mut fresh_files = HashMap::new();
         if wrote {
             let job = WriteJob {
@@ -277,26 +239,11 @@ impl Compiler {
         }
         let mut postgres = follow_index(&store, project, &fresh_files, &prior, &mut summary)?;
         summary.queries.executed = self.db.executed_queries() - queries_before;
-        summary.queries.by_query = self
-            .db
-            .executed_by_query()
-            .into_iter()
-            .map(|(name, n)| (n - by_query_before.get(&name).copied().unwrap_or(0), name))
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, name)| (name, n))
-            .collect();
+        summary.queries.by_query = self.executed_since(&by_query_before);
         stages.write = lap(&mut stage_clock);
         summary.stages_ms = stages;
         summary.wall_ms = crate::elapsed_ms(clock);
-        if let Some(run_id) = &summary.run_id {
-            let recorded = serde_json::to_string(&summary).expect("summary serializes");
-            store.record_summary(run_id, &recorded)?;
-            // The store's copy of the run gets the same final summary (a build stopped before this has it
-            // sent by the next publish).
-            if let Some(postgres) = &mut postgres {
-                crate::store::postgres::record_summary(postgres, &project.store_project(), run_id, &recorded)?;
-            }
-        }
+        record_final_summary(&mut store, postgres.as_mut(), project, &summary)?;
         self.last_run = summary.run_id.clone().or(prior.last_run);
         // Only a build that finished keeps its connection; one that failed leaves the next a new one.
         if self.watching
@@ -305,6 +252,22 @@ impl Compiler {
             self.kept_store = Some(KeptStore { store, path: summary.index.clone(), file });
         }
         Ok(summary)
+    }
+
+    /// The queries executed since `before` (the counts by query before), by query, those that ran.
+    fn executed_since(
+        &self,
+        before: &std::collections::BTreeMap<String, u64>,
+    ) -> std::collections::BTreeMap<String, u64> {
+        self.db
+            .executed_by_query()
+            .into_iter()
+            .map(|(name, n)| {
+                let since = n - before.get(&name).copied().unwrap_or(0);
+                (name, since)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     /// The index's connection (the one kept from the last build when it is still the index's) and what the
@@ -528,4 +491,38 @@ fn lap(clock: &mut Instant) -> u64 {
     let ms = crate::elapsed_ms(*clock);
     *clock = Instant::now();
     ms
+}
+
+/// Records the build's final summary with its run, in the index and in the Postgres store's copy of the run
+/// (a build stopped before this has it sent by the next publish).
+fn record_final_summary(
+    store: &mut Store,
+    postgres: Option<&mut crate::store::postgres::PgStore>,
+    project: &Project,
+    summary: &BuildSummary,
+) -> Result<(), BuildError> {
+    let Some(run_id) = &summary.run_id else { return Ok(()) };
+    let recorded = serde_json::to_string(summary).expect("summary serializes");
+    store.record_summary(run_id, &recorded)?;
+    if let Some(postgres) = postgres {
+        crate::store::postgres::record_summary(postgres, &project.store_project(), run_id, &recorded)?;
+    }
+    Ok(())
+}
+
+/// The project's templates (read and checked before anything is written: a broken one changes nothing), its
+/// output folder, made if need be, and the writer's lock on it.
+fn prepare_output(
+    project: &Project,
+    reporter: &dyn Reporter,
+) -> Result<(TemplateSet, PathBuf, store::WriterLock), BuildError> {
+    let templates = TemplateSet::load(project)?;
+    let output_dir = project.output_dir();
+    check_output_folder(project)?;
+    // Only the folder itself: each folder of the layout is made when something goes in it, so the output
+    // folder holds no empty folder a team would wonder about (issue 42).
+    std::fs::create_dir_all(&output_dir)
+        .map_err(|source| BuildError::CreateDir { path: output_dir.clone(), source })?;
+    let lock = store::writer_lock(&output_dir, |holder| reporter.waiting(holder))?;
+    Ok((templates, output_dir, lock))
 }

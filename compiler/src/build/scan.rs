@@ -113,6 +113,39 @@ pub(crate) fn scan(
     };
     reporter.finish_stage();
 
+    let (pending, stats, present) =
+        sort_read(project, prior, full_rebuild, read, &mut counters, &mut skipped, &mut unchanged);
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
+    removed.sort();
+    counters.removed = removed.len() as u64;
+    Scan {
+        counters,
+        skipped,
+        unchanged,
+        pending,
+        stats,
+        removed,
+        scan_ms,
+        read_ms: crate::elapsed_ms(clock),
+        started_ns,
+        to_keep,
+    }
+}
+
+/// Sorts the files read by what the build must do with each: derive it again (`pending`: added or changed),
+/// refresh its stat row (`stats`: same content, moved stat), or nothing (`unchanged`); files that are no
+/// source (unreadable, generated, kept out of the index) are `skipped`. Also every path still present.
+#[allow(clippy::type_complexity)]
+fn sort_read(
+    project: &Project,
+    prior: &Prior,
+    full_rebuild: bool,
+    read: Vec<(FoundFile, Result<String, sources::NotText>)>,
+    counters: &mut SourceCounters,
+    skipped: &mut Vec<Skipped>,
+    unchanged: &mut Vec<String>,
+) -> (Vec<Pending>, Vec<StatRow>, HashSet<String>) {
     let index_gate = IndexGate::new(project);
     let mut pending = Vec::new();
     let mut stats = Vec::new();
@@ -162,22 +195,7 @@ pub(crate) fn scan(
             }
         }
     }
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut removed: Vec<String> = prior.sources.keys().filter(|path| !present.contains(*path)).cloned().collect();
-    removed.sort();
-    counters.removed = removed.len() as u64;
-    Scan {
-        counters,
-        skipped,
-        unchanged,
-        pending,
-        stats,
-        removed,
-        scan_ms,
-        read_ms: crate::elapsed_ms(clock),
-        started_ns,
-        to_keep,
-    }
+    (pending, stats, present)
 }
 
 /// Notes are sources too: `knowledge://item/ID`, with the note's text inline. Each takes the notes file's

@@ -95,6 +95,11 @@ pub(crate) struct SettingsWork {
 }
 
 impl SettingsWork {
+    /// Whether the settings alone make the build write, whatever changed in the sources.
+    pub(crate) fn must_write(&self) -> bool {
+        self.full_rebuild || self.relint || self.rewiki || self.rewrite.is_some() || self.reembed.is_some()
+    }
+
     /// `index`: the index `prior` was read from; `None` when there is none (then `prior` needs a schema).
     pub(crate) fn decide(
         project: &Project,

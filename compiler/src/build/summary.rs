@@ -47,6 +47,41 @@ pub struct BuildSummary {
     pub wall_ms: u64,
 }
 
+impl BuildSummary {
+    /// A build's summary before it writes: what the scan counted, nothing written yet.
+    #[must_use]
+    pub fn started(
+        index: std::path::PathBuf,
+        full_rebuild: bool,
+        wrote: bool,
+        sources: SourceCounters,
+        chunks: ChunkCounters,
+        skipped: Vec<Skipped>,
+    ) -> BuildSummary {
+        BuildSummary {
+            run_id: None,
+            index,
+            full_rebuild,
+            wrote,
+            sources,
+            chunks,
+            entities: EntityCounters::default(),
+            queries: QueryCounters::default(),
+            skipped,
+            pages: ArtifactCounters::default(),
+            shards: ArtifactCounters::default(),
+            wiki_writer: None,
+            embeddings: None,
+            lint: None,
+            blocked: Vec::new(),
+            remote_artifacts: None,
+            store: None,
+            stages_ms: StageTimes::default(),
+            wall_ms: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StageTimes {
     /// Opening the index and reading what it holds.

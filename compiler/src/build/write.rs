@@ -36,6 +36,53 @@ pub(super) struct WriteJob<'a> {
     pub(super) queries_before: u64,
 }
 
+/// What the embedding stage after a build's commit embeds: the configured generation, from the chunks the
+/// run `derived_by` derived (every chunk with `None`).
+#[derive(Clone, Copy)]
+struct EmbedJob<'a> {
+    project: &'a Project,
+    embedder: &'a dyn crate::embeddings::Embedder,
+    derived_by: Option<&'a str>,
+    run_id: &'a str,
+}
+
+/// What an edit can reach of the wiki: whether the plan may change (`replan`; `rewiki` for settings that
+/// make every page compared again), the sources whose rows changed, and every path changed or removed.
+struct WikiReach<'a> {
+    replan: bool,
+    rewiki: bool,
+    touched: &'a [String],
+    changed: &'a [String],
+}
+
+/// Why the wiki's stage failed: the index, or the wiki itself.
+enum StageError {
+    Sqlite(rusqlite::Error),
+    Build(BuildError),
+}
+
+impl From<rusqlite::Error> for StageError {
+    fn from(error: rusqlite::Error) -> StageError {
+        StageError::Sqlite(error)
+    }
+}
+
+impl From<StoreError> for StageError {
+    fn from(error: StoreError) -> StageError {
+        StageError::Build(error.into())
+    }
+}
+
+impl StageError {
+    /// The build's error, an index error named by `sql`.
+    fn or_sql(self, sql: impl FnOnce(rusqlite::Error) -> StoreError) -> BuildError {
+        match self {
+            StageError::Sqlite(error) => sql(error).into(),
+            StageError::Build(error) => error,
+        }
+    }
+}
+
 /// What the write leaves for the rest of the build.
 pub(super) struct Written {
     /// Artifact texts the wiki stage made that the index holds only as hashes, for the file sync.
@@ -74,6 +121,25 @@ impl WriteJob<'_> {
     }
 }
 
+/// The run's row as the commit records it: `recorded` is the summary as the commit knows it.
+fn run_row(
+    run_id: &str,
+    started: String,
+    settings: &SettingsWork,
+    project: &Project,
+    recorded: &BuildSummary,
+) -> RunRow {
+    RunRow {
+        id: run_id.to_string(),
+        started_at: started,
+        finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        fingerprint: settings.fingerprint.clone(),
+        vcs: serde_json::to_string(&crate::sources::vcs::context(&project.root)).expect("context serializes"),
+        summary: serde_json::to_string(recorded).expect("summary serializes"),
+    }
+}
+
 impl Compiler {
     /// Writes the build's transaction and commits it; with an embedding provider, the embedding stage
     /// follows in a transaction of its own. Fills `summary` with what was written.
@@ -84,7 +150,7 @@ impl Compiler {
         summary: &mut BuildSummary,
         reporter: &dyn Reporter,
     ) -> Result<Written, BuildError> {
-        let WriteJob { project, templates, settings, prior, pending, removed, before, embedder, .. } = job;
+        let WriteJob { project, settings, prior, pending, removed, before, embedder, .. } = job;
         // Every source is derived again, an index that needs its schema made included (`trusts`).
         let full_rebuild = settings.full_rebuild;
         let reembed = settings.reembed.is_some();
@@ -97,17 +163,13 @@ impl Compiler {
         let streamed = Instant::now();
         reporter.stage("compiling", pending.len() as u64);
         let mut tx = store.begin(&write)?;
-        let reach = self.derive_rows(&mut tx, &inputs, pending, &rules, before, &mut summary.chunks, reporter)?;
+        let reach = self.write_sources(&mut tx, &inputs, pending, &rules, before, summary, reporter)?;
         // Whether the plan may change: a source's signals or labels changed, a source came or went, or
         // the settings did.
         // Pages the writer owes are found by comparing every page again, as after a settings change.
         let rewiki = settings.rewiki || settings.rewrite.is_some();
         let replan = reach.replan || full_rebuild || rewiki || !removed.is_empty();
         let touched = reach.touched;
-        tx.finish_sources()?;
-        let (added, changed, gone) = tx.entity_counts();
-        summary.entities = EntityCounters { added, changed, removed: gone };
-        reporter.finish_stage();
         let rows_done = Instant::now();
         let conn = tx.connection();
         let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
@@ -116,24 +178,9 @@ impl Compiler {
         // source came or went, what it gives the planner changed, or a page lists it).
         let changed: Vec<String> =
             pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
-        let mut stage = wiki::Stage::default();
-        if before.warm || replan || crate::store::any_page_lists(conn, &touched).map_err(sql)? {
-            let context = wiki::StageContext {
-                project,
-                templates,
-                run_id: &run_id,
-                full: full_rebuild,
-                catalog: wiki::CatalogSync {
-                    reseed: full_rebuild || rewiki,
-                    prior_run: prior.last_run.as_deref(),
-                    changed: &changed,
-                },
-                same_plan_except: (!before.warm && !replan).then_some(touched.as_slice()),
-            };
-            let mut writer = wiki::Writer::configured(project);
-            stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context, writer.as_mut())?;
-            summary.wiki_writer = writer.map(|writer| writer.counters);
-        }
+        let reach = WikiReach { replan, rewiki, touched: &touched, changed: &changed };
+        let (mut stage, writer) = self.wiki_stage(conn, &job, &run_id, &reach).map_err(|e| e.or_sql(sql))?;
+        summary.wiki_writer = writer;
         let started = humantime::format_rfc3339_millis(job.started_at).to_string();
         wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
         (summary.pages, summary.shards) = (stage.pages, stage.shards);
@@ -144,32 +191,16 @@ impl Compiler {
             crate::embeddings::drop_if_turned_off(conn).map_err(sql)?;
         }
         // Lint reads the facts of every source as this transaction leaves them.
-        let findings: Option<Vec<crate::store::LintRow>> = if project.config.lint.on_build {
-            let sync = crate::lint::IndexSync {
-                reseed: full_rebuild,
-                prior_run: prior.last_run.as_deref(),
-                changed: &changed,
-                run: &run_id,
-            };
-            let findings = crate::lint::lint_index(project, conn, &mut self.db, &mut self.lint, &sync).map_err(sql)?;
-            summary.lint = Some(LintCounts::of(&findings));
-            Some(findings.into_iter().map(lint_row).collect())
-        } else {
-            None
-        };
+        let linted = self.lint_on_build(project, conn, prior, &changed, &run_id, full_rebuild).map_err(sql)?;
+        let findings = linted.map(|(counts, findings)| {
+            summary.lint = Some(counts);
+            findings
+        });
         // The summary as the commit knows it; the build's end replaces it with the printed one.
         let mut recorded = summary.clone();
-        recorded.queries.executed = self.db.executed_queries() - job.queries_before;
-        recorded.wall_ms = crate::elapsed_ms(job.clock);
-        let run = RunRow {
-            id: run_id.clone(),
-            started_at: started,
-            finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            fingerprint: settings.fingerprint.clone(),
-            vcs: serde_json::to_string(&crate::sources::vcs::context(&project.root)).expect("context serializes"),
-            summary: serde_json::to_string(&recorded).expect("summary serializes"),
-        };
+        (recorded.queries.executed, recorded.wall_ms) =
+            (self.db.executed_queries() - job.queries_before, crate::elapsed_ms(job.clock));
+        let run = run_row(&run_id, started, settings, project, &recorded);
         tx.commit(&run, &stage.events, findings.as_deref())?;
         crate::failpoint("after-commit");
         // Embeddings after the wiki, so generated pages are embedded with the sources: read what the
@@ -179,21 +210,86 @@ impl Compiler {
         if let Some(embedder) = embedder {
             // A generation complete before this build lacks vectors only where the build derived.
             let derived_by = (!reembed && !full_rebuild).then_some(run_id.as_str());
-            summary.embeddings = Some(embed_stage(
-                store,
-                &mut self.db,
-                &mut self.embeddings,
-                project,
-                embedder,
-                derived_by,
-                &run_id,
-                &mut recorded,
-                reporter,
-            )?);
+            let job = EmbedJob { project, embedder, derived_by, run_id: &run_id };
+            let counters = embed_stage(store, &mut self.db, &mut self.embeddings, &job, &mut recorded, reporter)?;
+            summary.embeddings = Some(counters);
         }
         // `compile` is the overlapped derive-and-insert stage; `write` is what follows: the run and the commit.
         let compile_ms = crate::elapsed_ms(streamed) - crate::elapsed_ms(rows_done);
         Ok(Written { fresh_files, compile_ms, rows_done })
+    }
+
+    /// Writes the pending sources' rows (their queries on rayon's threads while this thread inserts) and
+    /// finishes them, counting chunks and entities in `summary`: what the edit reaches.
+    #[allow(clippy::too_many_arguments)]
+    fn write_sources(
+        &mut self,
+        tx: &mut BuildTransaction<'_>,
+        inputs: &[SourceFile],
+        pending: &[Pending],
+        rules: &LabelRules,
+        before: &Before<'_>,
+        summary: &mut BuildSummary,
+        reporter: &dyn Reporter,
+    ) -> Result<PlanReach, BuildError> {
+        let reach = self.derive_rows(tx, inputs, pending, rules, before, &mut summary.chunks, reporter)?;
+        tx.finish_sources()?;
+        let (added, changed, removed) = tx.entity_counts();
+        summary.entities = EntityCounters { added, changed, removed };
+        reporter.finish_stage();
+        Ok(reach)
+    }
+
+    /// The wiki's stage of a build, with the `[wiki] writer`'s counters when it has one: always with a warm
+    /// catalog; with a cold one only when the edit can reach a page (a source came or went, what it gives the
+    /// planner changed, or a page lists it). No stage otherwise.
+    fn wiki_stage(
+        &mut self,
+        conn: &rusqlite::Connection,
+        job: &WriteJob<'_>,
+        run_id: &str,
+        reach: &WikiReach<'_>,
+    ) -> Result<(wiki::Stage, Option<wiki::WriterCounters>), StageError> {
+        let warm = job.before.warm;
+        if !(warm || reach.replan || crate::store::any_page_lists(conn, reach.touched)?) {
+            return Ok((wiki::Stage::default(), None));
+        }
+        let full = job.settings.full_rebuild;
+        let context = wiki::StageContext {
+            project: job.project,
+            templates: job.templates,
+            run_id,
+            full,
+            catalog: wiki::CatalogSync {
+                reseed: full || reach.rewiki,
+                prior_run: job.prior.last_run.as_deref(),
+                changed: reach.changed,
+            },
+            same_plan_except: (!warm && !reach.replan).then_some(reach.touched),
+        };
+        let mut writer = wiki::Writer::configured(job.project);
+        let stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context, writer.as_mut())?;
+        Ok((stage, writer.map(|writer| writer.counters)))
+    }
+
+    /// The lint findings a writing build stores (`[lint] on_build`), from the facts as this transaction
+    /// leaves them, with their counts.
+    fn lint_on_build(
+        &mut self,
+        project: &Project,
+        conn: &rusqlite::Connection,
+        prior: &crate::store::Prior,
+        changed: &[String],
+        run_id: &str,
+        full_rebuild: bool,
+    ) -> rusqlite::Result<Option<(LintCounts, Vec<crate::store::LintRow>)>> {
+        if !project.config.lint.on_build {
+            return Ok(None);
+        }
+        let sync =
+            crate::lint::IndexSync { reseed: full_rebuild, prior_run: prior.last_run.as_deref(), changed, run: run_id };
+        let findings = crate::lint::lint_index(project, conn, &mut self.db, &mut self.lint, &sync)?;
+        Ok(Some((LintCounts::of(&findings), findings.into_iter().map(lint_row).collect())))
     }
 
     /// Runs the queries of the pending sources on rayon's threads while this thread writes their rows into
@@ -313,13 +409,11 @@ fn embed_stage(
     store: &mut Store,
     db: &mut KnowledgeDb,
     inputs: &mut crate::embeddings::EmbeddingInputs,
-    project: &Project,
-    embedder: &dyn crate::embeddings::Embedder,
-    derived_by: Option<&str>,
-    run_id: &str,
+    job: &EmbedJob<'_>,
     recorded: &mut BuildSummary,
     reporter: &dyn Reporter,
 ) -> Result<crate::embeddings::EmbeddingCounters, BuildError> {
+    let EmbedJob { project, embedder, derived_by, run_id } = *job;
     let sql = |source| StoreError::Sqlite { path: recorded.index.clone(), source };
     let plan = crate::embeddings::EmbeddingPlan::read(store.connection(), db, inputs, embedder.model(), derived_by)
         .map_err(sql)?;

@@ -86,41 +86,8 @@ pub(crate) fn index_path(db: Option<PathBuf>, start: &Path) -> anyhow::Result<Pa
     })
 }
 
-pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std::io::Result<()> {
-    let s = &summary.sources;
-    let c = &summary.chunks;
-    let seconds = summary.wall_ms as f64 / 1000.0;
-    if summary.wrote {
-        writeln!(
-            out,
-            "compiled {} sources: {} added, {} changed, {} removed, {} unchanged, {} skipped",
-            s.scanned - s.skipped,
-            s.added,
-            s.changed,
-            s.removed,
-            s.unchanged,
-            s.skipped
-        )?;
-        writeln!(
-            out,
-            "chunks: {} computed, {} reused, {} deleted, {} in the index",
-            c.computed, c.reused, c.deleted, c.total
-        )?;
-        let e = &summary.entities;
-        if e.added + e.changed + e.removed > 0 {
-            writeln!(out, "entities: {} added, {} changed, {} removed", e.added, e.changed, e.removed)?;
-        }
-    } else {
-        writeln!(out, "nothing changed: {} sources up to date, {} skipped", s.unchanged, s.skipped)?;
-    }
-    let (p, i) = (&summary.pages, &summary.shards);
-    if p.rendered + p.written + p.deleted + i.rendered + i.written + i.deleted > 0 {
-        writeln!(
-            out,
-            "wiki: {} pages rendered, {} written, {} unchanged, {} deleted; {} index files written",
-            p.rendered, p.written, p.unchanged, p.deleted, i.written
-        )?;
-    }
+/// The lines of what providers and the store did in a build: the wiki writer, the embeddings, Postgres.
+fn print_providers(out: &mut impl Write, summary: &BuildSummary) -> std::io::Result<()> {
     if let Some(w) = summary.wiki_writer.as_ref().filter(|w| w.written + w.refused + w.owed > 0) {
         writeln!(
             out,
@@ -171,6 +138,45 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
             s.ms
         )?;
     }
+    Ok(())
+}
+
+pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSummary) -> std::io::Result<()> {
+    let s = &summary.sources;
+    let c = &summary.chunks;
+    let seconds = summary.wall_ms as f64 / 1000.0;
+    if summary.wrote {
+        writeln!(
+            out,
+            "compiled {} sources: {} added, {} changed, {} removed, {} unchanged, {} skipped",
+            s.scanned - s.skipped,
+            s.added,
+            s.changed,
+            s.removed,
+            s.unchanged,
+            s.skipped
+        )?;
+        writeln!(
+            out,
+            "chunks: {} computed, {} reused, {} deleted, {} in the index",
+            c.computed, c.reused, c.deleted, c.total
+        )?;
+        let e = &summary.entities;
+        if e.added + e.changed + e.removed > 0 {
+            writeln!(out, "entities: {} added, {} changed, {} removed", e.added, e.changed, e.removed)?;
+        }
+    } else {
+        writeln!(out, "nothing changed: {} sources up to date, {} skipped", s.unchanged, s.skipped)?;
+    }
+    let (p, i) = (&summary.pages, &summary.shards);
+    if p.rendered + p.written + p.deleted + i.rendered + i.written + i.deleted > 0 {
+        writeln!(
+            out,
+            "wiki: {} pages rendered, {} written, {} unchanged, {} deleted; {} index files written",
+            p.rendered, p.written, p.unchanged, p.deleted, i.written
+        )?;
+    }
+    print_providers(out, summary)?;
     let index = summary.index.strip_prefix(root).unwrap_or(&summary.index);
     writeln!(out, "index: {} ({seconds:.2} s)", index.display())
 }

@@ -14,6 +14,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     };
     let config: Config = toml::from_str(text).map_err(|e| invalid(e.span(), e.message().to_string()))?;
 
+    check_numbers(&config, &invalid)?;
+    check_embeddings(&config, &invalid)?;
+    check_wiki(&config, &invalid)?;
+    check_locations(&config, &invalid)?;
+    check_patterns(&config, &invalid)?;
+    check_lint_rules(&config, &invalid)?;
+    Ok(config)
+}
+
+/// The version and the chunking sizes.
+fn check_numbers(
+    config: &Config,
+    invalid: &impl Fn(Option<Range<usize>>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     if *config.version.get_ref() != CONFIG_VERSION {
         return Err(invalid(
             Some(config.version.span()),
@@ -33,6 +47,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             "`overlap_bytes` must be at most half of `target_bytes`".to_string(),
         ));
     }
+    Ok(())
+}
+
+/// The embedding provider and what it needs.
+fn check_embeddings(
+    config: &Config,
+    invalid: &impl Fn(Option<Range<usize>>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     let embeddings = &config.embeddings;
     if let Some(dimensions) = &embeddings.dimensions
         && !(8..=4096).contains(dimensions.get_ref())
@@ -56,6 +78,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     {
         return Err(invalid(None, "[embeddings] provider \"openai\" needs `base_url` and `model`".to_string()));
     }
+    Ok(())
+}
+
+/// The wiki's counts, its writer and its budget, and the providers the writer may name.
+fn check_wiki(
+    config: &Config,
+    invalid: &impl Fn(Option<Range<usize>>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     for (name, value) in [("min_sources", &config.wiki.min_sources), ("max_quotes", &config.wiki.max_quotes)] {
         if *value.get_ref() == 0 {
             return Err(invalid(Some(value.span()), format!("`{name}` must be at least 1")));
@@ -94,6 +124,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The URLs of the artifact store, the build cache and the Postgres store, and the purposes named.
+fn check_locations(
+    config: &Config,
+    invalid: &impl Fn(Option<Range<usize>>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     if let Some(artifacts) = &config.output.artifacts
         && s3_prefix(artifacts.get_ref()).is_none()
     {
@@ -120,6 +158,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The lint threshold and every glob.
+fn check_patterns(
+    config: &Config,
+    invalid: &impl Fn(Option<Range<usize>>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     let threshold = &config.lint.near_duplicate_threshold;
     if !(*threshold.get_ref() > 0.0 && *threshold.get_ref() <= 1.0) {
         return Err(invalid(
@@ -153,6 +199,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The lint rules named, the sources included and the output folder.
+fn check_lint_rules(
+    config: &Config,
+    invalid: &impl Fn(Option<Range<usize>>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     let lint = &config.lint;
     for code in lint.enable.iter().chain(&lint.disable).chain(lint.severity.keys()) {
         if crate::config::rules::rule(code.get_ref()).is_none() {
@@ -173,7 +227,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     if let Err(problem) = check_output_dir(dir.get_ref()) {
         return Err(invalid(Some(dir.span()), problem.message(dir.get_ref())));
     }
-    Ok(config)
+    Ok(())
 }
 
 /// The output folder must be one the tool owns: a folder inside the project, below its root, that is not

@@ -123,6 +123,69 @@ pub fn pack_postgres(
     pack_in(&mut index, query, max_tokens, max_items, &scope.access).map_err(|source| index.error(source).into())
 }
 
+/// What a pack may still hold: tokens, items, and items per source.
+struct PackBudget {
+    max_tokens: usize,
+    max_items: usize,
+    used: usize,
+    per_source: HashMap<String, usize>,
+}
+
+impl PackBudget {
+    /// `result` as the pack's next item, cut to the tokens left; `None` when it is nested in (or around) an
+    /// item already packed, or the pack, its source's share or the tokens left cannot hold it.
+    fn take(&mut self, result: search::SearchResult, items: &[PackItem]) -> Option<PackItem> {
+        // An entity's excerpt and the text chunk around it hold the same bytes: a result inside (or around)
+        // an excerpt already packed adds nothing but tokens.
+        let (start, end) = (result.citation.start_offset, result.citation.end_offset);
+        let nested = items.iter().any(|item| {
+            item.source.path == result.source.path
+                && ((item.citation.start_offset <= start && end <= item.citation.end_offset)
+                    || (start <= item.citation.start_offset && item.citation.end_offset <= end))
+        });
+        let from_source = self.per_source.get(&result.source.path).copied().unwrap_or(0);
+        if nested || items.len() >= self.max_items || from_source >= PER_SOURCE {
+            return None;
+        }
+        let reference = citation_ref(
+            &result.source.path,
+            &result.source.revision,
+            result.citation.start_line,
+            result.citation.end_line,
+        );
+        let available = self.max_tokens.saturating_sub(self.used + tokens(&reference));
+        let (text, truncated) = fit(&result.text, available)?;
+        let mut citation = result.citation.clone();
+        let mut reference = reference;
+        if truncated {
+            citation.end_offset = citation.start_offset + u32::try_from(text.len()).unwrap_or(u32::MAX);
+            citation.end_line = citation.start_line + u32::try_from(text.matches('\n').count()).unwrap_or(0);
+            reference =
+                citation_ref(&result.source.path, &result.source.revision, citation.start_line, citation.end_line);
+        }
+        let cost = tokens(&text) + tokens(&reference);
+        if self.used + cost > self.max_tokens {
+            return None;
+        }
+        self.used += cost;
+        *self.per_source.entry(result.source.path.clone()).or_default() += 1;
+        let mut source = result.source.clone();
+        source.hash = knowledge_queries::content_hash(text.as_bytes());
+        Some(PackItem {
+            reference,
+            chunk_id: result.id,
+            title: result.title,
+            text,
+            truncated,
+            source,
+            citation,
+            tokens: cost,
+            score: result.score,
+            scores: Some(result.scores),
+        })
+    }
+}
+
 /// [`pack`] over any index.
 pub(crate) fn pack_in<I: search::SearchIndex>(
     index: &mut I,
@@ -142,69 +205,14 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
     };
     // Search returns no navigation (a table of contents, a list of links), so none fills a budget.
     let mut response = search::search_in(index, &request, access)?;
+    let mut budget = PackBudget { max_tokens, max_items, used: 0, per_source: HashMap::new() };
     let mut items: Vec<PackItem> = Vec::new();
-    let mut per_source: HashMap<String, usize> = HashMap::new();
-    let mut used = 0;
     let mut omitted = 0;
     for result in std::mem::take(&mut response.results) {
-        // An entity's excerpt and the text chunk around it hold the same bytes: a result inside (or around)
-        // an excerpt already packed adds nothing but tokens.
-        let (start, end) = (result.citation.start_offset, result.citation.end_offset);
-        let nested = items.iter().any(|item| {
-            item.source.path == result.source.path
-                && ((item.citation.start_offset <= start && end <= item.citation.end_offset)
-                    || (start <= item.citation.start_offset && item.citation.end_offset <= end))
-        });
-        if nested {
-            omitted += 1;
-            continue;
+        match budget.take(result, &items) {
+            Some(item) => items.push(item),
+            None => omitted += 1,
         }
-        let from_source = per_source.entry(result.source.path.clone()).or_default();
-        if items.len() >= max_items || *from_source >= PER_SOURCE {
-            omitted += 1;
-            continue;
-        }
-        let reference = citation_ref(
-            &result.source.path,
-            &result.source.revision,
-            result.citation.start_line,
-            result.citation.end_line,
-        );
-        let overhead = tokens(&reference);
-        let available = max_tokens.saturating_sub(used + overhead);
-        let Some((text, truncated)) = fit(&result.text, available) else {
-            omitted += 1;
-            continue;
-        };
-        let mut citation = result.citation.clone();
-        let mut reference = reference;
-        if truncated {
-            citation.end_offset = citation.start_offset + u32::try_from(text.len()).unwrap_or(u32::MAX);
-            citation.end_line = citation.start_line + u32::try_from(text.matches('\n').count()).unwrap_or(0);
-            reference =
-                citation_ref(&result.source.path, &result.source.revision, citation.start_line, citation.end_line);
-        }
-        let cost = tokens(&text) + tokens(&reference);
-        if used + cost > max_tokens {
-            omitted += 1;
-            continue;
-        }
-        used += cost;
-        *from_source += 1;
-        let mut source = result.source.clone();
-        source.hash = knowledge_queries::content_hash(text.as_bytes());
-        items.push(PackItem {
-            reference,
-            chunk_id: result.id,
-            title: result.title,
-            text,
-            truncated,
-            source,
-            citation,
-            tokens: cost,
-            score: result.score,
-            scores: Some(result.scores),
-        });
     }
 
     let (freshness, conflicts) = freshness_and_conflicts(index, &items)?;
@@ -222,7 +230,7 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
         budget: Budget {
             max_tokens,
             max_items,
-            used_tokens: used,
+            used_tokens: budget.used,
             counting: "ceil(UTF-8 bytes / 4) of each excerpt's text and citation ref".into(),
             omitted,
         },

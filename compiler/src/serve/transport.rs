@@ -327,38 +327,51 @@ pub async fn serve_http(
                 continue;
             }
         };
+        let (number, shed) = lock(&unproven).add();
+        tokio::spawn(serve_connection(stream, service.clone(), token.clone(), unproven.clone(), number, shed, permit));
+    }
+}
+
+/// Serves one accepted connection until it closes or is shed (`shed` is notified for a newer connection's
+/// sake); each request must carry the bearer `token`, and the connection's first request head takes it off
+/// the `unproven` list. The `permit` is held for the connection's life.
+async fn serve_connection<S, M>(
+    stream: tokio::net::TcpStream,
+    service: Arc<rmcp::transport::streamable_http_server::StreamableHttpService<S, M>>,
+    token: Option<Arc<str>>,
+    unproven: Arc<std::sync::Mutex<Unproven>>,
+    number: u64,
+    shed: Arc<tokio::sync::Notify>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) where
+    S: rmcp::ServerHandler + Send + 'static,
+    M: rmcp::transport::streamable_http_server::SessionManager,
+{
+    let _permit = permit;
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let proven = unproven.clone();
+    let handler = hyper::service::service_fn(move |request| {
         let service = service.clone();
         let token = token.clone();
-        let (number, shed) = lock(&unproven).add();
-        let unproven = unproven.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let proven = unproven.clone();
-            let handler = hyper::service::service_fn(move |request| {
-                let service = service.clone();
-                let token = token.clone();
-                lock(&proven).remove(number);
-                async move {
-                    if !bearer_matches(&request, token.as_deref()) {
-                        return Ok::<_, std::convert::Infallible>(unauthorized());
-                    }
-                    Ok::<_, std::convert::Infallible>(answer(&service, request).await)
-                }
-            });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(io, handler);
-            // A connection that fails is that client's problem; the server keeps accepting. One shed for a
-            // newer connection is dropped, which closes it.
-            tokio::select! {
-                _ = connection => {}
-                () = shed.notified() => {}
+        lock(&proven).remove(number);
+        async move {
+            if !bearer_matches(&request, token.as_deref()) {
+                return Ok::<_, std::convert::Infallible>(unauthorized());
             }
-            lock(&unproven).remove(number);
-        });
+            Ok::<_, std::convert::Infallible>(answer(&service, request).await)
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(io, handler);
+    // A connection that fails is that client's problem; the server keeps accepting. One shed for a newer
+    // connection is dropped, which closes it.
+    tokio::select! {
+        _ = connection => {}
+        () = shed.notified() => {}
     }
+    lock(&unproven).remove(number);
 }
 
 /// The connections that have not yet sent a whole request head, oldest first, each with the signal that

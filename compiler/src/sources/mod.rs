@@ -142,24 +142,9 @@ fn walk_within(project: &Project, only: Option<&[String]>, threads: usize) -> Wa
             if entry.path_is_symlink() && entry.depth() > 0 {
                 met_links_in_filter.store(true, std::sync::atomic::Ordering::Relaxed);
                 let relative = relative(path, &root_in_filter);
-                // A link to a folder is reported whatever its name; a link to a file only when the globs
-                // would have selected it.
-                let selected =
-                    path.is_dir() || (include_in_filter.is_match(&relative) && !exclude_in_filter.is_match(&relative));
-                let reason = match path.canonicalize() {
-                    Ok(target) if target.starts_with(&real_root) => None,
-                    Ok(target) => Some(format!(
-                        "symlink to `{}`, outside the project: a build reads nothing outside it",
-                        target.display()
-                    )),
-                    // A dangling link: the walk reports it itself when it follows links, and it is no source.
-                    Err(_) => return false,
-                };
-                if let Some(reason) = reason {
-                    if selected {
-                        let mut skipped = skipped_in_filter.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        skipped.push(Skipped::new(relative, reason));
-                    }
+                if let Some(report) = outside_link(path, relative, &real_root, &include_in_filter, &exclude_in_filter) {
+                    let mut skipped = skipped_in_filter.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    skipped.extend(report);
                     return false;
                 }
             }
@@ -172,38 +157,76 @@ fn walk_within(project: &Project, only: Option<&[String]>, threads: usize) -> Wa
 
     let max_file_bytes = sources.max_file_bytes;
     let classify = |entry| classify(entry, &root, &include, &exclude, max_file_bytes);
+    let mut walk = run_walk(builder, threads, &classify);
+    walk.skipped.extend(std::mem::take(&mut *skipped_links.lock().unwrap_or_else(std::sync::PoisonError::into_inner)));
+    walk.met_links = met_links.load(std::sync::atomic::Ordering::Relaxed);
+    walk.sorted(second_root)
+}
+
+/// Runs the walk `builder` describes, on this thread (`threads` 1) or on every core (0), `classify`ing each
+/// entry.
+fn run_walk(
+    mut builder: ignore::WalkBuilder,
+    threads: usize,
+    classify: &(dyn Fn(Result<ignore::DirEntry, ignore::Error>) -> Option<Result<FoundFile, Skipped>> + Sync),
+) -> Walk {
     let add = |walk: &mut Walk, outcome| match outcome {
         Some(Ok(file)) => walk.files.push(file),
         Some(Err(skipped)) => walk.skipped.push(skipped),
         None => {}
     };
-    let mut walk = Walk::default();
     if threads == 1 {
+        let mut walk = Walk::default();
         for entry in builder.build() {
             add(&mut walk, classify(entry));
         }
-    } else {
-        // The parallel walker: stat calls dominate a large walk, and they run on every core (outside the
-        // lock, which guards only the push).
-        let found = std::sync::Mutex::new(Walk::default());
-        builder.threads(threads).build_parallel().run(|| {
-            Box::new(|entry| {
-                let outcome = classify(entry);
-                add(&mut found.lock().unwrap_or_else(std::sync::PoisonError::into_inner), outcome);
-                ignore::WalkState::Continue
-            })
-        });
-        walk = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        return walk;
     }
-    walk.skipped.extend(std::mem::take(&mut *skipped_links.lock().unwrap_or_else(std::sync::PoisonError::into_inner)));
-    walk.met_links = met_links.load(std::sync::atomic::Ordering::Relaxed);
-    walk.files.sort_by(|a, b| a.path.cmp(&b.path));
-    walk.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    if second_root {
-        walk.files.dedup_by(|a, b| a.path == b.path);
-        walk.skipped.dedup_by(|a, b| a.path == b.path);
+    // The parallel walker: stat calls dominate a large walk, and they run on every core (outside the lock,
+    // which guards only the push).
+    let found = std::sync::Mutex::new(Walk::default());
+    builder.threads(threads).build_parallel().run(|| {
+        Box::new(|entry| {
+            let outcome = classify(entry);
+            add(&mut found.lock().unwrap_or_else(std::sync::PoisonError::into_inner), outcome);
+            ignore::WalkState::Continue
+        })
+    });
+    found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Walk {
+    /// The walk in path order; with `twice` (the wiki walked as a second root), each file kept once.
+    fn sorted(mut self, twice: bool) -> Walk {
+        self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        self.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        if twice {
+            self.files.dedup_by(|a, b| a.path == b.path);
+            self.skipped.dedup_by(|a, b| a.path == b.path);
+        }
+        self
     }
-    walk
+}
+
+/// What the walk does with a symlink below the root: `None` walks it (it stays in the project); otherwise it
+/// is left out, with what to report: nothing for a dangling link (the walk reports it itself when it follows
+/// links, and it is no source), the link for one that leads out of the project (a link to a folder whatever
+/// its name, a link to a file only when the globs would have selected it).
+fn outside_link(
+    path: &Path,
+    relative: String,
+    real_root: &Path,
+    include: &GlobSet,
+    exclude: &GlobSet,
+) -> Option<Option<Skipped>> {
+    let target = match path.canonicalize() {
+        Ok(target) if target.starts_with(real_root) => return None,
+        Ok(target) => target,
+        Err(_) => return Some(None),
+    };
+    let selected = path.is_dir() || (include.is_match(&relative) && !exclude.is_match(&relative));
+    let reason = format!("symlink to `{}`, outside the project: a build reads nothing outside it", target.display());
+    Some(selected.then(|| Skipped::new(relative, reason)))
 }
 
 /// What the walk makes of one entry: a source candidate, a skipped file, or nothing (a folder, or a file

@@ -115,6 +115,16 @@ pub(crate) fn write_source(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![source.path, source.revision, size, run_id])?;
+    write_chunks(tx, prior, source_id, source)?;
+    insert_signals(tx, source_id, &source.signals)?;
+    insert_entities(tx, source_id, &source.entities)?;
+    Ok(source_id)
+}
+
+/// Writes a source's chunks over its prior row's (`prior`): a chunk whose id, text hash, title and
+/// identifiers are unchanged keeps its row and keyword-index entry (only its position and revision move);
+/// the others are deleted and inserted anew.
+fn write_chunks(tx: &Connection, prior: Option<i64>, source_id: i64, source: &SourceRow) -> rusqlite::Result<()> {
     // The prior row's chunks, by id (none for a new source).
     let mut old: HashMap<String, (i64, String, String, String)> = match prior {
         Some(source_id) => tx
@@ -160,9 +170,7 @@ pub(crate) fn write_source(
     for chunk in fresh {
         insert_chunk(tx, source_id, &source.revision, chunk)?;
     }
-    insert_signals(tx, source_id, &source.signals)?;
-    insert_entities(tx, source_id, &source.entities)?;
-    Ok(source_id)
+    Ok(())
 }
 
 /// Removes one chunk from the keyword index and the chunk table.

@@ -176,29 +176,7 @@ pub(super) fn store_page(
         },
     )?;
     store::upsert_shard_row(conn, &model.slug, &model.section, &shown.digest(), &shown.json(hash))?;
-    // The line of each footnote's definition on the page, where lint points at a stale citation.
-    let mut note_lines: HashMap<&str, usize> = HashMap::new();
-    for (line, number) in markdown.lines().zip(1..) {
-        if let Some((note, _)) = line.strip_prefix("[^").and_then(|rest| rest.split_once("]:")) {
-            note_lines.entry(note).or_insert(number);
-        }
-    }
-    let citations: Vec<store::CitationRow<'_>> = model
-        .quotes()
-        .map(|quote| store::CitationRow {
-            note: quote.note,
-            note_line: note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1),
-            source_ref: &quote.source.source_ref,
-            path: &quote.source.path,
-            revision: &quote.revision,
-            hash: &quote.hash,
-            start_offset: quote.start,
-            end_offset: quote.end,
-            start_line: quote.start_line,
-            end_line: quote.end_line,
-            signal: &quote.signal,
-        })
-        .collect();
+    let citations = citation_rows(model, markdown);
     let listed: Vec<&str> = model
         .quotes()
         .map(|q| &q.source)
@@ -213,6 +191,33 @@ pub(super) fn store_page(
     let related: Vec<&str> = model.related.iter().map(|related| related.slug.as_str()).collect();
     store::replace_page_links(conn, &model.slug, &citations, &listed, &backlinks, &related)?;
     store_artifact(conn, artifact, context.run_id)
+}
+
+/// The page's footnotes as citation rows, each with the line of its definition on the page (where lint
+/// points at a stale citation).
+fn citation_rows<'a>(model: &'a PageModel, markdown: &str) -> Vec<store::CitationRow<'a>> {
+    let mut note_lines: HashMap<&str, usize> = HashMap::new();
+    for (line, number) in markdown.lines().zip(1..) {
+        if let Some((note, _)) = line.strip_prefix("[^").and_then(|rest| rest.split_once("]:")) {
+            note_lines.entry(note).or_insert(number);
+        }
+    }
+    model
+        .quotes()
+        .map(|quote| store::CitationRow {
+            note: quote.note,
+            note_line: note_lines.get(quote.note.to_string().as_str()).copied().unwrap_or(1),
+            source_ref: &quote.source.source_ref,
+            path: &quote.source.path,
+            revision: &quote.revision,
+            hash: &quote.hash,
+            start_offset: quote.start,
+            end_offset: quote.end,
+            start_line: quote.start_line,
+            end_line: quote.end_line,
+            signal: &quote.signal,
+        })
+        .collect()
 }
 
 /// Deletes every row of one page.

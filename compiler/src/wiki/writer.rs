@@ -198,27 +198,7 @@ impl Writer {
         self.counters.input_tokens += generation.input_tokens;
         self.counters.output_tokens += generation.output_tokens;
         self.counters.cost_usd += cost.unwrap_or(0.0);
-        let excerpts: Vec<&str> = request.excerpts.iter().map(String::as_str).collect();
-        let mut seen = std::collections::HashSet::new();
-        let mut shown = 0;
-        let sentences: Vec<StoredSentence> = check_sentences(&generation.text, &excerpts)
-            .into_iter()
-            .map(|sentence| {
-                // A small model may loop, writing the same sentences again; and a summary has a length.
-                let mut problem = sentence.problem;
-                if !seen.insert(sentence.text.to_lowercase()) {
-                    problem = Some("repeats an earlier sentence".to_string());
-                } else if problem.is_none() && shown == MAX_SENTENCES {
-                    problem = Some(format!("past the summary's {MAX_SENTENCES} sentences"));
-                }
-                shown += usize::from(problem.is_none());
-                StoredSentence {
-                    notes: sentence.cites.iter().map(|&n| n as u32).collect(),
-                    text: sentence.text,
-                    problem,
-                }
-            })
-            .collect();
+        let sentences = checked_sentences(&generation.text, &request.excerpts);
         let supported = sentences.iter().filter(|s| s.problem.is_none()).count();
         self.counters.sentences_supported += supported as u64;
         self.counters.sentences_dropped += (sentences.len() - supported) as u64;
@@ -396,6 +376,28 @@ fn shortened(text: &str) -> String {
     let head = &text[..cut];
     let end = head.rfind(". ").map(|at| at + 1).or_else(|| head.rfind(char::is_whitespace)).unwrap_or(cut);
     format!("{} …", head[..end].trim_end())
+}
+
+/// The sentences of a written summary, each checked against the quotes it cites: a repeated sentence, or one
+/// past the summary's length, is marked with why it is not shown.
+fn checked_sentences(text: &str, excerpts: &[String]) -> Vec<StoredSentence> {
+    let excerpts: Vec<&str> = excerpts.iter().map(String::as_str).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut shown = 0;
+    check_sentences(text, &excerpts)
+        .into_iter()
+        .map(|sentence| {
+            // A small model may loop, writing the same sentences again; and a summary has a length.
+            let mut problem = sentence.problem;
+            if !seen.insert(sentence.text.to_lowercase()) {
+                problem = Some("repeats an earlier sentence".to_string());
+            } else if problem.is_none() && shown == MAX_SENTENCES {
+                problem = Some(format!("past the summary's {MAX_SENTENCES} sentences"));
+            }
+            shown += usize::from(problem.is_none());
+            StoredSentence { notes: sentence.cites.iter().map(|&n| n as u32).collect(), text: sentence.text, problem }
+        })
+        .collect()
 }
 
 #[cfg(test)]

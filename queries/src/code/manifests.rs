@@ -62,6 +62,30 @@ fn string_at<'a>(table: &'a toml::Table, keys: &[&str]) -> Option<&'a str> {
     table.get(*last)?.as_str()
 }
 
+/// A Cargo workspace's `[workspace.dependencies]`, which its members' `workspace = true` dependencies name.
+fn workspace_dependencies(manifest: &toml::Table) -> Vec<Dependency> {
+    let mut workspace_dependencies = Vec::new();
+    for (name, spec) in manifest
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flatten()
+    {
+        let requirement = match spec {
+            toml::Value::String(version) => version.clone(),
+            toml::Value::Table(spec) => spec
+                .get("version")
+                .and_then(toml::Value::as_str)
+                .map_or_else(|| if spec.contains_key("path") { "path" } else { "*" }.to_string(), str::to_string),
+            _ => "*".to_string(),
+        };
+        let path = spec.get("path").and_then(toml::Value::as_str).map(str::to_string);
+        workspace_dependencies.push(Dependency { name: name.clone(), requirement, scope: "workspace".into(), path });
+    }
+    workspace_dependencies
+}
+
 fn cargo(text: &str, root: String) -> Option<Found> {
     let manifest: toml::Table = text.parse().ok()?;
     let mut dependencies = Vec::new();
@@ -118,25 +142,7 @@ fn cargo(text: &str, root: String) -> Option<Found> {
     }
     // A virtual workspace: named by its folder, its members listed; the crates are components of their own.
     manifest.get("workspace")?;
-    let mut workspace_dependencies = Vec::new();
-    for (name, spec) in manifest
-        .get("workspace")
-        .and_then(|w| w.get("dependencies"))
-        .and_then(toml::Value::as_table)
-        .into_iter()
-        .flatten()
-    {
-        let requirement = match spec {
-            toml::Value::String(version) => version.clone(),
-            toml::Value::Table(spec) => spec
-                .get("version")
-                .and_then(toml::Value::as_str)
-                .map_or_else(|| if spec.contains_key("path") { "path" } else { "*" }.to_string(), str::to_string),
-            _ => "*".to_string(),
-        };
-        let path = spec.get("path").and_then(toml::Value::as_str).map(str::to_string);
-        workspace_dependencies.push(Dependency { name: name.clone(), requirement, scope: "workspace".into(), path });
-    }
+    let workspace_dependencies = workspace_dependencies(&manifest);
     let name =
         if root.is_empty() { "workspace".to_string() } else { root.rsplit('/').next().unwrap_or(&root).to_string() };
     let payload = ComponentPayload {

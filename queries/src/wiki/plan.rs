@@ -356,6 +356,39 @@ fn candidate<'a>(
             (title, slug)
         }
     };
+    let (best, also) = places(sources, mentions, &defined_by, settings)?;
+    let section = match defined_by.first() {
+        Some(&definer) => sources[definer].section.clone(),
+        None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
+    };
+    let mut aliases: Vec<String> = all
+        .iter()
+        .filter(|m| kind(m) == SignalKind::Alias && titled_by.contains(&m.source))
+        .map(|m| signal(m).label.clone())
+        .filter(|alias| !alias.eq_ignore_ascii_case(&title))
+        .collect();
+    aliases.sort();
+    aliases.dedup();
+    let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
+    backlinks.sort_by_key(|m| (m.source, signal(m).order));
+    let page =
+        PagePlan { slug, title, aliases, section, defined_by, places: best, also, related: Vec::new(), backlinks };
+    Some((page, shared_title))
+}
+
+/// A concept's places to quote, best first, and the sources listed beside them: the best place of each
+/// source (the first kind present, but a passage that discusses the concept, a term used four times or more,
+/// before a link's sentence, which is often a cross-reference), definers first, then the sources that
+/// discuss the concept most. An embed's place transcludes another note and says nothing itself: its source
+/// is listed, not quoted. `None` when only embeds mention the concept: it has nothing to quote.
+fn places(
+    sources: &[CatalogSource<'_>],
+    mentions: &BTreeMap<usize, Vec<usize>>,
+    defined_by: &[usize],
+    settings: PlanSettings,
+) -> Option<(Vec<Mention>, Vec<usize>)> {
+    let signal = |m: &Mention| &sources[m.source].signals[m.signal];
+    let kind = |m: &Mention| signal(m).kind;
     // How much each source discusses the concept: its most used term for it.
     let weight = |source: usize| {
         mentions[&source].iter().map(|&at| sources[source].signals[at].weight).max().unwrap_or_default()
@@ -392,23 +425,7 @@ fn candidate<'a>(
     let mut also: Vec<usize> =
         best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
     also.extend(embeds.into_iter().map(|m| m.source));
-    let section = match defined_by.first() {
-        Some(&definer) => sources[definer].section.clone(),
-        None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
-    };
-    let mut aliases: Vec<String> = all
-        .iter()
-        .filter(|m| kind(m) == SignalKind::Alias && titled_by.contains(&m.source))
-        .map(|m| signal(m).label.clone())
-        .filter(|alias| !alias.eq_ignore_ascii_case(&title))
-        .collect();
-    aliases.sort();
-    aliases.dedup();
-    let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
-    backlinks.sort_by_key(|m| (m.source, signal(m).order));
-    let page =
-        PagePlan { slug, title, aliases, section, defined_by, places: best, also, related: Vec::new(), backlinks };
-    Some((page, shared_title))
+    Some((best, also))
 }
 
 /// A title made of lowercase words (a term as the sources write it, "borrowing") with its first letter

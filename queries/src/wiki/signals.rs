@@ -122,32 +122,14 @@ pub struct Excerpt {
 #[must_use]
 pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk]) -> Vec<Signal> {
     let Some(lead) = lead_block(text, doc) else { return Vec::new() };
-    let mut signals = Vec::new();
-    let mut push = |kind, label: &str, other: Option<String>, range: (usize, usize), weight: u32| {
-        let label = label.trim();
-        if label.is_empty() || label.len() > 120 {
-            return;
-        }
-        // A document's own title, aliases and tags are signals whatever its lead holds; a mention is one
-        // only where its place can be quoted.
-        let own = matches!(kind, SignalKind::Title | SignalKind::Alias | SignalKind::Tag);
-        if let Some(excerpt) =
-            excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
-        {
-            // A document's own place that is only embeds or a template placeholder (`{{fm.desc}}` in a
-            // template note) keeps its signal, but a page lists the source rather than quote it.
-            let place = &text[excerpt.start as usize..excerpt.end as usize];
-            let quotable = !crate::is_only_embeds(place) && quotable(place);
-            signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
-        }
-    };
-    push(SignalKind::Title, title, None, lead, 0);
+    let mut found = Found { text, doc, chunks, signals: Vec::new() };
+    found.push(SignalKind::Title, title, None, lead, 0);
     if let Some(front_matter) = &doc.front_matter {
         for alias in values(front_matter, &["aliases", "alias"]) {
-            push(SignalKind::Alias, &alias, None, lead, 0);
+            found.push(SignalKind::Alias, &alias, None, lead, 0);
         }
         for tag in values(front_matter, &["tags", "tag"]) {
-            push(SignalKind::Tag, tag.trim_start_matches('#'), None, lead, 0);
+            found.push(SignalKind::Tag, tag.trim_start_matches('#'), None, lead, 0);
         }
     }
     let mut blocks = doc.blocks.iter().peekable();
@@ -162,66 +144,112 @@ pub fn signals_of(title: &str, text: &str, doc: &ParsedDocument, chunks: &[Chunk
         if let Some(next) =
             blocks.peek().filter(|next| !matches!(next.kind, BlockKind::Heading(_)) && !only_embeds(text, doc, next))
         {
-            push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize), 0);
+            found.push(SignalKind::Heading, &heading.text, None, (next.start as usize, next.end as usize), 0);
         }
     }
     let mut places = Places::new(text, doc);
-    let repeated = super::terms::repeated_terms(text, doc);
-    let word_counts = std::cell::OnceCell::new();
     let mut introduced = std::collections::HashSet::new();
-    for term in &doc.emphasis {
-        // One plain word set in italics introduces a term only if the text uses it again: else it is
-        // stressed ("a *lot*").
-        // The text's words are counted once, and only when such a word is met.
-        let stressed = || {
-            let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
-            plain_word
-                && (placeholder_or_example(text, term.start as usize, term.end as usize)
-                    || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2)
-        };
-        let kind = if is_definition(text, term.start as usize, term.end as usize, &term.text) {
-            SignalKind::Defined
-        } else if is_introduced_term(&term.text) && !stressed() && introduced.insert(super::terms::term_key(&term.text))
-        {
-            SignalKind::Introduced
-        } else {
-            continue;
-        };
-        push(kind, &term.text, None, places.block_around(term.start as usize), 0);
-    }
-    for link in &doc.wikilinks {
-        let place = places.block_around(link.start as usize);
-        let kind = if link.embed { SignalKind::Embed } else { SignalKind::Wikilink };
-        push(kind, &link.first, link.second.clone(), place, 0);
-    }
-    for link in doc.links.iter().filter(|link| is_relative_document(&link.target)) {
-        push(SignalKind::Link, &link.target, None, places.block_around(link.start as usize), 0);
-    }
-    // A title or heading that names a term the source uses again and again names what the source teaches:
-    // the Rust book's "Reference Cycles Can Leak Memory" teaches reference cycles, its "### Shadowing"
-    // section shadowing. The term's concept gets the source as an introducer, so the chapter feeds that
-    // concept's page rather than one that echoes its own heading.
-    // A phrase may stand anywhere in the title; a single word must be the whole title or heading (or what
-    // stands before its colon, "Refutability: Whether a Pattern Might Fail to Match"), since a title's single
-    // words are mostly not its subject ("Using Threads to Run Code Simultaneously" does not teach "run").
-    let title_key = format!("-{}-", super::terms::term_key(title));
-    let whole_keys: std::collections::HashSet<String> = std::iter::once(title)
-        .chain(doc.headings.iter().map(|heading| heading.text.as_str()))
-        .flat_map(|name| [name, name.split_once(':').map_or(name, |(before, _)| before)])
-        .map(super::terms::term_key)
-        .collect();
-    for term in repeated {
-        let place = places.block_around(term.densest);
-        let key = super::terms::term_key(&term.label);
-        let phrase = key.contains('-');
-        let named = term.count >= TITLED_TERM_COUNT
-            && (whole_keys.contains(&key) || phrase && title_key.contains(&format!("-{key}-")));
-        if named && introduced.insert(key) {
-            push(SignalKind::Introduced, &term.label, None, place, 0);
+    found.emphasis_and_links(&mut places, &mut introduced);
+    found.terms(title, &mut places, &mut introduced);
+    found.signals
+}
+
+/// The signals found in one source so far, with what a signal's place is read from.
+struct Found<'a> {
+    text: &'a str,
+    doc: &'a ParsedDocument,
+    chunks: &'a [Chunk],
+    signals: Vec<Signal>,
+}
+
+impl Found<'_> {
+    /// Adds a signal of `kind` named `label` at the place `range` of the text, when it has one.
+    fn push(&mut self, kind: SignalKind, label: &str, other: Option<String>, range: (usize, usize), weight: u32) {
+        let (text, doc, chunks) = (self.text, self.doc, self.chunks);
+        let label = label.trim();
+        if label.is_empty() || label.len() > 120 {
+            return;
         }
-        push(SignalKind::Term, &term.label, None, place, term.count.ilog2());
+        // A document's own title, aliases and tags are signals whatever its lead holds; a mention is one
+        // only where its place can be quoted.
+        let own = matches!(kind, SignalKind::Title | SignalKind::Alias | SignalKind::Tag);
+        if let Some(excerpt) =
+            excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
+        {
+            // A document's own place that is only embeds or a template placeholder (`{{fm.desc}}` in a
+            // template note) keeps its signal, but a page lists the source rather than quote it.
+            let place = &text[excerpt.start as usize..excerpt.end as usize];
+            let quotable = !crate::is_only_embeds(place) && quotable(place);
+            self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
+        }
     }
-    signals
+
+    /// Terms the text defines or introduces in italics (each term's key added to `introduced`), and the
+    /// wikilinks, embeds and relative links it holds.
+    fn emphasis_and_links(&mut self, places: &mut Places<'_>, introduced: &mut std::collections::HashSet<String>) {
+        let (text, doc) = (self.text, self.doc);
+        let word_counts = std::cell::OnceCell::new();
+        for term in &doc.emphasis {
+            // One plain word set in italics introduces a term only if the text uses it again: else it is
+            // stressed ("a *lot*").
+            // The text's words are counted once, and only when such a word is met.
+            let stressed = || {
+                let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
+                plain_word
+                    && (placeholder_or_example(text, term.start as usize, term.end as usize)
+                        || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2)
+            };
+            let kind = if is_definition(text, term.start as usize, term.end as usize, &term.text) {
+                SignalKind::Defined
+            } else if is_introduced_term(&term.text)
+                && !stressed()
+                && introduced.insert(super::terms::term_key(&term.text))
+            {
+                SignalKind::Introduced
+            } else {
+                continue;
+            };
+            self.push(kind, &term.text, None, places.block_around(term.start as usize), 0);
+        }
+        for link in &doc.wikilinks {
+            let place = places.block_around(link.start as usize);
+            let kind = if link.embed { SignalKind::Embed } else { SignalKind::Wikilink };
+            self.push(kind, &link.first, link.second.clone(), place, 0);
+        }
+        for link in doc.links.iter().filter(|link| is_relative_document(&link.target)) {
+            self.push(SignalKind::Link, &link.target, None, places.block_around(link.start as usize), 0);
+        }
+    }
+
+    /// The terms the text uses again and again, each weighted by how often. A title or heading that names
+    /// such a term names what the source teaches: the Rust book's "Reference Cycles Can Leak Memory" teaches
+    /// reference cycles, its "### Shadowing" section shadowing. The term's concept gets the source as an
+    /// introducer, so the chapter feeds that concept's page rather than one that echoes its own heading. A
+    /// phrase may stand anywhere in the title; a single word must be the whole title or heading (or what
+    /// stands before its colon, "Refutability: Whether a Pattern Might Fail to Match"), since a title's
+    /// single words are mostly not its subject ("Using Threads to Run Code Simultaneously" does not teach
+    /// "run").
+    fn terms(&mut self, title: &str, places: &mut Places<'_>, introduced: &mut std::collections::HashSet<String>) {
+        let (text, doc) = (self.text, self.doc);
+        let repeated = super::terms::repeated_terms(text, doc);
+        let title_key = format!("-{}-", super::terms::term_key(title));
+        let whole_keys: std::collections::HashSet<String> = std::iter::once(title)
+            .chain(doc.headings.iter().map(|heading| heading.text.as_str()))
+            .flat_map(|name| [name, name.split_once(':').map_or(name, |(before, _)| before)])
+            .map(super::terms::term_key)
+            .collect();
+        for term in repeated {
+            let place = places.block_around(term.densest);
+            let key = super::terms::term_key(&term.label);
+            let phrase = key.contains('-');
+            let named = term.count >= TITLED_TERM_COUNT
+                && (whole_keys.contains(&key) || phrase && title_key.contains(&format!("-{key}-")));
+            if named && introduced.insert(key) {
+                self.push(SignalKind::Introduced, &term.label, None, place, 0);
+            }
+            self.push(SignalKind::Term, &term.label, None, place, term.count.ilog2());
+        }
+    }
 }
 
 /// How many times each word stands in `text`, lowercased: counted once per source, not once per

@@ -459,6 +459,21 @@ struct Word<'a> {
     joined: bool,
 }
 
+/// Where the word starting at `at` ends (before `end`): letters and digits, and an apostrophe inside a word
+/// ("don't").
+fn word_end(text: &str, mut at: usize, end: usize) -> usize {
+    while at < end {
+        let Some(ch) = text[at..].chars().next() else { break };
+        let inner_apostrophe =
+            matches!(ch, '\'' | '’') && text[at + ch.len_utf8()..].chars().next().is_some_and(char::is_alphanumeric);
+        if !(ch.is_alphanumeric() || inner_apostrophe) {
+            break;
+        }
+        at += ch.len_utf8();
+    }
+    at
+}
+
 /// The words of `text[start..end]` a reader reads as prose: inline code, link targets, HTML tags and
 /// comments, URLs and template placeholders are skipped, and each breaks a phrase.
 fn words(text: &str, start: usize, end: usize) -> impl Iterator<Item = Word<'_>> + '_ {
@@ -471,16 +486,7 @@ fn words(text: &str, start: usize, end: usize) -> impl Iterator<Item = Word<'_>>
             let c = bytes[at];
             if c.is_ascii_alphabetic() || c >= 0x80 && text[at..].chars().next().is_some_and(char::is_alphabetic) {
                 let word_start = at;
-                while at < end {
-                    let Some(ch) = text[at..].chars().next() else { break };
-                    let inner_apostrophe = matches!(ch, '\'' | '’')
-                        && text[at + ch.len_utf8()..].chars().next().is_some_and(char::is_alphanumeric);
-                    if ch.is_alphanumeric() || inner_apostrophe {
-                        at += ch.len_utf8();
-                    } else {
-                        break;
-                    }
-                }
+                at = word_end(text, at, end);
                 // In code, an identifier in camel case is the words it is made of (`HashMap` is "hash map",
                 // `RefCell` "ref cell"), one after another as a phrase.
                 if in_code && let Some(part) = camel_part(&text[word_start..at]) {

@@ -65,23 +65,8 @@ impl EntityGraph {
                     if method.is_some() && !member {
                         continue;
                     }
-                    let Fields::Symbol(payload) = &self.nodes[symbol].fields else { continue };
                     let named = method.flatten().is_none_or(|container| {
-                        if fields.language == "rust" {
-                            // Named by an import whose path leads to the symbol's module, or, when the file
-                            // imports no such name, in the body.
-                            match imports.local.get(container) {
-                                Some(paths) => {
-                                    // A test target's own modules are judged by what the target can reach.
-                                    self.target[symbol].is_some()
-                                        || paths.iter().any(|path| leads_to(path.as_deref(), payload))
-                                }
-                                None => references.contains(container),
-                            }
-                        } else {
-                            let container = container.to_lowercase();
-                            lowercase.iter().any(|r| r.contains(&container))
-                        }
+                        self.names_container(fields, &imports, &references, &lowercase, symbol, container)
                     });
                     if named && self.reaches(test, symbol, &components, modules) {
                         symbols.push(symbol);
@@ -97,6 +82,33 @@ impl EntityGraph {
         }
         self.covers = covers;
         self.covered_by = covered_by;
+    }
+
+    /// Whether a test names the type `container` of the method `symbol`: in Rust, by an import whose path
+    /// leads to the symbol's module (a test target's own modules are judged by what the target can reach),
+    /// or, when the file imports no such name, in its body; in other languages, inside any of its
+    /// references (`lowercase`).
+    fn names_container(
+        &self,
+        fields: &TestPayload,
+        imports: &RustImports<'_>,
+        references: &BTreeSet<&str>,
+        lowercase: &[String],
+        symbol: usize,
+        container: &str,
+    ) -> bool {
+        let Fields::Symbol(payload) = &self.nodes[symbol].fields else { return false };
+        if fields.language == "rust" {
+            match imports.local.get(container) {
+                Some(paths) => {
+                    self.target[symbol].is_some() || paths.iter().any(|path| leads_to(path.as_deref(), payload))
+                }
+                None => references.contains(container),
+            }
+        } else {
+            let container = container.to_lowercase();
+            lowercase.iter().any(|r| r.contains(&container))
+        }
     }
 
     /// Whether a test can reach a symbol: one of its own file, or of a component it belongs to or imports,

@@ -214,39 +214,14 @@ fn score_questions(
         let clock = Instant::now();
         let response = search(&request)?;
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
-        if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
+        if let Some(reason) = response.degraded_reason.clone().filter(|_| response.degraded) {
             return Err(EvalError::Embeddings(reason));
         }
-        let results: Vec<(ResultKind, &str, &str)> =
-            response.results.iter().map(|r| (r.kind, r.source.path.as_str(), r.id.as_str())).collect();
-
-        let missed = file_ranking(&results, cited, &file_grades, false);
-        let as_sources = file_ranking(&results, cited, &file_grades, true);
-        let missed_refs: Vec<&str> = missed.iter().map(String::as_str).collect();
-        let as_sources_refs: Vec<&str> = as_sources.iter().map(String::as_str).collect();
-        let [file_ndcg, recall, _, mrr] = score(&missed_refs, &file_grades);
-        let [pages_as_sources, ..] = score(&as_sources_refs, &file_grades);
-        let chunk_ndcg = chunk_ndcg(&results, chunks, &question.judgments);
-        let non_source = results.iter().filter(|(kind, ..)| *kind != ResultKind::SourceChunk).count();
-        for (total, value) in
-            totals.iter_mut().zip([file_ndcg, pages_as_sources, recall, mrr, chunk_ndcg, non_source as f64 / 10.0])
-        {
+        let (scores, scored) = score_ranking(question, &response, cited, chunks, &file_grades, &asked, cites_answer);
+        for (total, value) in totals.iter_mut().zip(scores) {
             *total += value;
         }
-        per_question.push(QuestionScore {
-            id: question.id.clone(),
-            file_ndcg_at_10: file_ndcg,
-            first_answer: missed_refs.iter().position(|id| file_grades.get(*id).is_some_and(|&g| g > 0)).map(|r| r + 1),
-            ask_found: asked.found,
-            ask_cites_answer: cites_answer,
-            top: results
-                .iter()
-                .map(|(kind, path, _)| match kind {
-                    ResultKind::SourceChunk => (*path).to_string(),
-                    _ => format!("{path} (page)"),
-                })
-                .collect(),
-        });
+        per_question.push(scored);
     }
     let scored = per_question.len();
     let mean = |total: f64, count: usize| if count == 0 { 0.0 } else { total / count as f64 };
@@ -266,6 +241,45 @@ fn score_questions(
         latency_ms: Latency::of(latencies),
         per_question,
     })
+}
+
+/// One answerable question's scores from its ranking: file nDCG@10 (pages missed, then pages as their
+/// sources), recall, MRR, chunk nDCG@10 and the share of results that are not source chunks; and its line
+/// of the report.
+fn score_ranking(
+    question: &Question,
+    response: &search::SearchResponse,
+    cited: &HashMap<String, Vec<String>>,
+    chunks: &ChunkSections,
+    file_grades: &HashMap<String, u32>,
+    asked: &crate::retrieval::ask::Answer,
+    cites_answer: bool,
+) -> ([f64; 6], QuestionScore) {
+    let results: Vec<(ResultKind, &str, &str)> =
+        response.results.iter().map(|r| (r.kind, r.source.path.as_str(), r.id.as_str())).collect();
+    let missed = file_ranking(&results, cited, file_grades, false);
+    let as_sources = file_ranking(&results, cited, file_grades, true);
+    let missed_refs: Vec<&str> = missed.iter().map(String::as_str).collect();
+    let as_sources_refs: Vec<&str> = as_sources.iter().map(String::as_str).collect();
+    let [file_ndcg, recall, _, mrr] = score(&missed_refs, file_grades);
+    let [pages_as_sources, ..] = score(&as_sources_refs, file_grades);
+    let chunk_ndcg = chunk_ndcg(&results, chunks, &question.judgments);
+    let non_source = results.iter().filter(|(kind, ..)| *kind != ResultKind::SourceChunk).count();
+    let scored = QuestionScore {
+        id: question.id.clone(),
+        file_ndcg_at_10: file_ndcg,
+        first_answer: missed_refs.iter().position(|id| file_grades.get(*id).is_some_and(|&g| g > 0)).map(|r| r + 1),
+        ask_found: asked.found,
+        ask_cites_answer: cites_answer,
+        top: results
+            .iter()
+            .map(|(kind, path, _)| match kind {
+                ResultKind::SourceChunk => (*path).to_string(),
+                _ => format!("{path} (page)"),
+            })
+            .collect(),
+    };
+    ([file_ndcg, pages_as_sources, recall, mrr, chunk_ndcg, non_source as f64 / 10.0], scored)
 }
 
 /// A file's grade: the best of its judgments, whole-file or by section.

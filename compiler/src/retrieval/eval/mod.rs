@@ -122,25 +122,15 @@ struct Query {
     text: String,
 }
 
-/// Runs the evaluation. `settings` supplies the chunking and the other sections; its sources and output
-/// are replaced by the temporary corpus.
-pub fn evaluate(
+/// The collection's documents written as Markdown files in a temporary project with `settings`' chunking and
+/// providers (no wiki: the documents are scored, not pages made from them), and built: the folder (kept
+/// for the searches), the project and the build's milliseconds.
+fn build_collection(
     settings: &Project,
-    corpus: &Path,
-    queries: &Path,
-    qrels: &Path,
-    mode: Mode,
-) -> Result<EvalReport, EvalError> {
-    let search_mode = mode.search_mode();
-    if mode != Mode::Keyword && settings.config.embeddings.provider == crate::config::EmbeddingProvider::None {
-        return Err(EvalError::Unavailable(if mode == Mode::Semantic { "semantic" } else { "hybrid" }));
-    }
-    let documents: Vec<Document> = read_jsonl(corpus)?;
-    let queries: Vec<Query> = read_jsonl(queries)?;
-    let judgments = read_qrels(qrels)?;
-
+    documents: &[Document],
+) -> Result<(tempfile::TempDir, Project, u64), EvalError> {
     let work = tempfile::tempdir().map_err(EvalError::Temp)?;
-    for document in &documents {
+    for document in documents {
         let path = work.path().join("corpus").join(format!("{}.md", file_name(&document.id)));
         let text = format!("# {}\n\n{}\n", document.title.trim(), document.text.trim());
         write_file(&path, &text)?;
@@ -159,12 +149,38 @@ pub fn evaluate(
         return Err(EvalError::Embeddings(reason));
     }
     let build_ms = crate::elapsed_ms(clock);
+    Ok((work, project, build_ms))
+}
 
-    let conn = store::open_read_only(&project.output_dir().join(store::DB_FILE))?;
-    let access = crate::retrieval::access::Access::load(&conn, None).map_err(|e| match e {
+/// What the default principal reads in the index behind `conn`.
+fn default_access(conn: &rusqlite::Connection) -> Result<crate::retrieval::access::Access, EvalError> {
+    crate::retrieval::access::Access::load(conn, None).map_err(|e| match e {
         crate::retrieval::access::AccessError::Sqlite(e) => EvalError::Search(e),
         crate::retrieval::access::AccessError::Unknown { .. } => unreachable!("the default principal always exists"),
-    })?;
+    })
+}
+
+/// Runs the evaluation. `settings` supplies the chunking and the other sections; its sources and output
+/// are replaced by the temporary corpus.
+pub fn evaluate(
+    settings: &Project,
+    corpus: &Path,
+    queries: &Path,
+    qrels: &Path,
+    mode: Mode,
+) -> Result<EvalReport, EvalError> {
+    let search_mode = mode.search_mode();
+    if mode != Mode::Keyword && settings.config.embeddings.provider == crate::config::EmbeddingProvider::None {
+        return Err(EvalError::Unavailable(if mode == Mode::Semantic { "semantic" } else { "hybrid" }));
+    }
+    let documents: Vec<Document> = read_jsonl(corpus)?;
+    let queries: Vec<Query> = read_jsonl(queries)?;
+    let judgments = read_qrels(qrels)?;
+
+    let (_work, project, build_ms) = build_collection(settings, &documents)?;
+
+    let conn = store::open_read_only(&project.output_dir().join(store::DB_FILE))?;
+    let access = default_access(&conn)?;
     // With a Postgres store (`KNOWLEDGE_STORE_URL`), the build published the collection there, and the
     // searches read it: the store's ranking is scored instead of the SQLite index's.
     let mut postgres = project.store_url().map(|url| store::postgres::PgStore::connect_reader(&url)).transpose()?;
@@ -198,18 +214,10 @@ pub fn evaluate(
         latencies.push(clock.elapsed().as_secs_f64() * 1000.0);
         request.limit = 100;
         let response = run(&request)?;
-        if let Some(reason) = response.degraded_reason.filter(|_| response.degraded) {
+        if let Some(reason) = response.degraded_reason.clone().filter(|_| response.degraded) {
             return Err(EvalError::Embeddings(reason));
         }
-        // A document split into several chunks counts once, at its best rank.
-        let mut seen = HashSet::new();
-        let ranking: Vec<&str> = response
-            .results
-            .iter()
-            .filter_map(|r| ids.get(&r.source.path).copied())
-            .filter(|id| seen.insert(*id))
-            .collect();
-        let scores = score(&ranking, relevant);
+        let scores = score(&document_ranking(&response, &ids), relevant);
         for (total, value) in totals.iter_mut().zip(scores) {
             *total += value;
         }
@@ -227,6 +235,13 @@ pub fn evaluate(
         latency_ms: Latency::of(latencies),
         build_ms,
     })
+}
+
+/// The collection's documents in the order a search ranks them: a document split into several chunks counts
+/// once, at its best rank.
+fn document_ranking<'a>(response: &search::SearchResponse, ids: &HashMap<String, &'a str>) -> Vec<&'a str> {
+    let mut seen = HashSet::new();
+    response.results.iter().filter_map(|r| ids.get(&r.source.path).copied()).filter(|id| seen.insert(*id)).collect()
 }
 
 /// nDCG@10 (gain 2^grade − 1, discount log2(rank + 1)), Recall@10, Recall@100 and MRR@10 of one ranking.

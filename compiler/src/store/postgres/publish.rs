@@ -215,12 +215,29 @@ fn publish_sources(
     }
     report.sources_written = changed.len() as u64;
 
+    let ids = copy_sources(local, tx, project, &changed)?;
+    copy_chunks(local, tx, project, &changed, &ids, report)?;
+    let source_ids: Vec<i64> = ids.values().copied().collect();
+    count_terms(tx, project, &source_ids, "+")?;
+    if model.is_empty() {
+        return Ok(());
+    }
+    copy_vectors(local, tx, project, &model, &changed, &source_ids, report)
+}
+
+/// Writes the `changed` sources' rows (through one COPY), and their new ids by path.
+fn copy_sources(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    changed: &[&LocalSource],
+) -> Result<HashMap<String, i64>, StepError> {
     let mut copy = String::new();
     let mut row_of = local.prepare_cached(
         "SELECT path, uri, kind, mime, size, revision, title, outline, lint_facts, labels, chunk_count, indexed_run
          FROM sources WHERE id = ?1",
     )?;
-    for source in &changed {
+    for source in changed {
         let fields = row_of.query_row([source.id], |row| text_columns(row, 12))?;
         let state = source.state();
         let fields = std::iter::once(Some(project)).chain(fields.iter().map(Option::as_deref));
@@ -239,17 +256,27 @@ fn publish_sources(
         .map(|row| (row.get(0), row.get(1)))
         .collect();
 
-    // Chunks, source by source through one COPY.
-    // A chunk of an older revision (kept in the local index until its source is read again) could cite
-    // text that is gone: it is not published.
+    Ok(ids)
+}
+
+/// Writes the current chunks of the `changed` sources (through one COPY). A chunk of an older revision (kept
+/// in the local index until its source is read again) could cite text that is gone: it is not published.
+fn copy_chunks(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    changed: &[&LocalSource],
+    ids: &HashMap<String, i64>,
+    report: &mut PublishReport,
+) -> Result<(), StepError> {
     let mut chunk_rows = local.prepare_cached(
         "SELECT c.id, c.ordinal, c.revision, c.hash, c.heading_path, c.title, c.text, c.identifiers, c.start_offset,
                 c.end_offset, c.start_line, c.end_line, c.entity
          FROM chunks c JOIN sources s ON s.id = c.source_id
          WHERE c.source_id = ?1 AND c.revision = s.revision ORDER BY c.ordinal",
     )?;
-    copy.clear();
-    for source in &changed {
+    let mut copy = String::new();
+    for source in changed {
         let id = ids[&source.path].to_string();
         for fields in chunk_rows.query_map([source.id], |row| text_columns(row, 13))? {
             let fields = fields?;
@@ -264,12 +291,21 @@ fn publish_sources(
                                 identifiers, start_offset, end_offset, start_line, end_line, entity) FROM STDIN",
         &copy,
     )?;
-    let source_ids: Vec<i64> = ids.values().copied().collect();
-    count_terms(tx, project, &source_ids, "+")?;
 
-    if model.is_empty() {
-        return Ok(());
-    }
+    Ok(())
+}
+
+/// Writes the vectors of `model` of the written chunks (through one COPY), and an approximate index per
+/// vector size, made when a generation of that size first arrives.
+fn copy_vectors(
+    local: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    project: &str,
+    model: &str,
+    changed: &[&LocalSource],
+    source_ids: &[i64],
+    report: &mut PublishReport,
+) -> Result<(), StepError> {
     // Vectors of the written chunks, by chunk id.
     let seqs: HashMap<String, i64> = tx
         .query("SELECT id, seq FROM knowledge_chunks WHERE source_id = ANY($1)", &[&source_ids])?
@@ -282,9 +318,9 @@ fn publish_sources(
          JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
          WHERE c.source_id = ?1",
     )?;
-    copy.clear();
+    let mut copy = String::new();
     let mut dimensions_seen: HashSet<i64> = HashSet::new();
-    for source in &changed {
+    for source in changed {
         let rows = vector_rows.query_map(rusqlite::params![source.id, model], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, Vec<u8>>(2)?))
         })?;
@@ -293,7 +329,7 @@ fn publish_sources(
             let Some(seq) = seqs.get(&chunk) else { continue };
             dimensions_seen.insert(dimensions);
             let vector = vector_literal(&blob);
-            let fields = [seq.to_string(), project.to_string(), model.clone(), dimensions.to_string(), vector];
+            let fields = [seq.to_string(), project.to_string(), model.to_string(), dimensions.to_string(), vector];
             copy_row(&mut copy, fields.iter().map(|field| Some(field.as_str())));
             report.vectors_written += 1;
         }

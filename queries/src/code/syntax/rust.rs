@@ -71,26 +71,8 @@ impl Walker<'_> {
             }
             return;
         }
-        let visibility = {
-            let mut cursor = node.walk();
-            let modifier = node.named_children(&mut cursor).find(|c| c.kind() == "visibility_modifier");
-            let own = match modifier.map(|m| self.text_of(m)) {
-                Some("pub") => "public",
-                Some(_) => "crate",
-                None if members_public => "public",
-                None => "private",
-            };
-            // An item is no more visible than the modules around it: `pub` inside a private `mod tests` is not
-            // the crate's API.
-            narrower(own, self.scope)
-        };
-        // The attributes right before an item: `#[test]`, `#[tokio::test]`, `#[rstest]`, `#[test_case(..)]`.
-        let is_test = before.iter().rev().take_while(|n| n.kind() == "attribute_item").any(|attribute| {
-            let inner = self.text_of(*attribute).trim_start_matches("#[").trim_end_matches(']');
-            let path = inner.split('(').next().unwrap_or("").trim();
-            let last = path.rsplit("::").next().unwrap_or(path);
-            matches!(last, "test" | "rstest") || last.starts_with("test_case") || self.test_aliases.contains(last)
-        });
+        let visibility = self.visibility_of(node, members_public);
+        let is_test = self.marked_as_test(before);
         let kind = match node.kind() {
             "function_item" | "function_signature_item" => {
                 // Inside a macro block the item's parent is the block's own tree; the block's place says.
@@ -137,6 +119,31 @@ impl Walker<'_> {
             self.declarations(body, &inner, kind == "trait");
             self.scope = outer;
         }
+    }
+
+    /// An item's visibility: its own (`pub`, `pub(…)`, or none: public inside a trait or an enum's members),
+    /// no wider than the modules around it (`pub` inside a private `mod tests` is not the crate's API).
+    fn visibility_of(&self, node: Node<'_>, members_public: bool) -> &'static str {
+        let mut cursor = node.walk();
+        let modifier = node.named_children(&mut cursor).find(|c| c.kind() == "visibility_modifier");
+        let own = match modifier.map(|m| self.text_of(m)) {
+            Some("pub") => "public",
+            Some(_) => "crate",
+            None if members_public => "public",
+            None => "private",
+        };
+        narrower(own, self.scope)
+    }
+
+    /// Whether the attributes right before an item mark it a test: `#[test]`, `#[tokio::test]`, `#[rstest]`,
+    /// `#[test_case(..)]`, or an alias a `use` made of one.
+    fn marked_as_test(&self, before: &[Node<'_>]) -> bool {
+        before.iter().rev().take_while(|n| n.kind() == "attribute_item").any(|attribute| {
+            let inner = self.text_of(*attribute).trim_start_matches("#[").trim_end_matches(']');
+            let path = inner.split('(').next().unwrap_or("").trim();
+            let last = path.rsplit("::").next().unwrap_or(path);
+            matches!(last, "test" | "rstest") || last.starts_with("test_case") || self.test_aliases.contains(last)
+        })
     }
 
     /// The items of an item-level macro block (tokio's `cfg_rt! { pub fn spawn… }`, `feature! { … }`),
