@@ -32,6 +32,7 @@ const CORPORA: [(&str, &str); 4] = [
 ];
 
 fn main() {
+    println!("{}\n", corpus::provenance());
     println!(
         "| corpus | files | MB | cold build | MB/s | FTS5 floor | ratio | no-op (in-process) | no-op (process) | one-file edit | edit / no-op | search p50 (process) | search p95 (process) | search p50 (in-process) | search p95 (in-process) |"
     );

@@ -22,6 +22,7 @@ use corpus::{copy_markdown, walk_files};
 const CORPORA: [(&str, &str); 2] = [("rust-rfcs", "rust-rfcs/text"), ("dendron-vault", "dendron-vault/vault")];
 
 fn main() {
+    println!("{}\n", corpus::provenance());
     println!("| corpus | files | edits | write to index p50 | p95 | first event to index p50 | p95 | kinds |");
     println!("|---|---|---|---|---|---|---|---|");
     for (name, source) in corpus::selected(&CORPORA) {

@@ -88,6 +88,14 @@ pub struct Finding {
     pub link: Option<String>,
 }
 
+impl Finding {
+    /// A finding about no link, at `line` and `column` of `path`.
+    #[must_use]
+    pub fn at(path: &str, line: u32, column: u32, code: &'static str, message: String) -> Finding {
+        Finding { path: path.to_string(), line, column, code, message, link: None }
+    }
+}
+
 /// A link whose target is not a source: only the file system can say whether it exists.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DiskCheck {
@@ -218,14 +226,8 @@ pub fn file_lint(db: &dyn Db, source: LintSource) -> FileLint {
     let path = source.path(db);
     let facts = source.facts(db);
     let mut lint = FileLint::default();
-    let finding = |line: u32, column: u32, code: &'static str, message: String| Finding {
-        path: path.clone(),
-        line,
-        column,
-        code,
-        message,
-        link: None,
-    };
+    let finding =
+        |line: u32, column: u32, code: &'static str, message: String| Finding::at(path, line, column, code, message);
     let mut linked: Vec<LintSource> = Vec::new();
     for link in &facts.links {
         let destination = link.value.trim();
@@ -292,14 +294,8 @@ pub fn file_lint(db: &dyn Db, source: LintSource) -> FileLint {
 /// What a source's own text breaks, with no other source to look at: footnotes undefined or unused,
 /// malformed front matter, contradiction markers.
 fn text_findings(path: &str, facts: &LintFacts) -> Vec<Finding> {
-    let finding = |line: u32, column: u32, code: &'static str, message: String| Finding {
-        path: path.to_string(),
-        line,
-        column,
-        code,
-        message,
-        link: None,
-    };
+    let finding =
+        |line: u32, column: u32, code: &'static str, message: String| Finding::at(path, line, column, code, message);
     let mut findings = Vec::new();
     let referenced: HashSet<&str> = facts.footnote_refs.iter().map(|r| r.value.as_str()).collect();
     for reference in &facts.undefined_footnotes {
@@ -420,14 +416,7 @@ fn check_source_ref(db: &dyn Db, project: LintProject, reference: &str) -> Optio
 pub fn project_findings(db: &dyn Db, project: LintProject) -> Vec<Finding> {
     let sources = project.sources(db);
     let mut findings = Vec::new();
-    let finding = |path: &str, line: u32, column: u32, code: &'static str, message: String| Finding {
-        path: path.to_string(),
-        line,
-        column,
-        code,
-        message,
-        link: None,
-    };
+    let finding = Finding::at;
 
     // Unresolved wikilink targets, by normalized name: the sources that link them and the first place.
     let mut unresolved: BTreeMap<&str, (HashSet<LintSource>, &str, &Unresolved)> = BTreeMap::new();

@@ -60,3 +60,29 @@ pub(crate) fn walk_files(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The line a results table in docs/performance.md opens with: the commit measured (with `+` when the tree
+/// has uncommitted changes), the date, and the machine (cores, memory, kernel), so no number is read without
+/// them.
+#[allow(dead_code)]
+pub(crate) fn provenance() -> String {
+    let run = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .output()
+            .ok()
+            .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let commit = run("git", &["rev-parse", "--short", "HEAD"]);
+    let dirty = if run("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty() { "" } else { "+" };
+    let date = run("date", &["-u", "+%Y-%m-%d"]);
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| info.lines().next().map(|line| line.split_whitespace().nth(1).unwrap_or("0").to_string()))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or_else(String::new, |kb| format!("{:.0} GiB", kb / 1024.0 / 1024.0));
+    let kernel = run("uname", &["-sr"]);
+    format!("Measured at {commit}{dirty} on {date}: {cores} cores, {memory}, {kernel}, release profile.")
+}
