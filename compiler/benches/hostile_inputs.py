@@ -12,7 +12,7 @@ Three measurements, each in a temporary project it makes and removes:
   `knowledge_context_pack` and `knowledge_ask` with 10,000, 40,000 and 100,000 distinct words;
 - a session flood: `knowledge serve --http 127.0.0.1:0`, 3,000 `initialize` requests from one client, the
   server's resident memory (`/proc/PID/status`) along the way.
-Prints one line per measurement; docs/performance.md ("Input size") records a run.
+Prints one line per measurement; docs/performance.md ("Inputs that could be quadratic") records a run.
 """
 
 import http.client
