@@ -148,11 +148,8 @@ const SQL_MARKERS: [&str; 30] = [
 fn sql_lines(file: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
     let mut found = Vec::new();
-    for (n, line) in text.lines().enumerate() {
+    for (n, line) in outside_test_modules(&text).into_iter().enumerate() {
         let code = line.trim_start();
-        if code.starts_with("#[cfg(test)]") {
-            break;
-        }
         if code.starts_with("//") {
             continue;
         }
@@ -243,6 +240,39 @@ fn no_result_carries_a_string_error() {
 /// The longest a function may be, in lines from its signature to its closing brace.
 const MAX_FUNCTION_LINES: usize = 80;
 
+/// The lines of `text`, those of its `#[cfg(test)] mod …` modules blanked (line numbers kept). A
+/// `#[cfg(test)]` on anything else (a helper function, a match arm) hides nothing that follows it.
+fn outside_test_modules(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mut at = 0;
+    while at < lines.len() {
+        let next = (at + 1..lines.len()).find(|&n| !lines[n].trim().is_empty());
+        let is_module = next.is_some_and(|n| {
+            let item = lines[n].trim_start();
+            ["mod ", "pub mod ", "pub(crate) mod ", "pub(super) mod "].iter().any(|start| item.starts_with(start))
+        });
+        if !(lines[at].trim_start().starts_with("#[cfg(test)]") && is_module) {
+            at += 1;
+            continue;
+        }
+        let mut end = next.expect("a module follows");
+        let mut depth = 0;
+        for (n, line) in lines.iter().enumerate().skip(end) {
+            let code = code_of(line);
+            depth += code.matches('{').count() as i32 - code.matches('}').count() as i32;
+            end = n;
+            if depth <= 0 && (code.contains('}') || code.trim_end().ends_with(';')) {
+                break;
+            }
+        }
+        for line in &mut lines[at..=end] {
+            *line = "";
+        }
+        at = end + 1;
+    }
+    lines
+}
+
 /// `line` without its string and character literals and its `//` comment, so braces in them do not count.
 fn code_of(line: &str) -> String {
     let mut code = String::new();
@@ -277,7 +307,7 @@ fn code_of(line: &str) -> String {
 /// Each function of `text` (outside its `#[cfg(test)]` module) longer than [`MAX_FUNCTION_LINES`], as
 /// (first line, lines, name).
 fn long_functions(text: &str) -> Vec<(usize, usize, String)> {
-    let lines: Vec<&str> = text.lines().take_while(|line| !line.trim_start().starts_with("#[cfg(test)]")).collect();
+    let lines = outside_test_modules(text);
     let mut long = Vec::new();
     for (start, line) in lines.iter().enumerate() {
         let code = code_of(line);
@@ -319,8 +349,14 @@ fn long_functions(text: &str) -> Vec<(usize, usize, String)> {
 /// [`MAX_FUNCTION_LINES`] lines.
 #[test]
 fn no_function_is_longer_than_a_screen() {
-    let short = "fn f() {\n    let s = \"}\";\n}\n";
+    let short = "fn f() {\n    let s = \"}\";\n    let c = '}';\n    g::<'_>();\n}\n";
     assert!(long_functions(short).is_empty());
+    // A test module is left out; a `#[cfg(test)]` helper before other code hides none of it.
+    let body = "    x();\n".repeat(MAX_FUNCTION_LINES);
+    let tests = format!("#[cfg(test)]\nmod tests {{\n    fn t() {{\n{body}    }}\n}}\n");
+    assert!(long_functions(&tests).is_empty());
+    let helper = format!("#[cfg(test)]\nfn helper() {{}}\n\nfn h() {{\n{body}}}\n");
+    assert_eq!(long_functions(&helper), [(4, MAX_FUNCTION_LINES + 2, "h".to_string())]);
     let long = format!("pub(crate) fn g() {{\n{}}}\n", "    x();\n".repeat(MAX_FUNCTION_LINES));
     assert_eq!(long_functions(&long), [(1, MAX_FUNCTION_LINES + 2, "g".to_string())]);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

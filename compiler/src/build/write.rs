@@ -55,34 +55,6 @@ struct WikiReach<'a> {
     changed: &'a [String],
 }
 
-/// Why the wiki's stage failed: the index, or the wiki itself.
-enum StageError {
-    Sqlite(rusqlite::Error),
-    Build(BuildError),
-}
-
-impl From<rusqlite::Error> for StageError {
-    fn from(error: rusqlite::Error) -> StageError {
-        StageError::Sqlite(error)
-    }
-}
-
-impl From<StoreError> for StageError {
-    fn from(error: StoreError) -> StageError {
-        StageError::Build(error.into())
-    }
-}
-
-impl StageError {
-    /// The build's error, an index error named by `sql`.
-    fn or_sql(self, sql: impl FnOnce(rusqlite::Error) -> StoreError) -> BuildError {
-        match self {
-            StageError::Sqlite(error) => sql(error).into(),
-            StageError::Build(error) => error,
-        }
-    }
-}
-
 /// What the write leaves for the rest of the build.
 pub(super) struct Written {
     /// Artifact texts the wiki stage made that the index holds only as hashes, for the file sync.
@@ -174,12 +146,14 @@ impl Compiler {
         let conn = tx.connection();
         let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
 
-        // The wiki: always with a warm catalog; with a cold one only when the edit can reach a page (a
-        // source came or went, what it gives the planner changed, or a page lists it).
         let changed: Vec<String> =
             pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
         let reach = WikiReach { replan, rewiki, touched: &touched, changed: &changed };
-        let (mut stage, writer) = self.wiki_stage(conn, &job, &run_id, &reach).map_err(|e| e.or_sql(sql))?;
+        // The wiki: always with a warm catalog; with a cold one only when the edit can reach a page (a source came
+        // or went, what it gives the planner changed, or a page lists it).
+        let reached = before.warm || replan || crate::store::any_page_lists(conn, &touched).map_err(sql)?;
+        let (mut stage, writer) =
+            if reached { self.wiki_stage(conn, &job, &run_id, &reach)? } else { Default::default() };
         summary.wiki_writer = writer;
         let started = humantime::format_rfc3339_millis(job.started_at).to_string();
         wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
@@ -240,20 +214,15 @@ impl Compiler {
         Ok(reach)
     }
 
-    /// The wiki's stage of a build, with the `[wiki] writer`'s counters when it has one: always with a warm
-    /// catalog; with a cold one only when the edit can reach a page (a source came or went, what it gives the
-    /// planner changed, or a page lists it). No stage otherwise.
+    /// The wiki's stage of a build, with the `[wiki] writer`'s counters when it has one.
     fn wiki_stage(
         &mut self,
         conn: &rusqlite::Connection,
         job: &WriteJob<'_>,
         run_id: &str,
         reach: &WikiReach<'_>,
-    ) -> Result<(wiki::Stage, Option<wiki::WriterCounters>), StageError> {
+    ) -> Result<(wiki::Stage, Option<wiki::WriterCounters>), BuildError> {
         let warm = job.before.warm;
-        if !(warm || reach.replan || crate::store::any_page_lists(conn, reach.touched)?) {
-            return Ok((wiki::Stage::default(), None));
-        }
         let full = job.settings.full_rebuild;
         let context = wiki::StageContext {
             project: job.project,

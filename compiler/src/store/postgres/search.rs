@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use knowledge_queries::Origin;
 use postgres::Row;
 
-use super::PgStore;
+use super::{PgStore, number};
 use crate::store::{Citation, KindFilter, ResultSource, StoredHit, WantedKinds};
 
 /// Below this many vectors in the store, a semantic search scans them exactly (it costs a few
@@ -29,7 +29,6 @@ const RANK_WEIGHTS: &str = "'{0.1, 0.25, 0.5, 1.0}'";
 const RANK_NORMALIZATION: u32 = 1;
 
 fn hit(row: &Row) -> StoredHit {
-    let offset = |at: usize| u32::try_from(row.get::<_, i32>(at)).unwrap_or(0);
     StoredHit {
         seq: row.get(0),
         id: row.get(1),
@@ -43,10 +42,10 @@ fn hit(row: &Row) -> StoredHit {
             project: Some(row.get(13)),
         },
         citation: Citation {
-            start_offset: offset(6),
-            end_offset: offset(7),
-            start_line: offset(8),
-            end_line: offset(9),
+            start_offset: number(row, 6),
+            end_offset: number(row, 7),
+            start_line: number(row, 8),
+            end_line: number(row, 9),
         },
         entity: row.get(12),
     }
