@@ -356,3 +356,44 @@ fn a_watch_compiler_opens_an_index_put_in_place_of_the_one_it_kept() {
         reader.query_row("SELECT count(*) FROM sources WHERE path IN ('a.md', 'b.md')", [], |r| r.get(0)).unwrap();
     assert_eq!(sources, 2);
 }
+
+/// A fresh process whose edit leaves the plan as it was reads, of the sources its pages name, only the
+/// signals their views name (`store::named_sources`): each must be the signal a whole read of the catalog
+/// makes, ranked by place among all of its source's signals as the planner ranks it.
+#[test]
+fn the_signals_a_seeded_edit_reads_equal_a_whole_reads() {
+    // Signals out of place order: the title and the alias come first, a term used often stands at its
+    // first use, links and headings in between.
+    let text = "---\naliases: [Heap]\n---\n# Memory\n\nThe **allocator** hands out memory. See [arenas](arenas.md).\n\n\
+                ## Arenas\n\nAn *arena* frees at once. The allocator, the allocator, the allocator again.\n\n\
+                ## Pools\n\nA **pool** keeps blocks of one size. [[arenas]] compare.\n";
+    let dir = fixture(
+        "version = 1\n",
+        &[("memory.md", text), ("arenas.md", "# Arenas\n\nAn **arena** frees everything at once.\n")],
+    );
+    build(&mut Compiler::new(), dir.path());
+    let conn =
+        knowledge::store::open_read_only(&project(dir.path()).output_dir().join(knowledge::store::DB_FILE)).unwrap();
+
+    let whole = knowledge::store::catalog_rows(&conn, None, None).unwrap();
+    let memory = whole.into_iter().find(|row| row.path == "memory.md").unwrap();
+    let count = memory.signals.len() as u32;
+    assert!(count >= 6, "the fixture gives signals to pick from: {:?}", memory.signals);
+    let revision = memory.revision.clone();
+    let (plan_signals, excerpts) = knowledge_queries::wiki::split_signals(memory.signals);
+    assert!(plan_signals.iter().enumerate().any(|(at, s)| s.order != at as u32), "places differ from indexes");
+    let picked: std::collections::BTreeSet<u32> = [1, 3, count - 1].into();
+    let wanted = [("memory.md".to_string(), picked.clone()), ("arenas.md".to_string(), Default::default())].into();
+
+    let named = knowledge::store::named_sources(&conn, None, &wanted).unwrap();
+    assert_eq!(named.len(), 2);
+    let listed = named.iter().find(|source| source.row.path == "arenas.md").unwrap();
+    assert!(listed.signals.is_empty(), "a source only listed reads no signal");
+    let quoted = named.into_iter().find(|source| source.row.path == "memory.md").unwrap();
+    assert_eq!((quoted.count, &quoted.row.revision), (count, &revision));
+    assert_eq!(quoted.signals.iter().map(|(at, _, _)| *at).collect::<std::collections::BTreeSet<_>>(), picked);
+    for (at, order, signal) in quoted.signals {
+        let (plan, excerpt) = knowledge_queries::wiki::plan_signal(signal, order);
+        assert_eq!((&plan, &excerpt), (&plan_signals[at as usize], &excerpts[at as usize]), "signal {at}");
+    }
+}

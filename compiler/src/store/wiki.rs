@@ -38,68 +38,35 @@ pub fn catalog_rows(
     field: Option<&str>,
     paths: Option<&[String]>,
 ) -> rusqlite::Result<Vec<CatalogRow>> {
-    let quotable = format!("{} AND labels IN ('', 'public')", origin_condition(Origin::File, "path"));
-    const SECTION: &str =
-        "CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END";
-    const SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
-                                  quotable, weight
-                           FROM concept_signals";
-    let read_row = |row: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, CatalogRow)> {
-        let entry = CatalogRow {
-            path: row.get(1)?,
-            title: row.get(2)?,
-            revision: row.get(3)?,
-            section_value: row.get(4)?,
-            signals: Vec::new(),
-        };
-        Ok((row.get(0)?, entry))
-    };
-    let mut rows: Vec<(i64, CatalogRow)> = Vec::new();
-    match paths {
-        None => {
-            let sql =
-                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE {quotable} ORDER BY path");
-            rows = conn.prepare(&sql)?.query_map([field], read_row)?.collect::<rusqlite::Result<_>>()?;
-        }
+    let mut rows: Vec<(i64, CatalogRow)> = match paths {
+        None => conn
+            .prepare(&format!("{CATALOG_SOURCES} WHERE {} ORDER BY path", quotable_condition()))?
+            .query_map([field], read_catalog_row)?
+            .collect::<rusqlite::Result<_>>()?,
         Some(paths) => {
-            let sql =
-                format!("SELECT id, path, title, revision, {SECTION} FROM sources WHERE path = ?2 AND {quotable}");
-            let mut statement = conn.prepare_cached(&sql)?;
+            let mut rows = Vec::new();
             for path in paths {
-                rows.extend(statement.query_row(params![field, path], read_row).optional()?);
+                rows.extend(catalog_row(conn, field, path)?);
             }
+            rows
         }
-    }
+    };
     let index_of: HashMap<i64, usize> = rows.iter().enumerate().map(|(index, (id, _))| (*id, index)).collect();
     let mut read_signal = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
         let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { return Ok(()) };
-        let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(()) };
-        rows[index].1.signals.push(Signal {
-            kind,
-            label: row.get(2)?,
-            other: row.get(3)?,
-            excerpt: Excerpt {
-                chunk: row.get(4)?,
-                start: row.get(5)?,
-                end: row.get(6)?,
-                start_line: row.get(7)?,
-                end_line: row.get(8)?,
-            },
-            quotable: row.get(9)?,
-            weight: row.get(10)?,
-        });
+        rows[index].1.signals.extend(signal_of_row(row)?);
         Ok(())
     };
     if paths.is_none() {
         // In the table's own order, not through the source index (a lookup per row): a source's signals
         // are inserted together, in order, so rowid order is each source's order.
-        let mut statement = conn.prepare(&format!("{SIGNALS} ORDER BY rowid"))?;
+        let mut statement = conn.prepare(&format!("{CATALOG_SIGNALS} ORDER BY rowid"))?;
         let mut signals = statement.query([])?;
         while let Some(row) = signals.next()? {
             read_signal(row)?;
         }
     } else {
-        let mut statement = conn.prepare_cached(&format!("{SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
+        let mut statement = conn.prepare_cached(&format!("{CATALOG_SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
         let ids: Vec<i64> = index_of.keys().copied().collect();
         for id in ids {
             let mut signals = statement.query([id])?;
@@ -109,6 +76,107 @@ pub fn catalog_rows(
         }
     }
     Ok(rows.into_iter().map(|(_, row)| row).collect())
+}
+
+/// A source as the pages an edit reaches name it: its catalog row without signals, and of its signals only
+/// those the pages quote or link by, each with its index among the source's signals and its rank by place
+/// (what the planner's `order` is), out of `count` signals in all.
+#[derive(Debug, Clone)]
+pub struct NamedSource {
+    pub row: CatalogRow,
+    pub count: u32,
+    pub signals: Vec<(u32, u32, Signal)>,
+}
+
+/// The quotable sources of `wanted` (by path, with the indexes of the signals to read), as
+/// [`catalog_rows`] would read them but without the signals no one asked for: a page that lists a source
+/// reads its title, one that quotes it reads one signal, so an edit that reaches pages listing hundreds of
+/// sources decodes a few hundred signals rather than every signal of every source they name.
+pub fn named_sources(
+    conn: &Connection,
+    field: Option<&str>,
+    wanted: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
+) -> rusqlite::Result<Vec<NamedSource>> {
+    // Only the start of each signal is read to rank it; the signals asked for are read whole.
+    let mut statement = conn.prepare_cached(&format!("{CATALOG_SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
+    let mut named = Vec::new();
+    for (path, indexes) in wanted {
+        let Some((id, row)) = catalog_row(conn, field, path)? else { continue };
+        let mut source = NamedSource { row, count: 0, signals: Vec::new() };
+        if !indexes.is_empty() {
+            let mut starts = Vec::new();
+            let mut rows = statement.query([id])?;
+            while let Some(row) = rows.next()? {
+                // Kinds this build does not know are no signal (as `catalog_rows` skips them).
+                if SignalKind::parse(row.get_ref(1)?.as_str()?).is_none() {
+                    continue;
+                }
+                let index = starts.len() as u32;
+                starts.push(row.get::<_, u32>(5)?);
+                if indexes.contains(&index) {
+                    source.signals.extend(signal_of_row(row)?.map(|signal| (index, 0, signal)));
+                }
+            }
+            let ranks = knowledge_queries::wiki::place_ranks(starts.iter().copied());
+            for (index, rank, _) in &mut source.signals {
+                *rank = ranks[*index as usize];
+            }
+            source.count = starts.len() as u32;
+        }
+        named.push(source);
+    }
+    Ok(named)
+}
+
+/// A source row of the catalog: its id, path, title, revision and section value (`?1`: the section field).
+const CATALOG_SOURCES: &str = "SELECT id, path, title, revision,
+    CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END
+    FROM sources";
+
+/// A signal row of the catalog, with its source's id first.
+const CATALOG_SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line,
+    end_line, quotable, weight FROM concept_signals";
+
+/// Sources a page may quote: files every principal may read.
+fn quotable_condition() -> String {
+    format!("{} AND labels IN ('', 'public')", origin_condition(Origin::File, "path"))
+}
+
+/// The catalog row of the quotable source at `path`, with its id, when there is one.
+fn catalog_row(conn: &Connection, field: Option<&str>, path: &str) -> rusqlite::Result<Option<(i64, CatalogRow)>> {
+    conn.prepare_cached(&format!("{CATALOG_SOURCES} WHERE path = ?2 AND {}", quotable_condition()))?
+        .query_row(params![field, path], read_catalog_row)
+        .optional()
+}
+
+fn read_catalog_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, CatalogRow)> {
+    let entry = CatalogRow {
+        path: row.get(1)?,
+        title: row.get(2)?,
+        revision: row.get(3)?,
+        section_value: row.get(4)?,
+        signals: Vec::new(),
+    };
+    Ok((row.get(0)?, entry))
+}
+
+/// The signal of a [`CATALOG_SIGNALS`] row; `None` for a kind this build does not know.
+fn signal_of_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<Signal>> {
+    let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(None) };
+    Ok(Some(Signal {
+        kind,
+        label: row.get(2)?,
+        other: row.get(3)?,
+        excerpt: Excerpt {
+            chunk: row.get(4)?,
+            start: row.get(5)?,
+            end: row.get(6)?,
+            start_line: row.get(7)?,
+            end_line: row.get(8)?,
+        },
+        quotable: row.get(9)?,
+        weight: row.get(10)?,
+    }))
 }
 
 /// The text and start offset of the chunk `ordinal` of the source at `path`.

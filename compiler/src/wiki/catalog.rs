@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::store::CatalogRow;
+use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind};
 
 /// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, and the
 /// run whose committed index they match.
@@ -49,8 +50,9 @@ pub(super) fn sync_catalog(
     let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
     let changed: HashSet<&String> = sync.changed.iter().collect();
     state.entries.retain(|path, _| found.contains(path) || (warm && !changed.contains(path)));
-    for row in rows {
-        set_entry(db, &mut state.entries, row);
+    for mut row in rows {
+        let signals = wiki::split_signals(std::mem::take(&mut row.signals));
+        set_entry(db, &mut state.entries, row, signals);
     }
     let catalog = state.catalog;
     let listed: Vec<CatalogEntry> = state.entries.values().copied().collect();
@@ -86,14 +88,14 @@ pub(super) fn seed_pages(
     let Some(views) = views.into_iter().map(|(slug, view)| Some((slug, view?))).collect::<Option<Vec<_>>>() else {
         return Ok(None);
     };
-    let named: BTreeSet<String> = views.iter().flat_map(|(_, view)| view.paths()).map(str::to_string).collect();
+    let wanted = named_signals(views.iter().map(|(_, view)| view));
     let mut state = catalog_state(db, inputs, project);
     state.synced_run = None;
-    let paths: Vec<String> = named.into_iter().collect();
     let mut entries: HashMap<String, CatalogEntry> = HashMap::new();
-    for row in crate::store::catalog_rows(conn, project.config.wiki.section_field.as_deref(), Some(&paths))? {
-        let path = row.path.clone();
-        entries.insert(path, set_entry(db, &mut state.entries, row));
+    for source in crate::store::named_sources(conn, project.config.wiki.section_field.as_deref(), &wanted)? {
+        let path = source.row.path.clone();
+        entries
+            .insert(path, set_entry(db, &mut state.entries, source.row, seeded_signals(source.count, source.signals)));
     }
     let catalog = state.catalog;
     inputs.catalog = Some(state);
@@ -129,10 +131,15 @@ fn catalog_state(db: &mut KnowledgeDb, inputs: &mut PageInputs, project: &Projec
     state
 }
 
-/// Creates the entry of a source, or sets the fields that changed.
-fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>, row: CatalogRow) -> CatalogEntry {
+/// Creates the entry of a source, or sets the fields that changed. `row`'s own signals are not read:
+/// `signals` are what the entry holds.
+fn set_entry(
+    db: &mut KnowledgeDb,
+    entries: &mut BTreeMap<String, CatalogEntry>,
+    row: CatalogRow,
+    (plan_signals, excerpts): (Vec<PlanSignal>, Vec<Excerpt>),
+) -> CatalogEntry {
     let Some(&entry) = entries.get(&row.path) else {
-        let (plan_signals, excerpts) = wiki::split_signals(row.signals);
         let entry =
             CatalogEntry::new(db, row.path.clone(), row.title, row.revision, row.section_value, plan_signals, excerpts);
         entries.insert(row.path, entry);
@@ -147,7 +154,6 @@ fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>,
     if entry.section_value(db) != &row.section_value {
         entry.set_section_value(db).to(row.section_value);
     }
-    let (plan_signals, excerpts) = wiki::split_signals(row.signals);
     if entry.plan_signals(db) != &plan_signals {
         entry.set_plan_signals(db).to(plan_signals);
     }
@@ -155,6 +161,46 @@ fn set_entry(db: &mut KnowledgeDb, entries: &mut BTreeMap<String, CatalogEntry>,
         entry.set_excerpts(db).to(excerpts);
     }
     entry
+}
+
+/// Of each source the views name, the indexes of the signals they quote or link by (none for a source
+/// they only list).
+fn named_signals<'a>(views: impl Iterator<Item = &'a StoredView>) -> BTreeMap<String, BTreeSet<u32>> {
+    let mut wanted: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    for view in views {
+        for (path, at) in view.places.iter().chain(&view.backlinks) {
+            wanted.entry(path.clone()).or_default().insert(*at);
+        }
+        for path in &view.also {
+            wanted.entry(path.clone()).or_default();
+        }
+    }
+    wanted
+}
+
+/// The signals of a seeded entry: those read at their indexes, as a whole read would make them, and in
+/// the places no view names a stand-in that nothing reads (the page models read only the signals their
+/// views name, and the next build reads the catalog whole), up to the last one read.
+fn seeded_signals(count: u32, read: Vec<(u32, u32, Signal)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
+    let len = read.iter().map(|(index, _, _)| *index as usize + 1).max().unwrap_or(0).min(count as usize);
+    let unread = || {
+        let signal = Signal {
+            kind: SignalKind::Heading,
+            label: String::new(),
+            other: None,
+            excerpt: Excerpt { chunk: 0, start: 0, end: 0, start_line: 0, end_line: 0 },
+            quotable: false,
+            weight: 0,
+        };
+        wiki::plan_signal(signal, 0)
+    };
+    let (mut plan_signals, mut excerpts): (Vec<PlanSignal>, Vec<Excerpt>) = (0..len).map(|_| unread()).unzip();
+    for (index, order, signal) in read {
+        let (plan, excerpt) = wiki::plan_signal(signal, order);
+        plan_signals[index as usize] = plan;
+        excerpts[index as usize] = excerpt;
+    }
+    (plan_signals, excerpts)
 }
 
 /// Where generated files go, and how they link to sources.

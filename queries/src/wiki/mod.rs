@@ -17,7 +17,10 @@ pub use artifacts::{
 pub use graph::{
     Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
 };
-pub use plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan, split_signals};
+pub use plan::{
+    CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, place_ranks, plan, plan_signal,
+    split_signals,
+};
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template,
     readable_excerpt, render, render_page,

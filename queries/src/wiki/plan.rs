@@ -54,29 +54,36 @@ pub struct PlanSignal {
 /// plan's `Mention::signal` indexes both).
 #[must_use]
 pub fn split_signals(signals: Vec<Signal>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
-    let mut by_place: Vec<usize> = (0..signals.len()).collect();
-    by_place.sort_by_key(|&at| (signals[at].excerpt.start, at));
-    let mut order = vec![0; signals.len()];
+    let order = place_ranks(signals.iter().map(|signal| signal.excerpt.start));
+    signals.into_iter().zip(order).map(|(signal, order)| plan_signal(signal, order)).unzip()
+}
+
+/// Each signal's rank by its place in the source (by excerpt start, then by index): a [`PlanSignal`]'s `order`.
+#[must_use]
+pub fn place_ranks(starts: impl IntoIterator<Item = u32>) -> Vec<u32> {
+    let starts: Vec<u32> = starts.into_iter().collect();
+    let mut by_place: Vec<usize> = (0..starts.len()).collect();
+    by_place.sort_by_key(|&at| (starts[at], at));
+    let mut order = vec![0; starts.len()];
     for (rank, at) in by_place.into_iter().enumerate() {
         order[at] = rank as u32;
     }
-    signals
-        .into_iter()
-        .zip(order)
-        .map(|(signal, order)| {
-            let key = concept_key(&signal.label);
-            let plan = PlanSignal {
-                kind: signal.kind,
-                label: signal.label,
-                key,
-                other: signal.other,
-                order,
-                quotable: signal.quotable,
-                weight: signal.weight,
-            };
-            (plan, signal.excerpt)
-        })
-        .unzip()
+    order
+}
+
+/// A signal as the planner reads it, given its rank by place among its source's signals, and its excerpt.
+#[must_use]
+pub fn plan_signal(signal: Signal, order: u32) -> (PlanSignal, Excerpt) {
+    let plan = PlanSignal {
+        key: concept_key(&signal.label),
+        kind: signal.kind,
+        label: signal.label,
+        other: signal.other,
+        order,
+        quotable: signal.quotable,
+        weight: signal.weight,
+    };
+    (plan, signal.excerpt)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
