@@ -80,48 +80,36 @@ pub fn catalog_rows(
 
 /// A source as the pages an edit reaches name it: its catalog row without signals, and of its signals only
 /// those the pages quote or link by, each with its index among the source's signals and its rank by place
-/// (what the planner's `order` is), out of `count` signals in all.
+/// (the planner's `order`, stored with it).
 #[derive(Debug, Clone)]
 pub struct NamedSource {
     pub row: CatalogRow,
-    pub count: u32,
     pub signals: Vec<(u32, u32, Signal)>,
 }
 
 /// The quotable sources of `wanted` (by path, with the indexes of the signals to read), as
 /// [`catalog_rows`] would read them but without the signals no one asked for: a page that lists a source
-/// reads its title, one that quotes it reads one signal, so an edit that reaches pages listing hundreds of
-/// sources decodes a few hundred signals rather than every signal of every source they name.
+/// reads its row, one that quotes it reads one signal by its index, so an edit that reaches pages listing
+/// hundreds of sources reads a few hundred signals rather than every signal of every source they name.
+/// An index past the source's signals is not returned.
 pub fn named_sources(
     conn: &Connection,
     field: Option<&str>,
     wanted: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
 ) -> rusqlite::Result<Vec<NamedSource>> {
-    // Only the start of each signal is read to rank it; the signals asked for are read whole.
-    let mut statement = conn.prepare_cached(&format!("{CATALOG_SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
+    // The index's pipeline fingerprint holds the binary, so every kind stored is one this build knows
+    // (which `catalog_rows` would skip otherwise) and a signal's index is its row's rank by rowid.
+    let mut signal_at =
+        conn.prepare_cached(&format!("{CATALOG_SIGNALS} WHERE source_id = ?1 ORDER BY rowid LIMIT 1 OFFSET ?2"))?;
     let mut named = Vec::new();
     for (path, indexes) in wanted {
         let Some((id, row)) = catalog_row(conn, field, path)? else { continue };
-        let mut source = NamedSource { row, count: 0, signals: Vec::new() };
-        if !indexes.is_empty() {
-            let mut starts = Vec::new();
-            let mut rows = statement.query([id])?;
-            while let Some(row) = rows.next()? {
-                // Kinds this build does not know are no signal (as `catalog_rows` skips them).
-                if SignalKind::parse(row.get_ref(1)?.as_str()?).is_none() {
-                    continue;
-                }
-                let index = starts.len() as u32;
-                starts.push(row.get::<_, u32>(5)?);
-                if indexes.contains(&index) {
-                    source.signals.extend(signal_of_row(row)?.map(|signal| (index, 0, signal)));
-                }
+        let mut source = NamedSource { row, signals: Vec::new() };
+        for &index in indexes {
+            let read = |row: &rusqlite::Row<'_>| Ok(signal_of_row(row)?.map(|signal| (row.get(11), signal)));
+            if let Some((place, signal)) = signal_at.query_row(params![id, index], read).optional()?.flatten() {
+                source.signals.push((index, place?, signal));
             }
-            let ranks = knowledge_queries::wiki::place_ranks(starts.iter().copied());
-            for (index, rank, _) in &mut source.signals {
-                *rank = ranks[*index as usize];
-            }
-            source.count = starts.len() as u32;
         }
         named.push(source);
     }
@@ -135,7 +123,7 @@ const CATALOG_SOURCES: &str = "SELECT id, path, title, revision,
 
 /// A signal row of the catalog, with its source's id first.
 const CATALOG_SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line,
-    end_line, quotable, weight FROM concept_signals";
+    end_line, quotable, weight, place FROM concept_signals";
 
 /// Sources a page may quote: files every principal may read.
 fn quotable_condition() -> String {

@@ -363,10 +363,11 @@ pub(super) fn insert_signals(
 ) -> rusqlite::Result<()> {
     let mut insert_signal = tx.prepare_cached(
         "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
-                                      quotable, weight)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                      quotable, weight, place)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
-    for signal in signals {
+    let places = knowledge_queries::wiki::place_ranks(signals.iter().map(|signal| signal.excerpt.start));
+    for (signal, place) in signals.iter().zip(places) {
         let excerpt = &signal.excerpt;
         insert_signal.execute(params![
             source_id,
@@ -380,6 +381,7 @@ pub(super) fn insert_signals(
             excerpt.end_line,
             signal.quotable,
             signal.weight,
+            place,
         ])?;
     }
     Ok(())

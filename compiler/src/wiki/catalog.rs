@@ -89,13 +89,18 @@ pub(super) fn seed_pages(
         return Ok(None);
     };
     let wanted = named_signals(views.iter().map(|(_, view)| view));
+    let named = crate::store::named_sources(conn, project.config.wiki.section_field.as_deref(), &wanted)?;
+    // A signal a view names that the index does not hold (only a damaged index): plan from the whole catalog.
+    let read: usize = named.iter().map(|source| source.signals.len()).sum();
+    if read != wanted.values().map(BTreeSet::len).sum::<usize>() {
+        return Ok(None);
+    }
     let mut state = catalog_state(db, inputs, project);
     state.synced_run = None;
     let mut entries: HashMap<String, CatalogEntry> = HashMap::new();
-    for source in crate::store::named_sources(conn, project.config.wiki.section_field.as_deref(), &wanted)? {
+    for source in named {
         let path = source.row.path.clone();
-        entries
-            .insert(path, set_entry(db, &mut state.entries, source.row, seeded_signals(source.count, source.signals)));
+        entries.insert(path, set_entry(db, &mut state.entries, source.row, seeded_signals(source.signals)));
     }
     let catalog = state.catalog;
     inputs.catalog = Some(state);
@@ -181,8 +186,8 @@ fn named_signals<'a>(views: impl Iterator<Item = &'a StoredView>) -> BTreeMap<St
 /// The signals of a seeded entry: those read at their indexes, as a whole read would make them, and in
 /// the places no view names a stand-in that nothing reads (the page models read only the signals their
 /// views name, and the next build reads the catalog whole), up to the last one read.
-fn seeded_signals(count: u32, read: Vec<(u32, u32, Signal)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
-    let len = read.iter().map(|(index, _, _)| *index as usize + 1).max().unwrap_or(0).min(count as usize);
+fn seeded_signals(read: Vec<(u32, u32, Signal)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
+    let len = read.iter().map(|(index, _, _)| *index as usize + 1).max().unwrap_or(0);
     let unread = || {
         let signal = Signal {
             kind: SignalKind::Heading,

@@ -142,7 +142,8 @@ CREATE TABLE concept_signals (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     quotable INTEGER NOT NULL,          -- 0: the excerpt is only note embeds; a page lists the source instead
-    weight INTEGER NOT NULL             -- a term's count as a binary order of magnitude (3 is 1, 4-7 are 2, ...); 0 otherwise
+    weight INTEGER NOT NULL,            -- a term's count as a binary order of magnitude (3 is 1, 4-7 are 2, ...); 0 otherwise
+    place INTEGER NOT NULL              -- its rank by excerpt start among its source's signals (the planner's order)
 );
 
 -- Code entities (docs/code.md): what each source defines, with its anchor in that revision. Edges are not
