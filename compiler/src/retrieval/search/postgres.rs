@@ -124,19 +124,6 @@ impl<'a> PgIndex<'a> {
     }
 }
 
-/// The query's terms as a `to_tsquery` text: each term's words as a phrase, the terms joined by OR (a
-/// sentence-length question never requires all its words). Words are letters and digits only, so no
-/// query text is ever read as tsquery syntax.
-fn tsquery(terms: &[String]) -> String {
-    let phrases: Vec<String> = terms
-        .iter()
-        .map(|term| words(term).join(" <-> "))
-        .filter(|phrase| !phrase.is_empty())
-        .map(|phrase| format!("({phrase})"))
-        .collect();
-    phrases.join(" | ")
-}
-
 impl SearchIndex for PgIndex<'_> {
     type Error = ::postgres::Error;
 
@@ -155,7 +142,8 @@ impl SearchIndex for PgIndex<'_> {
         terms: &[String],
         pool: usize,
     ) -> Result<Vec<SearchResult>, ::postgres::Error> {
-        let pool = self.reads.keyword_pool(&request.wanted_kinds(), access.hidden_sources(), &tsquery(terms), pool)?;
+        let phrases: Vec<Vec<String>> = terms.iter().map(|term| words(term)).collect();
+        let pool = self.reads.keyword_pool(&request.wanted_kinds(), access.hidden_sources(), &phrases, pool)?;
         Ok(pool
             .into_iter()
             .map(|(hit, rank)| {
@@ -235,8 +223,9 @@ impl SearchIndex for PgIndex<'_> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn query_words_become_tsquery_phrases_joined_by_or() {
-        let terms = vec!["std::fs::read".to_string(), "it's".to_string(), "--".to_string()];
-        assert_eq!(super::tsquery(&terms), "(std <-> fs <-> read) | (it <-> s)");
+    fn a_query_term_is_its_words() {
+        let terms = ["std::fs::read", "it's", "--"];
+        let phrases: Vec<Vec<String>> = terms.iter().map(|term| super::words(term)).collect();
+        assert_eq!(phrases, [vec!["std", "fs", "read"], vec!["it", "s"], vec![]]);
     }
 }

@@ -138,30 +138,29 @@ impl PgSearch<'_> {
         Ok(rows.iter().map(|row| row.get::<_, Option<i64>>(0).map(|n| n as f64)).collect())
     }
 
-    /// The keyword candidate pool for a `to_tsquery` text whose phrases are joined by ` | `, best first, each
-    /// with its `ts_rank`.
+    /// The keyword candidate pool for the query's terms, each given as its words (letters and digits only,
+    /// so no query text is ever read as tsquery syntax), best first, each with its `ts_rank`: a term is a
+    /// phrase, and a chunk matches any of them (a sentence-length question never requires all its words).
     pub fn keyword_pool(
         &mut self,
         kinds: &WantedKinds,
         hidden: &[i64],
-        query: &str,
+        phrases: &[Vec<String>],
         pool: usize,
     ) -> Result<Vec<(StoredHit, f64)>, postgres::Error> {
         let Some(filter) = chunk_filter(kinds, hidden) else { return Ok(Vec::new()) };
-        if query.is_empty() {
-            return Ok(Vec::new());
-        }
+        let Some(any) = tsquery(phrases, " | ") else { return Ok(Vec::new()) };
         // Rank on the chunks alone and join only the pool, as the SQLite index does. Ranking costs a
         // `ts_rank` per match, and an OR of common words matches much of a large store (48,000 of a million
         // chunks for "build memory": 240 ms), so the chunks holding every term are ranked first, and the
         // OR of the terms only when they are fewer than the pool.
-        if query.contains(" | ") {
-            let every = self.ranked(&query.replace(" | ", " & "), &filter, pool)?;
+        if let Some(every) = tsquery(phrases, " & ").filter(|every| *every != any) {
+            let every = self.ranked(&every, &filter, pool)?;
             if every.len() >= pool {
                 return Ok(every);
             }
         }
-        self.ranked(query, &filter, pool)
+        self.ranked(&any, &filter, pool)
     }
 
     /// The `pool` best chunks for a `to_tsquery` text by `ts_rank`, among those `filter` keeps.
@@ -340,5 +339,24 @@ impl PgSearch<'_> {
             &[&project, &path],
         )?;
         Ok(rows.first().map(|row| (row.get(0), row.get(1))))
+    }
+}
+
+/// A `to_tsquery` text: each term's words as a phrase, the phrases joined by `operator`; `None` when no term
+/// has a word.
+fn tsquery(phrases: &[Vec<String>], operator: &str) -> Option<String> {
+    let phrases: Vec<String> =
+        phrases.iter().filter(|words| !words.is_empty()).map(|words| format!("({})", words.join(" <-> "))).collect();
+    (!phrases.is_empty()).then(|| phrases.join(operator))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn terms_become_tsquery_phrases() {
+        let phrases =
+            vec![vec!["std".to_string(), "fs".to_string(), "read".to_string()], vec![], vec!["it".to_string()]];
+        assert_eq!(super::tsquery(&phrases, " | ").as_deref(), Some("(std <-> fs <-> read) | (it)"));
+        assert_eq!(super::tsquery(&phrases[1..2], " | "), None);
     }
 }
