@@ -158,6 +158,32 @@ pub enum RunsWhere<'a> {
     Since(&'a str),
 }
 
+/// What a listing of runs shows as each run's summary: the stored one, or a stand-in in its place (a
+/// redaction), in which case the stored summaries are never read.
+#[derive(Debug, Clone)]
+pub enum RunSummaries {
+    Stored,
+    Withheld(serde_json::Value),
+}
+
+impl RunSummaries {
+    /// The column a query selects as the summary.
+    pub(in crate::store) fn column(&self) -> &'static str {
+        match self {
+            RunSummaries::Stored => "summary",
+            RunSummaries::Withheld(_) => "NULL",
+        }
+    }
+
+    /// The summary shown for a run whose summary column read `stored`.
+    pub(in crate::store) fn shown(&self, stored: Option<&str>) -> serde_json::Value {
+        match self {
+            RunSummaries::Stored => stored.and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default(),
+            RunSummaries::Withheld(stand_in) => stand_in.clone(),
+        }
+    }
+}
+
 /// The SQL condition on source paths selecting notes (`notes`), or the project's files and ingested sources.
 pub(crate) fn listed_sources(notes: bool, path: &str) -> String {
     if notes {
@@ -197,15 +223,22 @@ pub fn source_items(
 }
 
 /// Up to `limit` runs of `kind` (`build`, `ask`), newest first, as recorded (summaries unredacted).
-pub fn run_items(conn: &Connection, kind: &str, runs: RunsWhere<'_>, limit: i64) -> rusqlite::Result<Vec<RunItem>> {
+pub fn run_items(
+    conn: &Connection,
+    kind: &str,
+    runs: RunsWhere<'_>,
+    limit: i64,
+    summaries: &RunSummaries,
+) -> rusqlite::Result<Vec<RunItem>> {
     let (condition, key) = match runs {
         RunsWhere::All => ("?1 IS NULL", None),
         RunsWhere::Before(before) => ("id < ?1 OR ?1 IS NULL", before),
         RunsWhere::Since(since) => ("id > ?1 OR started_at > ?1", Some(since)),
     };
     conn.prepare_cached(&format!(
-        "SELECT id, started_at, finished_at, status, tool_version, vcs, summary FROM runs
-         WHERE kind = ?3 AND ({condition}) ORDER BY id DESC LIMIT ?2"
+        "SELECT id, started_at, finished_at, status, tool_version, vcs, {} FROM runs
+         WHERE kind = ?3 AND ({condition}) ORDER BY id DESC LIMIT ?2",
+        summaries.column()
     ))?
     .query_map(params![key, limit, kind], |row| {
         Ok(RunItem {
@@ -215,7 +248,7 @@ pub fn run_items(conn: &Connection, kind: &str, runs: RunsWhere<'_>, limit: i64)
             status: row.get(3)?,
             tool_version: row.get(4)?,
             vcs: serde_json::from_str(&row.get::<_, String>(5)?).unwrap_or_default(),
-            summary: serde_json::from_str(&row.get::<_, String>(6)?).unwrap_or_default(),
+            summary: summaries.shown(row.get_ref(6)?.as_str_or_null()?),
             project: None,
         })
     })?

@@ -139,6 +139,18 @@ impl RunKind {
     }
 }
 
+impl RunKind {
+    /// What a principal with `access` sees as these runs' summaries: the stored ones only when it may read
+    /// everything (the summaries count and quote every source).
+    pub(super) fn summaries(self, access: &Access) -> store::RunSummaries {
+        if access.reads_everything() {
+            store::RunSummaries::Stored
+        } else {
+            store::RunSummaries::Withheld(self.redacted())
+        }
+    }
+}
+
 impl ListKind {
     /// The runs a listing of runs holds.
     pub(super) fn run_kind(self) -> RunKind {
@@ -155,13 +167,7 @@ pub(super) fn runs_of(
     limit: i64,
     access: &Access,
 ) -> rusqlite::Result<Vec<RunItem>> {
-    let mut items = store::run_items(conn, kind.as_str(), runs, limit)?;
-    if !access.reads_everything() {
-        for item in &mut items {
-            item.summary = kind.redacted();
-        }
-    }
-    Ok(items)
+    store::run_items(conn, kind.as_str(), runs, limit, &kind.summaries(access))
 }
 
 /// A build and what it changed.

@@ -217,13 +217,8 @@ fn runs_of(
     runs: RunsWhere<'_>,
     limit: i64,
 ) -> Result<Vec<RunItem>, StoreReadError> {
-    let mut items = pg::run_items(store, &scope.project, kind.as_str(), runs, limit).map_err(failed(store))?;
-    if !scope.access.reads_everything() {
-        for item in &mut items {
-            item.summary = kind.redacted();
-        }
-    }
-    Ok(items)
+    let summaries = kind.summaries(&scope.access);
+    pg::run_items(store, &scope.project, kind.as_str(), runs, limit, &summaries).map_err(failed(store))
 }
 
 /// A run's events in order, each with the labels of the source it names.

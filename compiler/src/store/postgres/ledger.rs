@@ -7,7 +7,7 @@ use postgres::Row;
 
 use super::{PgStore, number};
 use crate::store::{
-    ChangeEvent, LintFinding, RunItem, RunStatus, RunsWhere, SourceItem, listed_sources, not_generated,
+    ChangeEvent, LintFinding, RunItem, RunStatus, RunSummaries, RunsWhere, SourceItem, listed_sources, not_generated,
     origin_condition,
 };
 
@@ -108,6 +108,7 @@ pub fn run_items(
     kind: &str,
     runs: RunsWhere<'_>,
     limit: i64,
+    summaries: &RunSummaries,
 ) -> Result<Vec<RunItem>, postgres::Error> {
     let (condition, key) = match runs {
         RunsWhere::All => ("$2::text IS NULL", None),
@@ -116,8 +117,9 @@ pub fn run_items(
     };
     let rows = store.rows(
         &format!(
-            "SELECT id, started_at, finished_at, status, tool_version, vcs::text, summary::text FROM knowledge_runs
-             WHERE project = $1 AND kind = $4 AND ({condition}) ORDER BY id COLLATE \"C\" DESC LIMIT $3"
+            "SELECT id, started_at, finished_at, status, tool_version, vcs::text, {}::text FROM knowledge_runs
+             WHERE project = $1 AND kind = $4 AND ({condition}) ORDER BY id COLLATE \"C\" DESC LIMIT $3",
+            summaries.column()
         ),
         &[&project, &key, &limit, &kind],
     )?;
@@ -130,7 +132,7 @@ pub fn run_items(
             status: row.get(3),
             tool_version: row.get(4),
             vcs: serde_json::from_str(row.get::<_, &str>(5)).unwrap_or_default(),
-            summary: serde_json::from_str(row.get::<_, &str>(6)).unwrap_or_default(),
+            summary: summaries.shown(row.get::<_, Option<&str>>(6)),
             project: Some(project.to_string()),
         })
         .collect())
