@@ -20,11 +20,9 @@ work, and the floor as a build (the no-op plus the floor work) against the no-op
 """
 
 import ctypes
-import glob
 import hashlib
 import os
 import random
-import shutil
 import sqlite3
 import statistics
 import string
@@ -33,17 +31,10 @@ import sys
 import tempfile
 import time
 
+from ab_build import copy_corpus  # the same two copies of the corpus as the A/B
+
 LIBC = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
-
-
-def copy_corpus(corpus, root):
-    for path in glob.glob(os.path.join(corpus, "**/*.md"), recursive=True):
-        target = os.path.join(root, "corpus", os.path.relpath(path, corpus))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copy(path, target)
-    with open(os.path.join(root, "kc.toml"), "w") as config:
-        config.write('version = 1\n[sources]\ninclude = ["corpus/**/*.md"]\n')
 
 
 def build(binary, root):
