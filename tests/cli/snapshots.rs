@@ -26,16 +26,11 @@ fn project() -> CliTest {
 fn filtered(test: &CliTest, body: impl FnOnce()) {
     let root = test.root().to_string_lossy().into_owned();
     let mut settings = insta::Settings::clone_current();
-    settings.add_filter(&regex_escape(&root), "[ROOT]");
+    settings.add_filter(&regex::escape(&root), "[ROOT]");
     settings.add_filter(r"\(\d+\.\d+ s\)", "([TIME])");
     settings.add_filter(r"run-\d{8}T\d{9}Z-\d+-\d+", "[RUN]");
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(body);
-}
-
-/// `path` as a regular expression that matches it literally.
-fn regex_escape(path: &str) -> String {
-    path.chars().flat_map(|c| if c.is_ascii_alphanumeric() || c == '/' { vec![c] } else { vec!['\\', c] }).collect()
 }
 
 #[test]

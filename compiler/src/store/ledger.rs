@@ -222,7 +222,8 @@ pub fn source_items(
     .collect()
 }
 
-/// Up to `limit` runs of `kind` (`build`, `ask`), newest first, as recorded (summaries unredacted).
+/// Up to `limit` runs of `kind` (`build`, `ask`), newest first, as recorded, each with the summary `summaries`
+/// says it shows.
 pub fn run_items(
     conn: &Connection,
     kind: &str,

@@ -18,7 +18,15 @@ pub struct CatalogRow {
     pub revision: String,
     /// The value of the section field in its front matter.
     pub section_value: Option<String>,
-    pub signals: Vec<Signal>,
+    pub signals: Vec<PlacedSignal>,
+}
+
+/// A stored signal and its rank by place among its source's signals (the planner's `order`), which the
+/// build stores with it so that no reader ranks a source's signals again.
+#[derive(Debug, Clone)]
+pub struct PlacedSignal {
+    pub signal: Signal,
+    pub place: u32,
 }
 
 /// The stored views (JSON) of the pages that list the source at `path`, by slug.
@@ -79,12 +87,11 @@ pub fn catalog_rows(
 }
 
 /// A source as the pages an edit reaches name it: its catalog row without signals, and of its signals only
-/// those the pages quote or link by, each with its index among the source's signals and its rank by place
-/// (the planner's `order`, stored with it).
+/// those the pages quote or link by, each with its index among the source's signals.
 #[derive(Debug, Clone)]
 pub struct NamedSource {
     pub row: CatalogRow,
-    pub signals: Vec<(u32, u32, Signal)>,
+    pub signals: Vec<(u32, PlacedSignal)>,
 }
 
 /// The quotable sources of `wanted` (by path, with the indexes of the signals to read), as
@@ -106,9 +113,8 @@ pub fn named_sources(
         let Some((id, row)) = catalog_row(conn, field, path)? else { continue };
         let mut source = NamedSource { row, signals: Vec::new() };
         for &index in indexes {
-            let read = |row: &rusqlite::Row<'_>| Ok(signal_of_row(row)?.map(|signal| (row.get(11), signal)));
-            if let Some((place, signal)) = signal_at.query_row(params![id, index], read).optional()?.flatten() {
-                source.signals.push((index, place?, signal));
+            if let Some(signal) = signal_at.query_row(params![id, index], signal_of_row).optional()?.flatten() {
+                source.signals.push((index, signal));
             }
         }
         named.push(source);
@@ -149,9 +155,9 @@ fn read_catalog_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, CatalogRo
 }
 
 /// The signal of a [`CATALOG_SIGNALS`] row; `None` for a kind this build does not know.
-fn signal_of_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<Signal>> {
+fn signal_of_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<PlacedSignal>> {
     let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(None) };
-    Ok(Some(Signal {
+    let signal = Signal {
         kind,
         label: row.get(2)?,
         other: row.get(3)?,
@@ -164,7 +170,8 @@ fn signal_of_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<Signal>> {
         },
         quotable: row.get(9)?,
         weight: row.get(10)?,
-    }))
+    };
+    Ok(Some(PlacedSignal { signal, place: row.get(11)? }))
 }
 
 /// The text and start offset of the chunk `ordinal` of the source at `path`.

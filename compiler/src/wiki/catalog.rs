@@ -2,7 +2,7 @@
 //! index; and the layout that places pages.
 
 use super::*;
-use crate::store::CatalogRow;
+use crate::store::{CatalogRow, PlacedSignal};
 use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind};
 
 /// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, and the
@@ -51,7 +51,7 @@ pub(super) fn sync_catalog(
     let changed: HashSet<&String> = sync.changed.iter().collect();
     state.entries.retain(|path, _| found.contains(path) || (warm && !changed.contains(path)));
     for mut row in rows {
-        let signals = wiki::split_signals(std::mem::take(&mut row.signals));
+        let signals = std::mem::take(&mut row.signals).into_iter().map(planned).unzip();
         set_entry(db, &mut state.entries, row, signals);
     }
     let catalog = state.catalog;
@@ -183,27 +183,28 @@ fn named_signals<'a>(views: impl Iterator<Item = &'a StoredView>) -> BTreeMap<St
     wanted
 }
 
-/// The signals of a seeded entry: those read at their indexes, as a whole read would make them, and in
-/// the places no view names a stand-in that nothing reads (the page models read only the signals their
-/// views name, and the next build reads the catalog whole), up to the last one read.
-fn seeded_signals(read: Vec<(u32, u32, Signal)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
-    let len = read.iter().map(|(index, _, _)| *index as usize + 1).max().unwrap_or(0);
-    let unread = || {
-        let signal = Signal {
-            kind: SignalKind::Heading,
-            label: String::new(),
-            other: None,
-            excerpt: Excerpt { chunk: 0, start: 0, end: 0, start_line: 0, end_line: 0 },
-            quotable: false,
-            weight: 0,
-        };
-        wiki::plan_signal(signal, 0)
+/// A stored signal as the planner reads it, ranked by the place the build stored.
+fn planned(placed: PlacedSignal) -> (PlanSignal, Excerpt) {
+    wiki::plan_signal(placed.signal, placed.place)
+}
+
+/// The signals of a seeded entry: those read at their indexes, as a whole read makes them, and in the places
+/// no view names a stand-in that nothing reads (the page models read only the signals their views name, and
+/// the next build reads the catalog whole), up to the last one read.
+fn seeded_signals(read: Vec<(u32, PlacedSignal)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
+    let len = read.iter().map(|(index, _)| *index as usize + 1).max().unwrap_or(0);
+    let stand_in = Signal {
+        kind: SignalKind::Heading,
+        label: String::new(),
+        other: None,
+        excerpt: Excerpt { chunk: 0, start: 0, end: 0, start_line: 0, end_line: 0 },
+        quotable: false,
+        weight: 0,
     };
-    let (mut plan_signals, mut excerpts): (Vec<PlanSignal>, Vec<Excerpt>) = (0..len).map(|_| unread()).unzip();
-    for (index, order, signal) in read {
-        let (plan, excerpt) = wiki::plan_signal(signal, order);
-        plan_signals[index as usize] = plan;
-        excerpts[index as usize] = excerpt;
+    let (stand_in, no_excerpt) = wiki::plan_signal(stand_in, 0);
+    let (mut plan_signals, mut excerpts) = (vec![stand_in; len], vec![no_excerpt; len]);
+    for (index, placed) in read {
+        (plan_signals[index as usize], excerpts[index as usize]) = planned(placed);
     }
     (plan_signals, excerpts)
 }

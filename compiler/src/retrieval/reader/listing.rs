@@ -137,9 +137,7 @@ impl RunKind {
         };
         serde_json::json!({ "redacted": why })
     }
-}
 
-impl RunKind {
     /// What a principal with `access` sees as these runs' summaries: the stored ones only when it may read
     /// everything (the summaries count and quote every source).
     pub(super) fn summaries(self, access: &Access) -> store::RunSummaries {
