@@ -12,9 +12,15 @@ use candle_core::{CpuStorage, CustomOp1, CustomOp2, D, IndexOp, Layout, Module, 
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
+use super::LocalModelError;
+use super::weights::Weights;
+
 /// The encoder's weights.
 pub(super) struct Encoder {
-    words: Embedding,
+    /// The word-embedding table stays in the file: a pass reads its tokens' rows (`Weights::rows`).
+    weights: Weights,
+    words: String,
+    hidden: usize,
     positions: Embedding,
     token_types: Embedding,
     norm: LayerNorm,
@@ -34,16 +40,36 @@ struct Layer {
 }
 
 impl Encoder {
-    /// Reads the weights under `embeddings.` and `encoder.`, or under `bert.` when the file nests them so.
-    pub(super) fn load(vb: VarBuilder, config: &Config) -> Result<Encoder> {
-        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") { vb.pp("bert") } else { vb };
+    /// Reads the weights under `embeddings.` and `encoder.`, or under `bert.` when the file nests them so;
+    /// every tensor but the word embeddings is read now.
+    pub(super) fn load(weights: Weights, config: &Config) -> std::result::Result<Encoder, LocalModelError> {
+        const WORDS: &str = "embeddings.word_embeddings.weight";
+        let prefix = if weights.contains(&format!("bert.{WORDS}")) { "bert." } else { "" };
+        let words = format!("{prefix}{WORDS}");
+        let hidden = config.hidden_size;
+        if weights.shape(&words)? != [config.vocab_size, hidden] {
+            return Err(LocalModelError::Load(format!(
+                "`{words}` is {:?}, the configuration says [{}, {hidden}]",
+                weights.shape(&words)?,
+                config.vocab_size
+            )));
+        }
+        let tensors = weights.tensors_except(&[&words])?;
+        let vb = VarBuilder::from_tensors(tensors, candle_core::DType::F32, &candle_core::Device::Cpu);
+        let vb = if prefix.is_empty() { vb } else { vb.pp("bert") };
+        Self::load_rest(weights, words, vb, config).map_err(|e| LocalModelError::Load(e.to_string()))
+    }
+
+    fn load_rest(weights: Weights, words: String, vb: VarBuilder, config: &Config) -> Result<Encoder> {
         let hidden = config.hidden_size;
         let embeddings = vb.pp("embeddings");
         let layers = (0..config.num_hidden_layers)
             .map(|index| Layer::load(vb.pp(format!("encoder.layer.{index}")), config))
             .collect::<Result<_>>()?;
         Ok(Encoder {
-            words: candle_nn::embedding(config.vocab_size, hidden, embeddings.pp("word_embeddings"))?,
+            weights,
+            words,
+            hidden,
             positions: candle_nn::embedding(
                 config.max_position_embeddings,
                 hidden,
@@ -60,9 +86,14 @@ impl Encoder {
     /// The last layer's hidden states (batch × length × hidden) of token ids (batch × length, one token
     /// type), where `mask` (batch × length, f32) holds 1 for a token and 0 for padding.
     pub(super) fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
-        let (_, length) = ids.dims2()?;
+        let (batch, length) = ids.dims2()?;
         let positions = Tensor::arange(0u32, length as u32, ids.device())?;
-        let embedded = (self.words.forward(ids)? + self.token_types.forward(&ids.zeros_like()?)?)?;
+        let words = self
+            .weights
+            .rows(&self.words, &ids.flatten_all()?.to_vec1::<u32>()?)
+            .map_err(|e| candle_core::Error::Msg(e.to_string()))?
+            .reshape((batch, length, self.hidden))?;
+        let embedded = (words + self.token_types.forward(&ids.zeros_like()?)?)?;
         let mut hidden = self.norm.forward(&embedded.broadcast_add(&self.positions.forward(&positions)?)?)?;
         // Added to every score of a padded key: 0 for a token, f32::MIN for padding, as `BertModel` does.
         let padding = mask.affine(-f64::from(f32::MIN), f64::from(f32::MIN))?;

@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
 use candle_transformers::models::bert::Config;
 use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::bert::Encoder;
 use super::providers::normalize;
+use super::weights::Weights;
 use super::{EmbedError, Embedder, LocalModelError};
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (it was trained on up to
@@ -92,12 +92,11 @@ impl LocalEmbedder {
     pub(super) fn load(dir: &Path) -> Result<LocalEmbedder, LocalModelError> {
         let config_bytes = read(dir, "config.json")?;
         let tokenizer_bytes = read(dir, "tokenizer.json")?;
-        let weights = read(dir, "model.safetensors")?;
+        let weights_path = dir.join("model.safetensors");
+        let weights_len = std::fs::metadata(&weights_path).map_err(|e| file_error(weights_path.clone(), e))?.len();
         let config = parse_config(dir, &config_bytes)?;
-        let id = id_of(&config_bytes, &tokenizer_bytes, weights.len() as u64);
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| file_error(dir.join("model.safetensors"), e))?;
-        let model = Encoder::load(vb, &config).map_err(|e| LocalModelError::Load(e.to_string()))?;
+        let id = id_of(&config_bytes, &tokenizer_bytes, weights_len);
+        let model = Encoder::load(Weights::open(&weights_path)?, &config)?;
         let mut tokenizer =
             Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| file_error(dir.join("tokenizer.json"), e))?;
         // The shipped tokenizer pads and truncates to a fixed 128: pad each batch to its longest text

@@ -25,6 +25,8 @@ pub use local::run_elementwise_inline;
 mod providers;
 mod stage;
 mod vectors;
+#[cfg(feature = "local-embeddings")]
+mod weights;
 
 pub use providers::*;
 pub use stage::*;

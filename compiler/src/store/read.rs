@@ -280,6 +280,10 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(wrap)?;
+    // Pages are read through a memory map, as the build reads them, not copied one `pread` at a time into a
+    // 2 MB cache: loading the Rust book's vectors (an 18 MB index) made 25,704 reads of it per search
+    // process. The file never shrinks under the map (no VACUUM, `auto_vacuum` off).
+    conn.pragma_update(None, "mmap_size", 268_435_456).map_err(wrap)?;
     if let Some(found) = format_mismatch(&conn).map_err(wrap)? {
         return Err(StoreError::Format { path: path.to_path_buf(), found });
     }
