@@ -602,6 +602,7 @@ fn snapshot(root: &Path) -> Result<BTreeMap<String, String>, String> {
     // Read-write only for FTS5's integrity check, which is an INSERT that changes nothing.
     let conn = rusqlite::Connection::open(output.join("knowledge.db")).map_err(|e| e.to_string())?;
     check_chunks_resolve(&conn, root, &output)?;
+    check_vector_files(&conn, &output)?;
     conn.execute_batch("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
         .map_err(|e| format!("the keyword index does not match the chunk rows: {e}"))?;
     for (table, text) in dump_tables(&conn) {
@@ -622,14 +623,63 @@ fn snapshot(root: &Path) -> Result<BTreeMap<String, String>, String> {
                 return Err(format!("a temporary file was left: {relative}"));
             }
             // Locks are the writers' own, held or not; they hold a pid.
-            let volatile =
-                relative.starts_with("knowledge.db") || relative == "artifacts.stat" || relative.ends_with(".lock");
+            // The vector files are checked against the index above: their rows' `seq`s are identities.
+            let volatile = relative.starts_with("knowledge.db")
+                || relative == "artifacts.stat"
+                || relative.ends_with(".lock")
+                || relative.starts_with("cache/vectors/");
             if !volatile {
                 out.insert(format!("file {relative}"), std::fs::read_to_string(&path).map_err(|e| e.to_string())?);
             }
         }
     }
     Ok(out)
+}
+
+/// The vector files searches map hold exactly the index's ready vectors, when its generation is complete for
+/// its last run: the base's rows of the delta's sources replaced by the delta's, as a search sees them.
+fn check_vector_files(conn: &rusqlite::Connection, output: &Path) -> Result<(), String> {
+    let meta = |key: &str| -> Option<String> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0)).ok()
+    };
+    let (Some(model), Some(run)) = (meta("embeddings_model").filter(|m| !m.is_empty()), meta("last_run")) else {
+        return Ok(());
+    };
+    if meta("embedded_run").as_ref() != Some(&run) {
+        return Ok(());
+    }
+    let mut mapped = knowledge::embeddings::mapped_rows(&output.join("knowledge.db"), &model, &run)
+        .ok_or_else(|| format!("no vector file holds the vectors of {run}"))?;
+    mapped.sort_by_key(|row| row.0);
+    let mut statement = conn
+        .prepare(
+            "SELECT c.seq, s.path, c.entity, v.vector FROM vector_index_entries e
+             JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
+             JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
+             WHERE e.model = ?1 AND e.status = 'ready' ORDER BY c.seq",
+        )
+        .map_err(|e| e.to_string())?;
+    let expected: Vec<(i64, String, Option<String>, Vec<f32>)> = statement
+        .query_map([&model], |row| {
+            let bytes: Vec<u8> = row.get(3)?;
+            let vector = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, vector))
+        })
+        .map_err(|e| e.to_string())?
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    if mapped != expected {
+        let differs =
+            mapped.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(mapped.len().min(expected.len()));
+        return Err(format!(
+            "the vector files hold {} rows, the index {} ready vectors; first difference at {differs}: {:?} / {:?}",
+            mapped.len(),
+            expected.len(),
+            mapped.get(differs).map(|row| (row.0, &row.1)),
+            expected.get(differs).map(|row| (row.0, &row.1)),
+        ));
+    }
+    Ok(())
 }
 
 /// Columns that record history or identity rather than derived content.

@@ -465,3 +465,105 @@ fn a_chunk_recut_at_other_offsets_moves_its_vector_entry() {
         "every entry names its chunk's current offsets"
     );
 }
+
+/// Searches map the vector files the build keeps beside the index (`cache/vectors/`): a base, then a delta
+/// that holds only the rows of the sources changed since it. What a search finds through them is what it
+/// finds with them gone (read from the index's own vectors); a build writes what is missing; a damaged file
+/// is not used; a model switch removes the old generation's files.
+#[test]
+fn searches_map_the_vector_files_the_build_keeps_and_find_what_the_index_holds() {
+    let test = fixture();
+    test.write("docs/threads.md", "# Threads\n\nThreads run code at the same time and share memory through locks.\n");
+    // Enough sources that one edit's rows stay under the share of the base a delta may hold.
+    for n in 0..40 {
+        test.write(&format!("notes/topic-{n}.md"), format!("# Topic {n}\n\nA note on subject number {n}.\n"));
+    }
+    test.build();
+    let folder = test.path(".hasna/knowledge/cache/vectors");
+    let files = || -> Vec<(String, u64)> {
+        let mut files: Vec<(String, u64)> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .map(|path| (path.extension().unwrap().to_string_lossy().into_owned(), path.metadata().unwrap().len()))
+            .collect();
+        files.sort();
+        files
+    };
+    let found = |test: &CliTest| -> Vec<(String, String)> {
+        let answer: Value =
+            serde_json::from_str(&test.ok(&["search", "memory of a program", "--mode", "semantic", "--json"])).unwrap();
+        let results = answer["results"].as_array().unwrap();
+        results
+            .iter()
+            .map(|r| (r["source"]["path"].as_str().unwrap().to_string(), r["scores"]["semantic"].to_string()))
+            .collect()
+    };
+    // The same answer with the files moved aside: the search reads the index's vectors instead.
+    let without_files = |test: &CliTest| {
+        let aside = test.path("vectors-aside");
+        std::fs::rename(&folder, &aside).unwrap();
+        let found = found(test);
+        std::fs::rename(&aside, &folder).unwrap();
+        found
+    };
+    assert_eq!(files().iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["vec"]);
+    let first = found(&test);
+    assert!(first.iter().any(|(path, _)| path == "docs/threads.md"), "{first:?}");
+    assert_eq!(first, without_files(&test));
+
+    // An edit writes a delta of the edited source's rows; the base stays as it was.
+    let base = files()[0].clone();
+    test.write("docs/lifetimes.md", "# Lifetimes\n\nLifetimes name the scopes in which program memory stays valid.\n");
+    test.build();
+    let after_edit = files();
+    assert_eq!(after_edit.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["delta", "vec"]);
+    assert_eq!(after_edit[1], base, "the base is not rewritten");
+    assert!(after_edit[0].1 < base.1, "the delta holds one source's rows: {after_edit:?}");
+    let edited = found(&test);
+    assert_ne!(edited, first, "the edited text is found with its new vector");
+    assert_eq!(edited, without_files(&test));
+
+    // A deleted source's rows are masked: it is found no more.
+    test.remove("docs/threads.md");
+    test.build();
+    let deleted = found(&test);
+    assert!(deleted.iter().all(|(path, _)| path != "docs/threads.md"), "{deleted:?}");
+    assert_eq!(deleted, without_files(&test));
+
+    // The files are what searches read: a vector zeroed in the base changes what is found.
+    let base_path = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().unwrap() == "vec")
+        .unwrap();
+    let good = std::fs::read(&base_path).unwrap();
+    let header_len = u64::from_le_bytes(good[good.len() - 16..good.len() - 8].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&good[good.len() - 16 - header_len..good.len() - 16]).unwrap();
+    let (start, len) = (header["matrix"]["start"].as_u64().unwrap(), header["matrix"]["len"].as_u64().unwrap());
+    let mut zeroed = good.clone();
+    zeroed[start as usize..(start + len) as usize].fill(0);
+    std::fs::write(&base_path, &zeroed).unwrap();
+    assert_ne!(found(&test), deleted, "the search read the base");
+    // A damaged file is not used; a build writes the files again.
+    std::fs::write(&base_path, &good[..good.len() - 1]).unwrap();
+    assert_eq!(found(&test), deleted, "a damaged base sends the search to the index");
+    assert_eq!(test.build()["wrote"], false);
+    assert_eq!(files().iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["vec"], "a new base, no delta");
+    assert_eq!(found(&test), deleted);
+
+    // Another model: the old generation's files go with it.
+    let old: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[embeddings]\nprovider = \"fake\"\ndimensions = 256\n",
+    );
+    test.build();
+    let new: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(new.len(), 1);
+    assert!(!old.contains(&new[0]), "{old:?} {new:?}");
+    assert_eq!(found(&test), without_files(&test));
+    // No provider: no files.
+    test.write("kc.toml", "version = 1\n[project]\nname = \"fixture\"\n");
+    test.build();
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}

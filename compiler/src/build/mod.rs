@@ -68,6 +68,8 @@ pub enum BuildError {
     RemoteArtifacts { target: String, error: remote::RemoteError },
     #[error("the index is committed, but publishing it to Postgres failed: {0}")]
     Publish(#[from] crate::store::postgres::PostgresError),
+    #[error("the index is committed, but writing its vector file failed: {0}")]
+    VectorFile(crate::embeddings::VectorFileError),
     #[error("cannot write the wiki under `{}`", path.display())]
     WriteArtifacts {
         path: PathBuf,
@@ -456,6 +458,9 @@ fn follow_index(
         &mut summary.shards,
     )
     .map_err(files_failed)?;
+    // The vector file searches map follows the committed generation (a no-op build reads its trailer).
+    crate::embeddings::follow(store.connection(), &summary.index, prior.last_run.as_deref())
+        .map_err(BuildError::VectorFile)?;
     // The artifacts in object storage follow the files, on every build (a no-op one reads the remote
     // catalog only), so an upload a failed build owed is made by the next.
     if let Some(target) = &project.config.output.artifacts {

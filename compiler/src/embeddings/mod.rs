@@ -24,12 +24,14 @@ mod local;
 pub use local::run_elementwise_inline;
 mod providers;
 mod stage;
+mod vector_file;
 mod vectors;
 #[cfg(feature = "local-embeddings")]
 mod weights;
 
 pub use providers::*;
 pub use stage::*;
+pub use vector_file::*;
 pub use vectors::*;
 
 /// Why texts could not be embedded, or an embedder not made.

@@ -2,6 +2,7 @@
 //! as one matrix, scanned with the permission filter applied inside.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use rusqlite::Connection;
@@ -15,9 +16,19 @@ pub trait VectorIndex: Send + Sync {
         self.len() == 0
     }
     /// The `k` rows most similar to `query` (cosine: the vectors are normalized) among those `allow`
-    /// accepts (by source path and the entity the chunk is the excerpt of), best first, as (`chunks.seq`,
-    /// similarity). `allow` is applied inside the search, never to its results.
-    fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<(i64, f32)>;
+    /// accepts (by source path and the entity the chunk is the excerpt of), best first. `allow` is applied
+    /// inside the search, never to its results.
+    fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<VectorHit>;
+}
+
+/// One row a vector search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    /// The chunk's row (`chunks.seq`).
+    pub seq: i64,
+    pub similarity: f32,
+    /// The chunk's source path as the index searched knows it: a reader checks it against the chunk's row.
+    pub path: String,
 }
 
 /// Which rows a search may return, by source path and entity slug (`None` for a chunk of the text).
@@ -32,27 +43,33 @@ pub struct MatrixIndex {
     rows: Vec<(i64, String, Option<String>)>,
 }
 
-impl MatrixIndex {
-    /// The ready vectors of `model`, from a cache that lives as long as the process and holds the latest
-    /// index state it saw: a search after a new build (another `last_run`) loads again. Every principal
-    /// shares it; permissions are applied by the scan.
-    pub fn cached(conn: &Connection, model: &str) -> rusqlite::Result<std::sync::Arc<MatrixIndex>> {
-        type Cache = std::sync::Mutex<HashMap<(String, String), (String, std::sync::Arc<MatrixIndex>)>>;
-        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
-        let file = conn.path().unwrap_or_default().to_string();
-        let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
-        let cache = CACHE.get_or_init(Cache::default);
-        let key = (file, model.to_string());
-        if let Some((seen, index)) = cache.lock().expect("the cache lock is never poisoned").get(&key)
-            && *seen == run
-        {
-            return Ok(index.clone());
-        }
-        let index = std::sync::Arc::new(MatrixIndex::load(conn, model)?);
-        cache.lock().expect("the cache lock is never poisoned").insert(key, (run, index.clone()));
-        Ok(index)
+/// The vector index searches of `model` use for the index `conn` reads: its vector file, memory-mapped, when
+/// the file holds the vectors of the index's last run (the build keeps it so), otherwise every vector loaded
+/// from SQLite. Kept as long as the process for the latest index state it saw: a search after a new build
+/// (another `last_run`) opens again. Every principal shares it; permissions are applied by the scan.
+pub fn vector_index(conn: &Connection, model: &str) -> rusqlite::Result<Arc<dyn VectorIndex>> {
+    type Cache = Mutex<HashMap<(String, String), (String, Arc<dyn VectorIndex>)>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let file = conn.path().unwrap_or_default().to_string();
+    let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
+    let cache = CACHE.get_or_init(Cache::default);
+    let key = (file.clone(), model.to_string());
+    if let Some((seen, index)) = cache.lock().expect("the cache lock is never poisoned").get(&key)
+        && *seen == run
+    {
+        return Ok(index.clone());
     }
+    let mapped =
+        (!file.is_empty()).then(|| super::MappedIndex::open(std::path::Path::new(&file), model, &run)).flatten();
+    let index: Arc<dyn VectorIndex> = match mapped {
+        Some(mapped) => Arc::new(mapped),
+        None => Arc::new(MatrixIndex::load(conn, model)?),
+    };
+    cache.lock().expect("the cache lock is never poisoned").insert(key, (run, index.clone()));
+    Ok(index)
+}
 
+impl MatrixIndex {
     /// Loads the ready vectors of `model`.
     pub fn load(conn: &Connection, model: &str) -> rusqlite::Result<MatrixIndex> {
         let mut index = MatrixIndex { dimensions: 0, matrix: Vec::new(), rows: Vec::new() };
@@ -85,32 +102,53 @@ impl VectorIndex for MatrixIndex {
         self.rows.len()
     }
 
-    /// Each block of rows keeps its own best `k` (in parallel), checking `allow` for the rows that would
-    /// enter it, and the blocks' lists are merged.
-    fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<(i64, f32)> {
-        const BLOCK: usize = 4096;
-        if query.len() != self.dimensions || k == 0 || self.rows.is_empty() {
-            return Vec::new();
-        }
-        let best = self
-            .matrix
-            .par_chunks(self.dimensions * BLOCK)
-            .enumerate()
-            .map(|(block, vectors)| {
-                let mut top = TopK::new(k);
-                for (at, vector) in vectors.chunks_exact(self.dimensions).enumerate() {
-                    let row = block * BLOCK + at;
-                    let score = dot(vector, query);
-                    let (_, path, entity) = &self.rows[row];
-                    if top.admits(score) && allow(path, entity.as_deref()) {
-                        top.push(row, score);
+    fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<VectorHit> {
+        let row = |at: usize| {
+            let (_, path, entity) = &self.rows[at];
+            (path.as_str(), entity.as_deref())
+        };
+        scan(&self.matrix, self.dimensions, query, k, allow, &row)
+            .into_iter()
+            .map(|(at, similarity)| VectorHit { seq: self.rows[at].0, similarity, path: self.rows[at].1.clone() })
+            .collect()
+    }
+}
+
+/// The `k` rows of `matrix` (rows of `dimensions` floats) most similar to `query`, best first, as (row,
+/// similarity), among those `allow` accepts by the path and entity `row` gives. Each block of rows keeps its
+/// own best `k` (in parallel), checking `allow` only for the rows that would enter it, and the blocks' lists
+/// are merged.
+pub(super) fn scan<'rows>(
+    matrix: &[f32],
+    dimensions: usize,
+    query: &[f32],
+    k: usize,
+    allow: &Allow<'_>,
+    row: &(dyn Fn(usize) -> (&'rows str, Option<&'rows str>) + Sync),
+) -> Vec<(usize, f32)> {
+    const BLOCK: usize = 4096;
+    if query.len() != dimensions || dimensions == 0 || k == 0 || matrix.is_empty() {
+        return Vec::new();
+    }
+    let best = matrix
+        .par_chunks(dimensions * BLOCK)
+        .enumerate()
+        .map(|(block, vectors)| {
+            let mut top = TopK::new(k);
+            for (at, vector) in vectors.chunks_exact(dimensions).enumerate() {
+                let at = block * BLOCK + at;
+                let score = dot(vector, query);
+                if top.admits(score) {
+                    let (path, entity) = row(at);
+                    if allow(path, entity) {
+                        top.push(at, score);
                     }
                 }
-                top
-            })
-            .reduce(|| TopK::new(k), TopK::merge);
-        best.into_sorted().into_iter().map(|(row, score)| (self.rows[row].0, score)).collect()
-    }
+            }
+            top
+        })
+        .reduce(|| TopK::new(k), TopK::merge);
+    best.into_sorted()
 }
 
 /// The best `k` (row, score) pairs seen so far.
@@ -188,8 +226,11 @@ mod tests {
                 (13, "d.md".into(), Some("symbol/d.rs#f".into())),
             ],
         };
-        assert_eq!(index.search(&[1.0, 0.0], 2, &|_, _| true), [(10, 1.0), (12, 0.6)]);
-        assert_eq!(index.search(&[1.0, 0.0], 2, &|path, _| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
-        assert_eq!(index.search(&[-1.0, 0.0], 1, &|_, entity| entity.is_some()), [(13, 1.0)]);
+        let found = |query: &[f32], k: usize, allow: &Allow<'_>| -> Vec<(i64, f32)> {
+            index.search(query, k, allow).into_iter().map(|hit| (hit.seq, hit.similarity)).collect()
+        };
+        assert_eq!(found(&[1.0, 0.0], 2, &|_, _| true), [(10, 1.0), (12, 0.6)]);
+        assert_eq!(found(&[1.0, 0.0], 2, &|path, _| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
+        assert_eq!(found(&[-1.0, 0.0], 1, &|_, entity| entity.is_some()), [(13, 1.0)]);
     }
 }

@@ -315,6 +315,48 @@ pub fn vector_count(conn: &Connection, model: &str) -> rusqlite::Result<u64> {
         .map(i64::cast_unsigned)
 }
 
+/// The paths of the sources `run` derived (their rows were written by that build) and of those the build on
+/// this connection deleted (`temp.gone_sources`; none when it was not this connection's build).
+pub fn paths_derived_by(conn: &Connection, run: &str) -> rusqlite::Result<Vec<String>> {
+    let gone = conn.query_row(
+        "SELECT count(*) FROM temp.sqlite_master WHERE type = 'table' AND name = 'gone_sources'",
+        [],
+        |row| row.get::<_, i64>(0),
+    )? > 0;
+    let mut paths: Vec<String> = conn
+        .prepare_cached("SELECT path FROM sources WHERE indexed_run = ?1")?
+        .query_map([run], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if gone {
+        let mut statement = conn.prepare_cached("SELECT path FROM temp.gone_sources")?;
+        paths.extend(statement.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?);
+    }
+    Ok(paths)
+}
+
+/// Calls `each` as [`each_ready_vector`] does, for the ready vectors of the sources at `paths` only.
+pub fn each_ready_vector_of(
+    conn: &Connection,
+    model: &str,
+    paths: &[String],
+    mut each: impl FnMut(i64, String, Option<String>, i64, &[u8]),
+) -> rusqlite::Result<()> {
+    let mut statement = conn.prepare_cached(
+        "SELECT c.seq, s.path, v.vector, v.dimensions, c.entity
+         FROM sources s CROSS JOIN chunks c ON c.source_id = s.id
+              CROSS JOIN vector_index_entries e ON e.chunk_id = c.id AND e.model = ?1 AND e.status = 'ready'
+              JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
+         WHERE s.path = ?2",
+    )?;
+    for path in paths {
+        let mut rows = statement.query(params![model, path])?;
+        while let Some(row) = rows.next()? {
+            each(row.get(0)?, row.get(1)?, row.get(4)?, row.get(3)?, row.get_ref(2)?.as_blob()?);
+        }
+    }
+    Ok(())
+}
+
 /// Calls `each` with every ready vector of `model`: its chunk's row (`chunks.seq`), its source's path, its
 /// entity, its stored dimensions and its bytes (little-endian `f32`s).
 pub fn each_ready_vector(

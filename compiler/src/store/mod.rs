@@ -412,11 +412,14 @@ impl Store {
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
             set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
         }
-        // The ids of the chunks this build deletes, for the embedding stage (`temp`: one connection's, gone
-        // with it; a build stopped before the stage makes the next one scan every entry).
+        // The ids of the chunks this build deletes, for the embedding stage, and the paths of the sources it
+        // deletes, for the vector file (`temp`: one connection's, gone with it; a build stopped before the
+        // stage makes the next one scan every entry, and write the whole vector file).
         tx.execute_batch(
             "CREATE TEMP TABLE IF NOT EXISTS gone_chunks (id TEXT PRIMARY KEY) WITHOUT ROWID;
-             DELETE FROM temp.gone_chunks;",
+             DELETE FROM temp.gone_chunks;
+             CREATE TEMP TABLE IF NOT EXISTS gone_sources (path TEXT PRIMARY KEY) WITHOUT ROWID;
+             DELETE FROM temp.gone_sources;",
         )
         .map_err(wrap)?;
         let entities_before = write::entity_values(&tx, &write.replaced).map_err(wrap)?;

@@ -55,6 +55,8 @@ pub(crate) fn delete_source(tx: &Connection, source_id: i64, with_chunks: bool) 
     }
     tx.prepare_cached("DELETE FROM concept_signals WHERE source_id = ?1")?.execute([source_id])?;
     tx.prepare_cached("DELETE FROM entities WHERE source_id = ?1")?.execute([source_id])?;
+    tx.prepare_cached("INSERT OR IGNORE INTO temp.gone_sources (path) SELECT path FROM sources WHERE id = ?1")?
+        .execute([source_id])?;
     tx.prepare_cached("DELETE FROM sources WHERE id = ?1")?.execute([source_id])?;
     Ok(())
 }

@@ -104,17 +104,24 @@ impl SearchIndex for SqliteIndex<'_> {
             Ok(vector) => vector,
             Err(error) => return Ok(Semantic::Unavailable(format!("the embeddings provider failed: {error}"))),
         };
-        let index: std::sync::Arc<dyn crate::embeddings::VectorIndex> =
-            crate::embeddings::MatrixIndex::cached(self.conn, embedder.model())?;
+        let index = crate::embeddings::vector_index(self.conn, embedder.model())?;
         // Kinds and permissions are checked row by row inside the scan: what a principal may not read is
         // never scored.
         let allowed =
             |path: &str, entity: Option<&str>| access.can_read_path(path) && request.wants_chunk(path, entity);
         let mut results = Vec::new();
-        for (seq, similarity) in index.search(&query_vector, k, &allowed) {
-            if let Some(mut result) = self.chunk(seq)? {
-                result.scores.semantic = Some(f64::from(similarity));
-                result.score = f64::from(similarity);
+        for hit in index.search(&query_vector, k, &allowed) {
+            // The row is checked again as the index holds it (its source's path, its permissions, its kind):
+            // the scan read a vector file, which only the build writes but anyone with the folder could.
+            let result = self.chunk(hit.seq)?.filter(|result| {
+                let entity = result.entity.as_ref().map(|entity| entity.slug.as_str());
+                result.source.path == hit.path
+                    && access.can_read_path(&result.source.path)
+                    && request.wants_chunk(&result.source.path, entity)
+            });
+            if let Some(mut result) = result {
+                result.scores.semantic = Some(f64::from(hit.similarity));
+                result.score = f64::from(hit.similarity);
                 results.push(result);
             }
         }
