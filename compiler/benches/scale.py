@@ -8,7 +8,7 @@ search latency p50/p95 per mode (whole processes).
 Every corpus is copied COPIES times (default 1) into one project, each copy under its own folder; a copy
 after the first has every paragraph tagged with its copy number, so its chunks are new texts rather than
 duplicates the index stores once. The build runs without the wiki (a 100,000-chunk wiki measures the
-wiki, not the store).
+wiki, not the store). With SCALE_KEEP=1 the project is kept (its folder printed) for more measurements.
 """
 
 import glob
@@ -89,7 +89,10 @@ def main():
         samples.sort()
         p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
         print(f"search {mode}: p50 {statistics.median(samples):.1f} ms, p95 {p95:.1f} ms (process, {queries} queries)")
-    shutil.rmtree(root)
+    if os.environ.get("SCALE_KEEP"):
+        print(f"kept: {root}")
+    else:
+        shutil.rmtree(root)
 
 
 if __name__ == "__main__":

@@ -567,3 +567,41 @@ fn searches_map_the_vector_files_the_build_keeps_and_find_what_the_index_holds()
     test.build();
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
+
+/// The build removes stale files from `cache/vectors/`: a link there to another folder is refused with an
+/// error naming it, and nothing in the folder it points to is touched.
+#[test]
+fn a_link_in_place_of_the_vector_folder_is_refused() {
+    let test = fixture();
+    test.write("elsewhere/precious.txt", "not the build's");
+    test.build();
+    let folder = test.path(".hasna/knowledge/cache/vectors");
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::os::unix::fs::symlink(test.path("elsewhere"), &folder).unwrap();
+    test.write("docs/lifetimes.md", "# Lifetimes\n\nLifetimes name scopes.\n");
+    let output = test.run(&["build"]);
+    assert_ne!(output.status.code(), Some(0));
+    assert!(crate::stderr(&output).contains("cache/vectors"), "{}", crate::stderr(&output));
+    assert_eq!(std::fs::read_to_string(test.path("elsewhere/precious.txt")).unwrap(), "not the build's");
+    // Searches still answer, from the index's vectors.
+    assert!(test.ok(&["search", "scopes", "--mode", "semantic", "--json"]).contains("docs/lifetimes.md"));
+}
+
+/// Chunks a provider outage left pending are embedded by a later build that derives no source: the vector
+/// files hold their vectors all the same (the build's changed sources include those whose entries it wrote).
+#[test]
+fn the_vector_files_hold_the_vectors_a_retry_embeds() {
+    let test = fixture();
+    let failed = test.run_with_env(&["build", "--json"], &[("KNOWLEDGE_FAILPOINT", "embed")]);
+    assert!(failed.status.success(), "{}", crate::stderr(&failed));
+    let failed: Value = serde_json::from_slice(&failed.stdout).unwrap();
+    assert_eq!(counters(&failed).2, 3, "every chunk pending: {failed:#}");
+    let retry = test.build();
+    assert_eq!(counters(&retry).0, 3, "{retry:#}");
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let run: String = conn.query_row("SELECT value FROM meta WHERE key = 'last_run'", [], |row| row.get(0)).unwrap();
+    let rows = knowledge::embeddings::mapped_rows(&test.index(), "fake:512", &run).expect("a file holds the last run");
+    let mut paths: Vec<&str> = rows.iter().map(|row| row.1.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["docs/lifetimes.md", "docs/ownership.md", "docs/ownership.md"]);
+}

@@ -20,11 +20,16 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-use super::vectors::{Allow, VectorHit, VectorIndex, scan};
+use super::vectors::{Allow, VectorHit, VectorIndex, dot, dot_i8, scan_rows};
 
 const MAGIC: &[u8; 8] = b"KCVECT01";
 /// Sections start at multiples of this, so the mapped bytes can be read as f32, i64 and u64 slices.
 const ALIGN: u64 = 64;
+/// A base of this many rows or more is searched through its 8-bit rows first: below it, scanning the `f32`
+/// rows is as fast (docs/embeddings.md).
+const QUANTIZED_FROM: usize = 100_000;
+/// Rows the 8-bit ranking hands to the exact one.
+const CANDIDATES: usize = 200;
 /// A row with no entity (a chunk of the text, not an excerpt of a code entity).
 const NO_ENTITY: u32 = u32::MAX;
 
@@ -56,6 +61,17 @@ struct Header {
     entities: Section,
     ends: Section,
     text: Section,
+    /// A base's vectors as 8-bit integers (one scale per row), which a large base's search scans first.
+    #[serde(default)]
+    quantized: Option<Quantized>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Quantized {
+    /// Rows of `dimensions` `i8`s.
+    rows: Section,
+    /// Each row's scale (`f32`): its vector is about `scale × row`.
+    scales: Section,
 }
 
 /// The file holding `model`'s vectors for the index at `index` (`<output>/knowledge.db`): the base, or the
@@ -71,8 +87,9 @@ const DELTA_SHARE: usize = 8;
 const DELTA_SOURCES: usize = 4096;
 
 /// Brings the vector files in line with the committed index at `index`. When the generation is complete
-/// for the last run and no file holds it yet: the sources the build derived or deleted since the base (the
-/// last delta's, for a build that follows it, and this one's) are written as a delta of their rows, so an
+/// for the last run and no file holds it yet: the sources changed since the base (the last delta's, for a
+/// build that follows it, and those this one derived, deleted or wrote entries of: `store::paths_changed_by`)
+/// are written as a delta of their rows, so an
 /// edit writes its own vectors, not the generation's; a base is written when there is none to follow, or
 /// when the delta has grown past `DELTA_SHARE` or `DELTA_SOURCES`. Files of other models and of an
 /// unfinished stage are removed. `prior_run` is the index's last run before this build. On a no-op build
@@ -87,6 +104,12 @@ pub fn follow(conn: &Connection, index: &Path, prior_run: Option<&str>) -> Resul
     let embedded_run = crate::store::meta(conn, "embedded_run")?;
     let current = model.as_deref().map(|model| [file_path(index, model, "vec"), file_path(index, model, "delta")]);
     let folder = index.with_file_name("cache").join("vectors");
+    // The build removes files in this folder: it must be its own, not a link to somewhere else.
+    for own in [folder.parent().expect("cache/ holds it"), &folder] {
+        if std::fs::symlink_metadata(own).is_ok_and(|metadata| !metadata.is_dir()) {
+            return Err(VectorFileError::NotAFolder(own.to_path_buf()));
+        }
+    }
     // Files of other generations (a model switch, a provider turned off) and of writes a stopped build left.
     if let Ok(entries) = std::fs::read_dir(&folder) {
         for entry in entries.flatten() {
@@ -113,19 +136,19 @@ pub fn follow(conn: &Connection, index: &Path, prior_run: Option<&str>) -> Resul
     if let Some(base) = base.filter(|_| held.is_some() && held.as_deref() == prior_run) {
         let mut overridden: std::collections::BTreeSet<String> =
             delta.map(|delta| delta.overridden).unwrap_or_default().into_iter().collect();
-        overridden.extend(crate::store::paths_derived_by(conn, &run)?);
+        overridden.extend(crate::store::paths_changed_by(conn, &model, &run)?);
         if overridden.len() <= DELTA_SOURCES {
             let overridden: Vec<String> = overridden.into_iter().collect();
             let rows = |each: &mut EachRow<'_>| crate::store::each_ready_vector_of(conn, &model, &overridden, each);
             let stamp = Stamp { model: &model, run: &run, base_run: Some(&base.run), overridden: &overridden };
-            let written = write(&delta_path, &stamp, &rows)?;
+            let written = write(&delta_path, &stamp, &rows, false)?;
             if written * DELTA_SHARE <= base.rows {
                 return Ok(());
             }
         }
     }
     let rows = |each: &mut EachRow<'_>| crate::store::each_ready_vector(conn, &model, each);
-    write(&base_path, &Stamp { model: &model, run: &run, base_run: None, overridden: &[] }, &rows)?;
+    write(&base_path, &Stamp { model: &model, run: &run, base_run: None, overridden: &[] }, &rows, true)?;
     remove(&delta_path)
 }
 
@@ -135,6 +158,31 @@ struct Stamp<'a> {
     run: &'a str,
     base_run: Option<&'a str>,
     overridden: &'a [String],
+}
+
+/// Writes a base of `rows` (each `chunks.seq`, path, vector) for `model` and `run` beside `index`, with its
+/// 8-bit rows or without: for benchmarks, which measure the search of a file of any size without building
+/// an index of that size.
+///
+/// # Errors
+///
+/// Writing under `cache/vectors/`.
+pub fn write_base(
+    index: &Path,
+    model: &str,
+    run: &str,
+    rows: &[(i64, String, Vec<f32>)],
+    quantized: bool,
+) -> Result<(), VectorFileError> {
+    let each = |each: &mut EachRow<'_>| {
+        for (seq, path, vector) in rows {
+            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+            each(*seq, path.clone(), None, vector.len() as i64, &bytes);
+        }
+        Ok(())
+    };
+    let stamp = Stamp { model, run, base_run: None, overridden: &[] };
+    write(&file_path(index, model, "vec"), &stamp, &each, quantized).map(|_| ())
 }
 
 fn remove(path: &Path) -> Result<(), VectorFileError> {
@@ -153,6 +201,8 @@ pub enum VectorFileError {
     Sqlite(#[from] rusqlite::Error),
     #[error("`{}`: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },
+    #[error("`{}` is not a folder (a link?): the build keeps its vector files in a folder of its own; remove it", .0.display())]
+    NotAFolder(PathBuf),
 }
 
 /// A file's header, read from its trailer alone.
@@ -171,6 +221,15 @@ fn read_header(path: &Path) -> Option<Header> {
     serde_json::from_slice(&header).ok()
 }
 
+/// `vector` as 8-bit integers appended to `rows`, and the scale that makes them the vector again: the largest
+/// component maps to ±127.
+fn quantize(vector: &[f32], rows: &mut Vec<i8>) -> f32 {
+    let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
+    rows.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    scale
+}
+
 /// What is called with each ready vector, as `store::each_ready_vector` calls it: its chunk's `seq`, its
 /// source's path, its entity, its dimensions and its bytes.
 type EachRow<'a> = dyn FnMut(i64, String, Option<String>, i64, &[u8]) + 'a;
@@ -182,7 +241,7 @@ pub type MappedRow = (i64, String, Option<String>, Vec<f32>);
 /// Writes `rows` to `path` with `stamp`, through a temporary file made durable before it is renamed into
 /// place: a reader maps either the old file or the whole new one, and a crash never leaves a file whose
 /// stamp is right and whose vectors are not. Returns how many rows it wrote.
-fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>) -> Result<usize, VectorFileError> {
+fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>, with_8_bit: bool) -> Result<usize, VectorFileError> {
     let folder = path.parent().expect("the file is inside cache/vectors");
     let io = |error| VectorFileError::Io { path: path.to_path_buf(), error };
     std::fs::create_dir_all(folder).map_err(io)?;
@@ -208,9 +267,9 @@ fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>) -> Result<usize, Vecto
         entities: Section::default(),
         ends: Section::default(),
         text: Section::default(),
+        quantized: None,
     };
-    let (mut seqs, mut paths, mut entities) = (Vec::new(), Vec::new(), Vec::new());
-    let mut strings = Strings::default();
+    let mut tables = Tables::default();
     let mut failed = None;
     rows(&mut |seq, path, entity, dimensions, bytes| {
         let dimensions = usize::try_from(dimensions).unwrap_or(0);
@@ -226,21 +285,13 @@ fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>) -> Result<usize, Vecto
         if let Err(error) = out.write_all(bytes) {
             failed = Some(error);
         }
-        seqs.push(seq);
-        paths.push(strings.index(path));
-        entities.push(entity.map_or(NO_ENTITY, |entity| strings.index(entity)));
+        tables.push(seq, path, entity, with_8_bit.then_some(bytes));
     })?;
     if let Some(error) = failed {
         return Err(io(error));
     }
-    header.rows = seqs.len();
     header.matrix.len = out.at - header.matrix.start;
-    header.strings = strings.ends.len();
-    header.seqs = out.section(&seqs.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<_>>()).map_err(io)?;
-    header.paths = out.section(&paths.iter().flat_map(|p| p.to_le_bytes()).collect::<Vec<_>>()).map_err(io)?;
-    header.entities = out.section(&entities.iter().flat_map(|e| e.to_le_bytes()).collect::<Vec<_>>()).map_err(io)?;
-    header.ends = out.section(&strings.ends.iter().flat_map(|e| e.to_le_bytes()).collect::<Vec<_>>()).map_err(io)?;
-    header.text = out.section(&strings.text).map_err(io)?;
+    tables.write(&mut out, &mut header, with_8_bit).map_err(io)?;
     let json = serde_json::to_vec(&header).expect("the header serializes");
     out.write_all(&json).map_err(io)?;
     out.write_all(&(json.len() as u64).to_le_bytes()).map_err(io)?;
@@ -250,6 +301,53 @@ fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>) -> Result<usize, Vecto
     temporary.as_file().sync_data().map_err(io)?;
     temporary.persist(path).map_err(|e| io(e.error))?;
     Ok(header.rows)
+}
+
+/// What a file holds beside its vectors, collected as they stream out and written after them.
+#[derive(Default)]
+struct Tables {
+    seqs: Vec<i64>,
+    paths: Vec<u32>,
+    entities: Vec<u32>,
+    strings: Strings,
+    /// A base's 8-bit rows, kept in memory until the vectors are out (a quarter of their size).
+    quantized: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl Tables {
+    /// One row; `bytes` (its vector) when its 8-bit row is kept too.
+    fn push(&mut self, seq: i64, path: String, entity: Option<String>, bytes: Option<&[u8]>) {
+        if let Some(bytes) = bytes {
+            let vector: Vec<f32> =
+                bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            self.scales.push(quantize(&vector, &mut self.quantized));
+        }
+        self.seqs.push(seq);
+        self.paths.push(self.strings.index(path));
+        let entity = entity.map_or(NO_ENTITY, |entity| self.strings.index(entity));
+        self.entities.push(entity);
+    }
+
+    /// The sections after the vectors, and their places in `header`.
+    fn write<W: Write>(&self, out: &mut Counted<W>, header: &mut Header, with_8_bit: bool) -> std::io::Result<()> {
+        fn bytes<T: Copy, const N: usize>(values: &[T], to_le: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            values.iter().flat_map(|&value| to_le(value)).collect()
+        }
+        header.rows = self.seqs.len();
+        header.strings = self.strings.ends.len();
+        header.seqs = out.section(&bytes(&self.seqs, i64::to_le_bytes))?;
+        header.paths = out.section(&bytes(&self.paths, u32::to_le_bytes))?;
+        header.entities = out.section(&bytes(&self.entities, u32::to_le_bytes))?;
+        header.ends = out.section(&bytes(&self.strings.ends, u64::to_le_bytes))?;
+        header.text = out.section(&self.strings.text)?;
+        if with_8_bit {
+            let rows = out.section(bytemuck::cast_slice(&self.quantized))?;
+            let scales = out.section(&bytes(&self.scales, f32::to_le_bytes))?;
+            header.quantized = Some(Quantized { rows, scales });
+        }
+        Ok(())
+    }
 }
 
 /// A writer that knows its offset, for sections' places.
@@ -359,7 +457,11 @@ impl VectorIndex for MappedIndex {
 
     fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<VectorHit> {
         let current = |path: &str, entity: Option<&str>| !self.overridden.contains(path) && allow(path, entity);
-        let mut hits = self.base.search(query, k, &current);
+        let mut hits = if self.overridden.is_empty() {
+            self.base.search(query, k, allow)
+        } else {
+            self.base.search(query, k, &current)
+        };
         if let Some(delta) = &self.delta {
             hits.extend(delta.search(query, k, allow));
             hits.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.seq.cmp(&b.seq)));
@@ -404,35 +506,31 @@ impl MappedFile {
         &self.map[section.start as usize..(section.start + section.len) as usize]
     }
 
-    /// Every section inside the file, aligned, of the length the header's counts give, and every index into
-    /// the string table inside it, its strings UTF-8: after this the search cannot fail or panic.
+    /// Every section inside the file, aligned, of the length the header's counts give: after this no slice
+    /// of a section can fail. What the sections hold is checked as it is read (a string index past the
+    /// table, or bytes that are not UTF-8, read as an empty path), so opening costs no pass over the rows.
     fn check(&self) -> bool {
         let header = &self.header;
         let bytes = |count: usize, size: usize| count.checked_mul(size).map(|n| n as u64);
-        let sections = [
-            (header.matrix, header.rows.checked_mul(header.dimensions).and_then(|n| bytes(n, 4))),
+        let cells = header.rows.checked_mul(header.dimensions);
+        let mut sections = vec![
+            (header.matrix, cells.and_then(|n| bytes(n, 4))),
             (header.seqs, bytes(header.rows, 8)),
             (header.paths, bytes(header.rows, 4)),
             (header.entities, bytes(header.rows, 4)),
             (header.ends, bytes(header.strings, 8)),
             (header.text, Some(header.text.len)),
         ];
+        if let Some(quantized) = header.quantized {
+            sections
+                .extend([(quantized.rows, cells.and_then(|n| bytes(n, 1))), (quantized.scales, bytes(header.rows, 4))]);
+        }
         let fits = sections.iter().all(|(section, expected)| {
             section.start % ALIGN == 0
                 && Some(section.len) == *expected
                 && section.start.checked_add(section.len).is_some_and(|end| end <= self.map.len() as u64)
         });
-        if !fits || header.dimensions == 0 && header.rows != 0 {
-            return false;
-        }
-        let ends = self.ends();
-        let text = self.bytes(header.text);
-        let strings_fit = ends.windows(2).all(|pair| pair[0] <= pair[1])
-            && ends.last().is_none_or(|&end| end as usize <= text.len())
-            && (0..ends.len()).all(|at| std::str::from_utf8(self.string_bytes(at as u32)).is_ok());
-        let indexes_fit = self.paths().iter().all(|&p| (p as usize) < ends.len())
-            && self.entities().iter().all(|&e| e == NO_ENTITY || (e as usize) < ends.len());
-        strings_fit && indexes_fit
+        fits && (header.dimensions != 0 || header.rows == 0)
     }
 
     fn matrix(&self) -> &[f32] {
@@ -455,23 +553,55 @@ impl MappedFile {
         bytemuck::cast_slice(self.bytes(self.header.ends))
     }
 
-    fn string_bytes(&self, at: u32) -> &[u8] {
-        let ends = self.ends();
-        let start = if at == 0 { 0 } else { ends[at as usize - 1] as usize };
-        &self.bytes(self.header.text)[start..ends[at as usize] as usize]
-    }
-
+    /// String `at` of the table; an index past it, ends out of order or bytes that are not UTF-8 give "".
     fn string(&self, at: u32) -> &str {
-        std::str::from_utf8(self.string_bytes(at)).unwrap_or_default()
+        let ends = self.ends();
+        let end = ends.get(at as usize).copied();
+        let start = if at == 0 { Some(0) } else { ends.get(at as usize - 1).copied() };
+        let text = self.bytes(self.header.text);
+        match (start, end) {
+            (Some(start), Some(end)) if start <= end && end <= text.len() as u64 => {
+                std::str::from_utf8(&text[start as usize..end as usize]).unwrap_or_default()
+            }
+            _ => "",
+        }
     }
 
     fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<VectorHit> {
         let (paths, entities, seqs) = (self.paths(), self.entities(), self.seqs());
+        let dimensions = self.header.dimensions;
         let row = |at: usize| {
             let entity = (entities[at] != NO_ENTITY).then(|| self.string(entities[at]));
             (self.string(paths[at]), entity)
         };
-        scan(self.matrix(), self.header.dimensions, query, k, allow, &row)
+        let matrix = self.matrix();
+        let exact = |at: usize| dot(&matrix[at * dimensions..(at + 1) * dimensions], query);
+        let found =
+            match self.header.quantized.filter(|_| self.header.rows >= QUANTIZED_FROM && query.len() == dimensions) {
+                // The 8-bit rows (a quarter of the bytes) rank every row; the best `CANDIDATES` the filter
+                // admits are scored again exactly, and the best `k` of those returned.
+                Some(quantized) => {
+                    let rows: &[i8] = bytemuck::cast_slice(self.bytes(quantized.rows));
+                    let scales: &[f32] = bytemuck::cast_slice(self.bytes(quantized.scales));
+                    let mut query_rows = Vec::with_capacity(dimensions);
+                    let query_scale = quantize(query, &mut query_rows);
+                    let approximate = |at: usize| {
+                        let dot = dot_i8(&rows[at * dimensions..(at + 1) * dimensions], &query_rows);
+                        scales[at] * query_scale * dot as f32
+                    };
+                    let mut candidates: Vec<(usize, f32)> =
+                        scan_rows(self.header.rows, k.max(CANDIDATES), allow, &row, &approximate)
+                            .into_iter()
+                            .map(|(at, _)| (at, exact(at)))
+                            .collect();
+                    candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    candidates.truncate(k);
+                    candidates
+                }
+                None if query.len() == dimensions => scan_rows(self.header.rows, k, allow, &row, &exact),
+                None => Vec::new(),
+            };
+        found
             .into_iter()
             .map(|(at, similarity)| VectorHit { seq: seqs[at], similarity, path: self.string(paths[at]).to_string() })
             .collect()
@@ -492,7 +622,7 @@ mod tests {
             }
             Ok(())
         };
-        write(path, stamp, &each).unwrap();
+        write(path, stamp, &each, stamp.base_run.is_none()).unwrap();
     }
 
     fn seqs(index: &MappedIndex, query: [f32; 2], allow: &Allow<'_>) -> Vec<i64> {

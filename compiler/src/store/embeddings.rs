@@ -315,17 +315,24 @@ pub fn vector_count(conn: &Connection, model: &str) -> rusqlite::Result<u64> {
         .map(i64::cast_unsigned)
 }
 
-/// The paths of the sources `run` derived (their rows were written by that build) and of those the build on
-/// this connection deleted (`temp.gone_sources`; none when it was not this connection's build).
-pub fn paths_derived_by(conn: &Connection, run: &str) -> rusqlite::Result<Vec<String>> {
+/// The paths of the sources whose vectors of `model` `run` may have changed: those it derived (their rows
+/// were written by that build), those whose entries it wrote (a retry of pending chunks, a source it did not
+/// derive), and those the build on this connection deleted (`temp.gone_sources`; none when it was not this
+/// connection's build).
+pub fn paths_changed_by(conn: &Connection, model: &str, run: &str) -> rusqlite::Result<Vec<String>> {
     let gone = conn.query_row(
         "SELECT count(*) FROM temp.sqlite_master WHERE type = 'table' AND name = 'gone_sources'",
         [],
         |row| row.get::<_, i64>(0),
     )? > 0;
     let mut paths: Vec<String> = conn
-        .prepare_cached("SELECT path FROM sources WHERE indexed_run = ?1")?
-        .query_map([run], |row| row.get(0))?
+        .prepare_cached(
+            "SELECT path FROM sources WHERE indexed_run = ?2
+             UNION SELECT s.path FROM vector_index_entries e CROSS JOIN chunks c ON c.id = e.chunk_id
+                   CROSS JOIN sources s ON s.id = c.source_id
+             WHERE e.model = ?1 AND e.updated_run = ?2",
+        )?
+        .query_map([model, run], |row| row.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     if gone {
         let mut statement = conn.prepare_cached("SELECT path FROM temp.gone_sources")?;
@@ -364,12 +371,14 @@ pub fn each_ready_vector(
     model: &str,
     mut each: impl FnMut(i64, String, Option<String>, i64, &[u8]),
 ) -> rusqlite::Result<()> {
+    // The vectors in their table's order (a scan of their pages), each entry looked up by text: reading them
+    // in the entries' order sought each 1.5 KB vector at random (0.89 s against 0.55 s at 69,000 chunks).
     let mut statement = conn.prepare(
         "SELECT c.seq, s.path, v.vector, v.dimensions, c.entity
-         FROM vector_index_entries e
-         JOIN chunk_embeddings v ON v.model = e.model AND v.text_hash = e.text_hash
-         JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id
-         WHERE e.model = ?1 AND e.status = 'ready'",
+         FROM chunk_embeddings v
+              CROSS JOIN vector_index_entries e ON e.model = v.model AND e.text_hash = v.text_hash
+              CROSS JOIN chunks c ON c.id = e.chunk_id CROSS JOIN sources s ON s.id = c.source_id
+         WHERE v.model = ?1 AND e.status = 'ready'",
     )?;
     let mut rows = statement.query([model])?;
     while let Some(row) = rows.next()? {

@@ -7,6 +7,8 @@ use std::path::Path;
 use knowledge_queries::Origin;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+use super::MMAP_SIZE;
+
 use super::*;
 
 /// What the index holds about a source before a build.
@@ -283,7 +285,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     // Pages are read through a memory map, as the build reads them, not copied one `pread` at a time into a
     // 2 MB cache: loading the Rust book's vectors (an 18 MB index) made 25,704 reads of it per search
     // process. The file never shrinks under the map (no VACUUM, `auto_vacuum` off).
-    conn.pragma_update(None, "mmap_size", 268_435_456).map_err(wrap)?;
+    conn.pragma_update(None, "mmap_size", MMAP_SIZE).map_err(wrap)?;
     if let Some(found) = format_mismatch(&conn).map_err(wrap)? {
         return Err(StoreError::Format { path: path.to_path_buf(), found });
     }
