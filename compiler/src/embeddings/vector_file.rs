@@ -4,8 +4,9 @@
 //!
 //! It is a cache of the index, never a source of truth: the build writes it after its embedding stage
 //! (`follow`), stamped with the model and the run (`last_run`) whose vectors it holds, and a reader uses it
-//! only when that stamp matches the index it opened and every section checks out; otherwise it loads from
-//! SQLite as before. A missing, stale, damaged or foreign file makes a search slower, never wrong.
+//! only when that stamp matches the index it opened and its sections fit the file; otherwise it loads from
+//! SQLite as before. A missing, stale or foreign file makes a search slower, never different; no file,
+//! however damaged, makes a search panic or return a row its chunk's row in the index does not confirm.
 //!
 //! Layout, little-endian: `MAGIC`, then sections each starting at a multiple of 64 bytes (the vectors as
 //! f32 rows, the rows' `chunks.seq` as i64, their path and entity as u32 indexes into a string table, the
@@ -660,7 +661,7 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_file_is_never_used_and_never_panics() {
+    fn a_damaged_file_never_panics_and_one_that_does_not_fit_is_not_used() {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("knowledge.db");
         let path = file_path(&index, "fake:2", "vec");
@@ -693,5 +694,42 @@ mod tests {
         bytes[at + 7] = b'9';
         std::fs::write(&path, &bytes).unwrap();
         assert!(MappedIndex::open(&index, "fake:2", "r1").is_none());
+    }
+
+    /// A base past `QUANTIZED_FROM` rows is ranked by its 8-bit rows first: it finds what the exact scan of
+    /// the same vectors finds, with their exact similarities, the filter applied inside.
+    #[test]
+    fn the_8_bit_ranking_finds_what_the_exact_scan_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("knowledge.db");
+        // Random 16-dimension vectors (a xorshift): distinct enough that the exact best 10 are not tied.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let mut vector = move || {
+            let v: Vec<f32> = (0..16).map(|_| random()).collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
+        };
+        let rows: Vec<(i64, String, Vec<f32>)> = (0..QUANTIZED_FROM as i64)
+            .map(|i| (i, if i % 3 == 0 { "hidden.md".to_string() } else { format!("{}.md", i % 7) }, vector()))
+            .collect();
+        write_base(&index, "fake:16", "r1", &rows, true).unwrap();
+        let mapped = MappedIndex::open(&index, "fake:16", "r1").unwrap();
+        assert!(mapped.base.header.quantized.is_some());
+        let matrix: Vec<f32> = rows.iter().flat_map(|row| row.2.clone()).collect();
+        let exact =
+            super::super::MatrixIndex::from_matrix(16, matrix, rows.iter().map(|r| (r.0, r.1.clone(), None)).collect());
+        for query in [vector(), vector(), vector(), vector()] {
+            let allow = |path: &str, _: Option<&str>| path != "hidden.md";
+            let found = mapped.search(&query, 10, &allow);
+            assert_eq!(found, exact.search(&query, 10, &allow), "{query:?}");
+            assert_eq!(found.len(), 10);
+            assert!(found.iter().all(|hit| hit.path != "hidden.md"));
+        }
     }
 }
