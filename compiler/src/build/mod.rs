@@ -41,7 +41,8 @@ use crate::wiki::{self, PageInputs, TemplateSet};
 use write::{Before, WriteJob};
 
 /// The folders of the output layout, the tool's own: each is made when something goes in it (`exports/` by
-/// `knowledge export`; `runs/`, `cache/` and `artifacts/` are reserved, and nothing goes in them yet).
+/// `knowledge export`, `cache/vectors/` by a build with an embeddings provider; `runs/` and `artifacts/`
+/// are reserved, and nothing goes in them yet).
 pub const OUTPUT_LAYOUT: [&str; 8] = ["wiki", "indexes", "schemas", "logs", "runs", "cache", "exports", "artifacts"];
 
 /// Below this many changed sources their queries run on the build's own thread: starting rayon's pool and
