@@ -3,13 +3,15 @@
 
 PROJECT must be built. Measures the time from spawning `knowledge serve` to the first `knowledge_search`
 answer (initialize included), then N (default 200) sequential `knowledge_search` calls with queries made
-from the index's own section titles, and prints p50 and p95. With TOOL (`knowledge_impact_plan '{"slug":
+from the index's own section titles, and prints p50 and p95, and the server's CPU time per call (its
+process's user and system time over the calls, from /proc; clock ticks of 10 ms, so N of a few hundred). With TOOL (`knowledge_impact_plan '{"slug":
 "component/tokio"}'`), the N calls are of that tool with those arguments instead. See docs/performance.md.
 """
 
 import asyncio
 import contextlib
 import json
+import os
 import sqlite3
 import subprocess
 import statistics
@@ -47,6 +49,25 @@ async def connect():
         server.wait(timeout=10)
 
 
+def server_cpu_seconds():
+    """User and system CPU seconds of the `knowledge` processes this script started (its children), all
+    their threads included, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the command: state, ppid, ..., utime (14th field of the line) and stime (15th).
+        if int(fields[1]) == os.getpid():
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
 def queries():
     db = sqlite3.connect(f"file:{PROJECT / '.hasna/knowledge/knowledge.db'}?mode=ro", uri=True)
     titles = [row[0].split(" > ")[-1] for row in db.execute("SELECT DISTINCT title FROM chunks ORDER BY hash")]
@@ -63,6 +84,7 @@ async def main():
             first_answer = time.perf_counter() - start
             assert not first.is_error
             times = []
+            cpu_before = server_cpu_seconds()
             for query in asked:
                 t = time.perf_counter()
                 if TOOL:
@@ -71,11 +93,13 @@ async def main():
                     result = await session.call_tool("knowledge_search", {"query": query, "mode": "keyword", "limit": 10})
                 times.append(time.perf_counter() - t)
                 assert not result.is_error, result
+            cpu = server_cpu_seconds() - cpu_before
     times.sort()
     p50 = times[len(times) // 2]
     p95 = times[min(len(times) - 1, len(times) * 95 // 100)]
     print(f"{TRANSPORT}: start to first answer: {first_answer * 1000:.1f} ms")
     print(f"{TOOL or 'knowledge_search'} over {COUNT} calls: p50 {p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, mean {statistics.mean(times) * 1000:.2f} ms")
+    print(f"server CPU (user + system, every thread) per call: {cpu / COUNT * 1000:.2f} ms")
 
 
 asyncio.run(main())
