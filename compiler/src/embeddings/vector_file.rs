@@ -702,21 +702,22 @@ mod tests {
     fn the_8_bit_ranking_finds_what_the_exact_scan_finds() {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("knowledge.db");
-        // Random 16-dimension vectors (a xorshift): distinct enough that the exact best 10 are not tied.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut random = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
-        let mut vector = move || {
-            let v: Vec<f32> = (0..16).map(|_| random()).collect();
+        // 16-dimension vectors whose components are splitmix64 of (seed, dimension): scattered enough that
+        // the exact best 10 are not tied (rows tied within the 8-bit rows' rounding, more than `CANDIDATES`
+        // of them, would be cut by row order, not by their exact scores).
+        let vector = |seed: i64| {
+            let component = |d: i64| {
+                let mut z = ((seed * 16 + d) as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            };
+            let v: Vec<f32> = (0..16).map(component).collect();
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
         };
         let rows: Vec<(i64, String, Vec<f32>)> = (0..QUANTIZED_FROM as i64)
-            .map(|i| (i, if i % 3 == 0 { "hidden.md".to_string() } else { format!("{}.md", i % 7) }, vector()))
+            .map(|i| (i, if i % 3 == 0 { "hidden.md".to_string() } else { format!("{}.md", i % 7) }, vector(i)))
             .collect();
         write_base(&index, "fake:16", "r1", &rows, true).unwrap();
         let mapped = MappedIndex::open(&index, "fake:16", "r1").unwrap();
@@ -724,7 +725,7 @@ mod tests {
         let matrix: Vec<f32> = rows.iter().flat_map(|row| row.2.clone()).collect();
         let exact =
             super::super::MatrixIndex::from_matrix(16, matrix, rows.iter().map(|r| (r.0, r.1.clone(), None)).collect());
-        for query in [vector(), vector(), vector(), vector()] {
+        for query in [vector(-1), vector(-7), vector(-100), vector(-12_345)] {
             let allow = |path: &str, _: Option<&str>| path != "hidden.md";
             let found = mapped.search(&query, 10, &allow);
             assert_eq!(found, exact.search(&query, 10, &allow), "{query:?}");
