@@ -87,6 +87,19 @@ pub(super) fn identity(dir: &Path) -> Result<Identity, LocalModelError> {
     Ok(Identity { id: id_of(&config_bytes, &tokenizer_bytes, weights_len), dimensions: config.hidden_size })
 }
 
+/// The tokenizer of `tokenizer.json`, padding each batch to its longest text and truncating at
+/// `MAX_TOKENS`.
+fn load_tokenizer(dir: &Path, bytes: &[u8]) -> Result<Tokenizer, LocalModelError> {
+    let mut tokenizer = Tokenizer::from_bytes(bytes).map_err(|e| file_error(dir.join("tokenizer.json"), e))?;
+    // The shipped tokenizer pads and truncates to a fixed 128: pad each batch to its longest text instead,
+    // and truncate at the length the model was trained for.
+    tokenizer.with_padding(Some(PaddingParams::default()));
+    tokenizer
+        .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
+        .map_err(|e| LocalModelError::Tokenizer(e.to_string()))?;
+    Ok(tokenizer)
+}
+
 impl LocalEmbedder {
     /// Loads the model in `dir`; an error names the file that is missing or unreadable.
     pub(super) fn load(dir: &Path) -> Result<LocalEmbedder, LocalModelError> {
@@ -96,15 +109,13 @@ impl LocalEmbedder {
         let weights_len = std::fs::metadata(&weights_path).map_err(|e| file_error(weights_path.clone(), e))?.len();
         let config = parse_config(dir, &config_bytes)?;
         let id = id_of(&config_bytes, &tokenizer_bytes, weights_len);
-        let model = Encoder::load(Weights::open(&weights_path)?, &config)?;
-        let mut tokenizer =
-            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| file_error(dir.join("tokenizer.json"), e))?;
-        // The shipped tokenizer pads and truncates to a fixed 128: pad each batch to its longest text
-        // instead, and truncate at the length the model was trained for.
-        tokenizer.with_padding(Some(PaddingParams::default()));
-        tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
-            .map_err(|e| LocalModelError::Tokenizer(e.to_string()))?;
+        // The weights and the tokenizer load on two threads: a search process pays for the longer of the two
+        // (the weights' reads), not their sum.
+        let (model, tokenizer) = rayon::join(
+            || Encoder::load(Weights::open(&weights_path)?, &config),
+            || load_tokenizer(dir, &tokenizer_bytes),
+        );
+        let (model, tokenizer) = (model?, tokenizer?);
         Ok(LocalEmbedder { model, tokenizer, dimensions: config.hidden_size, id, dir: dir.to_path_buf() })
     }
 

@@ -11,6 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use super::LocalModelError;
@@ -96,14 +97,14 @@ impl Weights {
     }
 
     /// Every tensor but those `skip` names, as f32 tensors.
+    /// They are read in parallel: most of a read's time is the kernel giving the buffer fresh pages, which
+    /// two cores do at once.
     pub(super) fn tensors_except(&self, skip: &[&str]) -> Result<HashMap<String, Tensor>, LocalModelError> {
-        let mut tensors = HashMap::new();
-        for (name, entry) in &self.tensors {
-            if !skip.contains(&name.as_str()) {
-                tensors.insert(name.clone(), self.read(name, entry.dtype, entry.shape.clone(), &[entry.start])?);
-            }
-        }
-        Ok(tensors)
+        self.tensors
+            .par_iter()
+            .filter(|(name, _)| !skip.contains(&name.as_str()))
+            .map(|(name, entry)| Ok((name.clone(), self.read(name, entry.dtype, entry.shape.clone(), &[entry.start])?)))
+            .collect()
     }
 
     /// Rows `ids` of the two-dimensional tensor `name`, as an f32 tensor (ids × columns). An id past the
