@@ -605,3 +605,24 @@ fn the_vector_files_hold_the_vectors_a_retry_embeds() {
     paths.sort_unstable();
     assert_eq!(paths, ["docs/lifetimes.md", "docs/ownership.md", "docs/ownership.md"]);
 }
+
+/// A process that searched between a build's commit and its vector files (here: the files moved aside)
+/// loaded the vectors from the index; its next search maps the files once they are there, and keeps them.
+#[test]
+fn a_search_process_takes_the_vector_files_once_they_are_written() {
+    let test = fixture();
+    test.build();
+    let folder = test.path(".hasna/knowledge/cache/vectors");
+    let aside = test.path("vectors-aside");
+    let conn = knowledge::store::open_read_only(&test.index()).unwrap();
+    std::fs::rename(&folder, &aside).unwrap();
+    let loaded = knowledge::embeddings::vector_index(&conn, "fake:512").unwrap();
+    let again = knowledge::embeddings::vector_index(&conn, "fake:512").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&loaded, &again), "no files: the load is kept");
+    std::fs::rename(&aside, &folder).unwrap();
+    let mapped = knowledge::embeddings::vector_index(&conn, "fake:512").unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&loaded, &mapped), "the files are taken once they are there");
+    assert_eq!(mapped.len(), loaded.len());
+    let kept = knowledge::embeddings::vector_index(&conn, "fake:512").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&mapped, &kept), "and kept");
+}

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-use super::vectors::{Allow, VectorHit, VectorIndex, dot, dot_i8, scan_rows};
+use super::vectors::{Allow, VectorHit, VectorIndex, dot, dot_i8, scan, scan_rows};
 
 const MAGIC: &[u8; 8] = b"KCVECT01";
 /// Sections start at multiples of this, so the mapped bytes can be read as f32, i64 and u64 slices.
@@ -439,13 +439,11 @@ pub fn mapped_rows(index: &Path, model: &str, run: &str) -> Option<Vec<MappedRow
     for (file, masked) in files {
         let dimensions = file.header.dimensions;
         for (at, vector) in file.matrix().chunks_exact(dimensions.max(1)).enumerate() {
-            let path = file.string(file.paths()[at]);
+            let (path, entity) = file.row(at);
             if masked.contains(path) {
                 continue;
             }
-            let entity = file.entities()[at];
-            let entity = (entity != NO_ENTITY).then(|| file.string(entity).to_string());
-            rows.push((file.seqs()[at], path.to_string(), entity, vector.to_vec()));
+            rows.push((file.seqs()[at], path.to_string(), entity.map(str::to_string), vector.to_vec()));
         }
     }
     Some(rows)
@@ -568,43 +566,46 @@ impl MappedFile {
         }
     }
 
+    /// Row `at`'s source path and entity.
+    fn row(&self, at: usize) -> (&str, Option<&str>) {
+        let entity = self.entities()[at];
+        (self.string(self.paths()[at]), (entity != NO_ENTITY).then(|| self.string(entity)))
+    }
+
     fn search(&self, query: &[f32], k: usize, allow: &Allow<'_>) -> Vec<VectorHit> {
-        let (paths, entities, seqs) = (self.paths(), self.entities(), self.seqs());
         let dimensions = self.header.dimensions;
-        let row = |at: usize| {
-            let entity = (entities[at] != NO_ENTITY).then(|| self.string(entities[at]));
-            (self.string(paths[at]), entity)
-        };
+        if query.len() != dimensions {
+            return Vec::new();
+        }
+        let row = |at: usize| self.row(at);
         let matrix = self.matrix();
-        let exact = |at: usize| dot(&matrix[at * dimensions..(at + 1) * dimensions], query);
-        let found =
-            match self.header.quantized.filter(|_| self.header.rows >= QUANTIZED_FROM && query.len() == dimensions) {
-                // The 8-bit rows (a quarter of the bytes) rank every row; the best `CANDIDATES` the filter
-                // admits are scored again exactly, and the best `k` of those returned.
-                Some(quantized) => {
-                    let rows: &[i8] = bytemuck::cast_slice(self.bytes(quantized.rows));
-                    let scales: &[f32] = bytemuck::cast_slice(self.bytes(quantized.scales));
-                    let mut query_rows = Vec::with_capacity(dimensions);
-                    let query_scale = quantize(query, &mut query_rows);
-                    let approximate = |at: usize| {
-                        let dot = dot_i8(&rows[at * dimensions..(at + 1) * dimensions], &query_rows);
-                        scales[at] * query_scale * dot as f32
-                    };
-                    let mut candidates: Vec<(usize, f32)> =
-                        scan_rows(self.header.rows, k.max(CANDIDATES), allow, &row, &approximate)
-                            .into_iter()
-                            .map(|(at, _)| (at, exact(at)))
-                            .collect();
-                    candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                    candidates.truncate(k);
-                    candidates
-                }
-                None if query.len() == dimensions => scan_rows(self.header.rows, k, allow, &row, &exact),
-                None => Vec::new(),
-            };
+        let found = match self.header.quantized.filter(|_| self.header.rows >= QUANTIZED_FROM) {
+            // The 8-bit rows (a quarter of the bytes) rank every row; the best `CANDIDATES` the filter admits
+            // are scored again exactly, and the best `k` of those returned.
+            Some(quantized) => {
+                let rows: &[i8] = bytemuck::cast_slice(self.bytes(quantized.rows));
+                let scales: &[f32] = bytemuck::cast_slice(self.bytes(quantized.scales));
+                let mut query_rows = Vec::with_capacity(dimensions);
+                let query_scale = quantize(query, &mut query_rows);
+                let approximate = |at: usize| {
+                    let dot = dot_i8(&rows[at * dimensions..(at + 1) * dimensions], &query_rows);
+                    scales[at] * query_scale * dot as f32
+                };
+                let mut candidates: Vec<(usize, f32)> =
+                    scan_rows(self.header.rows, k.max(CANDIDATES), allow, &row, &approximate)
+                        .into_iter()
+                        .map(|(at, _)| (at, dot(&matrix[at * dimensions..(at + 1) * dimensions], query)))
+                        .collect();
+                candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                candidates.truncate(k);
+                candidates
+            }
+            None => scan(matrix, dimensions, query, k, allow, &row),
+        };
+        let seqs = self.seqs();
         found
             .into_iter()
-            .map(|(at, similarity)| VectorHit { seq: seqs[at], similarity, path: self.string(paths[at]).to_string() })
+            .map(|(at, similarity)| VectorHit { seq: seqs[at], similarity, path: self.row(at).0.to_string() })
             .collect()
     }
 }

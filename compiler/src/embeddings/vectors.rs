@@ -44,29 +44,34 @@ pub struct MatrixIndex {
     rows: Vec<(i64, String, Option<String>)>,
 }
 
-/// The vector index searches of `model` use for the index `conn` reads: its vector file, memory-mapped, when
-/// the file holds the vectors of the index's last run (the build keeps it so), otherwise every vector loaded
+/// The vector index searches of `model` use for the index `conn` reads: its vector files, memory-mapped, when
+/// they hold the vectors of the index's last run (the build keeps them so), otherwise every vector loaded
 /// from SQLite. Kept as long as the process for the latest index state it saw: a search after a new build
-/// (another `last_run`) opens again. Every principal shares it; permissions are applied by the scan.
+/// (another `last_run`) opens again. A search between a build's commit and its vector files (the build
+/// writes them after) loads from SQLite, and the next search tries the files again rather than keep that
+/// load for the run. Every principal shares it; permissions are applied by the scan.
 pub fn vector_index(conn: &Connection, model: &str) -> rusqlite::Result<Arc<dyn VectorIndex>> {
-    type Cache = Mutex<HashMap<(String, String), (String, Arc<dyn VectorIndex>)>>;
+    /// The run an index was opened for, whether it is the mapped files, and the index.
+    type Cache = Mutex<HashMap<(String, String), (String, bool, Arc<dyn VectorIndex>)>>;
     static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
     let file = conn.path().unwrap_or_default().to_string();
     let run = crate::store::meta(conn, "last_run")?.unwrap_or_default();
     let cache = CACHE.get_or_init(Cache::default);
     let key = (file.clone(), model.to_string());
-    if let Some((seen, index)) = cache.lock().expect("the cache lock is never poisoned").get(&key)
-        && *seen == run
-    {
-        return Ok(index.clone());
-    }
+    let cached = cache.lock().expect("the cache lock is never poisoned").get(&key).cloned();
+    let loaded = match cached {
+        Some((seen, true, index)) if seen == run => return Ok(index),
+        Some((seen, false, index)) if seen == run => Some(index),
+        _ => None,
+    };
     let mapped =
         (!file.is_empty()).then(|| super::MappedIndex::open(std::path::Path::new(&file), model, &run)).flatten();
-    let index: Arc<dyn VectorIndex> = match mapped {
-        Some(mapped) => Arc::new(mapped),
-        None => Arc::new(MatrixIndex::load(conn, model)?),
+    let (is_mapped, index): (bool, Arc<dyn VectorIndex>) = match (mapped, loaded) {
+        (Some(mapped), _) => (true, Arc::new(mapped)),
+        (None, Some(loaded)) => return Ok(loaded),
+        (None, None) => (false, Arc::new(MatrixIndex::load(conn, model)?)),
     };
-    cache.lock().expect("the cache lock is never poisoned").insert(key, (run, index.clone()));
+    cache.lock().expect("the cache lock is never poisoned").insert(key, (run, is_mapped, index.clone()));
     Ok(index)
 }
 

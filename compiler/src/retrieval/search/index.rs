@@ -115,9 +115,7 @@ impl SearchIndex for SqliteIndex<'_> {
             // the scan read a vector file, which only the build writes but anyone with the folder could.
             let result = self.chunk(hit.seq)?.filter(|result| {
                 let entity = result.entity.as_ref().map(|entity| entity.slug.as_str());
-                result.source.path == hit.path
-                    && access.can_read_path(&result.source.path)
-                    && request.wants_chunk(&result.source.path, entity)
+                result.source.path == hit.path && allowed(&result.source.path, entity)
             });
             if let Some(mut result) = result {
                 result.scores.semantic = Some(f64::from(hit.similarity));
