@@ -60,6 +60,12 @@ fn run_client_with(transport: &str, store: Option<&pg_server::Postgres>) {
         let ingest = Command::new(env!("CARGO_BIN_EXE_knowledge")).args(&args).output().unwrap();
         assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
     }
+    // One note, for the `knowledge://item/{id}` resource.
+    let note = Command::new(env!("CARGO_BIN_EXE_knowledge"))
+        .args(["-C", project.path().to_str().unwrap(), "add", "The turbine logbook is kept in the control room."])
+        .output()
+        .unwrap();
+    assert!(note.status.success(), "{}", String::from_utf8_lossy(&note.stderr));
     let build = Command::new(env!("CARGO_BIN_EXE_knowledge"))
         .args(["-C", project.path().to_str().unwrap(), "build", "--json"])
         .output()

@@ -525,6 +525,42 @@ fn filed_web_results_are_sources_under_their_urls_that_only_their_readers_see() 
     assert!(!everything.contains("govern memory"), "a pack for the default principal holds no web result");
 }
 
+#[test]
+fn the_servers_web_search_is_the_operators_choice_keeps_to_the_domains_and_files_nothing() {
+    let (port, requests) = json_server(
+        r#"{"output":[{"type":"message","content":[{"type":"output_text",
+        "text":"Ownership is a set of rules. Spam.",
+        "annotations":[
+          {"type":"url_citation","url":"https://doc.rust-lang.org/book/ch04-01.html","title":"What is Ownership?","start_index":0,"end_index":28},
+          {"type":"url_citation","url":"https://spam.example/x","title":"Spam","start_index":29,"end_index":34}]}]}]}"#,
+    );
+    let test = web_project("openai", port, "[web]\nenabled = true\ndeny_domains = [\"spam.example\"]\n");
+    let search = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "knowledge_web_search", "arguments": {"query": "rust ownership"}}});
+    let answers = mcp_session(&test, &["--web-provider", "p"], &[("P_KEY", "k")], std::slice::from_ref(&search));
+    let results = &answers[0]["result"]["structuredContent"]["results"];
+    let urls: Vec<&str> = results.as_array().unwrap().iter().map(|r| r["url"].as_str().unwrap()).collect();
+    assert_eq!(urls, ["https://doc.rust-lang.org/book/ch04-01.html"], "{:#}", answers[0]);
+    assert_eq!(results[0]["provider"], "p");
+    let (head, _) = requests.recv().unwrap();
+    assert!(head.starts_with("POST /v1/responses "), "{head}");
+    assert!(!test.root().join(".hasna/knowledge/ingested").exists(), "the server filed nothing");
+
+    // Without the operator's provider the tool refuses and asks nothing; a project with `[web]` off, or a
+    // missing key, stops the server at start.
+    let refused = mcp_session(&test, &[], &[], &[search]);
+    assert_eq!(refused[0]["result"]["isError"], true, "{:#}", refused[0]);
+    assert!(refused[0]["result"]["content"][0]["text"].as_str().unwrap().contains("--web-provider"));
+    assert!(requests.try_recv().is_err());
+    let off = web_project("openai", port, "");
+    let stopped = off.run_with_env(&["serve", "--web-provider", "p"], &[("P_KEY", "k")]);
+    assert_eq!(stopped.status.code(), Some(2));
+    assert!(stderr(&stopped).contains("`[web] enabled = true`"), "{}", stderr(&stopped));
+    let keyless = test.run_with_env(&["serve", "--web-provider", "p"], &[("P_KEY", "")]);
+    assert_eq!(keyless.status.code(), Some(2));
+    assert!(stderr(&keyless).contains("`P_KEY`"), "{}", stderr(&keyless));
+}
+
 /// Sends `requests` (JSON-RPC lines) to `knowledge serve` over stdio and returns the answers by id.
 pub(crate) fn mcp_session(
     test: &CliTest,

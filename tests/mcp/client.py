@@ -50,6 +50,10 @@ EXPECTED_TOOLS = {
     "knowledge_coverage_for",
     "knowledge_which_pr_introduced",
     "knowledge_recent_entity_changes",
+    "knowledge_web_search",
+    "ok_search",
+    "ok_resolve_source",
+    "ok_reindex_status",
 }
 
 passed, failed = 0, 0
@@ -170,7 +174,8 @@ async def main():
             templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
             check(
                 "resource templates",
-                {"knowledge://source/{path}", "knowledge://wiki/{slug}", "knowledge://index/{section}", "knowledge://run/{id}"}
+                {"knowledge://source/{path}", "knowledge://wiki/{slug}", "knowledge://index/{section}", "knowledge://run/{id}",
+                 "knowledge://item/{id}", "knowledge://decision/{run_id}"}
                 <= templates,
                 templates,
             )
@@ -240,7 +245,9 @@ async def main():
                 if not cursor:
                     break
             _, stats = await call(session, "knowledge_stats", {})
-            check("list pages through every source once", len(seen) == len(set(seen)) == stats["sources"], seen)
+            _, listed_notes = await call(session, "knowledge_list", {"kind": "notes"})
+            notes = [note["path"] for note in listed_notes["sources"]]
+            check("list pages through every source once", len(seen) == len(set(seen)) == stats["sources"] - len(notes), seen)
             _, runs = await call(session, "knowledge_list", {"kind": "runs"})
             check("list runs", len(runs["runs"]) == stats["runs"] >= 1)
 
@@ -294,6 +301,18 @@ async def main():
             _, decided = await call(session, "knowledge_run_status", {"run_id": decisions[0]["run_id"]})
             check("run status reads a decision's run", decided["kind"] == "resolve" and decided["events"][0]["kind"] == "source_resolved", decided)
             await expect_error(session, "unknown run", "knowledge_run_status", {"run_id": "nope"}, "no chunk or source matches `nope`")
+            decision = json.loads(await read_resource_text(session, f"knowledge://decision/{decisions[0]['run_id']}"))
+            check("one decision by its run id", decision == decisions[0], decision)
+            try:
+                await session.read_resource("knowledge://decision/nope")
+                check("an unknown decision is not found", False)
+            except MCPError as error:
+                check("an unknown decision is not found", "no decision `nope`" in str(error), error)
+
+            # A note by its id: the note `knowledge add` wrote before the build.
+            check("the note is listed", len(notes) == 1 and notes[0].startswith("knowledge://item/"), notes)
+            item = json.loads(await read_resource_text(session, notes[0]))
+            check("a note's resource is its indexed source", item["path"] == notes[0] and item["chunks"], item)
 
             # Code entities: the catalog, one entity, plans, coverage, dependencies and the delta log. The
             # decision record is internal: no answer names it or says it governs the crate.
@@ -383,6 +402,17 @@ async def main():
             await expect_error(session, "resolve an unreadable source", "knowledge_resolve_source", {"ref": "secret/plan.md"}, "no chunk or source matches")
             await expect_error(session, "resolve for an unknown purpose", "knowledge_resolve_source", {"ref": "book/ownership.md", "purpose": "gossip"}, "unknown purpose")
 
+            # The design's other names: the compatibility tools answer as the tools they name, and web search
+            # is off unless the server's operator allowed it.
+            _, compat = await call(session, "ok_resolve_source", {"ref": "file://book/ownership.md"})
+            check("ok_resolve_source answers as knowledge_resolve_source", compat == resolved_source, compat)
+            _, ours = await call(session, "knowledge_search", {"query": "ownership rules", "mode": "keyword"})
+            _, theirs = await call(session, "ok_search", {"query": "ownership rules", "mode": "keyword"})
+            check("ok_search answers as knowledge_search", theirs == ours, theirs)
+            _, reindex = await call(session, "ok_reindex_status", {})
+            check("ok_reindex_status: no generation without embeddings", reindex == {"generations": []}, reindex)
+            await expect_error(session, "web search is the operator's choice", "knowledge_web_search", {"query": "rust"}, "web search is off on this server")
+
             # Storage: the index and the artifacts, the same as the storage resource.
             _, stored = await call(session, "knowledge_storage", {})
             kinds = {k["kind"]: k["count"] for k in stored["artifacts"]}
@@ -411,7 +441,7 @@ async def main():
             storage = json.loads(await read_resource_text(session, "knowledge://project/storage"))
             check("storage resource", storage["size_bytes"] > 0 and "wiki" in storage["layout"])
             listed = json.loads(await read_resource_text(session, "knowledge://project/sources"))
-            check("sources resource", len(listed["sources"]) == stats["sources"])
+            check("sources resource", len(listed["sources"]) == stats["sources"] - len(notes))
             source = json.loads(await read_resource_text(session, "knowledge://source/book/ownership.md"))
             runs_resource = await read_resource_text(session, "knowledge://project/runs")
             check("the runs resource lists builds", "events" in runs_resource)

@@ -32,6 +32,11 @@ pub(crate) struct ServeArgs {
     /// its environment variable here, by the server's operator.
     #[arg(long, value_name = "NAME", conflicts_with = "db")]
     ask_provider: Option<String>,
+    /// Let `knowledge_web_search` search the web with this provider of kc.toml (`[providers.NAME]`), within
+    /// `[web]`'s domains and cap; kc.toml must set `[web] enabled = true`. Without it, the tool refuses.
+    /// Nothing found is filed: the server never writes.
+    #[arg(long, value_name = "NAME", conflicts_with = "db")]
+    web_provider: Option<String>,
     /// Answer from a Postgres store (searches, gets, context packs, extractive answers, listings, runs, lint,
     /// statistics); several servers may share one store. With `--project`, no kc.toml or index is needed.
     #[command(flatten)]
@@ -53,6 +58,9 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
         _ => Some(index_path(args.db.clone(), start)?),
     };
     let context = match &project {
+        None if args.web_provider.is_some() => {
+            anyhow::bail!("--web-provider needs a project: its kc.toml names the provider and the `[web]` limits")
+        }
         None => ProjectContext::default(),
         Some(project) => {
             let provider = match &args.ask_provider {
@@ -64,7 +72,16 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
                 }
                 None => None,
             };
-            ProjectContext::of(project, provider)
+            let mut context = ProjectContext::of(project, provider);
+            if let Some(name) = &args.web_provider {
+                if !project.config.web.enabled {
+                    anyhow::bail!("--web-provider {name}: web search is off: set `[web] enabled = true` in kc.toml");
+                }
+                let provider = knowledge::providers::find(project, Some(name)).map_err(anyhow::Error::msg)?;
+                provider.check_key().map_err(anyhow::Error::msg)?;
+                context.web_search = Some((provider, project.config.web.clone()));
+            }
+            context
         }
     };
     let token = match &args.token_env {

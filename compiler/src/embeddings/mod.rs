@@ -87,7 +87,7 @@ pub trait Embedder: Sync {
 }
 
 /// Counts per generation for `knowledge reindex status`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GenerationStatus {
     pub model: String,
     /// Jobs queued for this generation and not yet done by a build.

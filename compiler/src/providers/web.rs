@@ -9,7 +9,7 @@ use super::{Provider, ProviderError, ProviderKind};
 use crate::config::providers::WebConfig;
 
 /// One page the search found.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct WebResult {
     pub url: String,
     pub title: String,

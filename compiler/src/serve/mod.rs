@@ -22,6 +22,7 @@ use schemars::JsonSchema;
 
 mod args;
 pub mod client;
+mod compat;
 mod entities;
 mod resources;
 mod sessions;
@@ -62,6 +63,8 @@ pub struct ProjectContext {
     pub ask_provider: Option<crate::providers::Provider>,
     /// `[dependencies]`: other repositories' indexes, for `knowledge_resolve_dependency`.
     pub dependencies: Vec<(String, PathBuf)>,
+    /// The provider and `[web]` limits `knowledge_web_search` searches with, when the operator allowed it.
+    pub web_search: Option<(crate::providers::Provider, crate::config::providers::WebConfig)>,
 }
 
 impl ProjectContext {
@@ -75,6 +78,7 @@ impl ProjectContext {
             ingest_labels: project.config.ingest.labels.iter().map(|l| l.trim().to_lowercase()).collect(),
             ask_provider,
             dependencies: project.mapped_dependencies(),
+            web_search: None,
         }
     }
 
@@ -225,7 +229,7 @@ impl KnowledgeServer {
             store: None,
             principal: Arc::new(principal),
             project: Arc::new(project),
-            tool_router: Self::tool_router() + Self::entity_router(),
+            tool_router: Self::tool_router() + Self::entity_router() + Self::compat_router(),
         }
     }
 
@@ -587,6 +591,14 @@ impl ServerHandler for KnowledgeServer {
             ResourceTemplate::new("knowledge://index/{section}", "index")
                 .with_description("One catalog shard as Markdown (`root` for the root).")
                 .with_mime_type("text/markdown"),
+            ResourceTemplate::new("knowledge://item/{id}", "note")
+                .with_description("One indexed note (`knowledge add`, or imported): its text's metadata and chunks.")
+                .with_mime_type("application/json"),
+            ResourceTemplate::new("knowledge://decision/{run_id}", "decision")
+                .with_description(
+                    "One purpose decision `knowledge source resolve --purpose` recorded, by its run id.",
+                )
+                .with_mime_type("application/json"),
             ResourceTemplate::new("knowledge://run/{id}", "run")
                 .with_description("One build by run id: its counters, commit and the changes it made.")
                 .with_mime_type("application/json"),

@@ -154,6 +154,18 @@ fn resource_text(
                     .map_err(|e| failed(&e))?
                     .map(|markdown| ("text/markdown", markdown))
                     .ok_or_else(|| ResourceError::NotFound(format!("no index shard `{section}`")))
+            } else if let Some(id) = uri.strip_prefix("knowledge://item/") {
+                // A note is a source whose path is its URI.
+                match reader::resolve(conn, uri, access) {
+                    Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
+                    _ => Err(ResourceError::NotFound(format!("no indexed note `{id}`"))),
+                }
+            } else if let Some(id) = uri.strip_prefix("knowledge://decision/") {
+                match reader::decision(conn, id, access) {
+                    Ok(decision) => Ok(("application/json", to_json(&decision)?)),
+                    Err(reader::ReaderError::NotFound(message)) => Err(ResourceError::NotFound(message)),
+                    Err(error) => Err(failed(&error)),
+                }
             } else if let Some(id) = uri.strip_prefix("knowledge://run/") {
                 let change = reader::recent_changes(conn, 1000, None, access)
                     .map_err(|e| failed(&e))?

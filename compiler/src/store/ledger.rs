@@ -400,14 +400,16 @@ pub fn run_status(conn: &Connection, id: Option<&str>) -> rusqlite::Result<Optio
     .optional()
 }
 
-/// The last 100 purpose decisions, newest first, each with the labels of the source it names.
-pub fn decisions(conn: &Connection) -> rusqlite::Result<Vec<(Decision, String)>> {
+/// The last 100 purpose decisions, newest first, each with the labels of the source it names; or, with
+/// `run_id`, that run's decision alone.
+pub fn decisions(conn: &Connection, run_id: Option<&str>) -> rusqlite::Result<Vec<(Decision, String)>> {
     conn.prepare_cached(
         "SELECT r.id, r.finished_at, e.path, e.new_revision, r.status, e.detail, e.labels
          FROM runs r JOIN run_events e ON e.run_id = r.id
-         WHERE r.kind = 'resolve' AND e.kind = 'source_resolved' ORDER BY r.id DESC LIMIT 100",
+         WHERE r.kind = 'resolve' AND e.kind = 'source_resolved' AND (?1 IS NULL OR r.id = ?1)
+         ORDER BY r.id DESC LIMIT 100",
     )?
-    .query_map([], |row| {
+    .query_map([run_id], |row| {
         let decision = Decision {
             run_id: row.get(0)?,
             at: row.get(1)?,

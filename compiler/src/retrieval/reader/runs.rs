@@ -41,8 +41,20 @@ pub(super) fn as_readable(
 
 /// The last 100 decisions on sources the principal may read, newest first.
 pub fn decisions(conn: &Connection, access: &Access) -> Result<Vec<Decision>, ReaderError> {
+    readable_decisions(conn, None, access)
+}
+
+/// The decision recorded by the run `run_id`; not found when there is none or its source is hidden from the
+/// principal.
+pub fn decision(conn: &Connection, run_id: &str, access: &Access) -> Result<Decision, ReaderError> {
+    readable_decisions(conn, Some(run_id), access)?
+        .pop()
+        .ok_or_else(|| ReaderError::NotFound(format!("no decision `{run_id}`")))
+}
+
+fn readable_decisions(conn: &Connection, run_id: Option<&str>, access: &Access) -> Result<Vec<Decision>, ReaderError> {
     let mut found = Vec::new();
-    for (decision, labels) in crate::store::decisions(conn)? {
+    for (decision, labels) in crate::store::decisions(conn, run_id)? {
         if access.can_read_labels(&labels) && access.can_read_path(&decision.path) {
             found.push(decision);
         }
