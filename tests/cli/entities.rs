@@ -326,6 +326,41 @@ fn a_cargo_dependency_is_internal_only_by_path() {
 }
 
 #[test]
+fn a_root_package_that_is_also_the_workspace_resolves_its_members_and_its_fixtures_are_no_components() {
+    // Cargo's own layout: the root manifest is a package and the workspace; its members inherit by
+    // `workspace = true`, and its `tests/` hold packages a test builds.
+    let test = CliTest::empty();
+    test.write("kc.toml", "version = 1\n[code]\nenabled = true\n");
+    test.write(
+        "Cargo.toml",
+        "[package]\nname = \"cargo\"\nversion = \"0.1.0\"\n\n[dependencies]\ncargo-util.workspace = true\n\
+         anyhow.workspace = true\n\n[workspace]\nmembers = [\"crates/*\"]\n\n[workspace.dependencies]\n\
+         anyhow = \"1.0.102\"\ncargo-util = { version = \"0.2.32\", path = \"crates/cargo-util\" }\n",
+    );
+    test.write("crates/cargo-util/Cargo.toml", "[package]\nname = \"cargo-util\"\nversion = \"0.2.32\"\n");
+    test.write("crates/cargo-util/src/lib.rs", "pub fn read() {}\n");
+    for case in ["add_basic", "add_path"] {
+        test.write(&format!("tests/testsuite/cargo_add/{case}/in/Cargo.toml"), "[package]\nname = \"foo\"\n");
+    }
+    test.write("tests/testsuite/cargo_add/add_basic/in/src/lib.rs", "pub fn fixture() {}\n");
+    test.build();
+
+    let cargo = json(&test, &["entity", "get", "component/cargo"]);
+    let mut depends = edges(&cargo, "depends_on", "outgoing");
+    depends.sort();
+    assert_eq!(depends, ["component/cargo-util", "crates.io:anyhow@1.0.102"], "{cargo}");
+    let impact = json(&test, &["entity", "impact", "component/cargo-util"]);
+    let affected: Vec<&str> = impact["affected"].as_array().unwrap().iter().map(|a| a["slug"].as_str().unwrap()).collect();
+    assert!(affected.contains(&"component/cargo"), "{impact}");
+
+    // The fixtures are the root package's test files, not components of their own.
+    let listed = json(&test, &["entity", "list", "component"]);
+    assert_eq!(slugs(&listed), ["component/cargo", "component/cargo-util"], "{listed}");
+    let fixture = json(&test, &["entity", "get", "symbol/tests/testsuite/cargo_add/add_basic/in/src/lib.rs#fixture"]);
+    assert_eq!(fixture["component"], "component/cargo", "{fixture}");
+}
+
+#[test]
 fn dependencies_resolve_to_this_project_to_mapped_repositories_or_nowhere() {
     let other = CliTest::empty();
     other.write("kc.toml", "version = 1\n[code]\nenabled = true\n");

@@ -5,10 +5,23 @@
 
 use super::{ComponentPayload, Dependency, Entity, EntityType, Payload, folder, line_of, offset32};
 
-/// `None` when the path is not a manifest; `Some(None)` when it is one that defines no component.
+/// The folders whose manifests are test fixtures (a package a test builds, not one the project ships):
+/// Cargo's `tests/`, Go's `testdata/`, JavaScript's `__fixtures__/`, and the like.
+const FIXTURE_FOLDERS: [&str; 7] = ["tests", "test", "testsuite", "testdata", "fixtures", "__fixtures__", "__tests__"];
+
+/// `None` when the path is not a manifest; `Some(None)` when it is one that defines no component: a broken
+/// one, or a test fixture, which belongs to the component whose tests hold it (its files are that
+/// component's, as any file of its `tests/`). Decided from the path alone, so a file's entities never
+/// depend on another file.
 pub(super) fn component(path: &str, text: &str) -> Option<Option<Entity>> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let root = folder(path).to_string();
+    if !matches!(name, "Cargo.toml" | "package.json" | "pyproject.toml" | "go.mod") {
+        return None;
+    }
+    if root.split('/').any(|segment| FIXTURE_FOLDERS.contains(&segment)) {
+        return Some(None);
+    }
     let found = match name {
         "Cargo.toml" => cargo(text, root),
         "package.json" => npm(text, root),
@@ -130,6 +143,8 @@ fn cargo(text: &str, root: String) -> Option<Found> {
         .collect();
     if let Some(name) = string_at(&manifest, &["package", "name"]) {
         let version = string_at(&manifest, &["package", "version"]).map(str::to_string);
+        // A root package that is also its workspace declares the requirements its members inherit.
+        dependencies.extend(workspace_dependencies(&manifest));
         let payload = ComponentPayload {
             ecosystem: "cargo".into(),
             component_kind: "package".into(),

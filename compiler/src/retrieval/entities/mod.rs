@@ -339,10 +339,11 @@ impl EntityGraph {
         self.workspace_dependency(name).map(|d| d.requirement.clone())
     }
 
-    /// A workspace's `[workspace.dependencies]` entry for `name`.
+    /// A workspace's `[workspace.dependencies]` entry for `name`: a virtual workspace's, or a root package's
+    /// that is also the workspace.
     fn workspace_dependency(&self, name: &str) -> Option<&knowledge_queries::code::Dependency> {
         self.components.iter().find_map(|&c| match &self.nodes[c].fields {
-            Fields::Component(p) if p.component_kind == "workspace" => p.dependencies.iter().find(|d| d.name == name),
+            Fields::Component(p) => p.dependencies.iter().find(|d| d.scope == "workspace" && d.name == name),
             _ => None,
         })
     }
