@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
 
-use cli::args::{Cli, Command, ContextCommand, NotesCommand, SourceCommand};
+use cli::args::{Cli, Command, ContextCommand, ImportCommand, NotesCommand, SourceCommand};
 
 /// mimalloc keeps freed memory for reuse. With glibc's allocator every large tensor of the local embedding
 /// model was mapped fresh from the kernel and its page faults cost a quarter of the embedding time; cold
@@ -87,6 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Add(args) => cli::notes::add(args, &at),
         Command::Notes { command: NotesCommand::List { json } } => cli::notes::list(json, &at),
         Command::Notes { command: NotesCommand::Rm { id } } => cli::notes::remove(&id, &at),
+        Command::Import { command: ImportCommand::Legacy { path, json } } => cli::notes::import_legacy(path, json, &at),
         Command::Stats(args) => cli::stats::run(args, &at),
         Command::Providers { command } => cli::providers::run(command, &at),
         Command::Wiki { command } => cli::wiki::run(command, &at),

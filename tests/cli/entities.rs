@@ -350,7 +350,8 @@ fn a_root_package_that_is_also_the_workspace_resolves_its_members_and_its_fixtur
     depends.sort();
     assert_eq!(depends, ["component/cargo-util", "crates.io:anyhow@1.0.102"], "{cargo}");
     let impact = json(&test, &["entity", "impact", "component/cargo-util"]);
-    let affected: Vec<&str> = impact["affected"].as_array().unwrap().iter().map(|a| a["slug"].as_str().unwrap()).collect();
+    let affected: Vec<&str> =
+        impact["affected"].as_array().unwrap().iter().map(|a| a["slug"].as_str().unwrap()).collect();
     assert!(affected.contains(&"component/cargo"), "{impact}");
 
     // The fixtures are the root package's test files, not components of their own.

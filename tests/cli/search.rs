@@ -442,6 +442,73 @@ fn notes_are_added_indexed_as_legacy_items_cited_and_removed() {
 }
 
 #[test]
+fn the_legacy_store_is_imported_as_notes_under_their_ids_once() {
+    let test = corpus();
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join(".open-knowledge/db.json");
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    let items = serde_json::json!({"items": [
+        {"id": "k_lz3abc_x9y8z7", "title": "Wombat  migration", "content": "The wombat migration runs on Fridays.",
+         "url": "https://wiki.example/wombat", "tags": ["ops", " "], "archived": false,
+         "created_at": "2026-06-08T12:34:56.789Z", "updated_at": "2026-06-08T12:34:56.789Z"},
+        {"id": "../../escape", "title": "Kangaroo", "content": "The kangaroo report is due.", "tags": []},
+        {"id": "k_old", "title": "Platypus", "content": "An archived platypus.", "archived": true},
+        {"id": "k_blank", "title": " ", "content": ""},
+        {"id": "k_lz3abc_x9y8z7", "title": "Repeated", "content": "A second item with the first one's id."},
+    ]});
+    std::fs::write(&store, items.to_string()).unwrap();
+    let envs = [("HOME", home.path().to_str().unwrap())];
+
+    let output = test.run_with_env(&["import", "legacy", "--json"], &envs);
+    assert!(output.status.success(), "{}", crate::stderr(&output));
+    let imported: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        [&imported["added"], &imported["archived_skipped"], &imported["empty_skipped"], &imported["repeated_skipped"]],
+        [2, 1, 1, 1],
+        "{imported}"
+    );
+    let notes: serde_json::Value = serde_json::from_str(&test.ok(&["notes", "list", "--json"])).unwrap();
+    let wombat = notes.as_array().unwrap().iter().find(|n| n["id"] == "k_lz3abc_x9y8z7").unwrap();
+    assert_eq!(
+        wombat["text"],
+        "# Wombat migration\n\nThe wombat migration runs on Fridays.\n\nSource: <https://wiki.example/wombat>\n\nTags: ops"
+    );
+    assert!(wombat["created_ns"].as_i64().unwrap() > 1_780_000_000_000_000_000, "{wombat}");
+    let kangaroo = notes.as_array().unwrap().iter().find(|n| n["text"].as_str().unwrap().contains("kangaroo")).unwrap();
+    assert!(kangaroo["id"].as_str().unwrap().bytes().all(|b| b.is_ascii_hexdigit()), "{kangaroo}");
+
+    test.build();
+    let hit = test.search("wombat migration")["results"][0].clone();
+    assert_eq!(hit["source"]["uri"], "knowledge://item/k_lz3abc_x9y8z7", "{hit}");
+    assert!(test.search("platypus")["results"].as_array().unwrap().is_empty(), "archived items stay behind");
+
+    // Again: nothing changes, and the next build has nothing to do. An edited item is updated.
+    let again: serde_json::Value =
+        serde_json::from_slice(&test.run_with_env(&["import", "legacy", "--json"], &envs).stdout).unwrap();
+    assert_eq!([&again["added"], &again["updated"], &again["unchanged"]], [0, 0, 2], "{again}");
+    assert_eq!(test.build()["sources"]["changed"], 0);
+    std::fs::write(&store, items.to_string().replace("on Fridays", "on Mondays")).unwrap();
+    let edited: serde_json::Value =
+        serde_json::from_slice(&test.run_with_env(&["import", "legacy", "--json"], &envs).stdout).unwrap();
+    assert_eq!(edited["updated"], 1, "{edited}");
+
+    // A damaged store is refused with its path and line, and the notes are as they were.
+    let broken = home.path().join("broken.json");
+    std::fs::write(&broken, "{\"items\": [\n  {\"id\": 1}\n]}").unwrap();
+    let refused = test.fails(&["import", "legacy", broken.to_str().unwrap()], "is not a legacy store");
+    assert!(refused.contains("broken.json") && refused.contains("line 2"), "{refused}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&test.ok(&["notes", "list", "--json"]))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    test.fails(&["import", "legacy", "missing.json"], "cannot read");
+}
+
+#[test]
 fn a_corrupt_notes_file_is_reported_and_the_build_goes_on() {
     let test = corpus();
     test.write(".hasna/knowledge/notes.json", "{ not json");

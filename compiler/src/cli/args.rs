@@ -71,6 +71,12 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: NotesCommand,
     },
+    /// Bring notes in from elsewhere: `legacy` reads the legacy JSON store (`~/.open-knowledge/db.json`).
+    #[command(after_help = "Example:\n  knowledge import legacy && knowledge build")]
+    Import {
+        #[command(subcommand)]
+        command: ImportCommand,
+    },
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     #[command(after_help = "Example:\n  knowledge stats --json")]
     Stats(stats::StatsArgs),
@@ -183,6 +189,19 @@ pub(crate) enum NotesCommand {
     },
     /// Remove a note by id or `knowledge://item/ID`; the next build removes it from the index.
     Rm { id: String },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ImportCommand {
+    /// Import the live items of the legacy JSON store as notes under their own ids
+    /// (`knowledge://item/ID`); archived items stay behind. Run again, it changes only what changed.
+    Legacy {
+        /// The store (default: `~/.open-knowledge/db.json`).
+        path: Option<PathBuf>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

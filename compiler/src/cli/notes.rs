@@ -49,3 +49,44 @@ pub(crate) fn remove(id: &str, at: &Invocation) -> anyhow::Result<ExitCode> {
     )?;
     Ok(ExitCode::SUCCESS)
 }
+
+pub(crate) fn import_legacy(path: Option<std::path::PathBuf>, json: bool, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let project = Project::discover(&at.start)?;
+    let path = match path {
+        Some(path) => at.start.join(path),
+        None => match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+            Some(home) => std::path::Path::new(&home).join(knowledge::sources::legacy::DEFAULT_PATH),
+            None => anyhow::bail!("HOME is not set: name the legacy store (`knowledge import legacy PATH`)"),
+        },
+    };
+    let legacy = knowledge::sources::legacy::read(&path)?;
+    let imported = knowledge::sources::notes::import(&project.output_dir(), legacy.notes)?;
+    let shown = serde_json::json!({
+        "store": path.to_string_lossy(),
+        "added": imported.added,
+        "updated": imported.updated,
+        "unchanged": imported.unchanged,
+        "archived_skipped": legacy.archived,
+        "empty_skipped": legacy.empty,
+        "repeated_skipped": legacy.repeated,
+    });
+    print(json, &shown, |out| {
+        writeln!(
+            out,
+            "imported `{}`: {} added, {} updated, {} unchanged",
+            knowledge::escape(&path.to_string_lossy()),
+            imported.added,
+            imported.updated,
+            imported.unchanged
+        )?;
+        let skipped = [("archived", legacy.archived), ("empty", legacy.empty), ("with a repeated id", legacy.repeated)];
+        for (why, count) in skipped.into_iter().filter(|(_, count)| *count > 0) {
+            writeln!(out, "skipped {count} {why}")?;
+        }
+        if imported.added + imported.updated > 0 {
+            writeln!(out, "the next `knowledge build` indexes them as knowledge://item/ID")?;
+        }
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -595,9 +595,7 @@ impl ServerHandler for KnowledgeServer {
                 .with_description("One indexed note (`knowledge add`, or imported): its text's metadata and chunks.")
                 .with_mime_type("application/json"),
             ResourceTemplate::new("knowledge://decision/{run_id}", "decision")
-                .with_description(
-                    "One purpose decision `knowledge source resolve --purpose` recorded, by its run id.",
-                )
+                .with_description("One purpose decision `knowledge source resolve --purpose` recorded, by its run id.")
                 .with_mime_type("application/json"),
             ResourceTemplate::new("knowledge://run/{id}", "run")
                 .with_description("One build by run id: its counters, commit and the changes it made.")

@@ -10,6 +10,7 @@
 pub mod db;
 pub mod ingested;
 mod kept;
+pub mod legacy;
 pub mod minhash;
 pub mod notes;
 pub mod vcs;

@@ -80,6 +80,41 @@ pub fn add(output_dir: &Path, text: &str) -> Result<Note, NotesError> {
     Ok(note)
 }
 
+/// What [`import`] did: notes added, replaced (an id already held with another text) and kept (the same
+/// text).
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct Imported {
+    pub added: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+}
+
+/// Brings `notes` into the store under their own ids, in one write: a new id is added, a held id whose
+/// text differs is replaced (its creation time kept), and one with the same text is left as it is, so an
+/// import run again changes nothing.
+pub fn import(output_dir: &Path, notes: Vec<Note>) -> Result<Imported, NotesError> {
+    let _lock = lock(output_dir)?;
+    let mut held = load(output_dir)?;
+    let mut imported = Imported::default();
+    for note in notes {
+        match held.iter_mut().find(|n| n.id == note.id) {
+            Some(existing) if existing.text == note.text => imported.unchanged += 1,
+            Some(existing) => {
+                existing.text = note.text;
+                imported.updated += 1;
+            }
+            None => {
+                held.push(note);
+                imported.added += 1;
+            }
+        }
+    }
+    if imported.added + imported.updated > 0 {
+        save(output_dir, held)?;
+    }
+    Ok(imported)
+}
+
 /// Removes the note `id` (with or without its `knowledge://item/` prefix).
 pub fn remove(output_dir: &Path, id: &str) -> Result<Note, NotesError> {
     let note = knowledge_queries::SourceRef::from_path(id);
