@@ -37,6 +37,40 @@ fn file_ref(test: &CliTest, relative: &str) -> String {
 }
 
 #[test]
+fn open_files_refs_name_a_files_newest_revision_a_pinned_one_or_a_source_path() {
+    let test = project("");
+    let line = |id: &str, revision: &str, extra: &str, text: &str| {
+        format!(r#"{{"id":"{id}","revision_id":"{revision}","mime":"text/plain",{extra}"text":"{text}"}}"#)
+    };
+    let manifest = [
+        line("f1", "r1", "", "The pump runs at forty litres."),
+        line("f2", "r1", r#""source_id":"drive","path":"ops/runbook.md","#, "The runbook says to vent the valve."),
+        line("f1", "r2", "", "The pump runs at sixty litres."),
+    ];
+    test.write("open-files.jsonl", manifest.join("\n") + "\n");
+    let newest = ingest(&test, "open-files://file/f1", &[]);
+    assert_eq!(newest["revision_id"], "r2", "{newest}");
+    let pinned = ingest(&test, "open-files://file/f1/revision/r1", &[]);
+    assert_eq!(pinned["revision_id"], "r1", "{pinned}");
+    let by_path = ingest(&test, "open-files://source/drive/path/ops/runbook.md", &[]);
+    assert_eq!((by_path["revision_id"].as_str(), by_path["title"].as_str()), (Some("r1"), Some("ops/runbook.md")));
+    test.build();
+    let cited = |query: &str| test.search(query)["results"][0]["source"]["uri"].as_str().unwrap().to_string();
+    assert_eq!(cited("pump sixty litres"), "open-files://file/f1");
+    assert_eq!(cited("pump forty litres"), "open-files://file/f1/revision/r1");
+    assert_eq!(cited("vent the valve"), "open-files://source/drive/path/ops/runbook.md");
+
+    // A new revision reaches the file's ref; the pinned one stays where it was.
+    let mut newer = manifest.to_vec();
+    newer.push(line("f1", "r3", "", "The pump runs at eighty litres."));
+    test.write("open-files.jsonl", newer.join("\n") + "\n");
+    assert_eq!(ingest(&test, "open-files://file/f1", &[])["outcome"], "changed");
+    assert_eq!(ingest(&test, "open-files://file/f1/revision/r1", &[])["outcome"], "unchanged");
+    test.fails(&["ingest", "source", "open-files://file/f1/revision/r9"], "no entry `file/f1/revision/r9`");
+    test.fails(&["ingest", "source", "open-files://source/drive/ops"], "name a file as `open-files://file/ID`");
+}
+
+#[test]
 fn file_and_open_files_sources_are_indexed_cited_and_reingested_by_revision() {
     let test = project("");
     // Its relative link leads nowhere here: lint judges the project's files, not copies of others'.

@@ -193,8 +193,8 @@ fn resolve(project: &Project, reference: &str, prior: Option<&Ingested>) -> Resu
     if reference.starts_with("s3://") {
         return https::read_s3(config, reference, prior);
     }
-    if let Some(id) = reference.strip_prefix("open-files://") {
-        return read_open_file(project, id, prior);
+    if let Some(rest) = reference.strip_prefix("open-files://") {
+        return read_open_file(project, reference, &OpenFileSelector::parse(rest)?, prior);
     }
     Err(rule("ingest reads file:///…, https://…, s3://… and open-files://… refs"))
 }
@@ -245,11 +245,70 @@ fn read_file(project: &Project, path: &str) -> Result<Document, Refusal> {
     })
 }
 
+/// Which manifest entry an `open-files://` ref names, in the forms open-files gives:
+/// `file/<file_id>` (its newest revision: the last line with that id), `file/<file_id>/revision/<revision_id>`
+/// (that revision, pinned), `source/<source_id>/path/<path>` (the newest entry with that source id and path),
+/// and the bare `<file_id>` of earlier manifests, read as `file/<file_id>`.
+#[derive(Debug, PartialEq, Eq)]
+enum OpenFileSelector {
+    File { id: String },
+    Revision { id: String, revision_id: String },
+    SourcePath { source_id: String, path: String },
+}
+
+impl OpenFileSelector {
+    fn parse(rest: &str) -> Result<OpenFileSelector, Refusal> {
+        let malformed = || {
+            rule(format!(
+                "`open-files://{rest}`: name a file as `open-files://file/ID`, \
+                 `open-files://file/ID/revision/REVISION` or `open-files://source/SOURCE/path/PATH`"
+            ))
+        };
+        let nonempty = |part: &str| (!part.is_empty()).then(|| part.to_string()).ok_or_else(malformed);
+        if let Some(file) = rest.strip_prefix("file/") {
+            return match file.split_once("/revision/") {
+                Some((id, revision_id)) if !revision_id.contains('/') => {
+                    Ok(OpenFileSelector::Revision { id: nonempty(id)?, revision_id: nonempty(revision_id)? })
+                }
+                Some(_) => Err(malformed()),
+                None if file.contains('/') => Err(malformed()),
+                None => Ok(OpenFileSelector::File { id: nonempty(file)? }),
+            };
+        }
+        if let Some(source) = rest.strip_prefix("source/") {
+            let (source_id, path) = source.split_once("/path/").ok_or_else(malformed)?;
+            if source_id.contains('/') {
+                return Err(malformed());
+            }
+            return Ok(OpenFileSelector::SourcePath { source_id: nonempty(source_id)?, path: nonempty(path)? });
+        }
+        if rest.contains('/') {
+            return Err(malformed());
+        }
+        Ok(OpenFileSelector::File { id: nonempty(rest)? })
+    }
+
+    fn matches(&self, file: &OpenFile) -> bool {
+        match self {
+            OpenFileSelector::File { id } => file.id == *id,
+            OpenFileSelector::Revision { id, revision_id } => file.id == *id && file.revision_id == *revision_id,
+            OpenFileSelector::SourcePath { source_id, path } => {
+                file.source_id.as_deref() == Some(source_id) && file.path.as_deref() == Some(path)
+            }
+        }
+    }
+}
+
 /// One line of the open-files manifest.
 #[derive(serde::Deserialize)]
 struct OpenFile {
     id: String,
     revision_id: String,
+    /// The open-files source (a drive, a bucket) the file belongs to, and its path there.
+    #[serde(default)]
+    source_id: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
     #[serde(default)]
     hash: String,
     mime: String,
@@ -260,37 +319,50 @@ struct OpenFile {
     owner: Option<String>,
 }
 
-fn read_open_file(project: &Project, id: &str, prior: Option<&Ingested>) -> Result<Read, Refusal> {
+/// The manifest entry `selector` names, read as a document stored under `reference` (the ref as given: a
+/// pinned revision stays that revision). Every line is checked, so a damaged manifest is reported wherever
+/// the entry sits; the last matching line is the newest.
+fn read_open_file(
+    project: &Project,
+    reference: &str,
+    selector: &OpenFileSelector,
+    prior: Option<&Ingested>,
+) -> Result<Read, Refusal> {
     let Some(manifest) = &project.config.ingest.open_files_manifest else {
         return Err(rule("`open-files://` ingest is off: name the manifest in `[ingest] open_files_manifest`"));
     };
     let path = project.root.join(manifest);
     let text =
         std::fs::read_to_string(&path).map_err(|error| Refusal::Io { path: path.display().to_string(), error })?;
+    let mut found = None;
     for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
         let file: OpenFile = serde_json::from_str(line)
             .map_err(|e| rule(format!("`{}` line {}: not an open-files entry: {e}", path.display(), index + 1)))?;
-        if file.id != id {
-            continue;
+        if selector.matches(&file) {
+            found = Some(file);
         }
-        if prior.is_some_and(|prior| prior.revision_id == file.revision_id) {
-            return Ok(Read::NotModified);
-        }
-        check_size(file.text.len() as u64, project.config.ingest.max_bytes)?;
-        let (title, text) = to_markdown(file.text.as_bytes(), &file.mime)?;
-        let _ = file.hash; // The manifest's hash is of the original file, which ingest never sees.
-        return Ok(Read::Document(Document {
-            reference: format!("open-files://{id}"),
-            resolver: "open-files",
-            owner: file.owner.unwrap_or_else(|| "open-files".to_string()),
-            revision_id: file.revision_id,
-            mime: file.mime,
-            title: file.title.or(title).unwrap_or_else(|| id.to_string()),
-            labels: Vec::new(),
-            text,
-        }));
     }
-    Err(rule(format!("no entry `{id}` in `{}`", path.display())))
+    let Some(file) = found else {
+        let what = reference.strip_prefix("open-files://").unwrap_or(reference);
+        return Err(rule(format!("no entry `{what}` in `{}`", path.display())));
+    };
+    if prior.is_some_and(|prior| prior.revision_id == file.revision_id) {
+        return Ok(Read::NotModified);
+    }
+    check_size(file.text.len() as u64, project.config.ingest.max_bytes)?;
+    let (title, text) = to_markdown(file.text.as_bytes(), &file.mime)?;
+    let _ = file.hash; // The manifest's hash is of the original file, which ingest never sees.
+    let fallback = file.path.clone().unwrap_or_else(|| file.id.clone());
+    Ok(Read::Document(Document {
+        reference: reference.to_string(),
+        resolver: "open-files",
+        owner: file.owner.unwrap_or_else(|| "open-files".to_string()),
+        revision_id: file.revision_id,
+        mime: file.mime,
+        title: file.title.or(title).unwrap_or(fallback),
+        labels: Vec::new(),
+        text,
+    }))
 }
 
 /// The text of a stored source without the front matter ingest wrote.
@@ -424,6 +496,35 @@ mod tests {
         assert_eq!(canonical_ref("https://example.org/a?b=c@d").unwrap(), "https://example.org/a?b=c@d");
         assert!(canonical_ref("https://user:secret@example.org/a").is_err());
         assert_eq!(canonical_ref("open-files://m#1").unwrap(), "open-files://m#1");
+    }
+
+    #[test]
+    fn open_files_refs_take_the_three_forms_and_the_bare_id() {
+        let parse = |rest: &str| OpenFileSelector::parse(rest).ok();
+        let file = |id: &str| Some(OpenFileSelector::File { id: id.into() });
+        assert_eq!(parse("file/f1"), file("f1"));
+        assert_eq!(parse("memo-7"), file("memo-7"));
+        assert_eq!(
+            parse("file/f1/revision/r2"),
+            Some(OpenFileSelector::Revision { id: "f1".into(), revision_id: "r2".into() })
+        );
+        assert_eq!(
+            parse("source/drive/path/teams/ops/runbook.md"),
+            Some(OpenFileSelector::SourcePath { source_id: "drive".into(), path: "teams/ops/runbook.md".into() })
+        );
+        for malformed in [
+            "",
+            "file/",
+            "file/a/b",
+            "file/f1/revision/",
+            "file/f1/revision/r/x",
+            "source/s",
+            "source//path/p",
+            "source/s/path/",
+            "a/b",
+        ] {
+            assert_eq!(parse(malformed), None, "{malformed}");
+        }
     }
 
     #[test]
