@@ -65,7 +65,7 @@ fn prompt(words: Vec<String>) -> anyhow::Result<cli::ask::AskArgs> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let start = match cli.root {
+    let start = match cli.root.clone() {
         Some(root) if !root.is_dir() => {
             let what = if root.exists() { "is not a folder" } else { "does not exist" };
             anyhow::bail!("-C `{}`: the folder {what}", knowledge::escape(&root.to_string_lossy()));
@@ -73,7 +73,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(root) => root,
         None => std::env::current_dir().context("reading the working directory")?,
     };
-    let at = cli::Invocation { start, principal: cli.principal };
+    if cli.scope == knowledge::config::scope::Scope::Global && cli.root.is_some() {
+        anyhow::bail!("-C names a project: it does not go with --scope global");
+    }
+    let start = knowledge::config::scope::start_folder(cli.scope, &start, matches!(cli.command, Command::Init(_)))?;
+    let at = cli::Invocation { start, principal: cli.principal, scope: cli.scope };
     match cli.command {
         Command::Init(args) => cli::init::run(args, &at),
         Command::Build(args) => cli::build::run(args, &at),

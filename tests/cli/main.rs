@@ -25,6 +25,7 @@ mod providers;
 #[path = "../support/python.rs"]
 mod python;
 mod remote;
+mod scopes;
 mod search;
 mod snapshots;
 mod store;
@@ -108,7 +109,8 @@ impl CliTest {
             .env_remove("KNOWLEDGE_FAILPOINT")
             .env_remove("KNOWLEDGE_API_URL")
             .env_remove("KNOWLEDGE_API_KEY")
-            .env_remove("KNOWLEDGE_STORE_URL");
+            .env_remove("KNOWLEDGE_STORE_URL")
+            .env_remove("KNOWLEDGE_HOME");
         command
     }
 

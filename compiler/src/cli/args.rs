@@ -21,6 +21,10 @@ pub(crate) struct Cli {
     /// Without it, only unlabelled and public sources are read.
     #[arg(long = "as", global = true, value_name = "PRINCIPAL")]
     pub(crate) principal: Option<String>,
+    /// Which knowledge base: `project` (the kc.toml found from here up, the default) or `global`, the user's
+    /// own for notes and sources of no repository (`$KNOWLEDGE_HOME`, or `~/.hasna/knowledge/`).
+    #[arg(long, global = true, value_enum, default_value_t = knowledge::config::scope::Scope::Project)]
+    pub(crate) scope: knowledge::config::scope::Scope,
     #[command(subcommand)]
     pub(crate) command: Command,
 }

@@ -13,7 +13,7 @@ pub(crate) struct InitArgs {
 }
 
 pub(crate) fn run(args: InitArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let written = knowledge::config::init::init(&at.start, args.force)?;
+    let written = knowledge::config::init::init(&at.start, args.force, at.scope)?;
     let mut out = std::io::stdout().lock();
     for path in written {
         writeln!(out, "wrote {}", path.display())?;

@@ -36,6 +36,8 @@ use std::path::PathBuf;
 pub(crate) struct Invocation {
     pub(crate) start: PathBuf,
     pub(crate) principal: Option<String>,
+    /// The knowledge base the command works on; `start` is already its folder.
+    pub(crate) scope: knowledge::config::scope::Scope,
 }
 
 impl Invocation {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::scope::{self, Scope};
 use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
 
 /// The output folder's `.gitignore`: what belongs to one machine. The rest is the team's to commit
@@ -38,15 +39,20 @@ pub enum InitError {
 
 /// Writes `kc.toml` in `root`, and the starter `wiki/README.md` and the `.gitignore` of the machine-local
 /// parts in the default output folder. Returns the files written. Starter files that exist are left alone.
-pub fn init(root: &Path, force: bool) -> Result<Vec<PathBuf>, InitError> {
+/// For the global scope, the kc.toml is the global knowledge base's ([`scope::global_config`]).
+pub fn init(root: &Path, force: bool, scope: Scope) -> Result<Vec<PathBuf>, InitError> {
     let config_path = root.join(CONFIG_FILE);
     if config_path.exists() && !force {
         return Err(InitError::Exists(config_path));
     }
     let mut written = Vec::new();
-    write(&config_path, DEFAULT_CONFIG)?;
+    let (config, output) = match scope {
+        Scope::Project => (DEFAULT_CONFIG.to_string(), crate::config::OutputConfig::default().dir.into_inner()),
+        Scope::Global => (scope::global_config(), scope::GLOBAL_OUTPUT_DIR.to_string()),
+    };
+    write(&config_path, &config)?;
     written.push(config_path);
-    let output = root.join(crate::config::OutputConfig::default().dir.get_ref());
+    let output = root.join(output);
     for (path, text) in [(output.join("wiki/README.md"), STARTER_WIKI), (output.join(".gitignore"), OUTPUT_GITIGNORE)] {
         if !path.exists() {
             write(&path, text)?;

@@ -8,6 +8,7 @@ pub mod init;
 pub mod providers;
 mod read;
 pub mod rules;
+pub mod scope;
 
 use read::line_column;
 pub use read::parse;
