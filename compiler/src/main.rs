@@ -92,6 +92,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Notes { command: NotesCommand::List { json } } => cli::notes::list(json, &at),
         Command::Notes { command: NotesCommand::Rm { id } } => cli::notes::remove(&id, &at),
         Command::Import { command: ImportCommand::Legacy { path, json } } => cli::notes::import_legacy(path, json, &at),
+        Command::Setup(args) => cli::hosted::setup(args, &at),
+        Command::Remote { command } => cli::hosted::run(command, &at),
         Command::Stats(args) => cli::stats::run(args, &at),
         Command::Providers { command } => cli::providers::run(command, &at),
         Command::Wiki { command } => cli::wiki::run(command, &at),

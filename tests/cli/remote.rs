@@ -140,3 +140,145 @@ fn a_server_off_loopback_needs_a_token_and_the_token_comes_from_the_environment(
     assert_eq!(post(Some("t0ke")).status().as_u16(), 401);
     assert_eq!(post(Some("t0ken")).status().as_u16(), 200);
 }
+
+/// One JSON-RPC session with a streamable HTTP server: each call's answer (read from JSON or from server-sent
+/// events).
+struct Session {
+    agent: ureq::Agent,
+    url: String,
+    token: String,
+    id: Option<String>,
+}
+
+impl Session {
+    fn open(url: &str, token: &str) -> Session {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let mut session = Session { agent, url: url.to_string(), token: token.to_string(), id: None };
+        session.send(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+        session.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: &Value) -> Option<Value> {
+        let mut request = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Authorization", format!("Bearer {}", self.token));
+        if let Some(id) = &self.id {
+            request = request.header("Mcp-Session-Id", id);
+        }
+        let response = request.send_json(message).unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+        if let Some(id) = response.headers().get("mcp-session-id") {
+            self.id = Some(id.to_str().unwrap().to_string());
+        }
+        let text = response.into_body().read_to_string().unwrap();
+        let data = text.lines().filter_map(|line| line.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty());
+        let body = data.unwrap_or(text.trim());
+        (!body.is_empty()).then(|| serde_json::from_str(body).unwrap())
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).unwrap()
+    }
+}
+
+#[test]
+fn serve_http_conforms_to_the_remote_contract_it_publishes() {
+    let test = project();
+    let contract: Value = serde_json::from_str(&test.ok(&["remote", "contracts"])).unwrap();
+    assert_eq!(
+        (contract["schema"].as_str(), contract["schema_version"].as_u64()),
+        (Some("knowledge-remote-contracts"), Some(1))
+    );
+    let names: Vec<&str> =
+        contract["endpoints"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    for needed in ["search", "get", "ask", "context_pack", "build_status", "runs", "logs", "artifacts"] {
+        assert!(names.contains(&needed), "the contract names `{needed}`: {names:?}");
+    }
+
+    let (server, url) = serve(&test, &["--token-env", "SERVE_TOKEN"], &[("SERVE_TOKEN", "t0ken")]);
+    let _server = Stop(server);
+    let mut session = Session::open(&url, "t0ken");
+    let listed = session.request("tools/list", serde_json::json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    // The caller's part of each operation, on this project.
+    let arguments = |name: &str| match name {
+        "search" => serde_json::json!({"query": "owner scope"}),
+        "get" => serde_json::json!({"ref": "docs/ownership.md"}),
+        "ask" => serde_json::json!({"question": "what happens when the owner goes out of scope?"}),
+        "context_pack" => serde_json::json!({"query": "owner scope"}),
+        _ => serde_json::json!({}),
+    };
+    for endpoint in contract["endpoints"].as_array().unwrap() {
+        let name = endpoint["name"].as_str().unwrap();
+        let tool = tools.iter().find(|t| t["name"] == endpoint["tool"]).unwrap_or_else(|| panic!("{name}: no tool"));
+        assert_eq!(tool["inputSchema"], endpoint["input_schema"], "{name}: the input schema differs");
+        assert_eq!(tool["outputSchema"], endpoint["output_schema"], "{name}: the output schema differs");
+        let mut call = arguments(name);
+        for (key, value) in endpoint["fixed_arguments"].as_object().unwrap() {
+            call[key] = value.clone();
+        }
+        let answer = session.request("tools/call", serde_json::json!({"name": endpoint["tool"], "arguments": call}));
+        let result = &answer["result"];
+        assert_ne!(result["isError"], true, "{name}: {answer}");
+        let structured = result["structuredContent"].as_object().unwrap_or_else(|| panic!("{name}: {answer}"));
+        for required in endpoint["output_schema"]["required"].as_array().into_iter().flatten() {
+            assert!(structured.contains_key(required.as_str().unwrap()), "{name}: no `{required}` in {answer}");
+        }
+    }
+}
+
+#[test]
+fn setup_records_the_hosted_url_and_keeps_its_key_outside_the_project() {
+    let test = project();
+    let (server, url) = serve(&test, &["--token-env", "SERVE_TOKEN"], &[("SERVE_TOKEN", "t0ken")]);
+    let _server = Stop(server);
+    let home = tempfile::tempdir().unwrap();
+    let home_env = ("KNOWLEDGE_HOME", home.path().to_str().unwrap());
+    let client = CliTest::empty();
+    client.write("kc.toml", "# Our team's knowledge base.\nversion = 1\n\n[project]\nname = \"client\"  # named\n");
+
+    let mut setup = client.command(&["setup", "--mode", "hosted", "--api-url", &url, "--api-key-stdin", "--json"]);
+    setup.env(home_env.0, home_env.1).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = setup.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"t0ken\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let config = std::fs::read_to_string(client.path("kc.toml")).unwrap();
+    assert!(
+        config.starts_with("# Our team's knowledge base.\n") && config.contains("name = \"client\"  # named"),
+        "{config}"
+    );
+    assert!(config.contains(&format!("[remote]\nurl = \"{url}\"")), "{config}");
+    assert!(!config.contains("t0ken"), "the key is not project state");
+    let auth = home.path().join("auth.json");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&auth).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // The client answers from the server with the kept key; the environment's key overrides it.
+    let searched = client.run_with_env(&["search", "owner scope", "--json"], &[home_env]);
+    assert_eq!(stdout(&searched), test.ok(&["search", "owner scope", "--json"]), "{}", stderr(&searched));
+    let status = client.run_with_env(&["remote", "status"], &[home_env]);
+    assert!(stdout(&status).contains("the server answers: 2 sources"), "{}{}", stdout(&status), stderr(&status));
+    let overridden = client.run_with_env(&["search", "owner"], &[home_env, ("KNOWLEDGE_API_KEY", "guess")]);
+    assert!(stderr(&overridden).contains("refused the bearer token given"), "{}", stderr(&overridden));
+
+    // A key file others may read is not used.
+    std::fs::set_permissions(&auth, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let exposed = client.run_with_env(&["search", "owner"], &[home_env]);
+    assert!(stderr(&exposed).contains("may be read by other users"), "{}", stderr(&exposed));
+    assert!(stderr(&exposed).contains("wants a bearer token"), "{}", stderr(&exposed));
+
+    // Local mode forgets the URL: the client has no index of its own, and says so.
+    client.ok(&["setup", "--mode", "local"]);
+    assert!(!std::fs::read_to_string(client.path("kc.toml")).unwrap().contains("url ="));
+    client.fails(&["search", "owner"], "knowledge build");
+    let refused = client
+        .fails(&["setup", "--mode", "hosted", "--api-url", "https://user:pw@kb.example/mcp"], "without credentials");
+    assert!(refused.contains("API URL"), "{refused}");
+    client.fails(&["setup", "--mode", "hosted", "--api-url", "ftp://kb.example"], "http:// or https://");
+}

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use super::{
-    ask, build, cache, changes, context, embeddings, entity, eval, export, get, ingest, init, lint, list, notes,
-    providers, reindex, search, serve, stats, storage, web, wiki,
+    ask, build, cache, changes, context, embeddings, entity, eval, export, get, hosted, ingest, init, lint, list,
+    notes, providers, reindex, search, serve, stats, storage, web, wiki,
 };
 
 #[derive(Parser)]
@@ -80,6 +80,18 @@ pub(crate) enum Command {
     Import {
         #[command(subcommand)]
         command: ImportCommand,
+    },
+    /// Where answers come from: `--mode hosted --api-url URL` (a remote server; its key kept outside the
+    /// project) or `--mode local` (the local index).
+    #[command(
+        after_help = "Example:\n  knowledge setup --mode hosted --api-url https://kb.example/mcp --api-key-stdin < key.txt"
+    )]
+    Setup(hosted::SetupArgs),
+    /// A remote server: the contract it implements, and whether it answers.
+    #[command(after_help = "Example:\n  knowledge remote contracts > contracts.json")]
+    Remote {
+        #[command(subcommand)]
+        command: hosted::RemoteCommand,
     },
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     #[command(after_help = "Example:\n  knowledge stats --json")]

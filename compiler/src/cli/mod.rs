@@ -15,6 +15,7 @@ pub(crate) mod entity;
 pub(crate) mod eval;
 pub(crate) mod export;
 pub(crate) mod get;
+pub(crate) mod hosted;
 pub(crate) mod ingest;
 pub(crate) mod init;
 pub(crate) mod lint;

@@ -61,7 +61,18 @@ pub(crate) fn remote(
         at.principal.is_none(),
         "--as: a remote server answers as the principal it serves; --as reads a local index"
     );
-    Ok(Some(Remote::connect(&url, set(&key_variable)).map_err(anyhow::Error::msg)?))
+    // The environment's key first; else the one `knowledge setup --mode hosted` kept for this URL.
+    let key = match set(&key_variable) {
+        Some(key) => Some(key),
+        None => knowledge::config::hosted::stored_key(&url).unwrap_or_else(|error| match error {
+            knowledge::config::hosted::HostedError::Scope(_) => None,
+            _ => {
+                eprintln!("warning: {}", knowledge::escape_text(&knowledge::error_chain(&error)));
+                None
+            }
+        }),
+    };
+    Ok(Some(Remote::connect(&url, key).map_err(anyhow::Error::msg)?))
 }
 
 /// A snippet's Markdown bold marks as a terminal's bold, for answers a remote server marked for JSON.

@@ -3,6 +3,7 @@
 //! Unknown keys, wrong types and invalid values are errors that name the file, line and column: a typo in
 //! a config file must never be silently ignored. See `docs/configuration.md`.
 
+pub mod hosted;
 pub mod ingest;
 pub mod init;
 pub mod providers;

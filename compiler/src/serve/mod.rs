@@ -23,6 +23,7 @@ use schemars::JsonSchema;
 mod args;
 pub mod client;
 mod compat;
+pub mod contracts;
 mod entities;
 mod resources;
 mod sessions;
