@@ -697,7 +697,8 @@ const VOLATILE_COLUMNS: [&str; 10] = [
 ];
 /// Tables that are history (one row per build) rather than derived content, or the keyword index's
 /// shadow tables (checked by FTS5's own integrity check).
-const HISTORY_TABLES: [&str; 5] = ["runs", "run_events", "source_revisions", "reindex_queue", "entity_changes"];
+const HISTORY_TABLES: [&str; 6] =
+    ["runs", "run_events", "source_revisions", "passage_origins", "reindex_queue", "entity_changes"];
 
 fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
     let tables: Vec<String> = conn

@@ -94,6 +94,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import { command: ImportCommand::Legacy { path, json } } => cli::notes::import_legacy(path, json, &at),
         Command::Setup(args) => cli::hosted::setup(args, &at),
         Command::Remote { command } => cli::hosted::run(command, &at),
+        Command::Introduced(args) => cli::get::introduced(args, &at),
         Command::Stats(args) => cli::stats::run(args, &at),
         Command::Providers { command } => cli::providers::run(command, &at),
         Command::Wiki { command } => cli::wiki::run(command, &at),

@@ -16,6 +16,7 @@ mod inputs;
 pub mod links;
 pub mod lint;
 mod markdown;
+pub mod passages;
 mod queries;
 mod source_ref;
 mod text;

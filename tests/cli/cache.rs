@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::{CliTest, Moto, stderr};
 
-fn git(root: &std::path::Path, args: &[&str]) {
+pub(crate) fn git(root: &std::path::Path, args: &[&str]) {
     let output = Command::new("git")
         .arg("-C")
         .arg(root)

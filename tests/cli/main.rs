@@ -10,6 +10,7 @@ mod errors;
 #[path = "../support/fake_writer.rs"]
 mod fake_writer;
 mod first_hour;
+mod history;
 mod hostile;
 mod ingest;
 mod lint;

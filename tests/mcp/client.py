@@ -51,6 +51,7 @@ EXPECTED_TOOLS = {
     "knowledge_which_pr_introduced",
     "knowledge_recent_entity_changes",
     "knowledge_web_search",
+    "knowledge_introduced",
     "ok_search",
     "ok_resolve_source",
     "ok_reindex_status",
@@ -411,6 +412,14 @@ async def main():
             check("ok_search answers as knowledge_search", theirs == ours, theirs)
             _, reindex = await call(session, "ok_reindex_status", {})
             check("ok_reindex_status: no generation without embeddings", reindex == {"generations": []}, reindex)
+            _, origin = await call(session, "knowledge_introduced", {"passage": "book/ownership.md#L3"})
+            check(
+                "introduced names the build that first held a line",
+                origin["passages"][0]["introduced"]["run_id"] == runs["runs"][-1]["id"]
+                and origin["passages"][0]["text"].startswith("Ownership is a set of rules"),
+                origin,
+            )
+            await expect_error(session, "introduced never finds what the principal may not read", "knowledge_introduced", {"passage": "xenomorphic memory plan"}, "no chunk or source matches")
             await expect_error(session, "web search is the operator's choice", "knowledge_web_search", {"query": "rust"}, "web search is off on this server")
 
             # Storage: the index and the artifacts, the same as the storage resource.

@@ -83,6 +83,7 @@ pub(super) fn source_row(
         outline: serde_json::to_string(outline).expect("outline serializes"),
         lint_facts: serde_json::to_string(facts).expect("facts serialize"),
         labels,
+        line_keys: knowledge_queries::passages::line_keys(&item.text),
         chunks: {
             let mut rows = crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note);
             rows.extend(crate::sources::entity_rows(path, &item.text, &entities, chunks.len()));

@@ -93,6 +93,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: hosted::RemoteCommand,
     },
+    /// Which build first held a passage (its commit, branch and time): a cited `REF#L…` or a quoted text.
+    #[command(
+        after_help = "Example:\n  knowledge introduced 'docs/ownership.md#L5-L7'   # or: knowledge introduced '\"each value has an owner\"'"
+    )]
+    Introduced(get::IntroducedArgs),
     /// Counts of sources, chunks and builds, the last build, and which search modes work.
     #[command(after_help = "Example:\n  knowledge stats --json")]
     Stats(stats::StatsArgs),

@@ -160,3 +160,62 @@ fn print_resolved(out: &mut impl Write, resolved: &Resolved) -> std::io::Result<
         (None, None) => Ok(()),
     }
 }
+
+#[derive(clap::Args)]
+pub(crate) struct IntroducedArgs {
+    /// A cited passage (`REF#L5-L9`, any ref `get` takes) or a text the sources hold (quote it).
+    passage: String,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The index file to read, instead of the one kc.toml names.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+/// `knowledge introduced`: the build (commit, time) that first held a passage.
+pub(crate) fn introduced(args: IntroducedArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let (_, conn, access) = open_as(args.db, &at.start, at.principal())?;
+    let found = knowledge::retrieval::history::introduced(&conn, &args.passage, &access)?;
+    print(args.json, &found, |out| {
+        for passage in &found.passages {
+            writeln!(out, "{}#L{}-L{}", escape(&passage.uri), passage.start_line, passage.end_line)?;
+            for line in passage.text.lines().take(3) {
+                writeln!(out, "  > {}", escape(line))?;
+            }
+            match &passage.introduced {
+                Some(run) => {
+                    let commit = run.vcs["commit"]
+                        .as_str()
+                        .map_or(String::new(), |c| format!(", commit {}", &c[..c.len().min(12)]));
+                    let branch = run.vcs["branch"].as_str().map_or(String::new(), |b| format!(" on {b}"));
+                    writeln!(
+                        out,
+                        "  introduced by build {} ({}{}{})",
+                        escape(&run.run_id),
+                        escape(&run.finished_at),
+                        escape(&commit),
+                        escape(&branch)
+                    )?;
+                    let earlier: Vec<&str> = {
+                        let mut runs: Vec<&str> = passage.lines.iter().filter_map(|l| l.run_id.as_deref()).collect();
+                        runs.sort_unstable();
+                        runs.dedup();
+                        runs
+                    };
+                    if earlier.len() > 1 {
+                        writeln!(
+                            out,
+                            "  its lines came in {} builds, the first {}",
+                            earlier.len(),
+                            escape(earlier[0])
+                        )?;
+                    }
+                }
+                None => writeln!(out, "  no build recorded all of its lines")?,
+            }
+        }
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -11,6 +11,7 @@ pub mod eval;
 pub mod export;
 pub mod filing;
 pub mod generated;
+pub mod history;
 pub mod reader;
 pub mod resolve;
 pub mod search;

@@ -1,6 +1,6 @@
 //! The names agents written for the design call besides ours: `knowledge_web_search` (only when the server's
-//! operator allows it, and it files nothing), and the read-only `ok_*` compatibility names of the older
-//! tools, each answering exactly as the tool it names.
+//! operator allows it, and it files nothing), `knowledge_introduced` (claim history), and the read-only `ok_*`
+//! compatibility names of the older tools, each answering exactly as the tool it names.
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::CallToolResult;
@@ -18,6 +18,14 @@ use crate::retrieval::search::SearchResponse;
 pub(super) struct WebSearchArgs {
     /// What to search the web for.
     pub(super) query: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IntroducedArgs {
+    /// A cited passage (`REF#L5-L9`: a chunk's or a context pack's ref, or a path with lines), or a text the
+    /// sources hold.
+    pub(super) passage: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -57,6 +65,22 @@ impl KnowledgeServer {
             .map_err(ToolError::internal)?
             .map(|results| Json(WebResults { results }))
             .map_err(ToolError::from)
+    }
+
+    #[tool(
+        description = "Which build first held a passage: for a cited `REF#Lstart-Lend` (or a text, found verbatim \
+                       in up to five sources), the build that completed it (the latest of its lines' first \
+                       builds) with its commit, branch and time, and each line's first build.",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_introduced(
+        &self,
+        Parameters(args): Parameters<IntroducedArgs>,
+    ) -> Result<Json<crate::retrieval::history::Introductions>, ToolError> {
+        self.read(move |conn, access| {
+            crate::retrieval::history::introduced(conn, &args.passage, access).map(Json).map_err(ToolError::from)
+        })
+        .await
     }
 
     #[tool(

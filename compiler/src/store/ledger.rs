@@ -438,3 +438,27 @@ pub fn storage_objects(conn: &Connection) -> rusqlite::Result<Vec<StorageObject>
         })?
         .collect()
 }
+
+/// The run that first wrote each of `keys` into `path` (`passage_origins`); keys never recorded are absent.
+pub fn passage_origins(
+    conn: &Connection,
+    path: &str,
+    keys: &[i64],
+) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+    let mut statement =
+        conn.prepare_cached("SELECT first_run FROM passage_origins WHERE path = ?1 AND line_key = ?2")?;
+    let mut found = std::collections::HashMap::new();
+    for &key in keys {
+        if let Some(run) = statement.query_row(params![path, key], |row| row.get::<_, String>(0)).optional()? {
+            found.insert(key, run);
+        }
+    }
+    Ok(found)
+}
+
+/// A run's times and version-control context (`vcs` JSON), by id.
+pub fn run_context(conn: &Connection, id: &str) -> rusqlite::Result<Option<(String, String, String)>> {
+    conn.prepare_cached("SELECT started_at, finished_at, vcs FROM runs WHERE id = ?1")?
+        .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .optional()
+}

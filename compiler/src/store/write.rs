@@ -46,6 +46,9 @@ pub struct SourceRow {
     pub signals: Vec<knowledge_queries::wiki::Signal>,
     /// The code entities the source defines (`[code]`).
     pub entities: std::sync::Arc<[knowledge_queries::code::Entity]>,
+    /// The keys of its lines (`knowledge_queries::passages::line_keys`), recorded with the run that first
+    /// wrote each.
+    pub line_keys: Vec<i64>,
 }
 
 /// Deletes a source row with its signals and, unless they are already gone, its chunks.
@@ -117,6 +120,11 @@ pub(crate) fn write_source(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![source.path, source.revision, size, run_id])?;
+    let mut origin =
+        tx.prepare_cached("INSERT OR IGNORE INTO passage_origins (path, line_key, first_run) VALUES (?1, ?2, ?3)")?;
+    for key in &source.line_keys {
+        origin.execute(params![source.path, key, run_id])?;
+    }
     write_chunks(tx, prior, source_id, source)?;
     insert_signals(tx, source_id, &source.signals)?;
     insert_entities(tx, source_id, &source.entities)?;

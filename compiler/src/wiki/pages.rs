@@ -88,6 +88,7 @@ pub(super) fn page_source_row(
             .collect(),
         signals: Vec::new(),
         entities: std::sync::Arc::new([]),
+        line_keys: knowledge_queries::passages::line_keys(markdown),
     }
 }
 

@@ -63,6 +63,8 @@ pub(super) fn shard_source_row(section: &str, markdown: &str, entries: &[ShardEn
         chunks,
         signals: Vec::new(),
         entities: std::sync::Arc::new([]),
+        // A shard lists pages and sources; its lines are no passages anyone cites.
+        line_keys: Vec::new(),
     }
 }
 

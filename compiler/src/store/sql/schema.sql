@@ -35,6 +35,15 @@ CREATE TABLE source_revisions (
     first_run TEXT NOT NULL
 );
 
+-- When each line of each source first appeared: an append-only history keyed by the line's words
+-- (`knowledge_queries::passages::line_key`), which `knowledge introduced` reads with `runs`.
+CREATE TABLE passage_origins (
+    path TEXT NOT NULL,
+    line_key INTEGER NOT NULL,
+    first_run TEXT NOT NULL,
+    PRIMARY KEY (path, line_key)
+) WITHOUT ROWID;
+
 CREATE TABLE chunks (
     seq INTEGER PRIMARY KEY,            -- the FTS rowid
     id TEXT NOT NULL,                   -- stable chunk id; unique (indexes.sql)

@@ -1,0 +1,173 @@
+//! Claim history: which build first had a passage. Builds record, for every line of every source they
+//! write, the run that first wrote it (`passage_origins`, keyed by the line's words); a passage — the lines
+//! a ref's `#Lstart-Lend` names, or the lines a quoted text lies on — was introduced by the latest of its
+//! lines' first runs, the build that completed it, with that run's commit, branch and time.
+
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::access::Access;
+use super::reader::{self, ReaderError};
+use super::search::{self, Highlight, ResultKind, SearchMode, SearchRequest};
+use knowledge_queries::passages::line_key;
+
+/// Where a passage came from.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Introductions {
+    /// The ref or the text asked about.
+    pub query: String,
+    /// One per source that holds the passage (a ref names one; a text may lie in several), best first.
+    pub passages: Vec<PassageOrigin>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PassageOrigin {
+    pub path: String,
+    pub uri: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+    /// The build that first held every line of the passage: the latest of its lines' first builds. Absent
+    /// when no build recorded one of its lines (an index built before builds recorded lines).
+    pub introduced: Option<RunOrigin>,
+    /// Each line's first build, for a passage whose lines came at different times.
+    pub lines: Vec<LineOrigin>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RunOrigin {
+    pub run_id: String,
+    pub started_at: String,
+    pub finished_at: String,
+    /// The commit, branch, CI system and pull request the build recorded, when it had them.
+    pub vcs: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LineOrigin {
+    pub line: u32,
+    /// `None` for a blank line, or one no build recorded.
+    pub run_id: Option<String>,
+}
+
+/// The passages `query` names, with their history: `REF#Lstart-Lend` (any ref `get` takes), or a text, looked
+/// up by keyword and found verbatim (whitespace aside) in at most five sources the principal may read.
+pub fn introduced(conn: &Connection, query: &str, access: &Access) -> Result<Introductions, ReaderError> {
+    let query = query.trim();
+    let passages = if query.contains("#L") {
+        let resolved = reader::resolve(conn, query, access)?;
+        let (Some(source), Some(lines)) = (resolved.source, resolved.lines) else {
+            return Err(ReaderError::NotFound(query.to_string()));
+        };
+        vec![origin_of(conn, &source.path, &source.uri, lines.start_line, &lines.text)?]
+    } else {
+        passages_quoting(conn, query.trim_matches('"'), access)?
+    };
+    Ok(Introductions { query: query.to_string(), passages })
+}
+
+/// The sources whose indexed chunks hold `text` verbatim (whitespace collapsed), each with the lines it lies on.
+fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Vec<PassageOrigin>, ReaderError> {
+    let wanted: Vec<&str> = text.split_whitespace().collect();
+    if wanted.is_empty() {
+        return Err(ReaderError::NotFound(text.to_string()));
+    }
+    let request = SearchRequest {
+        query: wanted.join(" "),
+        mode: SearchMode::Keyword,
+        limit: 50,
+        kinds: vec![ResultKind::SourceChunk, ResultKind::WikiPage, ResultKind::LegacyItem],
+        entity_types: Vec::new(),
+        highlight: Highlight::Markdown,
+    };
+    let response = search::search(conn, &request, access)?;
+    let mut passages: Vec<PassageOrigin> = Vec::new();
+    for hit in response.results {
+        if passages.len() == 5 || passages.iter().any(|p| p.path == hit.source.path) {
+            continue;
+        }
+        let Some((first, last)) = lines_holding(&hit.text, &wanted) else { continue };
+        let lines: Vec<&str> = hit.text.split_inclusive('\n').skip(first).take(last - first + 1).collect();
+        let start_line = hit.citation.start_line + first as u32;
+        passages.push(origin_of(conn, &hit.source.path, &hit.source.uri, start_line, &lines.concat())?);
+    }
+    if passages.is_empty() {
+        return Err(ReaderError::NotFound(text.to_string()));
+    }
+    Ok(passages)
+}
+
+/// The first and last line (0-based, within `chunk`) of the first place where `words` occur in order, each
+/// word whole, whatever whitespace, case or punctuation around a word there is.
+fn lines_holding(chunk: &str, words: &[&str]) -> Option<(usize, usize)> {
+    let word = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let wanted: Vec<String> = words.iter().map(|w| word(w)).filter(|w| !w.is_empty()).collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    // Every word of the chunk with its line.
+    let found: Vec<(usize, String)> = chunk
+        .lines()
+        .enumerate()
+        .flat_map(|(line, text)| text.split_whitespace().map(move |w| (line, word(w))))
+        .filter(|(_, w)| !w.is_empty())
+        .collect();
+    found
+        .windows(wanted.len())
+        .find(|window| window.iter().zip(&wanted).all(|((_, have), want)| have == want))
+        .map(|window| (window[0].0, window[window.len() - 1].0))
+}
+
+fn origin_of(
+    conn: &Connection,
+    path: &str,
+    uri: &str,
+    start_line: u32,
+    text: &str,
+) -> Result<PassageOrigin, ReaderError> {
+    let keys: Vec<Option<i64>> = text.lines().map(line_key).collect();
+    let known: Vec<i64> = keys.iter().flatten().copied().collect();
+    let origins = crate::store::passage_origins(conn, path, &known)?;
+    let lines: Vec<LineOrigin> = keys
+        .iter()
+        .zip(start_line..)
+        .map(|(key, line)| LineOrigin { line, run_id: key.and_then(|key| origins.get(&key).cloned()) })
+        .collect();
+    // Run ids sort by time; every non-blank line must be known for the passage to have a first build.
+    let complete = keys.iter().flatten().all(|key| origins.contains_key(key));
+    let latest = lines.iter().filter_map(|l| l.run_id.clone()).max().filter(|_| complete && !known.is_empty());
+    let introduced = match latest {
+        Some(run_id) => crate::store::run_context(conn, &run_id)?.map(|(started_at, finished_at, vcs)| RunOrigin {
+            run_id,
+            started_at,
+            finished_at,
+            vcs: serde_json::from_str(&vcs).unwrap_or_default(),
+        }),
+        None => None,
+    };
+    let end_line = start_line + (text.lines().count().max(1) as u32) - 1;
+    Ok(PassageOrigin {
+        path: path.to_string(),
+        uri: uri.to_string(),
+        start_line,
+        end_line,
+        text: text.to_string(),
+        introduced,
+        lines,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lines_holding;
+
+    #[test]
+    fn a_quoted_text_is_found_across_lines_and_whitespace() {
+        let chunk = "# Title\n\nEach value has\nan owner.  There can be\nonly one.\n";
+        assert_eq!(lines_holding(chunk, &["has", "an", "owner."]), Some((2, 3)));
+        assert_eq!(lines_holding(chunk, &["Each"]), Some((2, 2)));
+        assert_eq!(lines_holding(chunk, &["Owner", "there"]), Some((3, 3)), "case and punctuation aside");
+        assert_eq!(lines_holding(chunk, &["owne"]), None, "words are whole");
+    }
+}
