@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
 
-use cli::args::{Cli, Command, ContextCommand, ImportCommand, NotesCommand, SourceCommand};
+use cli::args::{Cli, Command, ContextCommand, ImportCommand, NotesCommand, ProposalsCommand, SourceCommand};
 
 /// mimalloc keeps freed memory for reuse. With glibc's allocator every large tensor of the local embedding
 /// model was mapped fresh from the kernel and its page faults cost a quarter of the embedding time; cold
@@ -95,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup(args) => cli::hosted::setup(args, &at),
         Command::Remote { command } => cli::hosted::run(command, &at),
         Command::Introduced(args) => cli::get::introduced(args, &at),
+        Command::Proposals { command: ProposalsCommand::Context(args) } => cli::context::proposals(args, &at),
         Command::Stats(args) => cli::stats::run(args, &at),
         Command::Providers { command } => cli::providers::run(command, &at),
         Command::Wiki { command } => cli::wiki::run(command, &at),

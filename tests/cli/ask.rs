@@ -194,3 +194,94 @@ fn asks_are_listed_apart_from_builds() {
     assert!(builds["runs"].as_array().unwrap().iter().all(|run| run["summary"]["question"].is_null()), "{builds}");
     test.fails(&["list", "sources", "--kind", "ask"], "`--kind ask` lists runs");
 }
+
+fn pack_updates(test: &CliTest, args: &[&str]) -> Vec<Value> {
+    let mut args = args.to_vec();
+    args.push("--json");
+    let pack: Value = serde_json::from_str(&test.ok(&args)).unwrap();
+    pack["suggested_wiki_updates"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_pack_proposes_a_page_no_page_covers_and_a_refresh_when_a_pages_sources_change() {
+    let test = fixture();
+    // The sources answer, and no page covers them (one source per concept: the wiki makes no pages here).
+    let updates = pack_updates(&test, &["context", "pack", "owner goes out of scope"]);
+    let create = updates.iter().find(|u| u["action"] == "create_page").expect("a page is proposed");
+    assert_eq!(create["sources"], serde_json::json!(["file://docs/ownership.md"]), "{create}");
+    assert!(create["command"].as_str().unwrap().starts_with("knowledge ask 'owner goes out of scope'"));
+    let gap = pack_updates(&test, &["context", "pack", "zeppelin maintenance schedule"]);
+    assert_eq!(gap.iter().map(|u| u["action"].as_str().unwrap()).collect::<Vec<_>>(), ["fill_gap"]);
+
+    // Filed as a page, the answer is covered: nothing to propose. Once its source changes, a refresh.
+    let run = ask(&test, "what happens when the owner goes out of scope?")["run_id"].as_str().unwrap().to_string();
+    test.ok(&["wiki", "file-answer", &run, "--approve-write"]);
+    test.build();
+    let covered = pack_updates(&test, &["context", "pack", "what happens when the owner goes out of scope"]);
+    assert!(covered.is_empty(), "{covered:?}");
+    test.write(
+        "docs/ownership.md",
+        "# Ownership\n\nEach value in Rust has an owner. When the owner goes out of scope, the value is dropped \
+         and its memory freed.\n",
+    );
+    test.build();
+    let changed = pack_updates(&test, &["context", "pack", "what happens when the owner goes out of scope"]);
+    let refresh = changed.iter().find(|u| u["action"] == "refresh_page").expect("a refresh is proposed");
+    assert_eq!(
+        refresh["page"], "file://.hasna/knowledge/wiki/answers/what-happens-when-the-owner-goes-out-of-scope.md",
+        "{refresh}"
+    );
+    assert_eq!(refresh["sources"], serde_json::json!(["file://docs/ownership.md"]));
+}
+
+#[test]
+fn a_loop_reads_earlier_answers_and_is_told_to_file_a_question_asked_twice() {
+    let test = fixture();
+    test.write(
+        "kc.toml",
+        "version = 1\n[project]\nname = \"fixture\"\n[permissions.principals]\nchef = [\"kitchen\"]\n",
+    );
+    test.write(
+        "docs/cooking.md",
+        "---\nlabels: kitchen\n---\n# Cooking\n\nA risotto needs stock added one ladle at a time.\n",
+    );
+    test.build();
+    let first = ask(&test, "what happens when the owner goes out of scope?")["run_id"].as_str().unwrap().to_string();
+    let second = ask(&test, "What happens when the owner goes out of scope")["run_id"].as_str().unwrap().to_string();
+    let cooking: Value =
+        serde_json::from_str(&test.ok(&["--as", "chef", "ask", "how is stock added to a risotto?", "--json"])).unwrap();
+    assert_eq!(cooking["found"], true, "{cooking}");
+
+    let pack: Value = serde_json::from_str(&test.ok(&[
+        "proposals",
+        "context",
+        "--from",
+        "loops",
+        "--topic",
+        "owner out of scope",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (pack["schema"].as_str(), pack["schema_version"].as_u64()),
+        (Some("knowledge-agent-context-pack"), Some(2))
+    );
+    let refs: Vec<&str> = pack["items"].as_array().unwrap().iter().map(|i| i["ref"].as_str().unwrap()).collect();
+    assert_eq!(refs, [format!("knowledge://run/{second}"), format!("knowledge://run/{first}")], "{pack}");
+    let item = &pack["items"][0];
+    assert_eq!(item["title"], "What happens when the owner goes out of scope");
+    let text = item["text"].as_str().unwrap();
+    assert!(text.contains("the value is dropped") && text.contains("[1] file://docs/ownership.md@"), "{text}");
+    assert!(!text.contains("References borrow values"), "no cited text beyond the answer: {text}");
+    let file = &pack["suggested_wiki_updates"][0];
+    assert_eq!(file["action"], "file_answer", "{pack}");
+    assert_eq!(file["command"], format!("knowledge wiki file-answer {second}"));
+    assert_eq!(file["runs"], serde_json::json!([second, first]));
+
+    // The answer citing what the default principal may not read is left out of its pack; the chef's has it.
+    let topic = ["proposals", "context", "--topic", "risotto stock", "--json"];
+    let hidden: Value = serde_json::from_str(&test.ok(&topic)).unwrap();
+    assert!(hidden["items"].as_array().unwrap().is_empty(), "{hidden}");
+    let chef: Value = serde_json::from_str(&test.ok(&[&["--as", "chef"][..], &topic[..]].concat())).unwrap();
+    assert_eq!(chef["items"].as_array().unwrap().len(), 1, "{chef}");
+}

@@ -311,7 +311,7 @@ fn a_context_pack_keeps_to_its_budget_and_cites_exactly_what_it_carries() {
         ]))
         .unwrap();
         assert_eq!(pack["schema"], "knowledge-agent-context-pack");
-        assert_eq!(pack["schema_version"], 1);
+        assert_eq!(pack["schema_version"], 2);
         let items = pack["items"].as_array().unwrap();
         assert!(items.len() <= 3);
         let mut total = 0;

@@ -263,7 +263,7 @@ async def main():
 
             # A context pack within its budget.
             _, pack = await call(session, "knowledge_context_pack", {"query": "ownership rules memory", "max_tokens": 120})
-            check("context pack has its schema", pack["schema"] == "knowledge-agent-context-pack" and pack["schema_version"] == 1)
+            check("context pack has its schema", pack["schema"] == "knowledge-agent-context-pack" and pack["schema_version"] == 2)
             check("context pack keeps to its budget", 0 < pack["budget"]["used_tokens"] <= 120, pack["budget"])
             check(
                 "context pack items cite their source (a file, or a generated page by its own ref)",

@@ -93,6 +93,13 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: hosted::RemoteCommand,
     },
+    /// Proposals for an agent loop: `context --from loops --topic T` is the context-pack schema over the run
+    /// ledger (earlier answers and their citations, repeated questions), with the wiki updates it proposes.
+    #[command(after_help = "Example:\n  knowledge proposals context --from loops --topic \"billing retries\" --json")]
+    Proposals {
+        #[command(subcommand)]
+        command: ProposalsCommand,
+    },
     /// Which build first held a passage (its commit, branch and time): a cited `REF#L…` or a quoted text.
     #[command(
         after_help = "Example:\n  knowledge introduced 'docs/ownership.md#L5-L7'   # or: knowledge introduced '\"each value has an owner\"'"
@@ -210,6 +217,12 @@ pub(crate) enum NotesCommand {
     },
     /// Remove a note by id or `knowledge://item/ID`; the next build removes it from the index.
     Rm { id: String },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ProposalsCommand {
+    /// A context pack for a topic, from the run ledger (`--from loops`, the default) or the sources.
+    Context(context::ProposalsArgs),
 }
 
 #[derive(Subcommand)]

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use knowledge::retrieval::context::ContextPack;
+
 use super::Invocation;
 use super::output::{open_as, print};
 
@@ -53,19 +55,83 @@ pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
             }
         },
     };
-    print(args.json, &pack, |out| {
-        for item in &pack.items {
-            let (title, reference) = (knowledge::escape(&item.title), knowledge::escape(&item.reference));
-            writeln!(out, "## {title}\n[{reference}]\n\n{}\n", knowledge::escape_text(&item.text))?;
-        }
+    print(args.json, &pack, |out| print_pack(out, &pack, "excerpts"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A pack as a reader sees it: each item under its title and ref, the budget, and the suggested updates.
+fn print_pack(out: &mut dyn Write, pack: &ContextPack, what: &str) -> std::io::Result<()> {
+    for item in &pack.items {
+        let (title, reference) = (knowledge::escape(&item.title), knowledge::escape(&item.reference));
+        writeln!(out, "## {title}\n[{reference}]\n\n{}\n", knowledge::escape_text(&item.text))?;
+    }
+    writeln!(
+        out,
+        "{} {what}, {} of {} tokens ({})",
+        pack.items.len(),
+        pack.budget.used_tokens,
+        pack.budget.max_tokens,
+        pack.budget.counting
+    )?;
+    for update in &pack.suggested_wiki_updates {
         writeln!(
             out,
-            "{} excerpts, {} of {} tokens ({})",
-            pack.items.len(),
-            pack.budget.used_tokens,
-            pack.budget.max_tokens,
-            pack.budget.counting
-        )
-    })?;
+            "suggested: {} \"{}\": {}",
+            update.action,
+            knowledge::escape(&update.title),
+            knowledge::escape(&update.reason)
+        )?;
+        if let Some(command) = &update.command {
+            writeln!(out, "  {}", knowledge::escape(command))?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a proposals pack reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProposalsFrom {
+    /// The run ledger: earlier answers on the topic and questions asked more than once.
+    Loops,
+    /// The sources: the context pack for the topic, with its suggested updates.
+    Sources,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ProposalsArgs {
+    /// What the pack is read from.
+    #[arg(long, value_enum, default_value_t = ProposalsFrom::Loops)]
+    from: ProposalsFrom,
+    /// The topic the agent loop is about to work on.
+    #[arg(long)]
+    topic: String,
+    /// The budget: a hard limit, counting ceil(UTF-8 bytes / 4) per item and ref.
+    #[arg(long, default_value_t = 2000)]
+    max_tokens: usize,
+    #[arg(long, default_value_t = 8)]
+    max_items: usize,
+    /// Print the pack as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The index file to read, instead of the one kc.toml names.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+}
+
+/// `knowledge proposals context`: the context-pack schema over the run ledger (or the sources), for an agent
+/// loop, with the wiki updates it proposes.
+pub(crate) fn proposals(args: ProposalsArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
+    let (index, conn, access) = open_as(args.db, &at.start, at.principal())?;
+    let pack = match args.from {
+        ProposalsFrom::Loops => {
+            knowledge::retrieval::proposals::loops_pack(&conn, &args.topic, args.max_tokens, args.max_items, &access)
+        }
+        ProposalsFrom::Sources => {
+            knowledge::retrieval::context::pack(&conn, &args.topic, args.max_tokens, args.max_items, &access)
+        }
+    }
+    .with_context(|| format!("reading proposals from `{}`", index.display()))?;
+    let what = if args.from == ProposalsFrom::Loops { "earlier answers" } else { "excerpts" };
+    print(args.json, &pack, |out| print_pack(out, &pack, what))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -16,7 +16,8 @@ use crate::retrieval::search::{self, Highlight, SearchRequest};
 
 /// The schema name and version every pack carries.
 pub const SCHEMA: &str = "knowledge-agent-context-pack";
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2: `suggested_wiki_updates` are objects (`proposals::WikiUpdate`), not sentences.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// At most this many excerpts come from one source.
 const PER_SOURCE: usize = 2;
@@ -38,8 +39,9 @@ pub struct ContextPack {
     pub permissions: String,
     /// Selected sources that carry an unresolved contradiction marker (see `knowledge lint`).
     pub conflicts: Vec<Conflict>,
-    /// Durable wiki updates the pack suggests.
-    pub suggested_wiki_updates: Vec<String>,
+    /// Durable wiki updates the pack suggests: a page for an answer no page covers, a refresh of a page
+    /// whose cited sources changed, a page where nothing answers.
+    pub suggested_wiki_updates: Vec<crate::retrieval::proposals::WikiUpdate>,
     /// The pack could not use semantic search; `degraded_reason` says why.
     pub degraded: bool,
     pub degraded_reason: Option<String>,
@@ -216,11 +218,7 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
     }
 
     let (freshness, conflicts) = freshness_and_conflicts(index, &items)?;
-    let suggested_wiki_updates = if items.is_empty() {
-        vec![format!("Nothing in the knowledge base answers \"{query}\": a page on it would fill the gap.")]
-    } else {
-        Vec::new()
-    };
+    let suggested_wiki_updates = crate::retrieval::proposals::for_pack(index, query, &items)?;
     Ok(ContextPack {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,

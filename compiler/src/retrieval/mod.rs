@@ -12,6 +12,7 @@ pub mod export;
 pub mod filing;
 pub mod generated;
 pub mod history;
+pub mod proposals;
 pub mod reader;
 pub mod resolve;
 pub mod search;

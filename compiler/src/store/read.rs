@@ -386,6 +386,13 @@ pub fn ask_summary(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<S
     conn.query_row("SELECT summary FROM runs WHERE id = ?1 AND kind = 'ask'", [run_id], |row| row.get(0)).optional()
 }
 
+/// The last `limit` recorded answers (`knowledge ask` runs), newest first: each run's id and summary.
+pub fn ask_runs(conn: &Connection, limit: i64) -> rusqlite::Result<Vec<(String, String)>> {
+    conn.prepare_cached("SELECT id, summary FROM runs WHERE kind = 'ask' ORDER BY id DESC LIMIT ?1")?
+        .query_map([limit], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect()
+}
+
 /// Writes a consistent copy of the committed index, whatever its write-ahead log holds, to `snapshot`.
 pub fn snapshot_into(conn: &Connection, snapshot: &Path) -> rusqlite::Result<()> {
     conn.execute("VACUUM INTO ?1", [snapshot.to_string_lossy().as_ref()])?;
