@@ -38,7 +38,7 @@ fn file_ref(test: &CliTest, relative: &str) -> String {
 
 #[test]
 fn open_files_refs_name_a_files_newest_revision_a_pinned_one_or_a_source_path() {
-    let test = project("");
+    let test = project("[permissions.purposes.knowledge_index]\ndeny_labels = [\"do-not-index\"]\n");
     let line = |id: &str, revision: &str, extra: &str, text: &str| {
         format!(r#"{{"id":"{id}","revision_id":"{revision}","mime":"text/plain",{extra}"text":"{text}"}}"#)
     };
@@ -68,6 +68,15 @@ fn open_files_refs_name_a_files_newest_revision_a_pinned_one_or_a_source_path() 
     assert_eq!(ingest(&test, "open-files://file/f1/revision/r1", &[])["outcome"], "unchanged");
     test.fails(&["ingest", "source", "open-files://file/f1/revision/r9"], "no entry `file/f1/revision/r9`");
     test.fails(&["ingest", "source", "open-files://source/drive/ops"], "name a file as `open-files://file/ID`");
+
+    // The design's `--purpose knowledge_index`: a denied label is refused before anything is read.
+    let purpose = ["ingest", "source", "open-files://file/f2", "--purpose", "knowledge_index"];
+    assert_eq!(
+        serde_json::from_str::<Value>(&test.ok(&[&purpose[..], &["--json"]].concat())).unwrap()["outcome"],
+        "added"
+    );
+    test.fails(&[&purpose[..], &["--label", "Do-Not-Index"]].concat(), "keeps out of the index");
+    test.fails(&["ingest", "source", "open-files://file/f2", "--purpose", "knowledge_answer"], "for `knowledge_index`");
 }
 
 #[test]

@@ -53,6 +53,7 @@ EXPECTED_TOOLS = {
     "knowledge_web_search",
     "knowledge_introduced",
     "ok_search",
+    "ok_web_search",
     "ok_resolve_source",
     "ok_reindex_status",
 }
@@ -421,6 +422,7 @@ async def main():
             )
             await expect_error(session, "introduced never finds what the principal may not read", "knowledge_introduced", {"passage": "xenomorphic memory plan"}, "no chunk or source matches")
             await expect_error(session, "web search is the operator's choice", "knowledge_web_search", {"query": "rust"}, "web search is off on this server")
+            await expect_error(session, "ok_web_search keeps the same gate", "ok_web_search", {"query": "rust"}, "web search is off on this server")
 
             # Storage: the index and the artifacts, the same as the storage resource.
             _, stored = await call(session, "knowledge_storage", {})

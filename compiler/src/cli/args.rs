@@ -84,7 +84,7 @@ pub(crate) enum Command {
     /// Where answers come from: `--mode hosted --api-url URL` (a remote server; its key kept outside the
     /// project) or `--mode local` (the local index).
     #[command(
-        after_help = "Example:\n  knowledge setup --mode hosted --api-url https://kb.example/mcp --api-key-stdin < key.txt"
+        after_help = "Example:\n  knowledge setup --mode hosted --api-url https://kb.example/mcp --api-key-stdin"
     )]
     Setup(hosted::SetupArgs),
     /// A remote server: the contract it implements, and whether it answers.

@@ -22,6 +22,10 @@ pub(crate) enum IngestCommand {
         /// A permission label for the source (repeatable), beside `[ingest] labels`.
         #[arg(long = "label", value_name = "LABEL")]
         labels: Vec<String>,
+        /// The purpose the source is read for; ingest's is `knowledge_index` (the design's form), and a
+        /// label `[permissions.purposes.knowledge_index]` denies is refused before anything is read.
+        #[arg(long, value_name = "PURPOSE")]
+        purpose: Option<String>,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -48,7 +52,10 @@ pub(crate) enum IngestCommand {
 pub(crate) fn run(command: IngestCommand, at: &Invocation) -> anyhow::Result<ExitCode> {
     let project = Project::discover(&at.start)?;
     match command {
-        IngestCommand::Source { reference, labels, json } => {
+        IngestCommand::Source { reference, labels, purpose, json } => {
+            if let Some(purpose) = purpose {
+                check_index_purpose(&project, &purpose, &labels)?;
+            }
             let report = ingest::ingest(&project, &reference, &labels)?;
             print(json, &report, |out| print_report(out, &report))?;
             Ok(ExitCode::SUCCESS)
@@ -117,4 +124,32 @@ fn print_report(out: &mut impl Write, report: &IngestReport) -> std::io::Result<
         escape(&report.revision_id),
         escape(&report.title)
     )
+}
+
+/// `--purpose`: ingest reads for `knowledge_index` only, and a label given here or by `[ingest] labels` that
+/// `[permissions.purposes.knowledge_index]` denies is refused now (the build would keep the source out of
+/// the index anyway, judging every label it ends up with).
+fn check_index_purpose(project: &Project, purpose: &str, labels: &[String]) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        purpose == "knowledge_index",
+        "--purpose {}: ingest reads sources for `knowledge_index`",
+        escape(purpose)
+    );
+    let denied: Vec<String> = project
+        .config
+        .permissions
+        .purposes
+        .iter()
+        .filter(|(name, _)| name.get_ref() == "knowledge_index")
+        .flat_map(|(_, p)| p.deny_labels.iter().map(|l| l.trim().to_lowercase()))
+        .collect();
+    let given = labels.iter().chain(&project.config.ingest.labels).map(|l| l.trim().to_lowercase());
+    for label in given {
+        anyhow::ensure!(
+            !denied.contains(&label),
+            "labelled `{}`, which `[permissions.purposes.knowledge_index]` keeps out of the index: nothing is read",
+            escape(&label)
+        );
+    }
+    Ok(())
 }

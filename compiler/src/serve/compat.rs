@@ -84,6 +84,15 @@ impl KnowledgeServer {
     }
 
     #[tool(
+        description = "Compatibility name of `knowledge_web_search`: the same arguments and answer, and the same \
+                       operator's gate.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn ok_web_search(&self, args: Parameters<WebSearchArgs>) -> Result<Json<WebResults>, ToolError> {
+        self.knowledge_web_search(args).await
+    }
+
+    #[tool(
         description = "Compatibility name of `knowledge_search`: the same arguments and answer.",
         annotations(read_only_hint = true),
         output_schema = inlined_output_schema::<SearchResponse>()
