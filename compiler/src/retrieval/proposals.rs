@@ -142,60 +142,17 @@ pub fn loops_pack(
     access: &Access,
 ) -> rusqlite::Result<ContextPack> {
     let terms = topic_terms(topic);
-    let mut answers: Vec<(f64, String, serde_json::Value)> = Vec::new();
-    for (run_id, summary) in crate::store::ask_runs(conn, 1000)? {
-        let Ok(answer) = serde_json::from_str::<serde_json::Value>(&summary) else { continue };
-        let question = answer["question"].as_str().unwrap_or_default();
-        let cited: Vec<&str> = cited_paths(&answer);
-        let readable = if answer["found"] == true {
-            cited.iter().all(|path| access.can_read_path(path))
-        } else {
-            access.reads_everything()
-        };
-        let asked = topic_terms(&format!("{question} {}", answer["answer"].as_str().unwrap_or_default()));
-        let shared = terms.iter().filter(|t| asked.contains(*t)).count();
-        if readable && shared > 0 {
-            answers.push((shared as f64 / terms.len().max(1) as f64, run_id, answer));
-        }
-    }
-    // Best match first; among equals, the newest.
-    answers.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
-
+    let answers = prior_answers(conn, &terms, access)?;
     let mut items = Vec::new();
     let (mut used, mut omitted) = (0, 0);
     for (score, run_id, answer) in &answers {
-        let text = answer_text(answer);
-        let reference = format!("knowledge://run/{run_id}");
-        let cost = context::tokens(&text) + context::tokens(&reference);
-        if items.len() >= max_items || used + cost > max_tokens {
+        let item = answer_item(run_id, answer, *score);
+        if items.len() >= max_items || used + item.tokens > max_tokens {
             omitted += 1;
             continue;
         }
-        used += cost;
-        let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
-        items.push(PackItem {
-            reference: reference.clone(),
-            chunk_id: run_id.clone(),
-            title: answer["question"].as_str().unwrap_or_default().to_string(),
-            source: ResultSource {
-                uri: reference.clone(),
-                path: reference,
-                revision: run_id.clone(),
-                hash: knowledge_queries::content_hash(text.as_bytes()),
-                project: None,
-            },
-            citation: Citation {
-                start_offset: 0,
-                end_offset: u32::try_from(text.len()).unwrap_or(u32::MAX),
-                start_line: 1,
-                end_line: lines.max(1),
-            },
-            text,
-            truncated: false,
-            tokens: cost,
-            score: *score,
-            scores: None,
-        });
+        used += item.tokens;
+        items.push(item);
     }
     let (index_run, index_built_at) = crate::store::index_run(conn)?;
     Ok(ContextPack {
@@ -218,6 +175,63 @@ pub fn loops_pack(
         degraded: false,
         degraded_reason: None,
     })
+}
+
+/// The recorded answers that share a word with the topic and that the principal may see, each with the share
+/// of the topic's words it holds, best first and, among equals, newest first.
+fn prior_answers(
+    conn: &Connection,
+    terms: &std::collections::BTreeSet<String>,
+    access: &Access,
+) -> rusqlite::Result<Vec<(f64, String, serde_json::Value)>> {
+    let mut answers = Vec::new();
+    for (run_id, summary) in crate::store::ask_runs(conn, 1000)? {
+        let Ok(answer) = serde_json::from_str::<serde_json::Value>(&summary) else { continue };
+        let readable = if answer["found"] == true {
+            cited_paths(&answer).iter().all(|path| access.can_read_path(path))
+        } else {
+            access.reads_everything()
+        };
+        let question = answer["question"].as_str().unwrap_or_default();
+        let asked = topic_terms(&format!("{question} {}", answer["answer"].as_str().unwrap_or_default()));
+        let shared = terms.iter().filter(|t| asked.contains(*t)).count();
+        if readable && shared > 0 {
+            answers.push((shared as f64 / terms.len().max(1) as f64, run_id, answer));
+        }
+    }
+    answers.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+    Ok(answers)
+}
+
+/// One earlier answer as a pack item: its run's ref, the question as title, the answer and its refs as text.
+fn answer_item(run_id: &str, answer: &serde_json::Value, score: f64) -> PackItem {
+    let text = answer_text(answer);
+    let reference = format!("knowledge://run/{run_id}");
+    let tokens = context::tokens(&text) + context::tokens(&reference);
+    let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
+    PackItem {
+        reference: reference.clone(),
+        chunk_id: run_id.to_string(),
+        title: answer["question"].as_str().unwrap_or_default().to_string(),
+        source: ResultSource {
+            uri: reference.clone(),
+            path: reference,
+            revision: run_id.to_string(),
+            hash: knowledge_queries::content_hash(text.as_bytes()),
+            project: None,
+        },
+        citation: Citation {
+            start_offset: 0,
+            end_offset: u32::try_from(text.len()).unwrap_or(u32::MAX),
+            start_line: 1,
+            end_line: lines.max(1),
+        },
+        text,
+        truncated: false,
+        tokens,
+        score,
+        scores: None,
+    }
 }
 
 /// An answer as a loop reads it: the answer, whether it was found, and one line per citation ref.

@@ -138,45 +138,50 @@ fn resource_text(
             let changes = reader::recent_changes(conn, 20, None, access).map_err(|e| failed(&e))?;
             Ok(("application/json", to_json(&changes)?))
         }
-        _ => {
-            if let Some(path) = uri.strip_prefix("knowledge://source/") {
-                match reader::resolve(conn, path, access) {
-                    Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
-                    _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
-                }
-            } else if let Some(slug) = SourceRef::from_path(uri).page_slug() {
-                store::page_markdown(conn, slug)
-                    .map_err(|e| failed(&e))?
-                    .map(|markdown| ("text/markdown", markdown))
-                    .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
-            } else if let Some(section) = SourceRef::from_path(uri).shard_section() {
-                store::shard_markdown(conn, section)
-                    .map_err(|e| failed(&e))?
-                    .map(|markdown| ("text/markdown", markdown))
-                    .ok_or_else(|| ResourceError::NotFound(format!("no index shard `{section}`")))
-            } else if let Some(id) = uri.strip_prefix("knowledge://item/") {
-                // A note is a source whose path is its URI.
-                match reader::resolve(conn, uri, access) {
-                    Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
-                    _ => Err(ResourceError::NotFound(format!("no indexed note `{id}`"))),
-                }
-            } else if let Some(id) = uri.strip_prefix("knowledge://decision/") {
-                match reader::decision(conn, id, access) {
-                    Ok(decision) => Ok(("application/json", to_json(&decision)?)),
-                    Err(reader::ReaderError::NotFound(message)) => Err(ResourceError::NotFound(message)),
-                    Err(error) => Err(failed(&error)),
-                }
-            } else if let Some(id) = uri.strip_prefix("knowledge://run/") {
-                let change = reader::recent_changes(conn, 1000, None, access)
-                    .map_err(|e| failed(&e))?
-                    .into_iter()
-                    .find(|change| change.run.id == id)
-                    .ok_or_else(|| ResourceError::NotFound(format!("no build `{id}`")))?;
-                Ok(("application/json", to_json(&change)?))
-            } else {
-                Err(ResourceError::NotFound(format!("no resource `{uri}`")))
-            }
+        _ => template_resource(conn, access, uri),
+    }
+}
+
+/// A resource of a template (`knowledge://source/{path}`, `item/{id}`, `decision/{run_id}`, `run/{id}`, a
+/// page or a shard).
+fn template_resource(conn: &Connection, access: &Access, uri: &str) -> Result<(&'static str, String), ResourceError> {
+    let failed = |e: &dyn std::error::Error| ResourceError::Failed(crate::error_chain(e));
+    if let Some(path) = uri.strip_prefix("knowledge://source/") {
+        match reader::resolve(conn, path, access) {
+            Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
+            _ => Err(ResourceError::NotFound(format!("no indexed source `{path}`"))),
         }
+    } else if let Some(slug) = SourceRef::from_path(uri).page_slug() {
+        store::page_markdown(conn, slug)
+            .map_err(|e| failed(&e))?
+            .map(|markdown| ("text/markdown", markdown))
+            .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
+    } else if let Some(section) = SourceRef::from_path(uri).shard_section() {
+        store::shard_markdown(conn, section)
+            .map_err(|e| failed(&e))?
+            .map(|markdown| ("text/markdown", markdown))
+            .ok_or_else(|| ResourceError::NotFound(format!("no index shard `{section}`")))
+    } else if let Some(id) = uri.strip_prefix("knowledge://item/") {
+        // A note is a source whose path is its URI.
+        match reader::resolve(conn, uri, access) {
+            Ok(Resolved { source: Some(source), .. }) => Ok(("application/json", to_json(&source)?)),
+            _ => Err(ResourceError::NotFound(format!("no indexed note `{id}`"))),
+        }
+    } else if let Some(id) = uri.strip_prefix("knowledge://decision/") {
+        match reader::decision(conn, id, access) {
+            Ok(decision) => Ok(("application/json", to_json(&decision)?)),
+            Err(reader::ReaderError::NotFound(message)) => Err(ResourceError::NotFound(message)),
+            Err(error) => Err(failed(&error)),
+        }
+    } else if let Some(id) = uri.strip_prefix("knowledge://run/") {
+        let change = reader::recent_changes(conn, 1000, None, access)
+            .map_err(|e| failed(&e))?
+            .into_iter()
+            .find(|change| change.run.id == id)
+            .ok_or_else(|| ResourceError::NotFound(format!("no build `{id}`")))?;
+        Ok(("application/json", to_json(&change)?))
+    } else {
+        Err(ResourceError::NotFound(format!("no resource `{uri}`")))
     }
 }
 
