@@ -404,3 +404,32 @@ fn an_ingested_documents_own_front_matter_titles_it_and_keeps_its_labels() {
     // Unchanged upstream: the same stored text.
     assert_eq!(ingest(&test, &file_ref(&test, "outside/eip.md"), &[])["outcome"], "unchanged");
 }
+
+#[test]
+fn an_ingested_source_is_cited_in_its_own_lines_not_below_the_provenance_block() {
+    let test = project("");
+    let lines = [
+        r#"{"id":"pump","revision_id":"r1","mime":"text/plain","title":"Pump","text":"The pump runs at forty litres.\nIt is serviced monthly.\nThe valve is red."}"#,
+        r#"{"id":"guide","revision_id":"r1","mime":"text/markdown","text":"---\ntitle: Guide\nowner: ops\n---\n\n# Guide\n\nThe boiler is checked yearly.\n"}"#,
+    ];
+    test.write("open-files.jsonl", lines.join("\n") + "\n");
+    ingest(&test, "open-files://file/pump", &[]);
+    ingest(&test, "open-files://file/guide", &[]);
+    test.build();
+    let hit = |query: &str| test.search(query)["results"][0].clone();
+    let pump = hit("valve red");
+    assert_eq!(pump["source"]["uri"], "open-files://file/pump");
+    assert_eq!(
+        (pump["citation"]["start_line"].as_u64(), pump["citation"]["end_line"].as_u64()),
+        (Some(1), Some(3)),
+        "{pump}"
+    );
+    // The document's own front matter and blank line come before its body: line 6 is the heading.
+    let guide = hit("boiler checked yearly");
+    assert_eq!(guide["citation"]["start_line"], 6, "{guide}");
+    // A context pack's ref resolves to those lines.
+    let lines: Value = serde_json::from_str(&test.ok(&["get", "open-files://file/pump#L3", "--json"])).unwrap();
+    assert_eq!(lines["lines"]["text"], "The valve is red.", "{lines}");
+    let pack: Value = serde_json::from_str(&test.ok(&["context", "pack", "valve red", "--json"])).unwrap();
+    assert!(pack["items"][0]["ref"].as_str().unwrap().ends_with("#L1-L3"), "{pack}");
+}

@@ -87,6 +87,13 @@ pub(super) fn source_row(
         chunks: {
             let mut rows = crate::sources::chunk_rows(&item.text, &outline.title, chunks, !is_note);
             rows.extend(crate::sources::entity_rows(path, &item.text, &entities, chunks.len()));
+            if source.origin() == Origin::External {
+                let shift = crate::sources::ingested::line_shift(&item.text);
+                for row in &mut rows {
+                    row.start_line = row.start_line.saturating_sub(shift).max(1);
+                    row.end_line = row.end_line.saturating_sub(shift).max(row.start_line);
+                }
+            }
             rows
         },
         signals: if is_note { Vec::new() } else { signals.to_vec() },

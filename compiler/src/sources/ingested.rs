@@ -192,7 +192,8 @@ pub fn remove(output_dir: &Path, reference: &str) -> Result<Ingested, IngestedEr
 
 /// The keys ingest writes into a stored text's front matter; the source's own values for them give way.
 /// `labels` last: a stored text keeps it when it is read back as a document ([`document_text`]).
-const PROVENANCE_KEYS: [&str; 7] = ["title", "source", "resolver", "source_owner", "revision_id", "mime", "labels"];
+const PROVENANCE_KEYS: [&str; 8] =
+    ["title", "source", "resolver", "source_owner", "revision_id", "mime", "body_line", "labels"];
 
 /// The text a build indexes: the document's provenance as front matter (so its title and labels reach the
 /// index the way a file's do, and the provenance view reads the rest), then the document. A document's own
@@ -220,6 +221,10 @@ fn with_front_matter(document: &Document) -> String {
     text.push_str(&format!("source_owner: {}\n", value(&document.owner)));
     text.push_str(&format!("revision_id: {}\n", value(&document.revision_id)));
     text.push_str(&format!("mime: {}\n", value(&document.mime)));
+    let body_line = body_line(&document.text);
+    if body_line > 1 {
+        text.push_str(&format!("body_line: {body_line}\n"));
+    }
     if !labels.is_empty() {
         text.push_str(&format!("labels: [{}]\n", labels.join(", ")));
     }
@@ -238,6 +243,30 @@ pub fn document_text(stored: &str) -> String {
     let (block, body) = split_front_matter(stored);
     let own = own_fields(block.unwrap_or_default(), &PROVENANCE_KEYS[..PROVENANCE_KEYS.len() - 1]);
     if own.is_empty() { body.trim().to_string() } else { format!("---\n{own}---\n\n{}", body.trim()) }
+}
+
+/// The 1-based line of a document where the body a stored text keeps begins: after the document's own front
+/// matter and the blank lines ingest trims.
+fn body_line(document: &str) -> usize {
+    let (_, body) = split_front_matter(document);
+    let lead = document.len() - body.trim_start().len();
+    document[..lead].matches('\n').count() + 1
+}
+
+/// How many lines a stored text's provenance block moves its body down from where the body stood in the
+/// document ingest read. Chunks of an ingested source are cited in the document's own lines (a 3-line text
+/// at L1–3, not below the block); their byte offsets still address the stored text, whose hash is the
+/// source's revision.
+#[must_use]
+pub fn line_shift(stored: &str) -> u32 {
+    let (block, body) = split_front_matter(stored);
+    let lead = stored.len() - body.trim_start().len();
+    let header_lines = stored[..lead].matches('\n').count();
+    let body_line = block
+        .and_then(|block| block.lines().find_map(|line| line.strip_prefix("body_line:")))
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .unwrap_or(1);
+    u32::try_from(header_lines.saturating_sub(body_line.saturating_sub(1))).unwrap_or(0)
 }
 
 /// The lines of a front matter block whose keys are not in `dropped`, each key with the indented lines
