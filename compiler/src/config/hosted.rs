@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::scope::{self, ScopeError};
 
-/// The credentials file, in the global home.
+/// The credentials file, in the global home, and the lock its writers take.
 pub const AUTH_FILE: &str = "auth.json";
+const AUTH_LOCK: &str = "auth.lock";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -121,6 +122,11 @@ fn read_auth(path: &Path) -> Result<AuthFile, HostedError> {
 /// Stores `key` for `url` in the credentials file (created with mode 0600; the other URLs' keys kept).
 pub fn store_key(url: &str, key: &str) -> Result<PathBuf, HostedError> {
     let path = auth_path()?;
+    let home = path.parent().unwrap_or(Path::new("."));
+    let wrap = |source| HostedError::Write { path: path.clone(), source };
+    std::fs::create_dir_all(home).map_err(wrap)?;
+    // Two setups at once each read, change and write the file: in turn, so neither loses the other's key.
+    let _lock = crate::store::FileLock::acquire(home, AUTH_LOCK).map_err(wrap)?;
     let mut auth = read_auth(&path)?;
     auth.version = 1;
     auth.keys.insert(url.to_string(), key.to_string());

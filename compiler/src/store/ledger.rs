@@ -445,12 +445,16 @@ pub fn passage_origins(
     path: &str,
     keys: &[i64],
 ) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
-    let mut statement =
-        conn.prepare_cached("SELECT first_run FROM passage_origins WHERE path = ?1 AND line_key = ?2")?;
+    let wanted: std::collections::HashSet<i64> = keys.iter().copied().collect();
     let mut found = std::collections::HashMap::new();
-    for &key in keys {
-        if let Some(run) = statement.query_row(params![path, key], |row| row.get::<_, String>(0)).optional()? {
-            found.insert(key, run);
+    // Oldest first, so a key is told its first run (builds record each key once; this holds regardless).
+    let mut statement =
+        conn.prepare_cached("SELECT first_run, line_keys FROM passage_origins WHERE path = ?1 ORDER BY first_run")?;
+    let mut rows = statement.query([path])?;
+    while let Some(row) = rows.next()? {
+        let run: String = row.get(0)?;
+        for key in super::decode_line_keys(row.get_ref(1)?.as_blob()?).filter(|key| wanted.contains(key)) {
+            found.entry(key).or_insert_with(|| run.clone());
         }
     }
     Ok(found)

@@ -120,15 +120,27 @@ pub(crate) fn write_source(
         "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![source.path, source.revision, size, run_id])?;
-    let mut origin =
-        tx.prepare_cached("INSERT OR IGNORE INTO passage_origins (path, line_key, first_run) VALUES (?1, ?2, ?3)")?;
-    for key in &source.line_keys {
-        origin.execute(params![source.path, key, run_id])?;
-    }
+    record_new_lines(tx, &source.path, &source.line_keys, run_id)?;
     write_chunks(tx, prior, source_id, source)?;
     insert_signals(tx, source_id, &source.signals)?;
     insert_entities(tx, source_id, &source.entities)?;
     Ok(source_id)
+}
+
+/// Records which of `keys` (sorted) `path` never held before, as one row of `run_id`'s.
+fn record_new_lines(tx: &Connection, path: &str, keys: &[i64], run_id: &str) -> rusqlite::Result<()> {
+    let mut known = std::collections::HashSet::new();
+    let mut held = tx.prepare_cached("SELECT line_keys FROM passage_origins WHERE path = ?1")?;
+    let mut rows = held.query([path])?;
+    while let Some(row) = rows.next()? {
+        known.extend(super::decode_line_keys(row.get_ref(0)?.as_blob()?));
+    }
+    let new: Vec<u8> = keys.iter().filter(|key| !known.contains(*key)).flat_map(|key| key.to_le_bytes()).collect();
+    if !new.is_empty() {
+        tx.prepare_cached("INSERT OR IGNORE INTO passage_origins (path, first_run, line_keys) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, run_id, new])?;
+    }
+    Ok(())
 }
 
 /// Writes a source's chunks over its prior row's (`prior`): a chunk whose id, text hash, title and

@@ -35,13 +35,14 @@ CREATE TABLE source_revisions (
     first_run TEXT NOT NULL
 );
 
--- When each line of each source first appeared: an append-only history keyed by the line's words
--- (`knowledge_queries::passages::line_key`), which `knowledge introduced` reads with `runs`.
+-- When each line of each source first appeared: an append-only history, one row per source and run that
+-- wrote lines it had never held, keyed by each line's words (`knowledge_queries::passages::line_key`);
+-- `knowledge introduced` reads it with `runs`.
 CREATE TABLE passage_origins (
     path TEXT NOT NULL,
-    line_key INTEGER NOT NULL,
     first_run TEXT NOT NULL,
-    PRIMARY KEY (path, line_key)
+    line_keys BLOB NOT NULL,            -- the new lines' keys: sorted 64-bit little-endian integers
+    PRIMARY KEY (path, first_run)
 ) WITHOUT ROWID;
 
 CREATE TABLE chunks (
