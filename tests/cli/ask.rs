@@ -212,6 +212,12 @@ fn a_pack_proposes_a_page_no_page_covers_and_a_refresh_when_a_pages_sources_chan
     assert!(create["command"].as_str().unwrap().starts_with("knowledge ask 'owner goes out of scope'"));
     let gap = pack_updates(&test, &["context", "pack", "zeppelin maintenance schedule"]);
     assert_eq!(gap.iter().map(|u| u["action"].as_str().unwrap()).collect::<Vec<_>>(), ["fill_gap"]);
+    // Excerpts that match a word but do not answer (as `ask` judges them) are a gap too, not a page to write.
+    let question = "who is the owner of the billing service?";
+    assert_eq!(ask(&test, question)["found"], false);
+    let pack: Value = serde_json::from_str(&test.ok(&["context", "pack", question, "--json"])).unwrap();
+    assert!(!pack["items"].as_array().unwrap().is_empty(), "{pack}");
+    assert_eq!(pack["suggested_wiki_updates"][0]["action"], "fill_gap", "{pack}");
 
     // Filed as a page, the answer is covered: nothing to propose. Once its source changes, a refresh.
     let run = ask(&test, "what happens when the owner goes out of scope?")["run_id"].as_str().unwrap().to_string();

@@ -65,6 +65,14 @@ fn a_passage_is_introduced_by_the_build_that_completed_it_with_its_commit() {
     test.build();
     assert_eq!(run_of(&introduced(&test, "docs/ownership.md#L3")), first);
 
+    // A file moved elsewhere keeps its lines' history, and says where they first were.
+    test.remove("docs/ownership.md");
+    test.write("docs/moved/ownership.md", "# Ownership\n\nEach value has an owner.\n");
+    test.build();
+    let moved = introduced(&test, "docs/moved/ownership.md#L3");
+    assert_eq!(run_of(&moved), first, "{moved}");
+    assert_eq!(moved["passages"][0]["lines"][0]["first_path"], "docs/ownership.md", "{moved}");
+
     // What the principal may not read is not found, by text or by ref; text no source holds is not found.
     test.fails(&["introduced", "zeppelin launches in May"], "no chunk or source matches");
     test.fails(&["introduced", "docs/secret.md#L6"], "no chunk or source matches");

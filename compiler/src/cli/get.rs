@@ -203,6 +203,11 @@ pub(crate) fn introduced(args: IntroducedArgs, at: &Invocation) -> anyhow::Resul
                         runs.dedup();
                         runs
                     };
+                    let mut moved: Vec<&str> = passage.lines.iter().filter_map(|l| l.first_path.as_deref()).collect();
+                    moved.dedup();
+                    for path in moved {
+                        writeln!(out, "  first written in {}", escape(path))?;
+                    }
                     if earlier.len() > 1 {
                         writeln!(
                             out,

@@ -106,12 +106,22 @@ fn answer_in<I: search::SearchIndex>(
     max_tokens: usize,
     access: &Access,
 ) -> Result<Answer, I::Error> {
-    let pack = context::pack_in(index, question, max_tokens, 6, access)?;
+    let pack = context::excerpts_in(index, question, max_tokens, 6, access)?;
+    drafted(index, question, &pack)
+}
+
+/// The answer `pack`'s excerpts give `question`: the one rule that decides found or not found, for `ask`
+/// and for the wiki updates a pack suggests.
+pub(crate) fn drafted<I: search::SearchIndex>(
+    index: &mut I,
+    question: &str,
+    pack: &ContextPack,
+) -> Result<Answer, I::Error> {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let topic = topic_terms(&pack.intent);
     let total = index.chunk_total()?;
     let weights = terms::QueryStems::read_from(&stemmer, &topic, total, |words| index.word_frequencies(words))?;
-    Ok(draft(question, &pack, &weights))
+    Ok(draft(question, pack, &weights))
 }
 
 /// Records the answer as a run in the index (the run id is set on the answer).

@@ -188,8 +188,21 @@ impl PackBudget {
     }
 }
 
-/// [`pack`] over any index.
+/// [`pack`] over any index: the excerpts, and the wiki updates they suggest.
 pub(crate) fn pack_in<I: search::SearchIndex>(
+    index: &mut I,
+    query: &str,
+    max_tokens: usize,
+    max_items: usize,
+    access: &crate::retrieval::access::Access,
+) -> Result<ContextPack, I::Error> {
+    let mut pack = excerpts_in(index, query, max_tokens, max_items, access)?;
+    pack.suggested_wiki_updates = crate::retrieval::proposals::for_pack(index, &pack)?;
+    Ok(pack)
+}
+
+/// A pack's excerpts, without the wiki updates it would suggest (which `ask` does not read).
+pub(crate) fn excerpts_in<I: search::SearchIndex>(
     index: &mut I,
     query: &str,
     max_tokens: usize,
@@ -218,7 +231,6 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
     }
 
     let (freshness, conflicts) = freshness_and_conflicts(index, &items)?;
-    let suggested_wiki_updates = crate::retrieval::proposals::for_pack(index, query, &items)?;
     Ok(ContextPack {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
@@ -237,7 +249,7 @@ pub(crate) fn pack_in<I: search::SearchIndex>(
             "filtered by permission labels before search: every excerpt is readable by the requesting principal"
                 .to_string(),
         conflicts,
-        suggested_wiki_updates,
+        suggested_wiki_updates: Vec::new(),
         degraded: response.degraded,
         degraded_reason: response.degraded_reason,
     })

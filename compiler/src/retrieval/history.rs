@@ -49,6 +49,9 @@ pub struct LineOrigin {
     pub line: u32,
     /// `None` for a blank line, or one no build recorded.
     pub run_id: Option<String>,
+    /// Where the line first appeared, when that was another source (it was moved or copied from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_path: Option<String>,
 }
 
 /// The passages `query` names, with their history: `REF#Lstart-Lend` (any ref `get` takes), or a text, looked
@@ -128,11 +131,18 @@ fn origin_of(
 ) -> Result<PassageOrigin, ReaderError> {
     let keys: Vec<Option<i64>> = text.lines().map(line_key).collect();
     let known: Vec<i64> = keys.iter().flatten().copied().collect();
-    let origins = crate::store::passage_origins(conn, path, &known)?;
+    let origins = crate::store::passage_origins(conn, &known)?;
     let lines: Vec<LineOrigin> = keys
         .iter()
         .zip(start_line..)
-        .map(|(key, line)| LineOrigin { line, run_id: key.and_then(|key| origins.get(&key).cloned()) })
+        .map(|(key, line)| {
+            let origin = key.and_then(|key| origins.get(&key));
+            LineOrigin {
+                line,
+                run_id: origin.map(|(run, _)| run.clone()),
+                first_path: origin.map(|(_, first)| first).filter(|first| *first != path).cloned(),
+            }
+        })
         .collect();
     // Run ids sort by time; every non-blank line must be known for the passage to have a first build.
     let complete = keys.iter().flatten().all(|key| origins.contains_key(key));

@@ -4,7 +4,7 @@
 //! A pack proposes a page when its question is answered from sources no page covers (no excerpt is a page,
 //! and no generated page quotes an excerpt's source), a refresh of a page among its excerpts whose cited
 //! sources changed since it cited them (its `file://PATH@REV` refs, as lint's `stale_citation` reads
-//! them), and a page on the question when nothing answers it. The loops pack holds earlier answers (each
+//! them), and a page on the question when nothing answers it (no excerpt, or none `ask` answers from). The loops pack holds earlier answers (each
 //! its question, its answer and its citations' refs, never the cited sources' text) and proposes filing an
 //! answer to a question asked more than once.
 
@@ -43,14 +43,11 @@ pub struct WikiUpdate {
     pub command: Option<String>,
 }
 
-/// The updates a pack for `query` with `items` suggests.
-pub(crate) fn for_pack<I: SearchIndex>(
-    index: &mut I,
-    query: &str,
-    items: &[PackItem],
-) -> Result<Vec<WikiUpdate>, I::Error> {
+/// The updates a pack suggests. Whether its excerpts answer the query is `ask`'s own decision on them.
+pub(crate) fn for_pack<I: SearchIndex>(index: &mut I, pack: &ContextPack) -> Result<Vec<WikiUpdate>, I::Error> {
+    let (query, items) = (pack.query.as_str(), pack.items.as_slice());
     let ask = format!("knowledge ask {}  # then: knowledge wiki file-answer RUN_ID", shell_quoted(query));
-    if items.is_empty() {
+    if items.is_empty() || !super::ask::drafted(index, query, pack)?.found {
         return Ok(vec![WikiUpdate {
             action: "fill_gap".into(),
             title: query.to_string(),

@@ -439,22 +439,31 @@ pub fn storage_objects(conn: &Connection) -> rusqlite::Result<Vec<StorageObject>
         .collect()
 }
 
-/// The run that first wrote each of `keys` into `path` (`passage_origins`); keys never recorded are absent.
+/// For each of `keys`, the run that first wrote it into any source, and that source's path
+/// (`passage_origins`): a line moved or copied from another file keeps the build that first held it. Keys
+/// never recorded are absent. The history is scanned whole (a few megabytes at the largest corpus we hold).
 pub fn passage_origins(
     conn: &Connection,
-    path: &str,
     keys: &[i64],
-) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+) -> rusqlite::Result<std::collections::HashMap<i64, (String, String)>> {
     let wanted: std::collections::HashSet<i64> = keys.iter().copied().collect();
-    let mut found = std::collections::HashMap::new();
-    // Oldest first, so a key is told its first run (builds record each key once; this holds regardless).
-    let mut statement =
-        conn.prepare_cached("SELECT first_run, line_keys FROM passage_origins WHERE path = ?1 ORDER BY first_run")?;
-    let mut rows = statement.query([path])?;
+    let mut found: std::collections::HashMap<i64, (String, String)> = std::collections::HashMap::new();
+    let mut statement = conn.prepare_cached("SELECT first_run, path, line_keys FROM passage_origins")?;
+    let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
-        let run: String = row.get(0)?;
-        for key in super::decode_line_keys(row.get_ref(1)?.as_blob()?).filter(|key| wanted.contains(key)) {
-            found.entry(key).or_insert_with(|| run.clone());
+        let held: Vec<i64> =
+            super::decode_line_keys(row.get_ref(2)?.as_blob()?).filter(|key| wanted.contains(key)).collect();
+        if held.is_empty() {
+            continue;
+        }
+        let (run, path): (String, String) = (row.get(0)?, row.get(1)?);
+        for key in held {
+            match found.get(&key) {
+                Some((first, _)) if *first <= run => {}
+                _ => {
+                    found.insert(key, (run.clone(), path.clone()));
+                }
+            }
         }
     }
     Ok(found)
