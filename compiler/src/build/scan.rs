@@ -228,14 +228,7 @@ struct IndexGate {
 
 impl IndexGate {
     fn new(project: &Project) -> IndexGate {
-        let deny = project
-            .config
-            .permissions
-            .purposes
-            .iter()
-            .filter(|(name, _)| name.get_ref() == "knowledge_index")
-            .flat_map(|(_, purpose)| purpose.deny_labels.iter().map(|l| l.trim().to_lowercase()))
-            .collect();
+        let deny = project.config.permissions.denied_for("knowledge_index");
         IndexGate { rules: LabelRules::new(project), deny }
     }
 

@@ -14,6 +14,15 @@ use super::output::{open_as, print};
 #[derive(clap::Args)]
 pub(crate) struct PackArgs {
     query: String,
+    #[command(flatten)]
+    budget: BudgetArgs,
+    #[command(flatten)]
+    store: super::output::StoreArgs,
+}
+
+/// A pack's budget and where it is read and printed: what `context pack` and `proposals context` share.
+#[derive(clap::Args)]
+pub(crate) struct BudgetArgs {
     /// The budget: a hard limit, counting ceil(UTF-8 bytes / 4) per excerpt and citation ref.
     #[arg(long, default_value_t = 2000)]
     max_tokens: usize,
@@ -25,20 +34,17 @@ pub(crate) struct PackArgs {
     /// The index file to read, instead of the one kc.toml names.
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    #[command(flatten)]
-    store: super::output::StoreArgs,
 }
 
 pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let pack: knowledge::retrieval::context::ContextPack = match super::output::remote(args.db.as_deref(), at)? {
+    let pack: knowledge::retrieval::context::ContextPack = match super::output::remote(args.budget.db.as_deref(), at)? {
         Some(mut remote) => {
-            let arguments =
-                serde_json::json!({"query": args.query, "max_tokens": args.max_tokens, "max_items": args.max_items});
+            let arguments = serde_json::json!({"query": args.query, "max_tokens": args.budget.max_tokens, "max_items": args.budget.max_items});
             serde_json::from_value(remote.call("knowledge_context_pack", arguments).map_err(anyhow::Error::msg)?)?
         }
-        None => match args.store.open(args.db.as_deref(), at)? {
+        None => match args.store.open(args.budget.db.as_deref(), at)? {
             Some((mut store, projects)) => {
-                let (query, tokens, items) = (&args.query, args.max_tokens, args.max_items);
+                let (query, tokens, items) = (&args.query, args.budget.max_tokens, args.budget.max_items);
                 knowledge::retrieval::context::pack_postgres(
                     &mut store,
                     &projects,
@@ -49,13 +55,19 @@ pub(crate) fn pack(args: PackArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
                 )?
             }
             None => {
-                let (index, conn, access) = open_as(args.db, &at.start, at.principal())?;
-                knowledge::retrieval::context::pack(&conn, &args.query, args.max_tokens, args.max_items, &access)
-                    .with_context(|| format!("packing context from `{}`", index.display()))?
+                let (index, conn, access) = open_as(args.budget.db, &at.start, at.principal())?;
+                knowledge::retrieval::context::pack(
+                    &conn,
+                    &args.query,
+                    args.budget.max_tokens,
+                    args.budget.max_items,
+                    &access,
+                )
+                .with_context(|| format!("packing context from `{}`", index.display()))?
             }
         },
     };
-    print(args.json, &pack, |out| print_pack(out, &pack, "excerpts"))?;
+    print(args.budget.json, &pack, |out| print_pack(out, &pack, "excerpts"))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -105,33 +117,32 @@ pub(crate) struct ProposalsArgs {
     /// The topic the agent loop is about to work on.
     #[arg(long)]
     topic: String,
-    /// The budget: a hard limit, counting ceil(UTF-8 bytes / 4) per item and ref.
-    #[arg(long, default_value_t = 2000)]
-    max_tokens: usize,
-    #[arg(long, default_value_t = 8)]
-    max_items: usize,
-    /// Print the pack as JSON.
-    #[arg(long)]
-    json: bool,
-    /// The index file to read, instead of the one kc.toml names.
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    budget: BudgetArgs,
 }
 
 /// `knowledge proposals context`: the context-pack schema over the run ledger (or the sources), for an agent
 /// loop, with the wiki updates it proposes.
 pub(crate) fn proposals(args: ProposalsArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
-    let (index, conn, access) = open_as(args.db, &at.start, at.principal())?;
+    let (index, conn, access) = open_as(args.budget.db, &at.start, at.principal())?;
     let pack = match args.from {
-        ProposalsFrom::Loops => {
-            knowledge::retrieval::proposals::loops_pack(&conn, &args.topic, args.max_tokens, args.max_items, &access)
-        }
-        ProposalsFrom::Sources => {
-            knowledge::retrieval::context::pack(&conn, &args.topic, args.max_tokens, args.max_items, &access)
-        }
+        ProposalsFrom::Loops => knowledge::retrieval::proposals::loops_pack(
+            &conn,
+            &args.topic,
+            args.budget.max_tokens,
+            args.budget.max_items,
+            &access,
+        ),
+        ProposalsFrom::Sources => knowledge::retrieval::context::pack(
+            &conn,
+            &args.topic,
+            args.budget.max_tokens,
+            args.budget.max_items,
+            &access,
+        ),
     }
     .with_context(|| format!("reading proposals from `{}`", index.display()))?;
     let what = if args.from == ProposalsFrom::Loops { "earlier answers" } else { "excerpts" };
-    print(args.json, &pack, |out| print_pack(out, &pack, what))?;
+    print(args.budget.json, &pack, |out| print_pack(out, &pack, what))?;
     Ok(ExitCode::SUCCESS)
 }

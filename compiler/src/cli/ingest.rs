@@ -135,14 +135,7 @@ fn check_index_purpose(project: &Project, purpose: &str, labels: &[String]) -> a
         "--purpose {}: ingest reads sources for `knowledge_index`",
         escape(purpose)
     );
-    let denied: Vec<String> = project
-        .config
-        .permissions
-        .purposes
-        .iter()
-        .filter(|(name, _)| name.get_ref() == "knowledge_index")
-        .flat_map(|(_, p)| p.deny_labels.iter().map(|l| l.trim().to_lowercase()))
-        .collect();
+    let denied = project.config.permissions.denied_for("knowledge_index");
     let given = labels.iter().chain(&project.config.ingest.labels).map(|l| l.trim().to_lowercase());
     for label in given {
         anyhow::ensure!(

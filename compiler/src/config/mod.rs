@@ -386,6 +386,18 @@ pub struct PermissionsConfig {
     pub purposes: std::collections::BTreeMap<Spanned<String>, ingest::PurposeConfig>,
 }
 
+impl PermissionsConfig {
+    /// The labels `[permissions.purposes.PURPOSE] deny_labels` lists, trimmed and lowercased.
+    #[must_use]
+    pub fn denied_for(&self, purpose: &str) -> Vec<String> {
+        self.purposes
+            .iter()
+            .filter(|(name, _)| name.get_ref() == purpose)
+            .flat_map(|(_, config)| config.deny_labels.iter().map(|label| label.trim().to_lowercase()))
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathRule {
