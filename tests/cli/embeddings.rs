@@ -587,6 +587,29 @@ fn a_link_in_place_of_the_vector_folder_is_refused() {
     assert!(test.ok(&["search", "scopes", "--mode", "semantic", "--json"]).contains("docs/lifetimes.md"));
 }
 
+/// `build --check` says when a build would write the vector files (one is missing or holds an older run),
+/// and is content once a build has.
+#[test]
+fn build_check_tells_a_missing_vector_file() {
+    let test = fixture();
+    test.build();
+    assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
+    let folder = test.path(".hasna/knowledge/cache/vectors");
+    let base = std::fs::read_dir(&folder)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "vec"))
+        .unwrap();
+    std::fs::remove_file(&base).unwrap();
+    let check = test.run(&["build", "--check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", crate::stdout(&check));
+    assert!(crate::stdout(&check).contains("vector files:"), "{}", crate::stdout(&check));
+    test.build();
+    assert!(base.exists(), "the build wrote it again");
+    assert_eq!(test.run(&["build", "--check"]).status.code(), Some(0));
+}
+
 /// Chunks a provider outage left pending are embedded by a later build that derives no source: the vector
 /// files hold their vectors all the same (the build's changed sources include those whose entries it wrote).
 #[test]

@@ -214,6 +214,9 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
     if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
         check.artifacts = wiki::drift(conn, &project.output_dir(), &wiki::project_path_of_artifact(project, ""))
             .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
+        if let Some(reason) = crate::embeddings::vector_drift(conn, &index).map_err(BuildError::VectorFile)? {
+            check.work.push(format!("vector files: {reason}"));
+        }
     }
     if prior.needs_schema {
         check.reason = Some("no index in this binary's format".to_string());

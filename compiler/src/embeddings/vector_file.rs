@@ -153,6 +153,35 @@ pub fn follow(conn: &Connection, index: &Path, prior_run: Option<&str>) -> Resul
     remove(&delta_path)
 }
 
+/// What [`follow`] would write for the committed index at `index`, as a reason, or `None` when the files
+/// already hold its last run (or the index has no complete generation to hold): `knowledge build --check`.
+///
+/// # Errors
+///
+/// Reading the index.
+pub fn vector_drift(conn: &Connection, index: &Path) -> Result<Option<String>, VectorFileError> {
+    let model = crate::store::meta(conn, "embeddings_model")?.filter(|m| !m.is_empty());
+    let last_run = crate::store::meta(conn, "last_run")?;
+    let embedded_run = crate::store::meta(conn, "embedded_run")?;
+    let (Some(model), Some(run)) = (model, last_run) else { return Ok(None) };
+    if embedded_run.as_deref() != Some(run.as_str()) {
+        return Ok(None);
+    }
+    let (base_path, delta_path) = (file_path(index, &model, "vec"), file_path(index, &model, "delta"));
+    let base = read_header(&base_path).filter(|base| base.model == model && base.base_run.is_none());
+    let delta = read_header(&delta_path).filter(|delta| {
+        delta.model == model && base.as_ref().is_some_and(|base| delta.base_run.as_ref() == Some(&base.run))
+    });
+    Ok(match delta.as_ref().or(base.as_ref()) {
+        None => Some(format!("`{}` is missing or unreadable: a build would write it", base_path.display())),
+        Some(held) if held.run != run => Some(format!(
+            "the vector files hold run {}, not the index's {run}: a build would bring them in line",
+            held.run
+        )),
+        Some(_) => None,
+    })
+}
+
 /// What a file is stamped with.
 struct Stamp<'a> {
     model: &'a str,
