@@ -229,10 +229,11 @@ impl Compiler {
             templates: job.templates,
             run_id,
             full,
-            catalog: wiki::CatalogSync {
+            sync: wiki::IndexSync {
                 reseed: full || reach.rewiki,
                 prior_run: job.prior.last_run.as_deref(),
                 changed: reach.changed,
+                run: run_id,
             },
             same_plan_except: (!warm && !reach.replan).then_some(reach.touched),
         };

@@ -11,7 +11,7 @@ use salsa::Setter;
 
 use super::{ChunkText, FileFacts, generated_files, stored_file};
 use crate::config::Project;
-use crate::sources::db::KnowledgeDb;
+use crate::sources::db::{IndexSync, KnowledgeDb, SyncedRun};
 use crate::store;
 
 /// The lint graph's inputs, kept for the life of a `Compiler`, and the run whose committed index they match.
@@ -23,19 +23,7 @@ pub(crate) struct LintInputs {
     /// inputs and synced the same way, so a kept `Compiler` reads only the changed sources' chunks.
     /// `None` until a sync reads them (and when near duplicates are not compared).
     chunks: Option<BTreeMap<String, Vec<ChunkText>>>,
-    synced_run: Option<String>,
-}
-
-/// What changed in the index since the run the inputs may match.
-pub(crate) struct IndexSync<'a> {
-    /// Read every source: the index was rebuilt.
-    pub(crate) reseed: bool,
-    /// The run the index held before this build: inputs that match it need only `changed` read again.
-    pub(crate) prior_run: Option<&'a str>,
-    /// The sources this build wrote or removed.
-    pub(crate) changed: &'a [String],
-    /// This build's run, which the inputs match afterwards.
-    pub(crate) run: &'a str,
+    synced: SyncedRun,
 }
 
 impl LintInputs {
@@ -64,7 +52,7 @@ impl LintInputs {
         generated: Option<GeneratedFiles>,
     ) {
         self.set_every(db, files);
-        self.synced_run = None;
+        self.synced.forget();
         self.finish(db, project, generated);
     }
 
@@ -78,9 +66,8 @@ impl LintInputs {
         sync: &IndexSync<'_>,
     ) -> rusqlite::Result<()> {
         let with_chunks = super::compares_near_duplicates(project);
-        let warm = !sync.reseed && sync.prior_run.is_some() && self.synced_run.as_deref() == sync.prior_run;
-        // Until this sync completes the inputs match no run: one that fails halfway is read whole next time.
-        self.synced_run = None;
+        let warm = self.synced.warm(sync);
+        self.synced.forget();
         self.sync_chunks(conn, warm.then_some(sync.changed), with_chunks)?;
         if warm {
             let mut stored = store::read_facts_of(conn, sync.changed)?;
@@ -100,7 +87,7 @@ impl LintInputs {
             self.set_every(db, files);
         }
         self.finish(db, project, Some(generated_files(project, conn)?));
-        self.synced_run = Some(sync.run.to_string());
+        self.synced.synced(sync.run);
         Ok(())
     }
 

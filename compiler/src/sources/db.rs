@@ -66,3 +66,55 @@ impl salsa::Database for KnowledgeDb {}
 
 #[salsa::db]
 impl knowledge_queries::Db for KnowledgeDb {}
+
+/// What changed in the committed index since a build: told to every kind of input a `Compiler` keeps
+/// between builds (the wiki's catalog and shards, lint's sources), so that each reads only what changed.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexSync<'a> {
+    /// Read everything: the index was rebuilt, or the settings a kind reads changed.
+    pub reseed: bool,
+    /// The run the index held before this build: inputs that match it need only `changed` read again.
+    pub prior_run: Option<&'a str>,
+    /// The sources this build wrote or removed.
+    pub changed: &'a [String],
+    /// This build's run, which the inputs match afterwards.
+    pub run: &'a str,
+}
+
+/// The run whose committed index a kind of kept inputs matches: the one protocol every kind follows. A warm
+/// process (`--watch`) keeps its inputs and reads what changed; any other starts from none and reads the
+/// index whole, through the same sync.
+#[derive(Debug, Default)]
+pub struct SyncedRun(Option<String>);
+
+impl SyncedRun {
+    /// Whether the inputs match the index as `run` committed it.
+    #[must_use]
+    pub fn matches(&self, run: Option<&str>) -> bool {
+        run.is_some() && self.0.as_deref() == run
+    }
+
+    /// Whether a sync may read only `sync.changed`: nothing asks for all, and the inputs match the prior run.
+    #[must_use]
+    pub fn warm(&self, sync: &IndexSync<'_>) -> bool {
+        !sync.reseed && self.matches(sync.prior_run)
+    }
+
+    /// The inputs are being changed, or were set from elsewhere: they match no run until [`SyncedRun::synced`]
+    /// (a sync that fails halfway is read whole next time).
+    pub fn forget(&mut self) {
+        self.0 = None;
+    }
+
+    /// The inputs now match `run`.
+    pub fn synced(&mut self, run: &str) {
+        self.0 = Some(run.to_string());
+    }
+
+    /// A build that changed nothing these inputs read: inputs that matched the prior run match this one.
+    pub fn carry(&mut self, sync: &IndexSync<'_>) {
+        if self.matches(sync.prior_run) {
+            self.synced(sync.run);
+        }
+    }
+}

@@ -10,23 +10,7 @@ use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind};
 pub(super) struct CatalogInputs {
     catalog: Catalog,
     entries: BTreeMap<String, CatalogEntry>,
-    synced_run: Option<String>,
-}
-
-impl CatalogInputs {
-    pub(super) fn matches(&self, run: Option<&str>) -> bool {
-        run.is_some() && self.synced_run.as_deref() == run
-    }
-}
-
-/// What changed in the index since the run the catalog's inputs may match.
-pub struct CatalogSync<'a> {
-    /// Read every source: the index was rebuilt or the `[wiki]` settings changed.
-    pub reseed: bool,
-    /// The run the index held before this build: inputs that match it need only `changed` read again.
-    pub prior_run: Option<&'a str>,
-    /// The sources this build wrote or removed.
-    pub changed: &'a [String],
+    pub(super) synced: SyncedRun,
 }
 
 /// Brings the catalog's inputs in line with the index as `run` leaves it (inside this build's transaction),
@@ -38,11 +22,11 @@ pub(super) fn sync_catalog(
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     project: &Project,
-    run: &str,
-    sync: &CatalogSync<'_>,
+    sync: &IndexSync<'_>,
 ) -> rusqlite::Result<Catalog> {
     let mut state = catalog_state(db, inputs, project);
-    let warm = !sync.reseed && state.matches(sync.prior_run);
+    let warm = state.synced.warm(sync);
+    state.synced.forget();
     let rows =
         crate::store::catalog_rows(conn, project.config.wiki.section_field.as_deref(), warm.then_some(sync.changed))?;
     // An entry goes when the index no longer holds its source as quotable: one of the changed sources, or
@@ -59,7 +43,7 @@ pub(super) fn sync_catalog(
     if catalog.entries(db) != &listed {
         catalog.set_entries(db).to(listed);
     }
-    state.synced_run = Some(run.to_string());
+    state.synced.synced(sync.run);
     inputs.catalog = Some(state);
     Ok(catalog)
 }
@@ -96,7 +80,7 @@ pub(super) fn seed_pages(
         return Ok(None);
     }
     let mut state = catalog_state(db, inputs, project);
-    state.synced_run = None;
+    state.synced.forget();
     let mut entries: HashMap<String, CatalogEntry> = HashMap::new();
     for source in named {
         let path = source.row.path.clone();
@@ -124,7 +108,7 @@ fn catalog_state(db: &mut KnowledgeDb, inputs: &mut PageInputs, project: &Projec
     let state = inputs.catalog.take().unwrap_or_else(|| CatalogInputs {
         catalog: Catalog::builder(Vec::new(), settings, wiki_folder.clone()).new(db),
         entries: BTreeMap::new(),
-        synced_run: None,
+        synced: SyncedRun::default(),
     });
     let catalog = state.catalog;
     if catalog.settings(db) != settings {

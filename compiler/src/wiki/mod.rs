@@ -27,7 +27,7 @@ mod shards;
 mod templates;
 mod writer;
 
-pub use catalog::CatalogSync;
+pub use crate::sources::db::{IndexSync, SyncedRun};
 use catalog::*;
 pub use files::{Drift, STAT_CACHE, drift, sync_files};
 pub use log::{complete_log, record_log};
@@ -79,7 +79,7 @@ impl PageInputs {
     /// the build's changes reach, and a build may always run it.
     #[must_use]
     pub fn catalog_matches(&self, run: Option<&str>) -> bool {
-        self.catalog.as_ref().is_some_and(|state| state.matches(run))
+        self.catalog.as_ref().is_some_and(|state| state.synced.matches(run))
     }
 }
 
@@ -113,8 +113,8 @@ pub struct StageContext<'a> {
     pub run_id: &'a str,
     /// Every page is rendered and stored again (the page rows' chunks were cleared with all others).
     pub full: bool,
-    /// What the catalog's inputs must read again.
-    pub catalog: CatalogSync<'a>,
+    /// What changed since the run the kept inputs may match (its `run` is `run_id`).
+    pub sync: IndexSync<'a>,
     /// In a build whose catalog starts cold, when no source's plan inputs changed: the plan is the last
     /// build's, so only pages naming one of these sources (the changed ones) can differ from their rows, and
     /// the others' hashes are not computed. A kept `Compiler` has its memos and needs no such hint.
@@ -178,8 +178,8 @@ pub fn warm_catalog(
     run: &str,
 ) -> rusqlite::Result<()> {
     if !inputs.catalog_matches(Some(run)) {
-        let sync = CatalogSync { reseed: true, prior_run: None, changed: &[] };
-        let catalog = sync_catalog(conn, db, inputs, project, run, &sync)?;
+        let sync = IndexSync { reseed: true, prior_run: None, changed: &[], run };
+        let catalog = sync_catalog(conn, db, inputs, project, &sync)?;
         for &page in wiki::planned_pages(db, catalog) {
             let _ = wiki::page_model_hash(db, catalog, page);
         }
@@ -241,7 +241,7 @@ pub fn compile(
     if pages_changed {
         store::prune_writings(conn).map_err(sql)?;
     }
-    if !pages_changed && !context.full && !context.catalog.reseed {
+    if !pages_changed && !context.full && !context.sync.reseed {
         shards_unchanged(inputs, context);
         return Ok(stage);
     }
@@ -293,20 +293,20 @@ fn compare_pages(
     let material =
         format!("{}{}{}", context.templates.page, env!("KNOWLEDGE_SOURCE_HASH"), writer_identity(context.project));
     let template_hash = content_hash(material.as_bytes());
-    let cold = !inputs.catalog_matches(context.catalog.prior_run);
+    let cold = !inputs.catalog_matches(context.sync.prior_run);
     let seeded = match context.same_plan_except {
         Some(touched) => seed_pages(conn, db, inputs, context.project, touched)?,
         None => None,
     };
     let (catalog, seeded) = match seeded {
         Some((catalog, views)) => (catalog, Some(views)),
-        None => (sync_catalog(conn, db, inputs, context.project, context.run_id, &context.catalog)?, None),
+        None => (sync_catalog(conn, db, inputs, context.project, &context.sync)?, None),
     };
     let db: &KnowledgeDb = db;
     // A fresh process that planned again has no memos: rather than hash every page's model, it takes a
     // page whose view is the one stored and that names no changed source as unchanged (its model is
     // made from nothing else that can differ; settings and templates re-seed the catalog).
-    let compare_views = seeded.is_none() && cold && !context.full && !context.catalog.reseed;
+    let compare_views = seeded.is_none() && cold && !context.full && !context.sync.reseed;
     let (stored, pages): (_, Vec<PlannedPage<'_>>) = match seeded {
         Some(views) => {
             let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
@@ -315,7 +315,7 @@ fn compare_pages(
         }
         None => (store::stored_pages(conn, None, compare_views)?, wiki::planned_pages(db, catalog).clone()),
     };
-    let changed_sources: HashSet<&str> = context.catalog.changed.iter().map(String::as_str).collect();
+    let changed_sources: HashSet<&str> = context.sync.changed.iter().map(String::as_str).collect();
     let mut current = HashSet::new();
     let mut changed = Vec::new();
     for page in pages {

@@ -18,7 +18,7 @@ use crate::store::{ShardRowsOf, StoredShard};
 pub(super) struct ShardInputs {
     index: PageIndex,
     pages: BTreeMap<String, IndexedPage>,
-    synced_run: Option<String>,
+    synced: SyncedRun,
 }
 
 /// A shard as a source row: one chunk per index entry, so an `index_entry` result cites the bytes the
@@ -120,15 +120,9 @@ pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::R
     Ok(Some(shard_json_text(section, rows.iter().map(String::as_str))))
 }
 
-impl ShardInputs {
-    fn matches(&self, run: Option<&str>) -> bool {
-        run.is_some() && self.synced_run.as_deref() == run
-    }
-}
-
 /// Whether the shard inputs match the index as `run` committed it.
 pub(super) fn shards_match(inputs: &PageInputs, run: Option<&str>) -> bool {
-    inputs.shards.as_ref().is_some_and(|state| state.matches(run))
+    inputs.shards.as_ref().is_some_and(|state| state.synced.matches(run))
 }
 
 /// The hash of the shard and root templates and of the code that renders them, part of every shard's
@@ -151,8 +145,9 @@ fn sync_shards(
     let mut state = inputs.shards.take().unwrap_or_else(|| ShardInputs {
         index: PageIndex::new(db, Vec::new(), template_hash.to_string()),
         pages: BTreeMap::new(),
-        synced_run: None,
+        synced: SyncedRun::default(),
     });
+    state.synced.forget();
     // The pages this build changed, whole; without them, every page's digest and JSON alone.
     let (pages, full) = match changed {
         Some(slugs) => (ShardRowsOf::Slugs(slugs), true),
@@ -178,7 +173,7 @@ fn sync_shards(
     if index.template_hash(db) != template_hash {
         index.set_template_hash(db).to(template_hash.to_string());
     }
-    state.synced_run = Some(run.to_string());
+    state.synced.synced(run);
     inputs.shards = Some(state);
     Ok(index)
 }
@@ -259,8 +254,8 @@ pub fn warm_shards(
 /// Records that a build which changed no page row leaves the shard inputs matching its run, as they
 /// matched the one before it.
 pub(super) fn shards_unchanged(inputs: &mut PageInputs, context: &StageContext<'_>) {
-    if let Some(state) = inputs.shards.as_mut().filter(|state| state.matches(context.catalog.prior_run)) {
-        state.synced_run = Some(context.run_id.to_string());
+    if let Some(state) = inputs.shards.as_mut() {
+        state.synced.carry(&context.sync);
     }
 }
 
@@ -275,7 +270,7 @@ pub(super) fn compile_shards(
     written: &BTreeSet<String>,
 ) -> Result<(), ShardError> {
     let template_hash = shard_template_hash(context.templates);
-    let warm = !context.full && !context.catalog.reseed && shards_match(inputs, context.catalog.prior_run);
+    let warm = !context.full && inputs.shards.as_ref().is_some_and(|state| state.synced.warm(&context.sync));
     let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, &template_hash)?;
     let stored = store::stored_shards(conn)?;
     // The sections whose Markdown shows other rows than the index holds: their rows are read (a fresh
