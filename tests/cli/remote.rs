@@ -281,4 +281,6 @@ fn setup_records_the_hosted_url_and_keeps_its_key_outside_the_project() {
         .fails(&["setup", "--mode", "hosted", "--api-url", "https://user:pw@kb.example/mcp"], "without credentials");
     assert!(refused.contains("API URL"), "{refused}");
     client.fails(&["setup", "--mode", "hosted", "--api-url", "ftp://kb.example"], "http:// or https://");
+    client.fails(&["setup", "--mode", "hosted", "--api-url", "https://kb.example/mcp\"]\n[evil]"], "spaces or quotes");
+    assert!(!std::fs::read_to_string(client.path("kc.toml")).unwrap().contains("evil"), "kc.toml untouched");
 }

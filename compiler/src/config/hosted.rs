@@ -26,7 +26,7 @@ pub enum Mode {
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostedError {
-    #[error("`{url}`: the API URL is an http:// or https:// URL without credentials in it")]
+    #[error("`{url}`: the API URL is an http:// or https:// URL, without credentials, spaces or quotes in it")]
     BadUrl { url: String },
     #[error("cannot read `{}`", path.display())]
     Read {
@@ -58,7 +58,9 @@ pub fn check_url(url: &str) -> Result<(), HostedError> {
     let bad = || HostedError::BadUrl { url: url.to_string() };
     let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or_else(bad)?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.is_empty() || authority.contains('@') || url.chars().any(char::is_control) {
+    // Characters a URL carries only escaped: a bare one is a typo or an attempt at something else.
+    let unescaped = |c: char| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '<' | '>' | '`');
+    if authority.is_empty() || authority.contains('@') || url.chars().any(unescaped) {
         return Err(bad());
     }
     Ok(())

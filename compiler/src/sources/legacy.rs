@@ -25,8 +25,9 @@ pub enum LegacyError {
     },
     #[error("`{}` is {size} bytes, more than a legacy store of {MAX_BYTES} bytes is read", path.display())]
     TooLarge { path: PathBuf, size: u64 },
-    #[error("`{}` is not a legacy store: {message} (line {line}, column {column})", path.display())]
-    Invalid { path: PathBuf, message: String, line: usize, column: usize },
+    /// The message names the line and column (serde's words).
+    #[error("`{}` is not a legacy store: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
 }
 
 #[derive(Debug, Deserialize)]
@@ -73,12 +74,8 @@ pub fn read(path: &Path) -> Result<LegacyNotes, LegacyError> {
         return Err(LegacyError::TooLarge { path: path.to_path_buf(), size });
     }
     let bytes = std::fs::read(path).map_err(read_error)?;
-    let store: LegacyStore = serde_json::from_slice(&bytes).map_err(|error| LegacyError::Invalid {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-        line: error.line(),
-        column: error.column(),
-    })?;
+    let store: LegacyStore = serde_json::from_slice(&bytes)
+        .map_err(|error| LegacyError::Invalid { path: path.to_path_buf(), message: error.to_string() })?;
     let mut found = LegacyNotes::default();
     let mut seen = std::collections::HashSet::new();
     for item in store.items {
