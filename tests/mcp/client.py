@@ -52,6 +52,7 @@ EXPECTED_TOOLS = {
     "knowledge_recent_entity_changes",
     "knowledge_web_search",
     "knowledge_introduced",
+    "knowledge_proposals_context",
     "ok_search",
     "ok_web_search",
     "ok_resolve_source",
@@ -420,6 +421,10 @@ async def main():
                 and origin["passages"][0]["text"].startswith("Ownership is a set of rules"),
                 origin,
             )
+            _, loops = await call(session, "knowledge_proposals_context", {"topic": "ownership"})
+            check("a loop's pack has the pack schema, and the server recorded no answer to show", loops["schema"] == "knowledge-agent-context-pack" and loops["items"] == [], loops)
+            _, from_sources = await call(session, "knowledge_proposals_context", {"topic": "ownership rules", "from": "sources"})
+            check("from sources it is the context pack", len(from_sources["items"]) > 0 and from_sources["items"][0]["ref"].startswith("file://book/ownership.md"), from_sources)
             await expect_error(session, "introduced never finds what the principal may not read", "knowledge_introduced", {"passage": "xenomorphic memory plan"}, "no chunk or source matches")
             await expect_error(session, "web search is the operator's choice", "knowledge_web_search", {"query": "rust"}, "web search is off on this server")
             await expect_error(session, "ok_web_search keeps the same gate", "ok_web_search", {"query": "rust"}, "web search is off on this server")

@@ -82,6 +82,30 @@ pub struct ContextPackArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct ProposalsArgs {
+    /// The topic the agent loop is about to work on.
+    pub topic: String,
+    /// `loops` (the default): earlier answers on the topic from the run ledger; `sources`: the context pack.
+    #[serde(default)]
+    pub from: Option<ProposalsFrom>,
+    /// The token budget, a hard limit (default 2000).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// At most this many items (default 8).
+    #[serde(default)]
+    pub max_items: Option<u32>,
+}
+
+/// Where a proposals pack reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalsFrom {
+    Loops,
+    Sources,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AskArgs {
     /// The question.
     pub question: String,

@@ -1,5 +1,6 @@
 //! The names agents written for the design call besides ours: `knowledge_web_search` (only when the server's
-//! operator allows it, and it files nothing), `knowledge_introduced` (claim history), and the read-only `ok_*`
+//! operator allows it, and it files nothing), `knowledge_introduced` (claim history), `knowledge_proposals_context`
+//! (an agent loop's pack over the run ledger), and the read-only `ok_*`
 //! compatibility names of the older tools, each answering exactly as the tool it names.
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -79,6 +80,35 @@ impl KnowledgeServer {
     ) -> Result<Json<crate::retrieval::history::Introductions>, ToolError> {
         self.read(move |conn, access| {
             crate::retrieval::history::introduced(conn, &args.passage, access).map(Json).map_err(ToolError::from)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "For an agent loop about to work on a topic: the context-pack schema over the run ledger \
+                       (`from: loops`, the default: earlier answers on the topic, each its question, answer and \
+                       citation refs, never the cited text, and only those whose every source the principal may \
+                       read) or over the sources (`from: sources`), with the wiki updates it proposes \
+                       (`knowledge proposals context`).",
+        annotations(read_only_hint = true)
+    )]
+    async fn knowledge_proposals_context(
+        &self,
+        Parameters(args): Parameters<super::ProposalsArgs>,
+    ) -> Result<Json<crate::retrieval::context::ContextPack>, ToolError> {
+        let max_tokens = args.max_tokens.unwrap_or(2000) as usize;
+        let max_items = args.max_items.unwrap_or(8) as usize;
+        self.read(move |conn, access| {
+            match args.from.unwrap_or(super::ProposalsFrom::Loops) {
+                super::ProposalsFrom::Loops => {
+                    crate::retrieval::proposals::loops_pack(conn, &args.topic, max_tokens, max_items, access)
+                }
+                super::ProposalsFrom::Sources => {
+                    crate::retrieval::context::pack(conn, &args.topic, max_tokens, max_items, access)
+                }
+            }
+            .map(Json)
+            .map_err(ToolError::from)
         })
         .await
     }
