@@ -41,6 +41,12 @@ fn a_passage_is_introduced_by_the_build_that_completed_it_with_its_commit() {
     let commit = new["passages"][0]["introduced"]["vcs"]["commit"].as_str().unwrap();
     assert_eq!(commit.len(), 40, "{new}");
     assert_eq!(new["passages"][0]["introduced"]["vcs"]["branch"], "main");
+    // The change lies between the build before (which did not hold it) and this one.
+    let before = &new["passages"][0]["previous_build"];
+    assert_eq!(before["run_id"], first.as_str(), "{new}");
+    let range = format!("git log {}..{}", &before["vcs"]["commit"].as_str().unwrap()[..12], &commit[..12]);
+    assert!(test.ok(&["introduced", "docs/ownership.md#L6-L7"]).contains(&range), "{range}");
+    assert!(introduced(&test, "docs/ownership.md#L3")["passages"][0].get("previous_build").is_none());
     let spanning = introduced(&test, "file://docs/ownership.md#L3-L7");
     assert_eq!(run_of(&spanning), second);
     let lines: Vec<&str> =

@@ -203,6 +203,15 @@ pub(crate) fn introduced(args: IntroducedArgs, at: &Invocation) -> anyhow::Resul
                         runs.dedup();
                         runs
                     };
+                    let commit_of = |run: &knowledge::retrieval::history::RunOrigin| {
+                        run.vcs["commit"].as_str().map(|c| c[..c.len().min(12)].to_string())
+                    };
+                    if let (Some(before), Some(after)) =
+                        (passage.previous_build.as_ref().and_then(commit_of), commit_of(run))
+                        && before != after
+                    {
+                        writeln!(out, "  the change lies in `git log {}..{}`", escape(&before), escape(&after))?;
+                    }
                     let mut moved: Vec<&str> = passage.lines.iter().filter_map(|l| l.first_path.as_deref()).collect();
                     moved.dedup();
                     for path in moved {

@@ -31,6 +31,10 @@ pub struct PassageOrigin {
     /// The build that first held every line of the passage: the latest of its lines' first builds. Absent
     /// when no build recorded one of its lines (an index built before builds recorded lines).
     pub introduced: Option<RunOrigin>,
+    /// The build before that one, which did not hold the passage yet: the change lies between its commit and
+    /// the introducing build's (`git log BEFORE..AFTER`). Absent for the index's first build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_build: Option<RunOrigin>,
     /// Each line's first build, for a passage whose lines came at different times.
     pub lines: Vec<LineOrigin>,
 }
@@ -147,15 +151,19 @@ fn origin_of(
     // Run ids sort by time; every non-blank line must be known for the passage to have a first build.
     let complete = keys.iter().flatten().all(|key| origins.contains_key(key));
     let latest = lines.iter().filter_map(|l| l.run_id.clone()).max().filter(|_| complete && !known.is_empty());
-    let introduced = match latest {
-        Some(run_id) => crate::store::run_context(conn, &run_id)?.map(|(started_at, finished_at, vcs)| RunOrigin {
-            run_id,
-            started_at,
-            finished_at,
-            vcs: serde_json::from_str(&vcs).unwrap_or_default(),
-        }),
-        None => None,
+    let origin = |run_id: String, started_at: String, finished_at: String, vcs: String| RunOrigin {
+        run_id,
+        started_at,
+        finished_at,
+        vcs: serde_json::from_str(&vcs).unwrap_or_default(),
     };
+    let (mut introduced, mut previous_build) = (None, None);
+    if let Some(run_id) = latest {
+        previous_build = crate::store::build_before(conn, &run_id)?
+            .map(|(id, started, finished, vcs)| origin(id, started, finished, vcs));
+        introduced = crate::store::run_context(conn, &run_id)?
+            .map(|(started, finished, vcs)| origin(run_id, started, finished, vcs));
+    }
     let end_line = start_line + (text.lines().count().max(1) as u32) - 1;
     Ok(PassageOrigin {
         path: path.to_string(),
@@ -164,6 +172,7 @@ fn origin_of(
         end_line,
         text: text.to_string(),
         introduced,
+        previous_build,
         lines,
     })
 }

@@ -475,3 +475,12 @@ pub fn run_context(conn: &Connection, id: &str) -> rusqlite::Result<Option<(Stri
         .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
         .optional()
 }
+
+/// The build before the run `id` (its id, times and `vcs` JSON), if any.
+pub fn build_before(conn: &Connection, id: &str) -> rusqlite::Result<Option<(String, String, String, String)>> {
+    conn.prepare_cached(
+        "SELECT id, started_at, finished_at, vcs FROM runs WHERE kind = 'build' AND id < ?1 ORDER BY id DESC LIMIT 1",
+    )?
+    .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+    .optional()
+}
