@@ -2,7 +2,7 @@
 //! stems' weights (BM25's idf) and the cache of stems one search reuses. Shared by keyword ranking, hybrid's
 //! coverage, snippets and `ask`.
 
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -28,8 +28,8 @@ pub(crate) fn tokens(lowercased: &str) -> Vec<&str> {
 /// never stem to one and is not stemmed at all: the rerank stems a few words per chunk, not all of them.
 pub(crate) struct StemCache {
     stemmer: Stemmer,
-    initials: HashSet<char>,
-    known: std::collections::HashMap<String, String>,
+    initials: FxHashSet<char>,
+    known: FxHashMap<String, String>,
 }
 
 impl StemCache {
@@ -39,7 +39,7 @@ impl StemCache {
 
     pub(crate) fn for_stems<'a>(stems: impl IntoIterator<Item = &'a String>) -> StemCache {
         let initials = stems.into_iter().filter_map(|stem| stem.chars().next()).collect();
-        StemCache { stemmer: Stemmer::create(Algorithm::English), initials, known: std::collections::HashMap::new() }
+        StemCache { stemmer: Stemmer::create(Algorithm::English), initials, known: FxHashMap::default() }
     }
 
     /// The stem of a lowercased word, or none when it cannot be a query stem.
@@ -55,7 +55,7 @@ impl StemCache {
     }
 
     /// The stems among `words` (lowercased) that may be query stems.
-    pub(crate) fn stems_of(&mut self, words: &[&str]) -> HashSet<String> {
+    pub(crate) fn stems_of(&mut self, words: &[&str]) -> FxHashSet<String> {
         words.iter().filter_map(|word| self.stem(word).cloned()).collect()
     }
 }
@@ -165,7 +165,7 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
     let mut stopwords = Vec::new();
     // Stopwords past the cap matter only to a query of stopwords alone.
     let mut stopwords_dropped = false;
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
     // searched on their own, and the phrase still earns the phrase boost.
     for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\''))) {

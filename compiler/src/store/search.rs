@@ -2,7 +2,7 @@
 //! citations and runs that placement and context packs consult. Ranking is the read side's; these are its
 //! rows. The Postgres store's equivalents are in `postgres/search.rs`.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use knowledge_queries::Origin;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -223,7 +223,7 @@ pub fn page_names(conn: &Connection, page: &str) -> rusqlite::Result<Option<(Str
 }
 
 /// Which of `paths` the last build added or changed.
-pub fn fresh_paths(conn: &Connection, paths: &[&str]) -> rusqlite::Result<HashSet<String>> {
+pub fn fresh_paths(conn: &Connection, paths: &[&str]) -> rusqlite::Result<FxHashSet<String>> {
     let listed = serde_json::to_string(paths).unwrap_or_default();
     let mut statement = conn.prepare_cached(
         "SELECT DISTINCT path FROM run_events

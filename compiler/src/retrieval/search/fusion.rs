@@ -1,7 +1,7 @@
 //! Hybrid search's second half: reciprocal-rank fusion of the keyword and semantic rankings, and the
 //! expansion of the best fused results through the wiki graph (citations and backlinks).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::*;
 
@@ -23,10 +23,10 @@ pub(super) const NEXT_CHUNK: f64 = 0.5;
 /// chunks and push out the document one list ranks first.
 pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> Vec<SearchResult> {
     let mut fused: Vec<SearchResult> = Vec::new();
-    let mut at: HashMap<i64, usize> = HashMap::new();
-    let mut documents: HashMap<String, f64> = HashMap::new();
+    let mut at: FxHashMap<i64, usize> = FxHashMap::default();
+    let mut documents: FxHashMap<String, f64> = FxHashMap::default();
     for list in [keyword, semantic] {
-        let mut documents_seen: HashSet<String> = HashSet::new();
+        let mut documents_seen: FxHashSet<String> = FxHashSet::default();
         for (rank, result) in list.into_iter().enumerate() {
             let document = document_of(&result);
             if documents_seen.insert(document.clone()) {
@@ -53,7 +53,7 @@ pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> V
     fused.sort_by(|a, b| {
         b.scores.fused.unwrap_or(0.0).total_cmp(&a.scores.fused.unwrap_or(0.0)).then_with(|| a.id.cmp(&b.id))
     });
-    let mut placed: HashMap<String, i32> = HashMap::new();
+    let mut placed: FxHashMap<String, i32> = FxHashMap::default();
     for result in &mut fused {
         let document = document_of(result);
         let before = placed.entry(document.clone()).or_insert(0);
@@ -77,10 +77,10 @@ fn document_of(result: &SearchResult) -> String {
 pub(super) fn fresh_paths<I: SearchIndex>(
     index: &mut I,
     results: &[SearchResult],
-) -> Result<HashSet<String>, I::Error> {
-    let paths: HashSet<&str> = results.iter().map(|r| r.source.path.as_str()).collect();
+) -> Result<FxHashSet<String>, I::Error> {
+    let paths: FxHashSet<&str> = results.iter().map(|r| r.source.path.as_str()).collect();
     if paths.is_empty() {
-        return Ok(HashSet::new());
+        return Ok(FxHashSet::default());
     }
     let mut paths: Vec<&str> = paths.into_iter().collect();
     paths.sort_unstable();
@@ -98,7 +98,7 @@ pub(super) fn expand<I: SearchIndex>(
     results: &[SearchResult],
     allow: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> Result<Vec<SearchResult>, I::Error> {
-    let mut seen: HashSet<i64> = HashSet::new();
+    let mut seen: FxHashSet<i64> = FxHashSet::default();
     let mut related = Vec::new();
     for result in results {
         let (neighbours, reason) = match SourceRef::from_path(&result.source.path).page_slug() {
@@ -120,7 +120,7 @@ pub(super) fn expand<I: SearchIndex>(
 /// Adds graph neighbours after the fused results: one already there gains the neighbour's reason; the
 /// others follow, in expansion order, scored below the last fused result.
 pub(super) fn append_related(mut fused: Vec<SearchResult>, related: Vec<SearchResult>) -> Vec<SearchResult> {
-    let at: std::collections::HashMap<i64, usize> = fused.iter().enumerate().map(|(i, r)| (r.rowid, i)).collect();
+    let at: FxHashMap<i64, usize> = fused.iter().enumerate().map(|(i, r)| (r.rowid, i)).collect();
     let floor = fused.last().map_or(1.0, |last| last.score);
     let mut added = 0.0;
     for mut result in related {

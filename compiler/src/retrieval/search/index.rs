@@ -1,7 +1,7 @@
 //! What search reads from an index: the SQLite index here, the Postgres store in `postgres.rs`. Ranking,
 //! fusion, page placement, dedupe and snippets are the same code over either; only these reads differ.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use rusqlite::Connection;
 
@@ -48,7 +48,7 @@ pub(crate) trait SearchIndex {
     /// A page's title and aliases (JSON).
     fn page_names(&mut self, page: &str) -> Result<Option<(String, String)>, Self::Error>;
     /// Which of `paths` the last build added or changed.
-    fn fresh_paths(&mut self, paths: &[&str]) -> Result<HashSet<String>, Self::Error>;
+    fn fresh_paths(&mut self, paths: &[&str]) -> Result<FxHashSet<String>, Self::Error>;
     /// Whether a page quotes bytes of this chunk.
     fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> Result<bool, Self::Error>;
     /// The chunks holding a page's quotes (and their sources' paths), in footnote order.
@@ -142,7 +142,7 @@ impl SearchIndex for SqliteIndex<'_> {
         store::page_names(self.conn, page)
     }
 
-    fn fresh_paths(&mut self, paths: &[&str]) -> rusqlite::Result<HashSet<String>> {
+    fn fresh_paths(&mut self, paths: &[&str]) -> rusqlite::Result<FxHashSet<String>> {
         store::fresh_paths(self.conn, paths)
     }
 

@@ -6,7 +6,7 @@
 //! how many distinct query terms a chunk covers and whether it holds the query as a phrase, so results that
 //! match more of the query, and match it exactly, rank higher.
 
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use rusqlite::Connection;
 
@@ -54,7 +54,7 @@ pub(crate) fn search_in<I: SearchIndex>(
     let hybrid = response.mode == SearchMode::Hybrid.as_str();
     let results = std::mem::take(&mut response.results);
     response.results = finish(index, &response.terms, results, hybrid.then_some(&query), &mut cache, request.limit)?;
-    let stems: HashSet<String> = query.weights.iter().map(|(stem, _)| stem.clone()).collect();
+    let stems: FxHashSet<String> = query.weights.iter().map(|(stem, _)| stem.clone()).collect();
     for result in &mut response.results {
         result.snippet =
             snippet(&result.text, &stems, &mut cache, request.highlight).unwrap_or_else(|| leading_text(&result.text));
@@ -196,13 +196,13 @@ fn pages_after_sources<I: SearchIndex>(
     results: Vec<SearchResult>,
 ) -> Result<Vec<SearchResult>, I::Error> {
     // Each source's last candidate: a page follows everything its sources hold.
-    let mut last_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut last_of: FxHashMap<&str, usize> = FxHashMap::default();
     for (at, result) in results.iter().enumerate() {
         if result.kind == ResultKind::SourceChunk {
             last_of.insert(result.source.path.as_str(), at);
         }
     }
-    let query: HashSet<String> = terms
+    let query: FxHashSet<String> = terms
         .iter()
         .flat_map(|t| words(t))
         .filter(|w| !OVERVIEW_WORDS.contains(&w.as_str()))
@@ -217,10 +217,10 @@ fn pages_after_sources<I: SearchIndex>(
             continue;
         };
         let quoted = index.page_sources(page)?;
-        let gathered = quoted.iter().map(|(path, _)| path).collect::<HashSet<_>>().len() >= 2;
+        let gathered = quoted.iter().map(|(path, _)| path).collect::<FxHashSet<_>>().len() >= 2;
         if gathered && !quoted.iter().any(|(_, titled)| *titled) {
             let (title, aliases) = index.page_names(page)?.unwrap_or_default();
-            let named: HashSet<String> = stems(stemmer, &title).into_iter().chain(stems(stemmer, &aliases)).collect();
+            let named: FxHashSet<String> = stems(stemmer, &title).into_iter().chain(stems(stemmer, &aliases)).collect();
             if !query.is_empty() && query.iter().all(|stem| named.contains(stem)) {
                 placed.push((at, "names_concept"));
                 continue;
@@ -248,8 +248,8 @@ fn pages_after_sources<I: SearchIndex>(
 /// entry is dropped when a chunk of its page ranks above it: the page says more than its catalog row.
 fn dedupe(results: Vec<SearchResult>) -> Vec<SearchResult> {
     let mut kept: Vec<SearchResult> = Vec::with_capacity(results.len());
-    let mut by_text: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut pages: HashSet<String> = HashSet::new();
+    let mut by_text: FxHashMap<String, usize> = FxHashMap::default();
+    let mut pages: FxHashSet<String> = FxHashSet::default();
     for result in results {
         if let Some(&at) = by_text.get(&result.source.hash) {
             let original = &mut kept[at];
@@ -392,7 +392,7 @@ mod tests {
     #[test]
     fn a_snippet_is_the_window_with_the_most_query_words() {
         let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let query: std::collections::HashSet<String> =
+        let query: rustc_hash::FxHashSet<String> =
             ["raw", "pointers"].iter().map(|w| super::stem_word(&stemmer, w)).collect();
         let mut cache = super::StemCache::for_stems(&query);
         let filler = "word ".repeat(40);

@@ -5,7 +5,7 @@
 //! may be searched at once: each result names its project, and each project's own principals decide what
 //! a principal may read there.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use super::*;
 use crate::store::postgres::{PgSearch, PgStore, PostgresError, project_meta};
@@ -195,8 +195,8 @@ impl SearchIndex for PgIndex<'_> {
         self.reads.page_names(page)
     }
 
-    fn fresh_paths(&mut self, paths: &[&str]) -> Result<HashSet<String>, ::postgres::Error> {
-        self.reads.fresh_paths(paths)
+    fn fresh_paths(&mut self, paths: &[&str]) -> Result<FxHashSet<String>, ::postgres::Error> {
+        Ok(self.reads.fresh_paths(paths)?.into_iter().collect())
     }
 
     fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> Result<bool, ::postgres::Error> {
