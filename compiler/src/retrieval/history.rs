@@ -62,7 +62,8 @@ pub struct LineOrigin {
 /// up by keyword and found verbatim (whitespace aside) in at most five sources the principal may read.
 pub fn introduced(conn: &Connection, query: &str, access: &Access) -> Result<Introductions, ReaderError> {
     let query = query.trim();
-    let passages = if query.contains("#L") {
+    // A quoted text is a text, whatever it holds; anything else naming lines is a ref.
+    let passages = if query.contains("#L") && !query.starts_with('"') {
         let resolved = reader::resolve(conn, query, access)?;
         let (Some(source), Some(lines)) = (resolved.source, resolved.lines) else {
             return Err(ReaderError::NotFound(query.to_string()));

@@ -156,7 +156,7 @@ pub fn loops_pack(
         schema: context::SCHEMA.into(),
         schema_version: context::SCHEMA_VERSION,
         query: topic.to_string(),
-        intent: terms.into_iter().collect(),
+        intent: super::terms::query_terms(topic),
         items,
         budget: Budget {
             max_tokens,
@@ -190,7 +190,7 @@ fn prior_answers(
             access.reads_everything()
         };
         let question = answer["question"].as_str().unwrap_or_default();
-        let asked = topic_terms(&format!("{question} {}", answer["answer"].as_str().unwrap_or_default()));
+        let asked = text_stems(&format!("{question} {}", answer["answer"].as_str().unwrap_or_default()));
         let shared = terms.iter().filter(|t| asked.contains(*t)).count();
         if readable && shared > 0 {
             answers.push((shared as f64 / terms.len().max(1) as f64, run_id, answer));
@@ -251,9 +251,17 @@ fn cited_paths(answer: &serde_json::Value) -> Vec<&str> {
     answer["citations"].as_array().into_iter().flatten().filter_map(|c| c["path"].as_str()).collect()
 }
 
-/// A text's topic words: lowercased, stemmed, without stopwords.
+/// A text's topic: the stems of its search terms (lowercased, stopwords dropped), so that "vendor" and
+/// "vendoring" are one topic.
 fn topic_terms(text: &str) -> std::collections::BTreeSet<String> {
-    super::terms::query_terms(text).into_iter().collect()
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    super::terms::query_terms(text).iter().flat_map(|term| super::terms::stems(&stemmer, term)).collect()
+}
+
+/// Every word stem of a text (no cap: an answer is read whole).
+fn text_stems(text: &str) -> std::collections::BTreeSet<String> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    super::terms::stems(&stemmer, text).into_iter().collect()
 }
 
 /// Questions asked more than once (the same topic words), each proposing that its newest found answer be
