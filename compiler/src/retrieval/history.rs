@@ -152,18 +152,16 @@ fn origin_of(
     // Run ids sort by time; every non-blank line must be known for the passage to have a first build.
     let complete = keys.iter().flatten().all(|key| origins.contains_key(key));
     let latest = lines.iter().filter_map(|l| l.run_id.clone()).max().filter(|_| complete && !known.is_empty());
-    let origin = |run_id: String, started_at: String, finished_at: String, vcs: String| RunOrigin {
-        run_id,
-        started_at,
-        finished_at,
-        vcs: serde_json::from_str(&vcs).unwrap_or_default(),
+    let origin = |row: crate::store::RunTimes| RunOrigin {
+        run_id: row.id,
+        started_at: row.started_at,
+        finished_at: row.finished_at,
+        vcs: serde_json::from_str(&row.vcs).unwrap_or_default(),
     };
     let (mut introduced, mut previous_build) = (None, None);
     if let Some(run_id) = latest {
-        previous_build = crate::store::build_before(conn, &run_id)?
-            .map(|(id, started, finished, vcs)| origin(id, started, finished, vcs));
-        introduced = crate::store::run_context(conn, &run_id)?
-            .map(|(started, finished, vcs)| origin(run_id, started, finished, vcs));
+        introduced = crate::store::run_times(conn, crate::store::RunAt::Id(&run_id))?.map(origin);
+        previous_build = crate::store::run_times(conn, crate::store::RunAt::BuildBefore(&run_id))?.map(origin);
     }
     let end_line = start_line + (text.lines().count().max(1) as u32) - 1;
     Ok(PassageOrigin {

@@ -469,18 +469,35 @@ pub fn passage_origins(
     Ok(found)
 }
 
-/// A run's times and version-control context (`vcs` JSON), by id.
-pub fn run_context(conn: &Connection, id: &str) -> rusqlite::Result<Option<(String, String, String)>> {
-    conn.prepare_cached("SELECT started_at, finished_at, vcs FROM runs WHERE id = ?1")?
-        .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .optional()
+/// A run's id, times and version-control context (`vcs`, JSON as the build stored it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunTimes {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub vcs: String,
 }
 
-/// The build before the run `id` (its id, times and `vcs` JSON), if any.
-pub fn build_before(conn: &Connection, id: &str) -> rusqlite::Result<Option<(String, String, String, String)>> {
-    conn.prepare_cached(
-        "SELECT id, started_at, finished_at, vcs FROM runs WHERE kind = 'build' AND id < ?1 ORDER BY id DESC LIMIT 1",
-    )?
-    .query_row([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
-    .optional()
+/// Which run [`run_times`] reads.
+#[derive(Debug, Clone, Copy)]
+pub enum RunAt<'a> {
+    /// The run with this id.
+    Id(&'a str),
+    /// The last build started before the run with this id (run ids sort by time).
+    BuildBefore(&'a str),
+}
+
+pub fn run_times(conn: &Connection, at: RunAt<'_>) -> rusqlite::Result<Option<RunTimes>> {
+    let (sql, id) = match at {
+        RunAt::Id(id) => ("SELECT id, started_at, finished_at, vcs FROM runs WHERE id = ?1", id),
+        RunAt::BuildBefore(id) => (
+            "SELECT id, started_at, finished_at, vcs FROM runs WHERE kind = 'build' AND id < ?1 ORDER BY id DESC LIMIT 1",
+            id,
+        ),
+    };
+    conn.prepare_cached(sql)?
+        .query_row([id], |row| {
+            Ok(RunTimes { id: row.get(0)?, started_at: row.get(1)?, finished_at: row.get(2)?, vcs: row.get(3)? })
+        })
+        .optional()
 }

@@ -646,13 +646,13 @@ pub fn checkpoint(path: &Path) -> Result<(), StoreError> {
     Store { path: path.to_path_buf(), conn }.checkpoint()
 }
 
-/// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
-/// `FORMAT_VERSION` was not bumped; a reworded comment does not.
 /// The line keys a `passage_origins.line_keys` blob holds (64-bit little-endian integers).
 pub(crate) fn decode_line_keys(blob: &[u8]) -> impl Iterator<Item = i64> + '_ {
     blob.chunks_exact(8).map(|bytes| i64::from_le_bytes(bytes.try_into().expect("eight bytes")))
 }
 
+/// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
+/// `FORMAT_VERSION` was not bumped; a reworded comment does not.
 fn schema_hash() -> String {
     knowledge_queries::content_hash(without_comments(&format!("{SCHEMA}{INDEXES}")).as_bytes())
 }

@@ -130,15 +130,22 @@ pub(crate) fn write_source(
 /// Records which of `keys` (sorted) `path` never held before, as one row of `run_id`'s.
 fn record_new_lines(tx: &Connection, path: &str, keys: &[i64], run_id: &str) -> rusqlite::Result<()> {
     let mut known = std::collections::HashSet::new();
-    let mut held = tx.prepare_cached("SELECT line_keys FROM passage_origins WHERE path = ?1")?;
+    // A path written twice in one run adds to the run's row rather than losing the second write's lines.
+    let mut this_run: Vec<u8> = Vec::new();
+    let mut held = tx.prepare_cached("SELECT first_run, line_keys FROM passage_origins WHERE path = ?1")?;
     let mut rows = held.query([path])?;
     while let Some(row) = rows.next()? {
-        known.extend(super::decode_line_keys(row.get_ref(0)?.as_blob()?));
+        let blob = row.get_ref(1)?.as_blob()?;
+        if row.get_ref(0)?.as_str()? == run_id {
+            this_run = blob.to_vec();
+        }
+        known.extend(super::decode_line_keys(blob));
     }
-    let new: Vec<u8> = keys.iter().filter(|key| !known.contains(*key)).flat_map(|key| key.to_le_bytes()).collect();
-    if !new.is_empty() {
-        tx.prepare_cached("INSERT OR IGNORE INTO passage_origins (path, first_run, line_keys) VALUES (?1, ?2, ?3)")?
-            .execute(params![path, run_id, new])?;
+    let before = this_run.len();
+    this_run.extend(keys.iter().filter(|key| known.insert(**key)).flat_map(|key| key.to_le_bytes()));
+    if this_run.len() > before {
+        tx.prepare_cached("INSERT OR REPLACE INTO passage_origins (path, first_run, line_keys) VALUES (?1, ?2, ?3)")?
+            .execute(params![path, run_id, this_run])?;
     }
     Ok(())
 }
@@ -647,5 +654,24 @@ mod tests {
         // The same rows again change nothing.
         super::replace_rows(&conn, "page_sources", "page = ?1", "p", &columns, &listed("p", &["a", "c", "b"])).unwrap();
         assert_eq!(rows(&conn), after);
+    }
+
+    #[test]
+    fn a_path_written_twice_in_one_run_keeps_both_writes_new_lines() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE passage_origins (path TEXT NOT NULL, first_run TEXT NOT NULL, line_keys BLOB NOT NULL,
+                                           PRIMARY KEY (path, first_run))",
+        )
+        .unwrap();
+        super::record_new_lines(&conn, "a.md", &[1, 2], "r1").unwrap();
+        super::record_new_lines(&conn, "a.md", &[2, 3], "r2").unwrap();
+        super::record_new_lines(&conn, "a.md", &[3, 4], "r2").unwrap();
+        super::record_new_lines(&conn, "a.md", &[1, 4], "r3").unwrap();
+        let origins = crate::store::passage_origins(&conn, &[1, 2, 3, 4]).unwrap();
+        let first = |key: i64| origins.get(&key).map(|(run, _)| run.as_str());
+        assert_eq!([first(1), first(2), first(3), first(4)], [Some("r1"), Some("r1"), Some("r2"), Some("r2")]);
+        let rows: i64 = conn.query_row("SELECT count(*) FROM passage_origins", [], |row| row.get(0)).unwrap();
+        assert_eq!(rows, 2, "r3 brought no new line");
     }
 }

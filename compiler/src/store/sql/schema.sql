@@ -41,7 +41,7 @@ CREATE TABLE source_revisions (
 CREATE TABLE passage_origins (
     path TEXT NOT NULL,
     first_run TEXT NOT NULL,
-    line_keys BLOB NOT NULL,            -- the new lines' keys: sorted 64-bit little-endian integers
+    line_keys BLOB NOT NULL,            -- the new lines' keys: 64-bit little-endian integers
     PRIMARY KEY (path, first_run)
 ) WITHOUT ROWID;
 
