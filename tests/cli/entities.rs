@@ -541,3 +541,26 @@ fn hybrid_search_returns_entities_and_hidden_ones_reach_no_ranker() {
         assert!(staff["results"].as_array().unwrap().iter().any(hidden), "{mode}: {staff}");
     }
 }
+
+#[test]
+fn a_package_name_two_folders_share_is_refused_with_the_folders_that_tell_them_apart() {
+    let test = locks_crate();
+    for folder in ["containers/apache/bar", "containers/sshd/bar"] {
+        test.write(&format!("{folder}/Cargo.toml"), "[package]\nname = \"bar\"\nversion = \"1.0.0\"\n");
+        test.write(&format!("{folder}/src/lib.rs"), &format!("pub fn {}() {{}}\n", folder.replace('/', "_")));
+    }
+    test.build();
+    let listed = slugs(&json(&test, &["entity", "list", "component"]));
+    assert_eq!(listed.iter().filter(|slug| *slug == "component/bar").count(), 2, "{listed:?}");
+    for command in [&["entity", "get", "component/bar"][..], &["entity", "impact", "component/bar"]] {
+        let message = test.fails(command, "names 2 entities");
+        assert!(message.contains("component/containers/apache/bar, component/containers/sshd/bar"), "{message}");
+    }
+    // Each folder names its own package, with its own code.
+    for folder in ["containers/apache/bar", "containers/sshd/bar"] {
+        let detail = json(&test, &["entity", "get", &format!("component/{folder}")]);
+        assert_eq!(detail["anchor"]["path"], format!("{folder}/Cargo.toml"), "{detail}");
+        let symbols = edges(&detail, "implemented_by", "outgoing");
+        assert!(symbols.iter().any(|slug| slug.contains(&folder.replace('/', "_"))), "{symbols:?}");
+    }
+}

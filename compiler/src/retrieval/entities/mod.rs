@@ -38,6 +38,10 @@ pub enum EntityError {
     UnknownType(String),
     #[error("`{0}` is not a component")]
     NotComponent(String),
+    /// Two manifests name their packages alike (`component/bar` in two fixture folders): each is named by
+    /// its folder instead.
+    #[error("`{slug}` names {} entities; name one of them: {}", .candidates.len(), .candidates.join(", "))]
+    Ambiguous { slug: String, candidates: Vec<String> },
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
 }
@@ -134,6 +138,8 @@ pub(crate) struct Node {
 pub struct EntityGraph {
     pub(crate) nodes: Vec<Node>,
     by_slug: FxHashMap<String, usize>,
+    /// Slugs more than one entity carries (packages of one name in two folders).
+    repeated: FxHashSet<String>,
     components: Vec<usize>,
     /// The component each node's file belongs to.
     owner: Vec<Option<usize>>,
@@ -200,9 +206,13 @@ impl EntityGraph {
     }
 
     fn resolve(mut nodes: Vec<Node>) -> EntityGraph {
-        let mut by_slug = FxHashMap::default();
+        // The first entity of a slug answers for it inside the graph, as its edges were resolved.
+        let mut by_slug: FxHashMap<String, usize> = FxHashMap::default();
+        let mut repeated = FxHashSet::default();
         for (index, node) in nodes.iter().enumerate() {
-            by_slug.entry(node.info.slug.clone()).or_insert(index);
+            if *by_slug.entry(node.info.slug.clone()).or_insert(index) != index {
+                repeated.insert(node.info.slug.clone());
+            }
         }
         let components: Vec<usize> =
             (0..nodes.len()).filter(|&i| matches!(nodes[i].fields, Fields::Component(_))).collect();
@@ -224,6 +234,7 @@ impl EntityGraph {
         let mut graph = EntityGraph {
             nodes,
             by_slug,
+            repeated,
             components,
             owner,
             target,
@@ -245,10 +256,26 @@ impl EntityGraph {
         })
     }
 
+    /// The entity a user names: a slug only one entity carries, or a component's folder. A slug several
+    /// entities carry is refused with the names that tell them apart.
+    pub(crate) fn find(&self, slug: &str) -> Result<usize, EntityError> {
+        if self.repeated.contains(slug) {
+            let candidates = (0..self.nodes.len())
+                .filter(|&index| self.nodes[index].info.slug == slug)
+                .map(|index| match &self.nodes[index].fields {
+                    Fields::Component(payload) => format!("component/{}", payload.root),
+                    _ => self.nodes[index].info.anchor.source_ref.clone(),
+                })
+                .collect();
+            return Err(EntityError::Ambiguous { slug: slug.to_string(), candidates });
+        }
+        self.index_of(slug).ok_or_else(|| EntityError::NotFound(slug.to_string()))
+    }
+
     /// The entity and its relationships, at most `limit` of each relation and direction (0: all), with the
     /// counts of those left out.
     pub fn detail(&self, slug: &str, limit: usize) -> Result<EntityDetail, EntityError> {
-        let index = self.index_of(slug).ok_or_else(|| EntityError::NotFound(slug.to_string()))?;
+        let index = self.find(slug)?;
         let mut kept: BTreeMap<String, usize> = BTreeMap::new();
         let mut omitted: BTreeMap<String, usize> = BTreeMap::new();
         let mut relationships = self.relationships(index);

@@ -82,7 +82,7 @@ fn is_gap_candidate(graph: &EntityGraph, index: usize) -> bool {
 }
 
 pub fn impact_plan(graph: &EntityGraph, slug: &str, mapped: &[(String, PathBuf)]) -> Result<ImpactPlan, EntityError> {
-    let index = graph.index_of(slug).ok_or_else(|| EntityError::NotFound(slug.to_string()))?;
+    let index = graph.find(slug)?;
     let mut reached: Vec<(usize, &str)> = Vec::new();
     let mut component_of_edit = None;
     match &graph.nodes[index].fields {
@@ -289,7 +289,7 @@ fn folder_of(path: &str) -> &str {
 }
 
 pub fn coverage_for(graph: &EntityGraph, component: &str) -> Result<Coverage, EntityError> {
-    let index = graph.index_of(component).ok_or_else(|| EntityError::NotFound(component.to_string()))?;
+    let index = graph.find(component)?;
     if !matches!(graph.nodes[index].fields, Fields::Component(_)) {
         return Err(EntityError::NotComponent(component.to_string()));
     }
