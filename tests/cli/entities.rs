@@ -547,7 +547,7 @@ fn a_package_name_two_folders_share_is_refused_with_the_folders_that_tell_them_a
     let test = locks_crate();
     for folder in ["containers/apache/bar", "containers/sshd/bar"] {
         test.write(&format!("{folder}/Cargo.toml"), "[package]\nname = \"bar\"\nversion = \"1.0.0\"\n");
-        test.write(&format!("{folder}/src/lib.rs"), &format!("pub fn {}() {{}}\n", folder.replace('/', "_")));
+        test.write(&format!("{folder}/src/lib.rs"), format!("pub fn {}() {{}}\n", folder.replace('/', "_")));
     }
     test.build();
     let listed = slugs(&json(&test, &["entity", "list", "component"]));
