@@ -62,6 +62,16 @@ fn an_edit_rerenders_only_the_pages_that_quote_it_and_leaves_other_files_alone()
     let beta = std::fs::read_to_string(test.path(BETA)).unwrap();
     assert!(beta.contains("> Beta stands alone in the meadow, mostly."), "{beta}");
     assert!(beta.contains("generated: true") && beta.contains("ref: \"file://b.md\""), "{beta}");
+    // Claim history holds the sources' lines, not the pages' (whose quotes change with every cited revision).
+    let conn = rusqlite::Connection::open(test.index()).unwrap();
+    let recorded: Vec<String> = conn
+        .prepare("SELECT DISTINCT path FROM passage_origins ORDER BY path")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(recorded, ["a.md", "b.md", "c.md"], "{recorded:?}");
 }
 
 #[test]

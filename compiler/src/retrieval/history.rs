@@ -85,7 +85,8 @@ fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Ve
         query: wanted.join(" "),
         mode: SearchMode::Keyword,
         limit: 50,
-        kinds: vec![ResultKind::SourceChunk, ResultKind::WikiPage, ResultKind::LegacyItem],
+        // Generated pages quote sources and record no history of their own: the sources answer.
+        kinds: vec![ResultKind::SourceChunk, ResultKind::LegacyItem],
         entity_types: Vec::new(),
         highlight: Highlight::Markdown,
     };

@@ -88,7 +88,9 @@ pub(super) fn page_source_row(
             .collect(),
         signals: Vec::new(),
         entities: std::sync::Arc::new([]),
-        line_keys: knowledge_queries::passages::line_keys(markdown),
+        // A page records no claim history of its own: its quotes carry the quoted file's revision, so every
+        // edit of that file would make all of its lines new, and the quoted source holds the claim's history.
+        line_keys: Vec::new(),
     }
 }
 
