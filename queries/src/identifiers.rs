@@ -13,15 +13,13 @@ pub fn identifier_parts(text: &str) -> String {
         if !is_compound(token) {
             continue;
         }
-        let parts = split_compound(token);
-        if parts.len() > 1 {
-            for part in parts {
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(part);
+        // A compound token splits into more than one part (tested below): each is written as it is found.
+        each_part(token, |part| {
+            if !out.is_empty() {
+                out.push(' ');
             }
-        }
+            out.push_str(part);
+        });
     }
     out
 }
@@ -39,9 +37,8 @@ fn is_compound(token: &str) -> bool {
     false
 }
 
-/// Splits at separators and at lower-to-upper case changes.
-fn split_compound(token: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
+/// Calls `part` with each part of `token`, split at separators and at lower-to-upper case changes.
+fn each_part<'a>(token: &'a str, mut part: impl FnMut(&'a str)) {
     for piece in token.split(['.', ':', '_', '-', '/']).filter(|p| !p.is_empty()) {
         let mut start = 0;
         let mut previous: Option<char> = None;
@@ -50,19 +47,18 @@ fn split_compound(token: &str) -> Vec<&str> {
                 && prev.is_lowercase()
                 && c.is_uppercase()
             {
-                parts.push(&piece[start..at]);
+                part(&piece[start..at]);
                 start = at;
             }
             previous = Some(c);
         }
-        parts.push(&piece[start..]);
+        part(&piece[start..]);
     }
-    parts
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{identifier_parts, is_compound, split_compound};
+    use super::{each_part, identifier_parts, is_compound};
 
     #[test]
     fn compound_identifiers_are_split_and_plain_words_left_out() {
@@ -77,7 +73,9 @@ mod tests {
         for token in
             ["word", "Word", "WORD", "HashMap", "hashMap", "a.b", "a::b", "x_y", "ÉtéHiver", "été", "a1B", "A1b"]
         {
-            assert_eq!(is_compound(token), split_compound(token).len() > 1, "{token}");
+            let mut parts = 0;
+            each_part(token, |_| parts += 1);
+            assert_eq!(is_compound(token), parts > 1, "{token}");
         }
     }
 }

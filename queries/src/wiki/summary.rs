@@ -47,7 +47,7 @@ const COMMON: &[&str] = &[
 /// sentence, which the lead shows next.
 #[must_use]
 pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -> Vec<SummaryLine> {
-    let sentences: Vec<(u32, &str, String, HashSet<String>)> = quotes
+    let sentences: Vec<(u32, &str, String, Vec<String>)> = quotes
         .iter()
         .flat_map(|&(note, path, text)| prose_sentences(text).into_iter().map(move |sentence| (note, path, sentence)))
         .filter(|(_, _, sentence)| !["[[", "<http"].iter().any(|mark| sentence.contains(mark)))
@@ -74,7 +74,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         sentences
             .iter()
             .filter(|other| other.1 != *path && !words.is_empty() && !other.3.is_empty())
-            .map(|other| words.intersection(&other.3).count() as f64 / ((words.len() * other.3.len()) as f64).sqrt())
+            .map(|other| shared(words, &other.3) as f64 / ((words.len() * other.3.len()) as f64).sqrt())
             .sum()
     };
     let mut chosen: Vec<SummaryLine> = Vec::new();
@@ -87,7 +87,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         sources.insert(path);
     }
     // Naming the concept: two of the title's words, or its one word.
-    let names_it = |words: &HashSet<String>| words.intersection(&title_words).count() >= title_words.len().min(2);
+    let names_it = |words: &[String]| shared(words, &title_words) >= title_words.len().min(2);
     let mut scored: Vec<(f64, usize)> = (0..sentences.len())
         .filter(|&at| !linking(&sentences[at].2) && !leans_on_previous(&sentences[at].2) && names_it(&sentences[at].3))
         .map(|at| (centrality(at), at))
@@ -219,20 +219,59 @@ fn plain(sentence: &str) -> String {
 }
 
 /// A sentence's words that can tie it to another: lowercase, three letters or more, not [`COMMON`], a
-/// plural's `s` dropped ("macros" ties to "macro").
-fn words(sentence: &str) -> HashSet<String> {
-    sentence
+/// plural's `s` dropped ("macros" ties to "macro"); sorted and without repeats, so that the words two
+/// sentences share are counted by one merge ([`shared`]) rather than by hashing each word.
+fn words(sentence: &str) -> Vec<String> {
+    let mut words: Vec<String> = sentence
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
         .map(str::to_lowercase)
         .filter(|w| !COMMON.contains(&w.as_str()))
         .map(|w| if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") { w[..w.len() - 1].to_string() } else { w })
-        .collect()
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+/// How many words two sorted word lists share.
+fn shared(a: &[String], b: &[String]) -> usize {
+    let (mut i, mut j, mut count) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                count += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    count
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_words_are_counted_as_a_set_intersection_counts_them() {
+        let sentences = [
+            "Macros expand macros into code, and the macro expands again.",
+            "A macro is expanded at compile time; its expansion is code.",
+            "Nothing here matches anything there at all.",
+            "",
+        ];
+        for a in sentences {
+            for b in sentences {
+                let (left, right) = (words(a), words(b));
+                let sets: (HashSet<&String>, HashSet<&String>) = (left.iter().collect(), right.iter().collect());
+                assert_eq!(shared(&left, &right), sets.0.intersection(&sets.1).count(), "{a} | {b}");
+            }
+        }
+        assert_eq!(shared(&words(sentences[0]), &words(sentences[1])), 2, "macro and code");
+    }
 
     #[test]
     fn the_definition_opens_then_the_sentences_the_sources_share_one_per_source() {
