@@ -74,6 +74,24 @@ pub(crate) fn offset(at: usize) -> u32 {
     u32::try_from(at).expect("source files are smaller than 4 GiB")
 }
 
+/// How many items two sorted lists without repeats share, counted by one merge.
+#[must_use]
+pub fn shared_sorted<T: Ord>(a: &[T], b: &[T]) -> usize {
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared
+}
+
 /// Whether a line, leading space aside, starts a list item or a table row: `- `, `* `, `+ `, `1. `,
 /// `1) ` or `|`.
 #[must_use]

@@ -85,18 +85,7 @@ pub fn signature_from_bytes(bytes: &[u8]) -> Option<Signature> {
 
 /// Jaccard similarity of two sorted, distinct hash lists.
 pub(crate) fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
+    let shared = knowledge_queries::shared_sorted(a, b);
     shared as f64 / (a.len() + b.len() - shared) as f64
 }
 

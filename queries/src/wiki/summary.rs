@@ -74,7 +74,9 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         sentences
             .iter()
             .filter(|other| other.1 != *path && !words.is_empty() && !other.3.is_empty())
-            .map(|other| shared(words, &other.3) as f64 / ((words.len() * other.3.len()) as f64).sqrt())
+            .map(|other| {
+                crate::text::shared_sorted(words, &other.3) as f64 / ((words.len() * other.3.len()) as f64).sqrt()
+            })
             .sum()
     };
     let mut chosen: Vec<SummaryLine> = Vec::new();
@@ -87,7 +89,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         sources.insert(path);
     }
     // Naming the concept: two of the title's words, or its one word.
-    let names_it = |words: &[String]| shared(words, &title_words) >= title_words.len().min(2);
+    let names_it = |words: &[String]| crate::text::shared_sorted(words, &title_words) >= title_words.len().min(2);
     let mut scored: Vec<(f64, usize)> = (0..sentences.len())
         .filter(|&at| !linking(&sentences[at].2) && !leans_on_previous(&sentences[at].2) && names_it(&sentences[at].3))
         .map(|at| (centrality(at), at))
@@ -220,7 +222,7 @@ fn plain(sentence: &str) -> String {
 
 /// A sentence's words that can tie it to another: lowercase, three letters or more, not [`COMMON`], a
 /// plural's `s` dropped ("macros" ties to "macro"); sorted and without repeats, so that the words two
-/// sentences share are counted by one merge ([`shared`]) rather than by hashing each word.
+/// sentences share are counted by one merge ([`crate::text::shared_sorted`]) rather than by hashing each word.
 fn words(sentence: &str) -> Vec<String> {
     let mut words: Vec<String> = sentence
         .split(|c: char| !c.is_alphanumeric())
@@ -232,23 +234,6 @@ fn words(sentence: &str) -> Vec<String> {
     words.sort_unstable();
     words.dedup();
     words
-}
-
-/// How many words two sorted word lists share.
-fn shared(a: &[String], b: &[String]) -> usize {
-    let (mut i, mut j, mut count) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                count += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    count
 }
 
 #[cfg(test)]
@@ -267,10 +252,14 @@ mod tests {
             for b in sentences {
                 let (left, right) = (words(a), words(b));
                 let sets: (HashSet<&String>, HashSet<&String>) = (left.iter().collect(), right.iter().collect());
-                assert_eq!(shared(&left, &right), sets.0.intersection(&sets.1).count(), "{a} | {b}");
+                assert_eq!(
+                    crate::text::shared_sorted(&left, &right),
+                    sets.0.intersection(&sets.1).count(),
+                    "{a} | {b}"
+                );
             }
         }
-        assert_eq!(shared(&words(sentences[0]), &words(sentences[1])), 2, "macro and code");
+        assert_eq!(crate::text::shared_sorted(&words(sentences[0]), &words(sentences[1])), 2, "macro and code");
     }
 
     #[test]
