@@ -87,3 +87,14 @@ fn a_passage_is_introduced_by_the_build_that_completed_it_with_its_commit() {
         serde_json::from_str(&test.ok(&["--as", "staff", "introduced", "zeppelin launches", "--json"])).unwrap();
     assert_eq!(run_of(&allowed), first, "a principal who may read it is told");
 }
+
+#[test]
+fn a_hostile_file_name_reaches_the_terminal_escaped() {
+    let test = CliTest::empty();
+    test.write("kc.toml", "version = 1\n");
+    test.write("notes/evil\u{1b}[31m\u{202e}.md", "# Evil\n\nThe quartermaster signs every ledger twice.\n");
+    test.build();
+    let human = test.ok(&["introduced", "quartermaster signs every ledger"]);
+    assert!(human.contains("evil\\u{1b}[31m\\u{202e}.md"), "{human}");
+    assert!(!human.contains('\u{1b}') && !human.contains('\u{202e}'), "{human:?}");
+}

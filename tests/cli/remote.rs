@@ -284,3 +284,42 @@ fn setup_records_the_hosted_url_and_keeps_its_key_outside_the_project() {
     client.fails(&["setup", "--mode", "hosted", "--api-url", "https://kb.example/mcp\"]\n[evil]"], "spaces or quotes");
     assert!(!std::fs::read_to_string(client.path("kc.toml")).unwrap().contains("evil"), "kc.toml untouched");
 }
+
+#[test]
+fn setups_run_at_once_keep_every_key_and_one_whole_config() {
+    let home = tempfile::tempdir().unwrap();
+    let client = CliTest::empty();
+    client.write("kc.toml", "version = 1\n");
+    let urls: Vec<String> = (0..8).map(|n| format!("https://kb{n}.example/mcp")).collect();
+    let children: Vec<Child> = urls
+        .iter()
+        .enumerate()
+        .map(|(n, url)| {
+            let mut setup = client.command(&["setup", "--mode", "hosted", "--api-url", url, "--api-key-stdin"]);
+            setup
+                .env("KNOWLEDGE_HOME", home.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = setup.spawn().unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), format!("key-{n}\n").as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    // Each setup read, changed and wrote the credentials under the lock: no key was lost to another.
+    let auth: Value = serde_json::from_str(&std::fs::read_to_string(home.path().join("auth.json")).unwrap()).unwrap();
+    for (n, url) in urls.iter().enumerate() {
+        assert_eq!(auth["keys"][url], format!("key-{n}"), "{auth}");
+    }
+    // kc.toml is one setup's whole file, never a mix: it parses and names one of the URLs.
+    let config = std::fs::read_to_string(client.path("kc.toml")).unwrap();
+    assert_eq!(urls.iter().filter(|url| config.contains(url.as_str())).count(), 1, "{config}");
+    // It is read as a configuration (setup reads it before it edits it).
+    client.ok(&["setup", "--mode", "local"]);
+    let leftovers: Vec<_> = std::fs::read_dir(client.path(".")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(leftovers.iter().all(|name| !name.to_string_lossy().ends_with(".tmp")), "{leftovers:?}");
+}
