@@ -385,20 +385,24 @@ pub fn broken(destination: &str) -> (&'static str, String) {
     ("broken_link", format!("link to `{}`: no such file or folder", destination.trim()))
 }
 
-/// `stale_citation` and `unresolved_source_ref` for a `file://PATH@REV` ref written in a source.
-fn check_source_ref(db: &dyn Db, project: LintProject, reference: &str) -> Option<(&'static str, String)> {
+/// The path and revision (lowercase hex, at least 6 digits) a `file://PATH@REV#…` ref pins; `None` for a
+/// ref that pins no revision (anything else after `@` is not a citation).
+#[must_use]
+pub fn pinned_revision(reference: &str) -> Option<(String, String)> {
     let (path, revision) = SourceRef::from_uri(reference).name().split_once('@')?;
     let revision = revision.split(['#', '?']).next().unwrap_or_default();
-    let path = percent_decode(path);
-    // A revision is hex; anything else after `@` is not a citation this rule understands.
-    if revision.len() < 6 || !revision.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
+    (revision.len() >= 6 && revision.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| (percent_decode(path), revision.to_ascii_lowercase()))
+}
+
+/// `stale_citation` and `unresolved_source_ref` for a `file://PATH@REV` ref written in a source.
+fn check_source_ref(db: &dyn Db, project: LintProject, reference: &str) -> Option<(&'static str, String)> {
+    let (path, revision) = pinned_revision(reference)?;
     let Some(cited) = lookup_path(db, project, &path) else {
         return Some(("unresolved_source_ref", format!("cites `{path}`, which is not a source of this project")));
     };
     let current = cited.revision(db);
-    (!current.starts_with(&revision.to_ascii_lowercase())).then(|| {
+    (!current.starts_with(&revision)).then(|| {
         (
             "stale_citation",
             format!(

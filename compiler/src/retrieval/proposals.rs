@@ -71,7 +71,7 @@ pub(crate) fn for_pack<I: SearchIndex>(index: &mut I, pack: &ContextPack) -> Res
         let Ok(facts) = serde_json::from_str::<knowledge_queries::LintFacts>(&facts) else { continue };
         let mut changed = Vec::new();
         for reference in &facts.source_refs {
-            let Some((path, revision)) = cited_revision(&reference.value) else { continue };
+            let Some((path, revision)) = knowledge_queries::lint::pinned_revision(&reference.value) else { continue };
             let cited =
                 ResultSource { path: path.clone(), uri: SourceRef::from_path(&path).uri(), ..(*source).clone() };
             let current = index.source_state(&cited)?.map(|(current, _)| current);
@@ -114,13 +114,6 @@ pub(crate) fn for_pack<I: SearchIndex>(index: &mut I, pack: &ContextPack) -> Res
         });
     }
     Ok(updates)
-}
-
-/// `(path, revision)` of a `file://PATH@REV#…` ref, the revision lowercased.
-fn cited_revision(reference: &str) -> Option<(String, String)> {
-    let (path, revision) = SourceRef::from_uri(reference).name().split_once('@')?;
-    let revision = revision.split(['#', '?']).next().unwrap_or_default().to_ascii_lowercase();
-    (revision.len() >= 6 && revision.bytes().all(|b| b.is_ascii_hexdigit())).then(|| (path.to_string(), revision))
 }
 
 fn shell_quoted(text: &str) -> String {
