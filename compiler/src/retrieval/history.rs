@@ -63,20 +63,32 @@ pub struct LineOrigin {
 pub fn introduced(conn: &Connection, query: &str, access: &Access) -> Result<Introductions, ReaderError> {
     let query = query.trim();
     // A quoted text is a text, whatever it holds; anything else naming lines is a ref.
-    let passages = if query.contains("#L") && !query.starts_with('"') {
+    let found = if query.contains("#L") && !query.starts_with('"') {
         let resolved = reader::resolve(conn, query, access)?;
         let (Some(source), Some(lines)) = (resolved.source, resolved.lines) else {
             return Err(ReaderError::NotFound(query.to_string()));
         };
-        vec![origin_of(conn, &source.path, &source.uri, lines.start_line, &lines.text)?]
+        vec![Found { path: source.path, uri: source.uri, start_line: lines.start_line, text: lines.text }]
     } else {
         passages_quoting(conn, query.trim_matches('"'), access)?
     };
+    // One read of the history for every passage's lines.
+    let keys: Vec<i64> = found.iter().flat_map(|passage| passage.text.lines().filter_map(line_key)).collect();
+    let origins = crate::store::passage_origins(conn, &keys)?;
+    let passages = found.into_iter().map(|passage| origin_of(conn, passage, &origins)).collect::<Result<_, _>>()?;
     Ok(Introductions { query: query.to_string(), passages })
 }
 
+/// A passage found, before its history is read.
+struct Found {
+    path: String,
+    uri: String,
+    start_line: u32,
+    text: String,
+}
+
 /// The sources whose indexed chunks hold `text` verbatim (whitespace collapsed), each with the lines it lies on.
-fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Vec<PassageOrigin>, ReaderError> {
+fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Vec<Found>, ReaderError> {
     let wanted: Vec<&str> = text.split_whitespace().collect();
     if wanted.is_empty() {
         return Err(ReaderError::NotFound(text.to_string()));
@@ -91,7 +103,7 @@ fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Ve
         highlight: Highlight::Markdown,
     };
     let response = search::search(conn, &request, access)?;
-    let mut passages: Vec<PassageOrigin> = Vec::new();
+    let mut passages: Vec<Found> = Vec::new();
     for hit in response.results {
         if passages.len() == 5 || passages.iter().any(|p| p.path == hit.source.path) {
             continue;
@@ -99,7 +111,7 @@ fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Ve
         let Some((first, last)) = lines_holding(&hit.text, &wanted) else { continue };
         let lines: Vec<&str> = hit.text.split_inclusive('\n').skip(first).take(last - first + 1).collect();
         let start_line = hit.citation.start_line + first as u32;
-        passages.push(origin_of(conn, &hit.source.path, &hit.source.uri, start_line, &lines.concat())?);
+        passages.push(Found { path: hit.source.path, uri: hit.source.uri, start_line, text: lines.concat() });
     }
     if passages.is_empty() {
         return Err(ReaderError::NotFound(text.to_string()));
@@ -128,16 +140,14 @@ fn lines_holding(chunk: &str, words: &[&str]) -> Option<(usize, usize)> {
         .map(|window| (window[0].0, window[window.len() - 1].0))
 }
 
+/// The passage with its lines' first builds (`origins`, by line key: the run and the path that first held it).
 fn origin_of(
     conn: &Connection,
-    path: &str,
-    uri: &str,
-    start_line: u32,
-    text: &str,
+    passage: Found,
+    origins: &std::collections::HashMap<i64, (String, String)>,
 ) -> Result<PassageOrigin, ReaderError> {
+    let Found { path, uri, start_line, text } = passage;
     let keys: Vec<Option<i64>> = text.lines().map(line_key).collect();
-    let known: Vec<i64> = keys.iter().flatten().copied().collect();
-    let origins = crate::store::passage_origins(conn, &known)?;
     let lines: Vec<LineOrigin> = keys
         .iter()
         .zip(start_line..)
@@ -146,13 +156,14 @@ fn origin_of(
             LineOrigin {
                 line,
                 run_id: origin.map(|(run, _)| run.clone()),
-                first_path: origin.map(|(_, first)| first).filter(|first| *first != path).cloned(),
+                first_path: origin.map(|(_, first)| first).filter(|first| **first != path).cloned(),
             }
         })
         .collect();
-    // Run ids sort by time; every non-blank line must be known for the passage to have a first build.
-    let complete = keys.iter().flatten().all(|key| origins.contains_key(key));
-    let latest = lines.iter().filter_map(|l| l.run_id.clone()).max().filter(|_| complete && !known.is_empty());
+    // Run ids sort by time; every non-blank line (and at least one) must be known for the passage to have a
+    // first build.
+    let complete = keys.iter().flatten().all(|key| origins.contains_key(key)) && keys.iter().any(Option::is_some);
+    let latest = lines.iter().filter_map(|l| l.run_id.clone()).max().filter(|_| complete);
     let origin = |row: crate::store::RunTimes| RunOrigin {
         run_id: row.id,
         started_at: row.started_at,
@@ -165,16 +176,7 @@ fn origin_of(
         previous_build = crate::store::run_times(conn, crate::store::RunAt::BuildBefore(&run_id))?.map(origin);
     }
     let end_line = start_line + (text.lines().count().max(1) as u32) - 1;
-    Ok(PassageOrigin {
-        path: path.to_string(),
-        uri: uri.to_string(),
-        start_line,
-        end_line,
-        text: text.to_string(),
-        introduced,
-        previous_build,
-        lines,
-    })
+    Ok(PassageOrigin { path, uri, start_line, end_line, text, introduced, previous_build, lines })
 }
 
 #[cfg(test)]
