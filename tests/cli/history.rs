@@ -93,8 +93,11 @@ fn a_hostile_file_name_reaches_the_terminal_escaped() {
     let test = CliTest::empty();
     test.write("kc.toml", "version = 1\n");
     test.write("notes/evil\u{1b}[31m\u{202e}.md", "# Evil\n\nThe quartermaster signs every ledger twice.\n");
-    test.build();
+    // The commit a CI system hands the build is whatever it says: here not hex, multi-byte, with an escape.
+    let built = test.run_with_env(&["build"], &[("GITHUB_ACTIONS", "true"), ("GITHUB_SHA", "aééééééé\u{1b}[2Jééé")]);
+    assert!(built.status.success(), "{}", crate::stderr(&built));
     let human = test.ok(&["introduced", "quartermaster signs every ledger"]);
     assert!(human.contains("evil\\u{1b}[31m\\u{202e}.md"), "{human}");
+    assert!(human.contains("commit aééééééé\\u{1b}[2J)"), "{human}");
     assert!(!human.contains('\u{1b}') && !human.contains('\u{202e}'), "{human:?}");
 }

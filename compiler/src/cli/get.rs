@@ -185,9 +185,11 @@ pub(crate) fn introduced(args: IntroducedArgs, at: &Invocation) -> anyhow::Resul
             }
             match &passage.introduced {
                 Some(run) => {
-                    let commit = run.vcs["commit"]
-                        .as_str()
-                        .map_or(String::new(), |c| format!(", commit {}", &c[..c.len().min(12)]));
+                    // The recorded commit, shortened by characters: the value is whatever the build was told.
+                    let commit_of = |run: &knowledge::retrieval::history::RunOrigin| {
+                        run.vcs["commit"].as_str().map(|c| c.chars().take(12).collect::<String>())
+                    };
+                    let commit = commit_of(run).map_or(String::new(), |c| format!(", commit {c}"));
                     let branch = run.vcs["branch"].as_str().map_or(String::new(), |b| format!(" on {b}"));
                     writeln!(
                         out,
@@ -202,9 +204,6 @@ pub(crate) fn introduced(args: IntroducedArgs, at: &Invocation) -> anyhow::Resul
                         runs.sort_unstable();
                         runs.dedup();
                         runs
-                    };
-                    let commit_of = |run: &knowledge::retrieval::history::RunOrigin| {
-                        run.vcs["commit"].as_str().map(|c| c[..c.len().min(12)].to_string())
                     };
                     if let (Some(before), Some(after)) =
                         (passage.previous_build.as_ref().and_then(commit_of), commit_of(run))
