@@ -1,7 +1,7 @@
 //! The vector files' search at scale: `cargo bench -p knowledge --bench vector_files -- [ROWS] [QUERIES]`.
 //!
-//! Writes a base of ROWS (default 1,000,000) 384-dimension vectors twice, with its 8-bit rows and without,
-//! and searches both for the top 10 with QUERIES (default 100) queries: recall@10 of the 8-bit search
+//! Writes a base of ROWS (default 1,000,000) 384-dimension vectors twice, with its 4-bit rows and without,
+//! and searches both for the top 10 with QUERIES (default 100) queries: recall@10 of the 4-bit search
 //! against the exact one, and each one's time in process (p50, p95) after a first search that maps the file.
 //! Two sets of vectors: random (uniform on the sphere: the nearest are barely nearer than the rest, the
 //! hardest case for a ranking by approximate scores) and clustered (2,000 centres with noise, as text
@@ -45,7 +45,7 @@ fn main() {
     let rows: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let queries: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100);
     println!(
-        "| vectors | rows | recall@10, 8-bit | 8-bit p50 / p95 | exact p50 / p95 | write, with 8-bit rows | write, vectors only (floor) |"
+        "| vectors | rows | recall@10, 4-bit | 4-bit p50 / p95 | exact p50 / p95 | write, with 4-bit rows | write, vectors only (floor) |"
     );
     println!("|---|---|---|---|---|---|---|");
     for set in ["random", "clustered"] {

@@ -20,6 +20,7 @@ use crate::config::{EmbeddingProvider, Project};
 mod bert;
 #[cfg(feature = "local-embeddings")]
 mod local;
+mod nibbles;
 #[cfg(feature = "local-embeddings")]
 pub use local::run_elementwise_inline;
 mod providers;

@@ -21,15 +21,16 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-use super::vectors::{Allow, VectorHit, VectorIndex, dot, dot_i8, scan, scan_rows};
+use super::nibbles;
+use super::vectors::{Allow, VectorHit, VectorIndex, dot, scan, scan_rows};
 
-const MAGIC: &[u8; 8] = b"KCVECT01";
+const MAGIC: &[u8; 8] = b"KCVECT02";
 /// Sections start at multiples of this, so the mapped bytes can be read as f32, i64 and u64 slices.
 const ALIGN: u64 = 64;
-/// A base of this many rows or more is searched through its 8-bit rows first: below it, scanning the `f32`
+/// A base of this many rows or more is searched through its 4-bit rows first: below it, scanning the `f32`
 /// rows is as fast (docs/embeddings.md).
 const QUANTIZED_FROM: usize = 100_000;
-/// Rows the 8-bit ranking hands to the exact one.
+/// Rows the 4-bit ranking hands to the exact one.
 const CANDIDATES: usize = 200;
 /// A row with no entity (a chunk of the text, not an excerpt of a code entity).
 const NO_ENTITY: u32 = u32::MAX;
@@ -62,14 +63,14 @@ struct Header {
     entities: Section,
     ends: Section,
     text: Section,
-    /// A base's vectors as 8-bit integers (one scale per row), which a large base's search scans first.
+    /// A base's vectors as 4-bit rows (one scale per row, `nibbles`), which a large base's search scans first.
     #[serde(default)]
     quantized: Option<Quantized>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Quantized {
-    /// Rows of `dimensions` `i8`s.
+    /// Rows of `nibbles::row_bytes(dimensions)` bytes.
     rows: Section,
     /// Each row's scale (`f32`): its vector is about `scale × row`.
     scales: Section,
@@ -214,7 +215,7 @@ struct Stamp<'a> {
 }
 
 /// Writes a base of `rows` (each `chunks.seq`, path, vector) for `model` and `run` beside `index`, with its
-/// 8-bit rows or without: for benchmarks, which measure the search of a file of any size without building
+/// 4-bit rows or without: for benchmarks, which measure the search of a file of any size without building
 /// an index of that size.
 ///
 /// # Errors
@@ -274,15 +275,6 @@ fn read_header(path: &Path) -> Option<Header> {
     serde_json::from_slice(&header).ok()
 }
 
-/// `vector` as 8-bit integers appended to `rows`, and the scale that makes them the vector again: the largest
-/// component maps to ±127.
-fn quantize(vector: &[f32], rows: &mut Vec<i8>) -> f32 {
-    let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-    let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
-    rows.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
-    scale
-}
-
 /// What is called with each ready vector, as `store::each_ready_vector` calls it: its chunk's `seq`, its
 /// source's path, its entity, its dimensions and its bytes.
 type EachRow<'a> = dyn FnMut(i64, String, Option<String>, i64, &[u8]) + 'a;
@@ -294,7 +286,7 @@ pub type MappedRow = (i64, String, Option<String>, Vec<f32>);
 /// Writes `rows` to `path` with `stamp`, through a temporary file made durable before it is renamed into
 /// place: a reader maps either the old file or the whole new one, and a crash never leaves a file whose
 /// stamp is right and whose vectors are not. Returns how many rows it wrote.
-fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>, with_8_bit: bool) -> Result<usize, VectorFileError> {
+fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>, with_quantized: bool) -> Result<usize, VectorFileError> {
     let folder = path.parent().expect("the file is inside cache/vectors");
     let io = |error| VectorFileError::Io { path: path.to_path_buf(), error };
     std::fs::create_dir_all(folder).map_err(io)?;
@@ -338,13 +330,13 @@ fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>, with_8_bit: bool) -> R
         if let Err(error) = out.write_all(bytes) {
             failed = Some(error);
         }
-        tables.push(seq, path, entity, with_8_bit.then_some(bytes));
+        tables.push(seq, path, entity, with_quantized.then_some(bytes));
     })?;
     if let Some(error) = failed {
         return Err(io(error));
     }
     header.matrix.len = out.at - header.matrix.start;
-    tables.write(&mut out, &mut header, with_8_bit).map_err(io)?;
+    tables.write(&mut out, &mut header, with_quantized).map_err(io)?;
     let json = serde_json::to_vec(&header).expect("the header serializes");
     out.write_all(&json).map_err(io)?;
     out.write_all(&(json.len() as u64).to_le_bytes()).map_err(io)?;
@@ -363,18 +355,18 @@ struct Tables {
     paths: Vec<u32>,
     entities: Vec<u32>,
     strings: Strings,
-    /// A base's 8-bit rows, kept in memory until the vectors are out (a quarter of their size).
-    quantized: Vec<i8>,
+    /// A base's 4-bit rows, kept in memory until the vectors are out (an eighth of their size).
+    quantized: Vec<u8>,
     scales: Vec<f32>,
 }
 
 impl Tables {
-    /// One row; `bytes` (its vector) when its 8-bit row is kept too.
+    /// One row; `bytes` (its vector) when its 4-bit row is kept too.
     fn push(&mut self, seq: i64, path: String, entity: Option<String>, bytes: Option<&[u8]>) {
         if let Some(bytes) = bytes {
             let vector: Vec<f32> =
                 bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-            self.scales.push(quantize(&vector, &mut self.quantized));
+            self.scales.push(nibbles::quantize(&vector, &mut self.quantized));
         }
         self.seqs.push(seq);
         self.paths.push(self.strings.index(path));
@@ -383,7 +375,7 @@ impl Tables {
     }
 
     /// The sections after the vectors, and their places in `header`.
-    fn write<W: Write>(&self, out: &mut Counted<W>, header: &mut Header, with_8_bit: bool) -> std::io::Result<()> {
+    fn write<W: Write>(&self, out: &mut Counted<W>, header: &mut Header, with_quantized: bool) -> std::io::Result<()> {
         fn bytes<T: Copy, const N: usize>(values: &[T], to_le: impl Fn(T) -> [u8; N]) -> Vec<u8> {
             values.iter().flat_map(|&value| to_le(value)).collect()
         }
@@ -394,8 +386,8 @@ impl Tables {
         header.entities = out.section(&bytes(&self.entities, u32::to_le_bytes))?;
         header.ends = out.section(&bytes(&self.strings.ends, u64::to_le_bytes))?;
         header.text = out.section(&self.strings.text)?;
-        if with_8_bit {
-            let rows = out.section(bytemuck::cast_slice(&self.quantized))?;
+        if with_quantized {
+            let rows = out.section(&self.quantized)?;
             let scales = out.section(&bytes(&self.scales, f32::to_le_bytes))?;
             header.quantized = Some(Quantized { rows, scales });
         }
@@ -570,8 +562,9 @@ impl MappedFile {
             (header.text, Some(header.text.len)),
         ];
         if let Some(quantized) = header.quantized {
+            let row_bytes = nibbles::row_bytes(header.dimensions);
             sections
-                .extend([(quantized.rows, cells.and_then(|n| bytes(n, 1))), (quantized.scales, bytes(header.rows, 4))]);
+                .extend([(quantized.rows, bytes(header.rows, row_bytes)), (quantized.scales, bytes(header.rows, 4))]);
         }
         let fits = sections.iter().all(|(section, expected)| {
             section.start % ALIGN == 0
@@ -638,17 +631,14 @@ impl MappedFile {
         let row = |at: usize| self.row(at);
         let matrix = self.matrix();
         let found = match self.header.quantized.filter(|_| self.header.rows >= QUANTIZED_FROM) {
-            // The 8-bit rows (a quarter of the bytes) rank every row; the best `CANDIDATES` the filter admits
+            // The 4-bit rows (an eighth of the bytes) rank every row; the best `CANDIDATES` the filter admits
             // are scored again exactly, and the best `k` of those returned.
             Some(quantized) => {
-                let rows: &[i8] = bytemuck::cast_slice(self.bytes(quantized.rows));
+                let rows = self.bytes(quantized.rows);
                 let scales: &[f32] = bytemuck::cast_slice(self.bytes(quantized.scales));
-                let mut query_rows = Vec::with_capacity(dimensions);
-                let query_scale = quantize(query, &mut query_rows);
-                let approximate = |at: usize| {
-                    let dot = dot_i8(&rows[at * dimensions..(at + 1) * dimensions], &query_rows);
-                    scales[at] * query_scale * dot as f32
-                };
+                let row_bytes = nibbles::row_bytes(dimensions);
+                let query_form = nibbles::Query::new(query);
+                let approximate = |at: usize| query_form.dot(&rows[at * row_bytes..(at + 1) * row_bytes], scales[at]);
                 let mut candidates: Vec<(usize, f32)> =
                     scan_rows(self.header.rows, k.max(CANDIDATES), allow, &row, &approximate)
                         .into_iter()
@@ -755,14 +745,14 @@ mod tests {
         assert!(MappedIndex::open(&index, "fake:2", "r1").is_none());
     }
 
-    /// A base past `QUANTIZED_FROM` rows is ranked by its 8-bit rows first: it finds what the exact scan of
+    /// A base past `QUANTIZED_FROM` rows is ranked by its 4-bit rows first: it finds what the exact scan of
     /// the same vectors finds, with their exact similarities, the filter applied inside.
     #[test]
-    fn the_8_bit_ranking_finds_what_the_exact_scan_finds() {
+    fn the_4_bit_ranking_finds_what_the_exact_scan_finds() {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("knowledge.db");
         // 16-dimension vectors whose components are splitmix64 of (seed, dimension): scattered enough that
-        // the exact best 10 are not tied (rows tied within the 8-bit rows' rounding, more than `CANDIDATES`
+        // the exact best 10 are not tied (rows tied within the 4-bit rows' rounding, more than `CANDIDATES`
         // of them, would be cut by row order, not by their exact scores).
         let vector = |seed: i64| {
             let component = |d: i64| {

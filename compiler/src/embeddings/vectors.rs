@@ -247,44 +247,11 @@ pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     sums.iter().sum::<f32>() + a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum::<f32>()
 }
 
-/// The dot product of two 8-bit rows. With AVX2 (checked once per process) the same loop is compiled for
-/// it: 256-bit multiplies take a million 384-dimension rows in 35 ms on one core instead of 52 with the
-/// SSE2 every x86-64 has (docs/embeddings.md).
-#[inline]
-pub(super) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: the processor has AVX2, checked above.
-        #[allow(unsafe_code)]
-        return unsafe { dot_i8_avx2(a, b) };
-    }
-    dot_i8_lanes(a, b)
-}
-
+/// Whether the processor has AVX2, checked once per process.
 #[cfg(target_arch = "x86_64")]
-fn avx2() -> bool {
+pub(super) fn avx2() -> bool {
     static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
-    dot_i8_lanes(a, b)
-}
-
-/// Sixteen 32-bit lanes the compiler vectorizes.
-#[inline(always)]
-fn dot_i8_lanes(a: &[i8], b: &[i8]) -> i32 {
-    let (a_lanes, a_rest) = a.as_chunks::<16>();
-    let (b_lanes, b_rest) = b.as_chunks::<16>();
-    let mut sums = [0_i32; 16];
-    for (x, y) in a_lanes.iter().zip(b_lanes) {
-        for lane in 0..16 {
-            sums[lane] += i32::from(x[lane]) * i32::from(y[lane]);
-        }
-    }
-    sums.iter().sum::<i32>() + a_rest.iter().zip(b_rest).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum::<i32>()
 }
 
 #[cfg(test)]
@@ -309,14 +276,5 @@ mod tests {
         assert_eq!(found(&[1.0, 0.0], 2, &|_, _| true), [(10, 1.0), (12, 0.6)]);
         assert_eq!(found(&[1.0, 0.0], 2, &|path, _| path != "secret.md"), [(10, 1.0), (11, 0.0)]);
         assert_eq!(found(&[-1.0, 0.0], 1, &|_, entity| entity.is_some()), [(13, 1.0)]);
-    }
-
-    #[test]
-    fn the_8_bit_dot_product_is_the_plain_one() {
-        let a: Vec<i8> = (0..389).map(|i| ((i * 37) % 255 - 127) as i8).collect();
-        let b: Vec<i8> = (0..389).map(|i| ((i * 91) % 255 - 127) as i8).collect();
-        let plain: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
-        assert_eq!(dot_i8(&a, &b), plain);
-        assert_eq!(dot_i8_lanes(&a, &b), plain);
     }
 }
