@@ -366,23 +366,52 @@ pub fn each_ready_vector_of(
 
 /// Calls `each` with every ready vector of `model`: its chunk's row (`chunks.seq`), its source's path, its
 /// entity, its stored dimensions and its bytes (little-endian `f32`s).
+///
+/// Four scans of whole tables joined in memory, not one join: joined row by row, each vector cost five
+/// B-tree seeks (its entry, the entry's chunk by id, the chunk's row, its source), and at a million chunks
+/// those seeks took about half of the 20 seconds that reading every vector took (docs/embeddings.md). The
+/// maps hold a number per text and per chunk id, not the vectors, which are read last, in their table's
+/// order.
 pub fn each_ready_vector(
     conn: &Connection,
     model: &str,
     mut each: impl FnMut(i64, String, Option<String>, i64, &[u8]),
 ) -> rusqlite::Result<()> {
-    // The vectors in their table's order (a scan of their pages), each entry looked up by text: reading them
-    // in the entries' order sought each 1.5 KB vector at random (0.89 s against 0.55 s at 69,000 chunks).
-    let mut statement = conn.prepare(
-        "SELECT c.seq, s.path, v.vector, v.dimensions, c.entity
-         FROM chunk_embeddings v
-              CROSS JOIN vector_index_entries e ON e.model = v.model AND e.text_hash = v.text_hash
-              CROSS JOIN chunks c ON c.id = e.chunk_id CROSS JOIN sources s ON s.id = c.source_id
-         WHERE v.model = ?1 AND e.status = 'ready'",
-    )?;
+    use rustc_hash::FxHashMap;
+    // The ready entries: each text's number, and each chunk's text.
+    let mut texts: FxHashMap<String, usize> = FxHashMap::default();
+    let mut text_of_chunk: FxHashMap<String, usize> = FxHashMap::default();
+    let mut statement =
+        conn.prepare("SELECT chunk_id, text_hash FROM vector_index_entries WHERE model = ?1 AND status = 'ready'")?;
     let mut rows = statement.query([model])?;
     while let Some(row) = rows.next()? {
-        each(row.get(0)?, row.get(1)?, row.get(4)?, row.get(3)?, row.get_ref(2)?.as_blob()?);
+        let next = texts.len();
+        let text = *texts.entry(row.get(1)?).or_insert(next);
+        text_of_chunk.insert(row.get(0)?, text);
+    }
+    // Each text's chunks: (seq, source, entity).
+    let mut chunks_of_text: Vec<Vec<(i64, i64, Option<String>)>> = vec![Vec::new(); texts.len()];
+    let mut statement = conn.prepare("SELECT id, seq, source_id, entity FROM chunks")?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        if let Some(&text) = text_of_chunk.get(row.get_ref(0)?.as_str()?) {
+            chunks_of_text[text].push((row.get(1)?, row.get(2)?, row.get(3)?));
+        }
+    }
+    drop(text_of_chunk);
+    let mut statement = conn.prepare("SELECT id, path FROM sources")?;
+    let paths: FxHashMap<i64, String> =
+        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut statement = conn.prepare("SELECT text_hash, dimensions, vector FROM chunk_embeddings WHERE model = ?1")?;
+    let mut rows = statement.query([model])?;
+    while let Some(row) = rows.next()? {
+        let Some(&text) = texts.get(row.get_ref(0)?.as_str()?) else { continue };
+        let (dimensions, vector) = (row.get(1)?, row.get_ref(2)?.as_blob()?);
+        for (seq, source, entity) in &chunks_of_text[text] {
+            if let Some(path) = paths.get(source) {
+                each(*seq, path.clone(), entity.clone(), dimensions, vector);
+            }
+        }
     }
     Ok(())
 }
