@@ -96,12 +96,43 @@ pub fn read(path: &Path) -> Result<LegacyNotes, LegacyError> {
         let created_ns = item
             .created_at
             .as_deref()
-            .and_then(|at| humantime::parse_rfc3339_weak(at.trim_end_matches('Z')).ok())
+            .and_then(instant_of)
             .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |since| i64::try_from(since.as_nanos()).unwrap_or(i64::MAX));
         found.notes.push(Note { id, text, created_ns });
     }
     Ok(found)
+}
+
+/// The instant an RFC 3339 time names: with `Z`, a numeric offset (`+02:00`, `-0500`) or none (read as
+/// UTC, as the legacy tool wrote it). `None` when it is no such time.
+fn instant_of(at: &str) -> Option<std::time::SystemTime> {
+    let at = at.trim();
+    let (local, offset) = match at.strip_suffix(['Z', 'z']) {
+        Some(local) => (local, 0),
+        None => split_offset(at)?,
+    };
+    let local = humantime::parse_rfc3339_weak(local).ok()?;
+    let shift = std::time::Duration::from_secs(offset.unsigned_abs());
+    // Local time is UTC plus the offset: UTC is local minus it.
+    if offset >= 0 { local.checked_sub(shift) } else { local.checked_add(shift) }
+}
+
+/// A time without `Z`, split into the time and its offset from UTC in seconds (0 when it names none), or
+/// `None` when its offset is malformed. The offset's sign comes after the time's `T`: a date's own `-`
+/// come before it.
+fn split_offset(at: &str) -> Option<(&str, i64)> {
+    let Some(time) = at.find(['T', 't', ' ']) else { return Some((at, 0)) };
+    let Some(sign) = at[time..].rfind(['+', '-']).map(|found| time + found) else { return Some((at, 0)) };
+    let digits: Vec<i64> =
+        at[sign + 1..].chars().filter(|c| *c != ':').map(|c| c.to_digit(10).map(i64::from)).collect::<Option<_>>()?;
+    let [h1, h2, m1, m2] = digits[..] else { return None };
+    let (hours, minutes) = (h1 * 10 + h2, m1 * 10 + m2);
+    if hours > 23 || minutes > 59 {
+        return None;
+    }
+    let seconds = hours * 3600 + minutes * 60;
+    Some((&at[..sign], if at[sign..].starts_with('-') { -seconds } else { seconds }))
 }
 
 fn note_id(id: &str) -> String {
@@ -143,6 +174,22 @@ fn note_text(item: &LegacyItem) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_creation_time_with_a_numeric_offset_is_the_same_instant_in_utc() {
+        let utc = instant_of("2026-06-08T12:34:56Z").unwrap();
+        assert_eq!(instant_of("2026-06-08T14:34:56+02:00"), Some(utc));
+        assert_eq!(instant_of("2026-06-08T07:34:56-0500"), Some(utc));
+        assert_eq!(instant_of("2026-06-08T12:34:56"), Some(utc), "no offset reads as UTC");
+        assert_eq!(instant_of(" 2026-06-08T12:34:56.000z "), Some(utc));
+        let fraction = instant_of("2026-06-08T14:34:56.5+02:00").unwrap();
+        assert_eq!(fraction.duration_since(utc).unwrap(), std::time::Duration::from_millis(500));
+        for malformed in
+            ["2026-06-08T12:34:56+25:00", "2026-06-08T12:34:56+02", "2026-06-08T12:34:56+0x:00", "yesterday", ""]
+        {
+            assert_eq!(instant_of(malformed), None, "{malformed}");
+        }
+    }
 
     #[test]
     fn ids_that_are_not_plain_names_are_hashed() {
