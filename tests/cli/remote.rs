@@ -286,6 +286,28 @@ fn setup_records_the_hosted_url_and_keeps_its_key_outside_the_project() {
 }
 
 #[test]
+fn setup_edits_the_file_a_linked_kc_toml_names_and_keeps_the_link() {
+    let home = tempfile::tempdir().unwrap();
+    let client = CliTest::empty();
+    client.write("shared/team.toml", "version = 1\n");
+    std::os::unix::fs::symlink("shared/team.toml", client.path("kc.toml")).unwrap();
+    let mut setup =
+        client.command(&["setup", "--mode", "hosted", "--api-url", "https://kb.example/mcp", "--api-key-stdin"]);
+    setup.env("KNOWLEDGE_HOME", home.path()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = setup.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"key\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let link = std::fs::symlink_metadata(client.path("kc.toml")).unwrap();
+    assert!(link.file_type().is_symlink(), "kc.toml is still the link");
+    let shared = std::fs::read_to_string(client.path("shared/team.toml")).unwrap();
+    assert!(shared.contains("url = \"https://kb.example/mcp\""), "{shared}");
+    let leftovers: Vec<_> =
+        std::fs::read_dir(client.path("shared")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+}
+
+#[test]
 fn setups_run_at_once_keep_every_key_and_one_whole_config() {
     let home = tempfile::tempdir().unwrap();
     let client = CliTest::empty();

@@ -87,7 +87,9 @@ pub fn set_remote_url(path: &Path, url: Option<&str>) -> Result<(), HostedError>
     }
     let edited = document.to_string();
     super::parse(path, &edited).map_err(|e| edit(e.to_string()))?;
-    write_atomically(path, edited.as_bytes(), None)
+    // A kc.toml that is a link (to a configuration a team shares) stays one: the file it names is edited.
+    let file = std::fs::canonicalize(path).map_err(|source| HostedError::Read { path: path.into(), source })?;
+    write_atomically(&file, edited.as_bytes(), None)
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
