@@ -91,7 +91,7 @@ struct Found {
 fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Vec<Found>, ReaderError> {
     let wanted: Vec<&str> = text.split_whitespace().collect();
     if wanted.is_empty() {
-        return Err(ReaderError::NotFound(text.to_string()));
+        return Err(ReaderError::TextNotFound(text.to_string()));
     }
     let request = SearchRequest {
         query: wanted.join(" "),
@@ -114,7 +114,7 @@ fn passages_quoting(conn: &Connection, text: &str, access: &Access) -> Result<Ve
         passages.push(Found { path: hit.source.path, uri: hit.source.uri, start_line, text: lines.concat() });
     }
     if passages.is_empty() {
-        return Err(ReaderError::NotFound(text.to_string()));
+        return Err(ReaderError::TextNotFound(text.to_string()));
     }
     Ok(passages)
 }

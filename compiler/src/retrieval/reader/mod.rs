@@ -29,6 +29,11 @@ pub use runs::*;
 pub enum ReaderError {
     #[error("no chunk or source matches `{0}` (expected a chunk id, a `file://` ref or a project-relative path)")]
     NotFound(String),
+    /// A text `introduced` looked for that no source the principal may read holds.
+    #[error(
+        "no source you may read holds the text `{0}` (its words in this order, whitespace and case aside): quote a passage as a source writes it, or name its lines as `PATH#Lstart-Lend`"
+    )]
+    TextNotFound(String),
     #[error("invalid cursor `{0}`")]
     BadCursor(String),
     #[error(transparent)]
