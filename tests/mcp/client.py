@@ -425,7 +425,7 @@ async def main():
             check("a loop's pack has the pack schema, and the server recorded no answer to show", loops["schema"] == "knowledge-agent-context-pack" and loops["items"] == [], loops)
             _, from_sources = await call(session, "knowledge_proposals_context", {"topic": "ownership rules", "from": "sources"})
             check("from sources it is the context pack", len(from_sources["items"]) > 0 and from_sources["items"][0]["ref"].startswith("file://book/ownership.md"), from_sources)
-            await expect_error(session, "introduced never finds what the principal may not read", "knowledge_introduced", {"passage": "xenomorphic memory plan"}, "no chunk or source matches")
+            await expect_error(session, "introduced never finds what the principal may not read", "knowledge_introduced", {"passage": "xenomorphic memory plan"}, "no source you may read holds the text")
             await expect_error(session, "web search is the operator's choice", "knowledge_web_search", {"query": "rust"}, "web search is off on this server")
             await expect_error(session, "ok_web_search keeps the same gate", "ok_web_search", {"query": "rust"}, "web search is off on this server")
 
