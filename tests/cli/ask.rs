@@ -156,6 +156,25 @@ fn a_word_that_frames_the_question_does_not_sink_it_and_a_list_of_topics_is_no_a
 }
 
 #[test]
+fn a_section_that_answers_in_other_words_is_answered_with_its_first_sentence() {
+    let test = CliTest::new();
+    test.write(
+        "docs/markdown.md",
+        "# Markdown\n\n## Admonition boxes\n\nA callout is a special block that highlights important information. \
+         It is written as a quote with a tag on its first line.\n\n```md\n> [!NOTE]\n> Some note.\n```\n",
+    );
+    test.write("docs/cooking.md", "# Cooking\n\nA risotto needs stock added one ladle at a time.\n");
+    test.build();
+    // The section's heading names the question's topic; none of its sentences does, so its first one answers.
+    let answer = ask(&test, "admonition boxes");
+    assert_eq!(answer["found"], true, "{answer}");
+    assert_eq!(answer["answer"], "A callout is a special block that highlights important information. [1]");
+    assert_eq!(answer["citations"][0]["path"], "docs/markdown.md");
+    // A topic the section does not name is still not found.
+    assert_eq!(ask(&test, "admonition colours")["found"], false);
+}
+
+#[test]
 fn the_human_answer_names_its_run_for_filing() {
     let test = fixture();
     let out = test.ok(&["ask", "what happens when the owner goes out of scope?"]);

@@ -236,6 +236,10 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     let subject = subject_stems(weights);
     let semantic = pack.items.iter().any(|item| item.scores.as_ref().is_some_and(|s| s.semantic.is_some()));
     let mut candidates: Vec<(bool, f64, usize, usize, String)> = Vec::new();
+    // The first prose sentence of the best excerpt that answers: what the answer is when no sentence holds a
+    // word of the topic (a section that defines its subject in other words: "An admonition is a special type
+    // of callout or notice block" for "a warning or note box").
+    let mut lead: Option<(usize, String)> = None;
     for (item, excerpt) in pack.items.iter().enumerate() {
         let passage: std::collections::HashSet<String> =
             terms::stems(&stemmer, &format!("{}\n{}", excerpt.title, excerpt.text)).into_iter().collect();
@@ -250,6 +254,9 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             if starts_list_item(&sentence) && !says_something(&sentence) {
                 continue;
             }
+            if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) {
+                lead = Some((item, sentence.clone()));
+            }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
             let share = weights.coverage(|stem| words.contains(stem));
             if share > 0.0 {
@@ -260,6 +267,11 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     }
     candidates.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
     candidates.truncate(MAX_SENTENCES);
+    if candidates.is_empty()
+        && let Some((item, sentence)) = lead
+    {
+        candidates.push((false, 0.0, item, 0, sentence));
+    }
     let mut citations: Vec<AnswerCitation> = Vec::new();
     let mut parts = Vec::new();
     for (_, _, item, _, sentence) in candidates {
