@@ -61,16 +61,51 @@ impl Query {
 
     /// About the dot product of the query with the vector whose 4-bit row is `row` and scale `scale`.
     #[must_use]
-    #[inline]
-    pub(super) fn dot(&self, row: &[u8], scale: f32) -> f32 {
-        let products = unsigned_by_signed(row, &self.even, &self.odd) - OFFSET * self.sum;
-        scale * self.scale * products as f32
+    #[cfg(test)]
+    fn dot(&self, row: &[u8], scale: f32) -> f32 {
+        let mut out = Vec::with_capacity(1);
+        self.dots(row, &[scale], &mut out);
+        out[0]
+    }
+
+    /// About the dot products of the query with consecutive 4-bit `rows` (of `scales.len()` rows), appended
+    /// to `out` in order. With AVX2 (checked once per process) the whole loop is compiled for it, so a row
+    /// costs no call.
+    pub(super) fn dots(&self, rows: &[u8], scales: &[f32], out: &mut Vec<f32>) {
+        #[cfg(target_arch = "x86_64")]
+        if super::vectors::avx2() {
+            // SAFETY: the processor has AVX2, checked above.
+            #[allow(unsafe_code)]
+            return unsafe { self.dots_avx2(rows, scales, out) };
+        }
+        self.dots_with(rows, scales, out, unsigned_by_signed_plain);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn dots_avx2(&self, rows: &[u8], scales: &[f32], out: &mut Vec<f32>) {
+        // The closure is compiled with this function's AVX2, so it may call the kernel.
+        self.dots_with(rows, scales, out, |row, even, odd| unsigned_by_signed_avx2(row, even, odd));
+    }
+
+    #[inline(always)]
+    fn dots_with(
+        &self,
+        rows: &[u8],
+        scales: &[f32],
+        out: &mut Vec<f32>,
+        products: impl Fn(&[u8], &[i8], &[i8]) -> i32,
+    ) {
+        let row_bytes = if scales.is_empty() { 0 } else { rows.len() / scales.len() };
+        for (row, scale) in rows.chunks_exact(row_bytes.max(1)).zip(scales) {
+            let products = products(row, &self.even, &self.odd) - OFFSET * self.sum;
+            out.push(scale * self.scale * products as f32);
+        }
     }
 }
 
-/// Σ low(row[j]) × even[j] + high(row[j]) × odd[j]. With AVX2 (checked once per process) 32 bytes of a
-/// row are multiplied at once; `even` and `odd` are at least as long as `row`.
-#[inline]
+/// Σ low(row[j]) × even[j] + high(row[j]) × odd[j], plainly; `even` and `odd` are at least as long as `row`.
+#[cfg(test)]
 fn unsigned_by_signed(row: &[u8], even: &[i8], odd: &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
     if super::vectors::avx2() {
@@ -81,6 +116,8 @@ fn unsigned_by_signed(row: &[u8], even: &[i8], odd: &[i8]) -> i32 {
     unsigned_by_signed_plain(row, even, odd)
 }
 
+/// Σ low(row[j]) × even[j] + high(row[j]) × odd[j]: 32 bytes of the row at a time with AVX2 below, one at a
+/// time here.
 fn unsigned_by_signed_plain(row: &[u8], even: &[i8], odd: &[i8]) -> i32 {
     row.iter()
         .zip(even.iter().zip(odd))
@@ -91,6 +128,7 @@ fn unsigned_by_signed_plain(row: &[u8], even: &[i8], odd: &[i8]) -> i32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(unsafe_code)]
+#[inline]
 fn unsigned_by_signed_avx2(row: &[u8], even: &[i8], odd: &[i8]) -> i32 {
     use std::arch::x86_64::{
         __m256i, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32, _mm256_add_epi16, _mm256_add_epi32,

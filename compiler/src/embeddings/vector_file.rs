@@ -638,7 +638,9 @@ impl MappedFile {
                 let scales: &[f32] = bytemuck::cast_slice(self.bytes(quantized.scales));
                 let row_bytes = nibbles::row_bytes(dimensions);
                 let query_form = nibbles::Query::new(query);
-                let approximate = |at: usize| query_form.dot(&rows[at * row_bytes..(at + 1) * row_bytes], scales[at]);
+                let approximate = |range: std::ops::Range<usize>, out: &mut Vec<f32>| {
+                    query_form.dots(&rows[range.start * row_bytes..range.end * row_bytes], &scales[range], out);
+                };
                 let mut candidates: Vec<(usize, f32)> =
                     scan_rows(self.header.rows, k.max(CANDIDATES), allow, &row, &approximate)
                         .into_iter()

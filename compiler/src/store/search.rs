@@ -140,7 +140,40 @@ impl WantedKinds {
 
 /// The number of chunks: the `N` of a query's idf weights.
 pub fn chunk_total(conn: &Connection) -> rusqlite::Result<f64> {
+    // FTS5 keeps the count of the rows it indexes (every chunk, written with it in the build's transaction)
+    // in its own table; `count(*)` reads a whole index of the chunks: 20 ms of every search at a million
+    // chunks, where a search that matches nothing takes 23 ms.
+    if let Some(rows) = fts5_rows(conn, "chunks_fts_data")? {
+        return Ok(rows as f64);
+    }
     conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))
+}
+
+/// The rows an FTS5 table indexes, from its `_data` table: the record with id 1 (its averages) starts with
+/// that count as an SQLite varint (fts5_index.c, "averages record"). `None` when the record is missing or
+/// not one.
+fn fts5_rows(conn: &Connection, data_table: &str) -> rusqlite::Result<Option<u64>> {
+    let block: Option<Vec<u8>> = conn
+        .prepare_cached(&format!("SELECT block FROM {data_table} WHERE id = 1"))?
+        .query_row([], |row| row.get(0))
+        .optional()?;
+    Ok(block.as_deref().and_then(varint))
+}
+
+/// An SQLite varint: big-endian groups of seven bits, each byte's high bit saying another follows; a ninth
+/// byte gives all eight of its bits.
+fn varint(bytes: &[u8]) -> Option<u64> {
+    let mut value: u64 = 0;
+    for (at, &byte) in bytes.iter().take(9).enumerate() {
+        if at == 8 {
+            return Some((value << 8) | u64::from(byte));
+        }
+        value = (value << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
 }
 
 /// The number of chunks holding each of `words`.
@@ -285,4 +318,31 @@ pub fn source_state(conn: &Connection, path: &str) -> rusqlite::Result<Option<(S
     conn.prepare_cached("SELECT revision, lint_facts FROM sources WHERE path = ?1")?
         .query_row([path], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fts5_row_count_is_read_from_its_averages_record() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE VIRTUAL TABLE words USING fts5(text)").unwrap();
+        assert_eq!(fts5_rows(&conn, "words_data").unwrap().unwrap_or(0), 0);
+        // Past 127 and 16,383 rows the count takes two and then three bytes.
+        for rows in [5_i64, 300, 20_000] {
+            conn.execute("DELETE FROM words", []).unwrap();
+            conn.execute(
+                "WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < ?1)
+                 INSERT INTO words (rowid, text) SELECT v, 'a word' FROM n",
+                [rows],
+            )
+            .unwrap();
+            conn.execute("DELETE FROM words WHERE rowid % 7 = 0", []).unwrap();
+            let counted: i64 = conn.query_row("SELECT count(*) FROM words", [], |row| row.get(0)).unwrap();
+            assert_eq!(fts5_rows(&conn, "words_data").unwrap(), Some(counted as u64), "{rows} rows");
+        }
+        assert_eq!(varint(&[0x81, 0x00]), Some(128));
+        assert_eq!(varint(&[0xff; 8]), None, "a varint cut short is none");
+    }
 }
