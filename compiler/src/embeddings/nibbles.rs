@@ -41,6 +41,8 @@ pub(super) struct Query {
     sum: i32,
     /// Its 8-bit components times this are the query.
     scale: f32,
+    /// The bytes of a row of the query's dimensions.
+    row_bytes: usize,
 }
 
 impl Query {
@@ -56,7 +58,7 @@ impl Query {
             even[at] = pair[0];
             odd[at] = pair.get(1).copied().unwrap_or(0);
         }
-        Query { even, odd, sum: bytes.iter().map(|&b| i32::from(b)).sum(), scale }
+        Query { even, odd, sum: bytes.iter().map(|&b| i32::from(b)).sum(), scale, row_bytes: row_bytes(query.len()) }
     }
 
     /// About the dot product of the query with the vector whose 4-bit row is `row` and scale `scale`.
@@ -68,10 +70,11 @@ impl Query {
         out[0]
     }
 
-    /// About the dot products of the query with consecutive 4-bit `rows` (of `scales.len()` rows), appended
-    /// to `out` in order. With AVX2 (checked once per process) the whole loop is compiled for it, so a row
-    /// costs no call.
+    /// About the dot products of the query with consecutive 4-bit `rows` of its dimensions, one per scale of
+    /// `scales`, appended to `out` in order. With AVX2 (checked once per process) the whole loop is compiled
+    /// for it, so a row costs no call.
     pub(super) fn dots(&self, rows: &[u8], scales: &[f32], out: &mut Vec<f32>) {
+        assert_eq!(rows.len(), scales.len() * self.row_bytes, "one row of the query's dimensions per scale");
         #[cfg(target_arch = "x86_64")]
         if super::vectors::avx2() {
             // SAFETY: the processor has AVX2, checked above.
@@ -96,24 +99,11 @@ impl Query {
         out: &mut Vec<f32>,
         products: impl Fn(&[u8], &[i8], &[i8]) -> i32,
     ) {
-        let row_bytes = if scales.is_empty() { 0 } else { rows.len() / scales.len() };
-        for (row, scale) in rows.chunks_exact(row_bytes.max(1)).zip(scales) {
+        for (row, scale) in rows.chunks_exact(self.row_bytes.max(1)).zip(scales) {
             let products = products(row, &self.even, &self.odd) - OFFSET * self.sum;
             out.push(scale * self.scale * products as f32);
         }
     }
-}
-
-/// Σ low(row[j]) × even[j] + high(row[j]) × odd[j], plainly; `even` and `odd` are at least as long as `row`.
-#[cfg(test)]
-fn unsigned_by_signed(row: &[u8], even: &[i8], odd: &[i8]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    if super::vectors::avx2() {
-        // SAFETY: the processor has AVX2, checked above.
-        #[allow(unsafe_code)]
-        return unsafe { unsigned_by_signed_avx2(row, even, odd) };
-    }
-    unsigned_by_signed_plain(row, even, odd)
 }
 
 /// Σ low(row[j]) × even[j] + high(row[j]) × odd[j]: 32 bytes of the row at a time with AVX2 below, one at a
@@ -187,10 +177,10 @@ mod tests {
                 .sum();
             let expected = scale * form.scale * plain as f32;
             assert_eq!(form.dot(&row, scale), expected, "{dimensions} dimensions");
-            assert_eq!(
-                unsigned_by_signed(&row, &form.even, &form.odd),
-                unsigned_by_signed_plain(&row, &form.even, &form.odd)
-            );
+            // The kernel this processor runs (AVX2 where it has it) and the plain loop agree.
+            let mut plain_loop = Vec::new();
+            form.dots_with(&row, &[scale], &mut plain_loop, unsigned_by_signed_plain);
+            assert_eq!(form.dot(&row, scale), plain_loop[0], "{dimensions} dimensions");
             // The 4-bit product is near the exact one (each component within half a step).
             let exact: f32 = vector.iter().zip(&query).map(|(a, b)| a * b).sum();
             let step_error = 0.5 * scale * query.iter().map(|q| q.abs()).sum::<f32>() + 0.01 * dimensions as f32;
