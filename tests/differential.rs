@@ -605,6 +605,13 @@ fn snapshot(root: &Path) -> Result<BTreeMap<String, String>, String> {
     check_vector_files(&conn, &output)?;
     conn.execute_batch("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
         .map_err(|e| format!("the keyword index does not match the chunk rows: {e}"))?;
+    // Searches weigh words by the chunk total read from FTS5's own row count: it must be the chunks' count.
+    let counted: f64 =
+        conn.query_row("SELECT count(*) FROM chunks", [], |row| row.get(0)).map_err(|e| e.to_string())?;
+    let total = knowledge::store::chunk_total(&conn).map_err(|e| e.to_string())?;
+    if total != counted {
+        return Err(format!("searches count {total} chunks, the index holds {counted}"));
+    }
     for (table, text) in dump_tables(&conn) {
         out.insert(format!("table {table}"), text);
     }
