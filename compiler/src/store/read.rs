@@ -286,6 +286,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     // 2 MB cache: loading the Rust book's vectors (an 18 MB index) made 25,704 reads of it per search
     // process. The file never shrinks under the map (no VACUUM, `auto_vacuum` off).
     conn.pragma_update(None, "mmap_size", MMAP_SIZE).map_err(wrap)?;
+    super::plan_once(&conn).map_err(wrap)?;
     if let Some(found) = format_mismatch(&conn).map_err(wrap)? {
         return Err(StoreError::Format { path: path.to_path_buf(), found });
     }
