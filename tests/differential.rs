@@ -518,6 +518,9 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
     // The compiler `--watch` keeps; a new process's is the watch's or a one-shot build's.
     let mut compiler = Compiler::watching();
     build(&mut compiler, work.path())?;
+    // A server's connection and search cache, kept across the builds as `knowledge serve` keeps them.
+    let mut server = KeptSearch::default();
+    server.check(work.path()).map_err(|difference| format!("after the first build: {difference}"))?;
     // As `--watch` does after a build: read the catalog while the tree is quiet, with the settings that
     // build used. Failing only costs the next build that read.
     let warm_up = |compiler: &mut Compiler, next: Option<&Step>| {
@@ -559,8 +562,57 @@ fn run(tree: &Tree, steps: &[Step]) -> Result<(), String> {
             (a, b) => return Err(format!("step {n}: incremental {a:?}, clean {b:?}")),
         }
         compare(work.path(), clean.path()).map_err(|difference| format!("step {n}: {difference}"))?;
+        server.check(work.path()).map_err(|difference| format!("step {n}: {difference}"))?;
     }
     Ok(())
+}
+
+/// A read-only connection and the search cache a server keeps with it across builds (reopened only when the
+/// index file is replaced, as the server's pool does).
+#[derive(Default)]
+struct KeptSearch(
+    Option<(rusqlite::Connection, knowledge::retrieval::search::SearchCache, knowledge::store::FileIdentity)>,
+);
+
+impl KeptSearch {
+    /// Searches through the kept cache answer as a new process's searches do, after every build.
+    fn check(&mut self, root: &Path) -> Result<(), String> {
+        use knowledge::retrieval::search::{self, ResultKind, SearchCache, SearchMode, SearchRequest};
+        let index = root.join(OUTPUT).join("knowledge.db");
+        let identity = knowledge::store::file_identity(&index);
+        if self.0.as_ref().map(|(_, _, kept)| Some(kept)) != Some(identity.as_ref()) {
+            let conn = knowledge::store::open_read_only(&index).map_err(|e| e.to_string())?;
+            self.0 = identity.map(|identity| (conn, SearchCache::kept(), identity));
+        }
+        let Some((kept, cache, _)) = &mut self.0 else { return Ok(()) };
+        let fresh = knowledge::store::open_read_only(&index).map_err(|e| e.to_string())?;
+        let access = knowledge::retrieval::access::Access::load(&fresh, None).map_err(|e| e.to_string())?;
+        for (query, kinds) in [
+            ("alpha", vec![]),
+            ("delta force compost", vec![]),
+            ("gamma zqxv3 soil", vec![]),
+            ("beta tide", vec![ResultKind::SourceChunk]),
+            ("foo wire", vec![ResultKind::WikiPage, ResultKind::IndexEntry]),
+        ] {
+            let request = SearchRequest {
+                query: query.to_string(),
+                mode: SearchMode::Keyword,
+                limit: 10,
+                kinds,
+                entity_types: Vec::new(),
+                highlight: search::Highlight::Markdown,
+            };
+            let answer = |response: rusqlite::Result<search::SearchResponse>| {
+                response.map(|r| serde_json::to_string(&r.results).unwrap()).map_err(|e| e.to_string())
+            };
+            let once = answer(search::search(&fresh, &request, &access))?;
+            let through_cache = answer(search::search_cached(kept, cache, &request, &access))?;
+            if once != through_cache {
+                return Err(format!("`{query}` through a kept cache:\n{through_cache}\nin a new process:\n{once}"));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn compare(incremental: &Path, clean: &Path) -> Result<(), String> {

@@ -100,7 +100,13 @@ pub(crate) fn run(args: ServeArgs, at: &Invocation) -> anyhow::Result<ExitCode> 
     if let Some(store) = &store {
         server = server.with_store(store.clone());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Over stdio one client sends requests on one stream: one thread reads, answers and writes them (reads of
+    // the index still run on blocking threads), without the wake-ups of a thread per core handing work
+    // across. Over HTTP many clients share the server, so each core takes connections.
+    let runtime = match args.http {
+        Some(_) => tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
+        None => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+    };
     let served = match args.http {
         Some(address) => runtime.block_on(knowledge::serve::serve_http(server, address, args.allow_remote, token)),
         None => runtime.block_on(knowledge::serve::serve_stdio(server)),

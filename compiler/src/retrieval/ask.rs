@@ -84,7 +84,12 @@ impl AnswerCitation {
 
 /// Answers `question` from what `access` may read.
 pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Access) -> rusqlite::Result<Answer> {
-    answer_in(&mut search::SqliteIndex { conn }, question, max_tokens, access)
+    answer_in(
+        &mut search::SqliteIndex { conn, cache: &mut search::SearchCache::default() },
+        question,
+        max_tokens,
+        access,
+    )
 }
 
 /// [`answer`] from `projects` of the Postgres store, as `principal` may read them. Nothing is recorded.

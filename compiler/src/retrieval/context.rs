@@ -108,7 +108,13 @@ pub fn pack(
     max_items: usize,
     access: &crate::retrieval::access::Access,
 ) -> rusqlite::Result<ContextPack> {
-    pack_in(&mut search::SqliteIndex { conn }, query, max_tokens, max_items, access)
+    pack_in(
+        &mut search::SqliteIndex { conn, cache: &mut search::SearchCache::default() },
+        query,
+        max_tokens,
+        max_items,
+        access,
+    )
 }
 
 /// [`pack`] over `projects` of the Postgres store, as `principal` may read them.

@@ -36,7 +36,7 @@ pub use transport::{serve_http, serve_stdio};
 use crate::retrieval::access::Access;
 use crate::retrieval::ask::Answer;
 use crate::retrieval::reader::{self, LintResults, Listing, Resolved, Stats};
-use crate::retrieval::search::{self, Highlight, SearchMode, SearchRequest, SearchResponse};
+use crate::retrieval::search::{self, Highlight, SearchCache, SearchMode, SearchRequest, SearchResponse};
 use crate::store;
 
 /// The MCP server: a pool of read-only connections to the index file, and its tools.
@@ -169,19 +169,27 @@ const NO_LOCAL_INDEX: &str = "this server answers from a Postgres store and has 
                               and shards, the storage, the config, purpose decisions and code entities are read \
                               by a server started in the project (or with --db)";
 
-/// Read-only connections, reused across requests. A connection sees every build committed before its
-/// next read transaction starts (WAL), so reuse never serves stale data; but one opened on a file that was
-/// since replaced (the output folder deleted and rebuilt) would, so the pool is emptied whenever the file's
-/// identity changes.
+/// Read-only connections, reused across requests, each with what its searches read before. A connection sees
+/// every build committed before its next read transaction starts (WAL), so reuse never serves stale data, and
+/// its search cache empties itself when a build committed; but one opened on a file that was since replaced
+/// (the output folder deleted and rebuilt) would, so the pool is emptied whenever the file's identity changes.
 struct ReadPool {
     /// `None` for a server that answers from a Postgres store alone (no project or index file here).
     index: Option<PathBuf>,
-    idle: std::sync::Mutex<(Option<store::FileIdentity>, Vec<Connection>)>,
+    idle: std::sync::Mutex<(Option<store::FileIdentity>, Vec<Reader>)>,
 }
+
+/// A pooled connection and its search cache, which belongs to it.
+type Reader = (Connection, SearchCache);
 
 impl ReadPool {
     /// Runs `f` with a pooled connection; the error is the index failing to open.
     fn with<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T, ToolError> {
+        self.with_cache(|conn, _| f(conn))
+    }
+
+    /// [`ReadPool::with`], handing `f` the connection's search cache too.
+    fn with_cache<T>(&self, f: impl FnOnce(&Connection, &mut SearchCache) -> T) -> Result<T, ToolError> {
         let Some(index) = &self.index else { return Err(ToolError::NoLocalIndex) };
         let identity = store::file_identity(index);
         let pooled = {
@@ -191,14 +199,14 @@ impl ReadPool {
             }
             idle.1.pop()
         };
-        let conn = match pooled {
-            Some(conn) => conn,
-            None => store::open_read_only(index).map_err(ToolError::from)?,
+        let (conn, mut cache) = match pooled {
+            Some(pooled) => pooled,
+            None => (store::open_read_only(index).map_err(ToolError::from)?, SearchCache::kept()),
         };
-        let result = f(&conn);
+        let result = f(&conn, &mut cache);
         let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if idle.0 == identity && identity.is_some() {
-            idle.1.push(conn);
+            idle.1.push((conn, cache));
         }
         Ok(result)
     }
@@ -249,12 +257,20 @@ impl KnowledgeServer {
         &self,
         f: impl FnOnce(&Connection, &Access) -> Result<T, ToolError> + Send + 'static,
     ) -> Result<T, ToolError> {
+        self.read_cached(move |conn, _, access| f(conn, access)).await
+    }
+
+    /// [`KnowledgeServer::read`], handing `f` the connection's search cache too.
+    async fn read_cached<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection, &mut SearchCache, &Access) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
         let pool = self.pool.clone();
         let principal = self.principal.clone();
         tokio::task::spawn_blocking(move || {
-            pool.with(|conn| {
+            pool.with_cache(|conn, cache| {
                 let access = Access::load(conn, principal.as_deref()).map_err(ToolError::from)?;
-                f(conn, &access)
+                f(conn, cache, &access)
             })
             .and_then(std::convert::identity)
         })
@@ -305,7 +321,10 @@ impl KnowledgeServer {
                 .await?
             }
             None => {
-                self.read(move |conn, access| search::search(conn, &request, access).map_err(ToolError::from)).await?
+                self.read_cached(move |conn, cache, access| {
+                    search::search_cached(conn, cache, &request, access).map_err(ToolError::from)
+                })
+                .await?
             }
         };
         search_answer(response, include_text)

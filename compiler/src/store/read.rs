@@ -287,6 +287,9 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     // process. The file never shrinks under the map (no VACUUM, `auto_vacuum` off).
     conn.pragma_update(None, "mmap_size", MMAP_SIZE).map_err(wrap)?;
     super::plan_once(&conn).map_err(wrap)?;
+    // A search prepares about twenty distinct statements (the permissions, the words, the pool's rows, the
+    // pages, the citations): more than rusqlite's default cache of 16 keeps, which would parse some again.
+    conn.set_prepared_statement_cache_capacity(64);
     if let Some(found) = format_mismatch(&conn).map_err(wrap)? {
         return Err(StoreError::Format { path: path.to_path_buf(), found });
     }

@@ -179,24 +179,18 @@ fn varint(bytes: &[u8]) -> Option<u64> {
 /// The number of chunks holding each of `words`.
 pub fn word_frequencies(conn: &Connection, words: &[String]) -> rusqlite::Result<Vec<Option<f64>>> {
     let mut statement = conn.prepare_cached("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1")?;
-    words.iter().map(|word| statement.query_row([format!("\"{word}\"")], |row| row.get(0).map(Some))).collect()
+    words.iter().map(|word| statement.query_row([quoted_word(word)], |row| row.get(0).map(Some))).collect()
 }
 
-/// The FTS5 query matching any of `terms`, each quoted as one word.
-fn match_expression(terms: &[String]) -> String {
-    terms.iter().map(|term| format!("\"{}\"", term.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
+/// `word` as an FTS5 query matching it as one word, whatever characters it holds.
+fn quoted_word(word: &str) -> String {
+    format!("\"{}\"", word.replace('"', "\"\""))
 }
 
-/// The keyword candidate pool: FTS5's BM25 over `terms` (title weighted over body), the best `pool` chunks of
-/// the `kinds` wanted among the sources not in `hidden`, best first, each with its BM25 score (higher is
-/// better).
-pub fn keyword_pool(
-    conn: &Connection,
-    kinds: &WantedKinds,
-    hidden: &[i64],
-    terms: &[String],
-    pool: usize,
-) -> rusqlite::Result<Vec<(StoredHit, f64)>> {
+/// Which chunks a keyword ranking may score, as one SQL condition on the FTS5 table's `rowid`: those of the
+/// `kinds` wanted among the sources not in `hidden`. `None` when the kinds want nothing. Two scopes are the
+/// same chunks exactly when their conditions are equal, so a condition also keys what was scored in it.
+pub fn keyword_scope(kinds: &WantedKinds, hidden: &[i64]) -> Option<String> {
     // Pages, index entries, notes and entity excerpts are few, so a kind filter names their chunks rather
     // than every source chunk.
     let chunks_where = |condition: String| {
@@ -208,22 +202,58 @@ pub fn keyword_pool(
         // `+rowid`: offered to FTS5 as a rowid constraint, the set would drive one MATCH per listed chunk
         // (1.4 s for tokio's 8,000 entity excerpts); as a plain filter it is read once and tested per match.
         KindFilter::Only(condition) => format!("+rowid IN ({})", chunks_where(condition)),
-        KindFilter::Nothing => return Ok(Vec::new()),
+        KindFilter::Nothing => return None,
     };
+    Some(format!("{} AND {kind_filter}", readable_chunks("rowid", hidden)))
+}
+
+/// The keyword candidate pool: FTS5's BM25 over `words` (title weighted over body), the best `pool` chunks in
+/// `scope` ([`keyword_scope`]), best first (equal scores by row), each with its BM25 score (higher is better).
+/// A chunk whose source no longer holds its revision is left out.
+pub fn keyword_pool(
+    conn: &Connection,
+    scope: &str,
+    words: &[String],
+    pool: usize,
+) -> rusqlite::Result<Vec<(StoredHit, f64)>> {
     let pool_size = i64::try_from(pool).unwrap_or(i64::MAX);
+    let any_word = words.iter().map(|word| quoted_word(word)).collect::<Vec<_>>().join(" OR ");
     // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {HIT_COLUMNS}, -top.score
          FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
-               WHERE chunks_fts MATCH ?1 AND {} AND {kind_filter} ORDER BY score LIMIT ?2) AS top
+               WHERE chunks_fts MATCH ?1 AND {scope} ORDER BY score, rowid LIMIT ?2) AS top
          JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id
          -- A chunk whose revision is not its source's current one could cite text that is gone.
-         WHERE c.revision = s.revision",
-        readable_chunks("rowid", hidden)
+         WHERE c.revision = s.revision
+         ORDER BY top.score, top.rowid"
     ))?;
-    statement
-        .query_map(params![match_expression(terms), pool_size], |row| Ok((StoredHit::from_row(row)?, row.get(13)?)))?
-        .collect()
+    statement.query_map(params![any_word, pool_size], |row| Ok((StoredHit::from_row(row)?, row.get(13)?)))?.collect()
+}
+
+/// Each chunk in `scope` ([`keyword_scope`]) holding `word`, by row (ascending), with FTS5's BM25 of that
+/// word alone (title weighted over body), higher better.
+///
+/// BM25 is a sum over the query's words, and each word's part depends only on the word and the chunk (its
+/// idf counts the whole table, not the scope), so a query's score is the sum of its words' scores: bit for
+/// bit, when they are added from zero in the query's order, as FTS5 adds them.
+pub fn word_scores(conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 0.5) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND {scope}"
+    ))?;
+    let mut scores: Vec<(i64, f64)> =
+        statement.query_map([quoted_word(word)], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;
+    // FTS5 returns a word's matches in row order; sorted here so the merge never depends on it.
+    if !scores.is_sorted_by_key(|(row, _)| *row) {
+        scores.sort_unstable_by_key(|(row, _)| *row);
+    }
+    Ok(scores)
+}
+
+/// A number that changes whenever another connection commits to the index ("PRAGMA data_version"): what this
+/// connection read before may be stale when it differs from the number read then.
+pub fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("PRAGMA data_version")?.query_row([], |row| row.get(0))
 }
 
 /// One chunk by its row, when its source still holds its revision.

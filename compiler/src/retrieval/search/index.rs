@@ -7,6 +7,7 @@ use rusqlite::Connection;
 
 use crate::store;
 
+use super::pool::SearchCache;
 use super::*;
 
 /// The semantic ranking of a query, or why there is none (the search then degrades to keyword).
@@ -61,9 +62,10 @@ pub(crate) trait SearchIndex {
     fn source_state(&mut self, source: &ResultSource) -> Result<Option<(String, String)>, Self::Error>;
 }
 
-/// The SQLite index, through a read-only connection.
+/// The SQLite index, through a read-only connection, and what that connection's searches read before.
 pub(crate) struct SqliteIndex<'a> {
     pub(crate) conn: &'a Connection,
+    pub(crate) cache: &'a mut SearchCache,
 }
 
 impl SearchIndex for SqliteIndex<'_> {
@@ -74,7 +76,7 @@ impl SearchIndex for SqliteIndex<'_> {
     }
 
     fn word_frequencies(&mut self, words: &[String]) -> rusqlite::Result<Vec<Option<f64>>> {
-        store::word_frequencies(self.conn, words)
+        self.cache.word_frequencies(self.conn, words)
     }
 
     fn keyword_pool(
@@ -84,16 +86,26 @@ impl SearchIndex for SqliteIndex<'_> {
         terms: &[String],
         pool: usize,
     ) -> rusqlite::Result<Vec<SearchResult>> {
-        let pool = store::keyword_pool(self.conn, &request.wanted_kinds(), access.hidden_sources(), terms, pool)?;
-        Ok(pool
-            .into_iter()
-            .map(|(hit, bm25)| {
-                let mut result = unscored(hit);
-                result.score = bm25;
-                (result.scores.keyword, result.scores.bm25) = (bm25, bm25);
-                result
-            })
-            .collect())
+        let Some(scope) = store::keyword_scope(&request.wanted_kinds(), access.hidden_sources()) else {
+            return Ok(Vec::new());
+        };
+        let scored = |mut result: SearchResult, bm25: f64| {
+            result.score = bm25;
+            (result.scores.keyword, result.scores.bm25) = (bm25, bm25);
+            result
+        };
+        if !self.cache.keeps() {
+            let pool = store::keyword_pool(self.conn, &scope, terms, pool)?;
+            return Ok(pool.into_iter().map(|(hit, bm25)| scored(unscored(hit), bm25)).collect());
+        }
+        let mut results = Vec::with_capacity(pool);
+        for (seq, bm25) in self.cache.best_chunks(self.conn, &scope, terms, pool)? {
+            // A chunk whose source no longer holds its revision is left out, as the uncached pool leaves it.
+            if let Some(result) = self.chunk(seq)? {
+                results.push(scored(result, bm25));
+            }
+        }
+        Ok(results)
     }
 
     fn semantic(&mut self, request: &SearchRequest, access: &Access, k: usize) -> rusqlite::Result<Semantic> {

@@ -18,6 +18,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 mod fusion;
 mod index;
 mod keyword;
+mod pool;
 mod postgres;
 mod results;
 
@@ -25,6 +26,7 @@ use fusion::{EXPAND_FROM, append_related, expand, fresh_paths, fuse};
 use index::Semantic;
 pub(crate) use index::{SearchIndex, SqliteIndex};
 use keyword::{keyword, snippet};
+pub use pool::SearchCache;
 pub(crate) use postgres::{PgIndex, ProjectScope, StoreScope};
 pub use postgres::{StoreReadError, search_postgres};
 pub use results::*;
@@ -34,7 +36,18 @@ pub use results::*;
 /// snippets nor counts. Semantic and hybrid modes need an embeddings generation; without one the answer is
 /// keyword results, marked degraded with the reason.
 pub fn search(conn: &Connection, request: &SearchRequest, access: &Access) -> rusqlite::Result<SearchResponse> {
-    search_in(&mut SqliteIndex { conn }, request, access)
+    search_cached(conn, &mut SearchCache::default(), request, access)
+}
+
+/// [`search`] through `cache`, which keeps what this connection's searches read (a server's connection
+/// keeps one across requests; it must not be shared with another connection).
+pub fn search_cached(
+    conn: &Connection,
+    cache: &mut SearchCache,
+    request: &SearchRequest,
+    access: &Access,
+) -> rusqlite::Result<SearchResponse> {
+    search_in(&mut SqliteIndex { conn, cache }, request, access)
 }
 
 /// [`search`] over any index: the SQLite one or the Postgres store.
