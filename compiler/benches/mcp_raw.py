@@ -1,0 +1,78 @@
+"""MCP latency over raw JSON-RPC, without an SDK: `python3 compiler/benches/mcp_raw.py BINARY PROJECT [N]`.
+
+PROJECT must be built. Starts `knowledge serve --dir PROJECT` (stdio), initializes it with newline-delimited
+JSON-RPC messages written by hand, then sends N (default 300) `knowledge_search` calls one at a time, with
+queries made from the index's own section titles (as `mcp_latency.py` makes them), and times each from the
+write of the request to the read of its answer's line. Prints p50 and p95, and the server's CPU time per call
+(user and system time of the process over the calls, from /proc). Issue 44's target is the p50 of this
+bench: ≤ 1.5 ms on rust-rfcs. The SDK's own cost is what `mcp_latency.py` adds on top.
+"""
+
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
+COUNT = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+
+
+def queries():
+    db = sqlite3.connect(f"file:{PROJECT / '.hasna/knowledge/knowledge.db'}?mode=ro", uri=True)
+    titles = [row[0].split(" > ")[-1] for row in db.execute("SELECT DISTINCT title FROM chunks ORDER BY hash")]
+    return [titles[i % len(titles)] for i in range(COUNT)]
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main():
+    asked = queries()
+    server = subprocess.Popen(
+        [BINARY, "serve", "--dir", str(PROJECT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    lines = server.stdout
+
+    def send(message):
+        server.stdin.write((json.dumps(message) + "\n").encode())
+        # Buffered both ways: an unbuffered pipe's `readline` reads one byte per system call.
+        server.stdin.flush()
+
+    def answer(expected_id):
+        while True:
+            message = json.loads(lines.readline())
+            if message.get("id") == expected_id:
+                return message
+
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "mcp_raw", "version": "1"}}})
+    answer(0)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    samples = []
+    cpu_before = cpu_seconds(server.pid)
+    for n, query in enumerate(asked, start=1):
+        request = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                   "params": {"name": "knowledge_search", "arguments": {"query": query}}}
+        start = time.perf_counter()
+        send(request)
+        reply = answer(n)
+        samples.append((time.perf_counter() - start) * 1000)
+        if "error" in reply or reply["result"].get("isError"):
+            sys.exit(f"`{query}` failed: {reply}")
+    cpu = cpu_seconds(server.pid) - cpu_before
+    server.stdin.close()
+    server.wait(timeout=10)
+    samples.sort()
+    print(f"raw JSON-RPC knowledge_search over {COUNT} calls: p50 {statistics.median(samples):.2f} ms, "
+          f"p95 {samples[int(len(samples) * 0.95)]:.2f} ms, mean {statistics.mean(samples):.2f} ms")
+    print(f"server CPU (user + system, every thread) per call: {cpu * 1000 / COUNT:.2f} ms")
+
+
+main()
