@@ -179,6 +179,9 @@ struct ReadPool {
     idle: std::sync::Mutex<(Option<store::FileIdentity>, Vec<Reader>)>,
 }
 
+/// Connections kept idle at most.
+const IDLE_READERS: usize = 8;
+
 /// A pooled connection and its search cache, which belongs to it.
 type Reader = (Connection, SearchCache);
 
@@ -210,7 +213,9 @@ impl ReadPool {
         let result = f(&snapshot, &mut cache);
         drop(snapshot);
         let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if idle.0 == identity && identity.is_some() {
+        // A burst of concurrent requests opens a connection each; only a few are kept, each with a cache of
+        // up to 16 MB.
+        if idle.0 == identity && identity.is_some() && idle.1.len() < IDLE_READERS {
             idle.1.push((conn, cache));
         }
         Ok(result)

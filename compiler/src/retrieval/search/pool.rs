@@ -12,9 +12,10 @@ use rustc_hash::FxHashMap;
 
 use crate::store;
 
-/// Scores held at most, over all words (16 bytes each: 64 MB). Past it the cache starts again empty: a
-/// server's searches reuse a small vocabulary, and a flood of new words costs what an uncached search costs.
-const HELD_SCORES: usize = 4 << 20;
+/// Scores a connection's cache holds at most, over all words (16 bytes each: 16 MB; the server keeps a few
+/// connections). Past it the cache starts again empty: a server's searches reuse a small vocabulary, and a
+/// flood of new words costs what an uncached search costs.
+const HELD_SCORES: usize = 1 << 20;
 
 /// Chunks by row (ascending), each with its score.
 type Scores = Arc<[(i64, f64)]>;
@@ -26,6 +27,8 @@ type Scores = Arc<[(i64, f64)]>;
 #[derive(Default)]
 pub struct SearchCache {
     keeps: bool,
+    /// The most scores held ([`HELD_SCORES`] for a kept cache).
+    limit: usize,
     version: Option<i64>,
     /// By (scope, word).
     scores: FxHashMap<(String, String), Scores>,
@@ -37,7 +40,7 @@ impl SearchCache {
     /// A cache for a connection that serves many searches.
     #[must_use]
     pub fn kept() -> SearchCache {
-        SearchCache { keeps: true, ..SearchCache::default() }
+        SearchCache { keeps: true, limit: HELD_SCORES, ..SearchCache::default() }
     }
 
     /// Whether the keyword pool is ranked from kept word scores ([`SearchCache::best_chunks`]) rather than by
@@ -50,7 +53,8 @@ impl SearchCache {
     fn follow(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         let version = store::data_version(conn)?;
         if self.version != Some(version) {
-            *self = SearchCache { keeps: self.keeps, version: Some(version), ..SearchCache::default() };
+            *self =
+                SearchCache { keeps: self.keeps, limit: self.limit, version: Some(version), ..SearchCache::default() };
         }
         Ok(())
     }
@@ -101,7 +105,7 @@ impl SearchCache {
             return Ok(scores.clone());
         }
         let scores: Scores = store::word_scores(conn, scope, word)?.into();
-        if self.held + scores.len() > HELD_SCORES {
+        if self.held + scores.len() > self.limit {
             (self.scores, self.held) = (FxHashMap::default(), 0);
         }
         self.held += scores.len();
@@ -199,6 +203,26 @@ mod tests {
         build.execute("UPDATE chunks_fts SET text = 'a zyzzyva' WHERE rowid = 7", []).unwrap();
         let best = cache.best_chunks(&conn, "1", &new_word, 5).unwrap();
         assert_eq!(best.iter().map(|(row, _)| *row).collect::<Vec<_>>(), [7], "the committed change is read");
+    }
+
+    /// A flood of words never grows the cache past its limit (plus the one list just read).
+    #[test]
+    fn a_flood_of_words_keeps_the_cache_within_its_limit() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers);
+             WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 200)
+             INSERT INTO chunks_fts (rowid, title, text, identifiers)
+                 SELECT v, 'common', 'word' || (v % 50) || ' common', '' FROM n;",
+        )
+        .unwrap();
+        let mut cache = SearchCache { limit: 100, ..SearchCache::kept() };
+        for n in 0..50 {
+            let words = [format!("word{n}"), "common".to_string()];
+            assert_eq!(cache.best_chunks(&conn, "1", &words, 5).unwrap().len(), 5);
+            assert!(cache.held <= 100 + 200, "{} scores held after {n} queries", cache.held);
+            assert_eq!(cache.held, cache.scores.values().map(|scores| scores.len()).sum::<usize>());
+        }
     }
 
     #[test]
