@@ -17,6 +17,9 @@ use crate::store;
 /// flood of new words costs what an uncached search costs.
 const HELD_SCORES: usize = 1 << 20;
 
+/// Words whose chunk counts a cache holds at most, past which it starts again empty (a flood of new words).
+const HELD_FREQUENCIES: usize = 1 << 16;
+
 /// Chunks by row (ascending), each with its score.
 type Scores = Arc<[(i64, f64)]>;
 
@@ -69,6 +72,9 @@ impl SearchCache {
         let missing: Vec<String> = words.iter().filter(|word| !self.frequencies.contains_key(*word)).cloned().collect();
         if !missing.is_empty() {
             let counts = store::word_frequencies(conn, &missing)?;
+            if self.frequencies.len() + missing.len() > HELD_FREQUENCIES {
+                self.frequencies.clear();
+            }
             self.frequencies.extend(missing.into_iter().zip(counts));
         }
         Ok(words.iter().map(|word| self.frequencies[word]).collect())
@@ -223,6 +229,10 @@ mod tests {
             assert!(cache.held <= 100 + 200, "{} scores held after {n} queries", cache.held);
             assert_eq!(cache.held, cache.scores.values().map(|scores| scores.len()).sum::<usize>());
         }
+        let flood: Vec<String> = (0..super::HELD_FREQUENCIES + 10).map(|n| format!("flood{n}")).collect();
+        cache.word_frequencies(&conn, &flood[..super::HELD_FREQUENCIES]).unwrap();
+        assert_eq!(cache.word_frequencies(&conn, &flood[super::HELD_FREQUENCIES..]).unwrap(), [Some(0.0); 10]);
+        assert!(cache.frequencies.len() <= super::HELD_FREQUENCIES, "{} counts held", cache.frequencies.len());
     }
 
     #[test]
