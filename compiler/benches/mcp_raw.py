@@ -1,11 +1,14 @@
-"""MCP latency over raw JSON-RPC, without an SDK: `python3 compiler/benches/mcp_raw.py BINARY PROJECT [N]`.
+"""MCP latency over raw JSON-RPC, without an SDK:
+`python3 compiler/benches/mcp_raw.py BINARY PROJECT [N] [TOOL ARGUMENT]`.
 
 PROJECT must be built. Starts `knowledge serve --dir PROJECT` (stdio), initializes it with newline-delimited
 JSON-RPC messages written by hand, then sends N (default 300) `knowledge_search` calls one at a time, with
 queries made from the index's own section titles (as `mcp_latency.py` makes them), and times each from the
 write of the request to the read of its answer's line. Prints p50 and p95, and the server's CPU time per call
 (user and system time of the process over the calls, from /proc). Issue 44's target is the p50 of this
-bench: ≤ 1.5 ms on rust-rfcs. The SDK's own cost is what `mcp_latency.py` adds on top.
+bench: ≤ 1.5 ms on rust-rfcs. The SDK's own cost is what `mcp_latency.py` adds on top. With TOOL and
+ARGUMENT (`knowledge_context_pack query`, `knowledge_ask question`), each call is of that tool with the query
+as that argument instead.
 """
 
 import json
@@ -19,6 +22,7 @@ from pathlib import Path
 
 BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
 COUNT = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+TOOL, ARGUMENT = (sys.argv[4], sys.argv[5]) if len(sys.argv) > 5 else ("knowledge_search", "query")
 
 
 def queries():
@@ -59,7 +63,7 @@ def main():
     cpu_before = cpu_seconds(server.pid)
     for n, query in enumerate(asked, start=1):
         request = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                   "params": {"name": "knowledge_search", "arguments": {"query": query}}}
+                   "params": {"name": TOOL, "arguments": {ARGUMENT: query}}}
         start = time.perf_counter()
         send(request)
         reply = answer(n)
@@ -70,7 +74,7 @@ def main():
     server.stdin.close()
     server.wait(timeout=10)
     samples.sort()
-    print(f"raw JSON-RPC knowledge_search over {COUNT} calls: p50 {statistics.median(samples):.2f} ms, "
+    print(f"raw JSON-RPC {TOOL} over {COUNT} calls: p50 {statistics.median(samples):.2f} ms, "
           f"p95 {samples[int(len(samples) * 0.95)]:.2f} ms, mean {statistics.mean(samples):.2f} ms")
     print(f"server CPU (user + system, every thread) per call: {cpu * 1000 / COUNT:.2f} ms")
 

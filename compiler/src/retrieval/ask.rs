@@ -84,12 +84,18 @@ impl AnswerCitation {
 
 /// Answers `question` from what `access` may read.
 pub fn answer(conn: &Connection, question: &str, max_tokens: usize, access: &Access) -> rusqlite::Result<Answer> {
-    answer_in(
-        &mut search::SqliteIndex { conn, cache: &mut search::SearchCache::default() },
-        question,
-        max_tokens,
-        access,
-    )
+    answer_cached(conn, &mut search::SearchCache::default(), question, max_tokens, access)
+}
+
+/// [`answer`] through the connection's `cache` (see [`search::search_cached`]).
+pub fn answer_cached(
+    conn: &Connection,
+    cache: &mut search::SearchCache,
+    question: &str,
+    max_tokens: usize,
+    access: &Access,
+) -> rusqlite::Result<Answer> {
+    answer_in(&mut search::SqliteIndex { conn, cache }, question, max_tokens, access)
 }
 
 /// [`answer`] from `projects` of the Postgres store, as `principal` may read them. Nothing is recorded.

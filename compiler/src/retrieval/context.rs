@@ -108,13 +108,19 @@ pub fn pack(
     max_items: usize,
     access: &crate::retrieval::access::Access,
 ) -> rusqlite::Result<ContextPack> {
-    pack_in(
-        &mut search::SqliteIndex { conn, cache: &mut search::SearchCache::default() },
-        query,
-        max_tokens,
-        max_items,
-        access,
-    )
+    pack_cached(conn, &mut search::SearchCache::default(), query, max_tokens, max_items, access)
+}
+
+/// [`pack`] through the connection's `cache` (see [`search::search_cached`]).
+pub fn pack_cached(
+    conn: &Connection,
+    cache: &mut search::SearchCache,
+    query: &str,
+    max_tokens: usize,
+    max_items: usize,
+    access: &crate::retrieval::access::Access,
+) -> rusqlite::Result<ContextPack> {
+    pack_in(&mut search::SqliteIndex { conn, cache }, query, max_tokens, max_items, access)
 }
 
 /// [`pack`] over `projects` of the Postgres store, as `principal` may read them.

@@ -452,8 +452,8 @@ impl KnowledgeServer {
                 .await
                 .map(Json);
         }
-        self.read(move |conn, access| {
-            crate::retrieval::context::pack(conn, &args.query, max_tokens, max_items, access)
+        self.read_cached(move |conn, cache, access| {
+            crate::retrieval::context::pack_cached(conn, cache, &args.query, max_tokens, max_items, access)
                 .map(Json)
                 .map_err(ToolError::from)
         })
@@ -492,7 +492,7 @@ impl KnowledgeServer {
                 .map(Json)
                 .map_err(ToolError::from);
         }
-        self.read(move |conn, access| match &provider {
+        self.read_cached(move |conn, cache, access| match &provider {
             Some(provider) => crate::retrieval::generated::answer(
                 conn,
                 &args.question,
@@ -504,7 +504,7 @@ impl KnowledgeServer {
             )
             .map(Json)
             .map_err(ToolError::from),
-            None => crate::retrieval::ask::answer(conn, &args.question, max_tokens, access)
+            None => crate::retrieval::ask::answer_cached(conn, cache, &args.question, max_tokens, access)
                 .map(Json)
                 .map_err(ToolError::from),
         })
