@@ -29,8 +29,7 @@ type Scores = Arc<[(i64, f64)]>;
 /// searches: [`SearchCache::kept`] is a server's.
 #[derive(Default)]
 pub struct SearchCache {
-    keeps: bool,
-    /// The most scores held ([`HELD_SCORES`] for a kept cache).
+    /// The most scores held: [`HELD_SCORES`] for a kept cache, none for the default, which keeps nothing.
     limit: usize,
     version: Option<i64>,
     /// By (scope, word).
@@ -43,21 +42,20 @@ impl SearchCache {
     /// A cache for a connection that serves many searches.
     #[must_use]
     pub fn kept() -> SearchCache {
-        SearchCache { keeps: true, limit: HELD_SCORES, ..SearchCache::default() }
+        SearchCache { limit: HELD_SCORES, ..SearchCache::default() }
     }
 
     /// Whether the keyword pool is ranked from kept word scores ([`SearchCache::best_chunks`]) rather than by
     /// one FTS5 query.
     pub(super) fn keeps(&self) -> bool {
-        self.keeps
+        self.limit > 0
     }
 
     /// Empties the cache when the index changed since it was filled. Called before each read through it.
     fn follow(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         let version = store::data_version(conn)?;
         if self.version != Some(version) {
-            *self =
-                SearchCache { keeps: self.keeps, limit: self.limit, version: Some(version), ..SearchCache::default() };
+            *self = SearchCache { limit: self.limit, version: Some(version), ..SearchCache::default() };
         }
         Ok(())
     }
@@ -68,6 +66,9 @@ impl SearchCache {
         conn: &Connection,
         words: &[String],
     ) -> rusqlite::Result<Vec<Option<f64>>> {
+        if !self.keeps() {
+            return store::word_frequencies(conn, words);
+        }
         self.follow(conn)?;
         let missing: Vec<String> = words.iter().filter(|word| !self.frequencies.contains_key(*word)).cloned().collect();
         if !missing.is_empty() {
