@@ -18,10 +18,15 @@ pub(super) fn row_bytes(dimensions: usize) -> usize {
     dimensions.div_ceil(2)
 }
 
+/// The scale that maps `vector`'s largest component to ±`largest` (1 for a zero vector).
+fn scale_to(vector: &[f32], largest: f32) -> f32 {
+    let biggest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    if biggest > 0.0 { biggest / largest } else { 1.0 }
+}
+
 /// `vector` as a 4-bit row appended to `rows`, and the scale that makes it the vector again.
 pub(super) fn quantize(vector: &[f32], rows: &mut Vec<u8>) -> f32 {
-    let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-    let scale = if largest > 0.0 { largest / LARGEST } else { 1.0 };
+    let scale = scale_to(vector, LARGEST);
     let nibble = |x: Option<&f32>| {
         x.map_or(OFFSET as u8, |x| ((x / scale).round().clamp(-LARGEST, LARGEST) as i32 + OFFSET) as u8)
     };
@@ -48,8 +53,7 @@ pub(super) struct Query {
 impl Query {
     #[must_use]
     pub(super) fn new(query: &[f32]) -> Query {
-        let largest = query.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-        let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
+        let scale = scale_to(query, 127.0);
         let bytes: Vec<i8> = query.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect();
         let padded = row_bytes(query.len()).next_multiple_of(32);
         let mut even = vec![0_i8; padded];
@@ -58,7 +62,8 @@ impl Query {
             even[at] = pair[0];
             odd[at] = pair.get(1).copied().unwrap_or(0);
         }
-        Query { even, odd, sum: bytes.iter().map(|&b| i32::from(b)).sum(), scale, row_bytes: row_bytes(query.len()) }
+        let sum = bytes.iter().map(|&b| i32::from(b)).sum();
+        Query { even, odd, sum, scale, row_bytes: row_bytes(query.len()) }
     }
 
     /// About the dot product of the query with the vector whose 4-bit row is `row` and scale `scale`.
