@@ -10,6 +10,7 @@
 //! - A concept gets a page when at least `min_sources` sources mention it, at least one of them by
 //!   something other than a heading, and no hand-written page in the wiki folder defines it.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 // The planner hashes every signal's concept key: Fx is several times faster than SipHash on short
@@ -41,6 +42,8 @@ pub struct PlanSignal {
     /// The label's [`concept_key`], made once with the signal: a re-plan after one source's edit keys
     /// only that source's signals again.
     pub key: String,
+    /// The key with plurals folded ([`fold_key`]), also made once with the signal.
+    pub folded: String,
     pub other: Option<String>,
     /// The signal's rank by its place in the source (first is 0).
     pub order: u32,
@@ -74,8 +77,10 @@ pub fn place_ranks(starts: impl IntoIterator<Item = u32>) -> Vec<u32> {
 /// A signal as the planner reads it, given its rank by place among its source's signals, and its excerpt.
 #[must_use]
 pub fn plan_signal(signal: Signal, order: u32) -> (PlanSignal, Excerpt) {
+    let key = concept_key(&signal.label);
     let plan = PlanSignal {
-        key: concept_key(&signal.label),
+        folded: fold_key(&key),
+        key,
         kind: signal.kind,
         label: signal.label,
         other: signal.other,
@@ -238,66 +243,84 @@ fn mentions_by_concept(
     sources: &[CatalogSource<'_>],
     resolver: &Resolver<'_>,
     settings: PlanSettings,
-) -> Vec<(String, BTreeMap<usize, Vec<usize>>)> {
-    let mut concepts = UnionFind::default();
+) -> Vec<(String, ConceptMentions)> {
+    let mut keys = ConceptKeys::default();
+    let mut aliased: Vec<(u32, u32)> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
-        if let Some(own) = &resolver.own_key[index] {
-            for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias) {
-                concepts.union(fold_key(own), fold_key(&signal.key));
+        if let Some(own) = &resolver.own_folded[index] {
+            for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias && !s.folded.is_empty()) {
+                aliased.push((keys.number(Cow::Borrowed(own)), keys.number(Cow::Borrowed(&signal.folded))));
             }
         }
     }
 
     // Every mention with its key; then the headings the documents' template repeats, which are no places.
-    let mut keyed: Vec<(String, Mention)> = Vec::new();
+    // Plurals fold, so that a chapter's "Smart Pointers", a defined *smart pointer* and the term "smart
+    // pointers" other chapters use are one concept. Sources are visited in order, so a key's mentions are
+    // in source order and a source is counted once per heading key by remembering the last one counted.
+    let mut keyed: Vec<(u32, Mention)> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
-            let Some(key) = resolver.key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
-            // Plurals fold, so that a chapter's "Smart Pointers", a defined *smart pointer* and the term
-            // "smart pointers" other chapters use are one concept.
-            keyed.push((fold_key(&key), Mention { source: index, signal: at }));
+            let Some(key) = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
+            keyed.push((keys.number(key), Mention { source: index, signal: at }));
         }
     }
     let is_heading = |m: &Mention| sources[m.source].signals[m.signal].kind == SignalKind::Heading;
-    let mut heading_sources: HashMap<&str, usize> = HashMap::default();
-    let mut counted: rustc_hash::FxHashSet<(usize, &str)> = rustc_hash::FxHashSet::default();
+    let mut heading_sources = vec![0usize; keys.len()];
+    let mut last_counted = vec![usize::MAX; keys.len()];
     for (key, mention) in keyed.iter().filter(|(_, m)| is_heading(m)) {
-        if counted.insert((mention.source, key)) {
-            *heading_sources.entry(key).or_default() += 1;
+        let key = *key as usize;
+        if last_counted[key] != mention.source {
+            last_counted[key] = mention.source;
+            heading_sources[key] += 1;
         }
     }
     let template_threshold = TEMPLATE_HEADING_SOURCES.max(sources.len().div_ceil(TEMPLATE_HEADING_SHARE));
-    let template: BTreeSet<String> = heading_sources
-        .into_iter()
-        .filter(|&(_, count)| count >= template_threshold)
-        .map(|(key, _)| key.to_string())
-        .collect();
 
     // Every mention, by concept; then only concepts enough sources mention, in key order.
-    let mut by_key: HashMap<String, Vec<Mention>> = HashMap::default();
+    let roots = keys.joined(&aliased);
+    let mut by_root: Vec<Vec<Mention>> = vec![Vec::new(); keys.len()];
     for (key, mention) in keyed {
-        if is_heading(&mention) && template.contains(&key) {
+        if is_heading(&mention) && heading_sources[key as usize] >= template_threshold {
             continue;
         }
-        by_key.entry(concepts.find(key)).or_default().push(mention);
+        by_root[roots[key as usize] as usize].push(mention);
     }
     let min_sources = settings.min_sources.max(1);
-    let mut by_concept: Vec<(String, BTreeMap<usize, Vec<usize>>)> = by_key
-        .into_iter()
-        .filter(|(_, mentions)| {
-            mentions.len() >= min_sources
-                && mentions.iter().map(|m| m.source).collect::<BTreeSet<_>>().len() >= min_sources
-        })
-        .map(|(key, mentions)| {
-            let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-            for m in mentions {
-                by_source.entry(m.source).or_default().push(m.signal);
-            }
-            (key, by_source)
-        })
-        .collect();
+    let mut by_concept: Vec<(String, ConceptMentions)> = Vec::new();
+    for (root, mentions) in by_root.into_iter().enumerate() {
+        if mentions.len() < min_sources {
+            continue;
+        }
+        let mentions = ConceptMentions::new(mentions);
+        if mentions.sources < min_sources {
+            continue;
+        }
+        by_concept.push((keys.name(root as u32).to_string(), mentions));
+    }
     by_concept.sort_by(|a, b| a.0.cmp(&b.0));
     by_concept
+}
+
+/// A concept's mentions in source order, a source's in signal order.
+struct ConceptMentions {
+    mentions: Vec<Mention>,
+    /// How many sources mention the concept.
+    sources: usize,
+}
+
+impl ConceptMentions {
+    /// `mentions` must come in source order, a source's in signal order.
+    fn new(mentions: Vec<Mention>) -> ConceptMentions {
+        debug_assert!(mentions.is_sorted(), "mentions in source and signal order");
+        let sources = mentions.chunk_by(|a, b| a.source == b.source).count();
+        ConceptMentions { mentions, sources }
+    }
+
+    /// Each source that mentions the concept, with its mentions.
+    fn by_source(&self) -> impl Iterator<Item = (usize, &[Mention])> {
+        self.mentions.chunk_by(|a, b| a.source == b.source).map(|group| (group[0].source, group))
+    }
 }
 
 /// The page a concept gets, if any, and beside it its definer's own title when the page's title had to
@@ -308,17 +331,14 @@ fn candidate<'a>(
     sources: &[CatalogSource<'a>],
     resolver: &Resolver<'_>,
     key: &str,
-    mentions: &BTreeMap<usize, Vec<usize>>,
+    mentions: &ConceptMentions,
     settings: PlanSettings,
 ) -> Option<(PagePlan, Option<&'a str>)> {
     let signal = |m: &Mention| &sources[m.source].signals[m.signal];
     let kind = |m: &Mention| signal(m).kind;
-    let all: Vec<Mention> = mentions
-        .iter()
-        .flat_map(|(&source, signals)| signals.iter().map(move |&signal| Mention { source, signal }))
-        .collect();
+    let each_mention = || mentions.mentions.iter().copied();
     // What names the concept: everything but headings and terms, which only add places.
-    let naming: Vec<Mention> = all.iter().copied().filter(|m| !kind(m).is_place_only()).collect();
+    let naming: Vec<Mention> = each_mention().filter(|m| !kind(m).is_place_only()).collect();
     if naming.is_empty() {
         return None;
     }
@@ -326,18 +346,18 @@ fn candidate<'a>(
     // A concept only emphasis supports must read as a name, not a phrase ("current value"), unless other
     // sources discuss it by that name: then it is their subject, whatever its case.
     let referenced = naming.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Introduced));
-    let discussed = mentions.len() > settings.min_sources.max(1);
+    let discussed = mentions.sources > settings.min_sources.max(1);
     if !referenced && !reads_as_name(&naming_label(), !discussed) {
         return None;
     }
     // A word most of the corpus uses is its subject or its vocabulary ("Rust", "value", "type" in the Rust
     // book), not a concept a page can gather: named by emphasis alone, it gets no page.
-    if !referenced && mentions.len() > SUBJECT_SOURCES.max(sources.len() / 2) {
+    if !referenced && mentions.sources > SUBJECT_SOURCES.max(sources.len() / 2) {
         return None;
     }
     let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
     let titled_by: Vec<usize> =
-        mentions.keys().copied().filter(|&s| all.iter().any(|m| m.source == s && defines(m))).collect();
+        mentions.by_source().filter(|(_, group)| group.iter().any(defines)).map(|(source, _)| source).collect();
     if titled_by.iter().any(|&s| sources[s].handwritten) {
         return None;
     }
@@ -366,17 +386,16 @@ fn candidate<'a>(
     let (best, also) = places(sources, mentions, &defined_by, settings)?;
     let section = match defined_by.first() {
         Some(&definer) => sources[definer].section.clone(),
-        None => most_common(mentions.keys().map(|&s| sources[s].section.clone())),
+        None => most_common(mentions.by_source().map(|(source, _)| sources[source].section.clone())),
     };
-    let mut aliases: Vec<String> = all
-        .iter()
+    let mut aliases: Vec<String> = each_mention()
         .filter(|m| kind(m) == SignalKind::Alias && titled_by.contains(&m.source))
-        .map(|m| signal(m).label.clone())
+        .map(|m| signal(&m).label.clone())
         .filter(|alias| !alias.eq_ignore_ascii_case(&title))
         .collect();
     aliases.sort();
     aliases.dedup();
-    let mut backlinks: Vec<Mention> = all.iter().copied().filter(|m| kind(m).is_reference()).collect();
+    let mut backlinks: Vec<Mention> = each_mention().filter(|m| kind(m).is_reference()).collect();
     backlinks.sort_by_key(|m| (m.source, signal(m).order));
     let page =
         PagePlan { slug, title, aliases, section, defined_by, places: best, also, related: Vec::new(), backlinks };
@@ -390,16 +409,12 @@ fn candidate<'a>(
 /// is listed, not quoted. `None` when only embeds mention the concept: it has nothing to quote.
 fn places(
     sources: &[CatalogSource<'_>],
-    mentions: &BTreeMap<usize, Vec<usize>>,
+    mentions: &ConceptMentions,
     defined_by: &[usize],
     settings: PlanSettings,
 ) -> Option<(Vec<Mention>, Vec<usize>)> {
     let signal = |m: &Mention| &sources[m.source].signals[m.signal];
     let kind = |m: &Mention| signal(m).kind;
-    // How much each source discusses the concept: its most used term for it.
-    let weight = |source: usize| {
-        mentions[&source].iter().map(|&at| sources[source].signals[at].weight).max().unwrap_or_default()
-    };
     // The best place of each source: the first kind present, but a passage that discusses the concept
     // (a term used four times or more) before a link's sentence, which is often a cross-reference.
     let rank = |m: &Mention| {
@@ -408,24 +423,21 @@ fn places(
         let kind = if discussing { SignalKind::Heading } else { signal.kind };
         (kind, signal.order)
     };
-    let mut best: Vec<Mention> = mentions
-        .iter()
-        .map(|(&source, signals)| {
-            let at = *signals
-                .iter()
-                .min_by_key(|&&at| rank(&Mention { source, signal: at }))
-                .expect("a concept's source mentions it");
-            Mention { source, signal: at }
+    // Each source's best place, and how much the source discusses the concept: its most used term for it.
+    let mut best: Vec<(Mention, u32)> = mentions
+        .by_source()
+        .map(|(_, group)| {
+            let best = *group.iter().min_by_key(|m| rank(m)).expect("a concept's source mentions it");
+            (best, group.iter().map(|m| signal(m).weight).max().unwrap_or_default())
         })
         .collect();
     // Definers first, then the sources that discuss the concept most.
-    best.sort_by_cached_key(|m| {
-        (!defined_by.contains(&m.source), std::cmp::Reverse(weight(m.source)), kind(m), m.source)
-    });
+    best.sort_by_key(|&(m, weight)| (!defined_by.contains(&m.source), std::cmp::Reverse(weight), kind(&m), m.source));
+    let best = best.into_iter().map(|(m, _)| m);
     // An embed's place transcludes the other note and says nothing itself: its source is listed, not
     // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
     let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
-        best.into_iter().partition(|m| kind(m) != SignalKind::Embed || defined_by.contains(&m.source));
+        best.partition(|m| kind(m) != SignalKind::Embed || defined_by.contains(&m.source));
     if best.is_empty() {
         return None;
     }
@@ -537,27 +549,44 @@ const HUB_PAGES: usize = 20;
 
 /// Related pages: the pages that share the most sources with each page, each shared source weighted by how
 /// few pages it lists (sharing a two-page source says more than sharing a twenty-page one), then by slug.
-/// A page that shares only navigation hubs has no related pages.
+/// A page that shares only navigation hubs has no related pages. `pages` come in slug order.
 fn relate(
     pages: &mut [PagePlan],
     pages_of_source: &HashMap<usize, Vec<usize>>,
     hubs: &rustc_hash::FxHashSet<usize>,
     max_related: usize,
 ) {
-    for page in 0..pages.len() {
-        let mut shared: HashMap<usize, f64> = HashMap::default();
-        for source in pages[page].places.iter().map(|m| m.source).chain(pages[page].also.iter().copied()) {
+    debug_assert!(pages.windows(2).all(|pair| pair[0].slug < pair[1].slug), "pages in slug order");
+    // One score per page, reused: only the pages a page shares a source with are touched and reset.
+    let mut shared = vec![0.0f64; pages.len()];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut related_of = |page: usize, plan: &PagePlan| -> Vec<usize> {
+        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
             if hubs.contains(&source) {
                 continue;
             }
             let listing = pages_of_source.get(&source).map_or(&[][..], Vec::as_slice);
             for &other in listing.iter().filter(|&&other| other != page) {
-                *shared.entry(other).or_default() += 1.0 / listing.len() as f64;
+                if shared[other] == 0.0 {
+                    touched.push(other);
+                }
+                shared[other] += 1.0 / listing.len() as f64;
             }
         }
-        let mut related: Vec<(usize, f64)> = shared.into_iter().collect();
-        related.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| pages[a.0].slug.cmp(&pages[b.0].slug)));
-        pages[page].related = related.into_iter().take(max_related).map(|(other, _)| other).collect();
+        let mut related: Vec<(usize, f64)> =
+            touched.drain(..).map(|other| (other, std::mem::take(&mut shared[other]))).collect();
+        // Pages are in slug order, so a tie goes to the smaller index; only the best few are sorted.
+        let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if related.len() > max_related {
+            related.select_nth_unstable_by(max_related, order);
+            related.truncate(max_related);
+        }
+        related.sort_by(order);
+        related.into_iter().map(|(other, _)| other).collect()
+    };
+    let related: Vec<Vec<usize>> = pages.iter().enumerate().map(|(page, plan)| related_of(page, plan)).collect();
+    for (plan, related) in pages.iter_mut().zip(related) {
+        plan.related = related;
     }
 }
 
@@ -601,9 +630,13 @@ struct Resolver<'a> {
     sources: &'a [CatalogSource<'a>],
     /// The concept each source names itself: its title when no other source shares it, else its first alias.
     own_key: Vec<Option<String>>,
+    /// [`Resolver::own_key`] with plurals folded.
+    own_folded: Vec<Option<String>>,
     /// The concept a wikilink to a source without an own key names: its file name's key (its path's, when
     /// another source has the same file name). `None` where no source has a wikilink.
     link_key: Vec<Option<String>>,
+    /// [`Resolver::link_key`] with plurals folded.
+    link_folded: Vec<Option<String>>,
     by_name: HashMap<String, usize>,
     by_path: HashMap<&'a str, usize>,
 }
@@ -625,7 +658,7 @@ impl<'a> Resolver<'a> {
         let aliases = |source: &CatalogSource<'_>| -> Vec<String> {
             source.signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label.clone()).collect()
         };
-        let own_key = sources
+        let own_key: Vec<Option<String>> = sources
             .iter()
             .zip(&title_keys)
             .map(|(source, title)| {
@@ -659,30 +692,39 @@ impl<'a> Resolver<'a> {
             }
         }
         let by_path = sources.iter().enumerate().map(|(index, s)| (s.path, index)).collect();
-        Resolver { sources, own_key, link_key, by_name, by_path }
+        let folded = |keys: &[Option<String>]| -> Vec<Option<String>> {
+            keys.iter().map(|key| key.as_deref().map(fold_key)).collect()
+        };
+        let (own_folded, link_folded) = (folded(&own_key), folded(&link_key));
+        Resolver { sources, own_key, own_folded, link_key, link_folded, by_name, by_path }
     }
 
-    fn key_of(&self, source: usize, signal: &PlanSignal) -> Option<String> {
+    /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver, made
+    /// only for a wikilink to no source.
+    fn folded_key_of<'k>(&'k self, source: usize, signal: &'k PlanSignal) -> Option<Cow<'k, str>> {
         let path = self.sources[source].path;
+        let own_key = |target: usize| self.own_folded[target].as_deref().map(Cow::Borrowed);
+        let link_key = |target: usize| self.link_folded[target].as_deref().map(Cow::Borrowed);
         match signal.kind {
             SignalKind::Title => match &self.own_key[source] {
-                Some(own) => Some(own.clone()).filter(|own| *own == signal.key),
-                None => self.link_key[source].clone(),
+                Some(own) if *own == signal.key => Some(Cow::Borrowed(&signal.folded)),
+                Some(_) => None,
+                None => link_key(source),
             },
             SignalKind::Alias
             | SignalKind::Defined
             | SignalKind::Introduced
             | SignalKind::Heading
             | SignalKind::Tag
-            | SignalKind::Term => Some(signal.key.clone()),
+            | SignalKind::Term => Some(Cow::Borrowed(&signal.folded)),
             SignalKind::Wikilink | SignalKind::Embed => {
                 let sides = std::iter::once(&signal.label).chain(signal.other.as_ref());
                 let target =
                     sides.filter_map(|side| wikilink_key(path, side)).find_map(|name| self.by_name.get(&name).copied());
                 match target {
                     Some(target) if target == source => None,
-                    Some(target) => self.own_key[target].clone().or_else(|| self.link_key[target].clone()),
-                    None => Some(concept_key(&display_label(signal))),
+                    Some(target) => own_key(target).or_else(|| link_key(target)),
+                    None => Some(Cow::Owned(fold_key(&concept_key(&display_label(signal))))),
                 }
             }
             SignalKind::Link => {
@@ -691,42 +733,59 @@ impl<'a> Resolver<'a> {
                     .into_iter()
                     .flatten()
                     .find_map(|p| self.by_path.get(p.as_str()).copied())?;
-                if target == source { None } else { self.own_key[target].clone() }
+                if target == source { None } else { own_key(target) }
             }
         }
     }
 }
 
-/// Union-find over concept keys; the root of a set is its smallest key, so the result does not depend on
-/// the order of unions.
+/// Folded concept keys as numbers: a catalog's tens of thousands of signals share a few thousand keys, so
+/// each key is hashed as a string once per signal and the planner groups mentions by number.
 #[derive(Default)]
-struct UnionFind {
-    parent: HashMap<String, String>,
+struct ConceptKeys<'k> {
+    numbers: HashMap<Cow<'k, str>, u32>,
+    /// The keys, by number.
+    names: Vec<Cow<'k, str>>,
 }
 
-impl UnionFind {
-    fn find(&mut self, key: String) -> String {
-        if self.parent.is_empty() {
-            return key;
+impl<'k> ConceptKeys<'k> {
+    fn number(&mut self, folded: Cow<'k, str>) -> u32 {
+        if let Some(&number) = self.numbers.get(folded.as_ref()) {
+            return number;
         }
-        let mut root = key.clone();
-        while let Some(parent) = self.parent.get(&root).filter(|p| **p != root) {
-            root = parent.clone();
-        }
-        if root != key {
-            self.parent.insert(key, root.clone());
-        }
-        root
+        let number = self.names.len() as u32;
+        self.numbers.insert(folded.clone(), number);
+        self.names.push(folded);
+        number
     }
 
-    fn union(&mut self, a: String, b: String) {
-        if b.is_empty() {
-            return;
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    fn name(&self, number: u32) -> &str {
+        &self.names[number as usize]
+    }
+
+    /// Each key's concept once the pairs are joined: the smallest key of its set, so the result does not
+    /// depend on the order of the pairs.
+    fn joined(&self, pairs: &[(u32, u32)]) -> Vec<u32> {
+        let mut parent: Vec<u32> = (0..self.names.len() as u32).collect();
+        fn root(parent: &mut [u32], mut key: u32) -> u32 {
+            while parent[key as usize] != key {
+                let up = parent[parent[key as usize] as usize];
+                parent[key as usize] = up;
+                key = up;
+            }
+            key
         }
-        let (a, b) = (self.find(a), self.find(b));
-        if a != b {
-            let (small, large) = if a < b { (a, b) } else { (b, a) };
-            self.parent.insert(large, small);
+        for &(a, b) in pairs {
+            let (a, b) = (root(&mut parent, a), root(&mut parent, b));
+            if a != b {
+                let (small, large) = if self.name(a) < self.name(b) { (a, b) } else { (b, a) };
+                parent[large as usize] = small;
+            }
         }
+        (0..self.names.len() as u32).map(|key| root(&mut parent, key)).collect()
     }
 }
