@@ -434,6 +434,32 @@ fn a_table_of_contents_makes_no_pages_related() {
 }
 
 #[test]
+fn related_pages_are_the_best_few_by_shared_sources_then_by_slug() {
+    let db = TestDb::new(1000, 0);
+    let mut files: Vec<(String, String)> = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
+        .iter()
+        .map(|name| (format!("{}.md", name.to_lowercase()), format!("# {name}\n\nAbout {name}.\n")))
+        .collect();
+    // Alpha shares s1 (three pages) and s2 (two) with Beta: 1/3 + 1/2; s1 with Gamma, s3 (three pages)
+    // with Delta and Epsilon: 1/3 each, a tie the slug breaks.
+    files.push(("s1.md".into(), "# One\n\n[[Alpha]], [[Beta]] and [[Gamma]].\n".into()));
+    files.push(("s2.md".into(), "# Two\n\n[[Alpha]] and [[Beta]].\n".into()));
+    files.push(("s3.md".into(), "# Three\n\n[[Alpha]], [[Epsilon]] and [[Delta]].\n".into()));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let catalog = catalog(&db, &files);
+    let sources = sources(&catalog);
+    let related = |max_related: usize| -> Vec<String> {
+        let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related };
+        let plans = crate::wiki::plan(&sources, settings);
+        let alpha = plans.iter().find(|p| p.slug == "alpha").unwrap_or_else(|| panic!("{plans:?}"));
+        alpha.related.iter().map(|&i| plans[i].slug.clone()).collect()
+    };
+    assert_eq!(related(8), ["beta", "delta", "epsilon", "gamma"]);
+    assert_eq!(related(3), ["beta", "delta", "epsilon"], "the tie at the cut goes by slug");
+    assert_eq!(related(1), ["beta"]);
+}
+
+#[test]
 fn concept_keys_lowercase_and_join_words_the_same_way_for_ascii_and_other_text() {
     use crate::wiki::concept_key;
     // The reference: Unicode lowercasing for every character, which the ASCII path must equal.
