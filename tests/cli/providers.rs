@@ -596,9 +596,9 @@ pub(crate) fn mcp_session(
     answers
 }
 
-#[test]
-fn the_servers_knowledge_ask_generates_with_the_operators_provider_and_checks_every_citation() {
-    let events = [
+/// [`WRITTEN`] as an OpenAI-compatible server streams it, with its usage.
+fn written_events() -> Vec<String> {
+    [
         vec![r#"data: {"choices":[{"delta":{"role":"assistant"}}]}"#.to_string()],
         WRITTEN
             .iter()
@@ -609,8 +609,12 @@ fn the_servers_knowledge_ask_generates_with_the_operators_provider_and_checks_ev
             "data: [DONE]".to_string(),
         ],
     ]
-    .concat();
-    let (port, requests) = streaming_server(events);
+    .concat()
+}
+
+#[test]
+fn the_servers_knowledge_ask_generates_with_the_operators_provider_and_checks_every_citation() {
+    let (port, requests) = streaming_server(written_events());
     let test = ownership("openai-compatible", port);
     let ask = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "knowledge_ask", "arguments": {"question": "what happens when the owner goes out of scope?"}}});
@@ -631,6 +635,36 @@ fn the_servers_knowledge_ask_generates_with_the_operators_provider_and_checks_ev
     let refused = test.run_with_env(&["serve", "--ask-provider", "p"], &[("P_KEY", "")]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(stderr(&refused).contains("`P_KEY`"), "{}", stderr(&refused));
+}
+
+#[test]
+fn the_servers_knowledge_ask_holds_no_read_of_the_index_while_the_model_writes() {
+    // The model answers only when the test says so: meanwhile a build commits, and the index's log must be
+    // checkpointed whole, which a read transaction held open by the server would keep from happening.
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let (port, requests) = one_request_server(move |stream| {
+        let _ = wait.recv();
+        let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+        for event in written_events() {
+            let _ = write!(stream, "{event}\n\n");
+        }
+    });
+    let test = ownership("openai-compatible", port);
+    let ask = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "knowledge_ask", "arguments": {"question": "what happens when the owner goes out of scope?"}}});
+    std::thread::scope(|scope| {
+        let session = scope.spawn(|| mcp_session(&test, &["--ask-provider", "p"], &[("P_KEY", "k")], &[ask]));
+        requests.recv_timeout(std::time::Duration::from_secs(30)).expect("the model is asked");
+        test.write("docs/borrowing.md", "# Borrowing\n\nA reference borrows a value without owning it.\n");
+        test.build();
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0)).unwrap();
+        go.send(()).unwrap();
+        let answers = session.join().unwrap();
+        assert_eq!(busy, 0, "a read was held open while the model wrote");
+        let answer = &answers[0]["result"]["structuredContent"];
+        assert_eq!(answer["generated"]["provider"], "p", "{:#}", answers[0]);
+    });
 }
 
 #[test]

@@ -67,7 +67,7 @@ pub fn answer(
     model: Option<&str>,
     delta: &mut dyn FnMut(&str),
 ) -> Result<Answer, GenerationError> {
-    let pack = context::pack(conn, question, max_tokens, 8, access)?;
+    let pack = context::pack(conn, question, max_tokens, ANSWER_ITEMS, access)?;
     answer_from(&pack, question, provider, model, delta)
 }
 
@@ -83,12 +83,18 @@ pub fn answer_postgres(
     model: Option<&str>,
     delta: &mut dyn FnMut(&str),
 ) -> Result<Answer, GenerationError> {
-    let pack = context::pack_postgres(store, projects, question, max_tokens, 8, principal)?;
+    let pack = context::pack_postgres(store, projects, question, max_tokens, ANSWER_ITEMS, principal)?;
     answer_from(&pack, question, provider, model, delta)
 }
 
-/// The provider's answer from `pack`, checked; "not found" without calling anyone when the pack is empty.
-fn answer_from(
+/// The most excerpts a generated answer's pack holds.
+pub const ANSWER_ITEMS: usize = 8;
+
+/// The provider's answer from `pack` (of at most [`ANSWER_ITEMS`] excerpts), checked; "not found" without
+/// calling anyone when the pack is empty. A caller that reads the pack in a transaction (the server) ends
+/// it first: the model takes seconds, and a read held that long keeps the index's log from being
+/// checkpointed.
+pub fn answer_from(
     pack: &ContextPack,
     question: &str,
     provider: &Provider,

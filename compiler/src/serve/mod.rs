@@ -303,6 +303,38 @@ impl KnowledgeServer {
             .map_err(ToolError::internal)?
     }
 
+    /// `knowledge_ask` with the operator's provider: the pack is read in one snapshot and the connection (or
+    /// the store's session) handed back before the model writes, which takes seconds.
+    async fn generated_answer(
+        &self,
+        question: String,
+        max_tokens: usize,
+        provider: crate::providers::Provider,
+    ) -> Result<Answer, ToolError> {
+        use crate::retrieval::{context, generated};
+        let asked = question.clone();
+        let pack = match self.store.clone() {
+            Some(store) => {
+                self.read_store(store, move |pg, projects, principal| {
+                    context::pack_postgres(pg, projects, &asked, max_tokens, generated::ANSWER_ITEMS, principal)
+                })
+                .await?
+            }
+            None => {
+                self.read_cached(move |conn, cache, access| {
+                    context::pack_cached(conn, cache, &asked, max_tokens, generated::ANSWER_ITEMS, access)
+                        .map_err(ToolError::from)
+                })
+                .await?
+            }
+        };
+        tokio::task::spawn_blocking(move || {
+            generated::answer_from(&pack, &question, &provider, None, &mut |_| {}).map_err(ToolError::from)
+        })
+        .await
+        .map_err(ToolError::internal)?
+    }
+
     #[tool(
         description = "Search the knowledge base. Returns ranked results, each with its best passage (`snippet`), \
                        source ref, revision, content hash, byte offsets and lines, scores and the reasons it \
@@ -471,42 +503,21 @@ impl KnowledgeServer {
     )]
     async fn knowledge_ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<Answer>, ToolError> {
         let max_tokens = args.max_tokens.unwrap_or(1200) as usize;
-        let provider = self.project.ask_provider.clone();
+        if let Some(provider) = self.project.ask_provider.clone() {
+            return self.generated_answer(args.question, max_tokens, provider).await.map(Json);
+        }
         if let Some(store) = self.store.clone() {
             return self
-                .read_store(store, move |pg, projects, principal| match &provider {
-                    Some(provider) => Ok(crate::retrieval::generated::answer_postgres(
-                        pg,
-                        projects,
-                        &args.question,
-                        max_tokens,
-                        principal,
-                        provider,
-                        None,
-                        &mut |_| {},
-                    )),
-                    None => crate::retrieval::ask::answer_postgres(pg, projects, &args.question, max_tokens, principal)
-                        .map(Ok),
+                .read_store(store, move |pg, projects, principal| {
+                    crate::retrieval::ask::answer_postgres(pg, projects, &args.question, max_tokens, principal)
                 })
-                .await?
-                .map(Json)
-                .map_err(ToolError::from);
+                .await
+                .map(Json);
         }
-        self.read_cached(move |conn, cache, access| match &provider {
-            Some(provider) => crate::retrieval::generated::answer(
-                conn,
-                &args.question,
-                max_tokens,
-                access,
-                provider,
-                None,
-                &mut |_| {},
-            )
-            .map(Json)
-            .map_err(ToolError::from),
-            None => crate::retrieval::ask::answer_cached(conn, cache, &args.question, max_tokens, access)
+        self.read_cached(move |conn, cache, access| {
+            crate::retrieval::ask::answer_cached(conn, cache, &args.question, max_tokens, access)
                 .map(Json)
-                .map_err(ToolError::from),
+                .map_err(ToolError::from)
         })
         .await
     }
