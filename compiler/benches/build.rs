@@ -24,13 +24,6 @@ mod corpus;
 use corpus::{copy_markdown, walk_files};
 use knowledge::config::Project;
 
-const CORPORA: [(&str, &str); 4] = [
-    ("rust-rfcs", "rust-rfcs/text"),
-    ("rust-book", "rust-book/src"),
-    ("tldr", "tldr"),
-    ("dendron-vault", "dendron-vault/vault"),
-];
-
 fn main() {
     println!("{}\n", corpus::provenance());
     println!(
@@ -38,7 +31,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut wiki_rows = Vec::new();
-    for (name, source) in corpus::selected(&CORPORA) {
+    for (name, source) in corpus::selected(&corpus::BUILD_CORPORA) {
         wiki_rows.push(bench_corpus(name, &source));
     }
     println!();

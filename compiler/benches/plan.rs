@@ -21,18 +21,11 @@ use salsa::Durability;
 mod corpus;
 use corpus::walk_files;
 
-const CORPORA: [(&str, &str); 4] = [
-    ("rust-rfcs", "rust-rfcs/text"),
-    ("rust-book", "rust-book/src"),
-    ("tldr", "tldr"),
-    ("dendron-vault", "dendron-vault/vault"),
-];
-
 fn main() {
     println!("{}\n", corpus::provenance());
     println!("| corpus | sources | signals | pages | plan p50 | fastest |");
     println!("|---|---|---|---|---|---|");
-    for (name, source) in corpus::selected(&CORPORA) {
+    for (name, source) in corpus::selected(&corpus::BUILD_CORPORA) {
         bench_corpus(name, &source);
     }
 }

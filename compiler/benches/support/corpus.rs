@@ -8,6 +8,16 @@ pub(crate) fn shared_corpora() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora")
 }
 
+/// The corpora the build and planner benches measure (name, folder under the shared corpora): specifications,
+/// a book, 38,000 short pages and a note vault.
+#[allow(dead_code, reason = "the watch and embedding benches measure others")]
+pub(crate) const BUILD_CORPORA: [(&str, &str); 4] = [
+    ("rust-rfcs", "rust-rfcs/text"),
+    ("rust-book", "rust-book/src"),
+    ("tldr", "tldr"),
+    ("dendron-vault", "dendron-vault/vault"),
+];
+
 /// The corpora of `corpora` (name, folder under the shared corpora) the command line names (all when it
 /// names none) that exist on this machine, each with its folder; a missing one is skipped with a note.
 pub(crate) fn selected(corpora: &[(&'static str, &str)]) -> Vec<(&'static str, PathBuf)> {
