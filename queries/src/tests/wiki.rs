@@ -434,6 +434,27 @@ fn a_table_of_contents_makes_no_pages_related() {
 }
 
 #[test]
+fn an_alias_joins_its_concept_plurals_folded_into_one_page() {
+    let db = TestDb::new(1000, 0);
+    let files = [
+        ("compost.md", "---\naliases: [Humus Heap]\n---\n# Compost\n\nCompost is rotted matter from the garden.\n"),
+        ("beds.md", "# Beds\n\nA **humus heap** is where the beds get their food.\n"),
+        ("paths.md", "# Paths\n\nThe *humus heaps* sit by the paths; humus heaps steam in winter.\n"),
+        ("soil.md", "# Soil\n\nGood soil needs [compost](compost.md) every spring.\n"),
+    ];
+    let pages = planned(&db, &files);
+    let compost = pages.iter().find(|(slug, _)| slug == "compost").unwrap_or_else(|| panic!("{pages:?}"));
+    let mut quoted = compost.1.clone();
+    quoted.sort();
+    assert_eq!(
+        quoted,
+        ["beds.md", "compost.md", "paths.md", "soil.md"],
+        "the title's, the alias's and its plural's places: {pages:?}"
+    );
+    assert_eq!(pages.len(), 1, "one concept, one page: {pages:?}");
+}
+
+#[test]
 fn related_pages_are_the_best_few_by_shared_sources_then_by_slug() {
     let db = TestDb::new(1000, 0);
     let mut files: Vec<(String, String)> = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
