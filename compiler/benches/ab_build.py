@@ -17,6 +17,9 @@ difference (new − old), and every sample, since this machine is shared and noi
 quotes"), read from the index of a first build of the old binary; by default any Markdown file is edited,
 including ones no page quotes, whose first line of body text can change what the planner reads.
 
+`AB_EDIT=title` puts a new first heading on the edited file instead: its title changes, which changes what
+the planner reads, so the edit plans every page again.
+
 `AB_EXTRA_CONFIG` is appended to both `kc.toml` files, for example `$'[lint]\non_build = true\n'`.
 """
 
@@ -87,8 +90,15 @@ def main():
         edited = files[(n * step + step // 2) % len(files)]
         for tag in ("old", "new") if n % 2 == 0 else ("new", "old"):
             times[tag]["no-op"].append(build(binaries[tag], roots[tag]))
-            with open(os.path.join(roots[tag], edited), "a") as file:
-                file.write("\nAn appended line for the benchmark.\n")
+            path = os.path.join(roots[tag], edited)
+            if os.environ.get("AB_EDIT") == "title":
+                with open(path) as file:
+                    text = file.read()
+                with open(path, "w") as file:
+                    file.write(f"# A retitled document {n}\n\n{text}")
+            else:
+                with open(path, "a") as file:
+                    file.write("\nAn appended line for the benchmark.\n")
             time.sleep(0.03)  # past the racy-stat window, as a later edit would be
             times[tag]["edit"].append(build(binaries[tag], roots[tag]))
     for n in range(rounds):
