@@ -92,6 +92,16 @@ pub fn shared_sorted<T: Ord>(a: &[T], b: &[T]) -> usize {
     shared
 }
 
+/// The best `k` of `items` by `order` (best first), sorted: only they are sorted, after a selection, since
+/// a ranking keeps a few of many.
+pub fn keep_best<T>(items: &mut Vec<T>, k: usize, mut order: impl FnMut(&T, &T) -> std::cmp::Ordering) {
+    if items.len() > k {
+        items.select_nth_unstable_by(k, &mut order);
+        items.truncate(k);
+    }
+    items.sort_unstable_by(order);
+}
+
 /// Whether a line, leading space aside, starts a list item or a table row: `- `, `* `, `+ `, `1. `,
 /// `1) ` or `|`.
 #[must_use]

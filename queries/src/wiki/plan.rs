@@ -587,13 +587,8 @@ fn relate(
         }
         let mut related: Vec<(usize, f64)> =
             touched.drain(..).map(|other| (other, std::mem::take(&mut shared[other]))).collect();
-        // Pages are in slug order, so a tie goes to the smaller index; only the best few are sorted.
-        let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if related.len() > max_related {
-            related.select_nth_unstable_by(max_related, order);
-            related.truncate(max_related);
-        }
-        related.sort_by(order);
+        // Pages are in slug order, so a tie goes to the smaller index.
+        crate::keep_best(&mut related, max_related, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         related.into_iter().map(|(other, _)| other).collect()
     };
     let related: Vec<Vec<usize>> = pages.iter().enumerate().map(|(page, plan)| related_of(page, plan)).collect();

@@ -32,8 +32,8 @@ pub struct SearchCache {
     /// The most scores held: [`HELD_SCORES`] for a kept cache, none for the default, which keeps nothing.
     limit: usize,
     version: Option<i64>,
-    /// By (scope, word).
-    scores: FxHashMap<(String, String), Scores>,
+    /// By scope, then by word: a search looks its words up without making a key.
+    scores: FxHashMap<String, FxHashMap<String, Scores>>,
     frequencies: FxHashMap<String, Option<f64>>,
     held: usize,
 }
@@ -97,18 +97,12 @@ impl SearchCache {
             let scores = self.word_scores(conn, scope, word)?;
             summed = if at == 0 { scores.to_vec() } else { merge(&summed, &scores) };
         }
-        let better = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if summed.len() > pool {
-            summed.select_nth_unstable_by(pool, better);
-            summed.truncate(pool);
-        }
-        summed.sort_unstable_by(better);
+        knowledge_queries::keep_best(&mut summed, pool, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(summed)
     }
 
     fn word_scores(&mut self, conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Scores> {
-        let key = (scope.to_string(), word.to_string());
-        if let Some(scores) = self.scores.get(&key) {
+        if let Some(scores) = self.scores.get(scope).and_then(|words| words.get(word)) {
             return Ok(scores.clone());
         }
         let scores: Scores = store::word_scores(conn, scope, word)?.into();
@@ -116,7 +110,7 @@ impl SearchCache {
             (self.scores, self.held) = (FxHashMap::default(), 0);
         }
         self.held += scores.len();
-        self.scores.insert(key, scores.clone());
+        self.scores.entry(scope.to_string()).or_default().insert(word.to_string(), scores.clone());
         Ok(scores)
     }
 }
@@ -228,7 +222,8 @@ mod tests {
             let words = [format!("word{n}"), "common".to_string()];
             assert_eq!(cache.best_chunks(&conn, "1", &words, 5).unwrap().len(), 5);
             assert!(cache.held <= 100 + 200, "{} scores held after {n} queries", cache.held);
-            assert_eq!(cache.held, cache.scores.values().map(|scores| scores.len()).sum::<usize>());
+            let held: usize = cache.scores.values().flat_map(|words| words.values()).map(|scores| scores.len()).sum();
+            assert_eq!(cache.held, held);
         }
         let flood: Vec<String> = (0..super::HELD_FREQUENCIES + 10).map(|n| format!("flood{n}")).collect();
         cache.word_frequencies(&conn, &flood[..super::HELD_FREQUENCIES]).unwrap();
