@@ -216,11 +216,16 @@ fn topic_terms(intent: &[String]) -> Vec<String> {
 }
 
 /// How much evidence an excerpt must carry to answer the question: the share of the topic's weight its text
-/// and headings hold, plus [`SEMANTIC_WEIGHT`] times its cosine similarity to the question when the index
-/// has embeddings (docs/cli.md, "ask"). Fitted on the judged Rust-book and mdBook-guide questions with the
-/// local all-MiniLM-L6-v2 (docs/performance.md); keyword-only indexes use the topic share alone.
-const EVIDENCE_MIN: f64 = 0.92;
-const SEMANTIC_WEIGHT: f64 = 1.5;
+/// and headings hold, plus [`SEMANTIC_WEIGHT`] times how much nearer in meaning it is to the question than
+/// [`FLOOR_SHARE`] of the search's semantic floor (the cosine of an ordinary chunk of the index, see
+/// [`search::SearchResponse::semantic_floor`]) when the index has embeddings (docs/cli.md, "ask"). The floor
+/// matters where every chunk is near the question: one that names the corpus's own subject ("connect mdbook
+/// to a postgres database") sits as near the guide's every page as a question the guide answers does to its
+/// answer. Fitted on the judged Rust-book and mdBook-guide questions with the local all-MiniLM-L6-v2
+/// (docs/performance.md); keyword-only indexes use the topic share alone.
+const EVIDENCE_MIN: f64 = 1.12;
+const SEMANTIC_WEIGHT: f64 = 3.0;
+const FLOOR_SHARE: f64 = 0.5;
 const EVIDENCE_MIN_KEYWORD: f64 = 0.65;
 
 /// A list item shorter than this names a topic; it says nothing about it.
@@ -246,6 +251,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let subject = subject_stems(weights);
     let semantic = pack.items.iter().any(|item| item.scores.as_ref().is_some_and(|s| s.semantic.is_some()));
+    let floor = pack.semantic_floor.unwrap_or(0.0);
     let mut candidates: Vec<(bool, f64, usize, usize, String)> = Vec::new();
     // The first prose sentence of the best excerpt that answers: what the answer is when no sentence holds a
     // word of the topic (a section that defines its subject in other words: "An admonition is a special type
@@ -256,8 +262,11 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             terms::stems(&stemmer, &format!("{}\n{}", excerpt.title, excerpt.text)).into_iter().collect();
         let held = weights.coverage(|stem| passage.contains(stem));
         let cosine = excerpt.scores.as_ref().and_then(|s| s.semantic).unwrap_or(0.0);
-        let evidence =
-            if semantic { held + SEMANTIC_WEIGHT * cosine >= EVIDENCE_MIN } else { held >= EVIDENCE_MIN_KEYWORD };
+        let evidence = if semantic {
+            held + SEMANTIC_WEIGHT * (cosine - FLOOR_SHARE * floor) >= EVIDENCE_MIN
+        } else {
+            held >= EVIDENCE_MIN_KEYWORD
+        };
         if !evidence {
             continue;
         }
@@ -411,6 +420,64 @@ fn split_sentences(prose: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
+    /// `floor`.
+    fn pack_of(text: &str, cosine: f64, floor: f64) -> ContextPack {
+        let source = crate::store::ResultSource {
+            uri: "file://src/ci.md".into(),
+            path: "src/ci.md".into(),
+            revision: "0".repeat(64),
+            hash: "0".repeat(64),
+            project: None,
+        };
+        let citation = crate::store::Citation { start_offset: 0, end_offset: 1, start_line: 1, end_line: 1 };
+        let item = context::PackItem {
+            reference: "file://src/ci.md@000000000000#L1-L1".into(),
+            chunk_id: "c1".into(),
+            title: "Installing mdBook".into(),
+            text: text.into(),
+            truncated: false,
+            source,
+            citation,
+            tokens: 10,
+            score: cosine,
+            scores: Some(search::Scores {
+                keyword: 1.0,
+                bm25: 1.0,
+                coverage: 0.1,
+                semantic: Some(cosine),
+                fused: None,
+            }),
+        };
+        let empty = serde_json::json!({
+            "schema": "knowledge-context-pack", "schema_version": 2, "query": "", "intent": [], "items": [],
+            "budget": {"max_tokens": 600, "max_items": 6, "used_tokens": 10, "counting": "", "omitted": 0},
+            "freshness": {"index_run": null, "index_built_at": null, "all_current": true},
+            "permissions": "", "conflicts": [], "suggested_wiki_updates": [], "degraded": false, "degraded_reason": null
+        });
+        let mut pack: ContextPack = serde_json::from_value(empty).expect("a pack");
+        pack.items.push(item);
+        pack.semantic_floor = Some(floor);
+        pack
+    }
+
+    #[test]
+    fn nearness_in_meaning_counts_above_the_searchs_semantic_floor() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["connect", "mdbook", "postgres", "database"].map(String::from).to_vec();
+        // Of 100 chunks, 90 hold "mdbook"; the other words none.
+        let frequencies = |words: &[String]| {
+            Ok::<_, ()>(words.iter().map(|word| Some(if word == "mdbook" { 90.0 } else { 0.0 })).collect())
+        };
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let text = "Install mdbook in CI with the prebuilt binaries; it takes seconds.";
+        let question = "connect mdbook to a postgres database";
+        let near = draft(question, &pack_of(text, 0.59, 0.10), &weights);
+        assert!(near.found, "an excerpt far nearer the question than an ordinary chunk answers: {}", near.answer);
+        let ordinary = draft(question, &pack_of(text, 0.59, 0.46), &weights);
+        assert!(!ordinary.found, "as near as the index's 20th nearest chunk is no evidence: {}", ordinary.answer);
+    }
 
     #[test]
     fn sentences_split_prose_and_lists_and_drop_code() {

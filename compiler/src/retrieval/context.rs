@@ -45,6 +45,10 @@ pub struct ContextPack {
     /// The pack could not use semantic search; `degraded_reason` says why.
     pub degraded: bool,
     pub degraded_reason: Option<String>,
+    /// The search's [`search::SearchResponse::semantic_floor`]; internal.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub semantic_floor: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
@@ -264,6 +268,7 @@ pub(crate) fn excerpts_in<I: search::SearchIndex>(
         suggested_wiki_updates: Vec::new(),
         degraded: response.degraded,
         degraded_reason: response.degraded_reason,
+        semantic_floor: response.semantic_floor,
     })
 }
 

@@ -164,6 +164,7 @@ pub fn loops_pack(
         suggested_wiki_updates: repeated_questions(&answers),
         degraded: false,
         degraded_reason: None,
+        semantic_floor: None,
     })
 }
 

@@ -98,6 +98,7 @@ fn retrieve<I: SearchIndex>(
     for result in &mut semantic {
         result.reason.push("semantic_match".into());
     }
+    let semantic_floor = semantic_floor(&semantic);
     let mut response = if request.mode == SearchMode::Semantic {
         SearchResponse { results: semantic, ..empty_response(request) }
     } else {
@@ -115,9 +116,18 @@ fn retrieve<I: SearchIndex>(
         response
     };
     response.mode = request.mode.as_str().into();
+    response.semantic_floor = semantic_floor;
     response.fake_embeddings = provider == "fake";
     response.embeddings_model = Some(model);
     Ok(response)
+}
+
+/// The rank of [`SearchResponse::semantic_floor`] in the semantic list.
+pub const SEMANTIC_FLOOR_RANK: usize = 20;
+
+/// The cosine of the semantic list's [`SEMANTIC_FLOOR_RANK`]th nearest chunk, or of its farthest.
+fn semantic_floor(semantic: &[SearchResult]) -> Option<f64> {
+    semantic.iter().filter_map(|result| result.scores.semantic).take(SEMANTIC_FLOOR_RANK).last()
 }
 
 /// Words that ask for an overview rather than name a topic: a query of a page's concept name and these
@@ -325,6 +335,7 @@ fn empty_response(request: &SearchRequest) -> SearchResponse {
         embeddings_model: None,
         fake_embeddings: false,
         results: Vec::new(),
+        semantic_floor: None,
     }
 }
 

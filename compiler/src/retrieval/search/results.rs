@@ -174,6 +174,12 @@ pub struct SearchResponse {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fake_embeddings: bool,
     pub results: Vec<SearchResult>,
+    /// How near an ordinary chunk of the index is to the query, in semantic and hybrid modes: the cosine of
+    /// the semantic list's [`SEMANTIC_FLOOR_RANK`]th nearest chunk (its farthest, when it holds fewer).
+    /// Internal: `ask` weighs a passage's nearness above it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub semantic_floor: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
