@@ -612,6 +612,23 @@ fn stress_is_no_term_and_only_a_term_the_text_uses_again_is_introduced() {
 }
 
 #[test]
+fn a_word_english_never_uses_as_a_noun_is_stress_unless_the_text_writes_it_as_code() {
+    let db = TestDb::new(1000, 0);
+    // rust-rfcs' noise pages "Seems" and "Regardless" came from words like these: stressed once, used again.
+    let text = "# A\n\nIt *seems* fine, and it seems right. *Regardless* of that, regardless of this, it runs. \
+                An *unsafe* block is unsafe. Code that may *await* must await `fut.await` first. An *async* fn \
+                is async.\n\n```rust\n// seems: a comment in a block is prose\n```\n";
+    let file = db.file("a.md", text);
+    let introduced: Vec<String> = crate::concept_signals(&db, file)
+        .iter()
+        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
+        .map(|s| s.label.clone())
+        .collect();
+    // `unsafe` is no general English word; `await` is, but the text writes it as code.
+    assert_eq!(introduced, ["unsafe", "await", "async"]);
+}
+
+#[test]
 fn a_synopsis_placeholder_or_an_announced_example_is_no_term() {
     let db = TestDb::new(1000, 0);
     let text = "# A\n\n`cargo report` _type_ [_options_]\n\nThe type and the options matter; a type has options.\n\n\

@@ -4,6 +4,7 @@
 
 mod artifacts;
 mod graph;
+mod lexicon;
 mod plan;
 mod render;
 mod shards;

@@ -189,15 +189,26 @@ impl Found<'_> {
     fn emphasis_and_links(&mut self, places: &mut Places<'_>, introduced: &mut std::collections::HashSet<String>) {
         let (text, doc) = (self.text, self.doc);
         let word_counts = std::cell::OnceCell::new();
+        let code_words = std::cell::OnceCell::new();
         for term in &doc.emphasis {
-            // One plain word set in italics introduces a term only if the text uses it again: else it is
-            // stressed ("a *lot*").
+            // One plain word set in italics introduces a term only if the text uses it again, and only if
+            // it can name something: else it is stressed ("a *lot*", "it *seems*", "*regardless* of"). A
+            // word English never uses as a noun names a concept where the text also writes it as code
+            // (`unsafe`, `await`, `cargo publish`).
             // The text's words are counted once, and only when such a word is met.
             let stressed = || {
-                let plain_word = !term.text.contains(' ') && !term.text.chars().any(char::is_uppercase);
-                plain_word
-                    && (placeholder_or_example(text, term.start as usize, term.end as usize)
-                        || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2)
+                let one_word = !term.text.contains(' ');
+                let plain_word = one_word && !term.text.chars().any(char::is_uppercase);
+                let lower = term.text.to_lowercase();
+                let once_or_placeholder = || {
+                    placeholder_or_example(text, term.start as usize, term.end as usize)
+                        || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2
+                };
+                let names_nothing = || {
+                    super::lexicon::is_never_a_noun(&lower)
+                        && !code_words.get_or_init(|| words_in_code(text, doc)).contains(&lower)
+                };
+                (plain_word && once_or_placeholder()) || (one_word && names_nothing())
             };
             let kind = if is_definition(text, term.start as usize, term.end as usize, &term.text) {
                 SignalKind::Defined
@@ -260,6 +271,18 @@ fn count_words(text: &str) -> std::collections::HashMap<String, u32> {
         *counts.entry(word.to_lowercase()).or_default() += 1;
     }
     counts
+}
+
+/// The words that stand in the text's code spans (`` `unsafe fn` ``), lowercased. Code blocks are left out:
+/// their comments are prose ("// immediately activated").
+fn words_in_code(text: &str, doc: &ParsedDocument) -> std::collections::HashSet<String> {
+    let code = doc.code_ranges.iter().filter_map(|&(start, end)| text.get(start as usize..end as usize));
+    let spans = code.filter(|code| code.starts_with('`') && !code.starts_with("```") && !code.contains('\n'));
+    spans
+        .flat_map(|code| code.split(|c: char| !c.is_alphanumeric() && c != '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// How many times `word` stands in the counted text, alone or with a plural's `s`.
