@@ -481,6 +481,33 @@ fn related_pages_are_the_best_few_by_shared_sources_then_by_slug() {
 }
 
 #[test]
+fn a_page_on_everything_is_no_pages_related_page_and_related_pages_are_listed_by_slug() {
+    let db = TestDb::new(1000, 0);
+    let mut files: Vec<(String, String)> = ["Alpha", "Broad", "Narrow"]
+        .iter()
+        .map(|name| (format!("{}.md", name.to_lowercase()), format!("# {name}\n\nAbout {name}.\n")))
+        .collect();
+    // Alpha shares s1 (three pages) and s2 (two) with Broad, s1 alone with Narrow: by shared sources Broad
+    // is nearer (1/3 + 1/2 against 1/3), but twenty more sources mention Broad and none Narrow.
+    files.push(("s1.md".into(), "# One\n\n[[Alpha]], [[Broad]] and [[Narrow]].\n".into()));
+    files.push(("s2.md".into(), "# Two\n\n[[Alpha]] and [[Broad]].\n".into()));
+    for n in 0..20 {
+        files.push((format!("b{n}.md"), format!("# B{n}\n\nSee [[Broad]].\n")));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let catalog = catalog(&db, &files);
+    let sources = sources(&catalog);
+    let related = |max_related: usize| -> Vec<String> {
+        let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related };
+        let plans = crate::wiki::plan(&sources, settings);
+        let alpha = plans.iter().find(|p| p.slug == "alpha").unwrap_or_else(|| panic!("{plans:?}"));
+        alpha.related.iter().map(|&i| plans[i].slug.clone()).collect()
+    };
+    assert_eq!(related(1), ["narrow"], "shared sources weigh less with a page that twenty more sources mention");
+    assert_eq!(related(8), ["broad", "narrow"], "listed by slug, not by score");
+}
+
+#[test]
 fn concept_keys_lowercase_and_join_words_the_same_way_for_ascii_and_other_text() {
     use crate::wiki::concept_key;
     // The reference: Unicode lowercasing for every character, which the ASCII path must equal.

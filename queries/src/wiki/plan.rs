@@ -560,8 +560,10 @@ fn reads_as_name(label: &str, needs_capital: bool) -> bool {
 const HUB_PAGES: usize = 20;
 
 /// Related pages: the pages that share the most sources with each page, each shared source weighted by how
-/// few pages it lists (sharing a two-page source says more than sharing a twenty-page one), then by slug.
-/// A page that shares only navigation hubs has no related pages. `pages` come in slug order.
+/// few pages it lists (sharing a two-page source says more than sharing a twenty-page one) and the sum
+/// divided by the square root of how many sources the other page lists (a page on everything relates to
+/// nothing in particular), ties to the smaller slug; listed in slug order. A page that shares only
+/// navigation hubs has no related pages. `pages` come in slug order.
 fn relate(
     pages: &mut [PagePlan],
     pages_of_source: &HashMap<usize, Vec<usize>>,
@@ -572,6 +574,20 @@ fn relate(
     // One score per page, reused: only the pages a page shares a source with are touched and reset.
     let mut shared = vec![0.0f64; pages.len()];
     let mut touched: Vec<usize> = Vec::new();
+    // How broad each page is: the square root of how many sources it lists (navigation set aside). A page
+    // most of the corpus mentions shares sources with every page; scored by its shared sources alone it
+    // would be every page's related page (the Rust book's "Functions" was on 130 of 181 lists).
+    let breadth: Vec<f64> = pages
+        .iter()
+        .map(|plan| {
+            let mut sources: Vec<usize> =
+                plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()).collect();
+            sources.retain(|source| !hubs.contains(source));
+            sources.sort_unstable();
+            sources.dedup();
+            (sources.len().max(1) as f64).sqrt()
+        })
+        .collect();
     let mut related_of = |page: usize, plan: &PagePlan| -> Vec<usize> {
         for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
             if hubs.contains(&source) {
@@ -586,10 +602,14 @@ fn relate(
             }
         }
         let mut related: Vec<(usize, f64)> =
-            touched.drain(..).map(|other| (other, std::mem::take(&mut shared[other]))).collect();
+            touched.drain(..).map(|other| (other, std::mem::take(&mut shared[other]) / breadth[other])).collect();
         // Pages are in slug order, so a tie goes to the smaller index.
         crate::keep_best(&mut related, max_related, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        related.into_iter().map(|(other, _)| other).collect()
+        // Listed in slug order, not by score: a page added or removed elsewhere moves every score a little,
+        // and a list that only changed its order would write its page again for nothing.
+        let mut related: Vec<usize> = related.into_iter().map(|(other, _)| other).collect();
+        related.sort_unstable();
+        related
     };
     let related: Vec<Vec<usize>> = pages.iter().enumerate().map(|(page, plan)| related_of(page, plan)).collect();
     for (plan, related) in pages.iter_mut().zip(related) {
