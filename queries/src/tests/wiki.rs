@@ -454,18 +454,15 @@ fn an_alias_joins_its_concept_plurals_folded_into_one_page() {
     assert_eq!(pages.len(), 1, "one concept, one page: {pages:?}");
 }
 
-#[test]
-fn related_pages_are_the_best_few_by_shared_sources_then_by_slug() {
+/// The related pages the plan gives the page "Alpha" with at most each of `limits` related pages, from a page
+/// source for each of `names` (one line about itself) and the `others`.
+fn alphas_related(names: &[&str], others: Vec<(String, String)>, limits: &[usize]) -> Vec<Vec<String>> {
     let db = TestDb::new(1000, 0);
-    let mut files: Vec<(String, String)> = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
+    let mut files: Vec<(String, String)> = names
         .iter()
         .map(|name| (format!("{}.md", name.to_lowercase()), format!("# {name}\n\nAbout {name}.\n")))
         .collect();
-    // Alpha shares s1 (three pages) and s2 (two) with Beta: 1/3 + 1/2; s1 with Gamma, s3 (three pages)
-    // with Delta and Epsilon: 1/3 each, a tie the slug breaks.
-    files.push(("s1.md".into(), "# One\n\n[[Alpha]], [[Beta]] and [[Gamma]].\n".into()));
-    files.push(("s2.md".into(), "# Two\n\n[[Alpha]] and [[Beta]].\n".into()));
-    files.push(("s3.md".into(), "# Three\n\n[[Alpha]], [[Epsilon]] and [[Delta]].\n".into()));
+    files.extend(others);
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let catalog = catalog(&db, &files);
     let sources = sources(&catalog);
@@ -475,36 +472,36 @@ fn related_pages_are_the_best_few_by_shared_sources_then_by_slug() {
         let alpha = plans.iter().find(|p| p.slug == "alpha").unwrap_or_else(|| panic!("{plans:?}"));
         alpha.related.iter().map(|&i| plans[i].slug.clone()).collect()
     };
-    assert_eq!(related(8), ["beta", "delta", "epsilon", "gamma"]);
-    assert_eq!(related(3), ["beta", "delta", "epsilon"], "the tie at the cut goes by slug");
-    assert_eq!(related(1), ["beta"]);
+    limits.iter().map(|&limit| related(limit)).collect()
+}
+
+#[test]
+fn related_pages_are_the_best_few_by_shared_sources_then_by_slug() {
+    // Alpha shares s1 (three pages) and s2 (two) with Beta: 1/3 + 1/2; s1 with Gamma, s3 (three pages)
+    // with Delta and Epsilon: 1/3 each (each of the three lists two sources), a tie the slug breaks.
+    let others = vec![
+        ("s1.md".into(), "# One\n\n[[Alpha]], [[Beta]] and [[Gamma]].\n".into()),
+        ("s2.md".into(), "# Two\n\n[[Alpha]] and [[Beta]].\n".into()),
+        ("s3.md".into(), "# Three\n\n[[Alpha]], [[Epsilon]] and [[Delta]].\n".into()),
+    ];
+    let related = alphas_related(&["Alpha", "Beta", "Gamma", "Delta", "Epsilon"], others, &[8, 3, 1]);
+    assert_eq!(related[0], ["beta", "delta", "epsilon", "gamma"]);
+    assert_eq!(related[1], ["beta", "delta", "epsilon"], "the tie at the cut goes by slug");
+    assert_eq!(related[2], ["beta"]);
 }
 
 #[test]
 fn a_page_on_everything_is_no_pages_related_page_and_related_pages_are_listed_by_slug() {
-    let db = TestDb::new(1000, 0);
-    let mut files: Vec<(String, String)> = ["Alpha", "Broad", "Narrow"]
-        .iter()
-        .map(|name| (format!("{}.md", name.to_lowercase()), format!("# {name}\n\nAbout {name}.\n")))
-        .collect();
     // Alpha shares s1 (three pages) and s2 (two) with Broad, s1 alone with Narrow: by shared sources Broad
     // is nearer (1/3 + 1/2 against 1/3), but twenty more sources mention Broad and none Narrow.
-    files.push(("s1.md".into(), "# One\n\n[[Alpha]], [[Broad]] and [[Narrow]].\n".into()));
-    files.push(("s2.md".into(), "# Two\n\n[[Alpha]] and [[Broad]].\n".into()));
-    for n in 0..20 {
-        files.push((format!("b{n}.md"), format!("# B{n}\n\nSee [[Broad]].\n")));
-    }
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let catalog = catalog(&db, &files);
-    let sources = sources(&catalog);
-    let related = |max_related: usize| -> Vec<String> {
-        let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related };
-        let plans = crate::wiki::plan(&sources, settings);
-        let alpha = plans.iter().find(|p| p.slug == "alpha").unwrap_or_else(|| panic!("{plans:?}"));
-        alpha.related.iter().map(|&i| plans[i].slug.clone()).collect()
-    };
-    assert_eq!(related(1), ["narrow"], "shared sources weigh less with a page that twenty more sources mention");
-    assert_eq!(related(8), ["broad", "narrow"], "listed by slug, not by score");
+    let mut others = vec![
+        ("s1.md".into(), "# One\n\n[[Alpha]], [[Broad]] and [[Narrow]].\n".into()),
+        ("s2.md".into(), "# Two\n\n[[Alpha]] and [[Broad]].\n".into()),
+    ];
+    others.extend((0..20).map(|n| (format!("b{n}.md"), format!("# B{n}\n\nSee [[Broad]].\n"))));
+    let related = alphas_related(&["Alpha", "Broad", "Narrow"], others, &[1, 8]);
+    assert_eq!(related[0], ["narrow"], "shared sources weigh less with a page that twenty more sources mention");
+    assert_eq!(related[1], ["broad", "narrow"], "listed by slug, not by score");
 }
 
 #[test]
@@ -623,65 +620,49 @@ fn a_chapter_titled_by_a_concept_and_the_terms_other_chapters_use_are_one_page()
     assert_eq!(pages[0].1, ["ch15.md", "ch16.md", "ch17.md"]);
 }
 
+/// The labels of the terms a source of `text` at `path` introduces.
+fn introduced_in(path: &str, text: &str) -> Vec<String> {
+    let db = TestDb::new(1000, 0);
+    let file = db.file(path, text);
+    let signals = crate::concept_signals(&db, file);
+    signals.iter().filter(|s| s.kind == crate::wiki::SignalKind::Introduced).map(|s| s.label.clone()).collect()
+}
+
 #[test]
 fn stress_is_no_term_and_only_a_term_the_text_uses_again_is_introduced() {
-    let db = TestDb::new(1000, 0);
-    let file = db.file(
+    let introduced = introduced_in(
         "a.md",
         "# A\n\nThis helps a *lot*. Each *crate* builds alone; every crate compiles. We *moved* it. *Do not* stop.\n",
     );
-    let introduced: Vec<String> = crate::concept_signals(&db, file)
-        .iter()
-        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
-        .map(|s| s.label.clone())
-        .collect();
     assert_eq!(introduced, ["crate"]);
 }
 
 #[test]
 fn a_word_english_never_uses_as_a_noun_is_stress_unless_the_text_writes_it_as_code() {
-    let db = TestDb::new(1000, 0);
     // rust-rfcs' noise pages "Seems" and "Regardless" came from words like these: stressed once, used again.
     let text = "# A\n\nIt *seems* fine, and it seems right. *Regardless* of that, regardless of this, it runs. \
                 An *unsafe* block is unsafe. Code that may *await* must await `fut.await` first. An *async* fn \
                 is async.\n\n```rust\n// seems: a comment in a block is prose\n```\n";
-    let file = db.file("a.md", text);
-    let introduced: Vec<String> = crate::concept_signals(&db, file)
-        .iter()
-        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
-        .map(|s| s.label.clone())
-        .collect();
+    let introduced = introduced_in("a.md", text);
     // `unsafe` is no general English word; `await` is, but the text writes it as code.
     assert_eq!(introduced, ["unsafe", "await", "async"]);
 }
 
 #[test]
 fn a_synopsis_placeholder_or_an_announced_example_is_no_term() {
-    let db = TestDb::new(1000, 0);
     let text = "# A\n\n`cargo report` _type_ [_options_]\n\nThe type and the options matter; a type has options.\n\n\
                 Try a word that matches many lines, like _stanza_:\n\nThe stanza holds a stanza.\n\n\
                 Each _crate_ builds alone; every crate compiles. One tool is _generics_: stand-ins; generics help.\n\n\
                 Async code needs a _runtime_:\na crate that runs it. The runtime polls.\n";
-    let file = db.file("a.md", text);
-    let introduced: Vec<String> = crate::concept_signals(&db, file)
-        .iter()
-        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
-        .map(|s| s.label.clone())
-        .collect();
+    let introduced = introduced_in("a.md", text);
     assert_eq!(introduced, ["crate", "generics", "runtime"]);
 }
 
 #[test]
 fn a_title_names_the_phrase_its_source_teaches() {
-    let db = TestDb::new(1000, 0);
     let text = "# Reference Cycles Can Leak Memory\n\nA reference cycle leaks. Break a reference cycle with weak \
                 references; each reference cycle counts, and reference cycles never drop.\n\n## Memory\n\nMemory.\n";
-    let file = db.file("ch15-06.md", text);
-    let introduced: Vec<String> = crate::concept_signals(&db, file)
-        .iter()
-        .filter(|s| s.kind == crate::wiki::SignalKind::Introduced)
-        .map(|s| s.label.clone())
-        .collect();
+    let introduced = introduced_in("ch15-06.md", text);
     // "memory" is a word of the title, not the phrase it teaches, and the text does not use it four times.
     assert_eq!(introduced, ["reference cycle"]);
 }
