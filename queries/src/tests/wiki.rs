@@ -218,6 +218,27 @@ fn a_heading_the_documents_template_repeats_adds_no_place() {
 }
 
 #[test]
+fn a_template_headings_word_in_italics_is_no_concept() {
+    // Ten proposals with "Drawbacks" headings; three of them stress the word in their prose, which would
+    // otherwise introduce it ("whether this is a *drawback*"): the word is the template's, not a concept.
+    let proposals: Vec<(String, String)> = (0..10)
+        .map(|n| {
+            let stress = if n < 3 { "Whether this is a *drawback* depends; each drawback counts. " } else { "" };
+            (format!("{n:04}.md"), format!("# Proposal {n}\n\nIt proposes {n}.\n\n## Drawbacks\n\n{stress}Cost {n}.\n"))
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = proposals.iter().map(|(path, text)| (path.as_str(), text.as_str())).collect();
+    let db = TestDb::new(1000, 0);
+    let pages = planned(&db, &files);
+    assert!(pages.iter().all(|(slug, _)| !slug.starts_with("drawback")), "{pages:?}");
+
+    // Below ten sources the heading is no template, and the three sources' term is a concept.
+    let db = TestDb::new(1000, 0);
+    let pages = planned(&db, &files[..9]);
+    assert!(pages.iter().any(|(slug, _)| slug == "drawback"), "{pages:?}");
+}
+
+#[test]
 fn a_wikilink_to_a_source_whose_title_others_share_names_that_source() {
     let db = TestDb::new(1000, 0);
     let mut files = vec![

@@ -282,7 +282,13 @@ fn mentions_by_concept(
     // Every mention, by concept (a counting sort, which keeps each concept's mentions in source order);
     // then only concepts enough sources mention, in key order.
     let roots = keys.joined(&aliased);
-    keyed.retain(|&(key, mention)| !(is_heading(&mention) && heading_sources[key as usize] >= template_threshold));
+    // A template heading's word in a source's prose ("whether this is a *drawback*") is the template's
+    // vocabulary too: only a title, alias, tag or link names it as a concept.
+    let names_explicitly = |m: &Mention| {
+        let kind = sources[m.source].signals[m.signal].kind;
+        !kind.is_place_only() && !matches!(kind, SignalKind::Defined | SignalKind::Introduced)
+    };
+    keyed.retain(|&(key, mention)| heading_sources[key as usize] < template_threshold || names_explicitly(&mention));
     let mut starts = vec![0usize; keys.len() + 1];
     for &(key, _) in &keyed {
         starts[roots[key as usize] as usize + 1] += 1;
