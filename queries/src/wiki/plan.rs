@@ -282,8 +282,9 @@ fn mentions_by_concept(
     // Every mention, by concept (a counting sort, which keeps each concept's mentions in source order);
     // then only concepts enough sources mention, in key order.
     let roots = keys.joined(&aliased);
-    // A template heading's word in a source's prose ("whether this is a *drawback*") is the template's
-    // vocabulary too: only a title, alias, tag or link names it as a concept.
+    // A heading the documents' template repeats is no mention, and neither is its word in a source's prose
+    // (a term, or "whether this is a *drawback*"): it is the template's vocabulary, and only a title, alias,
+    // tag or link names it as a concept.
     let names_explicitly = |m: &Mention| {
         let kind = sources[m.source].signals[m.signal].kind;
         !kind.is_place_only() && !matches!(kind, SignalKind::Defined | SignalKind::Introduced)
