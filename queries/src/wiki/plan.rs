@@ -256,10 +256,9 @@ fn mentions_by_concept(
         }
     }
 
-    // Every mention with its key; then the headings the documents' template repeats, which are no places.
-    // Plurals fold, so that a chapter's "Smart Pointers", a defined *smart pointer* and the term "smart
-    // pointers" other chapters use are one concept. Sources are visited in order, so a key's mentions are
-    // in source order and a source is counted once per heading key by remembering the last one counted.
+    // Every mention with its key, less the documents' template. Plurals fold, so that a chapter's "Smart
+    // Pointers", a defined *smart pointer* and the term "smart pointers" other chapters use are one concept.
+    // Sources are visited in order, so a key's mentions are in source order.
     let mut keyed: Vec<(u32, Mention)> = Vec::with_capacity(signals);
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
@@ -267,29 +266,11 @@ fn mentions_by_concept(
             keyed.push((keys.number(key), Mention { source: index, signal: at }));
         }
     }
-    let is_heading = |m: &Mention| sources[m.source].signals[m.signal].kind == SignalKind::Heading;
-    let mut heading_sources = vec![0usize; keys.len()];
-    let mut last_counted = vec![usize::MAX; keys.len()];
-    for (key, mention) in keyed.iter().filter(|(_, m)| is_heading(m)) {
-        let key = *key as usize;
-        if last_counted[key] != mention.source {
-            last_counted[key] = mention.source;
-            heading_sources[key] += 1;
-        }
-    }
-    let template_threshold = TEMPLATE_HEADING_SOURCES.max(sources.len().div_ceil(TEMPLATE_HEADING_SHARE));
+    drop_template_vocabulary(sources, &mut keyed, keys.len());
 
     // Every mention, by concept (a counting sort, which keeps each concept's mentions in source order);
     // then only concepts enough sources mention, in key order.
     let roots = keys.joined(&aliased);
-    // A heading the documents' template repeats is no mention, and neither is its word in a source's prose
-    // (a term, or "whether this is a *drawback*"): it is the template's vocabulary, and only a title, alias,
-    // tag or link names it as a concept.
-    let names_explicitly = |m: &Mention| {
-        let kind = sources[m.source].signals[m.signal].kind;
-        !kind.is_place_only() && !matches!(kind, SignalKind::Defined | SignalKind::Introduced)
-    };
-    keyed.retain(|&(key, mention)| heading_sources[key as usize] < template_threshold || names_explicitly(&mention));
     let mut starts = vec![0usize; keys.len() + 1];
     for &(key, _) in &keyed {
         starts[roots[key as usize] as usize + 1] += 1;
@@ -319,6 +300,29 @@ fn mentions_by_concept(
     }
     by_concept.sort_by(|a, b| a.0.cmp(&b.0));
     by_concept
+}
+
+/// Drops the mentions of the documents' template from `keyed` (mentions by key number, of `key_count` keys).
+/// A heading at least [`TEMPLATE_HEADING_SOURCES`] sources carry, and one in [`TEMPLATE_HEADING_SHARE`], is
+/// the template's ("Summary", "Drawbacks" in every RFC): it is no mention, and neither is its word in a
+/// source's prose (a term, or "whether this is a *drawback*"). Only a title, alias, tag or link names it as
+/// a concept. `keyed` is in source order, so a source is counted once per heading key by remembering the last
+/// one counted.
+fn drop_template_vocabulary(sources: &[CatalogSource<'_>], keyed: &mut Vec<(u32, Mention)>, key_count: usize) {
+    let kind = |m: &Mention| sources[m.source].signals[m.signal].kind;
+    let mut heading_sources = vec![0usize; key_count];
+    let mut last_counted = vec![usize::MAX; key_count];
+    for (key, mention) in keyed.iter().filter(|(_, m)| kind(m) == SignalKind::Heading) {
+        let key = *key as usize;
+        if last_counted[key] != mention.source {
+            last_counted[key] = mention.source;
+            heading_sources[key] += 1;
+        }
+    }
+    let template_threshold = TEMPLATE_HEADING_SOURCES.max(sources.len().div_ceil(TEMPLATE_HEADING_SHARE));
+    let names_explicitly =
+        |m: &Mention| !kind(m).is_place_only() && !matches!(kind(m), SignalKind::Defined | SignalKind::Introduced);
+    keyed.retain(|&(key, mention)| heading_sources[key as usize] < template_threshold || names_explicitly(&mention));
 }
 
 /// A concept's mentions in source order, a source's in signal order.
