@@ -450,16 +450,21 @@ mod tests {
                 fused: None,
             }),
         };
-        let empty = serde_json::json!({
-            "schema": "knowledge-context-pack", "schema_version": 2, "query": "", "intent": [], "items": [],
-            "budget": {"max_tokens": 600, "max_items": 6, "used_tokens": 10, "counting": "", "omitted": 0},
-            "freshness": {"index_run": null, "index_built_at": null, "all_current": true},
-            "permissions": "", "conflicts": [], "suggested_wiki_updates": [], "degraded": false, "degraded_reason": null
-        });
-        let mut pack: ContextPack = serde_json::from_value(empty).expect("a pack");
-        pack.items.push(item);
-        pack.semantic_floor = Some(floor);
-        pack
+        ContextPack {
+            schema: context::SCHEMA.into(),
+            schema_version: context::SCHEMA_VERSION,
+            query: String::new(),
+            intent: Vec::new(),
+            items: vec![item],
+            budget: context::Budget { max_tokens: 600, max_items: 6, used_tokens: 10, counting: "".into(), omitted: 0 },
+            freshness: context::Freshness { index_run: None, index_built_at: None, all_current: true },
+            permissions: String::new(),
+            conflicts: Vec::new(),
+            suggested_wiki_updates: Vec::new(),
+            degraded: false,
+            degraded_reason: None,
+            semantic_floor: Some(floor),
+        }
     }
 
     #[test]

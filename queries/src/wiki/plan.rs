@@ -118,10 +118,17 @@ pub struct PagePlan {
     pub places: Vec<Mention>,
     /// Sources that mention the concept beyond `max_places`: listed, not quoted.
     pub also: Vec<usize>,
-    /// Other pages (indexes into the plan) that share the most sources with this one.
+    /// Other pages (indexes into the plan) that share the most sources with this one, in slug order.
     pub related: Vec<usize>,
     /// Links and wikilinks to the concept, in path and line order.
     pub backlinks: Vec<Mention>,
+}
+
+impl PagePlan {
+    /// The sources the page quotes or lists, each once.
+    fn sources(&self) -> impl Iterator<Item = usize> + '_ {
+        self.places.iter().map(|m| m.source).chain(self.also.iter().copied())
+    }
 }
 
 /// The slug form of a name: lowercase letters and digits, other runs of characters as one `-`.
@@ -485,7 +492,7 @@ fn capitalized(title: String) -> String {
 fn pages_of_source(pages: &[PagePlan]) -> HashMap<usize, Vec<usize>> {
     let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::default();
     for (page, plan) in pages.iter().enumerate() {
-        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
+        for source in plan.sources() {
             pages_of_source.entry(source).or_default().push(page);
         }
     }
@@ -590,17 +597,10 @@ fn relate(
     // would be every page's related page (the Rust book's "Functions" was on 130 of 181 lists).
     let breadth: Vec<f64> = pages
         .iter()
-        .map(|plan| {
-            let mut sources: Vec<usize> =
-                plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()).collect();
-            sources.retain(|source| !hubs.contains(source));
-            sources.sort_unstable();
-            sources.dedup();
-            (sources.len().max(1) as f64).sqrt()
-        })
+        .map(|plan| (plan.sources().filter(|source| !hubs.contains(source)).count().max(1) as f64).sqrt())
         .collect();
     let mut related_of = |page: usize, plan: &PagePlan| -> Vec<usize> {
-        for source in plan.places.iter().map(|m| m.source).chain(plan.also.iter().copied()) {
+        for source in plan.sources() {
             if hubs.contains(&source) {
                 continue;
             }

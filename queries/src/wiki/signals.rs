@@ -199,14 +199,13 @@ impl Found<'_> {
             let stressed = || {
                 let one_word = !term.text.contains(' ');
                 let plain_word = one_word && !term.text.chars().any(char::is_uppercase);
-                let lower = term.text.to_lowercase();
                 let once_or_placeholder = || {
                     placeholder_or_example(text, term.start as usize, term.end as usize)
                         || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2
                 };
                 let names_nothing = || {
-                    super::lexicon::is_never_a_noun(&lower)
-                        && !code_words.get_or_init(|| words_in_code(text, doc)).contains(&lower)
+                    super::lexicon::is_never_a_noun(&term.text)
+                        && !code_words.get_or_init(|| words_in_code(text, doc)).contains(&term.text.to_lowercase())
                 };
                 (plain_word && once_or_placeholder()) || (one_word && names_nothing())
             };
