@@ -364,7 +364,8 @@ fn document(rng: &mut Rng, path: &str) -> String {
 }
 
 fn config(rng: &mut Rng) -> String {
-    let mut text = String::from("version = 1\n[project]\nname = \"vault\"\n");
+    // The project's name heads `llms.txt`: renaming the project re-derives it.
+    let mut text = format!("version = 1\n[project]\nname = \"{}\"\n", rng.pick(&["vault", "garden"]));
     let _ = write!(
         text,
         "[chunking]\ntarget_bytes = {}\noverlap_bytes = {}\n",

@@ -33,10 +33,10 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(
-        first.queries.executed, 21,
-        "parse, outline, chunks, lint_facts and concept_signals of three files, the plan, and the root of the \
-         index and its catalog row (sections, root_model, root_rows_hash, root_markdown, root_artifact): no \
-         concept has a page"
+        first.queries.executed, 22,
+        "parse, outline, chunks, lint_facts and concept_signals of three files, the plan, the root of the \
+         index and its catalog row (sections, root_model, root_rows_hash, root_markdown, root_artifact) and \
+         `llms.txt` (llms_text): no concept has a page"
     );
     assert_eq!(first.sources.added, 3);
 
@@ -80,6 +80,9 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("chunks", 2),
     ("concept_signals", 1),
     ("lint_facts", 1),
+    // Beta's summary is its first sentence, so `llms.txt`'s entry for it and its list change too.
+    ("llms_entry", 1),
+    ("llms_text", 1),
     ("outline", 2),
     ("page_artifact", 1),
     ("page_model", 1),
@@ -95,11 +98,18 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("shard_rows_hash", 1),
 ];
 
-/// The same edit in a new process, which sets every page row as an input: the sections, their page counts
-/// and the root's hash are derived too (and compared with the index's), not the root's Markdown.
+/// The same edit in a new process, which sets every page row as an input: the sections, their page counts,
+/// the root's hash and each of the three pages' `llms.txt` entries are derived too (and compared with the
+/// index's), not the root's Markdown.
 fn beta_body_edit_in_a_new_process() -> std::collections::BTreeMap<String, u64> {
     let mut counts = queries(BETA_BODY_EDIT);
-    counts.extend(queries(&[("root_model", 1), ("root_rows_hash", 1), ("sections", 1), ("shard_page_count", 1)]));
+    counts.extend(queries(&[
+        ("llms_entry", 3),
+        ("root_model", 1),
+        ("root_rows_hash", 1),
+        ("sections", 1),
+        ("shard_page_count", 1),
+    ]));
     counts
 }
 

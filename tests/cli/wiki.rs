@@ -368,3 +368,35 @@ fn a_note_that_stops_being_only_embeds_leads_its_page_after_an_edit() {
     test.build();
     assert_eq!(std::fs::read_to_string(test.path(ALPHA)).unwrap(), edited, "as a clean build makes it");
 }
+
+const LLMS: &str = ".hasna/knowledge/llms.txt";
+
+#[test]
+fn llms_txt_lists_the_pages_and_a_users_own_file_in_its_place_is_left_alone() {
+    let test = fixture();
+    let read = || std::fs::read_to_string(test.path(LLMS)).unwrap();
+    // A file of the user's in its place is never overwritten, and `build --check` says so.
+    test.write(LLMS, "# My notes for agents\n");
+    let output = test.run(&["build"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not writing `llms.txt`"), "{}", stderr(&output));
+    assert_eq!(read(), "# My notes for agents\n");
+    let check = test.run(&["build", "--check"]);
+    assert!(stdout(&check).contains("blocked: llms.txt (generated)"), "{}", stdout(&check));
+
+    // Out of the way, the file is the wiki's pages by section, each with its summary.
+    test.remove(LLMS);
+    assert_eq!(test.build()["artifacts"]["llms"]["written"], 1);
+    let llms = read();
+    assert!(llms.contains("\n## general\n\n- [Alpha](wiki/general/alpha.md): "), "{llms}");
+    assert!(llms.contains("\n- [Beta](wiki/general/beta.md): Beta stands alone in the meadow.\n"), "{llms}");
+    let unchanged = json!({"rendered": 0, "written": 0, "unchanged": 1, "compared": 0, "deleted": 0});
+    assert_eq!(test.build()["artifacts"]["llms"], unchanged);
+
+    // With no stat cache (a fresh clone of a repository that commits the output), a stale `llms.txt` of the
+    // tool's is still recognised as its own and brought up to date.
+    test.remove(".hasna/knowledge/artifacts.stat");
+    test.write(LLMS, llms.replace("Beta stands", "Beta stood"));
+    test.build();
+    assert_eq!(read(), llms);
+}

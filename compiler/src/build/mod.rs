@@ -332,7 +332,7 @@ impl Compiler {
                 wiki::warm_catalog(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)?;
                 // Templates that do not load fail the next build, which says why; nothing to warm for it.
                 let Ok(templates) = TemplateSet::load(project) else { return Ok(()) };
-                wiki::warm_shards(&conn, &mut self.db, &mut self.pages, &templates, &run).map_err(sql)
+                wiki::warm_shards(&conn, &mut self.db, &mut self.pages, (project, &templates), &run).map_err(sql)
             }
             _ => Ok(()),
         }
@@ -455,8 +455,7 @@ fn follow_index(
         &output_dir,
         &output_in_project,
         fresh_files,
-        &mut summary.pages,
-        &mut summary.shards,
+        wiki::FileCounters { pages: &mut summary.pages, shards: &mut summary.shards, declared: &mut summary.artifacts },
     )
     .map_err(files_failed)?;
     // The vector file searches map follows the committed generation (a no-op build reads its trailer).

@@ -145,7 +145,7 @@ pub(super) fn check_output_folder(project: &Project) -> Result<(), crate::config
     let prefix = project.config.output.dir.get_ref().trim_matches('/').trim_start_matches("./").to_string();
     let mut folders: Vec<(PathBuf, String)> = Vec::new();
     // The tool's own files: the index and its journal, the stat cache, the lock, the notes, the ingested
-    // sources, temporary files.
+    // sources, a declared artifact's file (`llms.txt`), temporary files.
     let own = |name: &str| {
         use crate::sources::ingested::{INGESTED_DIR, INGESTED_FILE};
         name.starts_with(DB_FILE)
@@ -159,6 +159,7 @@ pub(super) fn check_output_folder(project: &Project) -> Result<(), crate::config
                 crate::sources::ingested::LOCK_FILE,
             ]
             .contains(&name)
+            || knowledge_queries::wiki::DECLARED_KINDS.iter().any(|kind| (kind.at)(name))
             || name.starts_with('.')
     };
     for entry in entries.flatten() {

@@ -26,6 +26,8 @@ pub struct BuildSummary {
     pub pages: ArtifactCounters,
     /// Index shards (the root, a Markdown and a JSON file per section), counted like pages.
     pub shards: ArtifactCounters,
+    /// Every other kind of generated file (`llms.txt`, the schema document), counted like pages, by kind.
+    pub artifacts: std::collections::BTreeMap<String, ArtifactCounters>,
     /// What the `[wiki] writer`'s provider wrote, when one is configured and the build compared pages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wiki_writer: Option<crate::wiki::WriterCounters>,
@@ -70,6 +72,7 @@ impl BuildSummary {
             skipped,
             pages: ArtifactCounters::default(),
             shards: ArtifactCounters::default(),
+            artifacts: std::collections::BTreeMap::new(),
             wiki_writer: None,
             embeddings: None,
             lint: None,

@@ -157,7 +157,7 @@ impl Compiler {
         summary.wiki_writer = writer;
         let started = humantime::format_rfc3339_millis(job.started_at).to_string();
         wiki::record_log(conn, &run_id, &started, &stage.changes).map_err(sql)?;
-        (summary.pages, summary.shards) = (stage.pages, stage.shards);
+        (summary.pages, summary.shards, summary.artifacts) = (stage.pages, stage.shards, stage.declared);
         let fresh_files = std::mem::take(&mut stage.fresh);
         // With no provider, the vectors of one turned off go with this transaction; with one, the
         // embedding stage runs after the commit (below), so no provider call holds the write lock.

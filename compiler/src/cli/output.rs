@@ -179,12 +179,16 @@ pub(crate) fn print_build(out: &mut impl Write, root: &Path, summary: &BuildSumm
     } else {
         writeln!(out, "nothing changed: {} sources up to date, {} skipped", s.unchanged, s.skipped)?;
     }
-    let (p, i) = (&summary.pages, &summary.shards);
-    if p.rendered + p.written + p.deleted + i.rendered + i.written + i.deleted > 0 {
+    // Every file that is not a page: the index shards and each declared kind (`llms.txt`, the schema).
+    let p = &summary.pages;
+    let others = std::iter::once(&summary.shards).chain(summary.artifacts.values());
+    let (other_changes, others_written) = others
+        .fold((0, 0), |(changes, written), i| (changes + i.rendered + i.written + i.deleted, written + i.written));
+    if p.rendered + p.written + p.deleted + other_changes > 0 {
         writeln!(
             out,
-            "wiki: {} pages rendered, {} written, {} unchanged, {} deleted; {} index files written",
-            p.rendered, p.written, p.unchanged, p.deleted, i.written
+            "wiki: {} pages rendered, {} written, {} unchanged, {} deleted; {} other files written",
+            p.rendered, p.written, p.unchanged, p.deleted, others_written
         )?;
     }
     print_providers(out, summary)?;

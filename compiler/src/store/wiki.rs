@@ -2,7 +2,7 @@
 //! signals) and the stored views of the pages an edit reaches. The build writes pages, shards and
 //! citations in `write.rs` and `mod.rs`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use knowledge_queries::Origin;
 use knowledge_queries::wiki::{Excerpt, Signal, SignalKind};
@@ -412,6 +412,45 @@ pub fn upsert_artifact(
     Ok(())
 }
 
+/// An artifact of a declared kind as the catalog holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredArtifact {
+    pub path: String,
+    pub hash: String,
+}
+
+/// The stored artifacts of one declared kind, by uri.
+pub fn artifacts_of_kind(conn: &Connection, kind: &str) -> rusqlite::Result<BTreeMap<String, StoredArtifact>> {
+    conn.prepare_cached("SELECT uri, path, hash FROM storage_objects WHERE kind = ?1")?
+        .query_map([kind], |row| Ok((row.get(0)?, StoredArtifact { path: row.get(1)?, hash: row.get(2)? })))?
+        .collect()
+}
+
+/// Stores an artifact of a declared kind: its catalog row and its text.
+pub fn upsert_artifact_with_text(
+    conn: &Connection,
+    artifact: &knowledge_queries::wiki::Artifact,
+    text: &str,
+    run_id: &str,
+) -> rusqlite::Result<()> {
+    upsert_artifact(conn, artifact, run_id)?;
+    conn.prepare_cached("INSERT OR REPLACE INTO artifact_texts (uri, text) VALUES (?1, ?2)")?
+        .execute(params![artifact.uri, text])?;
+    Ok(())
+}
+
+/// Removes an artifact's catalog row, and with it its text.
+pub fn delete_artifact(conn: &Connection, uri: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM artifact_texts WHERE uri = ?1")?.execute([uri])?;
+    conn.prepare_cached("DELETE FROM storage_objects WHERE uri = ?1")?.execute([uri])?;
+    Ok(())
+}
+
+/// The text the index keeps of an artifact of a declared kind.
+pub fn artifact_text(conn: &Connection, uri: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT text FROM artifact_texts WHERE uri = ?1")?.query_row([uri], |row| row.get(0)).optional()
+}
+
 /// Which pages' shard rows to read.
 #[derive(Debug, Clone, Copy)]
 pub enum ShardRowsOf<'a> {
@@ -524,9 +563,9 @@ pub fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, Stor
     .collect()
 }
 
-/// Removes the root catalog's and the schema's rows (the catalog of shards is turned off).
-pub fn delete_root_and_schema(conn: &Connection) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM storage_objects WHERE kind IN ('root', 'schema')")?.execute([])?;
+/// Removes the root catalog's rows (the wiki is turned off).
+pub fn delete_root(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM storage_objects WHERE kind = 'root'")?.execute([])?;
     conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
     Ok(())
 }
@@ -538,13 +577,6 @@ pub fn delete_shard(conn: &Connection, section: &str, files: &[&str]) -> rusqlit
         conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
     }
     Ok(())
-}
-
-/// The stored hash of the artifact `uri`, when there is one.
-pub fn artifact_hash(conn: &Connection, uri: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT hash FROM storage_objects WHERE uri = ?1")?
-        .query_row([uri], |row| row.get(0))
-        .optional()
 }
 
 /// A shard's catalog row (`knowledge_indexes`): its files, how many pages it lists, the hash of the rows

@@ -13,12 +13,25 @@ pub struct Drift {
     pub state: &'static str,
 }
 
-impl crate::store::CatalogObject {
-    /// Which build counter the file counts under.
-    fn counter(&self) -> &'static str {
-        if self.kind == "page" { "page" } else { "shard" }
-    }
+/// The counters of a build's file sync, by the kind of artifact: pages, shards (the root and each section's
+/// Markdown and JSON), and each declared kind under its name.
+pub struct FileCounters<'a> {
+    pub pages: &'a mut ArtifactCounters,
+    pub shards: &'a mut ArtifactCounters,
+    pub declared: &'a mut BTreeMap<String, ArtifactCounters>,
+}
 
+impl FileCounters<'_> {
+    fn of(&mut self, kind: &str) -> &mut ArtifactCounters {
+        match kind {
+            "page" => self.pages,
+            "shard" | "shard_json" | "root" => self.shards,
+            declared => self.declared.entry(declared.to_string()).or_default(),
+        }
+    }
+}
+
+impl crate::store::CatalogObject {
     /// The text the file should hold, from the index.
     fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
         let artifact = SourceRef::from_path(&self.uri);
@@ -31,8 +44,7 @@ impl crate::store::CatalogObject {
                 Some(section) => super::shards::stored_shard_json(conn, section),
                 None => Ok(None),
             },
-            ("schema", _) => Ok(Some(SCHEMA_DOC.to_string())),
-            _ => Ok(None),
+            _ => store::artifact_text(conn, &self.uri),
         }
     }
 }
@@ -116,8 +128,8 @@ pub(super) fn may_delete(path: &str, bytes: &[u8], owned: &HashMap<String, FileS
 }
 
 pub(super) fn looks_written_by_us(path: &str, bytes: &[u8]) -> bool {
-    if bytes == SCHEMA_DOC.as_bytes() {
-        return true;
+    if let Some(kind) = declared_kind_at(path) {
+        return (kind.ours)(bytes);
     }
     let text = String::from_utf8_lossy(bytes);
     if path.starts_with("indexes/machine/") && path.ends_with(".json") {
@@ -136,11 +148,13 @@ pub(super) fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashM
     for folder in GENERATED_FOLDERS {
         files_under(output_dir, folder, &mut found);
     }
-    // The stat cache's own temporary file sits in the output folder itself.
+    // The stat cache's own temporary file, and a declared kind's file (`llms.txt`), sit in the output folder
+    // itself.
     if let Ok(entries) = std::fs::read_dir(output_dir) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if is_temporary(&name) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let ours = is_temporary(&name) || declared_kind_at(&name).is_some();
+            if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
                 found.push(name);
             }
         }
@@ -155,6 +169,11 @@ pub(super) fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashM
         .collect();
     leftovers.sort();
     leftovers
+}
+
+/// The declared kind whose files may sit at `path` (relative to the output folder).
+fn declared_kind_at(path: &str) -> Option<&'static knowledge_queries::wiki::ArtifactKind> {
+    knowledge_queries::wiki::DECLARED_KINDS.iter().find(|kind| (kind.at)(path))
 }
 
 /// Whether a file name is one of [`write_atomically`]'s temporary files (`.NAME.PID.tmp`).
@@ -193,8 +212,7 @@ pub fn sync_files(
     output_dir: &Path,
     output_in_project: &str,
     fresh: &HashMap<String, std::sync::Arc<str>>,
-    pages: &mut ArtifactCounters,
-    shards: &mut ArtifactCounters,
+    mut counters: FileCounters<'_>,
 ) -> Result<Vec<String>, std::io::Error> {
     let artifacts = crate::store::catalog_objects(conn).map_err(std::io::Error::other)?;
     let cached = read_stat_cache(output_dir);
@@ -211,7 +229,7 @@ pub fn sync_files(
     let mut blocked = Vec::new();
     let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
     for artifact in &artifacts {
-        let counters = if artifact.counter() == "page" { &mut *pages } else { &mut *shards };
+        let counters = counters.of(&artifact.kind);
         let file = output_dir.join(&artifact.path);
         let now = file_stat(&file, &artifact.hash);
         let cached_stat = cached.get(&artifact.path);

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use knowledge_queries::wiki::{
-    self, Artifact, Catalog, CatalogEntry, PageModel, PageView, PlanSettings, PlannedPage, SCHEMA_DOC, StoredView,
-    Templates, WikiPage,
+    self, Artifact, Catalog, CatalogEntry, PageModel, PageView, PlanSettings, PlannedPage, StoredView, Templates,
+    WikiPage,
 };
 use knowledge_queries::{SourceFile, SourceRef, chunks, content_hash, outline};
 use rusqlite::Connection;
@@ -20,6 +20,7 @@ use crate::sources::db::KnowledgeDb;
 use crate::store::{self, ChunkRow, RunEvent, SourceRow, StoreError};
 
 mod catalog;
+mod declared;
 mod files;
 mod log;
 mod pages;
@@ -29,7 +30,7 @@ mod writer;
 
 pub use crate::sources::db::{IndexSync, SyncedRun};
 use catalog::*;
-pub use files::{Drift, STAT_CACHE, drift, sync_files};
+pub use files::{Drift, FileCounters, STAT_CACHE, drift, sync_files};
 pub use log::{complete_log, record_log};
 use pages::*;
 pub use shards::warm_shards;
@@ -99,6 +100,8 @@ pub struct ArtifactChange {
 pub struct Stage {
     pub pages: ArtifactCounters,
     pub shards: ArtifactCounters,
+    /// Each declared kind's, by its name.
+    pub declared: BTreeMap<String, ArtifactCounters>,
     pub changes: Vec<ArtifactChange>,
     pub events: Vec<RunEvent>,
     /// Artifact texts this stage made that the index does not hold whole (the shards' JSON files), by

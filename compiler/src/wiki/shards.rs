@@ -6,10 +6,11 @@
 
 use knowledge_queries::wiki::{
     IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_artifact, root_markdown, root_page_count,
-    root_rows_hash, schema_artifact, sections, shard_artifact, shard_entries, shard_json, shard_json_artifact,
-    shard_json_text, shard_markdown, shard_rows_hash,
+    root_rows_hash, sections, shard_artifact, shard_entries, shard_json, shard_json_artifact, shard_json_text,
+    shard_markdown, shard_rows_hash,
 };
 
+use super::declared::compile_declared;
 use super::*;
 use crate::store::{ShardRowsOf, StoredShard};
 
@@ -120,6 +121,11 @@ pub(super) fn stored_shard_json(conn: &Connection, section: &str) -> rusqlite::R
     Ok(Some(shard_json_text(section, rows.iter().map(String::as_str))))
 }
 
+/// The project's name as `kc.toml` gives it, or empty: never the folder's, on which an index must not depend.
+fn project_name(project: &Project) -> String {
+    project.config.project.name.clone().unwrap_or_default()
+}
+
 /// Whether the shard inputs match the index as `run` committed it.
 pub(super) fn shards_match(inputs: &PageInputs, run: Option<&str>) -> bool {
     inputs.shards.as_ref().is_some_and(|state| state.synced.matches(run))
@@ -140,10 +146,10 @@ fn sync_shards(
     inputs: &mut PageInputs,
     changed: Option<&BTreeSet<String>>,
     run: &str,
-    template_hash: &str,
+    (template_hash, project_name): (&str, String),
 ) -> rusqlite::Result<PageIndex> {
     let mut state = inputs.shards.take().unwrap_or_else(|| ShardInputs {
-        index: PageIndex::new(db, Vec::new(), template_hash.to_string()),
+        index: PageIndex::new(db, Vec::new(), template_hash.to_string(), project_name.clone()),
         pages: BTreeMap::new(),
         synced: SyncedRun::default(),
     });
@@ -172,6 +178,9 @@ fn sync_shards(
     }
     if index.template_hash(db) != template_hash {
         index.set_template_hash(db).to(template_hash.to_string());
+    }
+    if index.project_name(db) != &project_name {
+        index.set_project_name(db).to(project_name);
     }
     state.synced.synced(run);
     inputs.shards = Some(state);
@@ -228,14 +237,14 @@ pub fn warm_shards(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
-    templates: &TemplateSet,
+    (project, templates): (&Project, &TemplateSet),
     run: &str,
 ) -> rusqlite::Result<()> {
     if shards_match(inputs, Some(run)) {
         return Ok(());
     }
     set_templates(db, inputs, templates);
-    let index = sync_shards(conn, db, inputs, None, run, &shard_template_hash(templates))?;
+    let index = sync_shards(conn, db, inputs, None, run, (&shard_template_hash(templates), project_name(project)))?;
     let names: Vec<String> = sections(db, index).keys().cloned().collect();
     for name in &names {
         read_section_rows(conn, db, inputs, name)?;
@@ -248,6 +257,9 @@ pub fn warm_shards(
         let _ = shard_artifact(db, index, section);
     }
     let _ = (root_rows_hash(db, index), root_markdown(db, index));
+    for kind in knowledge_queries::wiki::DECLARED_KINDS {
+        let _ = (kind.derive)(db, index);
+    }
     Ok(())
 }
 
@@ -271,7 +283,8 @@ pub(super) fn compile_shards(
 ) -> Result<(), ShardError> {
     let template_hash = shard_template_hash(context.templates);
     let warm = !context.full && inputs.shards.as_ref().is_some_and(|state| state.synced.warm(&context.sync));
-    let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, &template_hash)?;
+    let project_name = project_name(context.project);
+    let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, (&template_hash, project_name))?;
     let stored = store::stored_shards(conn)?;
     // The sections whose Markdown shows other rows than the index holds: their rows are read (a fresh
     // process has only digests), then their Markdown rendered.
@@ -325,10 +338,11 @@ pub(super) fn compile_shards(
         remove_section(conn, section, before, stage)?;
     }
     if !enabled {
-        store::delete_root_and_schema(conn)?;
-        return Ok(());
+        store::delete_root(conn)?;
+        return compile_declared(conn, db, None, context, stage);
     }
-    compile_root(conn, db, index, context, stage, stored.get(""))
+    compile_root(conn, db, index, context, stage, stored.get(""))?;
+    compile_declared(conn, db, Some(index), context, stage)
 }
 
 /// Removes the shard of a section with no page left: its row, its source row and its files' catalog rows.
@@ -349,7 +363,7 @@ fn remove_section(conn: &Connection, section: &str, before: &StoredShard, stage:
     Ok(())
 }
 
-/// Stores the root catalog when the sections it lists changed, and the schema file when it did.
+/// Stores the root catalog when the sections it lists changed.
 fn compile_root(
     conn: &Connection,
     db: &KnowledgeDb,
@@ -372,18 +386,6 @@ fn compile_root(
             markdown: &markdown,
         };
         record_shard(conn, context, stage, &root, before)?;
-    }
-    let schema = schema_artifact();
-    let schema_before = store::artifact_hash(conn, &schema.uri)?;
-    if schema_before.as_ref() != Some(&schema.hash) {
-        store_artifact(conn, &schema, context.run_id)?;
-        stage.changes.push(ArtifactChange {
-            artifact: schema.path.clone(),
-            kind: schema.kind,
-            old_hash: schema_before,
-            new_hash: Some(schema.hash.clone()),
-            sources: Vec::new(),
-        });
     }
     Ok(())
 }

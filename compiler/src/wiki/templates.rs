@@ -43,7 +43,7 @@ impl TemplateSet {
 pub fn fingerprint(project: &Project, templates: &TemplateSet) -> String {
     let wiki = &project.config.wiki;
     let material = format!(
-        "{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}\n{}\n{:?}\n{:?}\n",
+        "{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}\n{}\n{:?}\n{:?}\n{:?}\n",
         wiki.enabled,
         wiki.min_sources.get_ref(),
         wiki.max_quotes.get_ref(),
@@ -56,6 +56,8 @@ pub fn fingerprint(project: &Project, templates: &TemplateSet) -> String {
         super::writer_identity(project),
         wiki.max_pages,
         wiki.max_cost_usd,
+        // The project's name heads `llms.txt`.
+        project.config.project.name,
     );
     content_hash(material.as_bytes())
 }

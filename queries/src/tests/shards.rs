@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::wiki::{
-    IndexedPage, PageIndex, Section, ShardRow, Templates, root_artifact, root_markdown, shard_artifact, shard_entries,
-    shard_json, shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
+    IndexedPage, PageIndex, Section, ShardRow, Templates, llms_text, root_artifact, root_markdown, shard_artifact,
+    shard_entries, shard_json, shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
 };
 
 fn row(slug: &str, title: &str) -> ShardRow {
@@ -83,7 +83,7 @@ fn a_page_row_rederives_only_its_own_sections_shard() {
     };
     let install = page(&db, "guides", "install", "Install");
     let pages = vec![install, page(&db, "guides", "upgrade", "Upgrade"), page(&db, "reference", "api", "API")];
-    let index = PageIndex::new(&db, pages.clone(), "templates".to_string());
+    let index = PageIndex::new(&db, pages.clone(), "templates".to_string(), "fixture".to_string());
     derive_all(&db, index);
     let guides = Section::new(&db, "guides".to_string());
     assert_eq!(
@@ -178,7 +178,7 @@ fn a_sections_rows_hash_follows_what_its_markdown_shows() {
             .iter()
             .map(|row| IndexedPage::new(&db, "guides".to_string(), row.digest(), row.json("h"), None))
             .collect();
-        let index = PageIndex::new(&db, pages, template_hash.to_string());
+        let index = PageIndex::new(&db, pages, template_hash.to_string(), "fixture".to_string());
         shard_rows_hash(&db, index, Section::new(&db, "guides".to_string())).clone()
     };
     let rows = [row("install", "Install"), row("upgrade", "Upgrade")];
@@ -190,4 +190,61 @@ fn a_sections_rows_hash_follows_what_its_markdown_shows() {
     let mut summarized = rows.clone();
     summarized[1].summary = "Upgrade it.".to_string();
     assert_ne!(hash_of(&summarized, "templates"), before);
+}
+
+#[test]
+fn llms_txt_follows_titles_summaries_and_sections_not_a_pages_text() {
+    let mut db = TestDb::new(1000, 0);
+    let page = |db: &TestDb, section: &str, row: &ShardRow| {
+        IndexedPage::new(db, section.to_string(), row.digest(), row.json(&format!("hash-{}", row.slug)), None)
+    };
+    let mut install = row("install", "Install");
+    install.summary = "Run the installer.".to_string();
+    let first = page(&db, "guides", &install);
+    let pages = vec![first, page(&db, "reference", &row("api", "API"))];
+    let index = PageIndex::new(&db, pages.clone(), "templates".to_string(), "Garden tools".to_string());
+    assert_eq!(
+        llms_text(&db, index),
+        "# Garden tools\n\n> The compiled wiki of Garden tools: 2 concept pages in 2 sections, each gathered from the \
+         project's documents, every quote cited by source ref, revision and lines.\n\nThe index is \
+         [indexes/root.md](indexes/root.md); the page and index formats are described in [schemas/v1.md](schemas/v1.md).\n\
+         \n## guides\n\n- [Install](wiki/install.md): Run the installer.\n\n## reference\n\n- [API](wiki/api.md)\n"
+    );
+    db.take_executed(&[]);
+
+    // The page's text changed (its file's hash), not what the list shows: the entry is read again and
+    // comes out equal, so the list is not made again.
+    first.set_json(&mut db).to(install.json("hash-install-2"));
+    llms_text(&db, index);
+    assert_eq!(db.take_executed(&[]), ["llms_entry"]);
+
+    // Its summary changed: the list is made again.
+    install.summary = "Run the new installer.".to_string();
+    first.set_json(&mut db).to(install.json("hash-install-3"));
+    assert!(llms_text(&db, index).contains("- [Install](wiki/install.md): Run the new installer.\n"));
+    assert_eq!(db.take_executed(&[]), ["llms_entry", "llms_text"]);
+}
+
+#[test]
+fn llms_txt_keeps_each_page_on_its_line_whatever_its_title_holds() {
+    let db = TestDb::new(1000, 0);
+    let mut hostile = row("x", "Evil](https://example.com) [\n# Heading\u{1b}[2J");
+    hostile.summary = "First line.\r\n- a forged item\u{7}".to_string();
+    let page = IndexedPage::new(&db, "guides".to_string(), hostile.digest(), hostile.json("h"), None);
+    let index = PageIndex::new(&db, vec![page], "templates".to_string(), "name\n# forged".to_string());
+    let text = llms_text(&db, index);
+    assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+    assert!(text.starts_with("# name # forged\n\n> The compiled wiki of name # forged: "), "{text}");
+    let item = text.lines().find(|line| line.starts_with("- ")).unwrap();
+    assert_eq!(
+        item, r"- [Evil\](https://example.com) \[ # Heading \[2J](wiki/x.md): First line. - a forged item",
+        "{text}"
+    );
+    assert_eq!(text.lines().filter(|line| line.starts_with("- ")).count(), 1, "{text}");
+    assert_eq!(text.lines().filter(|line| line.starts_with("# ")).count(), 1, "{text}");
+
+    // A project `kc.toml` does not name is headed `Wiki`: an index must not depend on its folder's name.
+    let db = TestDb::new(1000, 0);
+    let index = PageIndex::new(&db, Vec::new(), "templates".to_string(), String::new());
+    assert!(llms_text(&db, index).starts_with("# Wiki\n\n> The compiled wiki: 0 concept pages in 0 sections"));
 }

@@ -2,9 +2,18 @@
 //! folder, its content's hash and size, and what the catalog says of it), derived from the page or shard
 //! it holds. The driver stores the row of each artifact it writes, and the file sync and the remote
 //! artifact store follow the catalog.
+//!
+//! Most kinds are declared here once ([`DECLARED_KINDS`]): a name and the query that derives each of its
+//! artifacts with its text. One driver (`compiler/src/wiki/declared.rs`) compares them with the catalog
+//! and writes their rows, texts, log events and files alike. Pages and shards are also sources (search
+//! reads their chunks) and have their own rows (citations, backlinks, shard rows), so their driver is
+//! their own.
+
+use std::sync::Arc;
 
 use serde_json::json;
 
+use super::llms::{LLMS_PATH, is_llms_text, llms_files};
 use super::render::{SCHEMA_VERSION, WikiPage, render_page};
 use super::shards::{PageIndex, Section, root_markdown, root_page_count, shard_json, shard_markdown, shard_page_count};
 use crate::{Db, SourceRef, content_hash};
@@ -29,7 +38,13 @@ pub struct Artifact {
 }
 
 impl Artifact {
-    fn of(uri: String, kind: &'static str, path: String, content: &str, metadata: &serde_json::Value) -> Artifact {
+    pub(super) fn of(
+        uri: String,
+        kind: &'static str,
+        path: String,
+        content: &str,
+        metadata: &serde_json::Value,
+    ) -> Artifact {
         Artifact {
             uri,
             kind,
@@ -83,9 +98,43 @@ pub fn root_artifact(db: &dyn Db, index: PageIndex) -> Result<Artifact, String> 
     Ok(Artifact::of(SourceRef::shard("root").path(), "root", "indexes/root.md".to_string(), markdown, &metadata))
 }
 
-/// The schema document's row; it is no source.
-#[must_use]
-pub fn schema_artifact() -> Artifact {
+/// An artifact of a declared kind: its catalog row and the text its file holds, which the index keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DerivedFile {
+    pub artifact: Artifact,
+    pub text: Arc<str>,
+}
+
+/// A kind of artifact, declared once: its name (the catalog's `kind`, and its counters' key in a build's
+/// summary) and the query that derives every artifact of the kind from the page index, or the template's
+/// error. The driver derives each declared kind while the wiki is on; an artifact it no longer derives
+/// is removed.
+pub struct ArtifactKind {
+    pub name: &'static str,
+    pub derive: fn(&dyn Db, PageIndex) -> Result<Vec<DerivedFile>, String>,
+    /// Whether a file at this path (relative to the output folder) may be one of the kind's.
+    pub at: fn(&str) -> bool,
+    /// Whether the bytes of a file there are the kind's own: a build may then replace or remove it though
+    /// no stat cache says it wrote it (in a fresh clone, say). Anything else is the user's.
+    pub ours: fn(&[u8]) -> bool,
+}
+
+/// Every declared kind. A new kind is a module of queries and a line here (docs/architecture.md,
+/// "Adding an artifact kind").
+pub const DECLARED_KINDS: &[ArtifactKind] = &[
+    ArtifactKind { name: "schema", derive: schema_files, at: |path| path.starts_with("schemas/"), ours: is_schema },
+    ArtifactKind { name: "llms", derive: llms_files, at: |path| path == LLMS_PATH, ours: is_llms_text },
+];
+
+/// Whether a file is the schema document as this binary writes it: a user's own schema stays.
+fn is_schema(bytes: &[u8]) -> bool {
+    bytes == SCHEMA_DOC.as_bytes()
+}
+
+/// The schema document, written as it is; it is no source.
+fn schema_files(_: &dyn Db, _: PageIndex) -> Result<Vec<DerivedFile>, String> {
     let metadata = json!({"version": SCHEMA_VERSION});
-    Artifact::of("knowledge://schema/v1".to_string(), "schema", "schemas/v1.md".to_string(), SCHEMA_DOC, &metadata)
+    let uri = format!("knowledge://schema/v{SCHEMA_VERSION}");
+    let artifact = Artifact::of(uri, "schema", format!("schemas/v{SCHEMA_VERSION}.md"), SCHEMA_DOC, &metadata);
+    Ok(vec![DerivedFile { artifact, text: SCHEMA_DOC.into() }])
 }

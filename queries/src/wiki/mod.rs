@@ -5,6 +5,7 @@
 mod artifacts;
 mod graph;
 mod lexicon;
+mod llms;
 mod plan;
 mod render;
 mod shards;
@@ -13,11 +14,13 @@ mod summary;
 mod terms;
 
 pub use artifacts::{
-    Artifact, SCHEMA_DOC, page_artifact, root_artifact, schema_artifact, shard_artifact, shard_json_artifact,
+    Artifact, ArtifactKind, DECLARED_KINDS, DerivedFile, SCHEMA_DOC, page_artifact, root_artifact, shard_artifact,
+    shard_json_artifact,
 };
 pub use graph::{
     Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
 };
+pub use llms::{LLMS_PATH, LlmsEntry, llms_entry, llms_text};
 pub use plan::{
     CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, place_ranks, plan, plan_signal,
     split_signals,

@@ -210,7 +210,7 @@ fn table_cell(value: &str) -> String {
 }
 
 /// Text that shows as written inside Markdown link text or a table cell.
-fn markdown_text(value: &str) -> String {
+pub(super) fn markdown_text(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
         if matches!(c, '\\' | '[' | ']' | '*' | '_' | '`' | '<' | '>' | '|') {

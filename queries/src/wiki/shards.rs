@@ -98,14 +98,17 @@ pub struct IndexedPage {
     pub row: Option<ShardRow>,
 }
 
-/// Every page row, sorted by section and slug, and the hash of the shard and root templates (with the
-/// code that renders them), which every shard's stored rows hash includes.
+/// Every page row, sorted by section and slug, the hash of the shard and root templates (with the
+/// code that renders them), which every shard's stored rows hash includes, and the project's name as
+/// `kc.toml` gives it (empty when it gives none), which heads `llms.txt`.
 #[salsa::input(singleton, debug)]
 pub struct PageIndex {
     #[returns(ref)]
     pub pages: Vec<IndexedPage>,
     #[returns(ref)]
     pub template_hash: String,
+    #[returns(ref)]
+    pub project_name: String,
 }
 
 /// A section's name, as a query key.

@@ -272,12 +272,19 @@ CREATE TABLE knowledge_indexes (
 -- Every generated artifact file, so builds can tell a current one from a stale, edited or missing one.
 CREATE TABLE storage_objects (
     uri TEXT PRIMARY KEY,               -- knowledge://wiki/SLUG, knowledge://index/SECTION[.json], ...
-    kind TEXT NOT NULL,                 -- page | shard | shard_json | root | schema
+    kind TEXT NOT NULL,                 -- page | shard | shard_json | root | a declared kind (schema, llms)
     path TEXT NOT NULL,                 -- relative to the output folder
     hash TEXT NOT NULL,                 -- content hash of the file
     size INTEGER NOT NULL,
     metadata TEXT NOT NULL,             -- JSON: title, section, source count
     run_id TEXT NOT NULL                -- the run that last changed it
+) WITHOUT ROWID;
+
+-- The text of each artifact of a declared kind (`llms.txt`, the schema document): nothing else in the index
+-- makes it, and the file sync restores a missing or edited file from it.
+CREATE TABLE artifact_texts (
+    uri TEXT PRIMARY KEY,               -- its storage_objects row
+    text TEXT NOT NULL
 ) WITHOUT ROWID;
 
 -- Embedding vectors, keyed by content: (model, hash of the embedded text). A renamed file or a moved chunk

@@ -1,0 +1,92 @@
+//! `llms.txt`: the wiki as the llmstxt.org convention lists a site for language models and agents (the
+//! project's name as its heading, a line on what the files are, then each section's pages as links with
+//! their summaries), derived from the page rows the index holds, as the shards are.
+//!
+//! Its format is the convention's, not the user's, so it has no template.
+
+use serde::Deserialize;
+
+use super::artifacts::{Artifact, DerivedFile};
+use super::render::{SCHEMA_VERSION, markdown_text};
+use super::shards::{IndexedPage, PageIndex, sections};
+use crate::Db;
+
+/// The file, relative to the output folder.
+pub const LLMS_PATH: &str = "llms.txt";
+
+/// What `llms.txt` shows of a page: the fields of its row in its section's JSON file that the list reads.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Deserialize)]
+pub struct LlmsEntry {
+    pub title: String,
+    pub path: String,
+    pub summary: String,
+}
+
+/// A page's entry, read from its row's JSON. Re-runs whenever the row's JSON does (it holds the page
+/// file's hash, which every edit of the page changes), and stops there unless the title, file or summary
+/// changed, so an edit of a page's text leaves the list alone.
+#[salsa::tracked(returns(ref))]
+pub fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<LlmsEntry> {
+    serde_json::from_str(page.json(db)).ok()
+}
+
+/// The text of `llms.txt`.
+#[salsa::tracked(returns(ref))]
+pub fn llms_text(db: &dyn Db, index: PageIndex) -> String {
+    let sections = sections(db, index);
+    let pages: usize = sections.values().map(Vec::len).sum();
+    // A project that names itself in `kc.toml` heads the file with its name; an index must not depend on
+    // the folder it sits in, so the folder's name is never used.
+    let name = one_line(index.project_name(db));
+    let (heading, of) =
+        if name.is_empty() { ("Wiki".to_string(), String::new()) } else { (name.clone(), format!(" of {name}")) };
+    let mut text = format!(
+        "# {heading}{DESCRIPTION}{of}: {pages} concept page{} in {} section{}, each gathered from the \
+         project's documents, every quote cited by source ref, revision and lines.\n\n\
+         The index is [indexes/root.md](indexes/root.md); the page and index formats are described in \
+         [schemas/v{SCHEMA_VERSION}.md](schemas/v{SCHEMA_VERSION}.md).\n",
+        if pages == 1 { "" } else { "s" },
+        sections.len(),
+        if sections.len() == 1 { "" } else { "s" },
+    );
+    for (section, pages) in sections {
+        text.push_str(&format!("\n## {}\n\n", one_line(section)));
+        for entry in pages.iter().filter_map(|&page| llms_entry(db, page).as_ref()) {
+            let title = one_line(&markdown_text(&entry.title));
+            let summary = one_line(&entry.summary);
+            match summary.is_empty() {
+                true => text.push_str(&format!("- [{title}]({})\n", entry.path)),
+                false => text.push_str(&format!("- [{title}]({}): {summary}\n", entry.path)),
+            }
+        }
+    }
+    text
+}
+
+/// The one `llms.txt` artifact, a declared kind ([`super::artifacts::DECLARED_KINDS`]).
+pub(super) fn llms_files(db: &dyn Db, index: PageIndex) -> Result<Vec<DerivedFile>, String> {
+    let text = llms_text(db, index);
+    let metadata = serde_json::json!({"pages": sections(db, index).values().map(Vec::len).sum::<usize>()});
+    let artifact = Artifact::of("knowledge://llms.txt".to_string(), "llms", LLMS_PATH.to_string(), text, &metadata);
+    Ok(vec![DerivedFile { artifact, text: text.as_str().into() }])
+}
+
+/// The line that follows `llms.txt`'s heading, which tells the tool's file from a user's.
+const DESCRIPTION: &str = "\n\n> The compiled wiki";
+
+/// Whether a file's bytes are an `llms.txt` this tool wrote.
+pub(super) fn is_llms_text(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.starts_with("# ") && text.lines().next().is_some_and(|heading| text[heading.len()..].starts_with(DESCRIPTION))
+}
+
+/// Text on one line: a line break or another control character in a title would end its list item, or
+/// move a terminal's cursor for whoever reads the file there.
+fn one_line(text: &str) -> String {
+    text.split(|c: char| c.is_control())
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim()
+        .to_string()
+}
