@@ -485,6 +485,15 @@ async def main():
             check("index template: the section's shard", "Understanding Ownership" in shard_text, shard_text)
             root_text = await read_resource_text(session, "knowledge://index/root")
             check("index template: the root", "book" in root_text, root_text)
+            listed = {r.uri: r for r in (await session.list_resources()).resources}
+            check("list_resources offers llms.txt and the schema", {"knowledge://llms.txt", "knowledge://schema/v1"} <= set(listed), listed)
+            check("llms.txt is plain text", listed["knowledge://llms.txt"].mime_type == "text/plain", listed["knowledge://llms.txt"])
+            llms_text = await read_resource_text(session, "knowledge://llms.txt")
+            check(
+                "llms.txt lists the page by section, with its file",
+                "## book" in llms_text and "[Understanding Ownership](wiki/book/understanding-ownership.md)" in llms_text,
+                llms_text,
+            )
             _, got = await call(session, "knowledge_get", {"ref": "understanding-ownership"})
             check(
                 "get a page by slug, with its backlinks",

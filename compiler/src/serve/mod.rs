@@ -606,12 +606,19 @@ impl ServerHandler for KnowledgeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resources = PROJECT_RESOURCES
+        let mut resources: Vec<Resource> = PROJECT_RESOURCES
             .iter()
             .map(|(uri, name, mime, description)| {
                 Resource::new(*uri, *name).with_description(*description).with_mime_type(*mime)
             })
             .collect();
+        // And each file of a declared kind the index holds; with no index yet, none.
+        let pool = self.pool.clone();
+        if let Ok(Ok(declared)) = tokio::task::spawn_blocking(move || declared_resources(&pool)).await {
+            resources.extend(declared.into_iter().map(|(uri, kind)| {
+                Resource::new(uri, kind.name).with_description(kind.description).with_mime_type(kind.mime)
+            }));
+        }
         Ok(ListResourcesResult::with_all_items(resources))
     }
 

@@ -180,9 +180,32 @@ fn template_resource(conn: &Connection, access: &Access, uri: &str) -> Result<(&
             .find(|change| change.run.id == id)
             .ok_or_else(|| ResourceError::NotFound(format!("no build `{id}`")))?;
         Ok(("application/json", to_json(&change)?))
+    } else if let Some((kind, text)) = store::declared_artifact(conn, uri).map_err(|e| failed(&e))? {
+        Ok((declared_kind(&kind).map_or("text/plain", |kind| kind.mime), text))
     } else {
         Err(ResourceError::NotFound(format!("no resource `{uri}`")))
     }
+}
+
+fn declared_kind(name: &str) -> Option<&'static knowledge_queries::wiki::ArtifactKind> {
+    knowledge_queries::wiki::DECLARED_KINDS.iter().find(|kind| kind.name == name)
+}
+
+/// The files of the declared kinds the index holds (`knowledge://llms.txt`, `knowledge://schema/v1`), each a
+/// resource by its uri: (uri, its kind).
+pub(super) fn declared_resources(
+    pool: &ReadPool,
+) -> Result<Vec<(String, &'static knowledge_queries::wiki::ArtifactKind)>, ResourceError> {
+    pool.with(|conn| {
+        let mut listed = Vec::new();
+        for kind in knowledge_queries::wiki::DECLARED_KINDS {
+            let stored =
+                store::artifacts_of_kind(conn, kind.name).map_err(|e| ResourceError::Failed(crate::error_chain(&e)))?;
+            listed.extend(stored.into_keys().map(|uri| (uri, kind)));
+        }
+        Ok(listed)
+    })
+    .map_err(|error| ResourceError::Failed(error.to_string()))?
 }
 
 /// The open-files manifest's files (not their text), each with what ingest stored of it and what the index

@@ -451,6 +451,15 @@ pub fn artifact_text(conn: &Connection, uri: &str) -> rusqlite::Result<Option<St
     conn.prepare_cached("SELECT text FROM artifact_texts WHERE uri = ?1")?.query_row([uri], |row| row.get(0)).optional()
 }
 
+/// The kind and text of an artifact of a declared kind, by uri.
+pub fn declared_artifact(conn: &Connection, uri: &str) -> rusqlite::Result<Option<(String, String)>> {
+    conn.prepare_cached(
+        "SELECT o.kind, t.text FROM artifact_texts t JOIN storage_objects o ON o.uri = t.uri WHERE t.uri = ?1",
+    )?
+    .query_row([uri], |row| Ok((row.get(0)?, row.get(1)?)))
+    .optional()
+}
+
 /// Which pages' shard rows to read.
 #[derive(Debug, Clone, Copy)]
 pub enum ShardRowsOf<'a> {

@@ -117,13 +117,30 @@ pub struct ArtifactKind {
     /// Whether the bytes of a file there are the kind's own: a build may then replace or remove it though
     /// no stat cache says it wrote it (in a fresh clone, say). Anything else is the user's.
     pub ours: fn(&[u8]) -> bool,
+    /// Its files' MIME type and what they hold, as the server lists each file as a resource by its uri.
+    pub mime: &'static str,
+    pub description: &'static str,
 }
 
 /// Every declared kind. A new kind is a module of queries and a line here (docs/architecture.md,
 /// "Adding an artifact kind").
 pub const DECLARED_KINDS: &[ArtifactKind] = &[
-    ArtifactKind { name: "schema", derive: schema_files, at: |path| path.starts_with("schemas/"), ours: is_schema },
-    ArtifactKind { name: "llms", derive: llms_files, at: |path| path == LLMS_PATH, ours: is_llms_text },
+    ArtifactKind {
+        name: "schema",
+        derive: schema_files,
+        at: |path| path.starts_with("schemas/"),
+        ours: is_schema,
+        mime: "text/markdown",
+        description: "The format of the generated pages and index shards.",
+    },
+    ArtifactKind {
+        name: "llms",
+        derive: llms_files,
+        at: |path| path == LLMS_PATH,
+        ours: is_llms_text,
+        mime: "text/plain",
+        description: "Every generated page by section with its summary (llms.txt): a map of the wiki for agents.",
+    },
 ];
 
 /// Whether a file is the schema document as this binary writes it: a user's own schema stays.
