@@ -400,3 +400,19 @@ fn llms_txt_lists_the_pages_and_a_users_own_file_in_its_place_is_left_alone() {
     test.build();
     assert_eq!(read(), llms);
 }
+
+#[test]
+fn an_index_row_says_the_sentence_that_sets_its_term_in_emphasis() {
+    let test = CliTest::new();
+    test.write(
+        "a.md",
+        "# Scope\n\nAs a first example of ownership, we look at the scope of some variables. A *scope* is the \
+         range within a program for which an item is valid.\n",
+    );
+    test.write("b.md", "# Blocks\n\nEvery block opens a new [[Scope]] that ends at its closing brace.\n");
+    test.write("c.md", "# Shadowing\n\nA name declared again in an inner [[Scope]] shadows the outer one.\n");
+    test.build();
+    let llms = std::fs::read_to_string(test.path(LLMS)).unwrap();
+    let row = llms.lines().find(|line| line.starts_with("- [Scope]")).unwrap_or_else(|| panic!("{llms}"));
+    assert!(row.ends_with(": A *scope* is the range within a program for which an item is valid."), "{row}");
+}

@@ -141,15 +141,20 @@ pub(super) fn store_page(
     let RenderedPage { model, view, source_count, model_hash, writing, markdown, artifact, row } = *page;
     let (path, hash) = (&artifact.path, &artifact.hash);
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
-    // An index row's one sentence: the defining source's own, else the page's most central one.
-    let summary = model
-        .lead
-        .as_ref()
-        .map(|lead| lead.text.as_str())
-        .or_else(|| model.summary.first().map(|line| line.text.as_str()))
-        .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
-        .map(first_sentence)
-        .unwrap_or_default();
+    // An index row's one sentence: the defining source's own (the one that sets the title in emphasis, else
+    // its first), else the page's most central one.
+    let summary = match &model.lead {
+        Some(lead) => {
+            first_sentence(&wiki::defining_sentence(&lead.text, &model.title).unwrap_or_else(|| lead.text.clone()))
+        }
+        None => model
+            .summary
+            .first()
+            .map(|line| line.text.as_str())
+            .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
+            .map(first_sentence)
+            .unwrap_or_default(),
+    };
     let aliases = serde_json::to_string(&model.aliases).expect("strings serialize");
     let shown = ShardRow::new(
         model.slug.clone(),

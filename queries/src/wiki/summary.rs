@@ -121,6 +121,34 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     chosen
 }
 
+/// The sentence of a quote that defines `title`: the first that sets it in emphasis (`*scope*`, `_arms_`,
+/// `**Trait**`, or its plural or singular), as a book or a note marks the term it introduces ("A *scope* is
+/// the range within a program for which an item is valid."), and that does not lean on the sentence before
+/// it, opens as a sentence does (not with a lower-case word or a closing bracket: the rest of a sentence
+/// the splitter cut short) and sends the reader nowhere else ("refer to *State Transition*"). A quote's
+/// first sentence often only leads up to it ("As a first example of ownership, we'll look at the scope of
+/// some variables.").
+#[must_use]
+pub fn defining_sentence(text: &str, title: &str) -> Option<String> {
+    let title = title.trim().to_lowercase();
+    if title.is_empty() {
+        return None;
+    }
+    let singular = title.strip_suffix('s').unwrap_or(&title);
+    let forms = [title.clone(), format!("{title}s"), singular.to_string()];
+    let marked: Vec<String> = forms.iter().flat_map(|form| [format!("*{form}*"), format!("_{form}_")]).collect();
+    let opens_a_sentence = |sentence: &str| {
+        sentence.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit() || "*_`\"“'‘".contains(c))
+    };
+    prose_sentences(text).into_iter().find(|sentence| {
+        let lower = sentence.to_lowercase();
+        opens_a_sentence(sentence)
+            && !leans_on_previous(sentence)
+            && !["refer to", "see "].iter().any(|referral| lower.contains(referral))
+            && marked.iter().any(|mark| lower.contains(mark.as_str()))
+    })
+}
+
 /// Words that open a sentence leaning on the one before it ("However, ...", "This means ..."): out of its
 /// place, such a sentence does not say what it refers to.
 const LEANING: &[&str] = &[
@@ -239,6 +267,34 @@ fn words(sentence: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_defining_sentence_is_the_one_that_sets_the_term_in_emphasis() {
+        let scope = "As a first example of ownership, we'll look at the scope of some variables. A *scope* is the \
+                     range within a program for which an item is valid.";
+        assert_eq!(
+            defining_sentence(scope, "Scope").as_deref(),
+            Some("A *scope* is the range within a program for which an item is valid.")
+        );
+        // Plural in the text, singular in the title, and the other emphasis marks.
+        let arms = "All `if` expressions start with the keyword `if`. Blocks of code associated with the \
+                    conditions are sometimes called _arms_, just like the arms in `match` expressions.";
+        assert!(defining_sentence(arms, "Arm").is_some_and(|s| s.contains("_arms_")));
+        assert!(defining_sentence("The **Trait** keyword declares one shared set of methods.", "trait").is_some());
+        // A sentence leaning on the one before it does not say what it refers to.
+        let stream = "The async `recv` method produces a sequence of items over time. This is an instance of a \
+                      much more general pattern known as a _stream_.";
+        assert_eq!(defining_sentence(stream, "Stream"), None);
+        // The term without emphasis, or inside another word, defines nothing.
+        assert_eq!(defining_sentence("We look at the scope of some variables in this example here.", "Scope"), None);
+        assert_eq!(defining_sentence("Each *scoped* name is valid until the end of its block here.", "Scope"), None);
+        // The rest of a sentence the splitter cut short, and a sentence that sends the reader elsewhere.
+        assert_eq!(
+            defining_sentence("}` is really defining a *family* of traits, one for each choice.", "Family"),
+            None
+        );
+        assert_eq!(defining_sentence("For states discussed below, refer to *State* in the section.", "State"), None);
+    }
 
     #[test]
     fn shared_words_are_counted_as_a_set_intersection_counts_them() {
