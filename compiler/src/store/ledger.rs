@@ -283,7 +283,12 @@ pub fn page_items(conn: &Connection, after: &str, limit: i64) -> rusqlite::Resul
 /// Up to `limit` catalog shards after the section `after` (from the first with `None`), by section.
 pub fn index_items(conn: &Connection, after: Option<&str>, limit: i64) -> rusqlite::Result<Vec<IndexItem>> {
     conn.prepare_cached(
-        "SELECT section, path, json_path, page_count, run_id FROM knowledge_indexes
+        // The root (section '') is a declared artifact: its page count is in its catalog row's metadata.
+        "SELECT section, path, json_path, page_count, run_id FROM (
+             SELECT section, path, json_path, page_count, run_id FROM knowledge_indexes
+             UNION ALL
+             SELECT '', path, NULL, json_extract(metadata, '$.pages'), run_id FROM storage_objects WHERE kind = 'root'
+         )
          WHERE ?1 IS NULL OR section > ?1 ORDER BY section LIMIT ?2",
     )?
     .query_map(params![after, limit], |row| {

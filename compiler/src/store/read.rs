@@ -57,9 +57,11 @@ pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<S
     conn.query_row("SELECT markdown FROM wiki_pages WHERE slug = ?1", [slug], |row| row.get(0)).optional()
 }
 
-/// A catalog shard's Markdown; `root` names the root.
+/// A catalog shard's Markdown; `root` names the root, which is a declared artifact.
 pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
-    let section = if section == "root" { "" } else { section };
+    if section == "root" {
+        return super::artifact_text(conn, &knowledge_queries::SourceRef::shard("root").path());
+    }
     conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
 }
 

@@ -542,20 +542,18 @@ pub struct StoredShard {
     pub rows_hash: String,
     pub markdown_hash: Option<String>,
     pub json_hash: Option<String>,
-    /// Its files, relative to the output folder; the root has no JSON.
+    /// Its files, relative to the output folder.
     pub path: String,
-    pub json_path: Option<String>,
+    pub json_path: String,
 }
 
-/// Every stored shard, by section (the root's under the empty one).
+/// Every stored section shard, by section.
 pub fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredShard>> {
     conn.prepare(
-        // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json` (the root's is
-        // `knowledge://index/root`, and it has no JSON).
+        // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json`.
         "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
-         LEFT JOIN storage_objects m
-                ON m.uri = 'knowledge://index/' || CASE WHEN k.section = '' THEN 'root' ELSE k.section END
-         LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json' AND k.section != ''",
+         LEFT JOIN storage_objects m ON m.uri = 'knowledge://index/' || k.section
+         LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json'",
     )?
     .query_map([], |row| {
         Ok((
@@ -572,13 +570,6 @@ pub fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, Stor
     .collect()
 }
 
-/// Removes the root catalog's rows (the wiki is turned off).
-pub fn delete_root(conn: &Connection) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM storage_objects WHERE kind = 'root'")?.execute([])?;
-    conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ''")?.execute([])?;
-    Ok(())
-}
-
 /// Removes a section's shard row and the artifact rows of its files.
 pub fn delete_shard(conn: &Connection, section: &str, files: &[&str]) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
@@ -592,10 +583,9 @@ pub fn delete_shard(conn: &Connection, section: &str, files: &[&str]) -> rusqlit
 /// its Markdown shows, and the Markdown.
 #[derive(Debug, Clone)]
 pub struct ShardEntry<'a> {
-    /// The empty section for the root.
     pub section: &'a str,
     pub path: &'a str,
-    pub json_path: Option<&'a str>,
+    pub json_path: &'a str,
     pub page_count: usize,
     pub rows_hash: &'a str,
     pub markdown: &'a str,

@@ -13,7 +13,7 @@ pub struct Drift {
     pub state: &'static str,
 }
 
-/// The counters of a build's file sync, by the kind of artifact: pages, shards (the root and each section's
+/// The counters of a build's file sync, by the kind of artifact: pages, shards (each section's
 /// Markdown and JSON), and each declared kind under its name.
 pub struct FileCounters<'a> {
     pub pages: &'a mut ArtifactCounters,
@@ -25,7 +25,7 @@ impl FileCounters<'_> {
     fn of(&mut self, kind: &str) -> &mut ArtifactCounters {
         match kind {
             "page" => self.pages,
-            "shard" | "shard_json" | "root" => self.shards,
+            "shard" | "shard_json" => self.shards,
             declared => self.declared.entry(declared.to_string()).or_default(),
         }
     }
@@ -38,8 +38,7 @@ impl crate::store::CatalogObject {
         let section = artifact.shard_section();
         match (self.kind.as_str(), artifact.page_slug()) {
             ("page", Some(slug)) => store::page_markdown(conn, slug),
-            // The root's uri is `knowledge://index/root`, which `shard_markdown` reads as the root.
-            ("root" | "shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),
+            ("shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),
             ("shard_json", _) => match section.and_then(|s| s.strip_suffix(".json")) {
                 Some(section) => super::shards::stored_shard_json(conn, section),
                 None => Ok(None),

@@ -5,9 +5,8 @@
 //! (search's `index_entry` results).
 
 use knowledge_queries::wiki::{
-    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_artifact, root_markdown, root_page_count,
-    root_rows_hash, sections, shard_artifact, shard_entries, shard_json, shard_json_artifact, shard_json_text,
-    shard_markdown, shard_rows_hash,
+    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, sections, shard_artifact, shard_entries, shard_json,
+    shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
 };
 
 use super::declared::compile_declared;
@@ -256,7 +255,6 @@ pub fn warm_shards(
         let _ = (shard_markdown(db, index, section), shard_entries(db, index, section));
         let _ = shard_artifact(db, index, section);
     }
-    let _ = (root_rows_hash(db, index), root_markdown(db, index));
     for kind in knowledge_queries::wiki::DECLARED_KINDS {
         let _ = (kind.derive)(db, index);
     }
@@ -323,7 +321,7 @@ pub(super) fn compile_shards(
             let shard = RenderedShard {
                 section: name,
                 artifact: &artifact,
-                json_path: Some(&json.path),
+                json_path: &json.path,
                 page_count: pages.len(),
                 rows_hash,
                 markdown: &markdown,
@@ -337,17 +335,13 @@ pub(super) fn compile_shards(
     for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
         remove_section(conn, section, before, stage)?;
     }
-    if !enabled {
-        store::delete_root(conn)?;
-        return compile_declared(conn, db, None, context, stage);
-    }
-    compile_root(conn, db, index, context, stage, stored.get(""))?;
-    compile_declared(conn, db, Some(index), context, stage)
+    // The root, `llms.txt` and the schema: the declared kinds, derived from the same page index.
+    compile_declared(conn, db, enabled.then_some(index), context, stage)
 }
 
 /// Removes the shard of a section with no page left: its row, its source row and its files' catalog rows.
 fn remove_section(conn: &Connection, section: &str, before: &StoredShard, stage: &mut Stage) -> rusqlite::Result<()> {
-    let files: Vec<&str> = std::iter::once(&before.path).chain(&before.json_path).map(String::as_str).collect();
+    let files = [before.path.as_str(), before.json_path.as_str()];
     store::delete_shard(conn, section, &files)?;
     if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
         store::delete_source(conn, id, true)?;
@@ -363,40 +357,13 @@ fn remove_section(conn: &Connection, section: &str, before: &StoredShard, stage:
     Ok(())
 }
 
-/// Stores the root catalog when the sections it lists changed.
-fn compile_root(
-    conn: &Connection,
-    db: &KnowledgeDb,
-    index: PageIndex,
-    context: &StageContext<'_>,
-    stage: &mut Stage,
-    before: Option<&StoredShard>,
-) -> Result<(), ShardError> {
-    let rows_hash = root_rows_hash(db, index);
-    if context.full || before.is_none_or(|before| &before.rows_hash != rows_hash) {
-        let markdown = root_markdown(db, index).clone().map_err(ShardError::Template)?;
-        let artifact = root_artifact(db, index).clone().map_err(ShardError::Template)?;
-        stage.shards.rendered += 1;
-        let root = RenderedShard {
-            section: "",
-            artifact: &artifact,
-            json_path: None,
-            page_count: root_page_count(db, index),
-            rows_hash,
-            markdown: &markdown,
-        };
-        record_shard(conn, context, stage, &root, before)?;
-    }
-    Ok(())
-}
-
-/// A shard (or, with the empty section, the root) rendered by this build.
+/// A section's shard rendered by this build.
 pub(super) struct RenderedShard<'a> {
     pub(super) section: &'a str,
     /// The Markdown file's row in the artifact catalog.
     pub(super) artifact: &'a Artifact,
-    /// The JSON file's path; the root has none.
-    pub(super) json_path: Option<&'a str>,
+    /// The JSON file's path.
+    pub(super) json_path: &'a str,
     pub(super) page_count: usize,
     pub(super) rows_hash: &'a str,
     pub(super) markdown: &'a str,
@@ -413,6 +380,7 @@ pub(super) fn record_shard(
     let RenderedShard { section, artifact, json_path, page_count, rows_hash, markdown } = *shard;
     let path = &artifact.path;
     let entry = store::ShardEntry { section, path, json_path, page_count, rows_hash, markdown, run_id: context.run_id };
+
     store::upsert_shard(conn, &entry)?;
     store_artifact(conn, artifact, context.run_id)?;
     let old_hash = before.and_then(|before| before.markdown_hash.clone());

@@ -90,7 +90,7 @@ fn shard_metadata<'db>(db: &'db dyn Db, index: PageIndex, section: Section<'db>)
     json!({"section": section.name(db), "pages": shard_page_count(db, index, section)})
 }
 
-/// The root catalog's row: a shard named `root` (no section is named `root`'s empty string).
+/// The root catalog's row: a shard named `root` (no section is named `root`'s empty string). A declared kind.
 #[salsa::tracked(returns(ref))]
 pub fn root_artifact(db: &dyn Db, index: PageIndex) -> Result<Artifact, String> {
     let markdown = root_markdown(db, index).as_ref().map_err(Clone::clone)?;
@@ -126,6 +126,14 @@ pub struct ArtifactKind {
 /// "Adding an artifact kind").
 pub const DECLARED_KINDS: &[ArtifactKind] = &[
     ArtifactKind {
+        name: "root",
+        derive: root_files,
+        at: |path| path == "indexes/root.md",
+        ours: has_generated_front_matter,
+        mime: "text/markdown",
+        description: "The index's sections and how many pages each holds.",
+    },
+    ArtifactKind {
         name: "schema",
         derive: schema_files,
         at: |path| path.starts_with("schemas/"),
@@ -142,6 +150,20 @@ pub const DECLARED_KINDS: &[ArtifactKind] = &[
         description: "Every generated page by section with its summary (llms.txt): a map of the wiki for agents.",
     },
 ];
+
+/// The root catalog, `indexes/root.md`.
+fn root_files(db: &dyn Db, index: PageIndex) -> Result<Vec<DerivedFile>, String> {
+    let text = root_markdown(db, index).as_ref().map_err(Clone::clone)?;
+    let artifact = root_artifact(db, index).clone()?;
+    Ok(vec![DerivedFile { artifact, text: text.as_str().into() }])
+}
+
+/// Whether a file opens with front matter that says `generated: true`, as every generated Markdown file does.
+fn has_generated_front_matter(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let Some(body) = text.strip_prefix("---\n") else { return false };
+    body.lines().take_while(|line| *line != "---").any(|line| line.trim() == "generated: true")
+}
 
 /// Whether a file is the schema document as this binary writes it: a user's own schema stays.
 fn is_schema(bytes: &[u8]) -> bool {

@@ -30,8 +30,8 @@ pub use render::{
     readable_excerpt, render, render_page,
 };
 pub use shards::{
-    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, root_rows_hash, sections,
-    shard_entries, shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
+    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, sections, shard_entries,
+    shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
 pub use signals::{Excerpt, Signal, SignalKind, signals_of};
 pub use summary::{SUMMARY_SENTENCES, SummaryLine, defining_sentence, lead_summary};

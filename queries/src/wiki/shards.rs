@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::render::{SCHEMA_VERSION, Templates, render};
-use crate::{Db, content_hash};
+use crate::Db;
 
 /// One row of an index shard, as its Markdown shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Hash)]
@@ -298,12 +298,6 @@ fn root_model(db: &dyn Db, index: PageIndex) -> serde_json::Value {
 #[must_use]
 pub fn root_page_count(db: &dyn Db, index: PageIndex) -> usize {
     sections(db, index).values().map(Vec::len).sum()
-}
-
-/// The hash of what the root shows, which the index stores as its rows hash.
-#[salsa::tracked(returns(ref))]
-pub fn root_rows_hash(db: &dyn Db, index: PageIndex) -> String {
-    content_hash(format!("{}{}", root_model(db, index), index.template_hash(db)).as_bytes())
 }
 
 /// The root catalog's Markdown, through the `root.md.j2` template.

@@ -258,11 +258,11 @@ CREATE TABLE citations (
     signal TEXT NOT NULL                -- how the source mentions the concept
 );
 
--- The catalog shards: one per section, and the root ('').
+-- The catalog shards: one per section (the root, indexes/root.md, is a declared artifact: artifact_texts).
 CREATE TABLE knowledge_indexes (
     section TEXT PRIMARY KEY,
-    path TEXT NOT NULL,                 -- relative to the output folder: indexes/<section>.md or indexes/root.md
-    json_path TEXT,                     -- indexes/machine/<section>.json; NULL for the root
+    path TEXT NOT NULL,                 -- relative to the output folder: indexes/<section>.md
+    json_path TEXT NOT NULL,            -- indexes/machine/<section>.json
     page_count INTEGER NOT NULL,
     rows_hash TEXT NOT NULL,            -- hash of the rows it lists and the template: equal means not re-rendered
     markdown TEXT NOT NULL,             -- the JSON file is joined from shard_rows.json; storage_objects has its hash
