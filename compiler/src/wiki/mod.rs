@@ -31,6 +31,7 @@ mod writer;
 pub use crate::sources::db::{IndexSync, SyncedRun};
 use catalog::*;
 pub use files::{Drift, FileCounters, STAT_CACHE, drift, sync_files};
+pub use knowledge_queries::wiki::looks_generated;
 pub use log::{complete_log, record_log};
 use pages::*;
 pub use shards::warm_shards;
@@ -439,11 +440,4 @@ pub fn wiki_folder(project: &Project) -> String {
 #[must_use]
 pub fn in_wiki_folder(project: &Project, path: &str) -> bool {
     path.strip_prefix(&Layout::new(project).wiki_folder_in_project).is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// Whether a file's text is a page this compiler generated (front matter with `generated: true`).
-#[must_use]
-pub fn looks_generated(text: &str) -> bool {
-    let Some(body) = text.strip_prefix("---\n") else { return false };
-    body.lines().take_while(|line| *line != "---").any(|line| line.trim() == "generated: true")
 }

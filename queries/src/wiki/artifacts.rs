@@ -5,7 +5,7 @@
 //!
 //! Most kinds are declared here once ([`DECLARED_KINDS`]): a name and the query that derives each of its
 //! artifacts with its text. One driver (`compiler/src/wiki/declared.rs`) compares them with the catalog
-//! and writes their rows, texts, log events and files alike. Pages and shards are also sources (search
+//! and writes their rows, texts, log events and files alike. Pages and section shards are also sources (search
 //! reads their chunks) and have their own rows (citations, backlinks, shard rows), so their driver is
 //! their own.
 
@@ -129,7 +129,7 @@ pub const DECLARED_KINDS: &[ArtifactKind] = &[
         name: "root",
         derive: root_files,
         at: |path| path == "indexes/root.md",
-        ours: has_generated_front_matter,
+        ours: |bytes| looks_generated(&String::from_utf8_lossy(bytes)),
         mime: "text/markdown",
         description: "The index's sections and how many pages each holds.",
     },
@@ -158,9 +158,10 @@ fn root_files(db: &dyn Db, index: PageIndex) -> Result<Vec<DerivedFile>, String>
     Ok(vec![DerivedFile { artifact, text: text.as_str().into() }])
 }
 
-/// Whether a file opens with front matter that says `generated: true`, as every generated Markdown file does.
-fn has_generated_front_matter(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes);
+/// Whether a file's text is one this compiler generated: front matter with `generated: true`, as every
+/// generated Markdown file (a page, a shard, the root) opens.
+#[must_use]
+pub fn looks_generated(text: &str) -> bool {
     let Some(body) = text.strip_prefix("---\n") else { return false };
     body.lines().take_while(|line| *line != "---").any(|line| line.trim() == "generated: true")
 }
