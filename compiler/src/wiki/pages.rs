@@ -142,10 +142,10 @@ pub(super) fn store_page(
     let (path, hash) = (&artifact.path, &artifact.hash);
     store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
     // An index row's one sentence: the defining source's own (the one that sets the title in emphasis, else
-    // its first), else the page's most central one.
+    // its first of prose, else its first line), else the page's most central one.
     let summary = match &model.lead {
         Some(lead) => {
-            first_sentence(&wiki::defining_sentence(&lead.text, &model.title).unwrap_or_else(|| lead.text.clone()))
+            first_sentence(&wiki::row_sentence(&lead.text, &model.title).unwrap_or_else(|| lead.text.clone()))
         }
         None => model
             .summary
@@ -250,10 +250,16 @@ pub(super) fn store_artifact(conn: &Connection, artifact: &Artifact, run_id: &st
 pub(super) fn first_sentence(text: &str) -> String {
     let text = without_markup(text);
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    // Block markers go, and emphasis marks with them: a summary cut at a sentence must not open a `**`
-    // it never closes.
-    let flat = flat.trim_start_matches(['#', '>', '-', '*', ' ']).replace("**", "");
-    let flat = flat.as_str();
+    // Block markers go (a heading's, a quote's, a list item's), and bold marks: a summary cut at a sentence
+    // must not open a `**` it never closes. An emphasized opening word keeps its marks (`*Tuple types* are`).
+    let flat = flat.trim_start_matches(['#', '>', ' ']);
+    let flat = flat.strip_prefix("- ").or_else(|| flat.strip_prefix("* ")).unwrap_or(flat).replace("**", "");
+    // A numbered step's marker ("1. ", "2) ") is no sentence of its own.
+    let digits = flat.len() - flat.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let flat = match flat[digits..].strip_prefix(['.', ')']) {
+        Some(rest) if digits > 0 && rest.starts_with(' ') => rest.trim_start(),
+        _ => flat.as_str(),
+    };
     let end = flat.find(". ").map_or(flat.len(), |at| at + 1);
     let mut sentence: String = flat[..end].chars().take(160).collect();
     if sentence.len() < flat[..end].len() {
@@ -323,6 +329,15 @@ mod tests {
             "Peelings go to the humus heap, not bin."
         );
         assert_eq!(first_sentence("<a id=\"old\"></a>\n\nA value is < 3 here."), "A value is < 3 here.");
+        // A numbered step's marker and a list item's go; an emphasized opening word and a number that opens a
+        // sentence stay.
+        assert_eq!(first_sentence("1. Make a tracking issue. Then wait."), "Make a tracking issue.");
+        assert_eq!(first_sentence("- **Bold** item here. More."), "Bold item here.");
+        assert_eq!(
+            first_sentence("*Tuple types* are a family of types. More."),
+            "*Tuple types* are a family of types."
+        );
+        assert_eq!(first_sentence("2026 was a year of releases. More."), "2026 was a year of releases.");
     }
 
     fn quote(path: &str, text: &str) -> Quote {

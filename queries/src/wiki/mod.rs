@@ -34,4 +34,4 @@ pub use shards::{
     shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
 pub use signals::{Excerpt, Signal, SignalKind, signals_of};
-pub use summary::{SUMMARY_SENTENCES, SummaryLine, defining_sentence, lead_summary};
+pub use summary::{SUMMARY_SENTENCES, SummaryLine, defining_sentence, lead_summary, row_sentence};

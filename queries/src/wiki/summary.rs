@@ -137,9 +137,6 @@ pub fn defining_sentence(text: &str, title: &str) -> Option<String> {
     let singular = title.strip_suffix('s').unwrap_or(&title);
     let forms = [title.clone(), format!("{title}s"), singular.to_string()];
     let marked: Vec<String> = forms.iter().flat_map(|form| [format!("*{form}*"), format!("_{form}_")]).collect();
-    let opens_a_sentence = |sentence: &str| {
-        sentence.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit() || "*_`\"“'‘".contains(c))
-    };
     prose_sentences(text).into_iter().find(|sentence| {
         let lower = sentence.to_lowercase();
         opens_a_sentence(sentence)
@@ -177,13 +174,61 @@ fn leans_on_previous(sentence: &str) -> bool {
     LEANING.contains(&first.as_str())
 }
 
+/// The sentence an index row says of a page whose lead is `text`: the one that defines `title`
+/// ([`defining_sentence`]), else the lead's first sentence of prose of four words or more (not a numbered
+/// step's "1.", a label like "Files:", a table row or a list of settings, a sentence leaning on the one
+/// before it, or one the splitter cut at "e.g."), else none: the caller then takes the lead's first line as
+/// it is.
+#[must_use]
+pub fn row_sentence(text: &str, title: &str) -> Option<String> {
+    // The lead's own first sentence has nothing before it to lean on ("This EIP adds ...").
+    let opening = text.split_whitespace().next().unwrap_or_default();
+    defining_sentence(text, title).or_else(|| {
+        sentences_of_prose(text).into_iter().enumerate().find_map(|(at, sentence)| {
+            let first = at == 0 && sentence.split_whitespace().next() == Some(opening);
+            let fits = sentence.split_whitespace().count() >= 4
+                && !sentence.ends_with([',', ';'])
+                && !sentence.ends_with("e.g.")
+                && !sentence.ends_with("i.e.")
+                && opens_a_sentence(&sentence)
+                && (first || !leans_on_previous(&sentence));
+            fits.then_some(sentence)
+        })
+    })
+}
+
+/// Whether a sentence opens as one does: not with a lower-case word or a closing bracket, which is the rest
+/// of a sentence the splitter cut short.
+fn opens_a_sentence(sentence: &str) -> bool {
+    sentence.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit() || "*_`\"“'‘@".contains(c))
+}
+
 /// A quote's sentences of prose, each on one line: code, headings, tables, lists, block quotes and HTML
 /// are left out, as are fragments under six words and run-ons over sixty.
 fn prose_sentences(text: &str) -> Vec<String> {
+    sentences_of_prose(text)
+        .into_iter()
+        .filter(|sentence| {
+            let count = sentence.split_whitespace().count();
+            (6..=60).contains(&count) && sentence.ends_with(['.', '?', '!', ')', '"', '*', '_'])
+        })
+        .collect()
+}
+
+/// Every sentence of a quote's prose blocks, each on one line: code, headings, tables, lists, block quotes
+/// and HTML are left out, and so is a block's leading line that is one token of markup (the Rust
+/// Reference's rule ids, `r[items.use.intro]`).
+fn sentences_of_prose(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_code = false;
     for block in text.split("\n\n") {
-        let trimmed = block.trim_start();
+        let mut trimmed = block.trim_start();
+        while let Some((first, rest)) = trimmed.split_once('\n')
+            && !first.trim().contains(char::is_whitespace)
+            && first.contains('[')
+        {
+            trimmed = rest.trim_start();
+        }
         // A code fence may span blank lines: an odd number of fence lines in a block opens or closes one.
         let fences =
             trimmed.lines().filter(|l| l.trim_start().starts_with("```") || l.trim_start().starts_with("~~~")).count();
@@ -199,8 +244,7 @@ fn prose_sentences(text: &str) -> Vec<String> {
         for end in super::signals::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
             let sentence = flat[start..end].trim();
             start = end;
-            let count = sentence.split_whitespace().count();
-            if (6..=60).contains(&count) && sentence.ends_with(['.', '?', '!', ')', '"', '*', '_']) {
+            if !sentence.is_empty() {
                 out.push(sentence.to_string());
             }
         }
@@ -267,6 +311,27 @@ fn words(sentence: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_row_says_the_leads_first_sentence_of_prose() {
+        // The Rust Reference's rule ids are no prose.
+        let reference = "r[items.use.intro]\nA _use declaration_ creates one or more local name bindings.";
+        assert_eq!(
+            row_sentence(reference, "Imports").as_deref(),
+            Some("A _use declaration_ creates one or more local name bindings.")
+        );
+        // The lead's own first sentence leans on nothing; a later one that leans is passed over.
+        let abstract_ = "This EIP adds a wallet endpoint for switching chains. It takes four parameters here.";
+        assert_eq!(
+            row_sentence(abstract_, "Endpoint").as_deref(),
+            Some("This EIP adds a wallet endpoint for switching chains.")
+        );
+        let listed =
+            "- Just add the section.\n\nThis is the easiest of all the alternatives. A new section helps readers.";
+        assert_eq!(row_sentence(listed, "Section").as_deref(), Some("A new section helps readers."));
+        // Nothing but numbered steps: none, and the caller takes the lead's first line.
+        assert_eq!(row_sentence("1. Make a tracking issue.\n2. Wait for it.", "Tracking issue"), None);
+    }
 
     #[test]
     fn the_defining_sentence_is_the_one_that_sets_the_term_in_emphasis() {
