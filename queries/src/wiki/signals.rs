@@ -465,11 +465,11 @@ fn sentences_around(bounds: &[usize], at: usize) -> (usize, usize) {
 }
 
 /// Offsets just after each sentence end in `text`: `.`, `?` or `!` (and any closing quote or bracket)
-/// followed by white space.
+/// followed by white space, but not the stop of "e.g." or "i.e.", which a sentence goes on after.
 pub(crate) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = text.as_bytes();
     (0..bytes.len()).filter_map(move |at| {
-        if !matches!(bytes[at], b'.' | b'?' | b'!') {
+        if !matches!(bytes[at], b'.' | b'?' | b'!') || ends_an_abbreviation(bytes, at) {
             return None;
         }
         let mut after = at + 1;
@@ -478,6 +478,14 @@ pub(crate) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
         }
         (after < bytes.len() && bytes[after].is_ascii_whitespace()).then_some(after)
     })
+}
+
+/// Whether the stop at `at` closes "e.g." or "i.e." (any case), standing as a word of its own.
+fn ends_an_abbreviation(bytes: &[u8], at: usize) -> bool {
+    let Some(start) = at.checked_sub(3) else { return false };
+    let word = &bytes[start..at];
+    let abbreviation = word.eq_ignore_ascii_case(b"e.g") || word.eq_ignore_ascii_case(b"i.e");
+    abbreviation && (start == 0 || !bytes[start - 1].is_ascii_alphanumeric())
 }
 
 /// The excerpt for a mention inside `range`: the whole block when it is short, else the line holding the

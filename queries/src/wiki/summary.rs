@@ -329,6 +329,14 @@ mod tests {
         let listed =
             "- Just add the section.\n\nThis is the easiest of all the alternatives. A new section helps readers.";
         assert_eq!(row_sentence(listed, "Section").as_deref(), Some("A new section helps readers."));
+        // "e.g." and "i.e." end no sentence; a word that ends in them does.
+        let abbreviated =
+            "It also detects problem six (e.g. a panic), i.e. the worst one here. A second sentence follows.";
+        assert_eq!(
+            sentences_of_prose(abbreviated),
+            ["It also detects problem six (e.g. a panic), i.e. the worst one here.", "A second sentence follows."]
+        );
+        assert_eq!(sentences_of_prose("We set the tie. Then more text."), ["We set the tie.", "Then more text."]);
         // Nothing but numbered steps: none, and the caller takes the lead's first line.
         assert_eq!(row_sentence("1. Make a tracking issue.\n2. Wait for it.", "Tracking issue"), None);
     }
