@@ -24,9 +24,10 @@ pub struct BuildSummary {
     pub skipped: Vec<Skipped>,
     /// Generated concept pages: rendered this build, files written or already equal, pages removed.
     pub pages: ArtifactCounters,
-    /// Index shards (the root, a Markdown and a JSON file per section), counted like pages.
+    /// Index shards (a Markdown and a JSON file per section), counted like pages.
     pub shards: ArtifactCounters,
-    /// Every other kind of generated file (`llms.txt`, the schema document), counted like pages, by kind.
+    /// Every other kind of generated file (the declared kinds: the root index, `llms.txt`, the schema
+    /// document), counted like pages, by kind.
     pub artifacts: std::collections::BTreeMap<String, ArtifactCounters>,
     /// What the `[wiki] writer`'s provider wrote, when one is configured and the build compared pages.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -260,7 +260,8 @@ pub(super) fn first_sentence(text: &str) -> String {
         Some(rest) if digits > 0 && rest.starts_with(' ') => rest.trim_start(),
         _ => flat.as_str(),
     };
-    let end = flat.find(". ").map_or(flat.len(), |at| at + 1);
+    // Cut where the wiki's sentences end (not at the stop of "e.g.").
+    let end = wiki::sentence_ends(flat).next().unwrap_or(flat.len());
     let mut sentence: String = flat[..end].chars().take(160).collect();
     if sentence.len() < flat[..end].len() {
         sentence.push('…');
@@ -338,6 +339,10 @@ mod tests {
             "*Tuple types* are a family of types."
         );
         assert_eq!(first_sentence("2026 was a year of releases. More."), "2026 was a year of releases.");
+        assert_eq!(
+            first_sentence("Closures (e.g. `async` blocks) capture their environment. More."),
+            "Closures (e.g. `async` blocks) capture their environment."
+        );
     }
 
     fn quote(path: &str, text: &str) -> Quote {

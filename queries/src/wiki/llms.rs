@@ -8,15 +8,15 @@ use serde::Deserialize;
 
 use super::artifacts::{Artifact, DerivedFile};
 use super::render::{SCHEMA_VERSION, markdown_text};
-use super::shards::{IndexedPage, PageIndex, sections};
+use super::shards::{IndexedPage, PageIndex, root_page_count, sections};
 use crate::Db;
 
 /// The file, relative to the output folder.
-pub const LLMS_PATH: &str = "llms.txt";
+pub(super) const LLMS_PATH: &str = "llms.txt";
 
 /// What `llms.txt` shows of a page: the fields of its row in its section's JSON file that the list reads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Deserialize)]
-pub struct LlmsEntry {
+pub(super) struct LlmsEntry {
     pub title: String,
     pub path: String,
     pub summary: String,
@@ -26,7 +26,7 @@ pub struct LlmsEntry {
 /// file's hash, which every edit of the page changes), and stops there unless the title, file or summary
 /// changed, so an edit of a page's text leaves the list alone.
 #[salsa::tracked(returns(ref))]
-pub fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<LlmsEntry> {
+pub(super) fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<LlmsEntry> {
     serde_json::from_str(page.json(db)).ok()
 }
 
@@ -34,12 +34,12 @@ pub fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<LlmsEntry> {
 #[salsa::tracked(returns(ref))]
 pub fn llms_text(db: &dyn Db, index: PageIndex) -> String {
     let sections = sections(db, index);
-    let pages: usize = sections.values().map(Vec::len).sum();
+    let pages = root_page_count(db, index);
     // A project that names itself in `kc.toml` heads the file with its name; an index must not depend on
     // the folder it sits in, so the folder's name is never used.
     let name = one_line(index.project_name(db));
-    let (heading, of) =
-        if name.is_empty() { ("Wiki".to_string(), String::new()) } else { (name.clone(), format!(" of {name}")) };
+    let of = if name.is_empty() { String::new() } else { format!(" of {name}") };
+    let heading = if name.is_empty() { "Wiki".to_string() } else { name };
     let mut text = format!(
         "# {heading}{DESCRIPTION}{of}: {pages} concept page{} in {} section{}, each gathered from the \
          project's documents, every quote cited by source ref, revision and lines.\n\n\
@@ -66,7 +66,7 @@ pub fn llms_text(db: &dyn Db, index: PageIndex) -> String {
 /// The one `llms.txt` artifact, a declared kind ([`super::artifacts::DECLARED_KINDS`]).
 pub(super) fn llms_files(db: &dyn Db, index: PageIndex) -> Result<Vec<DerivedFile>, String> {
     let text = llms_text(db, index);
-    let metadata = serde_json::json!({"pages": sections(db, index).values().map(Vec::len).sum::<usize>()});
+    let metadata = serde_json::json!({"pages": root_page_count(db, index)});
     let artifact = Artifact::of("knowledge://llms.txt".to_string(), "llms", LLMS_PATH.to_string(), text, &metadata);
     Ok(vec![DerivedFile { artifact, text: text.as_str().into() }])
 }

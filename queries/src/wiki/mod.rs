@@ -20,7 +20,8 @@ pub use artifacts::{
 pub use graph::{
     Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
 };
-pub use llms::{LLMS_PATH, LlmsEntry, llms_entry, llms_text};
+#[cfg(test)]
+pub(crate) use llms::llms_text;
 pub use plan::{
     CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, place_ranks, plan, plan_signal,
     split_signals,
@@ -33,5 +34,5 @@ pub use shards::{
     IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, sections, shard_entries,
     shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
-pub use signals::{Excerpt, Signal, SignalKind, signals_of};
-pub use summary::{SUMMARY_SENTENCES, SummaryLine, defining_sentence, lead_summary, row_sentence};
+pub use signals::{Excerpt, Signal, SignalKind, sentence_ends, signals_of};
+pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary, row_sentence};

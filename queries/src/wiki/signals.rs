@@ -466,7 +466,7 @@ fn sentences_around(bounds: &[usize], at: usize) -> (usize, usize) {
 
 /// Offsets just after each sentence end in `text`: `.`, `?` or `!` (and any closing quote or bracket)
 /// followed by white space, but not the stop of "e.g." or "i.e.", which a sentence goes on after.
-pub(crate) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+pub fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = text.as_bytes();
     (0..bytes.len()).filter_map(move |at| {
         if !matches!(bytes[at], b'.' | b'?' | b'!') || ends_an_abbreviation(bytes, at) {

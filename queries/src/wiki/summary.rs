@@ -128,8 +128,8 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
 /// the splitter cut short) and sends the reader nowhere else ("refer to *State Transition*"). A quote's
 /// first sentence often only leads up to it ("As a first example of ownership, we'll look at the scope of
 /// some variables.").
-#[must_use]
-pub fn defining_sentence(text: &str, title: &str) -> Option<String> {
+/// `sentences` are the quote's [`sentences_of_prose`].
+fn defining_sentence(sentences: &[String], title: &str) -> Option<String> {
     let title = title.trim().to_lowercase();
     if title.is_empty() {
         return None;
@@ -137,13 +137,15 @@ pub fn defining_sentence(text: &str, title: &str) -> Option<String> {
     let singular = title.strip_suffix('s').unwrap_or(&title);
     let forms = [title.clone(), format!("{title}s"), singular.to_string()];
     let marked: Vec<String> = forms.iter().flat_map(|form| [format!("*{form}*"), format!("_{form}_")]).collect();
-    prose_sentences(text).into_iter().find(|sentence| {
+    let defines = |sentence: &&String| {
         let lower = sentence.to_lowercase();
-        opens_a_sentence(sentence)
+        is_prose_sentence(sentence)
+            && opens_a_sentence(sentence)
             && !leans_on_previous(sentence)
             && !["refer to", "see "].iter().any(|referral| lower.contains(referral))
             && marked.iter().any(|mark| lower.contains(mark.as_str()))
-    })
+    };
+    sentences.iter().find(defines).cloned()
 }
 
 /// Words that open a sentence leaning on the one before it ("However, ...", "This means ..."): out of its
@@ -176,20 +178,18 @@ fn leans_on_previous(sentence: &str) -> bool {
 
 /// The sentence an index row says of a page whose lead is `text`: the one that defines `title`
 /// ([`defining_sentence`]), else the lead's first sentence of prose of four words or more (not a numbered
-/// step's "1.", a label like "Files:", a table row or a list of settings, a sentence leaning on the one
-/// before it, or one the splitter cut at "e.g."), else none: the caller then takes the lead's first line as
-/// it is.
+/// step's "1.", a label like "Files:", a table row or a list of settings, or a sentence leaning on the one
+/// before it), else none: the caller then takes the lead's first line as it is.
 #[must_use]
 pub fn row_sentence(text: &str, title: &str) -> Option<String> {
+    let sentences = sentences_of_prose(text);
     // The lead's own first sentence has nothing before it to lean on ("This EIP adds ...").
     let opening = text.split_whitespace().next().unwrap_or_default();
-    defining_sentence(text, title).or_else(|| {
-        sentences_of_prose(text).into_iter().enumerate().find_map(|(at, sentence)| {
+    defining_sentence(&sentences, title).or_else(|| {
+        sentences.into_iter().enumerate().find_map(|(at, sentence)| {
             let first = at == 0 && sentence.split_whitespace().next() == Some(opening);
             let fits = sentence.split_whitespace().count() >= 4
                 && !sentence.ends_with([',', ';'])
-                && !sentence.ends_with("e.g.")
-                && !sentence.ends_with("i.e.")
                 && opens_a_sentence(&sentence)
                 && (first || !leans_on_previous(&sentence));
             fits.then_some(sentence)
@@ -206,13 +206,14 @@ fn opens_a_sentence(sentence: &str) -> bool {
 /// A quote's sentences of prose, each on one line: code, headings, tables, lists, block quotes and HTML
 /// are left out, as are fragments under six words and run-ons over sixty.
 fn prose_sentences(text: &str) -> Vec<String> {
-    sentences_of_prose(text)
-        .into_iter()
-        .filter(|sentence| {
-            let count = sentence.split_whitespace().count();
-            (6..=60).contains(&count) && sentence.ends_with(['.', '?', '!', ')', '"', '*', '_'])
-        })
-        .collect()
+    sentences_of_prose(text).into_iter().filter(|sentence| is_prose_sentence(sentence)).collect()
+}
+
+/// Whether a sentence of prose is a whole one a summary may say: six to sixty words, ending as a sentence
+/// ends.
+fn is_prose_sentence(sentence: &str) -> bool {
+    let count = sentence.split_whitespace().count();
+    (6..=60).contains(&count) && sentence.ends_with(['.', '?', '!', ')', '"', '*', '_'])
 }
 
 /// Every sentence of a quote's prose blocks, each on one line: code, headings, tables, lists, block quotes
@@ -346,27 +347,54 @@ mod tests {
         let scope = "As a first example of ownership, we'll look at the scope of some variables. A *scope* is the \
                      range within a program for which an item is valid.";
         assert_eq!(
-            defining_sentence(scope, "Scope").as_deref(),
+            defining_sentence(&sentences_of_prose(scope), "Scope").as_deref(),
             Some("A *scope* is the range within a program for which an item is valid.")
         );
         // Plural in the text, singular in the title, and the other emphasis marks.
         let arms = "All `if` expressions start with the keyword `if`. Blocks of code associated with the \
                     conditions are sometimes called _arms_, just like the arms in `match` expressions.";
-        assert!(defining_sentence(arms, "Arm").is_some_and(|s| s.contains("_arms_")));
-        assert!(defining_sentence("The **Trait** keyword declares one shared set of methods.", "trait").is_some());
+        assert!(defining_sentence(&sentences_of_prose(arms), "Arm").is_some_and(|s| s.contains("_arms_")));
+        assert!(
+            defining_sentence(
+                &sentences_of_prose("The **Trait** keyword declares one shared set of methods."),
+                "trait"
+            )
+            .is_some()
+        );
         // A sentence leaning on the one before it does not say what it refers to.
         let stream = "The async `recv` method produces a sequence of items over time. This is an instance of a \
                       much more general pattern known as a _stream_.";
-        assert_eq!(defining_sentence(stream, "Stream"), None);
+        assert_eq!(defining_sentence(&sentences_of_prose(stream), "Stream"), None);
         // The term without emphasis, or inside another word, defines nothing.
-        assert_eq!(defining_sentence("We look at the scope of some variables in this example here.", "Scope"), None);
-        assert_eq!(defining_sentence("Each *scoped* name is valid until the end of its block here.", "Scope"), None);
-        // The rest of a sentence the splitter cut short, and a sentence that sends the reader elsewhere.
         assert_eq!(
-            defining_sentence("}` is really defining a *family* of traits, one for each choice.", "Family"),
+            defining_sentence(
+                &sentences_of_prose("We look at the scope of some variables in this example here."),
+                "Scope"
+            ),
             None
         );
-        assert_eq!(defining_sentence("For states discussed below, refer to *State* in the section.", "State"), None);
+        assert_eq!(
+            defining_sentence(
+                &sentences_of_prose("Each *scoped* name is valid until the end of its block here."),
+                "Scope"
+            ),
+            None
+        );
+        // The rest of a sentence the splitter cut short, and a sentence that sends the reader elsewhere.
+        assert_eq!(
+            defining_sentence(
+                &sentences_of_prose("}` is really defining a *family* of traits, one for each choice."),
+                "Family"
+            ),
+            None
+        );
+        assert_eq!(
+            defining_sentence(
+                &sentences_of_prose("For states discussed below, refer to *State* in the section."),
+                "State"
+            ),
+            None
+        );
     }
 
     #[test]

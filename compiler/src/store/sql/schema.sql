@@ -272,7 +272,7 @@ CREATE TABLE knowledge_indexes (
 -- Every generated artifact file, so builds can tell a current one from a stale, edited or missing one.
 CREATE TABLE storage_objects (
     uri TEXT PRIMARY KEY,               -- knowledge://wiki/SLUG, knowledge://index/SECTION[.json], ...
-    kind TEXT NOT NULL,                 -- page | shard | shard_json | root | a declared kind (schema, llms)
+    kind TEXT NOT NULL,                 -- page | shard | shard_json | a declared kind (root, schema, llms)
     path TEXT NOT NULL,                 -- relative to the output folder
     hash TEXT NOT NULL,                 -- content hash of the file
     size INTEGER NOT NULL,
@@ -280,7 +280,7 @@ CREATE TABLE storage_objects (
     run_id TEXT NOT NULL                -- the run that last changed it
 ) WITHOUT ROWID;
 
--- The text of each artifact of a declared kind (`llms.txt`, the schema document): nothing else in the index
+-- The text of each artifact of a declared kind (the root index, `llms.txt`, the schema document): nothing else in the index
 -- makes it, and the file sync restores a missing or edited file from it.
 CREATE TABLE artifact_texts (
     uri TEXT PRIMARY KEY,               -- its storage_objects row
