@@ -93,7 +93,7 @@ fn same_derived_output(incremental: &BTreeMap<String, String>, clean: &BTreeMap<
             .map(|(path, text)| (path.clone(), text.clone()))
             .collect();
         let dump = &files["knowledge.db.txt"];
-        for table in ["chunks", "wiki_pages", "citations", "wiki_backlinks", "knowledge_indexes"] {
+        for table in ["chunks", "wiki_pages", "citations", "wiki_backlinks", "storage_objects", "artifact_texts"] {
             out.insert(format!("[{table}]"), dump_section(dump, table));
         }
         out
@@ -231,7 +231,7 @@ fn dump_index(path: &Path) -> String {
         ("citations", "SELECT * FROM citations ORDER BY page, note"),
         ("wiki_backlinks", "SELECT * FROM wiki_backlinks ORDER BY page, from_ref, line"),
         ("page_sources", "SELECT * FROM page_sources ORDER BY page, path"),
-        ("knowledge_indexes", "SELECT section, path, json_path, page_count FROM knowledge_indexes ORDER BY section"),
+        ("artifact_texts", "SELECT uri, length(text) FROM artifact_texts ORDER BY uri"),
         ("storage_objects", "SELECT uri, kind, path, hash, size, metadata FROM storage_objects ORDER BY uri"),
         (
             "run_events (latest run)",

@@ -206,7 +206,7 @@ A second paragraph.
         expected.remove(rendered);
     }
     assert_eq!(edit.queries.by_query, expected, "a new process: the JSON, not the Markdown");
-    assert_eq!((edit.pages.rendered, edit.shards.rendered), (1, 0));
+    assert_eq!((edit.pages.rendered, edit.shards.rendered), (1, 1), "one shard file made again: the JSON");
 
     // An edit that changes what the planner reads (a new wikilink) reads the catalog and plans.
     std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, unlike [[Gamma]].\n").unwrap();

@@ -56,7 +56,10 @@ fn an_edit_rerenders_only_the_pages_that_quote_it_and_leaves_other_files_alone()
     test.write("b.md", "# Beta\n\nBeta stands alone in the meadow, mostly.\n");
     let third = test.build();
     assert_eq!(third["pages"], json!({"rendered": 1, "written": 1, "unchanged": 1, "compared": 1, "deleted": 0}));
-    assert_eq!(third["shards"]["rendered"], 1, "the section's shard lists Beta's new hash; the root is unchanged");
+    assert_eq!(
+        third["shards"]["rendered"], 2,
+        "the section's Markdown (Beta's new summary) and JSON (its new hash); the root is unchanged"
+    );
     assert_eq!(modified(&test.path(ALPHA)), alpha_mtime, "Alpha's page does not quote b.md");
     assert_eq!(modified(&test.path(".hasna/knowledge/indexes/root.md")), root_mtime);
     let beta = std::fs::read_to_string(test.path(BETA)).unwrap();

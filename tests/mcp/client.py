@@ -488,6 +488,18 @@ async def main():
             listed = {r.uri: r for r in (await session.list_resources()).resources}
             check("list_resources offers llms.txt and the schema", {"knowledge://llms.txt", "knowledge://schema/v1"} <= set(listed), listed)
             check("llms.txt is plain text", listed["knowledge://llms.txt"].mime_type == "text/plain", listed["knowledge://llms.txt"])
+            check(
+                "list_resources offers each section's shards as their kinds say",
+                listed["knowledge://index/book"].mime_type == "text/markdown"
+                and listed["knowledge://index/book.json"].mime_type == "application/json",
+                listed,
+            )
+            shard_json = json.loads(await read_resource_text(session, "knowledge://index/book.json"))
+            check(
+                "a section's JSON shard, joined from its pages' rows",
+                shard_json["section"] == "book" and [p["slug"] for p in shard_json["pages"]] == slugs,
+                shard_json,
+            )
             llms_text = await read_resource_text(session, "knowledge://llms.txt")
             check(
                 "llms.txt lists the page by section, with its file",

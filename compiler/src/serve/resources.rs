@@ -156,11 +156,11 @@ fn template_resource(conn: &Connection, access: &Access, uri: &str) -> Result<(&
             .map_err(|e| failed(&e))?
             .map(|markdown| ("text/markdown", markdown))
             .ok_or_else(|| ResourceError::NotFound(format!("no generated page `{slug}`")))
+    } else if let Some((kind, text)) = crate::wiki::declared_artifact(conn, uri).map_err(|e| failed(&e))? {
+        // The index's shards (`knowledge://index/{section}`, their `.json`), the root, `llms.txt`, the schema.
+        Ok((kind.mime, text))
     } else if let Some(section) = SourceRef::from_path(uri).shard_section() {
-        store::shard_markdown(conn, section)
-            .map_err(|e| failed(&e))?
-            .map(|markdown| ("text/markdown", markdown))
-            .ok_or_else(|| ResourceError::NotFound(format!("no index shard `{section}`")))
+        Err(ResourceError::NotFound(format!("no index shard `{section}`")))
     } else if let Some(id) = uri.strip_prefix("knowledge://item/") {
         // A note is a source whose path is its URI.
         match reader::resolve(conn, uri, access) {
@@ -180,15 +180,9 @@ fn template_resource(conn: &Connection, access: &Access, uri: &str) -> Result<(&
             .find(|change| change.run.id == id)
             .ok_or_else(|| ResourceError::NotFound(format!("no build `{id}`")))?;
         Ok(("application/json", to_json(&change)?))
-    } else if let Some((kind, text)) = store::declared_artifact(conn, uri).map_err(|e| failed(&e))? {
-        Ok((declared_kind(&kind).map_or("text/plain", |kind| kind.mime), text))
     } else {
         Err(ResourceError::NotFound(format!("no resource `{uri}`")))
     }
-}
-
-fn declared_kind(name: &str) -> Option<&'static knowledge_queries::wiki::ArtifactKind> {
-    knowledge_queries::wiki::DECLARED_KINDS.iter().find(|kind| kind.name == name)
 }
 
 /// The files of the declared kinds the index holds (`knowledge://llms.txt`, `knowledge://schema/v1`), each a

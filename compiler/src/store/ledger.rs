@@ -283,11 +283,12 @@ pub fn page_items(conn: &Connection, after: &str, limit: i64) -> rusqlite::Resul
 /// Up to `limit` catalog shards after the section `after` (from the first with `None`), by section.
 pub fn index_items(conn: &Connection, after: Option<&str>, limit: i64) -> rusqlite::Result<Vec<IndexItem>> {
     conn.prepare_cached(
-        // The root (section '') is a declared artifact: its page count is in its catalog row's metadata.
+        // The shards' catalog rows: each names its section (the root's is '') and page count in its metadata.
         "SELECT section, path, json_path, page_count, run_id FROM (
-             SELECT section, path, json_path, page_count, run_id FROM knowledge_indexes
-             UNION ALL
-             SELECT '', path, NULL, json_extract(metadata, '$.pages'), run_id FROM storage_objects WHERE kind = 'root'
+             SELECT json_extract(o.metadata, '$.section') AS section, o.path, j.path AS json_path,
+                    json_extract(o.metadata, '$.pages') AS page_count, o.run_id
+             FROM storage_objects o LEFT JOIN storage_objects j ON j.uri = o.uri || '.json'
+             WHERE o.kind IN ('shard', 'root')
          )
          WHERE ?1 IS NULL OR section > ?1 ORDER BY section LIMIT ?2",
     )?

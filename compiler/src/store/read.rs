@@ -57,14 +57,6 @@ pub fn page_markdown(conn: &Connection, slug: &str) -> rusqlite::Result<Option<S
     conn.query_row("SELECT markdown FROM wiki_pages WHERE slug = ?1", [slug], |row| row.get(0)).optional()
 }
 
-/// A catalog shard's Markdown; `root` names the root, which is a declared artifact.
-pub fn shard_markdown(conn: &Connection, section: &str) -> rusqlite::Result<Option<String>> {
-    if section == "root" {
-        return super::artifact_text(conn, &knowledge_queries::SourceRef::shard("root").path());
-    }
-    conn.query_row("SELECT markdown FROM knowledge_indexes WHERE section = ?1", [section], |row| row.get(0)).optional()
-}
-
 /// The paths of the sources under `folder` (project-relative, with its trailing `/`), with that prefix taken
 /// off: the hand-written pages of the output folder's `wiki/`, say.
 pub fn sources_under(conn: &Connection, folder: &str) -> rusqlite::Result<HashSet<String>> {

@@ -412,30 +412,37 @@ pub fn upsert_artifact(
     Ok(())
 }
 
-/// An artifact of a declared kind as the catalog holds it.
+/// An artifact of a declared kind as the catalog holds it: its file, its hash, and the stamp it was made at
+/// (its hash for a kind whose text the index does not keep).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredArtifact {
     pub path: String,
     pub hash: String,
+    pub stamp: String,
 }
 
-/// The stored artifacts of one declared kind, by uri.
+/// The stored artifacts of one declared kind, by uri. Reads no text.
 pub fn artifacts_of_kind(conn: &Connection, kind: &str) -> rusqlite::Result<BTreeMap<String, StoredArtifact>> {
-    conn.prepare_cached("SELECT uri, path, hash FROM storage_objects WHERE kind = ?1")?
-        .query_map([kind], |row| Ok((row.get(0)?, StoredArtifact { path: row.get(1)?, hash: row.get(2)? })))?
-        .collect()
+    conn.prepare_cached(
+        "SELECT o.uri, o.path, o.hash, coalesce(t.stamp, o.hash) FROM storage_objects o
+         LEFT JOIN artifact_texts t ON t.uri = o.uri WHERE o.kind = ?1",
+    )?
+    .query_map([kind], |row| {
+        Ok((row.get(0)?, StoredArtifact { path: row.get(1)?, hash: row.get(2)?, stamp: row.get(3)? }))
+    })?
+    .collect()
 }
 
-/// Stores an artifact of a declared kind: its catalog row and its text.
+/// Stores an artifact of a declared kind: its catalog row and its text with the stamp it was made at.
 pub fn upsert_artifact_with_text(
     conn: &Connection,
     artifact: &knowledge_queries::wiki::Artifact,
-    text: &str,
+    (stamp, text): (&str, &str),
     run_id: &str,
 ) -> rusqlite::Result<()> {
     upsert_artifact(conn, artifact, run_id)?;
-    conn.prepare_cached("INSERT OR REPLACE INTO artifact_texts (uri, text) VALUES (?1, ?2)")?
-        .execute(params![artifact.uri, text])?;
+    conn.prepare_cached("INSERT OR REPLACE INTO artifact_texts (uri, stamp, text) VALUES (?1, ?2, ?3)")?
+        .execute(params![artifact.uri, stamp, text])?;
     Ok(())
 }
 
@@ -451,13 +458,11 @@ pub fn artifact_text(conn: &Connection, uri: &str) -> rusqlite::Result<Option<St
     conn.prepare_cached("SELECT text FROM artifact_texts WHERE uri = ?1")?.query_row([uri], |row| row.get(0)).optional()
 }
 
-/// The kind and text of an artifact of a declared kind, by uri.
-pub fn declared_artifact(conn: &Connection, uri: &str) -> rusqlite::Result<Option<(String, String)>> {
-    conn.prepare_cached(
-        "SELECT o.kind, t.text FROM artifact_texts t JOIN storage_objects o ON o.uri = t.uri WHERE t.uri = ?1",
-    )?
-    .query_row([uri], |row| Ok((row.get(0)?, row.get(1)?)))
-    .optional()
+/// The kind of the artifact the catalog holds at `uri`.
+pub fn artifact_kind(conn: &Connection, uri: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT kind FROM storage_objects WHERE uri = ?1")?
+        .query_row([uri], |row| row.get(0))
+        .optional()
 }
 
 /// Which pages' shard rows to read.
@@ -532,80 +537,5 @@ pub fn each_shard_row(
     while let Some(row) = rows.next()? {
         each(read(row)?);
     }
-    Ok(())
-}
-
-/// What the index holds of a shard before a build: the hash of the rows its Markdown shows, and the hashes of
-/// its files (not their texts, which are large and mostly unchanged).
-#[derive(Debug, Clone)]
-pub struct StoredShard {
-    pub rows_hash: String,
-    pub markdown_hash: Option<String>,
-    pub json_hash: Option<String>,
-    /// Its files, relative to the output folder.
-    pub path: String,
-    pub json_path: String,
-}
-
-/// Every stored section shard, by section.
-pub fn stored_shards(conn: &Connection) -> rusqlite::Result<HashMap<String, StoredShard>> {
-    conn.prepare(
-        // By URI, the catalog's key: `knowledge://index/SECTION` and its `.json`.
-        "SELECT k.section, k.rows_hash, m.hash, j.hash, k.path, k.json_path FROM knowledge_indexes k
-         LEFT JOIN storage_objects m ON m.uri = 'knowledge://index/' || k.section
-         LEFT JOIN storage_objects j ON j.uri = 'knowledge://index/' || k.section || '.json'",
-    )?
-    .query_map([], |row| {
-        Ok((
-            row.get(0)?,
-            StoredShard {
-                rows_hash: row.get(1)?,
-                markdown_hash: row.get(2)?,
-                json_hash: row.get(3)?,
-                path: row.get(4)?,
-                json_path: row.get(5)?,
-            },
-        ))
-    })?
-    .collect()
-}
-
-/// Removes a section's shard row and the artifact rows of its files.
-pub fn delete_shard(conn: &Connection, section: &str, files: &[&str]) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM knowledge_indexes WHERE section = ?1")?.execute([section])?;
-    for path in files {
-        conn.prepare_cached("DELETE FROM storage_objects WHERE path = ?1")?.execute([path])?;
-    }
-    Ok(())
-}
-
-/// A shard's catalog row (`knowledge_indexes`): its files, how many pages it lists, the hash of the rows
-/// its Markdown shows, and the Markdown.
-#[derive(Debug, Clone)]
-pub struct ShardEntry<'a> {
-    pub section: &'a str,
-    pub path: &'a str,
-    pub json_path: &'a str,
-    pub page_count: usize,
-    pub rows_hash: &'a str,
-    pub markdown: &'a str,
-    pub run_id: &'a str,
-}
-
-/// Writes (or replaces) a shard's catalog row.
-pub fn upsert_shard(conn: &Connection, shard: &ShardEntry<'_>) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO knowledge_indexes (section, path, json_path, page_count, rows_hash, markdown, run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
-        shard.section,
-        shard.path,
-        shard.json_path,
-        shard.page_count as i64,
-        shard.rows_hash,
-        shard.markdown,
-        shard.run_id
-    ])?;
     Ok(())
 }

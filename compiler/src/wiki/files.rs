@@ -1,6 +1,8 @@
 //! The files under the output folder follow the index: drift for `--check`, leftovers of a killed build,
 //! the stat cache that vouches for unchanged files and records which the tool wrote, atomic writes.
 
+use knowledge_queries::wiki::declared_kind;
+
 use super::*;
 
 /// An artifact on disk that differs from what the index says it should be.
@@ -23,10 +25,9 @@ pub struct FileCounters<'a> {
 
 impl FileCounters<'_> {
     fn of(&mut self, kind: &str) -> &mut ArtifactCounters {
-        match kind {
-            "page" => self.pages,
-            "shard" | "shard_json" => self.shards,
-            declared => self.declared.entry(declared.to_string()).or_default(),
+        match declared_kind(kind) {
+            Some(kind) => super::declared::counters(kind, self.shards, self.declared),
+            None => self.pages,
         }
     }
 }
@@ -34,16 +35,14 @@ impl FileCounters<'_> {
 impl crate::store::CatalogObject {
     /// The text the file should hold, from the index.
     fn text(&self, conn: &Connection) -> rusqlite::Result<Option<String>> {
-        let artifact = SourceRef::from_path(&self.uri);
-        let section = artifact.shard_section();
-        match (self.kind.as_str(), artifact.page_slug()) {
-            ("page", Some(slug)) => store::page_markdown(conn, slug),
-            ("shard", _) => section.map_or(Ok(None), |section| store::shard_markdown(conn, section)),
-            ("shard_json", _) => match section.and_then(|s| s.strip_suffix(".json")) {
-                Some(section) => super::shards::stored_shard_json(conn, section),
-                None => Ok(None),
-            },
-            _ => store::artifact_text(conn, &self.uri),
+        if self.kind == "page" {
+            return SourceRef::from_path(&self.uri)
+                .page_slug()
+                .map_or(Ok(None), |slug| store::page_markdown(conn, slug));
+        }
+        match declared_kind(&self.kind) {
+            Some(kind) => super::declared::kept_text(conn, kind, &self.uri),
+            None => Ok(None),
         }
     }
 }
@@ -127,15 +126,10 @@ pub(super) fn may_delete(path: &str, bytes: &[u8], owned: &HashMap<String, FileS
 }
 
 pub(super) fn looks_written_by_us(path: &str, bytes: &[u8]) -> bool {
-    if let Some(kind) = declared_kind_at(path) {
-        return (kind.ours)(bytes);
+    match declared_kind_at(path) {
+        Some(kind) => (kind.ours)(bytes),
+        None => looks_generated(&String::from_utf8_lossy(bytes)),
     }
-    let text = String::from_utf8_lossy(bytes);
-    if path.starts_with("indexes/machine/") && path.ends_with(".json") {
-        return serde_json::from_str::<serde_json::Value>(&text)
-            .is_ok_and(|json| json.get("schema").is_some() && json.get("pages").is_some());
-    }
-    looks_generated(&text)
 }
 
 /// Files in the generated folders that the index does not list and that a build may remove: generated

@@ -30,6 +30,7 @@ mod writer;
 
 pub use crate::sources::db::{IndexSync, SyncedRun};
 use catalog::*;
+pub use declared::declared_artifact;
 pub use files::{Drift, FileCounters, STAT_CACHE, drift, sync_files};
 pub use knowledge_queries::wiki::looks_generated;
 pub use log::{complete_log, record_log};

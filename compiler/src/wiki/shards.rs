@@ -1,17 +1,13 @@
-//! Index shards: the driver half. Every page row is an input of the graph's shard queries
+//! Index shards: the inputs half. Every page row is an input of the graph's shard queries
 //! (`knowledge_queries::wiki::PageIndex`), set from the index (only the rows this build wrote or removed
-//! when the inputs match the prior run); each shard is stored again only when what the graph derives for
-//! it differs from the index's hashes, and its entries are a source whose chunks are its page rows
-//! (search's `index_entry` results).
+//! when the inputs match the prior run); the artifact driver (`declared.rs`) then stores each section's
+//! shards, the root and the other declared kinds whose stamps differ from the index's.
 
-use knowledge_queries::wiki::{
-    IndexedPage, PageIndex, Section, ShardEntry, ShardRow, sections, shard_artifact, shard_entries, shard_json,
-    shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
-};
+use knowledge_queries::wiki::{DECLARED_KINDS, IndexedPage, PageIndex, ShardRow, sections, shard_json_text};
 
 use super::declared::compile_declared;
 use super::*;
-use crate::store::{ShardRowsOf, StoredShard};
+use crate::store::ShardRowsOf;
 
 /// The shard queries' inputs, kept for the life of a `Compiler`: one per page row, and the run whose
 /// committed index they match.
@@ -19,53 +15,6 @@ pub(super) struct ShardInputs {
     index: PageIndex,
     pages: BTreeMap<String, IndexedPage>,
     synced: SyncedRun,
-}
-
-/// A shard as a source row: one chunk per index entry, so an `index_entry` result cites the bytes the
-/// shard holds. The chunk's identifiers hold the page's slug, which search uses to tell an entry from its
-/// page.
-pub(super) fn shard_source_row(section: &str, markdown: &str, entries: &[ShardEntry]) -> SourceRow {
-    let path = SourceRef::shard(section).path();
-    let chunks = entries
-        .iter()
-        .enumerate()
-        .map(|(ordinal, entry)| {
-            let text = &markdown[entry.start as usize..entry.end as usize];
-            ChunkRow {
-                id: content_hash(format!("{path}\0{}", entry.slug).as_bytes()),
-                ordinal: u32::try_from(ordinal).unwrap_or(u32::MAX),
-                hash: content_hash(text.as_bytes()),
-                heading_path: serde_json::to_string(&[section]).expect("strings serialize"),
-                title: entry.title.clone(),
-                text: text.to_string(),
-                identifiers: entry.slug.clone(),
-                start_offset: entry.start,
-                end_offset: entry.end,
-                start_line: entry.line,
-                end_line: entry.line,
-                minhash: None,
-                entity: None,
-            }
-        })
-        .collect();
-    SourceRow {
-        uri: path.clone(),
-        path,
-        kind: "markdown",
-        mime: "text/markdown",
-        size: markdown.len() as u64,
-        mtime_ns: 0,
-        revision: content_hash(markdown.as_bytes()),
-        title: format!("Index: {section}"),
-        outline: "{}".to_string(),
-        lint_facts: "{}".to_string(),
-        labels: String::new(),
-        chunks,
-        signals: Vec::new(),
-        entities: std::sync::Arc::new([]),
-        // A shard lists pages and sources; its lines are no passages anyone cites.
-        line_keys: Vec::new(),
-    }
 }
 
 /// Why shards could not be compiled: a template that fails while rendering is the user's error, not the
@@ -211,7 +160,7 @@ fn set_page(db: &mut KnowledgeDb, input: Option<IndexedPage>, page: PageFields) 
 }
 
 /// Reads the rows of a section's pages that its inputs lack, so its Markdown can be rendered.
-fn read_section_rows(
+pub(super) fn read_section_rows(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
@@ -230,8 +179,8 @@ fn read_section_rows(
 }
 
 /// Sets the shard inputs from the page rows the index holds as `run` committed it, and derives every
-/// shard once, so that the next build of this `Compiler` starts warm: `--watch` does this after a build
-/// that left them cold.
+/// declared artifact once, so that the next build of this `Compiler` starts warm: `--watch` does this
+/// after a build that left them cold.
 pub fn warm_shards(
     conn: &Connection,
     db: &mut KnowledgeDb,
@@ -249,14 +198,10 @@ pub fn warm_shards(
         read_section_rows(conn, db, inputs, name)?;
     }
     let db: &KnowledgeDb = db;
-    for name in &names {
-        let section = Section::new(db, name.clone());
-        let _ = (shard_rows_hash(db, index, section), shard_json_artifact(db, index, section));
-        let _ = (shard_markdown(db, index, section), shard_entries(db, index, section));
-        let _ = shard_artifact(db, index, section);
-    }
-    for kind in knowledge_queries::wiki::DECLARED_KINDS {
-        let _ = (kind.derive)(db, index);
+    for kind in DECLARED_KINDS {
+        for stamped in (kind.stamps)(db, index).unwrap_or_default() {
+            let _ = (kind.derive)(db, index, &stamped.key);
+        }
     }
     Ok(())
 }
@@ -269,8 +214,9 @@ pub(super) fn shards_unchanged(inputs: &mut PageInputs, context: &StageContext<'
     }
 }
 
-/// Stores the shards whose rows, JSON or templates changed, the root when the sections did, and removes
-/// the shards of sections with no page left. `written`: the pages this build stored or removed.
+/// Brings the shard inputs in line with the page rows (`written`: the pages this build stored or removed),
+/// then hands the page index to the artifact driver, which stores the sections' shards, the root and the
+/// other declared kinds whose stamps changed, and removes those of sections with no page left.
 pub(super) fn compile_shards(
     conn: &Connection,
     db: &mut KnowledgeDb,
@@ -283,115 +229,6 @@ pub(super) fn compile_shards(
     let warm = !context.full && inputs.shards.as_ref().is_some_and(|state| state.synced.warm(&context.sync));
     let project_name = project_name(context.project);
     let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, (&template_hash, project_name))?;
-    let stored = store::stored_shards(conn)?;
-    // The sections whose Markdown shows other rows than the index holds: their rows are read (a fresh
-    // process has only digests), then their Markdown rendered.
-    let stale: Vec<String> = sections(db, index)
-        .keys()
-        .filter(|name| {
-            let rows_hash = shard_rows_hash(db, index, Section::new(db, (*name).clone()));
-            stored.get(*name).is_none_or(|before| context.full || &before.rows_hash != rows_hash)
-        })
-        .cloned()
-        .collect();
-    for name in &stale {
-        read_section_rows(conn, db, inputs, name)?;
-    }
-    let db: &KnowledgeDb = db;
     let enabled = context.project.config.wiki.enabled;
-
-    let sections = sections(db, index);
-    for (name, pages) in sections {
-        let section = Section::new(db, name.clone());
-        let rows_hash = shard_rows_hash(db, index, section);
-        let json = shard_json_artifact(db, index, section);
-        let before = stored.get(name);
-        let shown_before = !stale.contains(name);
-        let json_before = before.is_some_and(|before| !context.full && before.json_hash.as_ref() == Some(&json.hash));
-        if shown_before && json_before {
-            continue;
-        }
-        // The Markdown (and the shard's source row, cut from it) only when the rows it shows changed.
-        if !shown_before {
-            let markdown = shard_markdown(db, index, section).clone().map_err(ShardError::Template)?;
-            let artifact = shard_artifact(db, index, section).clone().map_err(ShardError::Template)?;
-            stage.shards.rendered += 1;
-            let shard = shard_source_row(name, &markdown, shard_entries(db, index, section));
-            store::write_source(conn, generated_source(conn, &shard.path)?, &shard, context.run_id)?;
-            let shard = RenderedShard {
-                section: name,
-                artifact: &artifact,
-                json_path: &json.path,
-                page_count: pages.len(),
-                rows_hash,
-                markdown: &markdown,
-            };
-            record_shard(conn, context, stage, &shard, before)?;
-        }
-        // A page's new text changes only its row's hash here: the JSON's artifact, not the Markdown's.
-        store_artifact(conn, json, context.run_id)?;
-        stage.fresh.insert(json.path.clone(), shard_json(db, index, section).clone());
-    }
-    for (section, before) in stored.iter().filter(|(s, _)| !s.is_empty() && !sections.contains_key(*s)) {
-        remove_section(conn, section, before, stage)?;
-    }
-    // The root, `llms.txt` and the schema: the declared kinds, derived from the same page index.
-    compile_declared(conn, db, enabled.then_some(index), context, stage)
-}
-
-/// Removes the shard of a section with no page left: its row, its source row and its files' catalog rows.
-fn remove_section(conn: &Connection, section: &str, before: &StoredShard, stage: &mut Stage) -> rusqlite::Result<()> {
-    let files = [before.path.as_str(), before.json_path.as_str()];
-    store::delete_shard(conn, section, &files)?;
-    if let Some(id) = generated_source(conn, &SourceRef::shard(section).path())? {
-        store::delete_source(conn, id, true)?;
-    }
-    stage.shards.deleted += 1;
-    stage.changes.push(ArtifactChange {
-        artifact: before.path.clone(),
-        kind: "shard",
-        old_hash: before.markdown_hash.clone(),
-        new_hash: None,
-        sources: Vec::new(),
-    });
-    Ok(())
-}
-
-/// A section's shard rendered by this build.
-pub(super) struct RenderedShard<'a> {
-    pub(super) section: &'a str,
-    /// The Markdown file's row in the artifact catalog.
-    pub(super) artifact: &'a Artifact,
-    /// The JSON file's path.
-    pub(super) json_path: &'a str,
-    pub(super) page_count: usize,
-    pub(super) rows_hash: &'a str,
-    pub(super) markdown: &'a str,
-}
-
-/// Stores a rendered shard's catalog and artifact rows, and records the change for the log.
-pub(super) fn record_shard(
-    conn: &Connection,
-    context: &StageContext<'_>,
-    stage: &mut Stage,
-    shard: &RenderedShard<'_>,
-    before: Option<&StoredShard>,
-) -> rusqlite::Result<()> {
-    let RenderedShard { section, artifact, json_path, page_count, rows_hash, markdown } = *shard;
-    let path = &artifact.path;
-    let entry = store::ShardEntry { section, path, json_path, page_count, rows_hash, markdown, run_id: context.run_id };
-
-    store::upsert_shard(conn, &entry)?;
-    store_artifact(conn, artifact, context.run_id)?;
-    let old_hash = before.and_then(|before| before.markdown_hash.clone());
-    if old_hash.as_ref() != Some(&artifact.hash) {
-        stage.changes.push(ArtifactChange {
-            artifact: path.clone(),
-            kind: artifact.kind,
-            old_hash,
-            new_hash: Some(artifact.hash.clone()),
-            sources: Vec::new(),
-        });
-    }
-    Ok(())
+    compile_declared(conn, db, inputs, enabled.then_some(index), context, stage)
 }

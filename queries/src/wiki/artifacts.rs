@@ -3,19 +3,22 @@
 //! it holds. The driver stores the row of each artifact it writes, and the file sync and the remote
 //! artifact store follow the catalog.
 //!
-//! Most kinds are declared here once ([`DECLARED_KINDS`]): a name and the query that derives each of its
-//! artifacts with its text. One driver (`compiler/src/wiki/declared.rs`) compares them with the catalog
-//! and writes their rows, texts, log events and files alike. Pages and section shards are also sources (search
-//! reads their chunks) and have their own rows (citations, backlinks, shard rows), so their driver is
-//! their own.
+//! Every kind but pages is declared here once ([`DECLARED_KINDS`]): a name, the queries that stamp and
+//! derive each of its artifacts with its text, and what its files are. One driver
+//! (`compiler/src/wiki/declared.rs`) compares the stamps with the catalog and writes the rows, texts,
+//! source rows, log events and files of every declared kind alike. Pages keep their own driver: each has
+//! rows of its own (citations, backlinks, its listed sources and its shard row).
 
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::llms::{LLMS_PATH, is_llms_text, llms_files};
+use super::llms::{LLMS_PATH, is_llms_text, llms_file};
 use super::render::{SCHEMA_VERSION, WikiPage, render_page};
-use super::shards::{PageIndex, Section, root_markdown, root_page_count, shard_json, shard_markdown, shard_page_count};
+use super::shards::{
+    PageIndex, Section, ShardEntry, root_markdown, root_page_count, sections, shard_entries, shard_json,
+    shard_markdown, shard_page_count, shard_rows_hash,
+};
 use crate::{Db, SourceRef, content_hash};
 
 /// The page and index schema, written as it is.
@@ -98,20 +101,67 @@ pub fn root_artifact(db: &dyn Db, index: PageIndex) -> Result<Artifact, String> 
     Ok(Artifact::of(SourceRef::shard("root").path(), "root", "indexes/root.md".to_string(), markdown, &metadata))
 }
 
-/// An artifact of a declared kind: its catalog row and the text its file holds, which the index keeps.
+/// An artifact of a declared kind, named before its text is made: its key among the kind's files (a
+/// section's name; empty for a kind with one file), its uri, and its stamp, a hash that differs whenever
+/// its text may. The driver makes the text only of those whose stamp differs from the stored one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamped {
+    pub key: String,
+    pub uri: String,
+    pub stamp: String,
+}
+
+/// An artifact of a declared kind: its catalog row, the text its file holds, and, for a file that is also
+/// a source, what search reads of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DerivedFile {
     pub artifact: Artifact,
     pub text: Arc<str>,
+    pub source: Option<FileSource>,
 }
 
-/// A kind of artifact, declared once: its name (the catalog's `kind`, and its counters' key in a build's
-/// summary) and the query that derives every artifact of the kind from the page index, or the template's
-/// error. The driver derives each declared kind while the wiki is on; an artifact it no longer derives
-/// is removed.
+/// A generated file as a source: its title, the heading its passages sit under, and the passages search
+/// returns on their own, by their bytes (a shard's index entries, one per page it lists).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSource {
+    pub title: String,
+    pub heading: String,
+    pub entries: Vec<ShardEntry>,
+}
+
+/// Where the index keeps a kind's text, from which the file sync restores a missing or edited file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptText {
+    /// In `artifact_texts`, with the stamp it was made at.
+    Stored,
+    /// Nowhere: the text is joined again from the stored page rows of its section (a section's JSON
+    /// file, a row of which every edit of one of its pages changes).
+    SectionRows,
+}
+
+/// Which counters of a build's summary a kind's files count under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counted {
+    /// `shards.*`, with the sections' other files.
+    WithShards,
+    /// `artifacts.NAME.*`, under the kind's own name.
+    OnItsOwn,
+}
+
+/// A kind of artifact, declared once: its name (the catalog's `kind`), the queries that name its artifacts
+/// with their stamps and derive each one's text from the page index (or give the template's error), and
+/// what the driver, the file sync and the server need to know of its files. The driver derives each
+/// declared kind while the wiki is on; an artifact it no longer derives is removed.
 pub struct ArtifactKind {
     pub name: &'static str,
-    pub derive: fn(&dyn Db, PageIndex) -> Result<Vec<DerivedFile>, String>,
+    pub counted: Counted,
+    pub stamps: fn(&dyn Db, PageIndex) -> Result<Vec<Stamped>, String>,
+    /// The artifact `stamps` named by its key.
+    pub derive: fn(&dyn Db, PageIndex, &str) -> Result<DerivedFile, String>,
+    /// Whether deriving a file reads the whole page rows of the section its key names, which a fresh
+    /// process reads from the index only then (a stamp needs only their digests).
+    pub reads_rows: bool,
+    pub kept: KeptText,
     /// Whether a file at this path (relative to the output folder) may be one of the kind's.
     pub at: fn(&str) -> bool,
     /// Whether the bytes of a file there are the kind's own: a build may then replace or remove it though
@@ -126,8 +176,41 @@ pub struct ArtifactKind {
 /// "Adding an artifact kind").
 pub const DECLARED_KINDS: &[ArtifactKind] = &[
     ArtifactKind {
+        name: "shard",
+        counted: Counted::WithShards,
+        stamps: shard_stamps,
+        derive: shard_file,
+        reads_rows: true,
+        kept: KeptText::Stored,
+        at: |path| {
+            let name = path.strip_prefix("indexes/").unwrap_or("/");
+            !name.contains('/') && name.ends_with(".md") && name != "root.md"
+        },
+        ours: |bytes| looks_generated(&String::from_utf8_lossy(bytes)),
+        mime: "text/markdown",
+        description: "A section's pages, one line each with its summary.",
+    },
+    ArtifactKind {
+        name: "shard_json",
+        counted: Counted::WithShards,
+        stamps: shard_json_stamps,
+        derive: shard_json_file,
+        reads_rows: false,
+        kept: KeptText::SectionRows,
+        at: |path| {
+            path.strip_prefix("indexes/machine/").is_some_and(|name| !name.contains('/') && name.ends_with(".json"))
+        },
+        ours: is_shard_json,
+        mime: "application/json",
+        description: "A section's pages as JSON, each with its page file's hash.",
+    },
+    ArtifactKind {
         name: "root",
-        derive: root_files,
+        counted: Counted::OnItsOwn,
+        stamps: |db, index| single_stamp(db, index, root_file),
+        derive: |db, index, _| root_file(db, index),
+        reads_rows: false,
+        kept: KeptText::Stored,
         at: |path| path == "indexes/root.md",
         ours: |bytes| looks_generated(&String::from_utf8_lossy(bytes)),
         mime: "text/markdown",
@@ -135,7 +218,11 @@ pub const DECLARED_KINDS: &[ArtifactKind] = &[
     },
     ArtifactKind {
         name: "schema",
-        derive: schema_files,
+        counted: Counted::OnItsOwn,
+        stamps: |db, index| single_stamp(db, index, schema_file),
+        derive: |db, index, _| schema_file(db, index),
+        reads_rows: false,
+        kept: KeptText::Stored,
         at: |path| path.starts_with("schemas/"),
         ours: is_schema,
         mime: "text/markdown",
@@ -143,7 +230,11 @@ pub const DECLARED_KINDS: &[ArtifactKind] = &[
     },
     ArtifactKind {
         name: "llms",
-        derive: llms_files,
+        counted: Counted::OnItsOwn,
+        stamps: |db, index| single_stamp(db, index, llms_file),
+        derive: |db, index, _| llms_file(db, index),
+        reads_rows: false,
+        kept: KeptText::Stored,
         at: |path| path == LLMS_PATH,
         ours: is_llms_text,
         mime: "text/plain",
@@ -151,11 +242,68 @@ pub const DECLARED_KINDS: &[ArtifactKind] = &[
     },
 ];
 
+/// The declared kind named `name`.
+#[must_use]
+pub fn declared_kind(name: &str) -> Option<&'static ArtifactKind> {
+    DECLARED_KINDS.iter().find(|kind| kind.name == name)
+}
+
+/// The stamp of a kind with one file, made whole: its text's hash.
+fn single_stamp(
+    db: &dyn Db,
+    index: PageIndex,
+    file: fn(&dyn Db, PageIndex) -> Result<DerivedFile, String>,
+) -> Result<Vec<Stamped>, String> {
+    let Artifact { uri, hash, .. } = file(db, index)?.artifact;
+    Ok(vec![Stamped { key: String::new(), uri, stamp: hash }])
+}
+
+/// Each section's Markdown shard, stamped with the hash of the rows it shows, which needs no row read.
+fn shard_stamps(db: &dyn Db, index: PageIndex) -> Result<Vec<Stamped>, String> {
+    let stamped = sections(db, index).keys().map(|name| Stamped {
+        key: name.clone(),
+        uri: SourceRef::shard(name).path(),
+        stamp: shard_rows_hash(db, index, Section::new(db, name.clone())).clone(),
+    });
+    Ok(stamped.collect())
+}
+
+/// A section's Markdown shard, a source whose passages are its index entries.
+fn shard_file(db: &dyn Db, index: PageIndex, name: &str) -> Result<DerivedFile, String> {
+    let section = Section::new(db, name.to_string());
+    let text = shard_markdown(db, index, section).as_ref().map_err(Clone::clone)?;
+    let artifact = shard_artifact(db, index, section).clone()?;
+    let entries = shard_entries(db, index, section).clone();
+    let source = FileSource { title: format!("Index: {name}"), heading: name.to_string(), entries };
+    Ok(DerivedFile { artifact, text: text.as_str().into(), source: Some(source) })
+}
+
+/// Each section's JSON shard, stamped with its text's hash (joined from the rows' stored parts).
+fn shard_json_stamps(db: &dyn Db, index: PageIndex) -> Result<Vec<Stamped>, String> {
+    let stamped = sections(db, index).keys().map(|name| {
+        let artifact = shard_json_artifact(db, index, Section::new(db, name.clone()));
+        Stamped { key: name.clone(), uri: artifact.uri.clone(), stamp: artifact.hash.clone() }
+    });
+    Ok(stamped.collect())
+}
+
+fn shard_json_file(db: &dyn Db, index: PageIndex, name: &str) -> Result<DerivedFile, String> {
+    let section = Section::new(db, name.to_string());
+    let artifact = shard_json_artifact(db, index, section).clone();
+    Ok(DerivedFile { artifact, text: shard_json(db, index, section).clone(), source: None })
+}
+
+/// Whether a file's bytes are a section's JSON as this tool writes it: an object with `schema` and `pages`.
+fn is_shard_json(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .is_ok_and(|json| json.get("schema").is_some() && json.get("pages").is_some())
+}
+
 /// The root catalog, `indexes/root.md`.
-fn root_files(db: &dyn Db, index: PageIndex) -> Result<Vec<DerivedFile>, String> {
+fn root_file(db: &dyn Db, index: PageIndex) -> Result<DerivedFile, String> {
     let text = root_markdown(db, index).as_ref().map_err(Clone::clone)?;
     let artifact = root_artifact(db, index).clone()?;
-    Ok(vec![DerivedFile { artifact, text: text.as_str().into() }])
+    Ok(DerivedFile { artifact, text: text.as_str().into(), source: None })
 }
 
 /// Whether a file's text is one this compiler generated: front matter with `generated: true`, as every
@@ -172,9 +320,9 @@ fn is_schema(bytes: &[u8]) -> bool {
 }
 
 /// The schema document, written as it is; it is no source.
-fn schema_files(_: &dyn Db, _: PageIndex) -> Result<Vec<DerivedFile>, String> {
+fn schema_file(_: &dyn Db, _: PageIndex) -> Result<DerivedFile, String> {
     let metadata = json!({"version": SCHEMA_VERSION});
     let uri = format!("knowledge://schema/v{SCHEMA_VERSION}");
     let artifact = Artifact::of(uri, "schema", format!("schemas/v{SCHEMA_VERSION}.md"), SCHEMA_DOC, &metadata);
-    Ok(vec![DerivedFile { artifact, text: SCHEMA_DOC.into() }])
+    Ok(DerivedFile { artifact, text: SCHEMA_DOC.into(), source: None })
 }

@@ -64,11 +64,11 @@ pub fn llms_text(db: &dyn Db, index: PageIndex) -> String {
 }
 
 /// The one `llms.txt` artifact, a declared kind ([`super::artifacts::DECLARED_KINDS`]).
-pub(super) fn llms_files(db: &dyn Db, index: PageIndex) -> Result<Vec<DerivedFile>, String> {
+pub(super) fn llms_file(db: &dyn Db, index: PageIndex) -> Result<DerivedFile, String> {
     let text = llms_text(db, index);
     let metadata = serde_json::json!({"pages": root_page_count(db, index)});
     let artifact = Artifact::of("knowledge://llms.txt".to_string(), "llms", LLMS_PATH.to_string(), text, &metadata);
-    Ok(vec![DerivedFile { artifact, text: text.as_str().into() }])
+    Ok(DerivedFile { artifact, text: text.as_str().into(), source: None })
 }
 
 /// The line that follows `llms.txt`'s heading, which tells the tool's file from a user's.

@@ -258,17 +258,6 @@ CREATE TABLE citations (
     signal TEXT NOT NULL                -- how the source mentions the concept
 );
 
--- The catalog shards: one per section (the root, indexes/root.md, is a declared artifact: artifact_texts).
-CREATE TABLE knowledge_indexes (
-    section TEXT PRIMARY KEY,
-    path TEXT NOT NULL,                 -- relative to the output folder: indexes/<section>.md
-    json_path TEXT NOT NULL,            -- indexes/machine/<section>.json
-    page_count INTEGER NOT NULL,
-    rows_hash TEXT NOT NULL,            -- hash of the rows it lists and the template: equal means not re-rendered
-    markdown TEXT NOT NULL,             -- the JSON file is joined from shard_rows.json; storage_objects has its hash
-    run_id TEXT NOT NULL
-) WITHOUT ROWID;
-
 -- Every generated artifact file, so builds can tell a current one from a stale, edited or missing one.
 CREATE TABLE storage_objects (
     uri TEXT PRIMARY KEY,               -- knowledge://wiki/SLUG, knowledge://index/SECTION[.json], ...
@@ -280,10 +269,12 @@ CREATE TABLE storage_objects (
     run_id TEXT NOT NULL                -- the run that last changed it
 ) WITHOUT ROWID;
 
--- The text of each artifact of a declared kind (the root index, `llms.txt`, the schema document): nothing else in the index
--- makes it, and the file sync restores a missing or edited file from it.
+-- The text of each artifact of a declared kind whose text the index keeps (the sections' Markdown shards, the root
+-- index, `llms.txt`, the schema document): the file sync restores a missing or edited file from it. A section's JSON
+-- shard has none: it is joined from its pages' shard_rows.json, so a page edit writes one small row, not the file.
 CREATE TABLE artifact_texts (
     uri TEXT PRIMARY KEY,               -- its storage_objects row
+    stamp TEXT NOT NULL,                -- what the text was made from (a shard's: its rows and templates): equal means not made again
     text TEXT NOT NULL
 ) WITHOUT ROWID;
 
