@@ -243,20 +243,21 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     build(&test, &pg);
     let mut client = pg.client();
     let applied: i64 = client.query_one("SELECT count(*) FROM knowledge_migrations", &[]).unwrap().get(0);
-    assert_eq!(applied, 2);
+    assert_eq!(applied, 3);
 
     // A store of migration 1 (as the binary before migration 2 left it) is refused by readers and
     // upgraded by the next build, which sends what the new tables and columns lack.
     client
         .batch_execute(
-            "DROP TABLE knowledge_lint_findings; ALTER TABLE knowledge_projects DROP COLUMN lint_run;
+            "DROP INDEX knowledge_chunks_title;
+             DROP TABLE knowledge_lint_findings; ALTER TABLE knowledge_projects DROP COLUMN lint_run;
              ALTER TABLE knowledge_runs DROP COLUMN tool_version, DROP COLUMN vcs;
-             ALTER TABLE knowledge_run_events DROP COLUMN detail; DELETE FROM knowledge_migrations WHERE version = 2",
+             ALTER TABLE knowledge_run_events DROP COLUMN detail; DELETE FROM knowledge_migrations WHERE version >= 2",
         )
         .unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("older than this binary's 2"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("older than this binary's 3"), "{}", stderr(&output));
     let upgraded = build(&test, &pg);
     assert_eq!(upgraded["store"]["sources_written"], 0, "{}", upgraded["store"]);
     assert_eq!(upgraded["store"]["lint_findings_written"], 1, "{}", upgraded["store"]);
@@ -267,7 +268,7 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     client.execute("INSERT INTO knowledge_migrations (version) VALUES (999)", &[]).unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 2"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 3"), "{}", stderr(&output));
 
     // A store that cannot be reached fails the build after the local index committed, and says so.
     let output =
@@ -275,6 +276,47 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     assert_ne!(output.status.code(), Some(0));
     assert!(stderr(&output).contains("/nonexistent/none"), "{}", stderr(&output));
     assert!(!stderr(&output).contains("nobody@"), "{}", stderr(&output));
+}
+
+/// A keyword search whose terms match more chunks than ranking each of them costs little (over 10,000) ranks
+/// the chunks whose title holds a term, and those holding every term, through the title's own index: the
+/// best of the whole ranking, since a title weighs most.
+#[test]
+fn a_search_of_common_words_ranks_the_chunks_that_title_them() {
+    let pg = Postgres::start();
+    let test = project("parts", "[wiki]\nenabled = false\n");
+    // 10,500 chunks hold "widget": one in 30 in its title; one in 500 also holds "sprocket".
+    for file in 0..7 {
+        let mut text = format!("# Catalog {file}\n\n");
+        for n in 0..1500 {
+            let heading = if n % 30 == 0 { format!("Widget {n}") } else { format!("Part {n}") };
+            let extra = if n % 500 == 7 { " It fits a sprocket." } else { "" };
+            text.push_str(&format!("## {heading}\n\nA widget part number {n} of machine {file}.{extra}\n\n"));
+        }
+        test.write(&format!("catalog-{file}.md"), text);
+    }
+    assert_eq!(build(&test, &pg)["chunks"]["total"], 10_500);
+    let mut client = pg.client();
+    let title_scans = |client: &mut postgres::Client| -> i64 {
+        client
+            .query_one(
+                "SELECT coalesce(idx_scan, 0) FROM pg_stat_user_indexes WHERE indexrelname = 'knowledge_chunks_title'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let before = title_scans(&mut client);
+    let found = search(&test, &pg, &["widget", "--mode", "keyword", "--limit", "10"]);
+    let titles: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.len(), 10);
+    assert!(titles.iter().all(|title| title.contains("Widget")), "{titles:?}");
+    let both = search(&test, &pg, &["widget sprocket", "--mode", "keyword", "--limit", "10"]);
+    let first = &both["results"][0];
+    assert!(first["text"].as_str().unwrap().contains("sprocket"), "every term first: {first}");
+    // Statistics reach the view within the server's stats flush; both searches went through the index.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert!(title_scans(&mut client) >= before + 2, "the title index answered both searches");
 }
 
 /// The same searches over both stores of one project, in every mode, with the same provenance. Keyword

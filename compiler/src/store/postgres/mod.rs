@@ -28,7 +28,11 @@ pub(crate) use resolve::number;
 pub use search::{EXACT_BELOW, PgSearch, chunk_headings, index_entry_pages, labelled_sources, page_quotes};
 
 /// The migrations this binary knows, in order: (version, SQL).
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("0001_index.sql")), (2, include_str!("0002_lint_and_runs.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("0001_index.sql")),
+    (2, include_str!("0002_lint_and_runs.sql")),
+    (3, include_str!("0003_title_index.sql")),
+];
 
 /// A publish that writes at least this many chunks refreshes the planner's statistics.
 const ANALYZE_AFTER: u64 = 10_000;

@@ -15,6 +15,11 @@ use crate::store::{Citation, KindFilter, ResultSource, StoredHit, WantedKinds};
 /// milliseconds, and HNSW is approximate); above, it asks the HNSW index.
 pub const EXACT_BELOW: f64 = 20_000.0;
 
+/// Above this many matching chunks, the keyword pool is ranked among the chunks whose title holds a term
+/// ([`PgSearch::keyword_pool`]): `ts_rank` costs about 7 µs a match, so every match of two common words in a
+/// million chunks (80,000) took half a second.
+const TITLE_TIER_ABOVE: f64 = 10_000.0;
+
 /// The columns [`hit`] reads, first in a query over `knowledge_chunks c JOIN knowledge_sources s`.
 const HIT_COLUMNS: &str = "c.seq, c.id, c.title, c.text, c.hash, c.revision, c.start_offset, c.end_offset,
                            c.start_line, c.end_line, s.uri, s.path, c.entity, s.project";
@@ -151,32 +156,79 @@ impl PgSearch<'_> {
         let Some(filter) = chunk_filter(kinds, hidden) else { return Ok(Vec::new()) };
         let Some(any) = tsquery(phrases, " | ") else { return Ok(Vec::new()) };
         // Rank on the chunks alone and join only the pool, as the SQLite index does. Ranking costs a
-        // `ts_rank` per match, and an OR of common words matches much of a large store (48,000 of a million
-        // chunks for "build memory": 240 ms), so the chunks holding every term are ranked first, and the
-        // OR of the terms only when they are fewer than the pool.
-        if let Some(every) = tsquery(phrases, " & ").filter(|every| *every != any) {
-            let every = self.ranked(&every, &filter, pool)?;
-            if every.len() >= pool {
-                return Ok(every);
-            }
+        // `ts_rank` per match (about 7 µs), and an OR of common words matches much of a large store (80,000
+        // of a million chunks for "proposal error"), so the chunks holding every term are ranked first, and
+        // the OR of the terms fills the pool only when they are fewer. They stay in it: `ts_rank` knows no
+        // rarity, so a chunk with a common term in its title would outrank them, and the re-rank that
+        // follows (which weighs each term by its rarity) would never see them.
+        let every = tsquery(phrases, " & ").filter(|every| *every != any);
+        let mut ranked = match &every {
+            Some(every) => self.ranked(&any, Matching::Every(every), &filter, pool)?,
+            None => Vec::new(),
+        };
+        if ranked.len() >= pool {
+            return Ok(ranked);
         }
-        self.ranked(&any, &filter, pool)
+        // Where the terms match more chunks than ranking each costs little, the rest of the pool comes from
+        // the chunks whose title holds a term (a narrow index of its own): a title weighs most, so these are
+        // the OR's best (at a million chunks they held the whole exact pool of every benchmark query;
+        // docs/performance.md). Too few of them: every match.
+        let mut rest = Vec::new();
+        if self.matches_at_most(phrases)? > TITLE_TIER_ABOVE {
+            rest = self.ranked(&any, Matching::Title, &filter, pool)?;
+        }
+        if rest.len() < pool {
+            rest = self.ranked(&any, Matching::Any, &filter, pool)?;
+        }
+        let kept: HashSet<i64> = ranked.iter().map(|(hit, _)| hit.seq).collect();
+        ranked.extend(rest.into_iter().filter(|(hit, _)| !kept.contains(&hit.seq)).take(pool - kept.len()));
+        Ok(ranked)
     }
 
-    /// The `pool` best chunks for a `to_tsquery` text by `ts_rank`, among those `filter` keeps.
-    fn ranked(&mut self, query: &str, filter: &str, pool: usize) -> Result<Vec<(StoredHit, f64)>, postgres::Error> {
-        let rows = self.store.rows(
-            &format!(
-                "SELECT {HIT_COLUMNS}, top.score FROM (
-                     SELECT c.seq, ts_rank({RANK_WEIGHTS}, c.document, q, {RANK_NORMALIZATION})::float8 AS score
-                     FROM knowledge_chunks c, to_tsquery('english', $2) AS q
-                     WHERE c.project = ANY($1) AND c.document @@ q AND {filter}
-                     ORDER BY score DESC, c.seq LIMIT $3
-                 ) AS top JOIN knowledge_chunks c ON c.seq = top.seq JOIN knowledge_sources s ON s.id = c.source_id
-                 ORDER BY top.score DESC, c.seq"
-            ),
-            &[&self.projects, &query, &i64::try_from(pool).unwrap_or(i64::MAX)],
-        )?;
+    /// At most how many chunks of the projects match any of `phrases`: each phrase at most as many as its
+    /// rarest word, from the publish's counts (no scan).
+    fn matches_at_most(&mut self, phrases: &[Vec<String>]) -> Result<f64, postgres::Error> {
+        let words: Vec<String> = phrases.iter().flatten().cloned().collect();
+        let mut counts = self.word_frequencies(&words)?.into_iter();
+        let mut total = 0.0;
+        for phrase in phrases {
+            let rarest = phrase.iter().filter_map(|_| counts.next().flatten()).fold(f64::INFINITY, f64::min);
+            if rarest.is_finite() {
+                total += rarest;
+            }
+        }
+        Ok(total)
+    }
+
+    /// The `pool` best chunks by `ts_rank` for the tsquery `any`, among the chunks `filter` keeps that
+    /// `matching` selects.
+    fn ranked(
+        &mut self,
+        any: &str,
+        matching: Matching<'_>,
+        filter: &str,
+        pool: usize,
+    ) -> Result<Vec<(StoredHit, f64)>, postgres::Error> {
+        let (matched, every) = match matching {
+            Matching::Any => ("c.document @@ q", None),
+            Matching::Every(every) => ("c.document @@ to_tsquery('english', $4)", Some(every)),
+            // The title's own `tsvector`, as the index `knowledge_chunks_title` is made (migration 3).
+            Matching::Title => ("to_tsvector('english', c.title) @@ q", None),
+        };
+        let sql = format!(
+            "SELECT {HIT_COLUMNS}, top.score FROM (
+                 SELECT c.seq, ts_rank({RANK_WEIGHTS}, c.document, q, {RANK_NORMALIZATION})::float8 AS score
+                 FROM knowledge_chunks c, to_tsquery('english', $2) AS q
+                 WHERE c.project = ANY($1) AND {matched} AND {filter}
+                 ORDER BY score DESC, c.seq LIMIT $3
+             ) AS top JOIN knowledge_chunks c ON c.seq = top.seq JOIN knowledge_sources s ON s.id = c.source_id
+             ORDER BY top.score DESC, c.seq"
+        );
+        let limit = i64::try_from(pool).unwrap_or(i64::MAX);
+        let rows = match every {
+            Some(every) => self.store.rows(&sql, &[&self.projects, &any, &limit, &every])?,
+            None => self.store.rows(&sql, &[&self.projects, &any, &limit])?,
+        };
         Ok(rows.iter().map(|row| (hit(row), row.get::<_, f64>(14))).collect())
     }
 
@@ -348,6 +400,17 @@ fn tsquery(phrases: &[Vec<String>], operator: &str) -> Option<String> {
     let phrases: Vec<String> =
         phrases.iter().filter(|words| !words.is_empty()).map(|words| format!("({})", words.join(" <-> "))).collect();
     (!phrases.is_empty()).then(|| phrases.join(operator))
+}
+
+/// Which chunks a keyword ranking reads.
+#[derive(Clone, Copy)]
+enum Matching<'a> {
+    /// Those holding any term.
+    Any,
+    /// Those holding every term: the tsquery of their AND.
+    Every(&'a str),
+    /// Those whose title holds a term.
+    Title,
 }
 
 #[cfg(test)]
