@@ -173,15 +173,20 @@ impl PgSearch<'_> {
         // the chunks whose title holds a term (a narrow index of its own): a title weighs most, so these are
         // the OR's best (at a million chunks they held the whole exact pool of every benchmark query;
         // docs/performance.md). Too few of them: every match.
+        let kept: HashSet<i64> = ranked.iter().map(|(hit, _)| hit.seq).collect();
+        let new = |rest: Vec<(StoredHit, f64)>| -> Vec<(StoredHit, f64)> {
+            rest.into_iter().filter(|(hit, _)| !kept.contains(&hit.seq)).collect()
+        };
+        // Asked for as many more as are kept, which they may hold again.
+        let (wanted, asked) = (pool - kept.len(), pool + kept.len());
         let mut rest = Vec::new();
         if self.matches_at_most(phrases)? > TITLE_TIER_ABOVE {
-            rest = self.ranked(&any, Matching::Title, &filter, pool)?;
+            rest = new(self.ranked(&any, Matching::Title, &filter, asked)?);
         }
-        if rest.len() < pool {
-            rest = self.ranked(&any, Matching::Any, &filter, pool)?;
+        if rest.len() < wanted {
+            rest = new(self.ranked(&any, Matching::Any, &filter, asked)?);
         }
-        let kept: HashSet<i64> = ranked.iter().map(|(hit, _)| hit.seq).collect();
-        ranked.extend(rest.into_iter().filter(|(hit, _)| !kept.contains(&hit.seq)).take(pool - kept.len()));
+        ranked.extend(rest.into_iter().take(wanted));
         Ok(ranked)
     }
 
