@@ -159,7 +159,7 @@ pub(super) fn check_output_folder(project: &Project) -> Result<(), crate::config
                 crate::sources::ingested::LOCK_FILE,
             ]
             .contains(&name)
-            || knowledge_queries::wiki::DECLARED_KINDS.iter().any(|kind| (kind.at)(name))
+            || knowledge_queries::wiki::declared_kind_at(name).is_some()
             || name.starts_with('.')
     };
     for entry in entries.flatten() {

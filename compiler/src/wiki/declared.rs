@@ -5,7 +5,7 @@
 //! and the remote store follow the catalog, for these kinds as for any.
 
 use knowledge_queries::wiki::{
-    ArtifactKind, Counted, DECLARED_KINDS, DerivedFile, FileSource, KeptText, PageIndex, declared_kind,
+    ArtifactKind, Counted, DECLARED_KINDS, DerivedFile, FileSource, KeptText, PageIndex, Stamped, declared_kind,
 };
 
 use super::*;
@@ -23,18 +23,8 @@ pub(super) fn compile_declared(
 ) -> Result<(), ShardError> {
     for kind in DECLARED_KINDS {
         let mut stored = store::artifacts_of_kind(conn, kind.name)?;
-        let stamps = match index {
-            Some(index) => (kind.stamps)(&*db, index).map_err(ShardError::Template)?,
-            None => Vec::new(),
-        };
-        let mut stale = Vec::new();
-        for stamped in stamps {
-            let before = stored.remove(&stamped.uri);
-            if context.full || before.as_ref().is_none_or(|before| before.stamp != stamped.stamp) {
-                stale.push((stamped, before));
-            }
-        }
         if let Some(index) = index {
+            let stale = stale_artifacts(db, index, kind, &mut stored, context.full)?;
             if kind.reads_rows {
                 for (stamped, _) in &stale {
                     read_section_rows(conn, db, inputs, &stamped.key)?;
@@ -45,11 +35,31 @@ pub(super) fn compile_declared(
                 store_file(conn, kind, (&stamped.stamp, file), before, context, stage)?;
             }
         }
+        // What is left of the catalog's artifacts of the kind, the graph no longer derives.
         for (uri, before) in stored {
             remove_file(conn, kind, &uri, before, stage)?;
         }
     }
     Ok(())
+}
+
+/// The artifacts of `kind` the graph derives whose stamp differs from the catalog's (all of them with
+/// `full`), each with what the catalog held; every derived artifact is taken out of `stored`.
+fn stale_artifacts(
+    db: &KnowledgeDb,
+    index: PageIndex,
+    kind: &ArtifactKind,
+    stored: &mut BTreeMap<String, StoredArtifact>,
+    full: bool,
+) -> Result<Vec<(Stamped, Option<StoredArtifact>)>, ShardError> {
+    let mut stale = Vec::new();
+    for stamped in (kind.stamps)(db, index).map_err(ShardError::Template)? {
+        let before = stored.remove(&stamped.uri);
+        if full || before.as_ref().is_none_or(|before| before.stamp != stamped.stamp) {
+            stale.push((stamped, before));
+        }
+    }
+    Ok(stale)
 }
 
 /// The text of a declared kind's artifact at `uri`, as the index keeps it or makes it from its rows.

@@ -1,7 +1,7 @@
 //! The files under the output folder follow the index: drift for `--check`, leftovers of a killed build,
 //! the stat cache that vouches for unchanged files and records which the tool wrote, atomic writes.
 
-use knowledge_queries::wiki::declared_kind;
+use knowledge_queries::wiki::{declared_kind, declared_kind_at};
 
 use super::*;
 
@@ -162,11 +162,6 @@ pub(super) fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashM
         .collect();
     leftovers.sort();
     leftovers
-}
-
-/// The declared kind whose files may sit at `path` (relative to the output folder).
-fn declared_kind_at(path: &str) -> Option<&'static knowledge_queries::wiki::ArtifactKind> {
-    knowledge_queries::wiki::DECLARED_KINDS.iter().find(|kind| (kind.at)(path))
 }
 
 /// Whether a file name is one of [`write_atomically`]'s temporary files (`.NAME.PID.tmp`).

@@ -248,6 +248,12 @@ pub fn declared_kind(name: &str) -> Option<&'static ArtifactKind> {
     DECLARED_KINDS.iter().find(|kind| kind.name == name)
 }
 
+/// The declared kind whose files may sit at `path` (relative to the output folder).
+#[must_use]
+pub fn declared_kind_at(path: &str) -> Option<&'static ArtifactKind> {
+    DECLARED_KINDS.iter().find(|kind| (kind.at)(path))
+}
+
 /// The stamp of a kind with one file, made whole: its text's hash.
 fn single_stamp(
     db: &dyn Db,
@@ -258,14 +264,24 @@ fn single_stamp(
     Ok(vec![Stamped { key: String::new(), uri, stamp: hash }])
 }
 
-/// Each section's Markdown shard, stamped with the hash of the rows it shows, which needs no row read.
-fn shard_stamps(db: &dyn Db, index: PageIndex) -> Result<Vec<Stamped>, String> {
-    let stamped = sections(db, index).keys().map(|name| Stamped {
-        key: name.clone(),
-        uri: SourceRef::shard(name).path(),
-        stamp: shard_rows_hash(db, index, Section::new(db, name.clone())).clone(),
+/// One artifact per section, keyed by the section's name, with the uri and stamp `of` gives it.
+fn per_section(
+    db: &dyn Db,
+    index: PageIndex,
+    of: impl Fn(Section<'_>) -> (String, String),
+) -> Result<Vec<Stamped>, String> {
+    let stamped = sections(db, index).keys().map(|name| {
+        let (uri, stamp) = of(Section::new(db, name.clone()));
+        Stamped { key: name.clone(), uri, stamp }
     });
     Ok(stamped.collect())
+}
+
+/// Each section's Markdown shard, stamped with the hash of the rows it shows, which needs no row read.
+fn shard_stamps(db: &dyn Db, index: PageIndex) -> Result<Vec<Stamped>, String> {
+    per_section(db, index, |section| {
+        (SourceRef::shard(section.name(db)).path(), shard_rows_hash(db, index, section).clone())
+    })
 }
 
 /// A section's Markdown shard, a source whose passages are its index entries.
@@ -280,11 +296,10 @@ fn shard_file(db: &dyn Db, index: PageIndex, name: &str) -> Result<DerivedFile, 
 
 /// Each section's JSON shard, stamped with its text's hash (joined from the rows' stored parts).
 fn shard_json_stamps(db: &dyn Db, index: PageIndex) -> Result<Vec<Stamped>, String> {
-    let stamped = sections(db, index).keys().map(|name| {
-        let artifact = shard_json_artifact(db, index, Section::new(db, name.clone()));
-        Stamped { key: name.clone(), uri: artifact.uri.clone(), stamp: artifact.hash.clone() }
-    });
-    Ok(stamped.collect())
+    per_section(db, index, |section| {
+        let artifact = shard_json_artifact(db, index, section);
+        (artifact.uri.clone(), artifact.hash.clone())
+    })
 }
 
 fn shard_json_file(db: &dyn Db, index: PageIndex, name: &str) -> Result<DerivedFile, String> {
