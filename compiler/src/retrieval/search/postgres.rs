@@ -115,7 +115,7 @@ impl<'a> PgIndex<'a> {
         projects: Vec<String>,
         generation: Option<(String, Option<String>)>,
     ) -> PgIndex<'a> {
-        PgIndex { reads: PgSearch { store, projects }, generation }
+        PgIndex { reads: PgSearch::new(store, projects), generation }
     }
 
     /// A Postgres error with the store it came from.

@@ -3,7 +3,7 @@
 //! pgvector (exact below [`EXACT_BELOW`] vectors, HNSW above), and the same chunk, page and run rows as the
 //! SQLite index's `search.rs`. Permission and kind filters are conditions of the ranking query.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use knowledge_queries::Origin;
 use postgres::Row;
@@ -118,9 +118,17 @@ pub fn chunk_headings(store: &mut PgStore, project: &str) -> Result<Vec<(String,
 pub struct PgSearch<'a> {
     pub store: &'a mut PgStore,
     pub projects: Vec<String>,
+    /// Each word's chunk count as this search read it: the idf weights and the keyword pool's choice of
+    /// ranking both ask.
+    frequencies: HashMap<String, Option<f64>>,
 }
 
-impl PgSearch<'_> {
+impl<'a> PgSearch<'a> {
+    /// The reads of one search over `projects`.
+    pub fn new(store: &'a mut PgStore, projects: Vec<String>) -> PgSearch<'a> {
+        PgSearch { store, projects, frequencies: HashMap::new() }
+    }
+
     /// The number of chunks in the projects.
     pub fn chunk_total(&mut self) -> Result<f64, postgres::Error> {
         let rows = self.store.rows(
@@ -133,6 +141,15 @@ impl PgSearch<'_> {
     /// The number of chunks holding each of `words`: each word's lexeme, counted by the publish
     /// (`knowledge_terms`); a stop word has none.
     pub fn word_frequencies(&mut self, words: &[String]) -> Result<Vec<Option<f64>>, postgres::Error> {
+        let unread: Vec<String> = words.iter().filter(|word| !self.frequencies.contains_key(*word)).cloned().collect();
+        if !unread.is_empty() {
+            let counts = self.read_frequencies(&unread)?;
+            self.frequencies.extend(unread.into_iter().zip(counts));
+        }
+        Ok(words.iter().map(|word| self.frequencies[word]).collect())
+    }
+
+    fn read_frequencies(&mut self, words: &[String]) -> Result<Vec<Option<f64>>, postgres::Error> {
         let rows = self.store.rows(
             "SELECT (SELECT min(coalesce((SELECT sum(t.chunks) FROM knowledge_terms t
                                          WHERE t.project = ANY($1) AND t.lexeme = l), 0))::int8
@@ -191,7 +208,7 @@ impl PgSearch<'_> {
     }
 
     /// At most how many chunks of the projects match any of `phrases`: each phrase at most as many as its
-    /// rarest word, from the publish's counts (no scan).
+    /// rarest word, from the publish's counts (no scan; the search read them for its idf weights).
     fn matches_at_most(&mut self, phrases: &[Vec<String>]) -> Result<f64, postgres::Error> {
         let words: Vec<String> = phrases.iter().flatten().cloned().collect();
         let mut counts = self.word_frequencies(&words)?.into_iter();
