@@ -603,7 +603,7 @@ impl ServerHandler for KnowledgeServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut resources: Vec<Resource> = PROJECT_RESOURCES
@@ -619,7 +619,13 @@ impl ServerHandler for KnowledgeServer {
                 Resource::new(uri, kind.name).with_description(kind.description).with_mime_type(kind.mime)
             }));
         }
-        Ok(ListResourcesResult::with_all_items(resources))
+        // Two per section: a project of thousands of folders is listed a page at a time.
+        let cursor = request.and_then(|request| request.cursor);
+        let (shown, next) = page(resources, cursor.as_deref(), RESOURCES_PER_PAGE)
+            .map_err(|message| ErrorData::invalid_params(message, None))?;
+        let mut listed = ListResourcesResult::with_all_items(shown);
+        listed.next_cursor = next;
+        Ok(listed)
     }
 
     async fn list_resource_templates(

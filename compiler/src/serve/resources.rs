@@ -185,6 +185,21 @@ fn template_resource(conn: &Connection, access: &Access, uri: &str) -> Result<(&
     }
 }
 
+/// How many resources one `resources/list` answer holds at most.
+pub(super) const RESOURCES_PER_PAGE: usize = 500;
+
+/// The page of `items` a cursor asks for (none: the first), and the cursor of the next page when there is
+/// one. A cursor is the number of items before its page, as the previous answer gave it.
+pub(super) fn page<T>(items: Vec<T>, cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), String> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => cursor.parse::<usize>().map_err(|_| format!("not a cursor this server gave: {cursor:?}"))?,
+    };
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items.into_iter().skip(start).take(end.saturating_sub(start)).collect(), next))
+}
+
 /// The files of the declared kinds the index holds (`knowledge://llms.txt`, `knowledge://schema/v1`), each a
 /// resource by its uri: (uri, its kind).
 pub(super) fn declared_resources(
@@ -259,4 +274,26 @@ fn open_files(
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, ResourceError> {
     serde_json::to_string_pretty(value).map_err(|e| ResourceError::Failed(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page;
+
+    #[test]
+    fn resources_are_listed_a_page_at_a_time_and_a_cursor_is_checked() {
+        let items: Vec<u32> = (0..1_203).collect();
+        let (first, next) = page(items.clone(), None, 500).unwrap();
+        assert_eq!((first.len(), first[0], next.as_deref()), (500, 0, Some("500")));
+        let (second, next) = page(items.clone(), next.as_deref(), 500).unwrap();
+        assert_eq!((second[0], second[499], next.as_deref()), (500, 999, Some("1000")));
+        let (last, next) = page(items.clone(), next.as_deref(), 500).unwrap();
+        assert_eq!((last.len(), last[202], next), (203, 1_202, None));
+        assert_eq!(page(items.clone(), Some("5000"), 500).unwrap(), (Vec::new(), None), "past the end: empty");
+        for hostile in ["-1", "abc", "", "18446744073709551616", "1e3"] {
+            assert!(page(items.clone(), Some(hostile), 500).is_err(), "{hostile:?}");
+        }
+        let (all, next) = page(vec![1, 2], None, 500).unwrap();
+        assert_eq!((all, next), (vec![1, 2], None), "one page: no cursor");
+    }
 }
