@@ -8,7 +8,13 @@ PROJECT_DIR is a project already built and published to the store (its kc.toml n
 (default 4) answer `knowledge_search` from the store; CLIENTS sessions (default 16) are spread over them and
 search back to back (hybrid, the MCP default, 10 results) for SECONDS (default 30), while one file of the
 project is edited and built (and published) again and again. Every client, the servers, Postgres and the
-builds share this machine's cores.
+builds share this machine's cores. Also prints where the machine's CPU went over the run: the clients' own
+process (the SDK), the servers, Postgres's processes, and the rest (the builds, the kernel), from /proc.
+
+Two floors bound what this machine can reach: the harness itself, with POSTGRES_URL "" and a project of a few
+files (the servers then answer from its local index in well under a millisecond, so the SDK clients' own
+process is what limits), and Postgres doing only the searches' SQL, `compiler/benches/postgres_floor.sql`
+under pgbench (its header says how).
 """
 
 import asyncio
@@ -40,7 +46,8 @@ def builds(binary, project, env, stop, done):
         result = subprocess.run([binary, "-C", project, "build", "--json"], capture_output=True, text=True, env=env)
         if result.returncode != 0:
             sys.exit(f"build failed: {result.stderr}")
-        done.append(((time.perf_counter() - start) * 1000, json.loads(result.stdout)["store"]["ms"]))
+        published = json.loads(result.stdout).get("store") or {}
+        done.append(((time.perf_counter() - start) * 1000, published.get("ms", 0)))
         stop.wait(1.0)
 
 
@@ -57,6 +64,35 @@ async def client(url, number, deadline, latencies, errors):
                 latencies.append(time.perf_counter() - start)
                 if result.is_error:
                     errors.append(str(result.content))
+
+
+def ticks_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+
+
+def postgres_ticks():
+    total = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as comm:
+                    if comm.read().strip() == "postgres":
+                        total += ticks_of(entry)
+            except OSError:
+                pass
+    return total
+
+
+def machine_ticks():
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()[1:]
+    busy = sum(int(f) for f in fields) - int(fields[3]) - int(fields[4])
+    return busy
 
 
 async def main():
@@ -78,7 +114,9 @@ async def main():
         builder.start()
         deadline = time.perf_counter() + seconds
         start = time.perf_counter()
+        before = (os.times(), sum(ticks_of(s.pid) for s in servers), postgres_ticks(), machine_ticks())
         await asyncio.gather(*(client(urls[i % replicas], i, deadline, latencies, errors) for i in range(clients)))
+        after = (os.times(), sum(ticks_of(s.pid) for s in servers), postgres_ticks(), machine_ticks())
         elapsed = time.perf_counter() - start
     finally:
         stop.set()
@@ -91,6 +129,14 @@ async def main():
     print(f"{replicas} replicas, {clients} clients, {elapsed:.0f} s: {len(latencies)} searches, "
           f"{len(latencies) / elapsed:.1f} searches/s, p50 {statistics.median(latencies) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, {len(errors)} errors")
+    hertz = os.sysconf("SC_CLK_TCK")
+    client_s = (after[0].user + after[0].system) - (before[0].user + before[0].system)
+    servers_s, postgres_s = (after[1] - before[1]) / hertz, (after[2] - before[2]) / hertz
+    machine_s = (after[3] - before[3]) / hertz
+    per = 1000 / max(1, len(latencies))
+    print(f"CPU per search: clients {client_s * per:.2f} ms, servers {servers_s * per:.2f} ms, "
+          f"Postgres {postgres_s * per:.2f} ms (long-lived backends), the rest {(machine_s - client_s - servers_s - postgres_s) * per:.2f} ms; "
+          f"machine busy {machine_s / elapsed:.2f} of {os.cpu_count()} cores")
     if done:
         print(f"{len(done)} builds committed and published meanwhile: build p50 {statistics.median(d[0] for d in done):.0f} ms, "
               f"publish p50 {statistics.median(d[1] for d in done):.0f} ms")

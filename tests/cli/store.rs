@@ -243,7 +243,16 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     build(&test, &pg);
     let mut client = pg.client();
     let applied: i64 = client.query_one("SELECT count(*) FROM knowledge_migrations", &[]).unwrap().get(0);
-    assert_eq!(applied, 3);
+    assert_eq!(applied, 4);
+    // Every search names its projects, so the text indexes lead with the project (migration 4).
+    let leads_with_project = |client: &mut postgres::Client| {
+        for index in ["knowledge_chunks_document", "knowledge_chunks_title"] {
+            let definition: String =
+                client.query_one("SELECT pg_get_indexdef($1::text::regclass)", &[&index]).unwrap().get(0);
+            assert!(definition.contains("gin (project, "), "{definition}");
+        }
+    };
+    leads_with_project(&mut client);
 
     // A store of migration 1 (as the binary before migration 2 left it) is refused by readers and
     // upgraded by the next build, which sends what the new tables and columns lack.
@@ -257,18 +266,19 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
         .unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("older than this binary's 3"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("older than this binary's 4"), "{}", stderr(&output));
     let upgraded = build(&test, &pg);
     assert_eq!(upgraded["store"]["sources_written"], 0, "{}", upgraded["store"]);
     assert_eq!(upgraded["store"]["lint_findings_written"], 1, "{}", upgraded["store"]);
     assert_mirrors(&test, &pg, "m");
+    leads_with_project(&mut client);
     let stored: Value =
         serde_json::from_str(&ok(&test, &pg, &["lint", "--stored", "--format", "json", "--exit-zero"])).unwrap();
     assert!(stored["diagnostics"][0]["message"].as_str().unwrap().contains("nowhere.md"), "{stored}");
     client.execute("INSERT INTO knowledge_migrations (version) VALUES (999)", &[]).unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 3"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 4"), "{}", stderr(&output));
 
     // A store that cannot be reached fails the build after the local index committed, and says so.
     let output =

@@ -234,7 +234,7 @@ impl<'a> PgSearch<'a> {
         let (matched, every) = match matching {
             Matching::Any => ("c.document @@ q", None),
             Matching::Every(every) => ("c.document @@ to_tsquery('english', $4)", Some(every)),
-            // The title's own `tsvector`, as the index `knowledge_chunks_title` is made (migration 3).
+            // The title's own `tsvector`, as the index `knowledge_chunks_title` is made (migrations 3 and 4).
             Matching::Title => ("to_tsvector('english', c.title) @@ q", None),
         };
         let sql = format!(
