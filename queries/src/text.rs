@@ -237,9 +237,23 @@ fn without_html_markup(text: &str) -> std::borrow::Cow<'_, str> {
 /// texts. A sentence that mentions a link is prose, not navigation.
 #[must_use]
 pub fn is_link_item(line: &str) -> bool {
-    let links = line.matches("](").count() + line.matches("[[").count();
-    let own_words = line.split(']').map(|part| part.split('[').next().unwrap_or("")).collect::<String>();
-    starts_list_item(line) && links > 0 && own_words.split_whitespace().count() <= 6
+    if !starts_list_item(line) || !(line.contains("](") || line.contains("[[")) {
+        return false;
+    }
+    // The words outside the links' texts: what is left of the line with each `[…]` taken out, counted as
+    // one text (a word may run on across a link), without building it: every search asks this of each
+    // line of each candidate.
+    let (mut own_words, mut in_word) = (0, false);
+    for part in line.split(']') {
+        for letter in part.split('[').next().unwrap_or("").chars() {
+            if letter.is_whitespace() {
+                in_word = false;
+            } else if !in_word {
+                (own_words, in_word) = (own_words + 1, true);
+            }
+        }
+    }
+    own_words <= 6
 }
 
 /// Whether a text holds nothing but note embeds (`![[note]]`, `![[note#heading]]`): a place that only

@@ -129,7 +129,10 @@ pub(super) fn rerank(
     let title_tokens = tokens(&title);
     let body_stems = cache.stems_of(&body_tokens);
     let title_stems = cache.stems_of(&title_tokens);
-    let exact: FxHashSet<&str> = body_tokens.iter().chain(&title_tokens).copied().collect();
+    // Only the query's own words and terms are looked up among the text's words, and each of them starts
+    // as its stem does.
+    let exact: FxHashSet<&str> =
+        body_tokens.iter().chain(&title_tokens).copied().filter(|word| cache.may_match(word)).collect();
 
     let covered = |stem: &str| body_stems.contains(stem) || title_stems.contains(stem);
     let coverage = query.graded_coverage(covered, |word| exact.contains(word));
