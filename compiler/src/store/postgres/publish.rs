@@ -1,6 +1,7 @@
 //! Publishing: one project's rows in Postgres brought in line with the committed SQLite index, in one
-//! Postgres transaction, sending only what differs (sources by revision, derived run, labels and vectors;
-//! pages by hash; runs by id; lint findings by the build that stored them), and the run's final summary.
+//! Postgres transaction, sending only what differs (sources by revision, derived run, labels and vectors, and
+//! a source derived again into the same rows only its derived run; pages by hash; runs by id; lint findings by
+//! the build that stored them), and the run's final summary.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -19,6 +20,9 @@ pub struct PublishReport {
     /// The store, as `host/database` (never a password).
     pub target: String,
     pub sources_written: u64,
+    /// Sources this build derived again into the rows the store holds (another binary, changed settings):
+    /// only their derived run is updated.
+    pub sources_refreshed: u64,
     pub sources_removed: u64,
     pub chunks_written: u64,
     /// Chunks of the sources replaced or removed.
@@ -45,9 +49,40 @@ struct LocalSource {
 }
 
 impl LocalSource {
-    /// Everything that, when it differs, sends the source's rows again.
-    fn state(&self) -> String {
-        format!("{}\u{1}{}\u{1}{}\u{1}{}", self.revision, self.indexed_run, self.labels, self.vectors)
+    /// The stored state of this source with the digest `rows` of its published rows: revision, derived run,
+    /// labels, rows and vectors. When any of them differs the source travels again, or, when only the run
+    /// does, its run alone.
+    fn state(&self, rows: &str) -> String {
+        format!("{}\u{1}{}\u{1}{}\u{1}{rows}\u{1}{}", self.revision, self.indexed_run, self.labels, self.vectors)
+    }
+}
+
+/// A stored source's state, in its parts ([`LocalSource::state`]); `None` for a state written before the
+/// rows' digest was part of it, which sends the source again once.
+struct StoredState<'a> {
+    revision: &'a str,
+    indexed_run: &'a str,
+    labels: &'a str,
+    rows: &'a str,
+    vectors: &'a str,
+}
+
+impl StoredState<'_> {
+    fn read(state: &str) -> Option<StoredState<'_>> {
+        let mut parts = state.split('\u{1}');
+        let stored = StoredState {
+            revision: parts.next()?,
+            indexed_run: parts.next()?,
+            labels: parts.next()?,
+            rows: parts.next()?,
+            vectors: parts.next()?,
+        };
+        parts.next().is_none().then_some(stored)
+    }
+
+    /// Whether the store holds `source` as the local index does, its derived run aside.
+    fn same_but_run(&self, source: &LocalSource) -> bool {
+        self.revision == source.revision && self.labels == source.labels
     }
 }
 
@@ -199,11 +234,8 @@ fn publish_sources(
     let mut gone: Vec<i64> =
         published.iter().filter(|(path, _)| !local_paths.contains(path.as_str())).map(|(_, (id, _))| *id).collect();
     report.sources_removed = gone.len() as u64;
-    let changed: Vec<&LocalSource> = sources
-        .iter()
-        .filter(|source| published.get(&source.path).is_none_or(|(_, state)| *state != source.state()))
-        .collect();
-    gone.extend(changed.iter().filter_map(|source| published.get(&source.path).map(|(id, _)| *id)));
+    let Compared { changed, refreshed } = compare_sources(local, &sources, &published, &mut gone)?;
+    refresh_runs(tx, &refreshed, report)?;
     if !gone.is_empty() {
         count_terms(tx, project, &gone, "-")?;
         let removed = tx.query_one("SELECT count(*) FROM knowledge_chunks WHERE source_id = ANY($1)", &[&gone])?;
@@ -216,6 +248,7 @@ fn publish_sources(
     report.sources_written = changed.len() as u64;
 
     let ids = copy_sources(local, tx, project, &changed)?;
+    let changed: Vec<&LocalSource> = changed.into_iter().map(|(source, _)| source).collect();
     copy_chunks(local, tx, project, &changed, &ids, report)?;
     let source_ids: Vec<i64> = ids.values().copied().collect();
     count_terms(tx, project, &source_ids, "+")?;
@@ -225,21 +258,117 @@ fn publish_sources(
     copy_vectors(local, tx, project, &model, &changed, &source_ids, report)
 }
 
-/// Writes the `changed` sources' rows (through one COPY), and their new ids by path.
+/// A local source with the digest of its rows ([`rows_digest`]).
+type Digested<'a> = (&'a LocalSource, String);
+
+/// What [`compare_sources`] finds.
+struct Compared<'a> {
+    changed: Vec<Digested<'a>>,
+    /// With the store's id.
+    refreshed: Vec<(i64, Digested<'a>)>,
+}
+
+/// The sources whose rows must travel (each with its rows' digest), and those derived again into the rows the
+/// store holds (with the store's id), whose derived run alone is updated. A replaced source's stored id joins
+/// `gone`.
+fn compare_sources<'a>(
+    local: &Connection,
+    sources: &'a [LocalSource],
+    published: &HashMap<String, (i64, String)>,
+    gone: &mut Vec<i64>,
+) -> rusqlite::Result<Compared<'a>> {
+    let mut changed: Vec<Digested<'a>> = Vec::new();
+    let mut refreshed: Vec<(i64, Digested<'a>)> = Vec::new();
+    let mut digest = local.prepare_cached(SOURCE_ROW)?;
+    let mut chunk_rows = local.prepare_cached(CHUNK_ROWS)?;
+    for source in sources {
+        let stored = published.get(&source.path).map(|(id, state)| (*id, StoredState::read(state)));
+        let rows = match &stored {
+            Some((_, Some(stored))) if stored.same_but_run(source) && stored.vectors == source.vectors => {
+                if stored.indexed_run == source.indexed_run {
+                    continue;
+                }
+                // Derived again (another binary, changed settings): its rows travel only if they came out
+                // different, which reading them tells.
+                let rows = rows_digest(&mut digest, &mut chunk_rows, source.id)?;
+                if rows == stored.rows {
+                    refreshed.push((published[&source.path].0, (source, rows)));
+                    continue;
+                }
+                rows
+            }
+            _ => rows_digest(&mut digest, &mut chunk_rows, source.id)?,
+        };
+        if let Some((id, _)) = stored {
+            gone.push(id);
+        }
+        changed.push((source, rows));
+    }
+    Ok(Compared { changed, refreshed })
+}
+
+/// A source's row as published, its derived run last.
+const SOURCE_ROW: &str =
+    "SELECT path, uri, kind, mime, size, revision, title, outline, lint_facts, labels, chunk_count, indexed_run
+     FROM sources WHERE id = ?1";
+
+/// A source's current chunks as published. A chunk of an older revision (kept in the local index until its
+/// source is read again) could cite text that is gone: it is not published.
+const CHUNK_ROWS: &str =
+    "SELECT c.id, c.ordinal, c.revision, c.hash, c.heading_path, c.title, c.text, c.identifiers, c.start_offset,
+            c.end_offset, c.start_line, c.end_line, c.entity
+     FROM chunks c JOIN sources s ON s.id = c.source_id
+     WHERE c.source_id = ?1 AND c.revision = s.revision ORDER BY c.ordinal";
+
+/// The digest of what a source's rows would send, its derived run aside: its row and its chunks' rows.
+fn rows_digest(
+    source_row: &mut rusqlite::CachedStatement<'_>,
+    chunk_rows: &mut rusqlite::CachedStatement<'_>,
+    id: i64,
+) -> rusqlite::Result<String> {
+    let mut rows = String::new();
+    let fields = source_row.query_row([id], |row| text_columns(row, 11))?;
+    copy_row(&mut rows, fields.iter().map(Option::as_deref));
+    for fields in chunk_rows.query_map([id], |row| text_columns(row, 13))? {
+        copy_row(&mut rows, fields?.iter().map(Option::as_deref));
+    }
+    Ok(knowledge_queries::content_hash(rows.as_bytes()))
+}
+
+/// Records the new derived run of the sources derived again into the rows the store holds, in one statement.
+fn refresh_runs(
+    tx: &mut postgres::Transaction<'_>,
+    refreshed: &[(i64, Digested<'_>)],
+    report: &mut PublishReport,
+) -> Result<(), postgres::Error> {
+    if refreshed.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = refreshed.iter().map(|(id, ..)| *id).collect();
+    let runs: Vec<&str> = refreshed.iter().map(|(_, (source, _))| source.indexed_run.as_str()).collect();
+    let states: Vec<String> = refreshed.iter().map(|(_, (source, rows))| source.state(rows)).collect();
+    tx.execute(
+        "UPDATE knowledge_sources s SET indexed_run = r.run, state = r.state
+         FROM unnest($1::int8[], $2::text[], $3::text[]) AS r(id, run, state) WHERE s.id = r.id",
+        &[&ids, &runs, &states],
+    )?;
+    report.sources_refreshed = refreshed.len() as u64;
+    Ok(())
+}
+
+/// Writes the `changed` sources' rows (through one COPY), each with its state (given its rows' digest), and
+/// their new ids by path.
 fn copy_sources(
     local: &Connection,
     tx: &mut postgres::Transaction<'_>,
     project: &str,
-    changed: &[&LocalSource],
+    changed: &[Digested<'_>],
 ) -> Result<HashMap<String, i64>, StepError> {
     let mut copy = String::new();
-    let mut row_of = local.prepare_cached(
-        "SELECT path, uri, kind, mime, size, revision, title, outline, lint_facts, labels, chunk_count, indexed_run
-         FROM sources WHERE id = ?1",
-    )?;
-    for source in changed {
+    let mut row_of = local.prepare_cached(SOURCE_ROW)?;
+    for (source, rows) in changed {
         let fields = row_of.query_row([source.id], |row| text_columns(row, 12))?;
-        let state = source.state();
+        let state = source.state(rows);
         let fields = std::iter::once(Some(project)).chain(fields.iter().map(Option::as_deref));
         copy_row(&mut copy, fields.chain([Some(state.as_str())]));
     }
@@ -249,7 +378,7 @@ fn copy_sources(
                                  labels, chunk_count, indexed_run, state) FROM STDIN",
         &copy,
     )?;
-    let paths: Vec<&str> = changed.iter().map(|s| s.path.as_str()).collect();
+    let paths: Vec<&str> = changed.iter().map(|(source, _)| source.path.as_str()).collect();
     let ids: HashMap<String, i64> = tx
         .query("SELECT path, id FROM knowledge_sources WHERE project = $1 AND path = ANY($2)", &[&project, &paths])?
         .into_iter()
@@ -259,8 +388,7 @@ fn copy_sources(
     Ok(ids)
 }
 
-/// Writes the current chunks of the `changed` sources (through one COPY). A chunk of an older revision (kept
-/// in the local index until its source is read again) could cite text that is gone: it is not published.
+/// Writes the current chunks of the `changed` sources (through one COPY).
 fn copy_chunks(
     local: &Connection,
     tx: &mut postgres::Transaction<'_>,
@@ -269,12 +397,7 @@ fn copy_chunks(
     ids: &HashMap<String, i64>,
     report: &mut PublishReport,
 ) -> Result<(), StepError> {
-    let mut chunk_rows = local.prepare_cached(
-        "SELECT c.id, c.ordinal, c.revision, c.hash, c.heading_path, c.title, c.text, c.identifiers, c.start_offset,
-                c.end_offset, c.start_line, c.end_line, c.entity
-         FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE c.source_id = ?1 AND c.revision = s.revision ORDER BY c.ordinal",
-    )?;
+    let mut chunk_rows = local.prepare_cached(CHUNK_ROWS)?;
     let mut copy = String::new();
     for source in changed {
         let id = ids[&source.path].to_string();
@@ -367,9 +490,9 @@ fn vector_states(
     // and labels (a source sent again has its count taken afresh).
     let stored = |source: &LocalSource| -> Option<&str> {
         let (_, state) = published.get(&source.path)?;
-        let (rest, vectors) = state.rsplit_once('\u{1}')?;
-        let same = rest == format!("{}\u{1}{}\u{1}{}", source.revision, source.indexed_run, source.labels);
-        Some(vectors).filter(|vectors| same && vectors.starts_with(&generation))
+        let stored = StoredState::read(state)?;
+        let same = stored.same_but_run(source) && stored.indexed_run == source.indexed_run;
+        Some(stored.vectors).filter(|vectors| same && vectors.starts_with(&generation))
     };
     let mut counted: HashSet<i64> = sources.iter().filter(|source| stored(source).is_none()).map(|s| s.id).collect();
     if !model.is_empty() && counted.len() < sources.len() {
