@@ -284,6 +284,61 @@ fn sources_derived_again_into_the_same_rows_are_not_sent_again() {
     assert_eq!(found["results"][0]["source"]["path"], "b.md", "{found}");
 }
 
+/// A publish takes no lock that waits for another's writes: while another writer holds the vectors' write lock (as
+/// a publish of another project does until it ends), a publish with vectors of a size already indexed goes
+/// through; and first publishes of several projects at once, with a size no index has yet, all succeed.
+#[test]
+fn publishes_of_several_projects_at_once_neither_wait_nor_deadlock() {
+    let pg = Postgres::start();
+    let settings = "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n";
+    let first = project("gears", settings);
+    first.write("a.md", "# Alpha\n\nAlpha text about gears and their teeth.\n");
+    assert!(build(&first, &pg)["store"]["vectors_written"].as_u64().unwrap() > 0);
+
+    let mut holder = pg.client();
+    let mut other = Some(holder.transaction().unwrap());
+    other.as_mut().unwrap().execute("DELETE FROM knowledge_vectors WHERE false", &[]).unwrap();
+    let second = project("sprockets", settings);
+    second.write("b.md", "# Beta\n\nBeta text about sprockets and chains.\n");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| sender.send(build(&second, &pg)).unwrap());
+        let published = receiver.recv_timeout(std::time::Duration::from_secs(30));
+        // Released before judging, so that a publish still waiting ends and the scope can close.
+        other.take().unwrap().rollback().unwrap();
+        let published = published.expect("the publish went through while another writer held the vectors");
+        assert!(published["store"]["vectors_written"].as_u64().unwrap() > 0, "{}", published["store"]);
+    });
+
+    // Four first publishes of a new size at once.
+    let settings = "[embeddings]\nprovider = \"fake\"\ndimensions = 32\n";
+    let projects: Vec<CliTest> = (0..4)
+        .map(|n| {
+            let test = project(&format!("at-once-{n}"), settings);
+            test.write("c.md", format!("# Gamma {n}\n\nGamma text {n} about gears in clocks.\n"));
+            test
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for test in &projects {
+            let pg = &pg;
+            scope.spawn(move || {
+                let output = test.run_with_env(&["build", "--json"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
+                assert!(output.status.success(), "{}", stderr(&output));
+            });
+        }
+    });
+    for (n, test) in projects.iter().enumerate() {
+        assert_mirrors(test, &pg, &format!("at-once-{n}"));
+    }
+    let indexes: i64 = pg
+        .client()
+        .query_one("SELECT count(*) FROM pg_indexes WHERE indexname = 'knowledge_vectors_hnsw_32'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 1);
+}
+
 #[test]
 fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     let pg = Postgres::start();
@@ -293,7 +348,7 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     build(&test, &pg);
     let mut client = pg.client();
     let applied: i64 = client.query_one("SELECT count(*) FROM knowledge_migrations", &[]).unwrap().get(0);
-    assert_eq!(applied, 4);
+    assert_eq!(applied, 5);
     // Every search names its projects, so the text indexes lead with the project (migration 4).
     let leads_with_project = |client: &mut postgres::Client| {
         for index in ["knowledge_chunks_document", "knowledge_chunks_title"] {
@@ -316,7 +371,7 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
         .unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("older than this binary's 4"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("older than this binary's 5"), "{}", stderr(&output));
     let upgraded = build(&test, &pg);
     assert_eq!(upgraded["store"]["sources_written"], 0, "{}", upgraded["store"]);
     assert_eq!(upgraded["store"]["lint_findings_written"], 1, "{}", upgraded["store"]);
@@ -328,7 +383,7 @@ fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
     client.execute("INSERT INTO knowledge_migrations (version) VALUES (999)", &[]).unwrap();
     let output = test.run_with_env(&["search", "text"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 4"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("schema migration 999, newer than this binary's 5"), "{}", stderr(&output));
 
     // A store that cannot be reached fails the build after the local index committed, and says so.
     let output =

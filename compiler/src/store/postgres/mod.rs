@@ -33,6 +33,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (2, include_str!("0002_lint_and_runs.sql")),
     (3, include_str!("0003_title_index.sql")),
     (4, include_str!("0004_project_text_indexes.sql")),
+    (5, include_str!("0005_vector_index_function.sql")),
 ];
 
 /// A publish that writes at least this many chunks refreshes the planner's statistics.

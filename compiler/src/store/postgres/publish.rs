@@ -98,6 +98,8 @@ pub fn publish(local: &Connection, store: &mut PgStore, project: &str) -> Result
     let lint_run = meta.get("lint_run").cloned().unwrap_or_default();
     let target = store.target.clone();
     let fail = |source| PostgresError::Postgres { target: target.clone(), source };
+    prepare_vectors(local, store, meta.get("embeddings_model").map_or("", String::as_str))
+        .map_err(|e| e.with_target(&target))?;
     let mut tx = store.client.transaction().map_err(fail)?;
     tx.execute("SELECT pg_advisory_xact_lock(hashtext('knowledge:' || $1::text))", &[&project]).map_err(fail)?;
     let published = tx
@@ -418,8 +420,8 @@ fn copy_chunks(
     Ok(())
 }
 
-/// Writes the vectors of `model` of the written chunks (through one COPY), and an approximate index per
-/// vector size, made when a generation of that size first arrives.
+/// Writes the vectors of `model` of the written chunks (through one COPY); the approximate index of their size is
+/// made before ([`prepare_vectors`]).
 fn copy_vectors(
     local: &Connection,
     tx: &mut postgres::Transaction<'_>,
@@ -442,7 +444,6 @@ fn copy_vectors(
          WHERE c.source_id = ?1",
     )?;
     let mut copy = String::new();
-    let mut dimensions_seen: HashSet<i64> = HashSet::new();
     for source in changed {
         let rows = vector_rows.query_map(rusqlite::params![source.id, model], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?, row.get::<_, Vec<u8>>(2)?))
@@ -450,7 +451,6 @@ fn copy_vectors(
         for row in rows {
             let (chunk, dimensions, blob) = row?;
             let Some(seq) = seqs.get(&chunk) else { continue };
-            dimensions_seen.insert(dimensions);
             let vector = vector_literal(&blob);
             let fields = [seq.to_string(), project.to_string(), model.to_string(), dimensions.to_string(), vector];
             copy_row(&mut copy, fields.iter().map(|field| Some(field.as_str())));
@@ -458,12 +458,22 @@ fn copy_vectors(
         }
     }
     copy_in(tx, "COPY knowledge_vectors (chunk_seq, project, model, dimensions, embedding) FROM STDIN", &copy)?;
-    // An approximate index per vector size, made when a generation of that size first arrives.
-    for dimensions in dimensions_seen {
-        tx.batch_execute(&format!(
-            "CREATE INDEX IF NOT EXISTS knowledge_vectors_hnsw_{dimensions} ON knowledge_vectors
-             USING hnsw ((embedding::vector({dimensions})) vector_cosine_ops) WHERE dimensions = {dimensions}"
-        ))?;
+    Ok(())
+}
+
+/// Makes the approximate index of the generation's vector size where the store has none, in a transaction of its
+/// own before the publish's (migration 5's function): made inside it, asking for the vectors' `SHARE` lock while
+/// holding their write lock deadlocked two publishes at once, and held every other publish's writes till the end.
+fn prepare_vectors(local: &Connection, store: &mut PgStore, model: &str) -> Result<(), StepError> {
+    if model.is_empty() {
+        return Ok(());
+    }
+    // A generation is one model at one size.
+    let size: Option<i64> = local
+        .query_row("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 LIMIT 1", [model], |row| row.get(0))
+        .optional()?;
+    if let Some(size) = size {
+        store.client.execute("SELECT knowledge_vectors_index($1)", &[&i32::try_from(size).unwrap_or(i32::MAX)])?;
     }
     Ok(())
 }
