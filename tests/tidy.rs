@@ -203,6 +203,9 @@ fn result_error_types(line: &str) -> Vec<String> {
                         break;
                     }
                 }
+                // A tuple's commas separate its fields, not the result's arguments.
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
                 ',' if depth == 1 => {
                     arguments.push(String::new());
                     continue;
@@ -224,6 +227,7 @@ fn result_error_types(line: &str) -> Vec<String> {
 fn no_result_carries_a_string_error() {
     assert_eq!(result_error_types("fn f() -> Result<HashMap<i64, String>, E> {"), ["E"]);
     assert_eq!(result_error_types("fn f() -> Result<Vec<(u8, u8)>, String> {"), ["String"]);
+    assert_eq!(result_error_types("fn f() -> Result<(Vec<u8>, Option<u8>), String> {"), ["String"]);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut stringly = Vec::new();
     for file in rust_files(&root.join("compiler/src")) {

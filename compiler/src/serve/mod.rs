@@ -622,7 +622,7 @@ impl ServerHandler for KnowledgeServer {
         // Two per section: a project of thousands of folders is listed a page at a time.
         let cursor = request.and_then(|request| request.cursor);
         let (shown, next) = page(resources, cursor.as_deref(), RESOURCES_PER_PAGE)
-            .map_err(|message| ErrorData::invalid_params(message, None))?;
+            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
         let mut listed = ListResourcesResult::with_all_items(shown);
         listed.next_cursor = next;
         Ok(listed)

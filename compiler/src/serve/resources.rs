@@ -188,12 +188,21 @@ fn template_resource(conn: &Connection, access: &Access, uri: &str) -> Result<(&
 /// How many resources one `resources/list` answer holds at most.
 pub(super) const RESOURCES_PER_PAGE: usize = 500;
 
+/// A `resources/list` cursor this server could not have given.
+#[derive(Debug, thiserror::Error)]
+#[error("not a cursor this server gave: {0:?}")]
+pub(super) struct ForeignCursor(String);
+
 /// The page of `items` a cursor asks for (none: the first), and the cursor of the next page when there is
 /// one. A cursor is the number of items before its page, as the previous answer gave it.
-pub(super) fn page<T>(items: Vec<T>, cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), String> {
+pub(super) fn page<T>(
+    items: Vec<T>,
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<T>, Option<String>), ForeignCursor> {
     let start = match cursor {
         None => 0,
-        Some(cursor) => cursor.parse::<usize>().map_err(|_| format!("not a cursor this server gave: {cursor:?}"))?,
+        Some(cursor) => cursor.parse::<usize>().map_err(|_| ForeignCursor(cursor.to_string()))?,
     };
     let end = start.saturating_add(size).min(items.len());
     let next = (end < items.len()).then(|| end.to_string());
