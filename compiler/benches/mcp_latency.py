@@ -23,6 +23,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+sys.path.insert(0, os.path.dirname(__file__))
+from proc_cpu import cpu_seconds, processes, stat_fields  # noqa: E402
+
 BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
 COUNT = int(sys.argv[3]) if len(sys.argv) > 3 else 200
 TRANSPORT = sys.argv[4] if len(sys.argv) > 4 else "stdio"
@@ -52,20 +55,8 @@ async def connect():
 def server_cpu_seconds():
     """User and system CPU seconds of the `knowledge` processes this script started (its children), all
     their threads included, from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # After the command: state, ppid, ..., utime (14th field of the line) and stime (15th).
-        if int(fields[1]) == os.getpid():
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+    children = [pid for pid in processes() if (stat_fields(pid) or ["", "0"])[1] == str(os.getpid())]
+    return sum(cpu_seconds(pid) for pid in children)
 
 
 def queries():

@@ -20,6 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(__file__))
+from proc_cpu import cpu_seconds  # noqa: E402
+
 BINARY, PROJECT = sys.argv[1], Path(sys.argv[2])
 COUNT = int(sys.argv[3]) if len(sys.argv) > 3 else 300
 TOOL, ARGUMENT = (sys.argv[4], sys.argv[5]) if len(sys.argv) > 5 else ("knowledge_search", "query")
@@ -29,12 +32,6 @@ def queries():
     db = sqlite3.connect(f"file:{PROJECT / '.hasna/knowledge/knowledge.db'}?mode=ro", uri=True)
     titles = [row[0].split(" > ")[-1] for row in db.execute("SELECT DISTINCT title FROM chunks ORDER BY hash")]
     return [titles[i % len(titles)] for i in range(COUNT)]
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():

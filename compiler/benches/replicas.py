@@ -31,6 +31,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, os.path.dirname(__file__))
+from proc_cpu import cpu_seconds, machine_busy_seconds, processes  # noqa: E402
 from scale import WORDS  # noqa: E402
 
 
@@ -66,33 +67,16 @@ async def client(url, number, deadline, latencies, errors):
                     errors.append(str(result.content))
 
 
-def ticks_of(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    except (FileNotFoundError, ProcessLookupError):
-        return 0
-
-
-def postgres_ticks():
-    total = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as comm:
-                    if comm.read().strip() == "postgres":
-                        total += ticks_of(entry)
-            except OSError:
-                pass
-    return total
-
-
-def machine_ticks():
-    with open("/proc/stat") as stat:
-        fields = stat.readline().split()[1:]
-    busy = sum(int(f) for f in fields) - int(fields[3]) - int(fields[4])
-    return busy
+def postgres_seconds():
+    seconds = 0.0
+    for pid in processes():
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip() == "postgres":
+                    seconds += cpu_seconds(pid)
+        except OSError:
+            pass
+    return seconds
 
 
 async def main():
@@ -114,9 +98,9 @@ async def main():
         builder.start()
         deadline = time.perf_counter() + seconds
         start = time.perf_counter()
-        before = (os.times(), sum(ticks_of(s.pid) for s in servers), postgres_ticks(), machine_ticks())
+        before = (os.times(), sum(cpu_seconds(s.pid) for s in servers), postgres_seconds(), machine_busy_seconds())
         await asyncio.gather(*(client(urls[i % replicas], i, deadline, latencies, errors) for i in range(clients)))
-        after = (os.times(), sum(ticks_of(s.pid) for s in servers), postgres_ticks(), machine_ticks())
+        after = (os.times(), sum(cpu_seconds(s.pid) for s in servers), postgres_seconds(), machine_busy_seconds())
         elapsed = time.perf_counter() - start
     finally:
         stop.set()
@@ -129,10 +113,8 @@ async def main():
     print(f"{replicas} replicas, {clients} clients, {elapsed:.0f} s: {len(latencies)} searches, "
           f"{len(latencies) / elapsed:.1f} searches/s, p50 {statistics.median(latencies) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, {len(errors)} errors")
-    hertz = os.sysconf("SC_CLK_TCK")
     client_s = (after[0].user + after[0].system) - (before[0].user + before[0].system)
-    servers_s, postgres_s = (after[1] - before[1]) / hertz, (after[2] - before[2]) / hertz
-    machine_s = (after[3] - before[3]) / hertz
+    servers_s, postgres_s, machine_s = (after[n] - before[n] for n in (1, 2, 3))
     per = 1000 / max(1, len(latencies))
     print(f"CPU per search: clients {client_s * per:.2f} ms, servers {servers_s * per:.2f} ms, "
           f"Postgres {postgres_s * per:.2f} ms (long-lived backends), the rest {(machine_s - client_s - servers_s - postgres_s) * per:.2f} ms; "

@@ -286,15 +286,15 @@ fn compare_sources<'a>(
     for source in sources {
         let stored = published.get(&source.path).map(|(id, state)| (*id, StoredState::read(state)));
         let rows = match &stored {
-            Some((_, Some(stored))) if stored.same_but_run(source) && stored.vectors == source.vectors => {
-                if stored.indexed_run == source.indexed_run {
+            Some((id, Some(state))) if state.same_but_run(source) && state.vectors == source.vectors => {
+                if state.indexed_run == source.indexed_run {
                     continue;
                 }
                 // Derived again (another binary, changed settings): its rows travel only if they came out
                 // different, which reading them tells.
                 let rows = rows_digest(&mut digest, &mut chunk_rows, source.id)?;
-                if rows == stored.rows {
-                    refreshed.push((published[&source.path].0, (source, rows)));
+                if rows == state.rows {
+                    refreshed.push((*id, (source, rows)));
                     continue;
                 }
                 rows
