@@ -193,8 +193,9 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
     let mut seen = FxHashSet::default();
     // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
     // searched on their own, and the phrase still earns the phrase boost.
-    for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\''))) {
+    for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\'' | '’'))) {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        let Some(word) = without_clitic(&word) else { continue };
         if word.is_empty() || !seen.insert(word.clone()) {
             continue;
         }
@@ -210,6 +211,25 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
         }
     }
     if meaningful.is_empty() { (stopwords, stopwords_dropped) } else { (meaningful, false) }
+}
+
+/// English clitics a word may end with after an apostrophe: the possessive and the contracted verbs.
+const CLITICS: [&str; 6] = ["s", "m", "re", "ve", "ll", "d"];
+
+/// A query word without its English clitic, as a term: "crate's" is "crate", "I'm" is "i"; a negated
+/// auxiliary ("haven't", "don't", "can't") is `None`, since it names no topic. The text index splits words
+/// at apostrophes, so a clitic kept would be searched as a word of its own: "m" or "t", which no text holds
+/// as a word, weighed as the question's rarest term (and its subject, to `ask`). A word with an apostrophe
+/// elsewhere ("o'clock", an identifier) is kept as it is.
+fn without_clitic(word: &str) -> Option<String> {
+    let Some((base, clitic)) = word.rsplit_once(['\'', '’']) else { return Some(word.to_string()) };
+    if clitic == "t" && base.ends_with('n') {
+        return None;
+    }
+    if CLITICS.contains(&clitic) && !base.is_empty() {
+        return Some(base.trim_end_matches(['\'', '’']).to_string());
+    }
+    Some(word.to_string())
 }
 
 pub(crate) fn words(text: &str) -> Vec<String> {
@@ -290,6 +310,12 @@ mod tests {
         assert_eq!(query_terms("the"), ["the"], "a query of stopwords keeps them");
         assert_eq!(query_terms("std::fs::read pkg.mod"), ["std::fs::read", "pkg.mod"]);
         assert_eq!(query_terms("fast-twitch fibres"), ["fast", "twitch", "fibres"], "hyphenated words are words");
+        assert_eq!(
+            query_terms("can I see my crate's docs while I'm writing, since I haven’t yet?"),
+            ["see", "crate", "docs", "while", "writing", "since", "yet"],
+            "a possessive or contracted verb is its word alone, a negated auxiliary no term"
+        );
+        assert_eq!(query_terms("o'clock rock'n'roll"), ["o'clock", "rock'n'roll"], "other apostrophes stay");
         assert!(query_terms("  \"*^()  ").is_empty());
         let long: String = (0..100).map(|n| format!("word{n} the ")).collect();
         assert_eq!(query_terms(&long).len(), super::MAX_TERMS, "the first terms are kept");
