@@ -8,7 +8,8 @@ write of the request to the read of its answer's line. Prints p50 and p95, and t
 (user and system time of the process over the calls, from /proc). Issue 44's target is the p50 of this
 bench: ≤ 1.5 ms on rust-rfcs. The SDK's own cost is what `mcp_latency.py` adds on top. With TOOL and
 ARGUMENT (`knowledge_context_pack query`, `knowledge_ask question`), each call is of that tool with the query
-as that argument instead.
+as that argument instead. With `MCP_RAW_SAVE=FILE`, every call's result is written to FILE (one JSON line
+a call), so that two binaries' answers to the same calls can be compared (`cmp`).
 """
 
 import json
@@ -57,6 +58,7 @@ def main():
     answer(0)
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     samples = []
+    saved = []
     cpu_before = cpu_seconds(server.pid)
     for n, query in enumerate(asked, start=1):
         request = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
@@ -67,9 +69,13 @@ def main():
         samples.append((time.perf_counter() - start) * 1000)
         if "error" in reply or reply["result"].get("isError"):
             sys.exit(f"`{query}` failed: {reply}")
+        saved.append(reply["result"])
     cpu = cpu_seconds(server.pid) - cpu_before
     server.stdin.close()
     server.wait(timeout=10)
+    if os.environ.get("MCP_RAW_SAVE"):
+        with open(os.environ["MCP_RAW_SAVE"], "w") as out:
+            out.writelines(json.dumps(result, sort_keys=True) + "\n" for result in saved)
     samples.sort()
     print(f"raw JSON-RPC {TOOL} over {COUNT} calls: p50 {statistics.median(samples):.2f} ms, "
           f"p95 {samples[int(len(samples) * 0.95)]:.2f} ms, mean {statistics.mean(samples):.2f} ms")

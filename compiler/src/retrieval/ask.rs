@@ -95,7 +95,7 @@ pub fn answer_cached(
     max_tokens: usize,
     access: &Access,
 ) -> rusqlite::Result<Answer> {
-    answer_in(&mut search::SqliteIndex { conn, cache }, question, max_tokens, access)
+    answer_in(&mut search::SqliteIndex::new(conn, cache)?, question, max_tokens, access)
 }
 
 /// [`answer`] from `projects` of the Postgres store, as `principal` may read them. Nothing is recorded.

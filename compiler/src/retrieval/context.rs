@@ -124,7 +124,7 @@ pub fn pack_cached(
     max_items: usize,
     access: &crate::retrieval::access::Access,
 ) -> rusqlite::Result<ContextPack> {
-    pack_in(&mut search::SqliteIndex { conn, cache }, query, max_tokens, max_items, access)
+    pack_in(&mut search::SqliteIndex::new(conn, cache)?, query, max_tokens, max_items, access)
 }
 
 /// [`pack`] over `projects` of the Postgres store, as `principal` may read them.

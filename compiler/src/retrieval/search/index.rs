@@ -50,8 +50,8 @@ pub(crate) trait SearchIndex {
     fn page_names(&mut self, page: &str) -> Result<Option<(String, String)>, Self::Error>;
     /// Which of `paths` the last build added or changed.
     fn fresh_paths(&mut self, paths: &[&str]) -> Result<FxHashSet<String>, Self::Error>;
-    /// Whether a page quotes bytes of this chunk.
-    fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> Result<bool, Self::Error>;
+    /// Whether a page quotes bytes of this chunk (at row `seq`, from `uri` at `revision`).
+    fn quoted(&mut self, seq: i64, uri: &str, revision: &str, citation: &Citation) -> Result<bool, Self::Error>;
     /// The chunks holding a page's quotes (and their sources' paths), in footnote order.
     fn cited_chunks(&mut self, page: &str) -> Result<Vec<(Option<i64>, String)>, Self::Error>;
     /// The first chunk of each page that lists the source at `path` (and the page's path).
@@ -64,8 +64,19 @@ pub(crate) trait SearchIndex {
 
 /// The SQLite index, through a read-only connection, and what that connection's searches read before.
 pub(crate) struct SqliteIndex<'a> {
-    pub(crate) conn: &'a Connection,
-    pub(crate) cache: &'a mut SearchCache,
+    conn: &'a Connection,
+    cache: &'a mut SearchCache,
+}
+
+impl<'a> SqliteIndex<'a> {
+    /// The index `conn` reads, through `cache`, emptied first when a build committed since it was filled (a
+    /// search reads in one transaction, so what it keeps stays true for the rest of the search).
+    pub(crate) fn new(conn: &'a Connection, cache: &'a mut SearchCache) -> rusqlite::Result<SqliteIndex<'a>> {
+        if cache.keeps() {
+            cache.follow(conn)?;
+        }
+        Ok(SqliteIndex { conn, cache })
+    }
 }
 
 impl SearchIndex for SqliteIndex<'_> {
@@ -139,27 +150,29 @@ impl SearchIndex for SqliteIndex<'_> {
     }
 
     fn chunk(&mut self, seq: i64) -> rusqlite::Result<Option<SearchResult>> {
-        Ok(store::chunk_hit(self.conn, seq)?.map(unscored))
+        Ok(self.cache.chunk_hit(self.conn, seq)?.map(unscored))
     }
 
     fn entry_page(&mut self, seq: i64) -> rusqlite::Result<Option<String>> {
-        store::entry_page(self.conn, seq)
+        self.cache.entry_page(self.conn, seq)
     }
 
     fn page_sources(&mut self, page: &str) -> rusqlite::Result<Vec<(String, bool)>> {
-        store::page_sources(self.conn, page)
+        self.cache.page_sources(self.conn, page)
     }
 
     fn page_names(&mut self, page: &str) -> rusqlite::Result<Option<(String, String)>> {
-        store::page_names(self.conn, page)
+        self.cache.page_names(self.conn, page)
     }
 
     fn fresh_paths(&mut self, paths: &[&str]) -> rusqlite::Result<FxHashSet<String>> {
         store::fresh_paths(self.conn, paths)
     }
 
-    fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> rusqlite::Result<bool> {
-        store::quoted(self.conn, uri, revision, citation.start_offset, citation.end_offset)
+    fn quoted(&mut self, seq: i64, uri: &str, revision: &str, citation: &Citation) -> rusqlite::Result<bool> {
+        self.cache.quoted(self.conn, seq, |conn| {
+            store::quoted(conn, uri, revision, citation.start_offset, citation.end_offset)
+        })
     }
 
     fn cited_chunks(&mut self, page: &str) -> rusqlite::Result<Vec<(Option<i64>, String)>> {

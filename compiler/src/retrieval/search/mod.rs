@@ -47,7 +47,7 @@ pub fn search_cached(
     request: &SearchRequest,
     access: &Access,
 ) -> rusqlite::Result<SearchResponse> {
-    search_in(&mut SqliteIndex { conn, cache }, request, access)
+    search_in(&mut SqliteIndex::new(conn, cache)?, request, access)
 }
 
 /// [`search`] over any index: the SQLite one or the Postgres store.
@@ -202,7 +202,7 @@ fn finish<I: SearchIndex>(
             result.reason.push("fresh_source".into());
         }
         if result.kind == ResultKind::SourceChunk
-            && index.quoted(&result.source.uri, &result.source.revision, &result.citation)?
+            && index.quoted(result.rowid, &result.source.uri, &result.source.revision, &result.citation)?
         {
             result.reason.push("cited_by_page".into());
         }

@@ -1,6 +1,7 @@
 //! What a server keeps between searches ([`SearchCache`]): each query word's BM25 scores over the chunks in
 //! scope (one FTS5 query a word), so that a search whose words were searched before merges their lists
-//! instead of asking FTS5 to score every match of the query again. The kept pool is FTS5's ranking of the
+//! instead of asking FTS5 to score every match of the query again; and the rows it read of each chunk and
+//! page a result held, which the next search meeting them reuses instead of reading them again. The kept pool is FTS5's ranking of the
 //! query, score for score and in the same order (tested below): a search in a process that runs one search
 //! asks FTS5 for the pool in one query instead, which at a million chunks costs 10–20 ms less than scoring
 //! each word on its own.
@@ -20,6 +21,10 @@ const HELD_SCORES: usize = 1 << 20;
 /// Words whose chunk counts a cache holds at most, past which it starts again empty (a flood of new words).
 const HELD_FREQUENCIES: usize = 1 << 16;
 
+/// Bytes of the chunk and page rows a cache holds at most (texts, titles, paths), past which it starts again
+/// empty: about 4,000 chunks of a typical 2 KB.
+const HELD_ROW_BYTES: usize = 8 << 20;
+
 /// Chunks by row (ascending), each with its score.
 type Scores = Arc<[(i64, f64)]>;
 
@@ -36,6 +41,51 @@ pub struct SearchCache {
     scores: FxHashMap<String, FxHashMap<String, Scores>>,
     frequencies: FxHashMap<String, Option<f64>>,
     held: usize,
+    rows: Rows,
+}
+
+/// The rows a connection's searches read of chunks and pages, as the store returned them.
+#[derive(Default)]
+struct Rows {
+    hits: FxHashMap<i64, Option<store::StoredHit>>,
+    entry_pages: FxHashMap<i64, Option<String>>,
+    page_sources: FxHashMap<String, Vec<(String, bool)>>,
+    page_names: FxHashMap<String, Option<(String, String)>>,
+    quoted: FxHashMap<i64, bool>,
+    /// The bytes of text held, against [`HELD_ROW_BYTES`].
+    bytes: usize,
+}
+
+impl Rows {
+    /// Makes room for `bytes` more: when they would pass the limit, everything goes.
+    fn room_for(&mut self, bytes: usize) {
+        if self.bytes + bytes > HELD_ROW_BYTES {
+            *self = Rows::default();
+        }
+        self.bytes += bytes;
+    }
+}
+
+/// A row of `map` by `key`, read once by `read` and kept (costing `size` of its value's bytes in `rows`).
+fn remembered<K, V>(
+    rows: &mut Rows,
+    map: impl Fn(&mut Rows) -> &mut FxHashMap<K, V>,
+    key: K,
+    size: impl FnOnce(&V) -> usize,
+    read: impl FnOnce() -> rusqlite::Result<V>,
+) -> rusqlite::Result<V>
+where
+    K: std::hash::Hash + Eq,
+    V: Clone,
+{
+    if let Some(value) = map(rows).get(&key) {
+        return Ok(value.clone());
+    }
+    let value = read()?;
+    // Each entry's key and map slot cost about this much besides the value's own bytes.
+    rows.room_for(64 + size(&value));
+    map(rows).insert(key, value.clone());
+    Ok(value)
 }
 
 impl SearchCache {
@@ -51,8 +101,9 @@ impl SearchCache {
         self.limit > 0
     }
 
-    /// Empties the cache when the index changed since it was filled. Called before each read through it.
-    fn follow(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+    /// Empties the cache when the index changed since it was filled. Called before each read through it (the
+    /// rows of chunks and pages: once per search, when the search's index is made).
+    pub(super) fn follow(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         let version = store::data_version(conn)?;
         if self.version != Some(version) {
             *self = SearchCache { limit: self.limit, version: Some(version), ..SearchCache::default() };
@@ -99,6 +150,71 @@ impl SearchCache {
         }
         knowledge_queries::keep_best(&mut summed, pool, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(summed)
+    }
+
+    /// A chunk's row, when its source still holds its revision ([`store::chunk_hit`]).
+    pub(super) fn chunk_hit(&mut self, conn: &Connection, seq: i64) -> rusqlite::Result<Option<store::StoredHit>> {
+        if !self.keeps() {
+            return store::chunk_hit(conn, seq);
+        }
+        let size = |hit: &Option<store::StoredHit>| {
+            hit.as_ref().map_or(0, |hit| hit.text.len() + hit.title.len() + hit.source.uri.len() * 2 + 160)
+        };
+        remembered(&mut self.rows, |rows| &mut rows.hits, seq, size, || store::chunk_hit(conn, seq))
+    }
+
+    /// The page an index entry lists ([`store::entry_page`]).
+    pub(super) fn entry_page(&mut self, conn: &Connection, seq: i64) -> rusqlite::Result<Option<String>> {
+        if !self.keeps() {
+            return store::entry_page(conn, seq);
+        }
+        let size = |page: &Option<String>| page.as_ref().map_or(0, String::len);
+        remembered(&mut self.rows, |rows| &mut rows.entry_pages, seq, size, || store::entry_page(conn, seq))
+    }
+
+    /// The sources a page quotes ([`store::page_sources`]).
+    pub(super) fn page_sources(&mut self, conn: &Connection, page: &str) -> rusqlite::Result<Vec<(String, bool)>> {
+        if !self.keeps() {
+            return store::page_sources(conn, page);
+        }
+        let size =
+            |sources: &Vec<(String, bool)>| page.len() + sources.iter().map(|(path, _)| path.len() + 32).sum::<usize>();
+        remembered(
+            &mut self.rows,
+            |rows| &mut rows.page_sources,
+            page.to_string(),
+            size,
+            || store::page_sources(conn, page),
+        )
+    }
+
+    /// A page's title and aliases ([`store::page_names`]).
+    pub(super) fn page_names(&mut self, conn: &Connection, page: &str) -> rusqlite::Result<Option<(String, String)>> {
+        if !self.keeps() {
+            return store::page_names(conn, page);
+        }
+        let size = |names: &Option<(String, String)>| page.len() + names.as_ref().map_or(0, |(t, a)| t.len() + a.len());
+        remembered(
+            &mut self.rows,
+            |rows| &mut rows.page_names,
+            page.to_string(),
+            size,
+            || store::page_names(conn, page),
+        )
+    }
+
+    /// Whether a page quotes bytes of the chunk at row `seq` ([`store::quoted`], which reads it by the chunk's
+    /// source, revision and offsets).
+    pub(super) fn quoted(
+        &mut self,
+        conn: &Connection,
+        seq: i64,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<bool>,
+    ) -> rusqlite::Result<bool> {
+        if !self.keeps() {
+            return read(conn);
+        }
+        remembered(&mut self.rows, |rows| &mut rows.quoted, seq, |_| 0, || read(conn))
     }
 
     fn word_scores(&mut self, conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Scores> {
@@ -229,6 +345,22 @@ mod tests {
         cache.word_frequencies(&conn, &flood[..super::HELD_FREQUENCIES]).unwrap();
         assert_eq!(cache.word_frequencies(&conn, &flood[super::HELD_FREQUENCIES..]).unwrap(), [Some(0.0); 10]);
         assert!(cache.frequencies.len() <= super::HELD_FREQUENCIES, "{} counts held", cache.frequencies.len());
+    }
+
+    /// A row read before is not read again, and a flood of rows never holds more than the limit's bytes.
+    #[test]
+    fn kept_rows_are_read_once_and_stay_within_their_limit() {
+        let mut rows = super::Rows::default();
+        let size = |page: &Option<String>| page.as_ref().map_or(0, String::len);
+        let page = |n: i64| Some(format!("{n:04}").repeat(1024));
+        for n in 0..10_000_i64 {
+            let read = super::remembered(&mut rows, |rows| &mut rows.entry_pages, n, size, || Ok(page(n))).unwrap();
+            assert_eq!(read, page(n));
+            assert!(rows.bytes <= super::HELD_ROW_BYTES, "{} bytes held after {n} rows", rows.bytes);
+        }
+        let kept = super::remembered(&mut rows, |rows| &mut rows.entry_pages, 9_999, size, || panic!("read again"));
+        assert_eq!(kept.unwrap(), page(9_999), "the last row read is kept");
+        assert!(rows.entry_pages.len() < 10_000, "older rows were let go");
     }
 
     #[test]

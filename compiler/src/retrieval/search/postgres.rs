@@ -199,7 +199,7 @@ impl SearchIndex for PgIndex<'_> {
         Ok(self.reads.fresh_paths(paths)?.into_iter().collect())
     }
 
-    fn quoted(&mut self, uri: &str, revision: &str, citation: &Citation) -> Result<bool, ::postgres::Error> {
+    fn quoted(&mut self, _seq: i64, uri: &str, revision: &str, citation: &Citation) -> Result<bool, ::postgres::Error> {
         self.reads.quoted(uri, revision, citation.start_offset, citation.end_offset)
     }
 
