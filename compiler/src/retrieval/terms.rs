@@ -195,11 +195,18 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
     // searched on their own, and the phrase still earns the phrase boost.
     for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\'' | '’'))) {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-        let Some(word) = without_clitic(&word) else { continue };
+        // A negated auxiliary ("haven't") names no topic: a stopword, searched only in a query of nothing else.
+        let (word, stopword) = match without_clitic(&word) {
+            Some(term) => {
+                let stopword = STOPWORDS.contains(&term.as_str());
+                (term, stopword)
+            }
+            None => (word, true),
+        };
         if word.is_empty() || !seen.insert(word.clone()) {
             continue;
         }
-        if !STOPWORDS.contains(&word.as_str()) {
+        if !stopword {
             if meaningful.len() == MAX_TERMS {
                 return (meaningful, true);
             }
@@ -217,7 +224,7 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
 const CLITICS: [&str; 6] = ["s", "m", "re", "ve", "ll", "d"];
 
 /// A query word without its English clitic, as a term: "crate's" is "crate", "I'm" is "i"; a negated
-/// auxiliary ("haven't", "don't", "can't") is `None`, since it names no topic. The text index splits words
+/// auxiliary ("haven't", "don't", "can't") is `None`: it names no topic, and is read as a stopword. The text index splits words
 /// at apostrophes, so a clitic kept would be searched as a word of its own: "m" or "t", which no text holds
 /// as a word, weighed as the question's rarest term (and its subject, to `ask`). A word with an apostrophe
 /// elsewhere ("o'clock", an identifier) is kept as it is.
@@ -316,6 +323,11 @@ mod tests {
             "a possessive or contracted verb is its word alone, a negated auxiliary no term"
         );
         assert_eq!(query_terms("o'clock rock'n'roll"), ["o'clock", "rock'n'roll"], "other apostrophes stay");
+        assert_eq!(query_terms("don't panic"), ["panic"]);
+        assert_eq!(query_terms("don't"), ["don't"], "a query of a negated auxiliary alone searches it");
+        for hostile in ["'", "''s", "’’", "n't", "'t'", "s'", "a''''b", "’s’s’s"] {
+            assert!(query_terms(hostile).iter().all(|term| !term.is_empty()), "{hostile:?}");
+        }
         assert!(query_terms("  \"*^()  ").is_empty());
         let long: String = (0..100).map(|n| format!("word{n} the ")).collect();
         assert_eq!(query_terms(&long).len(), super::MAX_TERMS, "the first terms are kept");
