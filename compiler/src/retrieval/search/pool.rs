@@ -66,28 +66,6 @@ impl Rows {
     }
 }
 
-/// A row of `map` by `key`, read once by `read` and kept (costing `size` of its value's bytes in `rows`).
-fn remembered<K, V>(
-    rows: &mut Rows,
-    map: impl Fn(&mut Rows) -> &mut FxHashMap<K, V>,
-    key: K,
-    size: impl FnOnce(&V) -> usize,
-    read: impl FnOnce() -> rusqlite::Result<V>,
-) -> rusqlite::Result<V>
-where
-    K: std::hash::Hash + Eq,
-    V: Clone,
-{
-    if let Some(value) = map(rows).get(&key) {
-        return Ok(value.clone());
-    }
-    let value = read()?;
-    // Each entry's key and map slot cost about this much besides the value's own bytes.
-    rows.room_for(64 + size(&value));
-    map(rows).insert(key, value.clone());
-    Ok(value)
-}
-
 impl SearchCache {
     /// A cache for a connection that serves many searches.
     #[must_use]
@@ -154,67 +132,65 @@ impl SearchCache {
 
     /// A chunk's row, when its source still holds its revision ([`store::chunk_hit`]).
     pub(super) fn chunk_hit(&mut self, conn: &Connection, seq: i64) -> rusqlite::Result<Option<store::StoredHit>> {
-        if !self.keeps() {
-            return store::chunk_hit(conn, seq);
-        }
         let size = |hit: &Option<store::StoredHit>| {
             hit.as_ref().map_or(0, |hit| hit.text.len() + hit.title.len() + hit.source.uri.len() * 2 + 160)
         };
-        remembered(&mut self.rows, |rows| &mut rows.hits, seq, size, || store::chunk_hit(conn, seq))
+        self.row(|rows| &mut rows.hits, seq, size, || store::chunk_hit(conn, seq))
     }
 
     /// The page an index entry lists ([`store::entry_page`]).
     pub(super) fn entry_page(&mut self, conn: &Connection, seq: i64) -> rusqlite::Result<Option<String>> {
-        if !self.keeps() {
-            return store::entry_page(conn, seq);
-        }
         let size = |page: &Option<String>| page.as_ref().map_or(0, String::len);
-        remembered(&mut self.rows, |rows| &mut rows.entry_pages, seq, size, || store::entry_page(conn, seq))
+        self.row(|rows| &mut rows.entry_pages, seq, size, || store::entry_page(conn, seq))
     }
 
     /// The sources a page quotes ([`store::page_sources`]).
     pub(super) fn page_sources(&mut self, conn: &Connection, page: &str) -> rusqlite::Result<Vec<(String, bool)>> {
-        if !self.keeps() {
-            return store::page_sources(conn, page);
-        }
-        let size =
-            |sources: &Vec<(String, bool)>| page.len() + sources.iter().map(|(path, _)| path.len() + 32).sum::<usize>();
-        remembered(
-            &mut self.rows,
-            |rows| &mut rows.page_sources,
-            page.to_string(),
-            size,
-            || store::page_sources(conn, page),
-        )
+        let size = |sources: &Vec<(String, bool)>| sources.iter().map(|(path, _)| path.len() + 32).sum::<usize>();
+        self.row(|rows| &mut rows.page_sources, page.to_string(), size, || store::page_sources(conn, page))
     }
 
     /// A page's title and aliases ([`store::page_names`]).
     pub(super) fn page_names(&mut self, conn: &Connection, page: &str) -> rusqlite::Result<Option<(String, String)>> {
-        if !self.keeps() {
-            return store::page_names(conn, page);
-        }
-        let size = |names: &Option<(String, String)>| page.len() + names.as_ref().map_or(0, |(t, a)| t.len() + a.len());
-        remembered(
-            &mut self.rows,
-            |rows| &mut rows.page_names,
-            page.to_string(),
-            size,
-            || store::page_names(conn, page),
-        )
+        let size = |names: &Option<(String, String)>| names.as_ref().map_or(0, |(t, a)| t.len() + a.len());
+        self.row(|rows| &mut rows.page_names, page.to_string(), size, || store::page_names(conn, page))
     }
 
-    /// Whether a page quotes bytes of the chunk at row `seq` ([`store::quoted`], which reads it by the chunk's
-    /// source, revision and offsets).
+    /// Whether a page quotes bytes of the chunk at row `seq`, as `read` (by the chunk's source, revision and
+    /// offsets: [`store::quoted`]) says.
     pub(super) fn quoted(
         &mut self,
         conn: &Connection,
         seq: i64,
         read: impl FnOnce(&Connection) -> rusqlite::Result<bool>,
     ) -> rusqlite::Result<bool> {
+        self.row(|rows| &mut rows.quoted, seq, |_| 0, || read(conn))
+    }
+
+    /// A row of `map` by `key`, read by `read` once and kept (costing `size` of its value's bytes) when this
+    /// cache keeps rows; else read each time.
+    fn row<K, V>(
+        &mut self,
+        map: impl Fn(&mut Rows) -> &mut FxHashMap<K, V>,
+        key: K,
+        size: impl FnOnce(&V) -> usize,
+        read: impl FnOnce() -> rusqlite::Result<V>,
+    ) -> rusqlite::Result<V>
+    where
+        K: std::hash::Hash + Eq,
+        V: Clone,
+    {
         if !self.keeps() {
-            return read(conn);
+            return read();
         }
-        remembered(&mut self.rows, |rows| &mut rows.quoted, seq, |_| 0, || read(conn))
+        if let Some(value) = map(&mut self.rows).get(&key) {
+            return Ok(value.clone());
+        }
+        let value = read()?;
+        // Each entry's key and map slot cost about this much besides the value's own bytes.
+        self.rows.room_for(64 + size(&value));
+        map(&mut self.rows).insert(key, value.clone());
+        Ok(value)
     }
 
     fn word_scores(&mut self, conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Scores> {
@@ -350,17 +326,22 @@ mod tests {
     /// A row read before is not read again, and a flood of rows never holds more than the limit's bytes.
     #[test]
     fn kept_rows_are_read_once_and_stay_within_their_limit() {
-        let mut rows = super::Rows::default();
+        let mut cache = SearchCache::kept();
         let size = |page: &Option<String>| page.as_ref().map_or(0, String::len);
         let page = |n: i64| Some(format!("{n:04}").repeat(1024));
         for n in 0..10_000_i64 {
-            let read = super::remembered(&mut rows, |rows| &mut rows.entry_pages, n, size, || Ok(page(n))).unwrap();
+            let read = cache.row(|rows| &mut rows.entry_pages, n, size, || Ok(page(n))).unwrap();
             assert_eq!(read, page(n));
-            assert!(rows.bytes <= super::HELD_ROW_BYTES, "{} bytes held after {n} rows", rows.bytes);
+            assert!(cache.rows.bytes <= super::HELD_ROW_BYTES, "{} bytes held after {n} rows", cache.rows.bytes);
         }
-        let kept = super::remembered(&mut rows, |rows| &mut rows.entry_pages, 9_999, size, || panic!("read again"));
+        let kept = cache.row(|rows| &mut rows.entry_pages, 9_999, size, || panic!("read again"));
         assert_eq!(kept.unwrap(), page(9_999), "the last row read is kept");
-        assert!(rows.entry_pages.len() < 10_000, "older rows were let go");
+        assert!(cache.rows.entry_pages.len() < 10_000, "older rows were let go");
+        let mut passing = SearchCache::default();
+        for _ in 0..2 {
+            passing.row(|rows| &mut rows.entry_pages, 1, size, || Ok(page(1))).unwrap();
+        }
+        assert!(passing.rows.entry_pages.is_empty(), "a one-search cache keeps no row");
     }
 
     #[test]
