@@ -118,8 +118,10 @@ pub fn starts_list_item(line: &str) -> bool {
 
 /// Whether a text is navigation, which points at answers and holds none: a table of contents or a list of
 /// links (at least three lines, and most of its lines, headings and blank lines aside, list items or table
-/// rows made of links with a few words of their own), or a text with nothing to read outside its headings
-/// and its markup (an anchor kept for old links, a comment to editors).
+/// rows made of links with a few words of their own, or lines of links alone), a text whose every line is
+/// links alone (mdBook's `SUMMARY.md` lists its first chapters as bare links: `[Introduction](README.md)`),
+/// or a text with nothing to read outside its headings and its markup (an anchor kept for old links, a
+/// comment to editors).
 #[must_use]
 pub fn is_navigation(text: &str) -> bool {
     let visible = without_html_markup(text);
@@ -134,8 +136,52 @@ pub fn is_navigation(text: &str) -> bool {
     if lines.is_empty() {
         return true;
     }
-    let linked = lines.iter().filter(|line| is_link_item(line)).count();
+    let bare = lines.iter().filter(|line| is_links_alone(line)).count();
+    if bare == lines.len() {
+        return true;
+    }
+    let linked = lines.iter().filter(|line| is_links_alone(line) || is_link_item(line)).count();
     lines.len() >= 3 && linked * 2 > lines.len()
+}
+
+/// Whether a line is links and nothing else: Markdown links (`[text](destination)`) and wikilinks
+/// (`[[note]]`), with nothing but spaces and punctuation between them. One pass, so a long line of
+/// brackets costs its length.
+#[must_use]
+fn is_links_alone(line: &str) -> bool {
+    // An ordered item's number is its marker, not a word of its own (a bullet is punctuation anyway).
+    let line = line.trim_start();
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    let line = match line.as_bytes().get(digits) {
+        Some(b'.' | b')') if digits > 0 => &line[digits + 1..],
+        _ => line,
+    };
+    let bytes = line.as_bytes();
+    let (mut at, mut links) = (0, 0);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'[' if bytes.get(at + 1) == Some(&b'[') => match line[at + 2..].find("]]") {
+                Some(end) => (at, links) = (at + 2 + end + 2, links + 1),
+                None => return false,
+            },
+            b'[' => {
+                let Some(text_end) = line[at + 1..].find(']').map(|end| at + 1 + end) else { return false };
+                if bytes.get(text_end + 1) != Some(&b'(') {
+                    return false;
+                }
+                let Some(end) = line[text_end + 2..].find(')') else { return false };
+                (at, links) = (text_end + 2 + end + 1, links + 1);
+            }
+            _ => {
+                let letter = line[at..].chars().next().unwrap_or_default();
+                if letter.is_alphanumeric() {
+                    return false;
+                }
+                at += letter.len_utf8();
+            }
+        }
+    }
+    links > 0
 }
 
 /// Which lines of a Markdown text are code, read line by line: a fence line, or a line inside a fenced
@@ -272,7 +318,7 @@ pub fn is_only_embeds(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_link_item, is_markup_only, is_navigation, is_only_embeds, starts_list_item};
+    use super::{is_link_item, is_links_alone, is_markup_only, is_navigation, is_only_embeds, starts_list_item};
 
     #[test]
     fn only_embeds() {
@@ -309,7 +355,32 @@ mod tests {
                      - [Borrowing](b.md) lets a function use a value without taking it over at all.\n\
                      Values are dropped when their owner goes out of scope.\n";
         assert!(!is_navigation(prose));
-        assert!(!is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "two links are too few to tell");
+        assert!(is_navigation("- [One](a.md)\n- [Two](b.md)\n"), "links alone, however few, say nothing");
+        assert!(!is_navigation("- [One](a.md), the first\n- [Two](b.md), then\n"), "two items are too few to tell");
+        assert!(is_navigation("# Summary\n\n[Introduction](README.md)\n"), "a link alone says nothing");
+        let prefix =
+            "# The Book\n\n[The Book](title-page.md)\n[Foreword](foreword.md)\n\n## Basics\n\n- [Intro](a.md)\n";
+        assert!(is_navigation(prefix));
+        assert!(!is_navigation("[Ownership](ch04.md) moves a value to its new owner.\n"), "words of its own");
+        assert!(!is_navigation("# Links\n\n[Ownership](ch04.md)\n\nValues are dropped when their owner goes.\n"));
+    }
+
+    #[test]
+    fn a_line_of_links_alone_holds_no_word_of_its_own() {
+        assert!(is_links_alone("[Introduction](README.md)"));
+        assert!(is_links_alone("[A](a.md), [B](b.md) · [[c]]"));
+        assert!(is_links_alone("12. [A](a.md)") && is_links_alone("- [A](a.md)") && is_links_alone("| [A](a) |"));
+        assert!(!is_links_alone("12 [A](a.md)"), "a number that marks no item is a word");
+        assert!(!is_links_alone("[A](a.md) and more"));
+        assert!(!is_links_alone("[A] is not a link"), "brackets without a destination");
+        assert!(!is_links_alone("[A](a.md"), "unclosed");
+        assert!(!is_links_alone("[[open"));
+        assert!(!is_links_alone("— ·"), "no link at all");
+        assert!(!is_links_alone("[Ünïcode](u.md) é"));
+        // One pass each: a search of the rest of the line per bracket would take minutes here.
+        assert!(!is_links_alone(&"[".repeat(100_000)));
+        assert!(!is_links_alone(&"[a](".repeat(50_000)));
+        assert!(!is_links_alone(&"[a]".repeat(50_000)));
     }
 
     #[test]
