@@ -1,7 +1,7 @@
 //! The floor of an MCP `knowledge_search`: `cargo bench -p knowledge --bench mcp_floor -- PROJECT [N]`.
 //!
 //! What any server must do to answer the calls `mcp_raw.py` makes, and nothing more, in one thread of one
-//! process: parse each request line, split the query into words (stopwords dropped), score each word not
+//! process: parse each request line, take the query's terms as a search does, score each term not
 //! scored before with FTS5's `bm25()` (kept, as a server's connection keeps them), add the kept lists, take
 //! the best ten chunks, read those ten rows and write the answer line (each result's ids, title, ref,
 //! lines, score and the first 160 characters of its text) to a sink. No re-rank, snippets, permissions,
@@ -18,15 +18,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use knowledge::retrieval::terms::query_terms;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-
-/// The stopwords a search drops (`compiler/src/retrieval/terms.rs`).
-const STOPWORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if",
-    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should", "so", "that", "the", "their", "then",
-    "there", "these", "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "you",
-    "your",
-];
 
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -85,16 +78,11 @@ fn main() {
 /// The answer line to one request.
 fn answer(conn: &Connection, kept: &mut HashMap<String, Arc<[(i64, f64)]>>, request: &str) -> String {
     let request: serde_json::Value = serde_json::from_str(request).unwrap();
-    let query = request["params"]["arguments"]["query"].as_str().unwrap_or_default().to_lowercase();
-    let mut words: Vec<&str> = Vec::new();
-    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        if !STOPWORDS.contains(&word) && !words.contains(&word) && words.len() < 32 {
-            words.push(word);
-        }
-    }
+    // The search's own terms (stopwords dropped, at most 32), each scored as the server scores it.
+    let words = query_terms(request["params"]["arguments"]["query"].as_str().unwrap_or_default());
     let mut summed: Vec<(i64, f64)> = Vec::new();
     for (at, word) in words.iter().enumerate() {
-        let scores = match kept.get(*word) {
+        let scores = match kept.get(word) {
             Some(scores) => scores.clone(),
             None => {
                 let scores: Arc<[(i64, f64)]> = conn
@@ -102,12 +90,12 @@ fn answer(conn: &Connection, kept: &mut HashMap<String, Arc<[(i64, f64)]>>, requ
                         "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 0.5) FROM chunks_fts WHERE chunks_fts MATCH ?1",
                     )
                     .unwrap()
-                    .query_map([format!("\"{word}\"")], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .query_map([format!("\"{}\"", word.replace('"', "\"\""))], |row| Ok((row.get(0)?, row.get(1)?)))
                     .unwrap()
                     .map(Result::unwrap)
                     .collect::<Vec<_>>()
                     .into();
-                kept.insert((*word).to_string(), scores.clone());
+                kept.insert(word.clone(), scores.clone());
                 scores
             }
         };

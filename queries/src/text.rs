@@ -136,12 +136,15 @@ pub fn is_navigation(text: &str) -> bool {
     if lines.is_empty() {
         return true;
     }
-    let bare = lines.iter().filter(|line| is_links_alone(line)).count();
-    if bare == lines.len() {
-        return true;
+    let (mut bare, mut linked) = (0, 0);
+    for line in &lines {
+        if is_links_alone(line) {
+            (bare, linked) = (bare + 1, linked + 1);
+        } else if is_link_item(line) {
+            linked += 1;
+        }
     }
-    let linked = lines.iter().filter(|line| is_links_alone(line) || is_link_item(line)).count();
-    lines.len() >= 3 && linked * 2 > lines.len()
+    bare == lines.len() || (lines.len() >= 3 && linked * 2 > lines.len())
 }
 
 /// Whether a line is links and nothing else: Markdown links (`[text](destination)`) and wikilinks

@@ -32,6 +32,11 @@ fn assert_mirrors(test: &CliTest, pg: &Postgres, project: &str) {
     }
 }
 
+/// Settings that embed every chunk with the fake provider at `dimensions`.
+fn fake_vectors(dimensions: usize) -> String {
+    format!("[embeddings]\nprovider = \"fake\"\ndimensions = {dimensions}\n")
+}
+
 fn project(name: &str, extra: &str) -> CliTest {
     let test = CliTest::empty();
     test.write("kc.toml", format!("version = 1\n[project]\nname = \"{name}\"\n{extra}"));
@@ -41,7 +46,7 @@ fn project(name: &str, extra: &str) -> CliTest {
 #[test]
 fn each_build_publishes_what_changed_and_search_reads_the_store() {
     let pg = Postgres::start();
-    let test = project("handbook", "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n");
+    let test = project("handbook", &fake_vectors(64));
     test.write("guide/ownership.md", "# Ownership\n\nEach value has an owner; the borrow checker enforces it.\n");
     test.write("guide/lifetimes.md", "# Lifetimes\n\nA lifetime names how long a borrow lasts. See [[Ownership]].\n");
     test.write("notes/tabs.md", "# Tabs\n\nA line with a\ttab and a back\\slash survives the copy.\n");
@@ -239,7 +244,7 @@ fn permissions_apply_inside_the_stores_queries_and_projects_stay_apart() {
 #[test]
 fn sources_derived_again_into_the_same_rows_are_not_sent_again() {
     let pg = Postgres::start();
-    let settings = "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n";
+    let settings = &fake_vectors(64);
     let test = project("again", settings);
     test.write("a.md", "# Alpha\n\nAlpha text about gears.\n\n## More\n\nAnd more about gears.\n");
     test.write("b.md", "# Beta\n\nBeta text about sprockets.\n");
@@ -290,7 +295,7 @@ fn sources_derived_again_into_the_same_rows_are_not_sent_again() {
 #[test]
 fn publishes_of_several_projects_at_once_neither_wait_nor_deadlock() {
     let pg = Postgres::start();
-    let settings = "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n";
+    let settings = &fake_vectors(64);
     let first = project("gears", settings);
     first.write("a.md", "# Alpha\n\nAlpha text about gears and their teeth.\n");
     assert!(build(&first, &pg)["store"]["vectors_written"].as_u64().unwrap() > 0);
@@ -311,7 +316,7 @@ fn publishes_of_several_projects_at_once_neither_wait_nor_deadlock() {
     });
 
     // Four first publishes of a new size at once.
-    let settings = "[embeddings]\nprovider = \"fake\"\ndimensions = 32\n";
+    let settings = &fake_vectors(32);
     let projects: Vec<CliTest> = (0..4)
         .map(|n| {
             let test = project(&format!("at-once-{n}"), settings);
@@ -322,10 +327,7 @@ fn publishes_of_several_projects_at_once_neither_wait_nor_deadlock() {
     std::thread::scope(|scope| {
         for test in &projects {
             let pg = &pg;
-            scope.spawn(move || {
-                let output = test.run_with_env(&["build", "--json"], &[("KNOWLEDGE_STORE_URL", &pg.url)]);
-                assert!(output.status.success(), "{}", stderr(&output));
-            });
+            scope.spawn(move || build(test, pg));
         }
     });
     for (n, test) in projects.iter().enumerate() {
@@ -444,7 +446,7 @@ fn a_search_of_common_words_ranks_the_chunks_that_title_them() {
 #[test]
 fn the_store_answers_searches_as_the_local_index_does() {
     let pg = Postgres::start();
-    let test = project("book", "[embeddings]\nprovider = \"fake\"\ndimensions = 64\n");
+    let test = project("book", &fake_vectors(64));
     crate::search::write_book(&test);
     build(&test, &pg);
     let view = |response: &Value| -> Vec<String> {
@@ -800,7 +802,7 @@ fn a_generated_answer_from_the_store_is_the_local_index_s() {
 #[test]
 fn vectors_a_provider_failed_on_reach_the_store_when_a_later_build_embeds_them() {
     let pg = Postgres::start();
-    let test = project("outage", "[embeddings]\nprovider = \"fake\"\ndimensions = 16\n");
+    let test = project("outage", &fake_vectors(16));
     test.write("a.md", "# A\n\nThe first file.\n");
     test.write("b.md", "# B\n\nThe second file.\n");
     let output =

@@ -224,10 +224,10 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
 const CLITICS: [&str; 6] = ["s", "m", "re", "ve", "ll", "d"];
 
 /// A query word without its English clitic, as a term: "crate's" is "crate", "I'm" is "i"; a negated
-/// auxiliary ("haven't", "don't", "can't") is `None`: it names no topic, and is read as a stopword. The text index splits words
-/// at apostrophes, so a clitic kept would be searched as a word of its own: "m" or "t", which no text holds
-/// as a word, weighed as the question's rarest term (and its subject, to `ask`). A word with an apostrophe
-/// elsewhere ("o'clock", an identifier) is kept as it is.
+/// auxiliary ("haven't", "don't", "can't") is `None`: it names no topic, and is read as a stopword. The text
+/// index splits words at apostrophes, so a clitic kept would be searched as a word of its own: "m" or "t",
+/// which no text holds as a word, weighed as the question's rarest term (and its subject, to `ask`). A word
+/// with an apostrophe elsewhere ("o'clock", an identifier) is kept as it is.
 fn without_clitic(word: &str) -> Option<String> {
     let Some((base, clitic)) = word.rsplit_once(['\'', '’']) else { return Some(word.to_string()) };
     if clitic == "t" && base.ends_with('n') {

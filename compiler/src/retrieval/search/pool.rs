@@ -1,10 +1,10 @@
 //! What a server keeps between searches ([`SearchCache`]): each query word's BM25 scores over the chunks in
 //! scope (one FTS5 query a word), so that a search whose words were searched before merges their lists
 //! instead of asking FTS5 to score every match of the query again; and the rows it read of each chunk and
-//! page a result held, which the next search meeting them reuses instead of reading them again. The kept pool is FTS5's ranking of the
-//! query, score for score and in the same order (tested below): a search in a process that runs one search
-//! asks FTS5 for the pool in one query instead, which at a million chunks costs 10–20 ms less than scoring
-//! each word on its own.
+//! page a result held, which the next search meeting them reuses instead of reading them again. The kept
+//! pool is FTS5's ranking of the query, score for score and in the same order (tested below): a search in a
+//! process that runs one search asks FTS5 for the pool in one query instead, which at a million chunks costs
+//! 10–20 ms less than scoring each word on its own.
 
 use std::sync::Arc;
 

@@ -80,8 +80,9 @@ impl StoredState<'_> {
         parts.next().is_none().then_some(stored)
     }
 
-    /// Whether the store holds `source` as the local index does, its derived run aside.
-    fn same_but_run(&self, source: &LocalSource) -> bool {
+    /// Whether the store holds `source` at its revision and with its labels (its derived run and vectors are
+    /// compared apart).
+    fn same_revision_and_labels(&self, source: &LocalSource) -> bool {
         self.revision == source.revision && self.labels == source.labels
     }
 }
@@ -286,7 +287,7 @@ fn compare_sources<'a>(
     for source in sources {
         let stored = published.get(&source.path).map(|(id, state)| (*id, StoredState::read(state)));
         let rows = match &stored {
-            Some((id, Some(state))) if state.same_but_run(source) && state.vectors == source.vectors => {
+            Some((id, Some(state))) if state.same_revision_and_labels(source) && state.vectors == source.vectors => {
                 if state.indexed_run == source.indexed_run {
                     continue;
                 }
@@ -501,7 +502,7 @@ fn vector_states(
     let stored = |source: &LocalSource| -> Option<&str> {
         let (_, state) = published.get(&source.path)?;
         let stored = StoredState::read(state)?;
-        let same = stored.same_but_run(source) && stored.indexed_run == source.indexed_run;
+        let same = stored.same_revision_and_labels(source) && stored.indexed_run == source.indexed_run;
         Some(stored.vectors).filter(|vectors| same && vectors.starts_with(&generation))
     };
     let mut counted: HashSet<i64> = sources.iter().filter(|source| stored(source).is_none()).map(|s| s.id).collect();
