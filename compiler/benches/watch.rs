@@ -23,8 +23,10 @@ const CORPORA: [(&str, &str); 2] = [("rust-rfcs", "rust-rfcs/text"), ("dendron-v
 
 fn main() {
     println!("{}\n", corpus::provenance());
-    println!("| corpus | files | edits | write to index p50 | p95 | first event to index p50 | p95 | kinds |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| corpus | files | edits | write to index p50 | p95 | first event to index p50 | p95 | watch CPU per edit | kinds |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (name, source) in corpus::selected(&CORPORA) {
         bench_corpus(name, &source);
     }
@@ -70,6 +72,9 @@ fn bench_corpus(name: &str, source: &Path) {
     let targets: Vec<PathBuf> = targets.into_iter().step_by(step).take(20).collect();
     let kinds = ["append", "insert", "title", "wikilink", "add", "delete", "rename"];
     let (mut wall, mut reported) = (Vec::new(), Vec::new());
+    // The watch's CPU over the edits (user and system, every thread): steadier than wall time on a shared
+    // machine, for paired comparisons of two binaries.
+    let cpu_before = process_cpu(watch.id());
     for (n, path) in targets.iter().enumerate() {
         let kind = kinds[n % kinds.len()];
         let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -104,19 +109,31 @@ fn bench_corpus(name: &str, source: &Path) {
         std::thread::sleep(Duration::from_millis(100));
         while lines.try_recv().is_ok() {}
     }
+    let cpu = process_cpu(watch.id()).zip(cpu_before).map(|(after, before)| (after - before) / targets.len() as u32);
     let _ = watch.kill();
     let _ = watch.wait();
     let (p50, p95) = percentiles(&mut wall);
     let (r50, r95) = percentiles(&mut reported);
     println!(
-        "| {name} | {files} | {} | {} | {} | {} | {} | {} |",
+        "| {name} | {files} | {} | {} | {} | {} | {} | {} | {} |",
         targets.len(),
         ms(p50),
         ms(p95),
         ms(r50),
         ms(r95),
+        cpu.map_or_else(|| "n/a".to_string(), ms),
         kinds.join(", ")
     );
+}
+
+/// A process's CPU time so far (user and system, every thread), from `/proc`; `None` elsewhere.
+fn process_cpu(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces) in parentheses; utime and stime are the
+    // 14th and 15th of the line, in clock ticks (100 a second on Linux).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
 }
 
 fn ms_f(time: Duration) -> f64 {

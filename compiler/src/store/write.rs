@@ -1,7 +1,7 @@
 //! Writing a source's rows inside a build's transaction: the source row, its chunks (kept in place when
 //! unchanged, so the keyword index changes only where the text did), its signals, and the run record.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::*;
 
@@ -200,11 +200,6 @@ fn write_chunks(tx: &Connection, prior: Option<i64>, source_id: i64, source: &So
         insert_chunk(tx, source_id, &source.revision, chunk)?;
     }
     Ok(())
-}
-
-/// Removes one chunk from the keyword index and the chunk table.
-pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
-    delete_chunks_where(tx, "seq", seq)
 }
 
 /// Inserts one chunk into the chunk table and the keyword index.
@@ -469,23 +464,34 @@ pub(super) fn record_run(
 
 /// Removes a source's chunks from the keyword index and the chunk table.
 pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result<()> {
-    delete_chunks_where(tx, "source_id", source_id)
+    let chunks: Vec<i64> = tx
+        .prepare_cached("SELECT seq FROM chunks WHERE source_id = ?1")?
+        .query_map([source_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for seq in chunks {
+        delete_chunk(tx, seq)?;
+    }
+    Ok(())
 }
 
-/// Removes the chunks whose `column` (`seq` or `source_id`) is `value` from the keyword index and the chunk
-/// table. External-content FTS needs the indexed values to delete a row, so they are read back first. Their
-/// ids are noted in `temp.gone_chunks`, so the embedding stage drops their entries without a scan.
-pub(super) fn delete_chunks_where(tx: &Connection, column: &str, value: i64) -> rusqlite::Result<()> {
-    tx.prepare_cached(&format!(
-        "INSERT OR IGNORE INTO temp.gone_chunks (id) SELECT id FROM chunks WHERE {column} = ?1"
-    ))?
-    .execute([value])?;
-    tx.prepare_cached(&format!(
-        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers)
-         SELECT 'delete', seq, title, text, identifiers FROM chunks WHERE {column} = ?1"
-    ))?
-    .execute([value])?;
-    tx.prepare_cached(&format!("DELETE FROM chunks WHERE {column} = ?1"))?.execute([value])?;
+/// Removes one chunk from the keyword index and the chunk table. External-content FTS needs the indexed
+/// values to delete a row, so they are read back first. Its id is noted in `temp.gone_chunks`, so the
+/// embedding stage drops its entries without a scan.
+/// Each write is one row by value, never `INSERT ... SELECT`: a statement that may write several rows opens
+/// a statement savepoint, and at every savepoint FTS5 flushes the terms it holds pending to a new segment
+/// and merges segments, which cost a re-rendered page most of its store time (issue 43).
+pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
+    let indexed: Option<(String, String, String, String)> = tx
+        .prepare_cached("SELECT id, title, text, identifiers FROM chunks WHERE seq = ?1")?
+        .query_row([seq], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+        .optional()?;
+    let Some((id, title, text, identifiers)) = indexed else { return Ok(()) };
+    tx.prepare_cached("INSERT OR IGNORE INTO temp.gone_chunks (id) VALUES (?1)")?.execute([&id])?;
+    tx.prepare_cached(
+        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers) VALUES ('delete', ?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![seq, title, text, identifiers])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE seq = ?1")?.execute([seq])?;
     Ok(())
 }
 
@@ -654,6 +660,68 @@ mod tests {
         // The same rows again change nothing.
         super::replace_rows(&conn, "page_sources", "page = ?1", "p", &columns, &listed("p", &["a", "c", "b"])).unwrap();
         assert_eq!(rows(&conn), after);
+    }
+
+    /// Deleting chunks inside a build's transaction leaves FTS5's pending terms pending: with a statement
+    /// that opened a savepoint per delete, each one wrote a new index segment (and merged segments). (FTS5
+    /// also writes its pending terms when a row below the last one written changes; the deletes here come
+    /// in rowid order, before the inserts, so only a savepoint would write a segment.)
+    #[test]
+    fn deleting_chunks_writes_no_index_segment_of_its_own() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE chunks (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id INTEGER NOT NULL,
+                                  title TEXT NOT NULL, text TEXT NOT NULL, identifiers TEXT NOT NULL);
+             CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers, content = 'chunks',
+                                                         content_rowid = 'seq');
+             CREATE TEMP TABLE gone_chunks (id TEXT PRIMARY KEY) WITHOUT ROWID;",
+        )
+        .unwrap();
+        let insert = |seq: i64, source: i64| {
+            let text = format!("chunk {seq} of source {source} with some words");
+            conn.execute(
+                "INSERT INTO chunks (seq, id, source_id, title, text, identifiers) VALUES (?1, ?2, ?3, 't', ?4, '')",
+                rusqlite::params![seq, format!("c{seq}"), source, text],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, 't', ?2, '')",
+                rusqlite::params![seq, text],
+            )
+            .unwrap();
+        };
+        let segments =
+            || -> i64 { conn.query_row("SELECT count(*) FROM chunks_fts_idx", [], |row| row.get(0)).unwrap() };
+        conn.execute_batch("BEGIN").unwrap();
+        for seq in 1..=40 {
+            insert(seq, seq % 4);
+        }
+        conn.execute_batch("COMMIT").unwrap();
+        let before = segments();
+
+        // A build's edit: chunks deleted one by one and by source (none is missing), then new ones inserted.
+        conn.execute_batch("BEGIN").unwrap();
+        for seq in 1..=10 {
+            super::delete_chunk(&conn, seq).unwrap();
+        }
+        super::delete_chunks(&conn, 3).unwrap();
+        super::delete_chunk(&conn, 999).unwrap();
+        for seq in 1..=10 {
+            insert(100 + seq, 9);
+        }
+        conn.execute_batch("COMMIT").unwrap();
+        assert!(segments() <= before + 1, "{} index segments after the edit, {before} before", segments());
+
+        let gone: i64 = conn.query_row("SELECT count(*) FROM temp.gone_chunks", [], |row| row.get(0)).unwrap();
+        let left: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |row| row.get(0)).unwrap();
+        assert_eq!((gone, left), (10 + 8, 40 - 10 - 8 + 10), "sources 3's chunks 11..=39 by 4, then 1..=10");
+        let matches = |word: &str| -> i64 {
+            conn.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [word], |row| row.get(0))
+                .unwrap()
+        };
+        assert_eq!(matches("chunk"), left, "the keyword index holds exactly the chunks left");
+        assert_eq!(matches("3"), 0, "source 3's chunks are gone from the index");
+        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')", []).unwrap();
     }
 
     #[test]
