@@ -477,9 +477,10 @@ pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result
 /// Removes one chunk from the keyword index and the chunk table. External-content FTS needs the indexed
 /// values to delete a row, so they are read back first. Its id is noted in `temp.gone_chunks`, so the
 /// embedding stage drops its entries without a scan.
-/// Each write is one row by value, never `INSERT ... SELECT`: a statement that may write several rows opens
-/// a statement savepoint, and at every savepoint FTS5 flushes the terms it holds pending to a new segment
-/// and merges segments, which cost a re-rendered page most of its store time (issue 43).
+/// The keyword index's row is deleted by value, not by `INSERT ... SELECT`: a write to a virtual table that
+/// may take several rows opens a statement savepoint, and at every savepoint FTS5 writes the terms it holds
+/// pending to a new segment and merges segments, which cost a re-rendered page most of its store time
+/// (issue 43).
 pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
     let indexed: Option<(String, String, String, String)> = tx
         .prepare_cached("SELECT id, title, text, identifiers FROM chunks WHERE seq = ?1")?
