@@ -5,7 +5,8 @@
 //! time: a line appended, a paragraph inserted mid-file, a title changed, a wikilink added, a file added,
 //! a file deleted, a file renamed. Each is timed from just before the write to the moment the watch prints
 //! that build's line, which it does after the index is committed and the files are synced. The watch's own
-//! figure (from the first file event) is reported beside it. Prints a Markdown table for
+//! figure (from the first file event) is reported beside it, and the watching process's CPU per edit (from
+//! `/proc`, Linux only), steadier than wall time for comparing two binaries. Prints a Markdown table for
 //! `docs/performance.md`. `KNOWLEDGE_BENCH_BINARY=PATH` measures another build of the binary instead;
 //! `KNOWLEDGE_BENCH_EXTRA_CONFIG` is appended to the project's `kc.toml` (for example `[lint]` with
 //! `on_build = true`).
