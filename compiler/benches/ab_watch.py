@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 
-ROW = re.compile(r"^\| (?P<corpus>[\w-]+) \| \d+ \| \d+ \| (?P<p50>[\d.]+) ms \|.*\| (?P<cpu>[\d.]+) ms \| [a-z, ]+ \|$")
+ROW = re.compile(r"^\| (?P<corpus>[\w-]+) \| \d+ \| \d+ \| (?P<p50>[\d.]+) ms \|.*\| (?P<cpu>[\d.]+ ms|n/a) \| [a-z, ]+ \|$")
 
 
 def run(binary, corpora):
@@ -29,7 +29,9 @@ def run(binary, corpora):
     for line in out.splitlines():
         match = ROW.match(line.strip())
         if match:
-            rows[match["corpus"]] = (float(match["p50"]), float(match["cpu"]))
+            if match["cpu"] == "n/a":
+                sys.exit("the watch bench reads its CPU from /proc: run it on Linux")
+            rows[match["corpus"]] = (float(match["p50"]), float(match["cpu"].removesuffix(" ms")))
     missing = set(corpora) - set(rows)
     if missing:
         sys.exit(f"the watch bench printed no row for {sorted(missing)}:\n{out}")

@@ -108,12 +108,17 @@ pub fn keep_best<T>(items: &mut Vec<T>, k: usize, mut order: impl FnMut(&T, &T) 
 pub fn starts_list_item(line: &str) -> bool {
     let line = line.trim_start();
     let marked = |rest: &str| rest.is_empty() || rest.starts_with([' ', '\t']);
-    // An ordered item's number is read up to its first non-digit, never further: a caller may pass the
-    // rest of a long text, and a search for the `.` could cross all of it.
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     line.starts_with('|')
         || line.strip_prefix(['-', '*', '+']).is_some_and(marked)
-        || (digits > 0 && matches!(line.as_bytes().get(digits), Some(b'.' | b')')) && marked(&line[digits + 1..]))
+        || ordered_marker(line).is_some_and(|marker| marked(&line[marker..]))
+}
+
+/// The length of the ordered list item's marker that starts `line` (`12.` or `3)`), if any. The number is
+/// read up to its first non-digit, never further: a caller may pass the rest of a long text, and a search
+/// for the `.` could cross all of it.
+fn ordered_marker(line: &str) -> Option<usize> {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0 && matches!(line.as_bytes().get(digits), Some(b'.' | b')'))).then_some(digits + 1)
 }
 
 /// Whether a text is navigation, which points at answers and holds none: a table of contents or a list of
@@ -154,11 +159,7 @@ pub fn is_navigation(text: &str) -> bool {
 fn is_links_alone(line: &str) -> bool {
     // An ordered item's number is its marker, not a word of its own (a bullet is punctuation anyway).
     let line = line.trim_start();
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    let line = match line.as_bytes().get(digits) {
-        Some(b'.' | b')') if digits > 0 => &line[digits + 1..],
-        _ => line,
-    };
+    let line = ordered_marker(line).map_or(line, |marker| &line[marker..]);
     let bytes = line.as_bytes();
     let (mut at, mut links) = (0, 0);
     while at < bytes.len() {

@@ -464,12 +464,12 @@ pub(super) fn record_run(
 
 /// Removes a source's chunks from the keyword index and the chunk table.
 pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result<()> {
-    let chunks: Vec<i64> = tx
-        .prepare_cached("SELECT seq FROM chunks WHERE source_id = ?1")?
-        .query_map([source_id], |row| row.get(0))?
+    let chunks: Vec<IndexedChunk> = tx
+        .prepare_cached("SELECT seq, id, title, text, identifiers FROM chunks WHERE source_id = ?1")?
+        .query_map([source_id], IndexedChunk::read)?
         .collect::<rusqlite::Result<_>>()?;
-    for seq in chunks {
-        delete_chunk(tx, seq)?;
+    for chunk in chunks {
+        chunk.delete(tx)?;
     }
     Ok(())
 }
@@ -477,23 +477,48 @@ pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result
 /// Removes one chunk from the keyword index and the chunk table. External-content FTS needs the indexed
 /// values to delete a row, so they are read back first. Its id is noted in `temp.gone_chunks`, so the
 /// embedding stage drops its entries without a scan.
-/// The keyword index's row is deleted by value, not by `INSERT ... SELECT`: a write to a virtual table that
-/// may take several rows opens a statement savepoint, and at every savepoint FTS5 writes the terms it holds
-/// pending to a new segment and merges segments, which cost a re-rendered page most of its store time
-/// (issue 43).
 pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
-    let indexed: Option<(String, String, String, String)> = tx
-        .prepare_cached("SELECT id, title, text, identifiers FROM chunks WHERE seq = ?1")?
-        .query_row([seq], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+    let chunk = tx
+        .prepare_cached("SELECT seq, id, title, text, identifiers FROM chunks WHERE seq = ?1")?
+        .query_row([seq], IndexedChunk::read)
         .optional()?;
-    let Some((id, title, text, identifiers)) = indexed else { return Ok(()) };
-    tx.prepare_cached("INSERT OR IGNORE INTO temp.gone_chunks (id) VALUES (?1)")?.execute([&id])?;
-    tx.prepare_cached(
-        "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers) VALUES ('delete', ?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![seq, title, text, identifiers])?;
-    tx.prepare_cached("DELETE FROM chunks WHERE seq = ?1")?.execute([seq])?;
-    Ok(())
+    chunk.map_or(Ok(()), |chunk| chunk.delete(tx))
+}
+
+/// A chunk's row as its delete needs it: its id for `temp.gone_chunks`, and the values FTS5 indexed.
+struct IndexedChunk {
+    seq: i64,
+    id: String,
+    title: String,
+    text: String,
+    identifiers: String,
+}
+
+impl IndexedChunk {
+    /// From a row of `seq, id, title, text, identifiers`.
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexedChunk> {
+        Ok(IndexedChunk {
+            seq: row.get(0)?,
+            id: row.get(1)?,
+            title: row.get(2)?,
+            text: row.get(3)?,
+            identifiers: row.get(4)?,
+        })
+    }
+
+    /// Deletes the chunk, its keyword-index row by value, not by `INSERT ... SELECT`: a write to a virtual
+    /// table that may take several rows opens a statement savepoint, and at every savepoint FTS5 writes the
+    /// terms it holds pending to a new segment and merges segments, which cost a re-rendered page most of its
+    /// store time (issue 43).
+    fn delete(self, tx: &Connection) -> rusqlite::Result<()> {
+        tx.prepare_cached("INSERT OR IGNORE INTO temp.gone_chunks (id) VALUES (?1)")?.execute([&self.id])?;
+        tx.prepare_cached(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers) VALUES ('delete', ?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![self.seq, self.title, self.text, self.identifiers])?;
+        tx.prepare_cached("DELETE FROM chunks WHERE seq = ?1")?.execute([self.seq])?;
+        Ok(())
+    }
 }
 
 pub(super) fn drop_everything(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {

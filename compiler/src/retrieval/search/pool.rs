@@ -79,8 +79,9 @@ impl SearchCache {
         self.limit > 0
     }
 
-    /// Empties the cache when the index changed since it was filled. Called before each read through it (the
-    /// rows of chunks and pages: once per search, when the search's index is made).
+    /// Empties the cache when the index changed since it was filled. Called once per search, before its first
+    /// read, when the search's index is made (`SqliteIndex::new`): a server's search reads in one transaction,
+    /// so what the cache holds then stays true for the whole search.
     pub(super) fn follow(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         let version = store::data_version(conn)?;
         if self.version != Some(version) {
@@ -98,7 +99,6 @@ impl SearchCache {
         if !self.keeps() {
             return store::word_frequencies(conn, words);
         }
-        self.follow(conn)?;
         let missing: Vec<String> = words.iter().filter(|word| !self.frequencies.contains_key(*word)).cloned().collect();
         if !missing.is_empty() {
             let counts = store::word_frequencies(conn, &missing)?;
@@ -120,7 +120,6 @@ impl SearchCache {
         words: &[String],
         pool: usize,
     ) -> rusqlite::Result<Vec<(i64, f64)>> {
-        self.follow(conn)?;
         let mut summed: Vec<(i64, f64)> = Vec::new();
         for (at, word) in words.iter().enumerate() {
             let scores = self.word_scores(conn, scope, word)?;
@@ -264,6 +263,11 @@ mod tests {
             .unwrap();
         }
         let mut cache = SearchCache::kept();
+        // A search as `SqliteIndex::new` starts one: the cache follows the index, then ranks.
+        let mut search = |words: &[String], pool: usize| {
+            cache.follow(&conn).unwrap();
+            cache.best_chunks(&conn, "1", words, pool).unwrap()
+        };
         let queries: [&[&str]; 5] = [
             &["borrow"],
             &["borrow", "checker"],
@@ -286,15 +290,15 @@ mod tests {
                 .collect();
             // Twice: the second time from the cache.
             for _ in 0..2 {
-                assert_eq!(cache.best_chunks(&conn, "1", &words, 20).unwrap(), expected, "{query:?}");
+                assert_eq!(search(&words, 20), expected, "{query:?}");
             }
         }
         // Another connection (a build) commits: the next search reads the index again.
         let new_word = ["zyzzyva".to_string()];
-        assert_eq!(cache.best_chunks(&conn, "1", &new_word, 5).unwrap(), [], "not indexed yet");
+        assert_eq!(search(&new_word, 5), [], "not indexed yet");
         let build = rusqlite::Connection::open(&path).unwrap();
         build.execute("UPDATE chunks_fts SET text = 'a zyzzyva' WHERE rowid = 7", []).unwrap();
-        let best = cache.best_chunks(&conn, "1", &new_word, 5).unwrap();
+        let best = search(&new_word, 5);
         assert_eq!(best.iter().map(|(row, _)| *row).collect::<Vec<_>>(), [7], "the committed change is read");
     }
 
