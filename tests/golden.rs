@@ -192,7 +192,7 @@ fn normalize_log(text: &str) -> String {
 fn dump_index(path: &Path) -> String {
     let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut out = String::new();
-    let sections: [(&str, &str); 14] = [
+    let sections: [(&str, &str); 13] = [
         (
             "meta",
             "SELECT key, value FROM meta WHERE key NOT IN ('embedded_run', 'fingerprint', 'last_run', 'log_due', 'scan_started_ns', 'schema_hash', 'wiki_config') ORDER BY key",
@@ -208,11 +208,6 @@ fn dump_index(path: &Path) -> String {
                     c.start_line, c.end_line, c.identifiers, c.text, p.provenance
              FROM chunks c JOIN sources s ON s.id = c.source_id JOIN chunk_provenance p ON p.chunk_id = c.id
              ORDER BY s.path, c.ordinal",
-        ),
-        (
-            "concept_signals",
-            "SELECT s.path, g.kind, g.label, g.other, g.chunk, g.start_offset, g.end_offset, g.start_line, g.end_line
-             FROM concept_signals g JOIN sources s ON s.id = g.source_id ORDER BY s.path, g.rowid",
         ),
         (
             "wiki_pages",
@@ -241,30 +236,60 @@ fn dump_index(path: &Path) -> String {
     ];
     for (name, sql) in sections {
         writeln!(out, "[{name}]").unwrap();
-        let mut statement = conn.prepare(sql).unwrap();
-        let columns: Vec<String> = statement.column_names().map(str::to_string).collect();
-        let mut rows = statement.query([]).unwrap();
-        while let Some(row) = rows.next().unwrap() {
-            let values: Vec<String> = (0..columns.len())
-                .map(|i| {
-                    let value = match row.get_ref(i).unwrap() {
-                        rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                        rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                        rusqlite::types::ValueRef::Real(v) => v.to_string(),
-                        rusqlite::types::ValueRef::Text(v) => {
-                            format!("{:?}", String::from_utf8_lossy(v))
-                        }
-                        rusqlite::types::ValueRef::Blob(v) => format!("blob({} bytes)", v.len()),
-                    };
-                    format!("{}={value}", columns[i])
-                })
-                .collect();
-            writeln!(out, "  {}", values.join(" | ")).unwrap();
+        dump_rows(&conn, sql, &mut out);
+        if name == "chunks" {
+            dump_signals(&conn, &mut out);
         }
     }
     let runs: i64 = conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap();
     writeln!(out, "[runs]\n  count={runs}").unwrap();
     out
+}
+
+/// The catalog's signals as rows, one per signal, decoded from their per-source blobs.
+fn dump_signals(conn: &rusqlite::Connection, out: &mut String) {
+    writeln!(out, "[concept_signals]").unwrap();
+    for (path, (signals, excerpts)) in knowledge::store::signals_by_path(conn).unwrap() {
+        for (signal, e) in signals.into_iter().zip(excerpts) {
+            let other = signal.other.map_or("NULL".to_string(), |other| format!("{other:?}"));
+            writeln!(
+                out,
+                "  path={path:?} | kind={:?} | label={:?} | other={other} | chunk={} | start_offset={} | end_offset={} | start_line={} | end_line={}",
+                signal.kind.as_str(),
+                signal.label,
+                e.chunk,
+                e.start,
+                e.end,
+                e.start_line,
+                e.end_line
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// The rows `sql` selects, each as `column=value` pairs.
+fn dump_rows(conn: &rusqlite::Connection, sql: &str, out: &mut String) {
+    let mut statement = conn.prepare(sql).unwrap();
+    let columns: Vec<String> = statement.column_names().map(str::to_string).collect();
+    let mut rows = statement.query([]).unwrap();
+    while let Some(row) = rows.next().unwrap() {
+        let values: Vec<String> = (0..columns.len())
+            .map(|i| {
+                let value = match row.get_ref(i).unwrap() {
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Text(v) => {
+                        format!("{:?}", String::from_utf8_lossy(v))
+                    }
+                    rusqlite::types::ValueRef::Blob(v) => format!("blob({} bytes)", v.len()),
+                };
+                format!("{}={value}", columns[i])
+            })
+            .collect();
+        writeln!(out, "  {}", values.join(" | ")).unwrap();
+    }
 }
 
 fn check(actual: &BTreeMap<String, String>, expected_dir: &Path, bless: bool, outcome: &mut Result<(), String>) {

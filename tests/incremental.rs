@@ -388,15 +388,18 @@ fn the_signals_a_seeded_edit_reads_equal_a_whole_reads() {
 
     let whole = knowledge::store::catalog_rows(&conn, None, None).unwrap();
     let memory = whole.into_iter().find(|row| row.path == "memory.md").unwrap();
-    let count = memory.signals.len() as u32;
-    assert!(count >= 6, "the fixture gives signals to pick from: {:?}", memory.signals);
+    let (plan_signals, excerpts) = memory.signals;
+    let count = plan_signals.len() as u32;
+    assert!(count >= 6, "the fixture gives signals to pick from: {plan_signals:?}");
     let revision = memory.revision.clone();
-    // The planner's own ranking of the whole source's signals is what every stored place must equal.
-    let stored_places: Vec<u32> = memory.signals.iter().map(|placed| placed.place).collect();
-    let (plan_signals, excerpts) =
-        knowledge_queries::wiki::split_signals(memory.signals.into_iter().map(|placed| placed.signal).collect());
+    // Every stored place is the planner's own ranking of the whole source's signals by excerpt start.
     assert!(plan_signals.iter().enumerate().any(|(at, s)| s.order != at as u32), "places differ from indexes");
-    assert_eq!(stored_places, plan_signals.iter().map(|s| s.order).collect::<Vec<_>>(), "the stored places");
+    let ranks = knowledge_queries::wiki::place_ranks(excerpts.iter().map(|excerpt| excerpt.start));
+    assert_eq!(plan_signals.iter().map(|s| s.order).collect::<Vec<_>>(), ranks, "the stored places");
+    for signal in &plan_signals {
+        let (key, folded) = knowledge_queries::wiki::concept_keys(&signal.label);
+        assert_eq!((&signal.key, &signal.folded), (&key, &folded), "the stored keys of {:?}", signal.label);
+    }
     let picked: std::collections::BTreeSet<u32> = [1, 3, count - 1].into();
     let past_the_end = picked.iter().copied().chain([count]).collect();
     let wanted = [("memory.md".to_string(), past_the_end), ("arenas.md".to_string(), Default::default())].into();
@@ -407,10 +410,9 @@ fn the_signals_a_seeded_edit_reads_equal_a_whole_reads() {
     assert!(listed.signals.is_empty(), "a source only listed reads no signal");
     let quoted = named.into_iter().find(|source| source.row.path == "memory.md").unwrap();
     assert_eq!(quoted.row.revision, revision);
-    let read: std::collections::BTreeSet<u32> = quoted.signals.iter().map(|(at, _)| *at).collect();
+    let read: std::collections::BTreeSet<u32> = quoted.signals.iter().map(|(at, ..)| *at).collect();
     assert_eq!(read, picked, "the signals asked for, and none past the last");
-    for (at, placed) in quoted.signals {
-        let (plan, excerpt) = knowledge_queries::wiki::plan_signal(placed.signal, placed.place);
+    for (at, plan, excerpt) in quoted.signals {
         assert_eq!((&plan, &excerpt), (&plan_signals[at as usize], &excerpts[at as usize]), "signal {at}");
     }
 }

@@ -389,6 +389,29 @@ fn an_index_whose_schema_differs_is_rebuilt_even_with_the_same_format_version() 
 }
 
 #[test]
+fn a_damaged_signal_blob_fails_the_build_naming_the_index_and_loses_nothing() {
+    let test = fixture();
+    test.build();
+    let rows = |sql: &str| -> i64 {
+        rusqlite::Connection::open(test.index()).unwrap().query_row(sql, [], |row| row.get(0)).unwrap()
+    };
+    assert!(rows("SELECT count(*) FROM concept_signals") > 0);
+    {
+        // Each source's signals cut short: a blob that cannot decode.
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        conn.execute("UPDATE concept_signals SET signals = substr(signals, 1, length(signals) - 3)", []).unwrap();
+    }
+    // A new title changes what the planner reads: a fresh process reads every source's signals.
+    test.write("docs/lifetimes.md", "# Scopes of references\n\nLifetimes name scopes.\n");
+    let build = test.run(&["build"]);
+    assert_eq!(build.status.code(), Some(2), "{}", stderr(&build));
+    let message = stderr(&build);
+    assert!(message.contains("knowledge.db") && message.contains("do not decode"), "{message}");
+    // The failed build committed nothing: the index still holds the old title.
+    assert_eq!(rows("SELECT count(*) FROM sources WHERE title = 'Lifetimes'"), 1);
+}
+
+#[test]
 fn build_check_writes_nothing_and_says_whether_the_index_is_current() {
     let test = fixture();
     let missing = test.run(&["build", "--check"]);

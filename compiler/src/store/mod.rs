@@ -21,6 +21,7 @@ pub mod postgres;
 mod read;
 mod resolve;
 mod search;
+mod signals;
 mod wiki;
 mod write;
 mod writings;
@@ -380,12 +381,25 @@ impl Store {
                 self.conn.query_row("SELECT labels, outline FROM sources WHERE id = ?1", [source_id], |row| {
                     Ok((row.get(0)?, row.get(1)?))
                 })?;
-            let signals = self
+            let blob: Option<Vec<u8>> = self
                 .conn
-                .prepare_cached(
-                    "SELECT kind, label, other, quotable, weight FROM concept_signals WHERE source_id = ?1 ORDER BY rowid",
-                )?
-                .query_map([source_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))?
+                .prepare_cached("SELECT signals FROM concept_signals WHERE source_id = ?1")?
+                .query_row([source_id], |row| row.get(0))
+                .optional()?;
+            let Some(blob) = blob else { return Ok(PlanInputs { labels, outline, signals: Vec::new() }) };
+            let signals = signals::decode(&blob)?
+                .1
+                .map(|signal| {
+                    let signal = signal?;
+                    let other = signal.other.map(str::to_string);
+                    Ok((
+                        signal.kind.as_str().to_string(),
+                        signal.label.to_string(),
+                        other,
+                        signal.quotable,
+                        signal.weight,
+                    ))
+                })
                 .collect::<rusqlite::Result<_>>()?;
             Ok(PlanInputs { labels, outline, signals })
         };

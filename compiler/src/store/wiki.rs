@@ -5,10 +5,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use knowledge_queries::Origin;
-use knowledge_queries::wiki::{Excerpt, Signal, SignalKind};
+use knowledge_queries::wiki::{Excerpt, PlanSignal};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::origin_condition;
+
+/// A source's signals as the planner reads them (each with its concept keys and its rank by place, which
+/// the build stores so that no reader makes them again), and their excerpts, in the same order.
+pub type SourceSignals = (Vec<PlanSignal>, Vec<Excerpt>);
 
 /// What one source contributes to the concept catalog, as the index stores it.
 #[derive(Debug, Clone)]
@@ -18,15 +22,7 @@ pub struct CatalogRow {
     pub revision: String,
     /// The value of the section field in its front matter.
     pub section_value: Option<String>,
-    pub signals: Vec<PlacedSignal>,
-}
-
-/// A stored signal and its rank by place among its source's signals (the planner's `order`), which the
-/// build stores with it so that no reader ranks a source's signals again.
-#[derive(Debug, Clone)]
-pub struct PlacedSignal {
-    pub signal: Signal,
-    pub place: u32,
+    pub signals: SourceSignals,
 }
 
 /// The stored views (JSON) of the pages that list the source at `path`, by slug.
@@ -60,26 +56,25 @@ pub fn catalog_rows(
         }
     };
     let index_of: HashMap<i64, usize> = rows.iter().enumerate().map(|(index, (id, _))| (*id, index)).collect();
-    let mut read_signal = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
+    let mut read_signals = |row: &rusqlite::Row<'_>| -> rusqlite::Result<()> {
         let Some(&index) = index_of.get(&row.get::<_, i64>(0)?) else { return Ok(()) };
-        rows[index].1.signals.extend(signal_of_row(row)?);
+        rows[index].1.signals = super::signals::decode_planned(row.get_ref(1)?.as_blob()?)?;
         Ok(())
     };
     if paths.is_none() {
-        // In the table's own order, not through the source index (a lookup per row): a source's signals
-        // are inserted together, in order, so rowid order is each source's order.
-        let mut statement = conn.prepare(&format!("{CATALOG_SIGNALS} ORDER BY rowid"))?;
+        let mut statement = conn.prepare("SELECT source_id, signals FROM concept_signals")?;
         let mut signals = statement.query([])?;
         while let Some(row) = signals.next()? {
-            read_signal(row)?;
+            read_signals(row)?;
         }
     } else {
-        let mut statement = conn.prepare_cached(&format!("{CATALOG_SIGNALS} WHERE source_id = ?1 ORDER BY rowid"))?;
+        let mut statement =
+            conn.prepare_cached("SELECT source_id, signals FROM concept_signals WHERE source_id = ?1")?;
         let ids: Vec<i64> = index_of.keys().copied().collect();
         for id in ids {
             let mut signals = statement.query([id])?;
             while let Some(row) = signals.next()? {
-                read_signal(row)?;
+                read_signals(row)?;
             }
         }
     }
@@ -91,7 +86,7 @@ pub fn catalog_rows(
 #[derive(Debug, Clone)]
 pub struct NamedSource {
     pub row: CatalogRow,
-    pub signals: Vec<(u32, PlacedSignal)>,
+    pub signals: Vec<(u32, PlanSignal, Excerpt)>,
 }
 
 /// The quotable sources of `wanted` (by path, with the indexes of the signals to read), as
@@ -104,17 +99,22 @@ pub fn named_sources(
     field: Option<&str>,
     wanted: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
 ) -> rusqlite::Result<Vec<NamedSource>> {
-    // The index's pipeline fingerprint holds the binary, so every kind stored is one this build knows
-    // (which `catalog_rows` would skip otherwise) and a signal's index is its row's rank by rowid.
-    let mut signal_at =
-        conn.prepare_cached(&format!("{CATALOG_SIGNALS} WHERE source_id = ?1 ORDER BY rowid LIMIT 1 OFFSET ?2"))?;
+    let mut blob_of = conn.prepare_cached("SELECT signals FROM concept_signals WHERE source_id = ?1")?;
     let mut named = Vec::new();
     for (path, indexes) in wanted {
         let Some((id, row)) = catalog_row(conn, field, path)? else { continue };
         let mut source = NamedSource { row, signals: Vec::new() };
-        for &index in indexes {
-            if let Some(signal) = signal_at.query_row(params![id, index], signal_of_row).optional()?.flatten() {
-                source.signals.push((index, signal));
+        if let Some(last) = indexes.last() {
+            let mut blob = blob_of.query([id])?;
+            if let Some(blob) = blob.next()? {
+                // Only the named signals are made; the others are stepped over in the blob.
+                let (_, signals) = super::signals::decode(blob.get_ref(0)?.as_blob()?)?;
+                for (index, signal) in (0..=*last).zip(signals) {
+                    if indexes.contains(&index) {
+                        let (signal, excerpt) = signal?.planned();
+                        source.signals.push((index, signal, excerpt));
+                    }
+                }
             }
         }
         named.push(source);
@@ -126,10 +126,6 @@ pub fn named_sources(
 const CATALOG_SOURCES: &str = "SELECT id, path, title, revision,
     CASE WHEN ?1 IS NULL THEN NULL ELSE json_extract(outline, '$.front_matter.\"' || ?1 || '\"') END
     FROM sources";
-
-/// A signal row of the catalog, with its source's id first.
-const CATALOG_SIGNALS: &str = "SELECT source_id, kind, label, other, chunk, start_offset, end_offset, start_line,
-    end_line, quotable, weight, place FROM concept_signals";
 
 /// Sources a page may quote: files every principal may read.
 fn quotable_condition() -> String {
@@ -149,29 +145,23 @@ fn read_catalog_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, CatalogRo
         title: row.get(2)?,
         revision: row.get(3)?,
         section_value: row.get(4)?,
-        signals: Vec::new(),
+        signals: (Vec::new(), Vec::new()),
     };
     Ok((row.get(0)?, entry))
 }
 
-/// The signal of a [`CATALOG_SIGNALS`] row; `None` for a kind this build does not know.
-fn signal_of_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<PlacedSignal>> {
-    let Some(kind) = SignalKind::parse(row.get_ref(1)?.as_str()?) else { return Ok(None) };
-    let signal = Signal {
-        kind,
-        label: row.get(2)?,
-        other: row.get(3)?,
-        excerpt: Excerpt {
-            chunk: row.get(4)?,
-            start: row.get(5)?,
-            end: row.get(6)?,
-            start_line: row.get(7)?,
-            end_line: row.get(8)?,
-        },
-        quotable: row.get(9)?,
-        weight: row.get(10)?,
-    };
-    Ok(Some(PlacedSignal { signal, place: row.get(11)? }))
+/// Every source's stored signals, by path in path order, each source's in the order it gave them, with
+/// their excerpts: the catalog as a reader of the index sees it (the golden tests print it).
+pub fn signals_by_path(conn: &Connection) -> rusqlite::Result<Vec<(String, SourceSignals)>> {
+    let mut statement = conn.prepare(
+        "SELECT s.path, g.signals FROM concept_signals g JOIN sources s ON s.id = g.source_id ORDER BY s.path",
+    )?;
+    let mut rows = statement.query([])?;
+    let mut sources = Vec::new();
+    while let Some(row) = rows.next()? {
+        sources.push((row.get(0)?, super::signals::decode_planned(row.get_ref(1)?.as_blob()?)?));
+    }
+    Ok(sources)
 }
 
 /// The text and start offset of the chunk `ordinal` of the source at `path`.

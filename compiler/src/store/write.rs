@@ -380,33 +380,15 @@ pub(super) fn insert_entities(
     Ok(())
 }
 
+/// Stores a source's signals as one row (none when it has none); its prior row is already gone.
 pub(super) fn insert_signals(
     tx: &Connection,
     source_id: i64,
     signals: &[knowledge_queries::wiki::Signal],
 ) -> rusqlite::Result<()> {
-    let mut insert_signal = tx.prepare_cached(
-        "INSERT INTO concept_signals (source_id, kind, label, other, chunk, start_offset, end_offset, start_line, end_line,
-                                      quotable, weight, place)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?;
-    let places = knowledge_queries::wiki::place_ranks(signals.iter().map(|signal| signal.excerpt.start));
-    for (signal, place) in signals.iter().zip(places) {
-        let excerpt = &signal.excerpt;
-        insert_signal.execute(params![
-            source_id,
-            signal.kind.as_str(),
-            signal.label,
-            signal.other,
-            excerpt.chunk,
-            excerpt.start,
-            excerpt.end,
-            excerpt.start_line,
-            excerpt.end_line,
-            signal.quotable,
-            signal.weight,
-            place,
-        ])?;
+    if let Some(blob) = super::signals::encode(signals) {
+        tx.prepare_cached("INSERT INTO concept_signals (source_id, signals) VALUES (?1, ?2)")?
+            .execute(params![source_id, blob])?;
     }
     Ok(())
 }

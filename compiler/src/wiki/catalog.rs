@@ -2,7 +2,7 @@
 //! index; and the layout that places pages.
 
 use super::*;
-use crate::store::{CatalogRow, PlacedSignal};
+use crate::store::CatalogRow;
 use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind};
 
 /// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, and the
@@ -35,7 +35,7 @@ pub(super) fn sync_catalog(
     let changed: HashSet<&String> = sync.changed.iter().collect();
     state.entries.retain(|path, _| found.contains(path) || (warm && !changed.contains(path)));
     for mut row in rows {
-        let signals = std::mem::take(&mut row.signals).into_iter().map(planned).unzip();
+        let signals = std::mem::take(&mut row.signals);
         set_entry(db, &mut state.entries, row, signals);
     }
     let catalog = state.catalog;
@@ -167,16 +167,11 @@ fn named_signals<'a>(views: impl Iterator<Item = &'a StoredView>) -> BTreeMap<St
     wanted
 }
 
-/// A stored signal as the planner reads it, ranked by the place the build stored.
-fn planned(placed: PlacedSignal) -> (PlanSignal, Excerpt) {
-    wiki::plan_signal(placed.signal, placed.place)
-}
-
 /// The signals of a seeded entry: those read at their indexes, as a whole read makes them, and in the places
 /// no view names a stand-in that nothing reads (the page models read only the signals their views name, and
 /// the next build reads the catalog whole), up to the last one read.
-fn seeded_signals(read: Vec<(u32, PlacedSignal)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
-    let len = read.iter().map(|(index, _)| *index as usize + 1).max().unwrap_or(0);
+fn seeded_signals(read: Vec<(u32, PlanSignal, Excerpt)>) -> (Vec<PlanSignal>, Vec<Excerpt>) {
+    let len = read.iter().map(|(index, ..)| *index as usize + 1).max().unwrap_or(0);
     let stand_in = Signal {
         kind: SignalKind::Heading,
         label: String::new(),
@@ -187,8 +182,8 @@ fn seeded_signals(read: Vec<(u32, PlacedSignal)>) -> (Vec<PlanSignal>, Vec<Excer
     };
     let (stand_in, no_excerpt) = wiki::plan_signal(stand_in, 0);
     let (mut plan_signals, mut excerpts) = (vec![stand_in; len], vec![no_excerpt; len]);
-    for (index, placed) in read {
-        (plan_signals[index as usize], excerpts[index as usize]) = planned(placed);
+    for (index, signal, excerpt) in read {
+        (plan_signals[index as usize], excerpts[index as usize]) = (signal, excerpt);
     }
     (plan_signals, excerpts)
 }

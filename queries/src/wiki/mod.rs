@@ -24,8 +24,8 @@ pub use graph::{
 #[cfg(test)]
 pub(crate) use llms::llms_text;
 pub use plan::{
-    CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, place_ranks, plan, plan_signal,
-    split_signals,
+    CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, concept_keys, place_ranks, plan,
+    plan_signal, split_signals,
 };
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template,

@@ -77,9 +77,9 @@ pub fn place_ranks(starts: impl IntoIterator<Item = u32>) -> Vec<u32> {
 /// A signal as the planner reads it, given its rank by place among its source's signals, and its excerpt.
 #[must_use]
 pub fn plan_signal(signal: Signal, order: u32) -> (PlanSignal, Excerpt) {
-    let key = concept_key(&signal.label);
+    let (key, folded) = concept_keys(&signal.label);
     let plan = PlanSignal {
-        folded: fold_key(&key),
+        folded,
         key,
         kind: signal.kind,
         label: signal.label,
@@ -89,6 +89,14 @@ pub fn plan_signal(signal: Signal, order: u32) -> (PlanSignal, Excerpt) {
         weight: signal.weight,
     };
     (plan, signal.excerpt)
+}
+
+/// A label's [`concept_key`] and that key with plurals folded, as a [`PlanSignal`] holds them.
+#[must_use]
+pub fn concept_keys(label: &str) -> (String, String) {
+    let key = concept_key(label);
+    let folded = fold_key(&key);
+    (key, folded)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,6 @@ CREATE INDEX chunks_of_entities ON chunks(entity) WHERE entity IS NOT NULL;
 CREATE INDEX lint_results_by_path ON lint_results(path, line, col);
 -- Readers look up labelled sources on every request; most projects have none.
 CREATE INDEX sources_labelled ON sources(id) WHERE labels != '';
-CREATE INDEX concept_signals_by_source ON concept_signals(source_id);
 CREATE INDEX entities_by_source ON entities(source_id);
 CREATE INDEX entities_by_slug ON entities(slug);
 CREATE INDEX citations_by_page ON citations(page, note);

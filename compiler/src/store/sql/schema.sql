@@ -140,20 +140,12 @@ CREATE TABLE run_events (
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 
--- What each source says about concepts: the signals the wiki compiler plans pages from (docs/wiki.md).
+-- What each source says about concepts: the signals the wiki compiler plans pages from (docs/wiki.md), one
+-- blob per source that has any (store/signals.rs: each signal's kind, label, other, excerpt, quotable,
+-- weight and rank by place), since every read takes a source's signals whole.
 CREATE TABLE concept_signals (
-    source_id INTEGER NOT NULL REFERENCES sources(id),
-    kind TEXT NOT NULL,                 -- title | alias | defined | introduced | heading | wikilink | link | tag | embed | term
-    label TEXT NOT NULL,
-    other TEXT,                         -- a wikilink's part after `|`
-    chunk INTEGER NOT NULL,             -- the ordinal of the chunk that holds the excerpt
-    start_offset INTEGER NOT NULL,      -- the excerpt a page quotes, as a byte range of the source
-    end_offset INTEGER NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    quotable INTEGER NOT NULL,          -- 0: the excerpt is only note embeds; a page lists the source instead
-    weight INTEGER NOT NULL,            -- a term's count as a binary order of magnitude (3 is 1, 4-7 are 2, ...); 0 otherwise
-    place INTEGER NOT NULL              -- its rank by excerpt start among its source's signals (the planner's order)
+    source_id INTEGER PRIMARY KEY REFERENCES sources(id),
+    signals BLOB NOT NULL
 );
 
 -- Code entities (docs/code.md): what each source defines, with its anchor in that revision. Edges are not

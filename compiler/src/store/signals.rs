@@ -1,0 +1,277 @@
+//! A source's concept signals as the index keeps them: one blob per source (`concept_signals.signals`),
+//! the signals in the order the source gave them, each as the planner reads it (its concept keys made
+//! when it was stored, its rank by place) with the excerpt a page would quote.
+//!
+//! Why one blob and not a row per signal: a fresh process whose edit changes what the planner reads must
+//! read every quotable source's signals (49,003 on rust-rfcs); stepping and decoding a row per signal, then
+//! keying each label again, was about a third of such an edit's time (docs/performance.md). Every read
+//! takes a source's signals whole, or steps over them to a few by index.
+//!
+//! Layout, integers little-endian `u32`: the number of signals; per signal, the kind (one byte, its index
+//! in [`KINDS`]), flags (one byte, [`QUOTABLE`], [`HAS_OTHER`], [`OWN_KEY`], [`OWN_FOLDED`]), the label, then
+//! `other`, the concept key and the folded key where the flags say they are there (each a length and its
+//! bytes; a key not there is the label, a folded key not there is the key), then the excerpt's chunk,
+//! start, end, start line and end line, the weight and the place.
+
+use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind, concept_keys, place_ranks};
+
+use super::wiki::SourceSignals;
+
+/// Every kind, in the order their one-byte tags number them. The index ties itself to the binary (its
+/// pipeline fingerprint), so a tag always means what this list says.
+const KINDS: [SignalKind; 10] = [
+    SignalKind::Title,
+    SignalKind::Alias,
+    SignalKind::Defined,
+    SignalKind::Introduced,
+    SignalKind::Heading,
+    SignalKind::Wikilink,
+    SignalKind::Link,
+    SignalKind::Tag,
+    SignalKind::Embed,
+    SignalKind::Term,
+];
+
+const QUOTABLE: u8 = 1;
+const HAS_OTHER: u8 = 2;
+/// The concept key differs from the label, so it is stored.
+const OWN_KEY: u8 = 4;
+/// The folded key differs from the key, so it is stored.
+const OWN_FOLDED: u8 = 8;
+
+/// The tag of a kind: its index in [`KINDS`] (a kind added to the enum fails to compile here first).
+fn tag(kind: SignalKind) -> u8 {
+    match kind {
+        SignalKind::Title => 0,
+        SignalKind::Alias => 1,
+        SignalKind::Defined => 2,
+        SignalKind::Introduced => 3,
+        SignalKind::Heading => 4,
+        SignalKind::Wikilink => 5,
+        SignalKind::Link => 6,
+        SignalKind::Tag => 7,
+        SignalKind::Embed => 8,
+        SignalKind::Term => 9,
+    }
+}
+
+/// A source's signals as one blob, each with its concept keys and rank by place (`None` when it has none:
+/// no row then).
+pub(super) fn encode(signals: &[Signal]) -> Option<Vec<u8>> {
+    if signals.is_empty() {
+        return None;
+    }
+    let places = place_ranks(signals.iter().map(|signal| signal.excerpt.start));
+    let text: usize = signals.iter().map(|s| 3 * s.label.len() + s.other.as_ref().map_or(0, |o| 4 + o.len())).sum();
+    let mut bytes = Vec::with_capacity(4 + signals.len() * 46 + text);
+    bytes.extend(u32::try_from(signals.len()).unwrap_or(u32::MAX).to_le_bytes());
+    for (signal, place) in signals.iter().zip(places) {
+        let (key, folded) = concept_keys(&signal.label);
+        let own_key = key != signal.label;
+        let own_folded = folded != key;
+        let flags = [
+            (signal.quotable, QUOTABLE),
+            (signal.other.is_some(), HAS_OTHER),
+            (own_key, OWN_KEY),
+            (own_folded, OWN_FOLDED),
+        ]
+        .into_iter()
+        .fold(0, |flags, (set, flag)| if set { flags | flag } else { flags });
+        bytes.extend([tag(signal.kind), flags]);
+        put_text(&mut bytes, &signal.label);
+        for text in [signal.other.as_deref(), own_key.then_some(key.as_str()), own_folded.then_some(folded.as_str())]
+            .into_iter()
+            .flatten()
+        {
+            put_text(&mut bytes, text);
+        }
+        let Excerpt { chunk, start, end, start_line, end_line } = signal.excerpt;
+        for value in [chunk, start, end, start_line, end_line, signal.weight, place] {
+            bytes.extend(value.to_le_bytes());
+        }
+    }
+    Some(bytes)
+}
+
+fn put_text(bytes: &mut Vec<u8>, text: &str) {
+    bytes.extend(u32::try_from(text.len()).unwrap_or(u32::MAX).to_le_bytes());
+    bytes.extend(text.as_bytes());
+}
+
+/// A stored blob that does not decode: a damaged index. Reported as a failed read of the index.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "a source's stored concept signals do not decode at byte {at}: the index is damaged; remove it and build again"
+)]
+pub struct DamagedSignals {
+    at: usize,
+}
+
+impl From<DamagedSignals> for rusqlite::Error {
+    fn from(damaged: DamagedSignals) -> rusqlite::Error {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(damaged))
+    }
+}
+
+/// One stored signal, borrowed from its blob.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoredSignal<'a> {
+    pub(super) kind: SignalKind,
+    pub(super) label: &'a str,
+    pub(super) other: Option<&'a str>,
+    key: &'a str,
+    folded: &'a str,
+    pub(super) excerpt: Excerpt,
+    pub(super) quotable: bool,
+    pub(super) weight: u32,
+    place: u32,
+}
+
+impl StoredSignal<'_> {
+    /// The signal as the planner reads it, and its excerpt.
+    pub(super) fn planned(&self) -> (PlanSignal, Excerpt) {
+        let signal = PlanSignal {
+            kind: self.kind,
+            label: self.label.to_string(),
+            key: self.key.to_string(),
+            folded: self.folded.to_string(),
+            other: self.other.map(str::to_string),
+            order: self.place,
+            quotable: self.quotable,
+            weight: self.weight,
+        };
+        (signal, self.excerpt)
+    }
+}
+
+/// The stored signals of a blob, in their order: how many, and each.
+pub(super) fn decode(
+    bytes: &[u8],
+) -> Result<(usize, impl Iterator<Item = Result<StoredSignal<'_>, DamagedSignals>>), DamagedSignals> {
+    let mut reader = Reader { bytes, at: 0 };
+    let count = reader.number()? as usize;
+    Ok((count, std::iter::from_fn(move || (reader.at < reader.bytes.len()).then(|| reader.signal()))))
+}
+
+/// Every signal of a blob as the planner reads it, and their excerpts, in the same order.
+pub(super) fn decode_planned(bytes: &[u8]) -> Result<SourceSignals, DamagedSignals> {
+    let (count, signals) = decode(bytes)?;
+    // The count only sizes the vectors: a damaged one must not ask for memory the blob cannot fill.
+    let capacity = count.min(bytes.len() / 40);
+    let (mut planned, mut excerpts) = (Vec::with_capacity(capacity), Vec::with_capacity(capacity));
+    for signal in signals {
+        let (signal, excerpt) = signal?.planned();
+        planned.push(signal);
+        excerpts.push(excerpt);
+    }
+    if planned.len() != count {
+        return Err(DamagedSignals { at: 0 });
+    }
+    Ok((planned, excerpts))
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn signal(&mut self) -> Result<StoredSignal<'a>, DamagedSignals> {
+        let start = self.at;
+        let [tag, flags] = *self.take(2)? else { unreachable!("two bytes taken") };
+        let kind = *KINDS.get(usize::from(tag)).ok_or(DamagedSignals { at: start })?;
+        let label = self.text()?;
+        let other = if flags & HAS_OTHER != 0 { Some(self.text()?) } else { None };
+        let key = if flags & OWN_KEY != 0 { self.text()? } else { label };
+        let folded = if flags & OWN_FOLDED != 0 { self.text()? } else { key };
+        let mut value = || self.number();
+        let excerpt =
+            Excerpt { chunk: value()?, start: value()?, end: value()?, start_line: value()?, end_line: value()? };
+        let (weight, place) = (value()?, value()?);
+        Ok(StoredSignal { kind, label, other, key, folded, excerpt, quotable: flags & QUOTABLE != 0, weight, place })
+    }
+
+    fn take(&mut self, len: usize) -> Result<&'a [u8], DamagedSignals> {
+        let bytes = self.bytes.get(self.at..self.at.saturating_add(len)).ok_or(DamagedSignals { at: self.at })?;
+        self.at += len;
+        Ok(bytes)
+    }
+
+    fn number(&mut self) -> Result<u32, DamagedSignals> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_le_bytes(bytes.try_into().expect("four bytes")))
+    }
+
+    fn text(&mut self) -> Result<&'a str, DamagedSignals> {
+        let len = self.number()? as usize;
+        let at = self.at;
+        std::str::from_utf8(self.take(len)?).map_err(|_| DamagedSignals { at })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signal(kind: SignalKind, label: &str, other: Option<&str>, start: u32) -> Signal {
+        Signal {
+            kind,
+            label: label.to_string(),
+            other: other.map(str::to_string),
+            excerpt: Excerpt { chunk: 2, start, end: start + 7, start_line: 3, end_line: 4 },
+            quotable: start.is_multiple_of(2),
+            weight: start % 5,
+        }
+    }
+
+    #[test]
+    fn every_kind_is_tagged_by_its_place_in_the_list() {
+        for (index, kind) in KINDS.into_iter().enumerate() {
+            assert_eq!(usize::from(tag(kind)), index, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn signals_read_back_as_the_planner_reads_them() {
+        let signals: Vec<Signal> = KINDS
+            .into_iter()
+            .enumerate()
+            .map(|(n, kind)| {
+                let other = (n % 3 == 0).then_some("shown ∂ text");
+                // Labels whose keys are the label, differ from it, and fold a plural.
+                let label = ["ownership", "Trait Objects", "label é", "pointers"][n % 4];
+                signal(kind, label, other, 100 - n as u32 * 7)
+            })
+            .chain([signal(SignalKind::Term, "", None, 0)])
+            .collect();
+        let blob = encode(&signals).expect("signals");
+        let expected: (Vec<PlanSignal>, Vec<Excerpt>) = signals
+            .iter()
+            .zip(place_ranks(signals.iter().map(|s| s.excerpt.start)))
+            .map(|(signal, place)| knowledge_queries::wiki::plan_signal(signal.clone(), place))
+            .unzip();
+        assert_eq!(decode_planned(&blob).unwrap(), expected);
+        assert!(encode(&[]).is_none());
+    }
+
+    #[test]
+    fn a_damaged_blob_is_an_error_never_a_wrong_signal() {
+        let blob = encode(&[signal(SignalKind::Heading, "Smart Pointers", Some("own"), 4)]).unwrap();
+        // Cut anywhere, a blob fails to decode rather than yielding a signal.
+        for len in 0..blob.len() {
+            assert!(decode_planned(&blob[..len]).is_err(), "cut at {len}");
+        }
+        let mut unknown_kind = blob.clone();
+        unknown_kind[4] = 200;
+        assert!(decode_planned(&unknown_kind).is_err());
+        let mut bad_text = blob.clone();
+        bad_text[10] = 0xff;
+        assert!(decode_planned(&bad_text).is_err());
+        let mut huge = blob.clone();
+        huge[6..10].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode_planned(&huge).is_err());
+        let mut miscounted = blob;
+        miscounted[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode_planned(&miscounted).is_err());
+    }
+}
