@@ -7,17 +7,32 @@
 //! none of whose lemmas is a noun. Technical words are rare in general English and so are not on it
 //! (`unsafe`, `mutable`, `nightly`); WordNet's license is `lexicon/LICENSE-WordNet`.
 
-use std::collections::HashSet;
-use std::sync::OnceLock;
-
 const NOT_NOUNS: &str = include_str!("lexicon/not_nouns.txt");
 
 /// Whether English uses `word` (one word, any case) only as a verb, adjective or adverb form.
 #[must_use]
 pub(crate) fn is_never_a_noun(word: &str) -> bool {
-    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    let words = WORDS.get_or_init(|| NOT_NOUNS.lines().collect());
-    word.bytes().all(|b| b.is_ascii_alphabetic()) && words.contains(word.to_ascii_lowercase().as_str())
+    word.bytes().all(|b| b.is_ascii_alphabetic())
+        && sorted_lines_contain(NOT_NOUNS.as_bytes(), word.to_ascii_lowercase().as_bytes())
+}
+
+/// Whether `lines` (newline-separated, sorted) holds `word` as a line: a binary search over the text itself.
+/// Building a set of the list's 11,985 words cost every process that asked about a millisecond (and few
+/// sources ever ask: only for a word set in italics); a search that reads a few lines costs microseconds.
+fn sorted_lines_contain(lines: &[u8], word: &[u8]) -> bool {
+    // `low` is always the start of a line, and `high` the start of one or the end.
+    let (mut low, mut high) = (0, lines.len());
+    while low < high {
+        let middle = low + (high - low) / 2;
+        let start = lines[..middle].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+        let end = lines[start..].iter().position(|&b| b == b'\n').map_or(lines.len(), |at| start + at);
+        match lines[start..end].cmp(word) {
+            std::cmp::Ordering::Equal => return true,
+            std::cmp::Ordering::Less => low = end + 1,
+            std::cmp::Ordering::Greater => high = start,
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -32,6 +47,27 @@ mod tests {
         // Nouns, words that are also nouns, forms of nouns, words general English rarely uses, phrases.
         for word in ["borrowing", "capture", "matching", "changes", "news", "unsafe", "nightly", "rustc", "two words"] {
             assert!(!is_never_a_noun(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn the_search_finds_every_listed_word_and_nothing_else() {
+        let listed: std::collections::HashSet<&str> = NOT_NOUNS.lines().collect();
+        for word in NOT_NOUNS.lines() {
+            assert!(sorted_lines_contain(NOT_NOUNS.as_bytes(), word.as_bytes()), "{word}");
+            // A word that sorts just before or after a listed one, and a prefix, are not on the list
+            // unless listed themselves.
+            for near in [format!("{word}a"), word[..word.len() - 1].to_string()] {
+                let expected = listed.contains(near.as_str());
+                assert_eq!(sorted_lines_contain(NOT_NOUNS.as_bytes(), near.as_bytes()), expected, "{near}");
+            }
+        }
+        // Small lists, with and without a last newline.
+        for lines in ["", "b\n", "b\nd", "b\nd\n", "b\nd\nf"] {
+            for word in ["a", "b", "c", "d", "e", "f", "g", ""] {
+                let listed = lines.lines().any(|line| line == word);
+                assert_eq!(sorted_lines_contain(lines.as_bytes(), word.as_bytes()), listed, "{word:?} in {lines:?}");
+            }
         }
     }
 
