@@ -251,12 +251,12 @@ fn dump_signals(conn: &rusqlite::Connection, out: &mut String) {
     writeln!(out, "[concept_signals]").unwrap();
     for (path, (signals, excerpts)) in knowledge::store::signals_by_path(conn).unwrap() {
         for (signal, e) in signals.into_iter().zip(excerpts) {
-            let other = signal.other.map_or("NULL".to_string(), |other| format!("{other:?}"));
+            let other = signal.other.as_ref().map_or("NULL".to_string(), |other| format!("{other:?}"));
             writeln!(
                 out,
                 "  path={path:?} | kind={:?} | label={:?} | other={other} | chunk={} | start_offset={} | end_offset={} | start_line={} | end_line={}",
                 signal.kind.as_str(),
-                signal.label,
+                signal.label(),
                 e.chunk,
                 e.start,
                 e.end,

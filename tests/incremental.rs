@@ -397,8 +397,13 @@ fn the_signals_a_seeded_edit_reads_equal_a_whole_reads() {
     let ranks = knowledge_queries::wiki::place_ranks(excerpts.iter().map(|excerpt| excerpt.start));
     assert_eq!(plan_signals.iter().map(|s| s.order).collect::<Vec<_>>(), ranks, "the stored places");
     for signal in &plan_signals {
-        let (key, folded) = knowledge_queries::wiki::concept_keys(&signal.label);
-        assert_eq!((&signal.key, &signal.folded), (&key, &folded), "the stored keys of {:?}", signal.label);
+        let (key, folded) = knowledge_queries::wiki::concept_keys(signal.label());
+        assert_eq!(
+            (signal.key(), signal.folded()),
+            (key.as_str(), folded.as_str()),
+            "the keys of {:?}",
+            signal.label()
+        );
     }
     let picked: std::collections::BTreeSet<u32> = [1, 3, count - 1].into();
     let past_the_end = picked.iter().copied().chain([count]).collect();

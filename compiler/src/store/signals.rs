@@ -130,16 +130,9 @@ pub(super) struct StoredSignal<'a> {
 impl StoredSignal<'_> {
     /// The signal as the planner reads it, and its excerpt.
     pub(super) fn planned(&self) -> (PlanSignal, Excerpt) {
-        let signal = PlanSignal {
-            kind: self.kind,
-            label: self.label.to_string(),
-            key: self.key.to_string(),
-            folded: self.folded.to_string(),
-            other: self.other.map(str::to_string),
-            order: self.place,
-            quotable: self.quotable,
-            weight: self.weight,
-        };
+        let mut signal =
+            PlanSignal::new(self.kind, self.label, (self.key, self.folded), self.other.map(str::to_string));
+        (signal.order, signal.quotable, signal.weight) = (self.place, self.quotable, self.weight);
         (signal, self.excerpt)
     }
 }

@@ -87,6 +87,25 @@ fn a_signal_in_a_long_wrapped_paragraph_quotes_whole_sentences() {
 }
 
 /// What the planner reads of each file: path, title and plan signals, owned; [`sources`] lends them.
+/// A signal the planner reads holds its label and both keys in one buffer: each reads back as made, and two
+/// made from the same values are equal, whichever keys the label shares.
+#[test]
+fn a_plan_signal_reads_back_its_label_and_keys() {
+    use crate::wiki::{PlanSignal, SignalKind, concept_keys};
+    for label in ["Smart Pointers", "ownership", "traits", "", "Café au lait", "a/b#c"] {
+        let (key, folded) = concept_keys(label);
+        let signal = PlanSignal::new(SignalKind::Heading, label, (&key, &folded), Some("other".to_string()));
+        assert_eq!((signal.label(), signal.key(), signal.folded()), (label, key.as_str(), folded.as_str()));
+        let again = PlanSignal::new(SignalKind::Heading, label, (&key, &folded), Some("other".to_string()));
+        assert_eq!(signal, again);
+    }
+    let keys = |label: &str| PlanSignal::new(SignalKind::Term, label, (label, label), None);
+    assert_ne!(keys("pointer"), keys("pointers"));
+    let plural = PlanSignal::new(SignalKind::Term, "pointers", ("pointers", "pointer"), None);
+    assert_eq!((plural.key(), plural.folded()), ("pointers", "pointer"));
+    assert_ne!(plural, keys("pointers"), "a different folded key is a different signal");
+}
+
 fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, String, Vec<crate::wiki::PlanSignal>)> {
     files
         .iter()
