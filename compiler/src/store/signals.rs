@@ -8,29 +8,14 @@
 //! takes a source's signals whole, or steps over them to a few by index.
 //!
 //! Layout, integers little-endian `u32`: the number of signals; per signal, the kind (one byte, its index
-//! in [`KINDS`]), flags (one byte, [`QUOTABLE`], [`HAS_OTHER`], [`OWN_KEY`], [`OWN_FOLDED`]), the label, then
-//! `other`, the concept key and the folded key where the flags say they are there (each a length and its
-//! bytes; a key not there is the label, a folded key not there is the key), then the excerpt's chunk,
-//! start, end, start line and end line, the weight and the place.
+//! in [`SignalKind::ALL`]), flags (one byte: [`QUOTABLE`], [`HAS_OTHER`], [`OWN_KEY`], [`OWN_FOLDED`]), the
+//! label, then `other`, the concept key and the folded key where the flags say they are there (each a
+//! length and its bytes; a key not there is the label, a folded key not there is the key), then the
+//! excerpt's chunk, start, end, start line and end line, the weight and the place.
 
 use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind, concept_keys, place_ranks};
 
 use super::wiki::SourceSignals;
-
-/// Every kind, in the order their one-byte tags number them. The index ties itself to the binary (its
-/// pipeline fingerprint), so a tag always means what this list says.
-const KINDS: [SignalKind; 10] = [
-    SignalKind::Title,
-    SignalKind::Alias,
-    SignalKind::Defined,
-    SignalKind::Introduced,
-    SignalKind::Heading,
-    SignalKind::Wikilink,
-    SignalKind::Link,
-    SignalKind::Tag,
-    SignalKind::Embed,
-    SignalKind::Term,
-];
 
 const QUOTABLE: u8 = 1;
 const HAS_OTHER: u8 = 2;
@@ -39,7 +24,8 @@ const OWN_KEY: u8 = 4;
 /// The folded key differs from the key, so it is stored.
 const OWN_FOLDED: u8 = 8;
 
-/// The tag of a kind: its index in [`KINDS`] (a kind added to the enum fails to compile here first).
+/// The tag of a kind: its index in [`SignalKind::ALL`] (a kind added to the enum fails to compile here first).
+/// The index ties itself to the binary (its pipeline fingerprint), so a tag always means what that list says.
 fn tag(kind: SignalKind) -> u8 {
     match kind {
         SignalKind::Title => 0,
@@ -172,7 +158,7 @@ impl<'a> Reader<'a> {
     fn signal(&mut self) -> Result<StoredSignal<'a>, DamagedSignals> {
         let start = self.at;
         let [tag, flags] = *self.take(2)? else { unreachable!("two bytes taken") };
-        let kind = *KINDS.get(usize::from(tag)).ok_or(DamagedSignals { at: start })?;
+        let kind = *SignalKind::ALL.get(usize::from(tag)).ok_or(DamagedSignals { at: start })?;
         let label = self.text()?;
         let other = if flags & HAS_OTHER != 0 { Some(self.text()?) } else { None };
         let key = if flags & OWN_KEY != 0 { self.text()? } else { label };
@@ -219,14 +205,14 @@ mod tests {
 
     #[test]
     fn every_kind_is_tagged_by_its_place_in_the_list() {
-        for (index, kind) in KINDS.into_iter().enumerate() {
+        for (index, kind) in SignalKind::ALL.into_iter().enumerate() {
             assert_eq!(usize::from(tag(kind)), index, "{kind:?}");
         }
     }
 
     #[test]
     fn signals_read_back_as_the_planner_reads_them() {
-        let signals: Vec<Signal> = KINDS
+        let signals: Vec<Signal> = SignalKind::ALL
             .into_iter()
             .enumerate()
             .map(|(n, kind)| {

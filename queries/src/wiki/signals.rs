@@ -61,21 +61,22 @@ impl SignalKind {
 
     #[must_use]
     pub fn parse(name: &str) -> Option<SignalKind> {
-        [
-            SignalKind::Title,
-            SignalKind::Alias,
-            SignalKind::Defined,
-            SignalKind::Introduced,
-            SignalKind::Heading,
-            SignalKind::Wikilink,
-            SignalKind::Link,
-            SignalKind::Tag,
-            SignalKind::Embed,
-            SignalKind::Term,
-        ]
-        .into_iter()
-        .find(|kind| kind.as_str() == name)
+        SignalKind::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
+
+    /// Every kind, in declaration order.
+    pub const ALL: [SignalKind; 10] = [
+        SignalKind::Title,
+        SignalKind::Alias,
+        SignalKind::Defined,
+        SignalKind::Introduced,
+        SignalKind::Heading,
+        SignalKind::Wikilink,
+        SignalKind::Link,
+        SignalKind::Tag,
+        SignalKind::Embed,
+        SignalKind::Term,
+    ];
 
     /// Links point at another source's concept; the other kinds name a concept by their label.
     #[must_use]
