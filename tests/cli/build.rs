@@ -409,6 +409,15 @@ fn a_damaged_signal_blob_fails_the_build_naming_the_index_and_loses_nothing() {
     assert!(message.contains("knowledge.db") && message.contains("do not decode"), "{message}");
     // The failed build committed nothing: the index still holds the old title.
     assert_eq!(rows("SELECT count(*) FROM sources WHERE title = 'Lifetimes'"), 1);
+    // An index another binary wrote (another fingerprint) is derived again whole before any stored signal
+    // is read, so its blobs, in whatever layout, cannot fail the build.
+    {
+        let conn = rusqlite::Connection::open(test.index()).unwrap();
+        conn.execute("UPDATE meta SET value = 'another-binary' WHERE key = 'fingerprint'", []).unwrap();
+    }
+    let summary = test.build();
+    assert_eq!(summary["full_rebuild"], true, "{summary}");
+    assert_eq!(rows("SELECT count(*) FROM sources WHERE title = 'Scopes of references'"), 1);
 }
 
 #[test]

@@ -341,18 +341,20 @@ pub(super) struct Before<'a> {
 }
 
 impl<'a> Before<'a> {
+    /// `full_rebuild`: the index is another binary's or other settings' (its stored rows may be in another
+    /// layout), so every source is derived again and the plan made again: its plan inputs are not read.
     pub(super) fn read(
         store: &Store,
         pending: &'a [Pending],
         prior: &Prior,
-        warm: bool,
+        (warm, full_rebuild): (bool, bool),
         section_field: Option<&'a str>,
     ) -> Result<Before<'a>, StoreError> {
         let mut before = Before { warm, chunk_ids: HashMap::new(), plan_inputs: HashMap::new(), section_field };
         for item in pending {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 before.chunk_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
-                if !warm {
+                if !warm && !full_rebuild {
                     let stored = wiki::plan_inputs_stored(&store.plan_inputs(p.id)?, section_field);
                     before.plan_inputs.insert(item.found.path.as_str(), stored);
                 }

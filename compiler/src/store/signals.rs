@@ -12,6 +12,10 @@
 //! label, then `other`, the concept key and the folded key where the flags say they are there (each a
 //! length and its bytes; a key not there is the label, a folded key not there is the key), then the
 //! excerpt's chunk, start, end, start line and end line, the weight and the place.
+//!
+//! The layout is this binary's own, like the tags: an index another binary wrote has another fingerprint,
+//! and such a build derives every source again before it reads a stored blob (`Before::read` in
+//! `build/write.rs` reads none then), so a layout may change with any release.
 
 use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind, concept_keys, place_ranks};
 
