@@ -35,9 +35,15 @@ fn main() -> ExitCode {
             }
             let mut stderr = std::io::stderr().lock();
             // An error can quote what a file, a remote server or a provider said: shown escaped.
-            let _ = writeln!(stderr, "error: {}", knowledge::escape_text(&error.to_string()));
-            for cause in error.chain().skip(1) {
-                let _ = writeln!(stderr, "  Cause: {}", knowledge::escape_text(&cause.to_string()));
+            let mut said = error.to_string();
+            let _ = writeln!(stderr, "error: {}", knowledge::escape_text(&said));
+            for cause in error.chain().skip(1).map(|cause| cause.to_string()) {
+                // Many errors quote their cause in their own message (SQLite's conversion errors do): a cause
+                // the line before already said is not said again.
+                if !said.contains(&cause) {
+                    let _ = writeln!(stderr, "  Cause: {}", knowledge::escape_text(&cause));
+                }
+                said = cause;
             }
             ExitCode::from(2)
         }

@@ -407,6 +407,7 @@ fn a_damaged_signal_blob_fails_the_build_naming_the_index_and_loses_nothing() {
     assert_eq!(build.status.code(), Some(2), "{}", stderr(&build));
     let message = stderr(&build);
     assert!(message.contains("knowledge.db") && message.contains("do not decode"), "{message}");
+    assert_eq!(message.matches("do not decode").count(), 1, "a cause is said once: {message}");
     // The failed build committed nothing: the index still holds the old title.
     assert_eq!(rows("SELECT count(*) FROM sources WHERE title = 'Lifetimes'"), 1);
     // An index another binary wrote (another fingerprint) is derived again whole before any stored signal
