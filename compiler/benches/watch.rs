@@ -128,13 +128,19 @@ fn bench_corpus(name: &str, source: &Path) {
 }
 
 /// A process's CPU time so far (user and system, every thread), from `/proc`; `None` elsewhere.
+#[cfg(target_os = "linux")]
 fn process_cpu(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command name (which may hold spaces) in parentheses; utime and stime are the
-    // 14th and 15th of the line, in clock ticks (100 a second on Linux).
+    // 14th and 15th of the line, in the kernel's clock ticks.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
+    Some(Duration::from_secs_f64(ticks as f64 / rustix::param::clock_ticks_per_second() as f64))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_cpu(_pid: u32) -> Option<Duration> {
+    None
 }
 
 fn ms_f(time: Duration) -> f64 {

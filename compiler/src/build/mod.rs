@@ -213,7 +213,7 @@ impl Compiler {
         // while that stays equal, the edit reaches only pages that list the source.
         let warm = self.pages.catalog_matches(prior.last_run.as_deref());
         let section_field = project.config.wiki.section_field.as_deref();
-        let before = Before::read(&store, &pending, &prior, (warm, settings.full_rebuild), section_field)?;
+        let before = Before::read(&store, &pending, &prior, warm, settings.full_rebuild, section_field)?;
         chunk_counters.total = chunk_counters.reused;
 
         let wrote = settings.must_write() || !pending.is_empty() || !removed.is_empty() || !stats.is_empty();

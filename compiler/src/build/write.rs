@@ -347,7 +347,8 @@ impl<'a> Before<'a> {
         store: &Store,
         pending: &'a [Pending],
         prior: &Prior,
-        (warm, full_rebuild): (bool, bool),
+        warm: bool,
+        full_rebuild: bool,
         section_field: Option<&'a str>,
     ) -> Result<Before<'a>, StoreError> {
         let mut before = Before { warm, chunk_ids: HashMap::new(), plan_inputs: HashMap::new(), section_field };

@@ -17,6 +17,8 @@
 //! and such a build derives every source again before it reads a stored blob (`Before::read` in
 //! `build/write.rs` reads none then), so a layout may change with any release.
 
+use std::collections::BTreeSet;
+
 use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind, concept_keys, place_ranks};
 
 use super::wiki::SourceSignals;
@@ -59,14 +61,11 @@ pub(super) fn encode(signals: &[Signal]) -> Option<Vec<u8>> {
         let (key, folded) = concept_keys(&signal.label);
         let own_key = key != signal.label;
         let own_folded = folded != key;
-        let flags = [
-            (signal.quotable, QUOTABLE),
-            (signal.other.is_some(), HAS_OTHER),
-            (own_key, OWN_KEY),
-            (own_folded, OWN_FOLDED),
-        ]
-        .into_iter()
-        .fold(0, |flags, (set, flag)| if set { flags | flag } else { flags });
+        let flag = |set: bool, flag: u8| if set { flag } else { 0 };
+        let flags = flag(signal.quotable, QUOTABLE)
+            | flag(signal.other.is_some(), HAS_OTHER)
+            | flag(own_key, OWN_KEY)
+            | flag(own_folded, OWN_FOLDED);
         bytes.extend([tag(signal.kind), flags]);
         put_text(&mut bytes, &signal.label);
         for text in [signal.other.as_deref(), own_key.then_some(key.as_str()), own_folded.then_some(folded.as_str())]
@@ -127,13 +126,41 @@ impl StoredSignal<'_> {
     }
 }
 
-/// The stored signals of a blob, in their order: how many, and each.
+/// The stored signals of a blob, in their order: how many, and each. Nothing is read past the first signal
+/// that does not decode (the rest of the blob has no known place to start from).
 pub(super) fn decode(
     bytes: &[u8],
 ) -> Result<(usize, impl Iterator<Item = Result<StoredSignal<'_>, DamagedSignals>>), DamagedSignals> {
     let mut reader = Reader { bytes, at: 0 };
     let count = reader.number()? as usize;
-    Ok((count, std::iter::from_fn(move || (reader.at < reader.bytes.len()).then(|| reader.signal()))))
+    let signals = std::iter::from_fn(move || {
+        let signal = (reader.at < reader.bytes.len()).then(|| reader.signal())?;
+        if signal.is_err() {
+            reader.at = reader.bytes.len();
+        }
+        Some(signal)
+    });
+    Ok((count, signals))
+}
+
+/// The signals of a blob at `indexes` (ascending), each with its index, as the planner reads them; the
+/// others are stepped over, not made. An index past the blob's signals is not returned.
+pub(super) fn decode_at(
+    bytes: &[u8],
+    indexes: &BTreeSet<u32>,
+) -> Result<Vec<(u32, PlanSignal, Excerpt)>, DamagedSignals> {
+    let Some(&last) = indexes.last() else { return Ok(Vec::new()) };
+    let (_, signals) = decode(bytes)?;
+    let mut named = Vec::with_capacity(indexes.len());
+    for (index, signal) in (0..=last).zip(signals) {
+        // A signal stepped over must decode too: one that does not leaves no place to read the next from.
+        let signal = signal?;
+        if indexes.contains(&index) {
+            let (signal, excerpt) = signal.planned();
+            named.push((index, signal, excerpt));
+        }
+    }
+    Ok(named)
 }
 
 /// Every signal of a blob as the planner reads it, and their excerpts, in the same order.
@@ -238,7 +265,7 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_blob_is_an_error_never_a_wrong_signal() {
+    fn a_blob_that_does_not_decode_is_an_error_and_nothing_is_read_past_it() {
         let blob = encode(&[signal(SignalKind::Heading, "Smart Pointers", Some("own"), 4)]).unwrap();
         // Cut anywhere, a blob fails to decode rather than yielding a signal.
         for len in 0..blob.len() {
@@ -256,5 +283,32 @@ mod tests {
         let mut miscounted = blob;
         miscounted[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode_planned(&miscounted).is_err());
+
+        // Three signals, the second's kind damaged: reading stops at it, whether it is asked for or stepped
+        // over, and the first still reads where nothing past it is asked for.
+        let three: Vec<Signal> = ["Ownership", "Borrowing", "Lifetimes"]
+            .iter()
+            .zip([4, 40, 80])
+            .map(|(label, start)| signal(SignalKind::Heading, label, None, start))
+            .collect();
+        let mut blob = encode(&three).unwrap();
+        let (planned, excerpts) = decode_planned(&blob).unwrap();
+        let at = |indexes: &[u32]| decode_at(&blob, &indexes.iter().copied().collect());
+        let read = at(&[0, 2, 5]).unwrap();
+        assert_eq!(
+            read,
+            [(0, planned[0].clone(), excerpts[0]), (2, planned[2].clone(), excerpts[2])],
+            "past the end: none"
+        );
+        assert_eq!(at(&[]).unwrap(), []);
+        let second = 4 + 2 + 4 + "Ownership".len() + 4 + "ownership".len() + 7 * 4;
+        assert_eq!(blob[second], tag(SignalKind::Heading), "the second signal starts there");
+        blob[second] = 200;
+        let at = |indexes: &[u32]| decode_at(&blob, &indexes.iter().copied().collect());
+        assert!(at(&[2]).is_err(), "a damaged signal stepped over fails the read");
+        assert!(at(&[1]).is_err());
+        assert_eq!(at(&[0]).unwrap().len(), 1);
+        let (_, signals) = decode(&blob).unwrap();
+        assert_eq!(signals.map(|signal| signal.is_ok()).collect::<Vec<_>>(), [true, false], "nothing past it");
     }
 }

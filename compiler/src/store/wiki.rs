@@ -103,21 +103,13 @@ pub fn named_sources(
     let mut named = Vec::new();
     for (path, indexes) in wanted {
         let Some((id, row)) = catalog_row(conn, field, path)? else { continue };
-        let mut source = NamedSource { row, signals: Vec::new() };
-        if let Some(last) = indexes.last() {
-            let mut blob = blob_of.query([id])?;
-            if let Some(blob) = blob.next()? {
-                // Only the named signals are made; the others are stepped over in the blob.
-                let (_, signals) = super::signals::decode(blob.get_ref(0)?.as_blob()?)?;
-                for (index, signal) in (0..=*last).zip(signals) {
-                    if indexes.contains(&index) {
-                        let (signal, excerpt) = signal?.planned();
-                        source.signals.push((index, signal, excerpt));
-                    }
-                }
-            }
+        let mut signals = Vec::new();
+        if !indexes.is_empty()
+            && let Some(blob) = blob_of.query([id])?.next()?
+        {
+            signals = super::signals::decode_at(blob.get_ref(0)?.as_blob()?, indexes)?;
         }
-        named.push(source);
+        named.push(NamedSource { row, signals });
     }
     Ok(named)
 }

@@ -447,7 +447,7 @@ pub(super) fn record_run(
 /// Removes a source's chunks from the keyword index and the chunk table.
 pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result<()> {
     let chunks: Vec<IndexedChunk> = tx
-        .prepare_cached("SELECT seq, id, title, text, identifiers FROM chunks WHERE source_id = ?1")?
+        .prepare_cached(&format!("{INDEXED_CHUNK} WHERE source_id = ?1"))?
         .query_map([source_id], IndexedChunk::read)?
         .collect::<rusqlite::Result<_>>()?;
     for chunk in chunks {
@@ -461,11 +461,14 @@ pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result
 /// embedding stage drops its entries without a scan.
 pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
     let chunk = tx
-        .prepare_cached("SELECT seq, id, title, text, identifiers FROM chunks WHERE seq = ?1")?
+        .prepare_cached(&format!("{INDEXED_CHUNK} WHERE seq = ?1"))?
         .query_row([seq], IndexedChunk::read)
         .optional()?;
     chunk.map_or(Ok(()), |chunk| chunk.delete(tx))
 }
+
+/// The columns [`IndexedChunk::read`] takes, from `chunks`.
+const INDEXED_CHUNK: &str = "SELECT seq, id, title, text, identifiers FROM chunks";
 
 /// A chunk's row as its delete needs it: its id for `temp.gone_chunks`, and the values FTS5 indexed.
 struct IndexedChunk {
@@ -477,7 +480,7 @@ struct IndexedChunk {
 }
 
 impl IndexedChunk {
-    /// From a row of `seq, id, title, text, identifiers`.
+    /// From a row of [`INDEXED_CHUNK`].
     fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexedChunk> {
         Ok(IndexedChunk {
             seq: row.get(0)?,
