@@ -2,7 +2,7 @@
 //! build committed or `knowledge lint` gathered, each field only when its value changed, so that salsa
 //! re-checks only what an edit reaches.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use knowledge_queries::LintFacts;
 use knowledge_queries::lint::{GeneratedFiles, LintProject, LintSource};
@@ -11,19 +11,19 @@ use salsa::Setter;
 
 use super::{ChunkText, FileFacts, generated_files, stored_file};
 use crate::config::Project;
-use crate::sources::db::{IndexSync, KnowledgeDb, SyncedRun};
+use crate::sources::db::KnowledgeDb;
+use crate::sources::mirror::{IndexSync, Mirror};
 use crate::store;
 
 /// The lint graph's inputs, kept for the life of a `Compiler`, and the run whose committed index they match.
 #[derive(Default)]
 pub(crate) struct LintInputs {
     project: Option<LintProject>,
-    sources: BTreeMap<String, LintSource>,
-    /// Each source's chunks as near-duplicate detection compares them (signatures, rows), kept with the
-    /// inputs and synced the same way, so a kept `Compiler` reads only the changed sources' chunks.
-    /// `None` until a sync reads them (and when near duplicates are not compared).
-    chunks: Option<BTreeMap<String, Vec<ChunkText>>>,
-    synced: SyncedRun,
+    sources: Mirror<LintSource>,
+    /// Each source's chunks as near-duplicate detection compares them (signatures, rows), mirrored the same
+    /// way, so a kept `Compiler` reads only the changed sources' chunks. Empty, matching no run, when near
+    /// duplicates are not compared.
+    chunks: Mirror<Vec<ChunkText>>,
 }
 
 impl LintInputs {
@@ -51,8 +51,8 @@ impl LintInputs {
         files: Vec<FileFacts>,
         generated: Option<GeneratedFiles>,
     ) {
-        self.set_every(db, files);
-        self.synced.forget();
+        let files = files.into_iter().map(|file| (file.path.clone(), file));
+        self.sources.set_all(files, |source, file| set_source(db, source, file));
         self.finish(db, project, generated);
     }
 
@@ -65,94 +65,30 @@ impl LintInputs {
         project: &Project,
         sync: &IndexSync<'_>,
     ) -> rusqlite::Result<()> {
-        let with_chunks = super::compares_near_duplicates(project);
-        let warm = self.synced.warm(sync);
-        self.synced.forget();
-        self.sync_chunks(conn, warm.then_some(sync.changed), with_chunks)?;
-        if warm {
-            let mut stored = store::read_facts_of(conn, sync.changed)?;
-            for path in sync.changed {
-                match stored.remove(path).and_then(|facts| stored_file(path, facts)) {
-                    Some(file) => self.set(db, file),
-                    None => {
-                        self.sources.remove(path);
-                    }
-                }
-            }
+        if super::compares_near_duplicates(project) {
+            self.chunks.sync(sync, sync.changed, |paths, each| read_chunks(conn, paths, each), |_, chunks| chunks)?;
         } else {
-            let files: Vec<FileFacts> = store::read_facts(conn)?
-                .into_par_iter()
-                .filter_map(|(path, facts)| stored_file(&path, facts))
-                .collect();
-            self.set_every(db, files);
+            self.chunks = Mirror::default();
         }
+        let read = |paths: Option<&[String]>, each: &mut dyn FnMut(String, FileFacts)| {
+            let stored = match paths {
+                Some(paths) => store::read_facts_of(conn, paths)?,
+                None => store::read_facts(conn)?,
+            };
+            // Decoding the stored facts is most of a whole read: rayon's threads share it.
+            let files: Vec<FileFacts> =
+                stored.into_par_iter().filter_map(|(path, facts)| stored_file(&path, facts)).collect();
+            files.into_iter().for_each(|file| each(file.path.clone(), file));
+            Ok::<_, rusqlite::Error>(())
+        };
+        self.sources.sync(sync, sync.changed, read, |source, file| set_source(db, source, file))?;
         self.finish(db, project, Some(generated_files(project, conn)?));
-        self.synced.synced(sync.run);
         Ok(())
     }
 
     /// Every source's chunks for near-duplicate detection, as the last sync left them.
     pub(crate) fn chunks(&self) -> Vec<&ChunkText> {
-        self.chunks.iter().flat_map(BTreeMap::values).flatten().collect()
-    }
-
-    /// Brings the kept chunks in line with the index: with `changed`, only those sources' (the inputs match
-    /// the run before), otherwise every source's; none when near duplicates are not compared.
-    fn sync_chunks(
-        &mut self,
-        conn: &rusqlite::Connection,
-        changed: Option<&[String]>,
-        with_chunks: bool,
-    ) -> rusqlite::Result<()> {
-        let kept = self.chunks.take();
-        if !with_chunks {
-            return Ok(());
-        }
-        let (mut chunks, stored) = match (kept, changed) {
-            (Some(mut kept), Some(paths)) => {
-                for path in paths {
-                    kept.remove(path);
-                }
-                (kept, store::read_chunk_texts_of(conn, paths)?)
-            }
-            _ => (BTreeMap::new(), store::read_chunk_texts(conn, &std::collections::HashSet::new())?),
-        };
-        for chunk in stored {
-            chunks.entry(chunk.path.clone()).or_default().push(ChunkText::stored(chunk));
-        }
-        self.chunks = Some(chunks);
-        Ok(())
-    }
-
-    /// Makes the inputs hold exactly `files`.
-    fn set_every(&mut self, db: &mut KnowledgeDb, files: Vec<FileFacts>) {
-        let paths: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        self.sources.retain(|path, _| paths.contains(path.as_str()));
-        for file in files {
-            self.set(db, file);
-        }
-    }
-
-    /// Creates or updates one source's input; a setter starts a new revision even for an equal value, so
-    /// each field is compared first.
-    fn set(&mut self, db: &mut KnowledgeDb, file: FileFacts) {
-        let Some(&source) = self.sources.get(&file.path) else {
-            let source = LintSource::new(db, file.path.clone(), file.size, file.revision, file.names, file.facts);
-            self.sources.insert(file.path, source);
-            return;
-        };
-        if source.size(db) != file.size {
-            source.set_size(db).to(file.size);
-        }
-        if source.revision(db) != &file.revision {
-            source.set_revision(db).to(file.revision);
-        }
-        if source.names(db) != &file.names {
-            source.set_names(db).to(file.names);
-        }
-        if source.facts(db) != &file.facts {
-            source.set_facts(db).to(file.facts);
-        }
+        self.chunks.values().flatten().collect()
     }
 
     /// Sets the project input: the source list (sorted by path), the generated files and the settings.
@@ -177,4 +113,43 @@ impl LintInputs {
             lint.set_new_article_min_sources(db).to(min_sources);
         }
     }
+}
+
+/// Hands `each` the stored chunks of `paths` (of every source with `None`), grouped by source.
+fn read_chunks(
+    conn: &rusqlite::Connection,
+    paths: Option<&[String]>,
+    each: &mut dyn FnMut(String, Vec<ChunkText>),
+) -> rusqlite::Result<()> {
+    let stored = match paths {
+        Some(paths) => store::read_chunk_texts_of(conn, paths)?,
+        None => store::read_chunk_texts(conn, &std::collections::HashSet::new())?,
+    };
+    let mut by_source: BTreeMap<String, Vec<ChunkText>> = BTreeMap::new();
+    for chunk in stored {
+        by_source.entry(chunk.path.clone()).or_default().push(ChunkText::stored(chunk));
+    }
+    by_source.into_iter().for_each(|(path, chunks)| each(path, chunks));
+    Ok(())
+}
+
+/// Creates one source's input, or updates `source`'s; a setter starts a new revision even for an equal
+/// value, so each field is compared first.
+fn set_source(db: &mut KnowledgeDb, source: Option<LintSource>, file: FileFacts) -> LintSource {
+    let Some(source) = source else {
+        return LintSource::new(db, file.path, file.size, file.revision, file.names, file.facts);
+    };
+    if source.size(db) != file.size {
+        source.set_size(db).to(file.size);
+    }
+    if source.revision(db) != &file.revision {
+        source.set_revision(db).to(file.revision);
+    }
+    if source.names(db) != &file.names {
+        source.set_names(db).to(file.names);
+    }
+    if source.facts(db) != &file.facts {
+        source.set_facts(db).to(file.facts);
+    }
+    source
 }

@@ -20,7 +20,7 @@ mod near_duplicates;
 mod page_citations;
 mod render;
 
-pub(crate) use crate::sources::db::IndexSync;
+pub(crate) use crate::sources::mirror::IndexSync;
 pub(crate) use inputs::LintInputs;
 use page_citations::check_page_citations;
 pub use render::{render_github, render_human, render_json, render_sarif};

@@ -12,6 +12,7 @@ pub mod ingested;
 mod kept;
 pub mod legacy;
 pub mod minhash;
+pub mod mirror;
 pub mod notes;
 pub mod vcs;
 

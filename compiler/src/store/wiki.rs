@@ -451,7 +451,7 @@ pub fn artifact_kind(conn: &Connection, uri: &str) -> rusqlite::Result<Option<St
 #[derive(Debug, Clone, Copy)]
 pub enum ShardRowsOf<'a> {
     All,
-    Slugs(&'a std::collections::BTreeSet<String>),
+    Slugs(&'a [String]),
     Section(&'a str),
 }
 

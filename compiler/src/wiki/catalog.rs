@@ -2,21 +2,21 @@
 //! index; and the layout that places pages.
 
 use super::*;
+use crate::sources::mirror::Mirror;
 use crate::store::CatalogRow;
 use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind};
 
-/// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, and the
-/// run whose committed index they match.
+/// The catalog's inputs, kept for the life of a `Compiler`: one entry per source a page may quote, mirrored
+/// from the index.
 pub(super) struct CatalogInputs {
     catalog: Catalog,
-    entries: BTreeMap<String, CatalogEntry>,
-    pub(super) synced: SyncedRun,
+    pub(super) entries: Mirror<CatalogEntry>,
 }
 
-/// Brings the catalog's inputs in line with the index as `run` leaves it (inside this build's transaction),
-/// and returns it. Inputs that match the prior run (kept by the `Compiler` that committed it) take only the
-/// changed sources' rows; others read every quotable source. A field is set only when its value changed, so
-/// salsa re-runs only what an edit reaches.
+/// Brings the catalog's inputs in line with the index as `sync.run` leaves it (inside this build's
+/// transaction), and returns it: the changed sources' rows when the entries match the prior run, every
+/// quotable source's otherwise. A field is set only when its value changed, so salsa re-runs only what an
+/// edit reaches.
 pub(super) fn sync_catalog(
     conn: &Connection,
     db: &mut KnowledgeDb,
@@ -25,25 +25,18 @@ pub(super) fn sync_catalog(
     sync: &IndexSync<'_>,
 ) -> rusqlite::Result<Catalog> {
     let mut state = catalog_state(db, inputs, project);
-    let warm = state.synced.warm(sync);
-    state.synced.forget();
-    let rows =
-        crate::store::catalog_rows(conn, project.config.wiki.section_field.as_deref(), warm.then_some(sync.changed))?;
-    // An entry goes when the index no longer holds its source as quotable: one of the changed sources, or
-    // when every source was read, any it did not return.
-    let found: HashSet<String> = rows.iter().map(|row| row.path.clone()).collect();
-    let changed: HashSet<&String> = sync.changed.iter().collect();
-    state.entries.retain(|path, _| found.contains(path) || (warm && !changed.contains(path)));
-    for mut row in rows {
-        let signals = std::mem::take(&mut row.signals);
-        set_entry(db, &mut state.entries, row, signals);
-    }
+    let field = project.config.wiki.section_field.as_deref();
+    // A source whose row is not read (not quotable, or gone) has no entry.
+    let read = |paths: Option<&[String]>, each: &mut dyn FnMut(String, CatalogRow)| {
+        crate::store::catalog_rows(conn, field, paths)
+            .map(|rows| rows.into_iter().for_each(|row| each(row.path.clone(), row)))
+    };
+    state.entries.sync(sync, sync.changed, read, |entry, row| set_entry(db, entry, row))?;
     let catalog = state.catalog;
     let listed: Vec<CatalogEntry> = state.entries.values().copied().collect();
     if catalog.entries(db) != &listed {
         catalog.set_entries(db).to(listed);
     }
-    state.synced.synced(sync.run);
     inputs.catalog = Some(state);
     Ok(catalog)
 }
@@ -80,11 +73,12 @@ pub(super) fn seed_pages(
         return Ok(None);
     }
     let mut state = catalog_state(db, inputs, project);
-    state.synced.forget();
+    state.entries.forget();
     let mut entries: HashMap<String, CatalogEntry> = HashMap::new();
     for source in named {
-        let path = source.row.path.clone();
-        entries.insert(path, set_entry(db, &mut state.entries, source.row, seeded_signals(source.signals)));
+        let row = CatalogRow { signals: seeded_signals(source.signals), ..source.row };
+        let path = row.path.clone();
+        entries.insert(path.clone(), *state.entries.set(path, row, |entry, row| set_entry(db, entry, row)));
     }
     let catalog = state.catalog;
     inputs.catalog = Some(state);
@@ -107,8 +101,7 @@ fn catalog_state(db: &mut KnowledgeDb, inputs: &mut PageInputs, project: &Projec
     let wiki_folder = Layout::new(project).wiki_folder_in_project;
     let state = inputs.catalog.take().unwrap_or_else(|| CatalogInputs {
         catalog: Catalog::builder(Vec::new(), settings, wiki_folder.clone()).new(db),
-        entries: BTreeMap::new(),
-        synced: SyncedRun::default(),
+        entries: Mirror::default(),
     });
     let catalog = state.catalog;
     if catalog.settings(db) != settings {
@@ -120,19 +113,11 @@ fn catalog_state(db: &mut KnowledgeDb, inputs: &mut PageInputs, project: &Projec
     state
 }
 
-/// Creates the entry of a source, or sets the fields that changed. `row`'s own signals are not read:
-/// `signals` are what the entry holds.
-fn set_entry(
-    db: &mut KnowledgeDb,
-    entries: &mut BTreeMap<String, CatalogEntry>,
-    row: CatalogRow,
-    (plan_signals, excerpts): (Vec<PlanSignal>, Vec<Excerpt>),
-) -> CatalogEntry {
-    let Some(&entry) = entries.get(&row.path) else {
-        let entry =
-            CatalogEntry::new(db, row.path.clone(), row.title, row.revision, row.section_value, plan_signals, excerpts);
-        entries.insert(row.path, entry);
-        return entry;
+/// Creates the entry of a source, or sets the fields of `entry` that changed.
+fn set_entry(db: &mut KnowledgeDb, entry: Option<CatalogEntry>, row: CatalogRow) -> CatalogEntry {
+    let (plan_signals, excerpts) = row.signals;
+    let Some(entry) = entry else {
+        return CatalogEntry::new(db, row.path, row.title, row.revision, row.section_value, plan_signals, excerpts);
     };
     if entry.title(db) != &row.title {
         entry.set_title(db).to(row.title);

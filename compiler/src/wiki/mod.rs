@@ -28,7 +28,7 @@ mod shards;
 mod templates;
 mod writer;
 
-pub use crate::sources::db::{IndexSync, SyncedRun};
+pub use crate::sources::mirror::IndexSync;
 use catalog::*;
 pub use declared::declared_artifact;
 pub use files::{Drift, FileCounters, STAT_CACHE, drift, sync_files};
@@ -82,7 +82,7 @@ impl PageInputs {
     /// the build's changes reach, and a build may always run it.
     #[must_use]
     pub fn catalog_matches(&self, run: Option<&str>) -> bool {
-        self.catalog.as_ref().is_some_and(|state| state.synced.matches(run))
+        self.catalog.as_ref().is_some_and(|state| state.entries.matches(run))
     }
 }
 

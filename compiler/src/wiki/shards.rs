@@ -7,14 +7,14 @@ use knowledge_queries::wiki::{DECLARED_KINDS, IndexedPage, PageIndex, ShardRow, 
 
 use super::declared::compile_declared;
 use super::*;
+use crate::sources::mirror::Mirror;
 use crate::store::ShardRowsOf;
 
 /// The shard queries' inputs, kept for the life of a `Compiler`: one per page row, and the run whose
 /// committed index they match.
 pub(super) struct ShardInputs {
     index: PageIndex,
-    pages: BTreeMap<String, IndexedPage>,
-    synced: SyncedRun,
+    pages: Mirror<IndexedPage>,
 }
 
 /// Why shards could not be compiled: a template that fails while rendering is the user's error, not the
@@ -76,7 +76,7 @@ fn project_name(project: &Project) -> String {
 
 /// Whether the shard inputs match the index as `run` committed it.
 pub(super) fn shards_match(inputs: &PageInputs, run: Option<&str>) -> bool {
-    inputs.shards.as_ref().is_some_and(|state| state.synced.matches(run))
+    inputs.shards.as_ref().is_some_and(|state| state.pages.matches(run))
 }
 
 /// The hash of the shard and root templates and of the code that renders them, part of every shard's
@@ -85,39 +85,26 @@ fn shard_template_hash(templates: &TemplateSet) -> String {
     content_hash(format!("{}{}{}", templates.shard, templates.root, env!("KNOWLEDGE_SOURCE_HASH")).as_bytes())
 }
 
-/// Brings the shard queries' inputs in line with the page rows as `run` leaves them: with `changed`, only
-/// those pages' rows (the inputs match the run before, and these are the pages it stored or removed);
-/// without, every row.
+/// Brings the shard queries' inputs in line with the page rows as `sync.run` leaves them: when the inputs
+/// match the prior run, only the rows of `written` (the pages this build stored or removed), whole;
+/// otherwise every row's digest and JSON alone (a section's whole rows are read only where it renders).
 fn sync_shards(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
-    changed: Option<&BTreeSet<String>>,
-    run: &str,
+    (sync, written): (&IndexSync<'_>, &[String]),
     (template_hash, project_name): (&str, String),
 ) -> rusqlite::Result<PageIndex> {
     let mut state = inputs.shards.take().unwrap_or_else(|| ShardInputs {
         index: PageIndex::new(db, Vec::new(), template_hash.to_string(), project_name.clone()),
-        pages: BTreeMap::new(),
-        synced: SyncedRun::default(),
+        pages: Mirror::default(),
     });
-    state.synced.forget();
-    // The pages this build changed, whole; without them, every page's digest and JSON alone.
-    let (pages, full) = match changed {
-        Some(slugs) => (ShardRowsOf::Slugs(slugs), true),
-        None => (ShardRowsOf::All, false),
+    let read = |slugs: Option<&[String]>, each: &mut dyn FnMut(String, PageFields)| {
+        let (pages, full) = slugs.map_or((ShardRowsOf::All, false), |slugs| (ShardRowsOf::Slugs(slugs), true));
+        page_rows(conn, pages, full, |page| each(page.slug, page.fields))
     };
-    // A page goes when the index no longer holds its row: one of the changed pages, or when every row
-    // was read, any not read.
-    let mut before = match changed {
-        Some(changed) => changed.iter().filter_map(|slug| Some((slug.clone(), state.pages.remove(slug)?))).collect(),
-        None => std::mem::take(&mut state.pages),
-    };
-    page_rows(conn, pages, full, |page| {
-        let input = set_page(db, before.remove(&page.slug), page.fields);
-        state.pages.insert(page.slug, input);
-    })?;
-    // The map holds the pages in slug order, so a stable sort by section leaves them by section and slug.
+    state.pages.sync(sync, written, read, |input, page| set_page(db, input, page))?;
+    // The mirror holds the pages in slug order, so a stable sort by section leaves them by section and slug.
     let mut listed: Vec<IndexedPage> = state.pages.values().copied().collect();
     listed.sort_by(|a, b| a.section(db).cmp(b.section(db)));
     let index = state.index;
@@ -130,7 +117,6 @@ fn sync_shards(
     if index.project_name(db) != &project_name {
         index.set_project_name(db).to(project_name);
     }
-    state.synced.synced(run);
     inputs.shards = Some(state);
     Ok(index)
 }
@@ -171,8 +157,7 @@ pub(super) fn read_section_rows(
     let unread = sections(db, index).get(section).is_some_and(|pages| pages.iter().any(|page| page.row(db).is_none()));
     if unread {
         page_rows(conn, ShardRowsOf::Section(section), true, |page| {
-            let input = state.pages.get(&page.slug).copied();
-            state.pages.insert(page.slug, set_page(db, input, page.fields));
+            state.pages.set(page.slug, page.fields, |input, page| set_page(db, input, page));
         })?;
     }
     Ok(())
@@ -192,7 +177,8 @@ pub fn warm_shards(
         return Ok(());
     }
     set_templates(db, inputs, templates);
-    let index = sync_shards(conn, db, inputs, None, run, (&shard_template_hash(templates), project_name(project)))?;
+    let sync = IndexSync { reseed: true, prior_run: None, changed: &[], run };
+    let index = sync_shards(conn, db, inputs, (&sync, &[]), (&shard_template_hash(templates), project_name(project)))?;
     let names: Vec<String> = sections(db, index).keys().cloned().collect();
     for name in &names {
         read_section_rows(conn, db, inputs, name)?;
@@ -210,7 +196,7 @@ pub fn warm_shards(
 /// matched the one before it.
 pub(super) fn shards_unchanged(inputs: &mut PageInputs, context: &StageContext<'_>) {
     if let Some(state) = inputs.shards.as_mut() {
-        state.synced.carry(&context.sync);
+        state.pages.carry(&context.sync);
     }
 }
 
@@ -226,9 +212,10 @@ pub(super) fn compile_shards(
     written: &BTreeSet<String>,
 ) -> Result<(), ShardError> {
     let template_hash = shard_template_hash(context.templates);
-    let warm = !context.full && inputs.shards.as_ref().is_some_and(|state| state.synced.warm(&context.sync));
     let project_name = project_name(context.project);
-    let index = sync_shards(conn, db, inputs, warm.then_some(written), context.run_id, (&template_hash, project_name))?;
+    // A full build reseeds (`IndexSync::reseed`), so every row is read.
+    let written: Vec<String> = written.iter().cloned().collect();
+    let index = sync_shards(conn, db, inputs, (&context.sync, &written), (&template_hash, project_name))?;
     let enabled = context.project.config.wiki.enabled;
     compile_declared(conn, db, inputs, enabled.then_some(index), context, stage)
 }
