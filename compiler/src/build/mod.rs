@@ -329,10 +329,7 @@ impl Compiler {
         let sql = |source| StoreError::Sqlite { path: index.clone(), source };
         match store::meta(&conn, "last_run").map_err(sql)? {
             Some(run) if project.config.wiki.enabled => {
-                wiki::warm_catalog(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)?;
-                // Templates that do not load fail the next build, which says why; nothing to warm for it.
-                let Ok(templates) = TemplateSet::load(project) else { return Ok(()) };
-                wiki::warm_shards(&conn, &mut self.db, &mut self.pages, (project, &templates), &run).map_err(sql)
+                wiki::warm_up(&conn, &mut self.db, &mut self.pages, project, &run).map_err(sql)
             }
             _ => Ok(()),
         }

@@ -35,7 +35,6 @@ pub use files::{Drift, FileCounters, STAT_CACHE, drift, sync_files};
 pub use knowledge_queries::wiki::looks_generated;
 pub use log::{complete_log, record_log};
 use pages::*;
-pub use shards::warm_shards;
 use shards::*;
 use templates::*;
 pub use templates::{TemplateSet, fingerprint};
@@ -173,23 +172,31 @@ pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str
     plan_inputs(signals, &stored.labels, &stored.outline, section_field)
 }
 
-/// Reads the catalog's inputs from the index as `run` committed it, so that the next build of this
-/// `Compiler` starts warm: `--watch` does this after a build that left them cold.
-pub fn warm_catalog(
+/// Syncs the wiki's mirrors (the catalog's entries, the shards' page rows) with the index as `run`
+/// committed it, through the same sync a build runs, and asks the graph once for what a build asks (every
+/// page's model hash, every declared artifact), so that the next build of this `Compiler` re-derives only
+/// what its edit reaches: `--watch` does this between builds, after one that left them cold. Templates
+/// that do not load leave the shards cold: the next build fails and says why.
+pub fn warm_up(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     project: &Project,
     run: &str,
 ) -> rusqlite::Result<()> {
+    let sync = IndexSync { reseed: true, prior_run: None, changed: &[], run };
     if !inputs.catalog_matches(Some(run)) {
-        let sync = IndexSync { reseed: true, prior_run: None, changed: &[], run };
         let catalog = sync_catalog(conn, db, inputs, project, &sync)?;
         for &page in wiki::planned_pages(db, catalog) {
             let _ = wiki::page_model_hash(db, catalog, page);
         }
     }
-    Ok(())
+    match TemplateSet::load(project) {
+        Ok(templates) if !shards_match(inputs, Some(run)) => {
+            warm_shards(conn, db, inputs, (project, &templates), &sync)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether the catalog's and the shards' inputs both match the index as `run` committed it.

@@ -163,22 +163,17 @@ pub(super) fn read_section_rows(
     Ok(())
 }
 
-/// Sets the shard inputs from the page rows the index holds as `run` committed it, and derives every
-/// declared artifact once, so that the next build of this `Compiler` starts warm: `--watch` does this
-/// after a build that left them cold.
-pub fn warm_shards(
+/// Sets the shard inputs from every page row the index holds as `sync.run` committed it, and derives every
+/// declared artifact once (what [`super::warm_up`] does for the shards).
+pub(super) fn warm_shards(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     (project, templates): (&Project, &TemplateSet),
-    run: &str,
+    sync: &IndexSync<'_>,
 ) -> rusqlite::Result<()> {
-    if shards_match(inputs, Some(run)) {
-        return Ok(());
-    }
     set_templates(db, inputs, templates);
-    let sync = IndexSync { reseed: true, prior_run: None, changed: &[], run };
-    let index = sync_shards(conn, db, inputs, (&sync, &[]), (&shard_template_hash(templates), project_name(project)))?;
+    let index = sync_shards(conn, db, inputs, (sync, &[]), (&shard_template_hash(templates), project_name(project)))?;
     let names: Vec<String> = sections(db, index).keys().cloned().collect();
     for name in &names {
         read_section_rows(conn, db, inputs, name)?;
