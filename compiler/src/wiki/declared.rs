@@ -1,46 +1,67 @@
-//! The artifact driver for every declared kind (`knowledge_queries::wiki::DECLARED_KINDS`): each artifact
-//! the query graph names is compared with the catalog by its stamp, and each that differs is derived,
-//! stored (its catalog row, its text where the index keeps it, its source row where it is a source),
-//! counted, logged and handed to the file sync; one the graph no longer names is removed. The file sync
+//! Every declared kind (`knowledge_queries::wiki::DECLARED_KINDS`) as the artifact driver (`driver.rs`)
+//! runs it: each artifact the query graph names is compared with the catalog by its stamp, and each that
+//! differs is derived and stored (its catalog row, its text where the index keeps it, its source row where
+//! it is a source) and handed to the file sync; one the graph no longer names is removed. The file sync
 //! and the remote store follow the catalog, for these kinds as for any.
 
 use knowledge_queries::wiki::{
-    ArtifactKind, Counted, DECLARED_KINDS, DerivedFile, FileSource, KeptText, PageIndex, Stamped, declared_kind,
+    ArtifactKind, Counted, DerivedFile, FileSource, KeptText, PageIndex, Stamped, declared_kind,
 };
 
+use super::driver::{ArtifactKindDriver, Compared, Gone, Run, Stored};
 use super::*;
 use crate::store::StoredArtifact;
 
-/// Stores every declared kind's artifacts whose stamp differs from the catalog's and removes those no
-/// longer derived. With `index` `None` (the wiki is off) nothing is derived, so every one goes.
-pub(super) fn compile_declared(
-    conn: &Connection,
-    db: &mut KnowledgeDb,
-    inputs: &mut PageInputs,
-    index: Option<PageIndex>,
-    context: &StageContext<'_>,
-    stage: &mut Stage,
-) -> Result<(), ShardError> {
-    for kind in DECLARED_KINDS {
-        let mut stored = store::artifacts_of_kind(conn, kind.name)?;
-        if let Some(index) = index {
-            let stale = stale_artifacts(db, index, kind, &mut stored, context.full)?;
-            if kind.reads_rows {
+/// A declared kind as the driver runs it: compared with the catalog by stamp.
+pub(super) struct Declared {
+    pub(super) kind: &'static ArtifactKind,
+    /// The page index the kind derives from; `None` when the wiki is off, so that every artifact goes.
+    pub(super) index: Option<PageIndex>,
+}
+
+impl ArtifactKindDriver for Declared {
+    /// An artifact whose stamp differs, with what the catalog held of it.
+    type Stale = (Stamped, Option<StoredArtifact>);
+
+    fn name(&self) -> &'static str {
+        self.kind.name
+    }
+
+    fn counters<'s>(&self, stage: &'s mut Stage) -> &'s mut ArtifactCounters {
+        counters(self.kind, &mut stage.shards, &mut stage.declared)
+    }
+
+    fn compare(&mut self, run: &mut Run<'_, '_>) -> Result<Compared<Self::Stale>, StoreError> {
+        let sql = |source| run.context.sql_error(source);
+        let mut stored = store::artifacts_of_kind(run.conn, self.kind.name).map_err(sql)?;
+        let mut stale = Vec::new();
+        if let Some(index) = self.index {
+            stale = stale_artifacts(run.db, index, self.kind, &mut stored, run.context.full)?;
+            if self.kind.reads_rows {
                 for (stamped, _) in &stale {
-                    read_section_rows(conn, db, inputs, &stamped.key)?;
+                    read_section_rows(run.conn, run.db, run.inputs, &stamped.key).map_err(sql)?;
                 }
-            }
-            for (stamped, before) in stale {
-                let file = (kind.derive)(&*db, index, &stamped.key).map_err(ShardError::Template)?;
-                store_file(conn, kind, (&stamped.stamp, file), before, context, stage)?;
             }
         }
         // What is left of the catalog's artifacts of the kind, the graph no longer derives.
-        for (uri, before) in stored {
-            remove_file(conn, kind, &uri, before, stage)?;
-        }
+        let gone = stored
+            .into_iter()
+            .map(|(uri, before)| Gone { key: uri.clone(), uri, path: before.path, hash: before.hash })
+            .collect();
+        Ok(Compared { stale, gone })
     }
-    Ok(())
+
+    fn store(&mut self, run: &mut Run<'_, '_>, stale: Self::Stale, stage: &mut Stage) -> Result<Stored, StoreError> {
+        let (stamped, before) = stale;
+        let index = self.index.expect("only a kind with a page index has stale artifacts");
+        let file = (self.kind.derive)(&*run.db, index, &stamped.key).map_err(StoreError::Wiki)?;
+        store_file(run.conn, self.kind, (&stamped.stamp, file), before, run.context, stage)
+            .map_err(|source| run.sql(source))
+    }
+
+    fn remove(&mut self, run: &mut Run<'_, '_>, gone: &Gone) -> Result<(), StoreError> {
+        remove_file(run.conn, &gone.uri).map_err(|source| run.sql(source))
+    }
 }
 
 /// The artifacts of `kind` the graph derives whose stamp differs from the catalog's (all of them with
@@ -51,9 +72,9 @@ fn stale_artifacts(
     kind: &ArtifactKind,
     stored: &mut BTreeMap<String, StoredArtifact>,
     full: bool,
-) -> Result<Vec<(Stamped, Option<StoredArtifact>)>, ShardError> {
+) -> Result<Vec<(Stamped, Option<StoredArtifact>)>, StoreError> {
     let mut stale = Vec::new();
-    for stamped in (kind.stamps)(db, index).map_err(ShardError::Template)? {
+    for stamped in (kind.stamps)(db, index).map_err(StoreError::Wiki)? {
         let before = stored.remove(&stamped.uri);
         if full || before.as_ref().is_none_or(|before| before.stamp != stamped.stamp) {
             stale.push((stamped, before));
@@ -93,7 +114,7 @@ pub(super) fn counters<'a>(
 }
 
 /// Stores a derived file made at `stamp`: its catalog row, its text where the index keeps it, and its
-/// source row where it is a source; logs it when its bytes changed.
+/// source row where it is a source; hands its text to the file sync.
 fn store_file(
     conn: &Connection,
     kind: &ArtifactKind,
@@ -101,7 +122,7 @@ fn store_file(
     before: Option<StoredArtifact>,
     context: &StageContext<'_>,
     stage: &mut Stage,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<Stored> {
     let DerivedFile { artifact, text, source } = file;
     if let Some(source) = &source {
         let row = source_row(&artifact.uri, &text, source);
@@ -111,41 +132,23 @@ fn store_file(
         KeptText::Stored => store::upsert_artifact_with_text(conn, &artifact, (stamp, &text), context.run_id)?,
         KeptText::SectionRows => store::upsert_artifact(conn, &artifact, context.run_id)?,
     }
-    counters(kind, &mut stage.shards, &mut stage.declared).rendered += 1;
-    let old_hash = before.map(|before| before.hash);
-    if old_hash.as_ref() != Some(&artifact.hash) {
-        stage.changes.push(ArtifactChange {
-            artifact: artifact.path.clone(),
-            kind: kind.name,
-            old_hash,
-            new_hash: Some(artifact.hash.clone()),
-            sources: Vec::new(),
-        });
-    }
-    stage.fresh.insert(artifact.path, text);
-    Ok(())
+    stage.fresh.insert(artifact.path.clone(), text);
+    Ok(Stored {
+        key: artifact.uri.clone(),
+        uri: artifact.uri,
+        path: artifact.path,
+        old_hash: before.map(|before| before.hash),
+        new_hash: artifact.hash,
+        sources: Vec::new(),
+    })
 }
 
 /// Removes an artifact no longer derived: its catalog row, its text, and its source row if it was one.
-fn remove_file(
-    conn: &Connection,
-    kind: &ArtifactKind,
-    uri: &str,
-    before: StoredArtifact,
-    stage: &mut Stage,
-) -> rusqlite::Result<()> {
+fn remove_file(conn: &Connection, uri: &str) -> rusqlite::Result<()> {
     store::delete_artifact(conn, uri)?;
     if let Some(id) = generated_source(conn, uri)? {
         store::delete_source(conn, id, true)?;
     }
-    counters(kind, &mut stage.shards, &mut stage.declared).deleted += 1;
-    stage.changes.push(ArtifactChange {
-        artifact: before.path,
-        kind: kind.name,
-        old_hash: Some(before.hash),
-        new_hash: None,
-        sources: Vec::new(),
-    });
     Ok(())
 }
 

@@ -21,6 +21,7 @@ use crate::store::{self, ChunkRow, RunEvent, SourceRow, StoreError};
 
 mod catalog;
 mod declared;
+mod driver;
 mod files;
 mod log;
 mod pages;
@@ -31,6 +32,7 @@ mod writer;
 pub use crate::sources::mirror::IndexSync;
 use catalog::*;
 pub use declared::declared_artifact;
+use driver::*;
 pub use files::{Drift, FileCounters, STAT_CACHE, drift, sync_files};
 pub use knowledge_queries::wiki::looks_generated;
 pub use log::{complete_log, record_log};
@@ -206,66 +208,89 @@ pub fn inputs_match(inputs: &PageInputs, run: Option<&str>) -> bool {
 }
 
 /// Brings the catalog up to date, asks the query graph for every page, renders the pages whose model
-/// differs from the stored one, and stores them and the shards, inside the build's transaction.
+/// differs from the stored one, and stores them and the shards, inside the build's transaction: pages and
+/// then each declared kind, through the one artifact driver.
 pub fn compile(
     conn: &Connection,
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     context: &StageContext<'_>,
-    mut writer: Option<&mut Writer>,
+    writer: Option<&mut Writer>,
 ) -> Result<Stage, StoreError> {
-    let sql = |source| context.sql_error(source);
     let mut stage = Stage::default();
     set_templates(db, inputs, context.templates);
-    let Compared { stored, current, mut changed } = compare_pages(conn, db, inputs, context).map_err(sql)?;
-    if writer.is_some() {
-        // A budget that cannot write every page writes those that gather the most sources first.
-        changed.sort_by(|a, b| b.source_count.cmp(&a.source_count).then_with(|| a.model.slug.cmp(&b.model.slug)));
-    }
+    let mut run = Run { conn, db, inputs, context };
     // The pages this build stores or removes: the shard inputs that may differ from the prior run's.
-    let mut written: BTreeSet<String> = BTreeSet::new();
-    for page in changed {
-        let before = stored.get(&page.model.slug);
-        written.insert(store_changed_page(conn, db, inputs, context, page, before, writer.as_deref_mut(), &mut stage)?);
-    }
-    for (slug, before) in stored.iter().filter(|(slug, _)| !current.contains(*slug)) {
-        remove_page(conn, slug).map_err(sql)?;
-        written.insert(slug.clone());
-        stage.pages.deleted += 1;
-        stage.changes.push(ArtifactChange {
-            artifact: before.path.clone(),
-            kind: "page",
-            old_hash: Some(before.hash.clone()),
-            new_hash: None,
-            sources: Vec::new(),
-        });
-        stage.events.push(RunEvent {
-            kind: "page_removed",
-            path: SourceRef::page(slug).path(),
-            old_revision: Some(before.hash.clone()),
-            new_revision: None,
-            detail: None,
-            labels: None,
-        });
+    let written = drive(&mut Pages { writer, stored: BTreeMap::new() }, &mut run, &mut stage)?;
+    if !written.is_empty() {
+        store::prune_writings(conn).map_err(|source| run.sql(source))?;
     }
     // Shards are made of page rows and templates alone: with neither changed, they are as they were.
-    let pages_changed = stage.pages.rendered > 0 || stage.pages.deleted > 0;
-    if pages_changed {
-        store::prune_writings(conn).map_err(sql)?;
-    }
-    if !pages_changed && !context.full && !context.sync.reseed {
-        shards_unchanged(inputs, context);
+    if written.is_empty() && !context.full && !context.sync.reseed {
+        shards_unchanged(run.inputs, context);
         return Ok(stage);
     }
-    compile_shards(conn, db, inputs, context, &mut stage, &written).map_err(|error| match error {
-        ShardError::Template(message) => StoreError::Wiki(message),
-        ShardError::Sqlite(error) => sql(error),
-    })?;
+    compile_shards(&mut run, &mut stage, &written)?;
     Ok(stage)
 }
 
+/// Pages as the driver runs them: compared with their rows by model hash, rendered with their quotes read
+/// from the index (and their summary written by the `[wiki] writer`, when there is one), and stored with
+/// rows of their own.
+struct Pages<'w> {
+    writer: Option<&'w mut Writer>,
+    /// The stored rows of the pages compared.
+    stored: BTreeMap<String, store::StoredPage>,
+}
+
+impl ArtifactKindDriver for Pages<'_> {
+    type Stale = ChangedPage;
+
+    fn name(&self) -> &'static str {
+        "page"
+    }
+
+    fn counters<'s>(&self, stage: &'s mut Stage) -> &'s mut ArtifactCounters {
+        &mut stage.pages
+    }
+
+    fn events(&self) -> Option<[&'static str; 3]> {
+        Some(["page_added", "page_changed", "page_removed"])
+    }
+
+    fn compare(&mut self, run: &mut Run<'_, '_>) -> Result<Compared<ChangedPage>, StoreError> {
+        let PageComparison { stored, current, mut changed } =
+            compare_pages(run.conn, run.db, run.inputs, run.context).map_err(|source| run.sql(source))?;
+        if self.writer.is_some() {
+            // A budget that cannot write every page writes those that gather the most sources first.
+            changed.sort_by(|a, b| b.source_count.cmp(&a.source_count).then_with(|| a.model.slug.cmp(&b.model.slug)));
+        }
+        let gone = stored
+            .iter()
+            .filter(|(slug, _)| !current.contains(*slug))
+            .map(|(slug, before)| Gone {
+                key: slug.clone(),
+                uri: SourceRef::page(slug).path(),
+                path: before.path.clone(),
+                hash: before.hash.clone(),
+            })
+            .collect();
+        self.stored = stored;
+        Ok(Compared { stale: changed, gone })
+    }
+
+    fn store(&mut self, run: &mut Run<'_, '_>, page: ChangedPage, stage: &mut Stage) -> Result<Stored, StoreError> {
+        let before = self.stored.get(&page.model.slug);
+        store_changed_page(run, page, before, self.writer.as_deref_mut(), stage)
+    }
+
+    fn remove(&mut self, run: &mut Run<'_, '_>, gone: &Gone) -> Result<(), StoreError> {
+        remove_page(run.conn, &gone.key).map_err(|source| run.sql(source))
+    }
+}
+
 /// What the pages the graph plans are against the stored ones.
-struct Compared {
+struct PageComparison {
     /// The stored rows of the pages compared: all of them, or with the plan as the last build left it,
     /// those the seeded pages name (no page can go then).
     stored: BTreeMap<String, store::StoredPage>,
@@ -293,9 +318,9 @@ fn compare_pages(
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     context: &StageContext<'_>,
-) -> rusqlite::Result<Compared> {
+) -> rusqlite::Result<PageComparison> {
     if !context.project.config.wiki.enabled {
-        return Ok(Compared {
+        return Ok(PageComparison {
             stored: store::stored_pages(conn, None, false)?,
             current: HashSet::new(),
             changed: Vec::new(),
@@ -361,22 +386,18 @@ fn compare_pages(
             view: view_json.unwrap_or_else(|| serde_json::to_string(&view.stored(db)).expect("views serialize")),
         });
     }
-    Ok(Compared { stored, current, changed })
+    Ok(PageComparison { stored, current, changed })
 }
 
-/// Renders a changed page with its quotes read from the index, records its change when its file's hash
-/// moved, and stores it with its source row; returns its slug.
-#[allow(clippy::too_many_arguments)]
+/// Renders a changed page with its quotes read from the index, and stores it with its source row.
 fn store_changed_page(
-    conn: &Connection,
-    db: &mut KnowledgeDb,
-    inputs: &mut PageInputs,
-    context: &StageContext<'_>,
+    run: &mut Run<'_, '_>,
     page: ChangedPage,
     before: Option<&store::StoredPage>,
     writer: Option<&mut Writer>,
     stage: &mut Stage,
-) -> Result<String, StoreError> {
+) -> Result<Stored, StoreError> {
+    let (conn, context) = (run.conn, run.context);
     let sql = |source| context.sql_error(source);
     let ChangedPage { mut model, model_hash, source_count, view } = page;
     fill_quotes(conn, &mut model).map_err(sql)?;
@@ -386,28 +407,9 @@ fn store_changed_page(
         Some(writer) => writer.write(conn, &mut model, context.run_id, &mut stage.events).map_err(sql)?,
         None => writer::PageWriting::default(),
     };
-    let (markdown, artifact) = render(db, inputs, &model, source_count as u64)?;
-    stage.pages.rendered += 1;
-    let (path, hash) = (artifact.path.clone(), artifact.hash.clone());
+    let (markdown, artifact) = render(run.db, run.inputs, &model, source_count as u64)?;
     let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
-    if before.is_none_or(|b| b.hash != hash) {
-        stage.changes.push(ArtifactChange {
-            artifact: path,
-            kind: "page",
-            old_hash: before.map(|b| b.hash.clone()),
-            new_hash: Some(hash.clone()),
-            sources: cites.clone(),
-        });
-        stage.events.push(RunEvent {
-            kind: if before.is_some() { "page_changed" } else { "page_added" },
-            path: SourceRef::page(&model.slug).path(),
-            old_revision: before.map(|b| b.hash.clone()),
-            new_revision: Some(hash.clone()),
-            detail: Some(format!("cites {}", cites.join(", "))),
-            labels: None,
-        });
-    }
-    let row = page_source_row(db, inputs, &model, &markdown, &hash);
+    let row = page_source_row(run.db, run.inputs, &model, &markdown, &artifact.hash);
     let rendered = RenderedPage {
         model: &model,
         view: &view,
@@ -419,7 +421,14 @@ fn store_changed_page(
         row: &row,
     };
     store_page(conn, context, &rendered).map_err(sql)?;
-    Ok(model.slug)
+    Ok(Stored {
+        uri: SourceRef::page(&model.slug).path(),
+        key: model.slug,
+        path: artifact.path,
+        old_hash: before.map(|before| before.hash.clone()),
+        new_hash: artifact.hash,
+        sources: cites,
+    })
 }
 
 /// The generated files an index lists, as project-relative paths: the source walk skips them.

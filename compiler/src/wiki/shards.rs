@@ -5,7 +5,8 @@
 
 use knowledge_queries::wiki::{DECLARED_KINDS, IndexedPage, PageIndex, ShardRow, sections, shard_json_text};
 
-use super::declared::compile_declared;
+use super::declared::Declared;
+use super::driver::{Run, drive};
 use super::*;
 use crate::sources::mirror::Mirror;
 use crate::store::ShardRowsOf;
@@ -15,19 +16,6 @@ use crate::store::ShardRowsOf;
 pub(super) struct ShardInputs {
     index: PageIndex,
     pages: Mirror<IndexedPage>,
-}
-
-/// Why shards could not be compiled: a template that fails while rendering is the user's error, not the
-/// index's.
-pub(super) enum ShardError {
-    Sqlite(rusqlite::Error),
-    Template(String),
-}
-
-impl From<rusqlite::Error> for ShardError {
-    fn from(error: rusqlite::Error) -> ShardError {
-        ShardError::Sqlite(error)
-    }
 }
 
 /// One page row as the shards read it.
@@ -196,21 +184,24 @@ pub(super) fn shards_unchanged(inputs: &mut PageInputs, context: &StageContext<'
 }
 
 /// Brings the shard inputs in line with the page rows (`written`: the pages this build stored or removed),
-/// then hands the page index to the artifact driver, which stores the sections' shards, the root and the
-/// other declared kinds whose stamps changed, and removes those of sections with no page left.
+/// then runs the artifact driver over every declared kind with the page index: the sections' shards, the
+/// root and the other declared kinds whose stamps changed are stored, and those of sections with no page
+/// left removed.
 pub(super) fn compile_shards(
-    conn: &Connection,
-    db: &mut KnowledgeDb,
-    inputs: &mut PageInputs,
-    context: &StageContext<'_>,
+    run: &mut Run<'_, '_>,
     stage: &mut Stage,
     written: &BTreeSet<String>,
-) -> Result<(), ShardError> {
+) -> Result<(), StoreError> {
+    let context = run.context;
     let template_hash = shard_template_hash(context.templates);
     let project_name = project_name(context.project);
     // A full build reseeds (`IndexSync::reseed`), so every row is read.
     let written: Vec<String> = written.iter().cloned().collect();
-    let index = sync_shards(conn, db, inputs, (&context.sync, &written), (&template_hash, project_name))?;
-    let enabled = context.project.config.wiki.enabled;
-    compile_declared(conn, db, inputs, enabled.then_some(index), context, stage)
+    let index = sync_shards(run.conn, run.db, run.inputs, (&context.sync, &written), (&template_hash, project_name))
+        .map_err(|source| run.sql(source))?;
+    let index = context.project.config.wiki.enabled.then_some(index);
+    for kind in DECLARED_KINDS {
+        drive(&mut Declared { kind, index }, run, stage)?;
+    }
+    Ok(())
 }

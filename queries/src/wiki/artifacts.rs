@@ -5,9 +5,11 @@
 //!
 //! Every kind but pages is declared here once ([`DECLARED_KINDS`]): a name, the queries that stamp and
 //! derive each of its artifacts with its text, and what its files are. One driver
-//! (`compiler/src/wiki/declared.rs`) compares the stamps with the catalog and writes the rows, texts,
-//! source rows, log events and files of every declared kind alike. Pages keep their own driver: each has
-//! rows of its own (citations, backlinks, its listed sources and its shard row).
+//! (`compiler/src/wiki/driver.rs`) compares the stamps with the catalog and writes the rows, texts,
+//! source rows, log events and files of every declared kind alike. Pages run on the same driver but are
+//! not declared here: a page's quotes are read from the index and its summary may be a provider's, so no
+//! pure query derives it, and it has rows of its own (citations, backlinks, its listed sources and its
+//! shard row).
 
 use std::sync::Arc;
 
