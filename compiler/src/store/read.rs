@@ -125,6 +125,9 @@ pub struct StoredChunk {
     pub seq: i64,
 }
 
+/// A chunk of a source's text with a signature: the `chunks_signatures` index's condition.
+const SIGNED_CHUNK: &str = "c.entity IS NULL AND c.minhash IS NOT NULL";
+
 /// The columns of a chunk as near-duplicate detection reads it, from `chunks c JOIN sources s`.
 const CHUNK_TEXT_COLUMNS: &str = "s.path, s.revision, c.start_line, c.end_line, c.minhash, c.seq";
 
@@ -139,15 +142,16 @@ fn stored_chunk(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredChunk> {
     })
 }
 
-/// The chunks of every source (not pages, not notes) except `skip`, for near-duplicate detection: their
-/// stored signatures, and their rows for the texts of those that turn out to be candidates.
+/// The chunks of every source (not pages, not notes) except `skip` that have a signature (a chunk too short
+/// for one is never a near duplicate), for near-duplicate detection: their stored signatures, and their rows
+/// for the texts of those that turn out to be candidates. Read from the `chunks_signatures` index alone.
 pub fn read_chunk_texts(
     conn: &Connection,
     skip: &std::collections::HashSet<String>,
 ) -> rusqlite::Result<Vec<StoredChunk>> {
     let mut statement = conn.prepare(&format!(
         "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE {} AND c.entity IS NULL",
+         WHERE {} AND {SIGNED_CHUNK}",
         crate::store::origin_condition(Origin::File, "s.path")
     ))?;
     let rows = statement.query_map([], stored_chunk)?;
@@ -165,7 +169,7 @@ pub fn read_chunk_texts(
 pub fn read_chunk_texts_of(conn: &Connection, paths: &[String]) -> rusqlite::Result<Vec<StoredChunk>> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
-         WHERE s.path = ?1 AND {} AND c.entity IS NULL ORDER BY c.ordinal",
+         WHERE s.path = ?1 AND {} AND {SIGNED_CHUNK} ORDER BY c.ordinal",
         crate::store::origin_condition(Origin::File, "s.path")
     ))?;
     let mut chunks = Vec::new();
@@ -430,4 +434,59 @@ pub fn chunk_headings(conn: &Connection) -> rusqlite::Result<Vec<(String, String
     )?
     .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Near-duplicate lint reads every signed chunk of the sources' text (neither an entity's excerpt nor a
+    /// chunk too short for a signature, which can be no near duplicate) from the `chunks_signatures` index
+    /// alone: not from the table, whose rows hold each chunk's text.
+    #[test]
+    fn the_near_duplicate_read_takes_signed_chunks_from_their_index_alone() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
+        conn.execute_batch(
+            "INSERT INTO sources (id, path, uri, kind, mime, size, mtime_ns, revision, title, labels, chunk_count,
+                                  indexed_run, outline, lint_facts)
+             VALUES (1, 'a.md', 'file://a.md', 'markdown', 'text/markdown', 1, 0, 'r1', 'A', '', 3, 'run', '{}', '{}'),
+                    (2, 'knowledge://wiki/p', 'knowledge://wiki/p', 'markdown', 'text/markdown', 1, 0, 'r2', 'P', '',
+                     1, 'run', '{}', '{}');",
+        )
+        .unwrap();
+        let chunk = |seq: i64, source: i64, minhash: Option<Vec<u8>>, entity: Option<&str>| {
+            conn.execute(
+                "INSERT INTO chunks (seq, id, source_id, ordinal, revision, hash, heading_path, title, text,
+                                     identifiers, start_offset, end_offset, start_line, end_line, minhash, entity)
+                 VALUES (?1, ?2, ?3, ?1, 'r', 'h', '[]', 't', 'text', '', 0, 4, ?1, ?1, ?4, ?5)",
+                rusqlite::params![seq, format!("c{seq}"), source, minhash, entity],
+            )
+            .unwrap();
+        };
+        chunk(1, 1, Some(vec![7; 256]), None);
+        chunk(2, 1, None, None);
+        chunk(3, 1, Some(vec![8; 256]), Some("entity"));
+        chunk(4, 2, Some(vec![9; 256]), None);
+        let read = read_chunk_texts(&conn, &std::collections::HashSet::new()).unwrap();
+        let seqs: Vec<i64> = read.iter().map(|chunk| chunk.seq).collect();
+        assert_eq!(seqs, [1], "only the signed chunk of a file's text");
+        assert_eq!(read[0].minhash.as_deref(), Some(&[7; 256][..]));
+        let of: Vec<i64> = read_chunk_texts_of(&conn, &["a.md".to_string()]).unwrap().iter().map(|c| c.seq).collect();
+        assert_eq!(of, seqs, "a read of some sources returns what a whole read returns of them");
+
+        let statement = format!(
+            "EXPLAIN QUERY PLAN SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
+             WHERE {} AND {SIGNED_CHUNK}",
+            crate::store::origin_condition(Origin::File, "s.path")
+        );
+        let plan: Vec<String> = conn
+            .prepare(&statement)
+            .unwrap()
+            .query_map([], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("COVERING INDEX chunks_signatures")), "{plan:?}");
+    }
 }

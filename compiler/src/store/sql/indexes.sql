@@ -10,6 +10,11 @@ CREATE INDEX chunks_by_source ON chunks(source_id, ordinal);
 -- The embedding stage reads the chunks of the sources a build derived (a one-file edit at 69,000 chunks
 -- otherwise scans them all: 240 ms).
 CREATE INDEX sources_by_run ON sources(indexed_run);
+-- Near-duplicate lint reads every signed chunk's MinHash signature (`read_chunk_texts`): from this index alone,
+-- not from a table whose rows carry each chunk's text (`entity`, always NULL here, is a column so that the
+-- read's condition on it needs no table row).
+CREATE INDEX chunks_signatures ON chunks(source_id, start_line, end_line, minhash, entity)
+    WHERE entity IS NULL AND minhash IS NOT NULL;
 -- Search's kind filter names entity excerpts; few projects have any.
 CREATE INDEX chunks_of_entities ON chunks(entity) WHERE entity IS NOT NULL;
 CREATE INDEX lint_results_by_path ON lint_results(path, line, col);
