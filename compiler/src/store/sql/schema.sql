@@ -194,7 +194,9 @@ CREATE TABLE wiki_pages (
     writing TEXT,                       -- page_writings.key its lead summary was written from (or refused); NULL: extractive
     writing_owed INTEGER NOT NULL,      -- 1: the [wiki] writer's budget or a provider failure left it extractive for now
     markdown TEXT NOT NULL              -- last, as in `sources`: the columns before it are read without its overflow
-) WITHOUT ROWID;
+-- A rowid table, its slugs in their own index: a table without rowids keeps whole rows in its key's b-tree,
+-- and a lookup by slug reads each row it compares with whole (markdown included) when the row overflows.
+);
 
 -- What the `[wiki] writer`'s provider wrote for a page, keyed by what it was written from (the writer, its
 -- prompt's version, the page's title and its quotes' hashes): a page whose quotes come back finds its writing
