@@ -10,9 +10,10 @@ pub(super) fn check_page_citations<'a>(
     revision: impl Fn(&str) -> Option<&'a str>,
     citations: &[store::PageCitation],
 ) -> Vec<Diagnostic> {
+    // The output folder's project-relative prefix, made once: most citations give no finding.
+    let output = crate::wiki::project_path_of_artifact(project, "");
     let mut diagnostics = Vec::new();
     for citation in citations {
-        let page_file = crate::wiki::project_path_of_artifact(project, &citation.page_path);
         let finding = match revision(citation.source_path.as_str()) {
             None => Some((
                 "unresolved_source_ref",
@@ -35,7 +36,7 @@ pub(super) fn check_page_citations<'a>(
         };
         if let Some((code, severity, message)) = finding {
             diagnostics.push(Diagnostic {
-                path: page_file,
+                path: format!("{output}{}", citation.page_path),
                 line: citation.note_line,
                 column: 1,
                 severity,

@@ -434,10 +434,12 @@ fn store_changed_page(
 /// The generated files an index lists, as project-relative paths: the source walk skips them.
 #[must_use]
 pub fn generated_in_project(project: &Project, generated: &HashSet<String>) -> HashSet<String> {
-    generated.iter().map(|path| project_path_of_artifact(project, path)).collect()
+    let output = project_path_of_artifact(project, "");
+    generated.iter().map(|path| format!("{output}{path}")).collect()
 }
 
-/// A generated file's path relative to the project root, from its path relative to the output folder.
+/// A generated file's path relative to the project root, from its path relative to the output folder: the
+/// output folder's project-relative prefix (`OUTPUT/`, or empty when it is the project root) and the path.
 #[must_use]
 pub fn project_path_of_artifact(project: &Project, path: &str) -> String {
     let wiki = Layout::new(project).wiki_folder_in_project;
