@@ -446,7 +446,7 @@ fn follow_index(
     if summary.wrote {
         wiki::complete_log(store.connection(), &output_dir).map_err(files_failed)?;
     }
-    let output_in_project = wiki::project_path_of_artifact(project, "");
+    let output_in_project = wiki::output_prefix(project);
     summary.blocked = wiki::sync_files(
         store.connection(),
         &output_dir,

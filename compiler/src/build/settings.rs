@@ -213,7 +213,7 @@ pub fn check(project: &Project) -> Result<Check, BuildError> {
         writing: None,
     };
     if let Some(conn) = conn.as_ref().filter(|_| !prior.needs_schema) {
-        check.artifacts = wiki::drift(conn, &project.output_dir(), &wiki::project_path_of_artifact(project, ""))
+        check.artifacts = wiki::drift(conn, &project.output_dir(), &wiki::output_prefix(project))
             .map_err(|source| StoreError::Sqlite { path: index.clone(), source })?;
         if let Some(reason) = crate::embeddings::vector_drift(conn, &index).map_err(BuildError::VectorFile)? {
             check.work.push(format!("vector files: {reason}"));

@@ -237,8 +237,7 @@ pub(crate) fn names(path: &str, title: &str, front_matter: &serde_json::Value) -
 
 /// The generated files the index lists, project-relative: whether a link into the output folder resolves.
 pub(crate) fn generated_files(project: &Project, conn: &rusqlite::Connection) -> rusqlite::Result<GeneratedFiles> {
-    // The output folder's project-relative prefix (`OUTPUT/`, or empty), made once for every file.
-    let output = crate::wiki::project_path_of_artifact(project, "");
+    let output = crate::wiki::output_prefix(project);
     let paths = store::generated_files(conn)?.iter().map(|path| format!("{output}{path}")).collect();
     Ok(GeneratedFiles { output, paths })
 }

@@ -10,8 +10,7 @@ pub(super) fn check_page_citations<'a>(
     revision: impl Fn(&str) -> Option<&'a str>,
     citations: &[store::PageCitation],
 ) -> Vec<Diagnostic> {
-    // The output folder's project-relative prefix, made once: most citations give no finding.
-    let output = crate::wiki::project_path_of_artifact(project, "");
+    let output = crate::wiki::output_prefix(project);
     let mut diagnostics = Vec::new();
     for citation in citations {
         let finding = match revision(citation.source_path.as_str()) {

@@ -434,18 +434,19 @@ fn store_changed_page(
 /// The generated files an index lists, as project-relative paths: the source walk skips them.
 #[must_use]
 pub fn generated_in_project(project: &Project, generated: &HashSet<String>) -> HashSet<String> {
-    let output = project_path_of_artifact(project, "");
+    let output = output_prefix(project);
     generated.iter().map(|path| format!("{output}{path}")).collect()
 }
 
-/// A generated file's path relative to the project root, from its path relative to the output folder: the
-/// output folder's project-relative prefix (`OUTPUT/`, or empty when it is the project root) and the path.
+/// The output folder relative to the project root, `/`-separated with a trailing `/` (empty only for an output
+/// folder at the root, which the configuration refuses): a generated file's project-relative path is this and
+/// its path in the output folder. Made once per use, not per file (it lays out the project's folders).
 #[must_use]
-pub fn project_path_of_artifact(project: &Project, path: &str) -> String {
+pub fn output_prefix(project: &Project) -> String {
     let wiki = Layout::new(project).wiki_folder_in_project;
     match wiki.strip_suffix("wiki").map(|output| output.trim_end_matches('/')) {
-        Some("") | None => path.to_string(),
-        Some(output) => format!("{output}/{path}"),
+        Some("") | None => String::new(),
+        Some(output) => format!("{output}/"),
     }
 }
 
@@ -459,4 +460,24 @@ pub fn wiki_folder(project: &Project) -> String {
 #[must_use]
 pub fn in_wiki_folder(project: &Project, path: &str) -> bool {
     path.strip_prefix(&Layout::new(project).wiki_folder_in_project).is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A generated file's project path is the output folder's prefix and its path in the output folder,
+    /// wherever `[output] dir` puts the folder inside the project (the configuration refuses the root itself).
+    #[test]
+    fn the_output_prefix_is_the_output_folder_relative_to_the_project() {
+        for (dir, prefix) in [(None, ".hasna/knowledge/"), (Some("site/kb"), "site/kb/"), (Some("./kb/"), "kb/")] {
+            let root = tempfile::tempdir().unwrap();
+            let output = dir.map_or(String::new(), |dir| format!("[output]\ndir = \"{dir}\"\n"));
+            std::fs::write(root.path().join("kc.toml"), format!("version = 1\n{output}")).unwrap();
+            let project = Project::load(&root.path().join("kc.toml")).unwrap();
+            assert_eq!(output_prefix(&project), prefix, "{dir:?}");
+            let generated: HashSet<String> = ["wiki/general/a.md".to_string()].into();
+            assert_eq!(generated_in_project(&project, &generated), [format!("{prefix}wiki/general/a.md")].into());
+        }
+    }
 }
