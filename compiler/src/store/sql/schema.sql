@@ -2,10 +2,13 @@
 -- Every table is created in one transaction with the first build; a format change rebuilds the index.
 -- The secondary indexes are in indexes.sql: a fresh index creates them after its rows are in.
 
+-- A rowid table, its keys in their own index: a value can be large (`log_due`, the lines a build owes the day's
+-- log, is half a megabyte after a first build of rust-rfcs), and a table without rowids keeps whole rows in its
+-- key's b-tree, so a lookup of any key read each overflowing row it compared with whole.
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
-) WITHOUT ROWID;
+);
 
 -- One row per current source file.
 CREATE TABLE sources (
