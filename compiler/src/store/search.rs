@@ -296,6 +296,21 @@ pub fn fresh_paths(conn: &Connection, paths: &[&str]) -> rusqlite::Result<FxHash
     statement.query_map([listed], |row| row.get(0))?.collect()
 }
 
+/// Every path the last build added or changed, or `None` when there are more than `most` (a first build of
+/// a large corpus): a server keeps them to tell its results' fresh sources without reading the build's events
+/// at each search.
+pub fn last_build_fresh_paths(conn: &Connection, most: usize) -> rusqlite::Result<Option<FxHashSet<String>>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT DISTINCT path FROM run_events
+         WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run') AND kind IN ('source_added', 'source_changed')
+         LIMIT ?1",
+    )?;
+    let paths: FxHashSet<String> = statement
+        .query_map([i64::try_from(most).unwrap_or(i64::MAX - 1) + 1], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok((paths.len() <= most).then_some(paths))
+}
+
 /// Whether a page quotes bytes `start..end` of the source `uri` at `revision`.
 pub fn quoted(conn: &Connection, uri: &str, revision: &str, start: u32, end: u32) -> rusqlite::Result<bool> {
     conn.prepare_cached(

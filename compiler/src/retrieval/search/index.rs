@@ -166,7 +166,7 @@ impl SearchIndex for SqliteIndex<'_> {
     }
 
     fn fresh_paths(&mut self, paths: &[&str]) -> rusqlite::Result<FxHashSet<String>> {
-        store::fresh_paths(self.conn, paths)
+        self.cache.fresh_paths(self.conn, paths)
     }
 
     fn quoted(&mut self, seq: i64, uri: &str, revision: &str, citation: &Citation) -> rusqlite::Result<bool> {

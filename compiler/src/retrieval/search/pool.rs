@@ -25,6 +25,10 @@ const HELD_FREQUENCIES: usize = 1 << 16;
 /// empty: about 4,000 chunks of a typical 2 KB.
 const HELD_ROW_BYTES: usize = 8 << 20;
 
+/// Paths of sources the last build added or changed that a cache holds at most; past it each search asks
+/// for its own results' paths.
+const HELD_FRESH_PATHS: usize = 1 << 16;
+
 /// Chunks by row (ascending), each with its score.
 type Scores = Arc<[(i64, f64)]>;
 
@@ -42,6 +46,8 @@ pub struct SearchCache {
     frequencies: FxHashMap<String, Option<f64>>,
     held: usize,
     rows: Rows,
+    /// The paths the last build added or changed, once read: `Some(None)` when there were too many to keep.
+    fresh: Option<Option<rustc_hash::FxHashSet<String>>>,
 }
 
 /// The rows a connection's searches read of chunks and pages, as the store returned them.
@@ -127,6 +133,27 @@ impl SearchCache {
         }
         knowledge_queries::keep_best(&mut summed, pool, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(summed)
+    }
+
+    /// Which of `paths` the last build added or changed ([`store::fresh_paths`]): a kept cache reads every
+    /// such path once, since after a first build each search would otherwise read all of that build's events.
+    pub(super) fn fresh_paths(
+        &mut self,
+        conn: &Connection,
+        paths: &[&str],
+    ) -> rusqlite::Result<rustc_hash::FxHashSet<String>> {
+        if !self.keeps() {
+            return store::fresh_paths(conn, paths);
+        }
+        if self.fresh.is_none() {
+            self.fresh = Some(store::last_build_fresh_paths(conn, HELD_FRESH_PATHS)?);
+        }
+        match self.fresh.as_ref().and_then(Option::as_ref) {
+            Some(fresh) => {
+                Ok(paths.iter().filter(|path| fresh.contains(**path)).map(|path| (*path).to_string()).collect())
+            }
+            None => store::fresh_paths(conn, paths),
+        }
     }
 
     /// A chunk's row, when its source still holds its revision ([`store::chunk_hit`]).
@@ -346,6 +373,62 @@ mod tests {
             passing.row(|rows| &mut rows.entry_pages, 1, size, || Ok(page(1))).unwrap();
         }
         assert!(passing.rows.entry_pages.is_empty(), "a one-search cache keeps no row");
+    }
+
+    /// A kept cache tells the last build's added and changed sources as the per-search query does, reads
+    /// them once, reads them again after another build commits, and past its limit asks per search.
+    #[test]
+    fn fresh_paths_are_the_last_builds_added_and_changed_sources_read_once() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("index.db");
+        let build = rusqlite::Connection::open(&path).unwrap();
+        build.execute_batch(crate::store::SCHEMA).unwrap();
+        let events = |conn: &rusqlite::Connection, run: &str, rows: &[(&str, &str)]| {
+            let tx = conn.unchecked_transaction().unwrap();
+            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_run', ?1)", [run]).unwrap();
+            tx.execute(
+                "INSERT INTO runs (id, started_at, finished_at, status, tool_version, fingerprint, vcs, summary)
+                 VALUES (?1, '', '', 'ok', '', '', '{}', '{}')",
+                [run],
+            )
+            .unwrap();
+            for (seq, (kind, path)) in rows.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO run_events (run_id, seq, kind, path, labels) VALUES (?1, ?2, ?3, ?4, '')",
+                    rusqlite::params![run, seq as i64, kind, path],
+                )
+                .unwrap();
+            }
+            tx.commit().unwrap();
+        };
+        let first =
+            [("source_added", "a.md"), ("source_changed", "b.md"), ("source_removed", "c.md"), ("page_added", "p")];
+        events(&build, "r1", &first);
+        let reader = rusqlite::Connection::open(&path).unwrap();
+        let asked = ["a.md", "b.md", "c.md", "d.md"];
+        let mut cache = SearchCache::kept();
+        cache.follow(&reader).unwrap();
+        let kept = cache.fresh_paths(&reader, &asked).unwrap();
+        assert_eq!(kept, crate::store::fresh_paths(&reader, &asked).unwrap());
+        assert_eq!(kept, ["a.md", "b.md"].map(String::from).into_iter().collect());
+        // Held: the events are not read again while the index is the same.
+        reader.execute("DELETE FROM run_events", []).unwrap();
+        assert_eq!(cache.fresh_paths(&reader, &asked).unwrap().len(), 2);
+        // Another build commits: the next search's cache follows it.
+        events(&build, "r2", &[("source_changed", "d.md")]);
+        cache.follow(&reader).unwrap();
+        assert_eq!(cache.fresh_paths(&reader, &asked).unwrap(), ["d.md".to_string()].into_iter().collect());
+        // A build that added more sources than a cache keeps: each search asks for its own results' paths.
+        let many: Vec<String> = (0..=super::HELD_FRESH_PATHS).map(|n| format!("f{n}.md")).collect();
+        let rows: Vec<(&str, &str)> = many.iter().map(|path| ("source_added", path.as_str())).collect();
+        events(&build, "r3", &rows);
+        cache.follow(&reader).unwrap();
+        let asked = ["f0.md", "d.md", "f65536.md"];
+        assert_eq!(
+            cache.fresh_paths(&reader, &asked).unwrap(),
+            ["f0.md", "f65536.md"].map(String::from).into_iter().collect()
+        );
+        assert!(matches!(cache.fresh, Some(None)), "too many to keep");
     }
 
     #[test]
