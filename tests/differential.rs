@@ -790,7 +790,7 @@ fn dump_tables(conn: &rusqlite::Connection) -> Vec<(String, String)> {
             .collect();
         let mut sql = format!("SELECT {} FROM \"{table}\"", selected.join(", "));
         if table == "meta" {
-            sql.push_str(" WHERE key NOT IN ('embedded_run', 'last_run', 'lint_run', 'scan_started_ns', 'log_due')");
+            sql.push_str(" WHERE key NOT IN ('embedded_run', 'last_run', 'lint_run', 'scan_started_ns', 'log_due', 'log_due_end')");
         }
         let mut statement = conn.prepare(&sql).unwrap();
         let names: Vec<String> = statement.column_names().map(str::to_string).collect();

@@ -195,7 +195,7 @@ fn dump_index(path: &Path) -> String {
     let sections: [(&str, &str); 13] = [
         (
             "meta",
-            "SELECT key, value FROM meta WHERE key NOT IN ('embedded_run', 'fingerprint', 'last_run', 'log_due', 'scan_started_ns', 'schema_hash', 'wiki_config') ORDER BY key",
+            "SELECT key, value FROM meta WHERE key NOT IN ('embedded_run', 'fingerprint', 'last_run', 'log_due', 'log_due_end', 'scan_started_ns', 'schema_hash', 'wiki_config') ORDER BY key",
         ),
         (
             "sources",
