@@ -118,11 +118,17 @@ pub fn scoped_ready_entries(
     Ok(ready)
 }
 
+pub(super) const VECTOR_DIMENSIONS: &str =
+    "SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2";
+
+/// Every vector of a generation, in the table's own order rather than the key index's: the vectors are read
+/// from consecutive pages.
+pub(super) const EVERY_VECTOR: &str =
+    "SELECT text_hash, dimensions, vector FROM chunk_embeddings NOT INDEXED WHERE model = ?1";
+
 /// The dimensions of the vector `model` holds for the text `text_hash`, when it holds one.
 pub fn stored_vector_dimensions(conn: &Connection, model: &str, text_hash: &str) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached("SELECT dimensions FROM chunk_embeddings WHERE model = ?1 AND text_hash = ?2")?
-        .query_row(params![model, text_hash], |row| row.get(0))
-        .optional()
+    conn.prepare_cached(VECTOR_DIMENSIONS)?.query_row(params![model, text_hash], |row| row.get(0)).optional()
 }
 
 /// Drops a generation's vectors and entries (a full reindex).
@@ -402,7 +408,7 @@ pub fn each_ready_vector(
     let mut statement = conn.prepare("SELECT id, path FROM sources")?;
     let paths: FxHashMap<i64, String> =
         statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    let mut statement = conn.prepare("SELECT text_hash, dimensions, vector FROM chunk_embeddings WHERE model = ?1")?;
+    let mut statement = conn.prepare(EVERY_VECTOR)?;
     let mut rows = statement.query([model])?;
     while let Some(row) = rows.next()? {
         let Some(&text) = texts.get(row.get_ref(0)?.as_str()?) else { continue };

@@ -530,4 +530,24 @@ mod tests {
         super::super::set_meta(&conn, "principals", "{}").unwrap();
         assert_eq!(super::super::meta(&conn, "principals").unwrap().as_deref(), Some("{}"));
     }
+
+    /// A vector is found by its key through an index of the keys alone, and every vector of a generation is
+    /// read in the table's order: a key's b-tree without rowids keeps too little of a 1.5 KB row on its page,
+    /// so each row spilled onto an overflow page of its own and each lookup read whole the rows it compared.
+    #[test]
+    fn vectors_are_found_by_key_through_the_keys_alone_and_read_in_table_order() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
+        let plan = |sql: &str| -> Vec<String> {
+            let explained = format!("EXPLAIN QUERY PLAN {sql}");
+            let mut statement = conn.prepare(&explained).unwrap();
+            let values = vec![""; statement.parameter_count()];
+            let steps = statement.query_map(rusqlite::params_from_iter(values), |row| row.get::<_, String>(3));
+            steps.unwrap().collect::<rusqlite::Result<_>>().unwrap()
+        };
+        let lookup = plan(super::super::embeddings::VECTOR_DIMENSIONS);
+        assert!(lookup.iter().any(|step| step.contains("USING INDEX sqlite_autoindex_chunk_embeddings")), "{lookup:?}");
+        let whole = plan(super::super::embeddings::EVERY_VECTOR);
+        assert_eq!(whole, ["SCAN chunk_embeddings"]);
+    }
 }
