@@ -531,11 +531,12 @@ mod tests {
         assert_eq!(super::super::meta(&conn, "principals").unwrap().as_deref(), Some("{}"));
     }
 
-    /// A vector is found by its key through an index of the keys alone, and every vector of a generation is
-    /// read in the table's order: a key's b-tree without rowids keeps too little of a 1.5 KB row on its page,
-    /// so each row spilled onto an overflow page of its own and each lookup read whole the rows it compared.
+    /// A vector, and a path's line history, are found by key through an index of the keys alone, and every
+    /// vector of a generation is read in the table's order: a key's b-tree without rowids keeps too little of
+    /// a 1.5 KB row on its page, so each row spilled onto an overflow page of its own and each lookup read
+    /// whole the rows it compared.
     #[test]
-    fn vectors_are_found_by_key_through_the_keys_alone_and_read_in_table_order() {
+    fn vectors_and_line_histories_are_found_by_key_through_the_keys_alone() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
         let plan = |sql: &str| -> Vec<String> {
@@ -549,5 +550,11 @@ mod tests {
         assert!(lookup.iter().any(|step| step.contains("USING INDEX sqlite_autoindex_chunk_embeddings")), "{lookup:?}");
         let whole = plan(super::super::embeddings::EVERY_VECTOR);
         assert_eq!(whole, ["SCAN chunk_embeddings"]);
+        // A long document's line history is larger than such a page keeps too.
+        let history = plan(super::super::write::LINES_HELD);
+        assert!(
+            history.iter().any(|step| step.contains("USING INDEX sqlite_autoindex_passage_origins")),
+            "{history:?}"
+        );
     }
 }

@@ -127,12 +127,15 @@ pub(crate) fn write_source(
     Ok(source_id)
 }
 
+/// The rows of a path's line history.
+pub(super) const LINES_HELD: &str = "SELECT first_run, line_keys FROM passage_origins WHERE path = ?1";
+
 /// Records which of `keys` (sorted) `path` never held before, as one row of `run_id`'s.
 fn record_new_lines(tx: &Connection, path: &str, keys: &[i64], run_id: &str) -> rusqlite::Result<()> {
     let mut known = std::collections::HashSet::new();
     // A path written twice in one run adds to the run's row rather than losing the second write's lines.
     let mut this_run: Vec<u8> = Vec::new();
-    let mut held = tx.prepare_cached("SELECT first_run, line_keys FROM passage_origins WHERE path = ?1")?;
+    let mut held = tx.prepare_cached(LINES_HELD)?;
     let mut rows = held.query([path])?;
     while let Some(row) = rows.next()? {
         let blob = row.get_ref(1)?.as_blob()?;
