@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
 use crate::retrieval::{search, terms};
-use knowledge_queries::{Fences, is_heading_line, starts_list_item};
+use knowledge_queries::{Fences, is_heading_line, starts_list_item, wiki};
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -274,14 +274,21 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             if starts_list_item(&sentence) && !says_something(&sentence) {
                 continue;
             }
+            // What the reader is shown: the sentence without markup that means nothing outside its file (a
+            // comment, a link's reference label, a relative link's target), as a wiki page shows a quote; a
+            // reference definition or a comment alone is no sentence.
+            let shown = wiki::readable_excerpt(&sentence);
+            if shown.is_empty() {
+                continue;
+            }
             if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) {
-                lead = Some((item, sentence.clone()));
+                lead = Some((item, shown.clone()));
             }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
             let share = weights.coverage(|stem| words.contains(stem));
             if share > 0.0 {
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
-                candidates.push((names_subject, share, item, at, sentence));
+                candidates.push((names_subject, share, item, at, shown));
             }
         }
     }
@@ -482,6 +489,26 @@ mod tests {
         assert!(near.found, "an excerpt far nearer the question than an ordinary chunk answers: {}", near.answer);
         let ordinary = draft(question, &pack_of(text, 0.59, 0.46), &weights);
         assert!(!ordinary.found, "as near as the index's 20th nearest chunk is no evidence: {}", ordinary.answer);
+    }
+
+    /// An answer's sentences are shown as a reader reads them outside their file: no comment, no reference
+    /// label, no relative link's target; a reference definition is no sentence.
+    #[test]
+    fn answers_show_sentences_without_markup_that_means_nothing_outside_their_file() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["closure", "trait"].map(String::from).to_vec();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let text = "Recall from [“Moving Captured Values”][moving]<!-- ignore --> that a closure takes one trait. \
+                    See [the closures chapter](ch13-01-closures.md) for each closure trait.\n\n\
+                    [moving]: ch13-01-closures.md#moving-captured-values-out-of-closures";
+        let answer = draft("closure traits", &pack_of(text, 0.9, 0.1), &weights);
+        assert!(answer.found);
+        assert_eq!(
+            answer.answer,
+            "Recall from “Moving Captured Values” that a closure takes one trait. [1] \
+             See the closures chapter for each closure trait. [1]"
+        );
     }
 
     #[test]
