@@ -32,9 +32,10 @@ pub(super) fn keyword<I: SearchIndex>(
 pub(super) const SNIPPET_WORDS: usize = 32;
 
 /// The passage of `text` of at most [`SNIPPET_WORDS`] words that holds the most distinct query stems (the
-/// earliest such, its matches centred), on one line, matched words between the highlight marks and `…`
-/// where text was cut. None when no word matches. Computed from the chunk in hand: a second FTS5 query for its `snippet()`
-/// cost about 0.8 ms of a 3 ms search.
+/// earliest such, its matches centred), on one line, shown as a wiki page shows a quote (without comments,
+/// reference labels and relative links' targets, which mean nothing outside the chunk's file), matched
+/// words between the highlight marks and `…` where text was cut. None when no word matches. Computed from
+/// the chunk in hand: a second FTS5 query for its `snippet()` cost about 0.8 ms of a 3 ms search.
 pub(super) fn snippet(
     text: &str,
     query: &FxHashSet<String>,
@@ -44,23 +45,14 @@ pub(super) fn snippet(
     // Each word's span, and which query stem it matches (an index into `stems`).
     let mut spans: Vec<(usize, usize, Option<usize>)> = Vec::new();
     let mut stems: Vec<String> = Vec::new();
-    let mut start = None;
-    for (at, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
-        match (c.is_alphanumeric(), start) {
-            (true, None) => start = Some(at),
-            (false, Some(from)) => {
-                let matched =
-                    cache.stem(&text[from..at].to_lowercase()).filter(|stem| query.contains(*stem)).map(|stem| {
-                        stems.iter().position(|known| known == stem).unwrap_or_else(|| {
-                            stems.push(stem.clone());
-                            stems.len() - 1
-                        })
-                    });
-                spans.push((from, at, matched));
-                start = None;
-            }
-            _ => {}
-        }
+    for (from, to) in word_spans(text) {
+        let matched = cache.stem(&text[from..to].to_lowercase()).filter(|stem| query.contains(*stem)).map(|stem| {
+            stems.iter().position(|known| known == stem).unwrap_or_else(|| {
+                stems.push(stem.clone());
+                stems.len() - 1
+            })
+        });
+        spans.push((from, to, matched));
     }
     if stems.is_empty() {
         return None;
@@ -89,30 +81,111 @@ pub(super) fn snippet(
     let slack = width - (last - first + 1);
     let best = first.saturating_sub(slack / 2).min(spans.len() - width);
     let window = &spans[best..best + width];
+    // A window at the text's start keeps the markup that opens its first word (a backtick, a bracket, an
+    // emphasis), not a heading's, quote's or list item's marker; one at its end keeps what closes the last.
+    let mut from = window[0].0;
+    if best == 0 {
+        let lead = text[..from].trim_start().trim_start_matches(['#', '>']).trim_start();
+        let lead = ["- ", "* ", "+ "].iter().find_map(|marker| lead.strip_prefix(marker)).unwrap_or(lead);
+        from -= lead.trim_start().len();
+    }
+    let cut_after = best + width < spans.len();
+    let to = if cut_after { window[width - 1].1 } else { text.len() };
+    // Only the window is made readable (a chunk is 2 KB, a window a tenth of it), then its words marked. A
+    // window that starts inside a code block is read with the block's fence before it (and the fence not
+    // shown), so that its code stays as written and unmarked.
+    // One that starts inside inline code is shown with the backticks that opened it.
+    let fence = open_fence(&text[..from]);
+    let line = text[..from].rfind('\n').map_or(&text[..from], |at| &text[at + 1..from]);
+    let opened = if fence.is_some() { 0 } else { code_ranges(line).1 };
+    let before = fence.map_or_else(|| "`".repeat(opened), str::to_string);
+    let shown = knowledge_queries::wiki::readable_excerpt(&format!("{before}{}", &text[from..to]));
+    let skip = fence.map_or(0, str::len);
     let (open, close) = highlight.marks();
+    // Markdown's bold marks inside code are shown as they are written (`**struct**_type`): a word in code is
+    // left unmarked there.
+    let code = if highlight == Highlight::Markdown { code_ranges(&shown).0 } else { Vec::new() };
+    let in_code = |at: usize| code.iter().any(|&(start, end)| (start..end).contains(&at));
     let mut out = String::new();
     if best > 0 {
         out.push('…');
     }
     // The source's text is escaped (no control character of its own reaches a terminal), the marks are not.
-    let mut cursor = window[0].0;
-    for &(from, to, matched) in window {
-        out.push_str(&crate::escape_text(&text[cursor..from]));
-        if matched.is_some() {
+    let mut cursor = skip;
+    for (from, to) in word_spans(&shown[skip..]).map(|(from, to)| (from + skip, to + skip)) {
+        out.push_str(&crate::escape_text(&shown[cursor..from]));
+        let word = &shown[from..to];
+        if !in_code(from) && cache.stem(&word.to_lowercase()).is_some_and(|stem| query.contains(stem)) {
             out.push_str(open);
-            out.push_str(&text[from..to]);
+            out.push_str(word);
             out.push_str(close);
         } else {
-            out.push_str(&text[from..to]);
+            out.push_str(word);
         }
         cursor = to;
     }
-    if best + width < spans.len() {
+    out.push_str(&crate::escape_text(&shown[cursor..]));
+    if cut_after {
         out.push('…');
-    } else {
-        out.push_str(&crate::escape_text(&text[cursor..]));
     }
     Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// The fence line of the code block `text` ends inside (```` ```\n ````, `~~~\n`), if it does.
+fn open_fence(text: &str) -> Option<&'static str> {
+    let mut open: Option<&'static str> = None;
+    for line in text.lines() {
+        let bare = line.trim_start_matches([' ', '>']).trim_start();
+        let marker = ["```\n", "~~~\n"].into_iter().find(|marker| bare.starts_with(&marker[..3]));
+        match (open, marker) {
+            (None, Some(marker)) => open = Some(marker),
+            (Some(fence), Some(marker)) if fence == marker => open = None,
+            _ => {}
+        }
+    }
+    open
+}
+
+/// The byte spans of `text`'s words: its runs of letters and digits.
+fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = None;
+    text.char_indices().chain(std::iter::once((text.len(), ' '))).filter_map(move |(at, c)| {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                start = None;
+                return Some((from, at));
+            }
+            _ => {}
+        }
+        None
+    })
+}
+
+/// The byte ranges of `text`'s code, inline or fenced: a run of backticks opens code that the next run of as
+/// many closes (an unclosed run is text); and the length of the run left open at its end (0 when none).
+fn code_ranges(text: &str) -> (Vec<(usize, usize)>, usize) {
+    let bytes = text.as_bytes();
+    let mut ranges = Vec::new();
+    let mut open: Option<(usize, usize)> = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'`' {
+            at += 1;
+            continue;
+        }
+        let run = bytes[at..].iter().take_while(|&&byte| byte == b'`').count();
+        match open {
+            Some((start, length)) if length == run => {
+                ranges.push((start, at + run));
+                open = None;
+            }
+            None => open = Some((at, run)),
+            Some(_) => {}
+        }
+        at += run;
+    }
+    (ranges, open.map_or(0, |(_, length)| length))
 }
 
 /// Applies the coverage and phrase boosts and records why the result matched.

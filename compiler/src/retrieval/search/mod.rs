@@ -315,9 +315,15 @@ fn unscored(hit: crate::store::StoredHit) -> SearchResult {
 
 /// The start of a text, on one line, for results no keyword matched.
 fn leading_text(text: &str) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Shown readable as a snippet is; of a long chunk only its first kilobyte is read.
+    let mut head = text.len().min(1024);
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let shown = knowledge_queries::wiki::readable_excerpt(&text[..head]);
+    let flat = shown.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut snippet: String = flat.chars().take(160).collect();
-    if snippet.len() < flat.len() {
+    if snippet.len() < flat.len() || head < text.len() {
         snippet.push('…');
     }
     crate::escape_text(&snippet).into_owned()
@@ -427,6 +433,32 @@ mod tests {
         assert_eq!(snippet.split_whitespace().count(), super::keyword::SNIPPET_WORDS, "{snippet}");
         let short = super::snippet("Raw pointers.", &query, &mut cache, super::Highlight::Markdown).unwrap();
         assert_eq!(short, "**Raw** **pointers**.", "a short text is whole, its case kept");
+        let code = "Use `raw_pointers` and ``a `raw` one``; raw pointers here.";
+        let marked = super::snippet(code, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert_eq!(
+            marked, "Use `raw_pointers` and ``a `raw` one``; **raw** **pointers** here.",
+            "code is left unmarked"
+        );
+        let linked =
+            "See [raw pointers][raw]<!-- ignore --> and [the chapter](ch19.md) on pointers.\n\n[raw]: ch19.md#raw";
+        let readable = super::snippet(linked, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert_eq!(
+            readable, "See **raw** **pointers** and the chapter on **pointers**.",
+            "shown as a page shows a quote"
+        );
+        let code = format!(
+            "Intro.\n```rust\n{}#[raw] fn pointers() {{}}\n```\nraw pointers after.",
+            "let x = 1;\n".repeat(20)
+        );
+        let inside = super::snippet(&code, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert!(inside.starts_with('…') && !inside.contains("```rust"), "the window starts inside the block: {inside}");
+        assert!(inside.ends_with("#[raw] fn pointers() {} ``` **raw** **pointers** after."), "{inside}");
+        let spanned = format!("Intro words `{}raw` pointers here.", "x ".repeat(40));
+        let opened = super::snippet(&spanned, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert!(opened.starts_with("…`x x"), "the window opens inside inline code: {opened}");
+        assert!(opened.ends_with("x raw` **pointers** here."), "{opened}");
+        let ansi = super::snippet("`raw`", &query, &mut cache, super::Highlight::Ansi).unwrap();
+        assert_eq!(ansi, "`\u{1b}[1mraw\u{1b}[0m`", "a terminal's bold shows inside code");
         assert!(super::snippet("nothing here", &query, &mut cache, super::Highlight::Markdown).is_none());
     }
 }
