@@ -251,23 +251,14 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let subject = subject_stems(weights);
     let semantic = pack.items.iter().any(|item| item.scores.as_ref().is_some_and(|s| s.semantic.is_some()));
-    let floor = pack.semantic_floor.unwrap_or(0.0);
+    let floor = semantic.then(|| pack.semantic_floor.unwrap_or(0.0));
     let mut candidates: Vec<(bool, f64, usize, usize, String)> = Vec::new();
     // The first prose sentence of the best excerpt that answers: what the answer is when no sentence holds a
     // word of the topic (a section that defines its subject in other words: "An admonition is a special type
     // of callout or notice block" for "a warning or note box").
     let mut lead: Option<(usize, String)> = None;
     for (item, excerpt) in pack.items.iter().enumerate() {
-        let passage: std::collections::HashSet<String> =
-            terms::stems(&stemmer, &format!("{}\n{}", excerpt.title, excerpt.text)).into_iter().collect();
-        let held = weights.coverage(|stem| passage.contains(stem));
-        let cosine = excerpt.scores.as_ref().and_then(|s| s.semantic).unwrap_or(0.0);
-        let evidence = if semantic {
-            held + SEMANTIC_WEIGHT * (cosine - FLOOR_SHARE * floor) >= EVIDENCE_MIN
-        } else {
-            held >= EVIDENCE_MIN_KEYWORD
-        };
-        if !evidence {
+        if !carries_evidence(excerpt, weights, &stemmer, floor) {
             continue;
         }
         for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
@@ -327,6 +318,23 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         sentences: None,
         generated: None,
     }
+}
+
+/// Whether an excerpt carries enough evidence to answer: the share of the topic's weight its text and
+/// headings hold, plus, where the index has embeddings (`floor` is the search's semantic floor), how much
+/// nearer in meaning it is to the question than an ordinary chunk ([`EVIDENCE_MIN`]).
+fn carries_evidence(
+    excerpt: &context::PackItem,
+    weights: &terms::QueryStems,
+    stemmer: &rust_stemmers::Stemmer,
+    floor: Option<f64>,
+) -> bool {
+    let passage: std::collections::HashSet<String> =
+        terms::stems(stemmer, &format!("{}\n{}", excerpt.title, excerpt.text)).into_iter().collect();
+    let held = weights.coverage(|stem| passage.contains(stem));
+    let Some(floor) = floor else { return held >= EVIDENCE_MIN_KEYWORD };
+    let cosine = excerpt.scores.as_ref().and_then(|s| s.semantic).unwrap_or(0.0);
+    held + SEMANTIC_WEIGHT * (cosine - FLOOR_SHARE * floor) >= EVIDENCE_MIN
 }
 
 /// The stems that name the question's subject: its rarest topic words (those weighing at least half of the

@@ -655,9 +655,11 @@ pub(crate) fn readable_chunks(column: &str, hidden: &[i64]) -> String {
     format!("{column} NOT IN (SELECT seq FROM chunks WHERE NOT ({}))", readable_sources("source_id", hidden))
 }
 
+const META_VALUE: &str = "SELECT value FROM meta WHERE key = ?1";
+
 /// A value of the `meta` table.
 pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?.query_row([key], |row| row.get(0)).optional()
+    conn.prepare_cached(META_VALUE)?.query_row([key], |row| row.get(0)).optional()
 }
 
 /// Checkpoints the index at `path`: copies its committed log into the file, as the close of a build's

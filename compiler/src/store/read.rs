@@ -440,13 +440,27 @@ pub fn chunk_headings(conn: &Connection) -> rusqlite::Result<Vec<(String, String
 mod tests {
     use super::*;
 
+    /// An empty index in memory, its tables and secondary indexes made.
+    fn empty_index() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
+        conn
+    }
+
+    /// The steps of SQLite's plan for `sql` (its parameters bound to empty strings).
+    fn query_plan(conn: &Connection, sql: &str) -> Vec<String> {
+        let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let values = vec![""; statement.parameter_count()];
+        let steps = statement.query_map(rusqlite::params_from_iter(values), |row| row.get::<_, String>(3));
+        steps.unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    }
+
     /// Near-duplicate lint reads every signed chunk of the sources' text (neither an entity's excerpt nor a
     /// chunk too short for a signature, which can be no near duplicate) from the `chunks_signatures` index
     /// alone: not from the table, whose rows hold each chunk's text.
     #[test]
     fn the_near_duplicate_read_takes_signed_chunks_from_their_index_alone() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
+        let conn = empty_index();
         conn.execute_batch(
             "INSERT INTO sources (id, path, uri, kind, mime, size, mtime_ns, revision, title, labels, chunk_count,
                                   indexed_run, outline, lint_facts)
@@ -476,17 +490,10 @@ mod tests {
         assert_eq!(of, seqs, "a read of some sources returns what a whole read returns of them");
 
         let statement = format!(
-            "EXPLAIN QUERY PLAN SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id
-             WHERE {} AND {SIGNED_CHUNK}",
+            "SELECT {CHUNK_TEXT_COLUMNS} FROM chunks c JOIN sources s ON s.id = c.source_id WHERE {} AND {SIGNED_CHUNK}",
             crate::store::origin_condition(Origin::File, "s.path")
         );
-        let plan: Vec<String> = conn
-            .prepare(&statement)
-            .unwrap()
-            .query_map([], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plan = query_plan(&conn, &statement);
         assert!(plan.iter().any(|step| step.contains("COVERING INDEX chunks_signatures")), "{plan:?}");
     }
 
@@ -495,17 +502,10 @@ mod tests {
     /// all, which made lint's read of every page's citations 15 ms of CPU on rust-rfcs instead of 2.
     #[test]
     fn a_page_is_found_by_its_slug_without_reading_other_pages_rows() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
-        let plan: Vec<String> = conn
-            .prepare(
-                "EXPLAIN QUERY PLAN SELECT p.path, c.note_line FROM citations c JOIN wiki_pages p ON p.slug = c.page",
-            )
-            .unwrap()
-            .query_map([], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plan = query_plan(
+            &empty_index(),
+            "SELECT p.path, c.note_line FROM citations c JOIN wiki_pages p ON p.slug = c.page",
+        );
         let page_step = plan.iter().find(|step| step.contains(" p ")).expect("a step reads the pages");
         assert!(page_step.contains("USING INDEX sqlite_autoindex_wiki_pages"), "{plan:?}");
     }
@@ -516,15 +516,8 @@ mod tests {
     /// of the settings (5 % of the MCP server's CPU).
     #[test]
     fn a_meta_value_is_found_by_its_key_without_reading_other_values() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
-        let plan: Vec<String> = conn
-            .prepare("EXPLAIN QUERY PLAN SELECT value FROM meta WHERE key = 'principals'")
-            .unwrap()
-            .query_map([], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let conn = empty_index();
+        let plan = query_plan(&conn, super::super::META_VALUE);
         assert!(plan.iter().any(|step| step.contains("USING INDEX sqlite_autoindex_meta")), "{plan:?}");
         super::super::set_meta(&conn, "log_due", &"x".repeat(1 << 20)).unwrap();
         super::super::set_meta(&conn, "principals", "{}").unwrap();
@@ -537,15 +530,8 @@ mod tests {
     /// whole the rows it compared.
     #[test]
     fn vectors_and_line_histories_are_found_by_key_through_the_keys_alone() {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(&format!("{}{}", super::super::SCHEMA, super::super::INDEXES)).unwrap();
-        let plan = |sql: &str| -> Vec<String> {
-            let explained = format!("EXPLAIN QUERY PLAN {sql}");
-            let mut statement = conn.prepare(&explained).unwrap();
-            let values = vec![""; statement.parameter_count()];
-            let steps = statement.query_map(rusqlite::params_from_iter(values), |row| row.get::<_, String>(3));
-            steps.unwrap().collect::<rusqlite::Result<_>>().unwrap()
-        };
+        let conn = empty_index();
+        let plan = |sql: &str| query_plan(&conn, sql);
         let lookup = plan(super::super::embeddings::VECTOR_DIMENSIONS);
         assert!(lookup.iter().any(|step| step.contains("USING INDEX sqlite_autoindex_chunk_embeddings")), "{lookup:?}");
         let whole = plan(super::super::embeddings::EVERY_VECTOR);

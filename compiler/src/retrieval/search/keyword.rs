@@ -57,29 +57,8 @@ pub(super) fn snippet(
     if stems.is_empty() {
         return None;
     }
-    // Slide a window of `width` words, counting each stem's matches in it.
     let width = SNIPPET_WORDS.min(spans.len());
-    let mut counts = vec![0_usize; stems.len()];
-    let mut distinct = 0;
-    let (mut best, mut found) = (0, 0);
-    for (at, &(.., matched)) in spans.iter().enumerate() {
-        if let Some(stem) = matched {
-            counts[stem] += 1;
-            distinct += usize::from(counts[stem] == 1);
-        }
-        if let Some(stem) = at.checked_sub(width).and_then(|gone| spans[gone].2) {
-            counts[stem] -= 1;
-            distinct -= usize::from(counts[stem] == 0);
-        }
-        if at + 1 >= width && distinct > found {
-            (best, found) = (at + 1 - width, distinct);
-        }
-    }
-    // The earliest best window ends at its last match; centre the matches in it instead.
-    let matched: Vec<usize> = (best..best + width).filter(|&at| spans[at].2.is_some()).collect();
-    let (first, last) = (matched[0], matched[matched.len() - 1]);
-    let slack = width - (last - first + 1);
-    let best = first.saturating_sub(slack / 2).min(spans.len() - width);
+    let best = best_window(&spans, stems.len(), width);
     let window = &spans[best..best + width];
     // A window at the text's start keeps the markup that opens its first word (a backtick, a bracket, an
     // emphasis), not a heading's, quote's or list item's marker; one at its end keeps what closes the last.
@@ -129,6 +108,33 @@ pub(super) fn snippet(
         out.push('…');
     }
     Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// The first word of the window of `width` words that holds the most distinct query stems (the earliest
+/// such), moved to centre its matches; `spans` are the words, each with its stem's index below `stems`.
+fn best_window(spans: &[(usize, usize, Option<usize>)], stems: usize, width: usize) -> usize {
+    // Slide a window of `width` words, counting each stem's matches in it.
+    let mut counts = vec![0_usize; stems];
+    let mut distinct = 0;
+    let (mut best, mut found) = (0, 0);
+    for (at, &(.., matched)) in spans.iter().enumerate() {
+        if let Some(stem) = matched {
+            counts[stem] += 1;
+            distinct += usize::from(counts[stem] == 1);
+        }
+        if let Some(stem) = at.checked_sub(width).and_then(|gone| spans[gone].2) {
+            counts[stem] -= 1;
+            distinct -= usize::from(counts[stem] == 0);
+        }
+        if at + 1 >= width && distinct > found {
+            (best, found) = (at + 1 - width, distinct);
+        }
+    }
+    // The earliest best window ends at its last match; centre the matches in it instead.
+    let matched: Vec<usize> = (best..best + width).filter(|&at| spans[at].2.is_some()).collect();
+    let (first, last) = (matched[0], matched[matched.len() - 1]);
+    let slack = width - (last - first + 1);
+    first.saturating_sub(slack / 2).min(spans.len() - width)
 }
 
 /// The fence line of the code block `text` ends inside (```` ```\n ````, `~~~\n`), if it does.
