@@ -419,6 +419,62 @@ mod tests {
         );
     }
 
+    /// Snippets of hostile markup (unbalanced and nested backticks, fences of both kinds, cut links,
+    /// comments, anchors, terminal escapes, multibyte text) never panic and never pass a control character
+    /// through in either highlight.
+    #[test]
+    fn snippets_of_hostile_markup_never_panic_nor_pass_controls() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let query: rustc_hash::FxHashSet<String> =
+            ["raw", "pointers"].iter().map(|w| super::stem_word(&stemmer, w)).collect();
+        let pieces = [
+            "raw",
+            "pointers",
+            "x",
+            "é",
+            "`",
+            "``",
+            "```",
+            "```rust\n",
+            "~~~\n",
+            "\n",
+            " ",
+            "> ",
+            "# ",
+            "- ",
+            "[",
+            "]",
+            "(",
+            ")",
+            "[a][b]",
+            "[x]: y",
+            "<!--",
+            "-->",
+            "<a id=\"q\"></a>",
+            "[^1]",
+            "\u{1b}[1m",
+            "**",
+            "日本",
+        ];
+        let mut state = 0x1234_5678_u64;
+        let mut next = |below: usize| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize % below
+        };
+        let mut cache = super::StemCache::for_stems(&query);
+        for _ in 0..20_000 {
+            let text: String = (0..1 + next(120)).map(|_| pieces[next(pieces.len())]).collect();
+            for highlight in [super::Highlight::Markdown, super::Highlight::Ansi] {
+                let (open, close) = highlight.marks();
+                if let Some(snippet) = super::snippet(&text, &query, &mut cache, highlight) {
+                    let unmarked = snippet.replace(open, "").replace(close, "");
+                    assert!(!unmarked.contains('\u{1b}'), "{text:?} gave {snippet:?}");
+                }
+            }
+            assert!(!super::leading_text(&text).contains('\u{1b}'), "{text:?}");
+        }
+    }
+
     #[test]
     fn a_snippet_is_the_window_with_the_most_query_words() {
         let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
