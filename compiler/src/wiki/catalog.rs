@@ -181,12 +181,14 @@ pub(super) struct Layout {
 
 impl Layout {
     pub(super) fn new(project: &Project) -> Layout {
-        let output = project.output_dir();
-        let wiki = output.join("wiki");
-        let wiki_folder_in_project = wiki.strip_prefix(&project.root).map_or_else(
-            |_| wiki.to_string_lossy().into_owned(),
-            |relative| relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
-        );
-        Layout { wiki_folder_in_project }
+        Layout { wiki_folder_in_project: in_project(project, &project.output_dir().join("wiki")) }
     }
+}
+
+/// A folder's path relative to the project root, `/`-separated (as given when it is outside the project).
+pub(super) fn in_project(project: &Project, folder: &Path) -> String {
+    folder.strip_prefix(&project.root).map_or_else(
+        |_| folder.to_string_lossy().into_owned(),
+        |relative| relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+    )
 }

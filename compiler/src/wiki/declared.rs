@@ -20,8 +20,8 @@ pub(super) struct Declared {
 }
 
 impl ArtifactKindDriver for Declared {
-    /// An artifact whose stamp differs, with what the catalog held of it.
-    type Stale = (Stamped, Option<StoredArtifact>);
+    /// An artifact whose stamp differs, with what the catalog held of it and the page index it derives from.
+    type Stale = (Stamped, Option<StoredArtifact>, PageIndex);
 
     fn name(&self) -> &'static str {
         self.kind.name
@@ -38,7 +38,7 @@ impl ArtifactKindDriver for Declared {
         if let Some(index) = self.index {
             stale = stale_artifacts(run.db, index, self.kind, &mut stored, run.context.full)?;
             if self.kind.reads_rows {
-                for (stamped, _) in &stale {
+                for (stamped, ..) in &stale {
                     read_section_rows(run.conn, run.db, run.inputs, &stamped.key).map_err(sql)?;
                 }
             }
@@ -52,8 +52,7 @@ impl ArtifactKindDriver for Declared {
     }
 
     fn store(&mut self, run: &mut Run<'_, '_>, stale: Self::Stale, stage: &mut Stage) -> Result<Stored, StoreError> {
-        let (stamped, before) = stale;
-        let index = self.index.expect("only a kind with a page index has stale artifacts");
+        let (stamped, before, index) = stale;
         let file = (self.kind.derive)(&*run.db, index, &stamped.key).map_err(StoreError::Wiki)?;
         store_file(run.conn, self.kind, (&stamped.stamp, file), before, run.context, stage)
             .map_err(|source| run.sql(source))
@@ -72,12 +71,12 @@ fn stale_artifacts(
     kind: &ArtifactKind,
     stored: &mut BTreeMap<String, StoredArtifact>,
     full: bool,
-) -> Result<Vec<(Stamped, Option<StoredArtifact>)>, StoreError> {
+) -> Result<Vec<(Stamped, Option<StoredArtifact>, PageIndex)>, StoreError> {
     let mut stale = Vec::new();
     for stamped in (kind.stamps)(db, index).map_err(StoreError::Wiki)? {
         let before = stored.remove(&stamped.uri);
         if full || before.as_ref().is_none_or(|before| before.stamp != stamped.stamp) {
-            stale.push((stamped, before));
+            stale.push((stamped, before, index));
         }
     }
     Ok(stale)

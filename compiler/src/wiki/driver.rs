@@ -84,14 +84,15 @@ pub(super) trait ArtifactKindDriver {
 }
 
 /// Runs one kind: stores every artifact that differs from the index, removes every one no longer derived,
-/// counts both and logs each whose bytes changed. Returns the keys it stored or removed.
+/// counts both and logs each whose bytes changed. Returns the keys it stored, then those it removed (each
+/// once: the comparison finds an artifact either to store or gone).
 pub(super) fn drive<K: ArtifactKindDriver>(
     kind: &mut K,
     run: &mut Run<'_, '_>,
     stage: &mut Stage,
-) -> Result<BTreeSet<String>, StoreError> {
+) -> Result<Vec<String>, StoreError> {
     let Compared { stale, gone } = kind.compare(run)?;
-    let mut touched = BTreeSet::new();
+    let mut touched = Vec::with_capacity(stale.len() + gone.len());
     for item in stale {
         let stored = kind.store(run, item, stage)?;
         kind.counters(stage).rendered += 1;
@@ -105,7 +106,7 @@ pub(super) fn drive<K: ArtifactKindDriver>(
             };
             record(kind, stage, &stored.uri, change);
         }
-        touched.insert(stored.key);
+        touched.push(stored.key);
     }
     for gone in gone {
         kind.remove(run, &gone)?;
@@ -118,7 +119,7 @@ pub(super) fn drive<K: ArtifactKindDriver>(
             sources: Vec::new(),
         };
         record(kind, stage, &gone.uri, change);
-        touched.insert(gone.key);
+        touched.push(gone.key);
     }
     Ok(touched)
 }
@@ -206,7 +207,7 @@ mod tests {
     }
 
     /// Runs `kind` through the driver on an empty project, returning the stage and the keys it touched.
-    fn run_driver(kind: &mut Given) -> (Stage, BTreeSet<String>) {
+    fn run_driver(kind: &mut Given) -> (Stage, Vec<String>) {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("kc.toml"), "version = 1\n").unwrap();
         let project = Project::load(&root.path().join("kc.toml")).unwrap();
@@ -239,7 +240,7 @@ mod tests {
         let (stage, touched) = run_driver(&mut kind);
         assert_eq!(kind.stored, ["new", "same", "edited"]);
         assert_eq!(kind.removed, ["old"]);
-        assert_eq!(touched.into_iter().collect::<Vec<_>>(), ["edited", "new", "old", "same"]);
+        assert_eq!(touched, ["new", "same", "edited", "old"]);
         let counters = stage.declared["given"];
         assert_eq!((counters.rendered, counters.deleted), (3, 1));
         // An artifact stored again with the same bytes is counted but not logged.

@@ -181,5 +181,11 @@ mod tests {
         std::fs::write(&file, &lines[..lines.len() - 1]).unwrap();
         complete_log(&conn, output.path()).unwrap();
         assert!(std::fs::read_to_string(&file).unwrap().ends_with("{\"run_id\":\"run-9\"}\n"));
+        // A stored path that leaves the output folder is refused before anything is read or written there.
+        let escape = serde_json::json!({"file": "../escape.jsonl", "last": "x\n"});
+        store::set_meta(&conn, LOG_DUE_END, &escape.to_string()).unwrap();
+        let outside = output.path().parent().unwrap().join("escape.jsonl");
+        assert!(complete_log(&conn, output.path()).is_err());
+        assert!(!outside.exists());
     }
 }

@@ -443,11 +443,8 @@ pub fn generated_in_project(project: &Project, generated: &HashSet<String>) -> H
 /// its path in the output folder. Made once per use, not per file (it lays out the project's folders).
 #[must_use]
 pub fn output_prefix(project: &Project) -> String {
-    let wiki = Layout::new(project).wiki_folder_in_project;
-    match wiki.strip_suffix("wiki").map(|output| output.trim_end_matches('/')) {
-        Some("") | None => String::new(),
-        Some(output) => format!("{output}/"),
-    }
+    let output = in_project(project, &project.output_dir());
+    if output.is_empty() { output } else { format!("{output}/") }
 }
 
 /// The output folder's `wiki/`, relative to the project root, `/`-separated.

@@ -187,17 +187,12 @@ pub(super) fn shards_unchanged(inputs: &mut PageInputs, context: &StageContext<'
 /// then runs the artifact driver over every declared kind with the page index: the sections' shards, the
 /// root and the other declared kinds whose stamps changed are stored, and those of sections with no page
 /// left removed.
-pub(super) fn compile_shards(
-    run: &mut Run<'_, '_>,
-    stage: &mut Stage,
-    written: &BTreeSet<String>,
-) -> Result<(), StoreError> {
+pub(super) fn compile_shards(run: &mut Run<'_, '_>, stage: &mut Stage, written: &[String]) -> Result<(), StoreError> {
     let context = run.context;
     let template_hash = shard_template_hash(context.templates);
     let project_name = project_name(context.project);
     // A full build reseeds (`IndexSync::reseed`), so every row is read.
-    let written: Vec<String> = written.iter().cloned().collect();
-    let index = sync_shards(run.conn, run.db, run.inputs, (&context.sync, &written), (&template_hash, project_name))
+    let index = sync_shards(run.conn, run.db, run.inputs, (&context.sync, written), (&template_hash, project_name))
         .map_err(|source| run.sql(source))?;
     let index = context.project.config.wiki.enabled.then_some(index);
     for kind in DECLARED_KINDS {

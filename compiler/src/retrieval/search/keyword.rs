@@ -70,10 +70,10 @@ pub(super) fn snippet(
     }
     let cut_after = best + width < spans.len();
     let to = if cut_after { window[width - 1].1 } else { text.len() };
-    // Only the window is made readable (a chunk is 2 KB, a window a tenth of it), then its words marked. A
-    // window that starts inside a code block is read with the block's fence before it (and the fence not
-    // shown), so that its code stays as written and unmarked.
-    // One that starts inside inline code is shown with the backticks that opened it.
+    // Only the window is made readable (a chunk is 2 KB, a window a tenth of it), then its words marked
+    // again (the readable text's words are not the chunk's). A window that starts inside a code block is read
+    // with the block's fence before it (and the fence not shown), so that its code stays as written and
+    // unmarked; one that starts inside inline code is shown with the backticks that opened it.
     let fence = open_fence(&text[..from]);
     let line = text[..from].rfind('\n').map_or(&text[..from], |at| &text[at + 1..from]);
     let opened = if fence.is_some() { 0 } else { code_ranges(line).1 };
