@@ -255,6 +255,12 @@ fn sentence(rng: &mut Rng) -> String {
         3 => format!("Read [the guide](guide/d.md) and [{concept}](b.md#{}).", other.to_lowercase()),
         4 => format!("Words about {} and zqxv{} here.", concept.to_lowercase(), rng.below(5)),
         5 => format!("This is called *{concept}* in the field. Also see #{}.", other.to_lowercase().replace(' ', "-")),
+        // Code in a list item, as RFCs nest their examples: a list over the chunk target is cut around it.
+        6 if rng.chance(50) => format!(
+            "- {concept}, with its example:\n\n  ```\n  code [[NotALink]] here\n  {}\n  ```\n- And {} after it.",
+            "more code ".repeat(rng.below(30)),
+            other.to_lowercase()
+        ),
         6 => "```\ncode [[NotALink]] here\n```".to_string(),
         // A paragraph of embeds alone: a page lists its source rather than quote it.
         7 => format!("![[{concept}]] ![[{}]]", other.to_lowercase()),

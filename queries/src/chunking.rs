@@ -1,8 +1,8 @@
 //! Markdown-aware chunking.
 //!
 //! A document splits into sections at every heading. A section's blocks are packed greedily into chunks of
-//! at most `target_bytes`; a code block is never split, and a prose block larger than the target splits at
-//! line ends, then at whitespace. When one section needs several chunks, each chunk after the first starts
+//! at most `target_bytes`; a code block is never split, nor is a fenced block inside a list or a quote,
+//! and a prose block larger than the target splits at line ends, then at whitespace. When one section needs several chunks, each chunk after the first starts
 //! up to `overlap_bytes` before the previous one ended, at a line or sentence start, so a sentence cut at a
 //! boundary is whole in one of them. A heading with no content of its own before its first sub-heading
 //! joins the chunk that follows, and a heading is never a chunk alone: it stays with its first block. Every chunk is a byte range of the source: its text is the source slice,
@@ -207,8 +207,15 @@ fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_st
 }
 
 /// Splits a prose block larger than `target` into pieces at line ends, then at whitespace, then anywhere
-/// on a character boundary, so that no piece is larger than `target` unless one character is.
+/// on a character boundary, so that no piece is larger than `target` unless one character is, or one fenced
+/// block is: a fence inside the block (a list item's or a quote's code) is cut around, never through, since
+/// an excerpt that starts or ends inside code shows its code as prose and its prose as code. A piece that
+/// holds a fence is marked as code, so no overlap starts inside it.
 fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &mut Vec<Unit>) {
+    let block = &text[start..end];
+    let fenced =
+        if block.contains("```") || block.contains("~~~") { fenced_ranges(text, start, end) } else { Vec::new() };
+    let holds_fence = |from: usize, to: usize| fenced.iter().any(|&(open, close)| open < to && from < close);
     let mut piece_start = start;
     while end - piece_start > target {
         let limit = floor_char_boundary(text, piece_start + target);
@@ -219,15 +226,70 @@ fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &
             .or_else(|| window.rfind(char::is_whitespace).filter(|&at| at > 0))
             .map_or(limit, |at| piece_start + at);
         let cut = if cut <= piece_start { ceil_char_boundary(text, piece_start + 1) } else { cut };
+        // A cut inside a fence moves before it, or after it when the piece starts with it.
+        let cut = match fenced.iter().find(|&&(open, close)| open < cut && cut < close) {
+            Some(&(open, _)) if open > piece_start => open,
+            Some(&(_, close)) => close,
+            None => cut,
+        };
         let piece_end = piece_start + text[piece_start..cut].trim_end().len();
         if piece_end > piece_start {
-            units.push(Unit { start: piece_start, end: piece_end, code: false });
+            units.push(Unit { start: piece_start, end: piece_end, code: holds_fence(piece_start, piece_end) });
         }
         let rest = &text[cut..end];
         piece_start = cut + (rest.len() - rest.trim_start().len());
     }
     if end > piece_start {
-        units.push(Unit { start: piece_start, end, code: false });
+        units.push(Unit { start: piece_start, end, code: holds_fence(piece_start, end) });
+    }
+}
+
+/// The byte ranges of the fenced code inside `text[start..end]`, each from its opening fence line's start to
+/// its closing fence line's end (or `end`, when it is not closed there). A line is read without what a list
+/// or a quote puts before its code ([`content_of`]).
+fn fenced_ranges(text: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut fences = crate::Fences::default();
+    let mut open: Option<usize> = None;
+    let mut at = start;
+    for line in text[start..end].split_inclusive('\n') {
+        let code = fences.is_code(content_of(line));
+        let line_end = at + line.len();
+        match (open, code) {
+            (None, true) => open = Some(at),
+            // The closing fence is code too; the line after it is not.
+            (Some(from), false) => {
+                ranges.push((from, at));
+                open = None;
+            }
+            _ => {}
+        }
+        at = line_end;
+    }
+    if let Some(from) = open {
+        ranges.push((from, end));
+    }
+    // A range ends after its closing fence's line break; a cut there is a line end, so trim it back to the
+    // fence line's own end.
+    for range in &mut ranges {
+        range.1 = start + text[start..range.1].trim_end().len();
+    }
+    ranges
+}
+
+/// A line without the `>` marks, the indentation and the list item's marker (`-`, `*`, `+`, `1.`, `1)`)
+/// before its content: a fence may open a list item (`8. ```` ``` ````).
+fn content_of(line: &str) -> &str {
+    let bare = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace());
+    let digits = bare.bytes().take_while(u8::is_ascii_digit).count();
+    let marker = match bare.as_bytes().first() {
+        Some(b'-' | b'*' | b'+') => 1,
+        Some(b'0'..=b'9') if digits <= 9 && matches!(bare.as_bytes().get(digits), Some(b'.' | b')')) => digits + 1,
+        _ => return bare,
+    };
+    match bare[marker..].strip_prefix([' ', '\t']) {
+        Some(content) => content.trim_start(),
+        None => bare,
     }
 }
 

@@ -189,8 +189,10 @@ fn is_links_alone(line: &str) -> bool {
 }
 
 /// Which lines of a Markdown text are code, read line by line: a fence line, or a line inside a fenced
-/// block. Only a run of at least as many of the opening character closes a fence, so a `~~~` block that
-/// shows a ```` ``` ```` block stays code throughout, as it does for a Markdown reader.
+/// block. Only a run of at least as many of the opening character, with nothing after it, closes a fence,
+/// so a `~~~` block that shows a ```` ``` ```` block stays code throughout, as it does for a Markdown
+/// reader; and a line that opens with three backticks and holds another (```` ```x = 1``` ````) is inline
+/// code, not a fence (CommonMark: a backtick fence's info string holds no backtick).
 #[derive(Debug, Default)]
 pub struct Fences {
     open: Option<(char, usize)>,
@@ -202,13 +204,17 @@ impl Fences {
         let trimmed = line.trim();
         if let Some(marker @ ('`' | '~')) = trimmed.chars().next() {
             let run = trimmed.chars().take_while(|c| *c == marker).count();
-            if run >= 3 {
-                match self.open {
-                    None => self.open = Some((marker, run)),
-                    Some((open, length)) if open == marker && run >= length => self.open = None,
-                    Some(_) => {}
+            let rest = &trimmed[run..];
+            match self.open {
+                None if run >= 3 && !(marker == '`' && rest.contains('`')) => {
+                    self.open = Some((marker, run));
+                    return true;
                 }
-                return true;
+                Some((open, length)) if open == marker && run >= length && rest.trim().is_empty() => {
+                    self.open = None;
+                    return true;
+                }
+                _ => {}
             }
         }
         self.open.is_some()
@@ -322,7 +328,17 @@ pub fn is_only_embeds(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_link_item, is_links_alone, is_markup_only, is_navigation, is_only_embeds, starts_list_item};
+    use super::{
+        Fences, is_link_item, is_links_alone, is_markup_only, is_navigation, is_only_embeds, starts_list_item,
+    };
+
+    #[test]
+    fn a_fence_opens_and_closes_as_commonmark_reads_it() {
+        let text = "```export RUST_NEW_ERROR_FORMAT=true``` is inline code\nprose\n~~~~md\n```rust\n~~~ not a close\n~~~~\nprose\n```rust\ncode\n```\nprose";
+        let mut fences = Fences::default();
+        let code: Vec<bool> = text.lines().map(|line| fences.is_code(line)).collect();
+        assert_eq!(code, [false, false, true, true, true, true, false, true, true, true, false]);
+    }
 
     #[test]
     fn only_embeds() {

@@ -138,6 +138,62 @@ fn overlap_never_starts_inside_a_code_block() {
     }
 }
 
+/// The byte ranges of `text`'s fenced code, each from its opening fence to its closing fence
+/// line's end, read as a Markdown reader reads a list's or a quote's code (without indentation and `>`).
+fn fenced_code(text: &str) -> Vec<(usize, usize)> {
+    let (mut fences, mut ranges, mut open, mut at) = (crate::Fences::default(), Vec::new(), None, 0);
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace() || c.is_ascii_digit() || c == '.');
+        match (open, fences.is_code(bare)) {
+            (None, true) => open = Some(at + line.len() - bare.len()),
+            (Some(from), false) => {
+                ranges.push((from, text[..at].trim_end().len()));
+                open = None;
+            }
+            _ => {}
+        }
+        at += line.len();
+    }
+    ranges.extend(open.map(|from| (from, text.len())));
+    ranges
+}
+
+#[test]
+fn a_fence_inside_a_list_item_is_never_cut_nor_overlapped() {
+    // A list item's code, as RFCs and guides nest it, in a list far over the target: the list splits at
+    // line ends, but around its fences, and no overlap starts inside one.
+    let json: String = (0..12).map(|n| format!("      \"field{n}\": {n},\n")).collect();
+    let item = |n: usize| {
+        format!(
+            "- Item {n} says what the example shows, in a sentence of prose.\n\n  ```json\n  {{\n{json}  }}\n  ```\n\n"
+        )
+    };
+    // And code that opens a list item, as EIPs number their test cases.
+    let numbered = format!("3. ```\n{json}   ```\n\n");
+    let text = format!("# Registry\n\n{}{}{numbered}After the list, a paragraph.\n", item(1), item(2));
+    for (target, overlap) in [(120, 40), (200, 60), (400, 100)] {
+        let db = TestDb::new(target, overlap);
+        let file = db.file("registry.md", &text);
+        let found = chunks(&db, file);
+        assert!(found.len() >= 2, "the list splits: {found:#?}");
+        let code = fenced_code(&text);
+        assert_eq!(code.len(), 3);
+        for chunk in found.iter() {
+            let (start, end) = (chunk.start as usize, chunk.end as usize);
+            let inside = |at: usize| code.iter().any(|&(open, close)| open < at && at < close);
+            assert!(
+                !inside(start) && !inside(end),
+                "a chunk starts and ends outside code ({target}, {overlap}): {:?}",
+                &text[start..end]
+            );
+        }
+        // Every line of the text is in some chunk.
+        for line in text.lines().filter(|line| !line.trim().is_empty()) {
+            assert!(found.iter().any(|c| text[c.start as usize..c.end as usize].contains(line.trim())), "{line:?}");
+        }
+    }
+}
+
 #[test]
 fn long_sections_split_within_the_target_with_overlap() {
     let db = TestDb::new(200, 60);

@@ -169,7 +169,8 @@ fn word_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
 }
 
 /// The byte ranges of `text`'s code, inline or fenced: a run of backticks opens code that the next run of as
-/// many closes (an unclosed run is text); and the length of the run left open at its end (0 when none).
+/// many closes; and the length of the run left open at its end (0 when none). Code a run opens and the text
+/// does not close runs to the text's end (a window cut inside a span or a fence), so that range ends it.
 fn code_ranges(text: &str) -> (Vec<(usize, usize)>, usize) {
     let bytes = text.as_bytes();
     let mut ranges = Vec::new();
@@ -190,6 +191,9 @@ fn code_ranges(text: &str) -> (Vec<(usize, usize)>, usize) {
             Some(_) => {}
         }
         at += run;
+    }
+    if let Some((start, _)) = open {
+        ranges.push((start, text.len()));
     }
     (ranges, open.map_or(0, |(_, length)| length))
 }

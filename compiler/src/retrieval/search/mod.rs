@@ -513,6 +513,11 @@ mod tests {
         let opened = super::snippet(&spanned, &query, &mut cache, super::Highlight::Markdown).unwrap();
         assert!(opened.starts_with("…`x x"), "the window opens inside inline code: {opened}");
         assert!(opened.ends_with("x raw` **pointers** here."), "{opened}");
+        // A window that holds a fence's opening line and ends before its close: what follows the fence is code.
+        let opening =
+            format!("The raw pointers:\n```rust\nlet raw = `x` as *const pointers;\n{}```", "x;\n".repeat(40));
+        let fenced = super::snippet(&opening, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert!(fenced.starts_with("The **raw** **pointers**: ```rust let raw = `x` as *const pointers;"), "{fenced}");
         let ansi = super::snippet("`raw`", &query, &mut cache, super::Highlight::Ansi).unwrap();
         assert_eq!(ansi, "`\u{1b}[1mraw\u{1b}[0m`", "a terminal's bold shows inside code");
         assert!(super::snippet("nothing here", &query, &mut cache, super::Highlight::Markdown).is_none());
