@@ -81,10 +81,13 @@ pub(super) fn snippet(
     let shown = knowledge_queries::wiki::readable_excerpt(&format!("{before}{}", &text[from..to]));
     let skip = fence.map_or(0, str::len);
     let (open, close) = highlight.marks();
-    // Markdown's bold marks inside code are shown as they are written (`**struct**_type`): a word in code is
-    // left unmarked there.
-    let code = if highlight == Highlight::Markdown { code_ranges(&shown).0 } else { Vec::new() };
-    let in_code = |at: usize| code.iter().any(|&(start, end)| (start..end).contains(&at));
+    // Markdown's bold marks inside code are shown as they are written (`**struct**_type`), and inside a link's
+    // target they break the link (and the address a reader copies): a word in either is left unmarked there.
+    let unmarked = match highlight {
+        Highlight::Markdown => [code_ranges(&shown).0, link_targets(&shown)].concat(),
+        _ => Vec::new(),
+    };
+    let in_code = |at: usize| unmarked.iter().any(|&(start, end)| (start..end).contains(&at));
     let mut out = String::new();
     if best > 0 {
         out.push('…');
@@ -196,6 +199,20 @@ fn code_ranges(text: &str) -> (Vec<(usize, usize)>, usize) {
         ranges.push((start, text.len()));
     }
     (ranges, open.map_or(0, |(_, length)| length))
+}
+
+/// The byte ranges of `text`'s link targets: an inline link's destination (`](…)`, to its closing bracket or
+/// a space), and an address with a scheme (`https://…`, bare or in an autolink's `<…>`) to the next space,
+/// `>` or `)`.
+fn link_targets(text: &str) -> Vec<(usize, usize)> {
+    let to_end = |from: usize, stop: &dyn Fn(char) -> bool| text[from..].find(stop).map_or(text.len(), |at| from + at);
+    let destinations =
+        text.match_indices("](").map(|(at, _)| (at + 2, to_end(at + 2, &|c| c == ')' || c.is_whitespace())));
+    let addresses = text.match_indices("://").map(|(at, _)| {
+        let scheme = text[..at].rfind(|c: char| !c.is_ascii_alphanumeric()).map_or(0, |before| before + 1);
+        (scheme, to_end(at, &|c| c == '>' || c == ')' || c.is_whitespace()))
+    });
+    destinations.chain(addresses).collect()
 }
 
 /// Applies the coverage and phrase boosts and records why the result matched.

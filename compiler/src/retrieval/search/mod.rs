@@ -518,6 +518,14 @@ mod tests {
             format!("The raw pointers:\n```rust\nlet raw = `x` as *const pointers;\n{}```", "x;\n".repeat(40));
         let fenced = super::snippet(&opening, &query, &mut cache, super::Highlight::Markdown).unwrap();
         assert!(fenced.starts_with("The **raw** **pointers**: ```rust let raw = `x` as *const pointers;"), "{fenced}");
+        // A link's target keeps its words as written: bold there would break the link a reader copies.
+        let target = "See [raw pointers](https://doc.rust-lang.org/raw-pointers.html), <https://x.org/raw> and https://raw.example/pointers here.";
+        let linked = super::snippet(target, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert_eq!(
+            linked,
+            "See [**raw** **pointers**](https://doc.rust-lang.org/raw-pointers.html), <https://x.org/raw> and https://raw.example/pointers here.",
+            "{linked}"
+        );
         let ansi = super::snippet("`raw`", &query, &mut cache, super::Highlight::Ansi).unwrap();
         assert_eq!(ansi, "`\u{1b}[1mraw\u{1b}[0m`", "a terminal's bold shows inside code");
         assert!(super::snippet("nothing here", &query, &mut cache, super::Highlight::Markdown).is_none());
