@@ -296,19 +296,25 @@ pub fn fresh_paths(conn: &Connection, paths: &[&str]) -> rusqlite::Result<FxHash
     statement.query_map([listed], |row| row.get(0))?.collect()
 }
 
-/// Every path the last build added or changed, or `None` when there are more than `most` (a first build of
-/// a large corpus): a server keeps them to tell its results' fresh sources without reading the build's events
-/// at each search.
-pub fn last_build_fresh_paths(conn: &Connection, most: usize) -> rusqlite::Result<Option<FxHashSet<String>>> {
+/// Every path the last build added or changed, or `None` when their bytes pass `most_bytes` (a first build of
+/// a large corpus, or a tree of long paths): a server keeps them to tell its results' fresh sources without
+/// reading the build's events at each search, within its memory budget.
+pub fn last_build_fresh_paths(conn: &Connection, most_bytes: usize) -> rusqlite::Result<Option<FxHashSet<String>>> {
     let mut statement = conn.prepare_cached(
         "SELECT DISTINCT path FROM run_events
-         WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run') AND kind IN ('source_added', 'source_changed')
-         LIMIT ?1",
+         WHERE run_id = (SELECT value FROM meta WHERE key = 'last_run') AND kind IN ('source_added', 'source_changed')",
     )?;
-    let paths: FxHashSet<String> = statement
-        .query_map([i64::try_from(most).unwrap_or(i64::MAX - 1) + 1], |row| row.get(0))?
-        .collect::<Result<_, _>>()?;
-    Ok((paths.len() <= most).then_some(paths))
+    let mut rows = statement.query([])?;
+    let (mut paths, mut bytes) = (FxHashSet::default(), 0);
+    while let Some(row) = rows.next()? {
+        let path: String = row.get(0)?;
+        bytes += path.len();
+        if bytes > most_bytes {
+            return Ok(None);
+        }
+        paths.insert(path);
+    }
+    Ok(Some(paths))
 }
 
 /// Whether a page quotes bytes `start..end` of the source `uri` at `revision`.

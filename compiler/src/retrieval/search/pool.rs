@@ -25,9 +25,9 @@ const HELD_FREQUENCIES: usize = 1 << 16;
 /// empty: about 4,000 chunks of a typical 2 KB.
 const HELD_ROW_BYTES: usize = 8 << 20;
 
-/// Paths of sources the last build added or changed that a cache holds at most; past it each search asks
-/// for its own results' paths.
-const HELD_FRESH_PATHS: usize = 1 << 16;
+/// Bytes of the paths of sources the last build added or changed that a cache holds at most (about 50,000
+/// paths of 40 bytes); past it each search asks for its own results' paths.
+const HELD_FRESH_BYTES: usize = 2 << 20;
 
 /// Chunks by row (ascending), each with its score.
 type Scores = Arc<[(i64, f64)]>;
@@ -146,7 +146,7 @@ impl SearchCache {
             return store::fresh_paths(conn, paths);
         }
         if self.fresh.is_none() {
-            self.fresh = Some(store::last_build_fresh_paths(conn, HELD_FRESH_PATHS)?);
+            self.fresh = Some(store::last_build_fresh_paths(conn, HELD_FRESH_BYTES)?);
         }
         match self.fresh.as_ref().and_then(Option::as_ref) {
             Some(fresh) => {
@@ -418,16 +418,16 @@ mod tests {
         events(&build, "r2", &[("source_changed", "d.md")]);
         cache.follow(&reader).unwrap();
         assert_eq!(cache.fresh_paths(&reader, &asked).unwrap(), ["d.md".to_string()].into_iter().collect());
-        // A build that added more sources than a cache keeps: each search asks for its own results' paths.
-        let many: Vec<String> = (0..=super::HELD_FRESH_PATHS).map(|n| format!("f{n}.md")).collect();
+        // A build that added more (here, longer) paths than a cache keeps: each search asks for its own
+        // results' paths.
+        let long = "d/".repeat(500);
+        let many: Vec<String> = (0..=super::HELD_FRESH_BYTES / 1000).map(|n| format!("{long}f{n}.md")).collect();
         let rows: Vec<(&str, &str)> = many.iter().map(|path| ("source_added", path.as_str())).collect();
         events(&build, "r3", &rows);
         cache.follow(&reader).unwrap();
-        let asked = ["f0.md", "d.md", "f65536.md"];
-        assert_eq!(
-            cache.fresh_paths(&reader, &asked).unwrap(),
-            ["f0.md", "f65536.md"].map(String::from).into_iter().collect()
-        );
+        let (first, last) = (many[0].as_str(), many[many.len() - 1].as_str());
+        let asked = [first, "d.md", last];
+        assert_eq!(cache.fresh_paths(&reader, &asked).unwrap(), [first, last].map(String::from).into_iter().collect());
         assert!(matches!(cache.fresh, Some(None)), "too many to keep");
     }
 
