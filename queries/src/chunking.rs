@@ -247,7 +247,7 @@ fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &
 /// The byte ranges of the fenced code inside `text[start..end]`, each from its opening fence line's start to
 /// its closing fence line's end (or `end`, when it is not closed there). A line is read without what a list
 /// or a quote puts before its code ([`content_of`]).
-fn fenced_ranges(text: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
+pub(crate) fn fenced_ranges(text: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
     let mut fences = crate::Fences::default();
     let mut open: Option<usize> = None;

@@ -726,3 +726,38 @@ fn a_page_quotes_at_least_min_sources_sources() {
         planned(&db, &[("a.md", "# A\n\nSee [[Ghost]] for more.\n"), ("b.md", "# B\n\nThe [[Ghost]] haunts it.\n")]);
     assert_eq!(pages, [("ghost".to_string(), vec!["a.md".to_string(), "b.md".to_string()])]);
 }
+
+#[test]
+fn a_quote_never_ends_or_starts_inside_a_code_block() {
+    // A long note (one block, as the Rust Reference writes `> [!NOTE]`) whose sentences run into its code:
+    // a period inside a comment is no place to end a quote.
+    let db = TestDb::new(4000, 0);
+    let code: String = (0..12).map(|n| format!("> let x{n} = 1; // The value. It is {n}.\n")).collect();
+    let text = format!(
+        "# Capture\n\n> [!NOTE]\n> Perhaps surprisingly, a [[slice pattern]] captures the place of the pointee. It is read.\n>\n> ```rust\n{code}> ```\n>\n> After the example, the [[scrutinee]] is described again. It is the last sentence of the note.\n"
+    );
+    let file = db.file("capture.md", &text);
+    let signals = crate::concept_signals(&db, file);
+    for label in ["slice pattern", "scrutinee"] {
+        let mention = signals.iter().find(|s| s.label == label).unwrap();
+        let quote = &text[mention.excerpt.start as usize..mention.excerpt.end as usize];
+        assert!(quote.contains(&format!("[[{label}]]")), "{quote}");
+        let fences = quote.lines().filter(|line| line.trim_start_matches(['>', ' ']).starts_with("```")).count();
+        assert!(fences % 2 == 0, "a quote holds whole fences: {quote:?}");
+    }
+}
+
+#[test]
+fn a_quote_inside_one_code_block_that_shows_a_fence_is_no_quote_and_no_panic() {
+    // A `~~~` block showing a ``` block: a mention's place can start and end inside the same code.
+    let db = TestDb::new(4000, 0);
+    let lines: String = (0..40).map(|n| format!("A line {n} of the shown text. It ends.\n")).collect();
+    let text =
+        format!("# Shown\n\nSee [[outside]] first.\n\n~~~md\n```rust\n{lines}```\n~~~\n\nThe [[after]] note. Done.\n");
+    let file = db.file("shown.md", &text);
+    let signals = crate::concept_signals(&db, file);
+    for signal in signals.iter() {
+        let quote = &text[signal.excerpt.start as usize..signal.excerpt.end as usize];
+        assert!(!quote.contains("A line 20"), "no quote from inside the code: {quote:?}");
+    }
+}

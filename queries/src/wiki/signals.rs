@@ -501,6 +501,7 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     if end - start > EXCERPT_BYTES {
         end = cut(text, start, start + EXCERPT_BYTES).min(end);
     }
+    (start, end) = around_code(text, chunk, start, end);
     let trimmed = text[start..end].trim();
     if trimmed.is_empty() {
         return None;
@@ -514,6 +515,36 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         start_line: doc.lines.line_of(offset(start)),
         end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
     })
+}
+
+/// An excerpt's range moved off the middle of a fenced block of its chunk: a quote cut inside code shows
+/// the example's first lines without its end (and its sentences were cut at a period inside a comment). An
+/// end inside code moves before the fence, or to the fence's close when the excerpt starts with it (within
+/// twice [`EXCERPT_BYTES`], else before it); a start inside code moves past the fence.
+fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, usize) {
+    // Only a range that holds a fence line can start or end inside one that its chunk holds.
+    if !text[start..end].contains("```") && !text[start..end].contains("~~~") {
+        return (start, end);
+    }
+    let code = crate::chunking::fenced_ranges(text, chunk.start as usize, chunk.end as usize);
+    let inside = |at: usize| code.iter().find(|&&(open, close)| open < at && at < close).copied();
+    let start = inside(start).map_or(start, |(_, close)| close.min(end));
+    if start == end {
+        // All of it was code.
+        return (start, end);
+    }
+    let end = match inside(end) {
+        Some((open, close)) if text[start..open].trim().is_empty() => {
+            if close - start <= 2 * EXCERPT_BYTES {
+                close
+            } else {
+                start
+            }
+        }
+        Some((open, _)) => open,
+        None => end,
+    };
+    (start, end)
 }
 
 /// Whether an excerpt says something a reader can quote: no template placeholder (`{{fm.title}}`, text a
