@@ -761,3 +761,36 @@ fn a_quote_inside_one_code_block_that_shows_a_fence_is_no_quote_and_no_panic() {
         assert!(!quote.contains("A line 20"), "no quote from inside the code: {quote:?}");
     }
 }
+
+#[test]
+fn a_quote_starts_after_a_rule_id_and_ends_before_a_quotes_blank_line() {
+    let db = TestDb::new(4000, 0);
+    let text = "# Pointers\n\nr[type.pointer.intro]\nA *raw pointer* is a [[pointer]] without safety or liveness guarantees.\n\n\
+                r[type.pointer.shared]\n[[Shared]] references are written `&type`.\n";
+    let file = db.file("pointer.md", text);
+    let signals = crate::concept_signals(&db, file);
+    for label in ["pointer", "Shared"] {
+        let mention = signals.iter().find(|s| s.label == label).unwrap();
+        let quote = &text[mention.excerpt.start as usize..mention.excerpt.end as usize];
+        assert!(!quote.contains("r[type"), "{quote:?}");
+        assert!(quote.contains(&format!("[[{label}]]")), "{quote:?}");
+    }
+    // A wikilink alone on its line is no rule id: the quote keeps it.
+    let notes = "# Notes\n\n[[Compost]]\nTurned weekly.\n";
+    let file = db.file("notes.md", notes);
+    let signals = crate::concept_signals(&db, file);
+    let compost = signals.iter().find(|s| s.label == "Compost").unwrap();
+    assert!(notes[compost.excerpt.start as usize..].starts_with("[[Compost]]"));
+    // A quote that stops before a fence leaves the quote's blank line out.
+    let code: String = (0..24).map(|n| format!("> let x{n} = 1; // The value. It is {n}.\n")).collect();
+    let noted =
+        format!("# Note\n\n> A [[slice pattern]] captures the pointee. It is read.\n>\n> ```rust\n{code}> ```\n");
+    let file = db.file("note.md", &noted);
+    let signals = crate::concept_signals(&db, file);
+    let slice = signals.iter().find(|s| s.label == "slice pattern").unwrap();
+    assert!(
+        noted[..slice.excerpt.end as usize].ends_with("It is read."),
+        "{:?}",
+        &noted[slice.excerpt.start as usize..slice.excerpt.end as usize]
+    );
+}

@@ -177,10 +177,12 @@ impl Found<'_> {
         if let Some(excerpt) =
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
-            // A document's own place that is only embeds or a template placeholder (`{{fm.desc}}` in a
-            // template note) keeps its signal, but a page lists the source rather than quote it.
+            // A document's own place that is only embeds, a template placeholder (`{{fm.desc}}` in a
+            // template note) or a rule id keeps its signal, but a page lists the source rather than quote it.
             let place = &text[excerpt.start as usize..excerpt.end as usize];
-            let quotable = !crate::is_only_embeds(place) && quotable(place);
+            let quotable = !crate::is_only_embeds(place)
+                && quotable(place)
+                && !is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     }
@@ -502,6 +504,14 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         end = cut(text, start, start + EXCERPT_BYTES).min(end);
     }
     (start, end) = around_code(text, chunk, start, end);
+    // A leading rule id (the Rust Reference's `r[type.pointer.intro]`, a line of its own before the rule's
+    // text) is markup a page would show mangled: the quote starts after it.
+    while let Some((first, rest)) = text[start..end].split_once('\n')
+        && is_rule_id(first.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+        && !rest.trim().is_empty()
+    {
+        start = end - rest.len();
+    }
     let trimmed = text[start..end].trim();
     if trimmed.is_empty() {
         return None;
@@ -515,6 +525,16 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         start_line: doc.lines.line_of(offset(start)),
         end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
     })
+}
+
+/// Whether a line is a rule id: a name, then one bracketed token without spaces (`r[items.use.intro]`).
+fn is_rule_id(line: &str) -> bool {
+    let Some((name, rest)) = line.split_once('[') else { return false };
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphabetic())
+        && rest
+            .strip_suffix(']')
+            .is_some_and(|id| !id.is_empty() && !id.contains(['[', ']']) && !id.contains(char::is_whitespace))
 }
 
 /// An excerpt's range moved off the middle of a fenced block of its chunk: a quote cut inside code shows
@@ -541,7 +561,8 @@ fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, u
                 start
             }
         }
-        Some((open, _)) => open,
+        // Before the fence, without the blank quote lines (`>`) that led up to it.
+        Some((open, _)) => start + text[start..open].trim_end_matches(|c: char| c == '>' || c.is_whitespace()).len(),
         None => end,
     };
     (start, end)
