@@ -794,3 +794,59 @@ fn a_quote_starts_after_a_rule_id_and_ends_before_a_quotes_blank_line() {
         &noted[slice.excerpt.start as usize..slice.excerpt.end as usize]
     );
 }
+
+/// Hostile Markdown for the fence-aware chunker and quotes: unbalanced and nested fences in lists and
+/// quotes, rule ids, multibyte text and long lines, at several chunk sizes. Nothing panics, and every chunk
+/// and quote is a range of whole characters inside the text.
+#[test]
+fn hostile_fences_lists_and_rule_ids_never_panic_and_stay_on_char_boundaries() {
+    let pieces = [
+        "```rust\n",
+        "```\n",
+        "~~~\n",
+        "````\n",
+        "> ```\n",
+        "- ```\n",
+        "  ```\n",
+        "3. ```\n",
+        "```x``` inline\n",
+        "r[type.pointer.intro]\n",
+        "> r[a.b]\n",
+        "[[Link]]\n",
+        "A *term* is a thing. It ends.\n",
+        "é ü ñ 漢字 ",
+        "- item one\n",
+        "  wrapped line.\n",
+        "> > [!NOTE]\n",
+        ">\n",
+        "\n",
+        "\n\n",
+        "# Heading\n",
+        "## Sub\n",
+        "<!-- c -->\n",
+        "<style>\n",
+        "text.",
+        " // a comment. More.\n",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |below: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % below as u64) as usize
+    };
+    for round in 0..600 {
+        let length = 5 + next(80);
+        let text: String = (0..length).map(|_| pieces[next(pieces.len())]).collect();
+        let db = TestDb::new([64, 200, 1600][round % 3], [0, 40, 160][round % 3]);
+        let file = db.file("hostile.md", &text);
+        for chunk in crate::chunks(&db, file).iter() {
+            let (start, end) = (chunk.start as usize, chunk.end as usize);
+            assert!(start <= end && end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end));
+        }
+        for signal in crate::concept_signals(&db, file).iter() {
+            let (start, end) = (signal.excerpt.start as usize, signal.excerpt.end as usize);
+            assert!(start <= end && end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end));
+        }
+    }
+}
