@@ -348,10 +348,11 @@ fn link_text(text: &str) -> Option<(&str, &str)> {
         let end = label.find(']')?;
         return Some((inner, &label[end + 1..]));
     }
-    // A shortcut reference (`[registries]`, defined elsewhere in its file) shows its text; a checkbox or a
-    // bracketed number (`[x]`, `[1]`) stays as written.
+    // A shortcut reference (`[registries]`, defined elsewhere in its file) shows its text; a checkbox, a
+    // bracketed number (`[x]`, `[1]`) and an alert's marker (`[!NOTE]`, which GitHub and mdBook render as a
+    // callout) stay as written.
     let Some(target) = after.strip_prefix('(') else {
-        let words = inner.chars().filter(|c| c.is_alphabetic()).count() >= 2;
+        let words = inner.chars().filter(|c| c.is_alphabetic()).count() >= 2 && !inner.starts_with('!');
         // Not a wikilink's inside (`[[note]]`) nor a definition.
         return (words && !after.starts_with([':', ']'])).then_some((inner, after));
     };
@@ -364,6 +365,12 @@ fn link_text(text: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::readable_excerpt;
+
+    #[test]
+    fn an_alerts_marker_stays_as_written() {
+        assert_eq!(readable_excerpt("> [!NOTE]\n> A note, see [registries]."), "> [!NOTE]\n> A note, see registries.");
+        assert_eq!(readable_excerpt("> > [!EDITION-2021]\n> > Since 2021."), "> > [!EDITION-2021]\n> > Since 2021.");
+    }
 
     #[test]
     fn markup_that_cannot_work_out_of_its_file_is_rendered_away() {
