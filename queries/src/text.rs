@@ -221,6 +221,19 @@ impl Fences {
     }
 }
 
+/// Whether a line is a rule id: a name, then one bracketed token without spaces (`r[items.use.intro]`), as
+/// the Rust Reference puts one on its own line before each rule. Markup, not text: shown out of its file it
+/// reads `ritems.use.intro`.
+#[must_use]
+pub fn is_rule_id(line: &str) -> bool {
+    let Some((name, rest)) = line.split_once('[') else { return false };
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphabetic())
+        && rest
+            .strip_suffix(']')
+            .is_some_and(|id| !id.is_empty() && !id.contains(['[', ']']) && !id.contains(char::is_whitespace))
+}
+
 /// An ATX heading line: one to six `#` and a space (or nothing).
 #[must_use]
 pub fn is_heading_line(line: &str) -> bool {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
 use crate::retrieval::{search, terms};
-use knowledge_queries::{Fences, is_heading_line, starts_list_item, wiki};
+use knowledge_queries::{Fences, is_heading_line, is_rule_id, starts_list_item, wiki};
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -347,9 +347,10 @@ fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
 /// An excerpt's sentences and list items, on one line each, without Markdown heading or quote marks.
 ///
 /// The text is read line by line: code inside fences (even across blank lines), headings (a title is no
-/// answer), HTML tags standing alone (the Rust book's `<Listing number="8-6" caption="…">`) and an
-/// admonition's `[!NOTE]` line are no sentences. A list item runs from its marker to the next item or blank
-/// line, its wrapped lines joined; prose runs to a blank line and is cut into sentences.
+/// answer), HTML tags standing alone (the Rust book's `<Listing number="8-6" caption="…">`), an
+/// admonition's `[!NOTE]` line and a rule id (the Rust Reference's `r[type.pointer.intro]`) are no
+/// sentences. A list item runs from its marker to the next item or blank line, its wrapped lines joined;
+/// prose runs to a blank line and is cut into sentences.
 fn sentences(text: &str) -> Vec<String> {
     /// A paragraph's prose, or one list item, as it is read.
     enum Piece {
@@ -363,7 +364,7 @@ fn sentences(text: &str) -> Vec<String> {
         let code = fences.is_code(line);
         let line = line.trim().trim_start_matches('>').trim();
         let tag = line.starts_with('<') && line.ends_with('>');
-        if code || line.is_empty() || is_heading_line(line) || tag || line.starts_with("[!") {
+        if code || line.is_empty() || is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line) {
             // Each of these ends the paragraph or item before it.
             open = false;
             continue;
@@ -544,6 +545,12 @@ mod tests {
             ],
             "code is no sentence, a wrapped item is one line, a repeated sentence is kept once"
         );
+    }
+
+    #[test]
+    fn a_rule_id_line_is_no_part_of_the_sentence_after_it() {
+        let text = "r[type.pointer.raw.intro]\nRaw pointers are pointers without safety or liveness guarantees.";
+        assert_eq!(sentences(text), ["Raw pointers are pointers without safety or liveness guarantees."]);
     }
 
     #[test]

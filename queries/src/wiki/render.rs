@@ -256,9 +256,13 @@ pub fn readable_excerpt(text: &str) -> String {
 
 /// Lines of prose with [`readable_excerpt`]'s rules. A line that held only removed markup goes with it.
 fn readable_prose(prose: &str) -> String {
+    // A reference definition and a rule id (`r[items.use.intro]`) are markup on a line of their own.
     let kept: String = prose
         .split_inclusive('\n')
-        .filter(|line| !is_reference_definition(line.trim_start_matches([' ', '>'])))
+        .filter(|line| {
+            let content = line.trim_start_matches([' ', '>']);
+            !is_reference_definition(content) && !crate::is_rule_id(content.trim_end())
+        })
         .collect();
     let rendered = readable_line(&kept);
     let mut out = String::with_capacity(rendered.len());
@@ -365,6 +369,16 @@ fn link_text(text: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::readable_excerpt;
+
+    #[test]
+    fn a_rule_id_on_its_own_line_is_no_text() {
+        assert_eq!(
+            readable_excerpt(
+                "r[type.pointer.raw.intro]\nRaw pointers are pointers.\n> r[a.b]\n> Quoted. See r[x] inline."
+            ),
+            "Raw pointers are pointers.\n> Quoted. See r[x] inline."
+        );
+    }
 
     #[test]
     fn an_alerts_marker_stays_as_written() {

@@ -182,7 +182,7 @@ impl Found<'_> {
             let place = &text[excerpt.start as usize..excerpt.end as usize];
             let quotable = !crate::is_only_embeds(place)
                 && quotable(place)
-                && !is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
+                && !crate::is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     }
@@ -507,7 +507,7 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     // A leading rule id (the Rust Reference's `r[type.pointer.intro]`, a line of its own before the rule's
     // text) is markup a page would show mangled: the quote starts after it.
     while let Some((first, rest)) = text[start..end].split_once('\n')
-        && is_rule_id(first.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+        && crate::is_rule_id(first.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
         && !rest.trim().is_empty()
     {
         start = end - rest.len();
@@ -525,16 +525,6 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         start_line: doc.lines.line_of(offset(start)),
         end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
     })
-}
-
-/// Whether a line is a rule id: a name, then one bracketed token without spaces (`r[items.use.intro]`).
-fn is_rule_id(line: &str) -> bool {
-    let Some((name, rest)) = line.split_once('[') else { return false };
-    !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphabetic())
-        && rest
-            .strip_suffix(']')
-            .is_some_and(|id| !id.is_empty() && !id.contains(['[', ']']) && !id.contains(char::is_whitespace))
 }
 
 /// An excerpt's range moved off the middle of a fenced block of its chunk: a quote cut inside code shows

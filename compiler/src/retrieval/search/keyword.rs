@@ -60,14 +60,8 @@ pub(super) fn snippet(
     let width = SNIPPET_WORDS.min(spans.len());
     let best = best_window(&spans, stems.len(), width);
     let window = &spans[best..best + width];
-    // A window at the text's start keeps the markup that opens its first word (a backtick, a bracket, an
-    // emphasis), not a heading's, quote's or list item's marker; one at its end keeps what closes the last.
-    let mut from = window[0].0;
-    if best == 0 {
-        let lead = text[..from].trim_start().trim_start_matches(['#', '>']).trim_start();
-        let lead = ["- ", "* ", "+ "].iter().find_map(|marker| lead.strip_prefix(marker)).unwrap_or(lead);
-        from -= lead.trim_start().len();
-    }
+    // A window at its end keeps what closes its last word.
+    let from = window_start(text, window[0].0, best == 0);
     let cut_after = best + width < spans.len();
     let to = if cut_after { window[width - 1].1 } else { text.len() };
     // Only the window is made readable (a chunk is 2 KB, a window a tenth of it), then its words marked
@@ -111,6 +105,24 @@ pub(super) fn snippet(
         out.push('…');
     }
     Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Where a window whose first word starts at `from` begins: at the text's start (`first`) it keeps the markup
+/// that opens its first word (a backtick, a bracket, an emphasis), not a heading's, quote's or list item's
+/// marker; inside a rule id's line (`r[expr.borrow.raw.place]`) it takes the whole line, which the readable
+/// text then leaves out, rather than show its tail.
+fn window_start(text: &str, mut from: usize, first: bool) -> usize {
+    if first {
+        let lead = text[..from].trim_start().trim_start_matches(['#', '>']).trim_start();
+        let lead = ["- ", "* ", "+ "].iter().find_map(|marker| lead.strip_prefix(marker)).unwrap_or(lead);
+        from -= lead.trim_start().len();
+    }
+    let line_start = text[..from].rfind('\n').map_or(0, |at| at + 1);
+    let line_end = text[from..].find('\n').map_or(text.len(), |at| from + at);
+    if knowledge_queries::is_rule_id(text[line_start..line_end].trim_start_matches([' ', '>']).trim_end()) {
+        from = line_start;
+    }
+    from
 }
 
 /// The first word of the window of `width` words that holds the most distinct query stems (the earliest

@@ -518,6 +518,11 @@ mod tests {
             format!("The raw pointers:\n```rust\nlet raw = `x` as *const pointers;\n{}```", "x;\n".repeat(40));
         let fenced = super::snippet(&opening, &query, &mut cache, super::Highlight::Markdown).unwrap();
         assert!(fenced.starts_with("The **raw** **pointers**: ```rust let raw = `x` as *const pointers;"), "{fenced}");
+        // A rule id's line is no text, even when the window starts inside it.
+        let ruled = format!("r[expr.borrow.raw.place]\n{}raw pointers here.", "word ".repeat(28));
+        let shown = super::snippet(&ruled, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert!(shown.starts_with("…word") || shown.starts_with("word"), "{shown}");
+        assert!(!shown.contains("place]") && !shown.contains("expr."), "{shown}");
         // A link's target keeps its words as written: bold there would break the link a reader copies.
         let target = "See [raw pointers](https://doc.rust-lang.org/raw-pointers.html), <https://x.org/raw> and https://raw.example/pointers here.";
         let linked = super::snippet(target, &query, &mut cache, super::Highlight::Markdown).unwrap();
