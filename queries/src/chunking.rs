@@ -294,7 +294,7 @@ fn content_of(line: &str) -> &str {
 }
 
 /// The last char boundary at or before `at` (at most the text's length).
-pub(crate) fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+pub fn floor_char_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;

@@ -25,7 +25,7 @@ pub mod wiki;
 #[cfg(test)]
 mod tests;
 
-pub use chunking::{Chunk, ChunkingParams};
+pub use chunking::{Chunk, ChunkingParams, floor_char_boundary};
 pub use facts::{LintFacts, Located, Suppression, WikiLinkFact};
 pub use front_matter::{FrontMatter, FrontMatterValue};
 pub use hash::content_hash;

@@ -219,6 +219,12 @@ impl Fences {
         }
         self.open.is_some()
     }
+
+    /// The fence the lines read so far left open: its character and how many of it.
+    #[must_use]
+    pub fn open(&self) -> Option<(char, usize)> {
+        self.open
+    }
 }
 
 /// Whether a line is a rule id: a name, then one bracketed token without spaces (`r[items.use.intro]`), as

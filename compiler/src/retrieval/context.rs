@@ -284,10 +284,7 @@ fn fit(text: &str, available: usize) -> Option<(String, bool)> {
     if tokens(text) <= available {
         return Some((text.to_string(), false));
     }
-    let mut limit = (available * 4).min(text.len());
-    while !text.is_char_boundary(limit) {
-        limit -= 1;
-    }
+    let limit = knowledge_queries::floor_char_boundary(text, available * 4);
     let window = &text[..limit];
     // A line end, or a sentence end: a period before a space, not after a digit (that is list numbering).
     let sentence_end = window

@@ -369,10 +369,7 @@ fn shortened(text: &str) -> String {
     if text.len() <= EXCERPT_CHARS {
         return text.to_string();
     }
-    let mut cut = EXCERPT_CHARS;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = knowledge_queries::floor_char_boundary(text, EXCERPT_CHARS);
     let head = &text[..cut];
     let end = head.rfind(". ").map(|at| at + 1).or_else(|| head.rfind(char::is_whitespace)).unwrap_or(cut);
     format!("{} …", head[..end].trim_end())

@@ -232,22 +232,15 @@ pub fn readable_excerpt(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     // Prose is rendered a run of lines at a time, since a link's text may wrap; code blocks as written.
     let mut prose = String::new();
-    let mut fence: Option<&str> = None;
+    let mut fences = crate::Fences::default();
     for line in text.split_inclusive('\n') {
-        let bare = line.trim_start_matches([' ', '>']).trim_start();
-        let marker = ["```", "~~~"].into_iter().find(|m| bare.starts_with(m));
-        match (fence, marker) {
-            (None, Some(marker)) => {
+        if fences.is_code(line.trim_start_matches([' ', '>'])) {
+            if !prose.is_empty() {
                 out.push_str(&readable_prose(&std::mem::take(&mut prose)));
-                fence = Some(marker);
-                out.push_str(line);
             }
-            (Some(open), Some(close)) if open == close => {
-                fence = None;
-                out.push_str(line);
-            }
-            (Some(_), _) => out.push_str(line),
-            (None, None) => prose.push_str(line),
+            out.push_str(line);
+        } else {
+            prose.push_str(line);
         }
     }
     out.push_str(&readable_prose(&prose));
@@ -378,6 +371,15 @@ mod tests {
             ),
             "Raw pointers are pointers.\n> Quoted. See r[x] inline."
         );
+    }
+
+    #[test]
+    fn code_is_read_as_commonmark_reads_fences() {
+        // Three backticks that close on the same line are inline code: the line is prose, its link readable.
+        assert_eq!(readable_excerpt("```x``` and [a link](b.md)\nmore"), "```x``` and a link\nmore");
+        // A four-backtick block showing a three-backtick one stays code to its own close.
+        let shown = "````md\n```\n[kept](b.md)\n```\n[kept](b.md)\n````\nthen [a link](b.md)";
+        assert_eq!(readable_excerpt(shown), "````md\n```\n[kept](b.md)\n```\n[kept](b.md)\n````\nthen a link");
     }
 
     #[test]

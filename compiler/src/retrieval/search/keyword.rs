@@ -60,8 +60,8 @@ pub(super) fn snippet(
     let width = SNIPPET_WORDS.min(spans.len());
     let best = best_window(&spans, stems.len(), width);
     let window = &spans[best..best + width];
-    // A window at its end keeps what closes its last word.
     let from = window_start(text, window[0].0, best == 0);
+    // A window at the text's end keeps what closes its last word.
     let cut_after = best + width < spans.len();
     let to = if cut_after { window[width - 1].1 } else { text.len() };
     // Only the window is made readable (a chunk is 2 KB, a window a tenth of it), then its words marked
@@ -71,9 +71,9 @@ pub(super) fn snippet(
     let fence = open_fence(&text[..from]);
     let line = text[..from].rfind('\n').map_or(&text[..from], |at| &text[at + 1..from]);
     let opened = if fence.is_some() { 0 } else { code_ranges(line).1 };
-    let before = fence.map_or_else(|| "`".repeat(opened), str::to_string);
+    let skip = fence.as_ref().map_or(0, String::len);
+    let before = fence.unwrap_or_else(|| "`".repeat(opened));
     let shown = knowledge_queries::wiki::readable_excerpt(&format!("{before}{}", &text[from..to]));
-    let skip = fence.map_or(0, str::len);
     let (open, close) = highlight.marks();
     // Markdown's bold marks inside code are shown as they are written (`**struct**_type`), and inside a link's
     // target they break the link (and the address a reader copies): a word in either is left unmarked there.
@@ -152,19 +152,14 @@ fn best_window(spans: &[(usize, usize, Option<usize>)], stems: usize, width: usi
     first.saturating_sub(slack / 2).min(spans.len() - width)
 }
 
-/// The fence line of the code block `text` ends inside (```` ```\n ````, `~~~\n`), if it does.
-fn open_fence(text: &str) -> Option<&'static str> {
-    let mut open: Option<&'static str> = None;
+/// The fence line of the code block `text` ends inside (```` ```\n ````, `~~~~\n`), if it does, read as
+/// quotes and chunks read fences ([`knowledge_queries::Fences`]).
+fn open_fence(text: &str) -> Option<String> {
+    let mut fences = knowledge_queries::Fences::default();
     for line in text.lines() {
-        let bare = line.trim_start_matches([' ', '>']).trim_start();
-        let marker = ["```\n", "~~~\n"].into_iter().find(|marker| bare.starts_with(&marker[..3]));
-        match (open, marker) {
-            (None, Some(marker)) => open = Some(marker),
-            (Some(fence), Some(marker)) if fence == marker => open = None,
-            _ => {}
-        }
+        fences.is_code(line.trim_start_matches([' ', '>']));
     }
-    open
+    fences.open().map(|(marker, run)| format!("{}\n", String::from(marker).repeat(run)))
 }
 
 /// The byte spans of `text`'s words: its runs of letters and digits.

@@ -316,10 +316,7 @@ fn unscored(hit: crate::store::StoredHit) -> SearchResult {
 /// The start of a text, on one line, for results no keyword matched.
 fn leading_text(text: &str) -> String {
     // Shown readable as a snippet is; of a long chunk only its first kilobyte is read.
-    let mut head = text.len().min(1024);
-    while !text.is_char_boundary(head) {
-        head -= 1;
-    }
+    let head = knowledge_queries::floor_char_boundary(text, 1024);
     let shown = knowledge_queries::wiki::readable_excerpt(&text[..head]);
     let flat = shown.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut snippet: String = flat.chars().take(160).collect();
