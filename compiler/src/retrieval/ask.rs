@@ -361,8 +361,9 @@ fn sentences(text: &str) -> Vec<String> {
     let mut fences = Fences::default();
     let mut open = false;
     for line in text.lines() {
-        let code = fences.is_code(line);
+        // A quote's `>` marks come off first: a fence inside a quote opens and closes code as one outside does.
         let line = line.trim().trim_start_matches('>').trim();
+        let code = fences.is_code(line);
         let tag = line.starts_with('<') && line.ends_with('>');
         if code || line.is_empty() || is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line) {
             // Each of these ends the paragraph or item before it.
@@ -545,6 +546,12 @@ mod tests {
             ],
             "code is no sentence, a wrapped item is one line, a repeated sentence is kept once"
         );
+    }
+
+    #[test]
+    fn a_fence_inside_a_quote_is_code() {
+        let text = "> Run it so:\n>\n> ```sh\n> cargo run --release. It prints Done when it ends.\n> ```\n>\n> It builds the whole book.";
+        assert_eq!(sentences(text), ["Run it so:", "It builds the whole book."]);
     }
 
     #[test]
