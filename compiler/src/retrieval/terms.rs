@@ -18,9 +18,52 @@ const STOPWORDS: &[&str] = &[
     "your",
 ];
 
-/// A lowercased text's words, as slices of it.
-pub(crate) fn tokens(lowercased: &str) -> Vec<&str> {
-    lowercased.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+/// Calls `each` with every word of `text` lowercased: the words of `text.to_lowercase()`, without lowercasing
+/// (and so copying) the whole text, which the re-rank did for each of a search's 50 chunks. A word is
+/// lowercased alone, so a Greek capital sigma followed by a period and a letter reads as final (`ς`), where
+/// the whole text's lowercasing reads on past the period.
+pub(crate) fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
+    // Read byte by byte, a character decoded only outside ASCII: a search reads 50 chunks' text so.
+    let word_char_at = |at: usize| -> (bool, usize) {
+        let byte = text.as_bytes()[at];
+        if byte.is_ascii() {
+            return (byte.is_ascii_alphanumeric(), 1);
+        }
+        let c = text[at..].chars().next().expect("a character starts here");
+        (c.is_alphanumeric(), c.len_utf8())
+    };
+    let mut lowered = String::new();
+    let mut at = 0;
+    while at < text.len() {
+        let (in_word, length) = word_char_at(at);
+        if !in_word {
+            at += length;
+            continue;
+        }
+        let (start, mut ascii) = (at, true);
+        while at < text.len() {
+            let (in_word, length) = word_char_at(at);
+            if !in_word {
+                break;
+            }
+            ascii &= length == 1;
+            at += length;
+        }
+        let word = &text[start..at];
+        if !ascii {
+            // A letter may lowercase to what is no word's character (`İ` to `i` and a combining dot).
+            for part in word.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                each(part);
+            }
+        } else if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            lowered.clear();
+            lowered.push_str(word);
+            lowered.make_ascii_lowercase();
+            each(&lowered);
+        } else {
+            each(word);
+        }
+    }
 }
 
 /// A word's second letter as the stemmer may write it: `y` and `i` alike.
@@ -63,8 +106,30 @@ impl StemCache {
     /// query's own words, which stem to them).
     pub(crate) fn may_match(&self, word: &str) -> bool {
         let mut letters = word.chars();
-        let (Some(first), second) = (letters.next(), letters.next().map(y_as_i)) else { return false };
+        letters.next().is_some_and(|first| self.starts_as_a_stem(first, letters.next()))
+    }
+
+    /// Whether a lowercased word's first two letters start as a query stem does.
+    fn starts_as_a_stem(&self, first: char, second: Option<char>) -> bool {
+        let second = second.map(y_as_i);
         self.starts.iter().any(|&(start, then)| start == first && then.is_none_or(|then| Some(then) == second))
+    }
+
+    /// The stem of a word as the text writes it, or none when it cannot be a query stem: a word is
+    /// lowercased (copied) only when it has capitals and may be one, as a snippet reads every word.
+    pub(crate) fn stem_as_written(&mut self, word: &str) -> Option<&String> {
+        if !word.is_ascii() {
+            return self.stem(&word.to_lowercase());
+        }
+        if !word.bytes().any(|b| b.is_ascii_uppercase()) {
+            return self.stem(word);
+        }
+        let mut letters = word.chars().map(|c| c.to_ascii_lowercase());
+        let first = letters.next()?;
+        if !self.starts_as_a_stem(first, letters.next()) {
+            return None;
+        }
+        self.stem(&word.to_ascii_lowercase())
     }
 
     /// The stem of a lowercased word, or none when it cannot be a query stem.
@@ -78,10 +143,44 @@ impl StemCache {
         }
         self.known.get(word)
     }
+}
 
-    /// The stems among `words` (lowercased) that may be query stems.
-    pub(crate) fn stems_of(&mut self, words: &[&str]) -> FxHashSet<String> {
-        words.iter().filter_map(|word| self.stem(word).cloned()).collect()
+/// What a text holds of a query, read one lowercased word at a time: which of the query's stems its words
+/// have, and which of the query's own words stand in it as written.
+pub(crate) struct Held {
+    stems: Vec<bool>,
+    words: Vec<String>,
+}
+
+impl Held {
+    pub(crate) fn new(query: &QueryStems) -> Held {
+        Held { stems: vec![false; query.weights.len()], words: Vec::new() }
+    }
+
+    /// Takes in the text's next word, lowercased. Only a word that may stem to a query stem is stemmed.
+    pub(crate) fn read(&mut self, query: &QueryStems, cache: &mut StemCache, word: &str) {
+        let Some(stem) = cache.stem(word) else { return };
+        if let Some(at) = query.weights.iter().position(|(known, _)| known == stem) {
+            self.stems[at] = true;
+        }
+        if !self.words.iter().any(|held| held == word) && query.words.iter().flatten().any(|own| own == word) {
+            self.words.push(word.to_string());
+        }
+    }
+
+    /// Whether the text has a word of this query stem.
+    pub(crate) fn has_stem(&self, query: &QueryStems, stem: &str) -> bool {
+        query.weights.iter().position(|(known, _)| known == stem).is_some_and(|at| self.stems[at])
+    }
+
+    /// Whether the query's own word stands in the text as written.
+    pub(crate) fn has_word(&self, word: &str) -> bool {
+        self.words.iter().any(|held| held == word)
+    }
+
+    /// Whether the text has a word of some stem of the query.
+    pub(crate) fn has_some_stem(&self) -> bool {
+        self.stems.contains(&true)
     }
 }
 
@@ -256,7 +355,7 @@ pub(crate) fn stem_word(stemmer: &Stemmer, word: &str) -> String {
 mod tests {
     use rust_stemmers::{Algorithm, Stemmer};
 
-    use super::{QueryStems, STEM_ONLY, StemCache, query_terms, stem_word};
+    use super::{Held, QueryStems, STEM_ONLY, StemCache, each_lowercased_word, query_terms, stem_word};
 
     #[test]
     fn a_word_that_stems_to_a_query_stem_is_stemmed_and_others_are_passed_over() {
@@ -308,6 +407,64 @@ mod tests {
         assert_eq!(graded(&["genetically", "mouse"]), 1.0);
         assert_eq!(graded(&["genetics", "mouse"]), (3.0 * STEM_ONLY + 1.0) / 4.0);
         assert!(graded(&["genetically", "mice"]) > graded(&["genetics", "mouse"]), "the rare word's form counts most");
+    }
+
+    /// A text's words, lowercased one at a time, are the words of the whole text lowercased: ASCII, capitals,
+    /// digits, letters that lowercase to two characters (`İ`), `ß`, a final sigma and scripts without case.
+    #[test]
+    fn words_lowercased_one_at_a_time_are_the_whole_texts() {
+        let texts = [
+            "The Borrow-Checker's RULES: 2 owners?\nNo_one `Vec<T>`",
+            "İstanbul İİ ÇAĞRI straße STRASSE ΟΔΟΣ Σ σΣ ΣΑ",
+            "日本語 テキスト, Ǆemal ǅ ǈ — “quoted” ÅNGSTRÖM 3RD",
+            "",
+        ];
+        // And random texts of these characters (a capital sigma aside: see `each_lowercased_word`).
+        let alphabet: Vec<char> = "aZ9 _-.'’\n\tİıßẞÅé日\u{301}😀Ǆ".chars().collect();
+        let mut state = 0x2545_f491_u64;
+        let random: Vec<String> = (0..2_000)
+            .map(|_| {
+                (0..state % 24)
+                    .map(|_| {
+                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                        alphabet[(state >> 33) as usize % alphabet.len()]
+                    })
+                    .collect()
+            })
+            .collect();
+        for text in texts.iter().copied().chain(random.iter().map(String::as_str)) {
+            let whole = text.to_lowercase();
+            let expected: Vec<&str> = whole.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+            let mut read: Vec<String> = Vec::new();
+            each_lowercased_word(text, |word| read.push(word.to_string()));
+            assert_eq!(read, expected, "{text}");
+        }
+    }
+
+    /// What a text holds of a query: each stem any word of it has, and only the query's own words as written;
+    /// a word is stemmed as written in any case.
+    #[test]
+    fn a_text_holds_the_stems_its_words_have_and_the_query_words_it_writes() {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let words = ["borrowing", "checker", "rules"];
+        let query = QueryStems {
+            weights: words.iter().map(|word| (stem_word(&stemmer, word), 1.0)).collect(),
+            words: words.iter().map(|word| vec![(*word).to_string()]).collect(),
+        };
+        let mut cache = StemCache::new(&query);
+        let mut held = Held::new(&query);
+        each_lowercased_word("The Borrowed value; the CHECKER checks", |word| held.read(&query, &mut cache, word));
+        assert!(held.has_stem(&query, &stem_word(&stemmer, "borrowing")), "borrowed shares borrowing's stem");
+        assert!(held.has_stem(&query, &stem_word(&stemmer, "checker")));
+        assert!(!held.has_stem(&query, &stem_word(&stemmer, "rules")));
+        assert!(held.has_word("checker"), "written in capitals, it is the query's own word");
+        assert!(!held.has_word("borrowing") && !held.has_word("borrowed"), "only the query's own words are held");
+        assert!(held.has_some_stem());
+        assert!(!Held::new(&query).has_some_stem());
+        for written in ["Borrowing", "BORROWING", "borrowing"] {
+            assert_eq!(cache.stem_as_written(written), Some(&stem_word(&stemmer, "borrowing")), "{written}");
+        }
+        assert_eq!(cache.stem_as_written("Zebra"), None, "no query stem starts so");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub(super) fn snippet(
     let mut spans: Vec<(usize, usize, Option<usize>)> = Vec::new();
     let mut stems: Vec<String> = Vec::new();
     for (from, to) in word_spans(text) {
-        let matched = cache.stem(&text[from..to].to_lowercase()).filter(|stem| query.contains(*stem)).map(|stem| {
+        let matched = cache.stem_as_written(&text[from..to]).filter(|stem| query.contains(*stem)).map(|stem| {
             stems.iter().position(|known| known == stem).unwrap_or_else(|| {
                 stems.push(stem.clone());
                 stems.len() - 1
@@ -91,7 +91,7 @@ pub(super) fn snippet(
     for (from, to) in word_spans(&shown[skip..]).map(|(from, to)| (from + skip, to + skip)) {
         out.push_str(&crate::escape_text(&shown[cursor..from]));
         let word = &shown[from..to];
-        if !in_code(from) && cache.stem(&word.to_lowercase()).is_some_and(|stem| query.contains(stem)) {
+        if !in_code(from) && cache.stem_as_written(word).is_some_and(|stem| query.contains(stem)) {
             out.push_str(open);
             out.push_str(word);
             out.push_str(close);
@@ -230,21 +230,22 @@ pub(super) fn rerank(
     query: &QueryStems,
     phrase: &[String],
 ) {
-    let body = result.text.to_lowercase();
-    let title = result.title.to_lowercase();
-    let body_tokens = tokens(&body);
-    let title_tokens = tokens(&title);
-    let body_stems = cache.stems_of(&body_tokens);
-    let title_stems = cache.stems_of(&title_tokens);
-    // Only the query's own words and terms are looked up among the text's words, and each of them starts
-    // as its stem does.
-    let exact: FxHashSet<&str> =
-        body_tokens.iter().chain(&title_tokens).copied().filter(|word| cache.may_match(word)).collect();
-
-    let covered = |stem: &str| body_stems.contains(stem) || title_stems.contains(stem);
-    let coverage = query.graded_coverage(covered, |word| exact.contains(word));
+    let (mut body, mut title) = (Held::new(query), Held::new(query));
+    // Each body word as the first of the phrase's words it is (`None` when none), and the phrase's own words
+    // so: the phrase stands in the body where a run of the first reads as the second.
+    let first_in_phrase = |word: &str| phrase.iter().position(|phrase_word| phrase_word == word);
+    let phrase_as_read: Vec<Option<usize>> = phrase.iter().map(|word| first_in_phrase(word)).collect();
+    let mut body_as_read: Vec<Option<usize>> = Vec::new();
+    each_lowercased_word(&result.text, |word| {
+        body.read(query, cache, word);
+        body_as_read.push(first_in_phrase(word));
+    });
+    each_lowercased_word(&result.title, |word| title.read(query, cache, word));
+    let covered = |stem: &str| body.has_stem(query, stem) || title.has_stem(query, stem);
+    let exact = |word: &str| body.has_word(word) || title.has_word(word);
+    let coverage = query.graded_coverage(covered, exact);
     let all_covered = query.weights.iter().all(|(stem, _)| covered(stem));
-    let has_phrase = phrase.len() >= 2 && body_tokens.windows(phrase.len()).any(|w| w == phrase);
+    let has_phrase = phrase.len() >= 2 && body_as_read.windows(phrase.len()).any(|window| window == phrase_as_read);
 
     let mut score = result.scores.bm25 * (1.0 + coverage);
     if has_phrase {
@@ -254,16 +255,16 @@ pub(super) fn rerank(
     result.scores.keyword = score;
     result.score = score;
 
-    if terms.iter().any(|t| exact.contains(t.as_str())) {
+    if terms.iter().any(|t| exact(t)) {
         result.reason.push("exact_term".into());
     }
-    if coverage > 0.0 && terms.iter().all(|t| !exact.contains(t.as_str())) {
+    if coverage > 0.0 && terms.iter().all(|t| !exact(t)) {
         result.reason.push("stemmed_term".into());
     }
     if has_phrase {
         result.reason.push("phrase_match".into());
     }
-    if query.weights.iter().any(|(s, _)| title_stems.contains(s)) {
+    if title.has_some_stem() {
         result.reason.push("title_match".into());
     }
     if query.weights.len() > 1 && all_covered {

@@ -11,7 +11,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use rusqlite::Connection;
 
 use crate::retrieval::access::Access;
-use crate::retrieval::terms::{QueryStems, StemCache, query_terms, stem_word, stems, tokens, words};
+use crate::retrieval::terms::{
+    Held, QueryStems, StemCache, each_lowercased_word, query_terms, stem_word, stems, words,
+};
 use knowledge_queries::SourceRef;
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -194,9 +196,10 @@ fn finish<I: SearchIndex>(
     let fresh = fresh_paths(index, &results)?;
     for result in &mut results {
         if let (Some(query), true) = (hybrid_query, result.scores.keyword == 0.0) {
-            let text = format!("{}\n{}", result.title, result.text).to_lowercase();
-            let found = cache.stems_of(&tokens(&text));
-            result.scores.coverage = query.coverage(|stem| found.contains(stem));
+            let mut held = Held::new(query);
+            each_lowercased_word(&result.title, |word| held.read(query, cache, word));
+            each_lowercased_word(&result.text, |word| held.read(query, cache, word));
+            result.scores.coverage = query.coverage(|stem| held.has_stem(query, stem));
         }
         if fresh.contains(&result.source.path) {
             result.reason.push("fresh_source".into());
@@ -470,6 +473,38 @@ mod tests {
             }
             assert!(!super::leading_text(&text).contains('\u{1b}'), "{text:?}");
         }
+    }
+
+    /// The re-rank's reasons and boosts: a phrase counts only as a run of its words in order (a repeated word
+    /// included), words match in any case, and a title matches only by its own words.
+    #[test]
+    fn the_rerank_finds_the_phrase_in_order_and_the_query_words_in_any_case() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let terms: Vec<String> = ["borrow", "checker", "checker"].iter().map(|w| (*w).to_string()).collect();
+        let query = super::QueryStems::read_from(&stemmer, &terms[..2], 100.0, |words| {
+            Ok::<_, ()>(words.iter().map(|_| Some(10.0)).collect())
+        })
+        .unwrap();
+        let ranked = |title: &str, text: &str, phrase: &[String]| {
+            let mut ranked = result("r", ResultKind::SourceChunk, "file://r.md", "h", None);
+            (ranked.title, ranked.text, ranked.scores.bm25) = (title.to_string(), text.to_string(), 2.0);
+            super::keyword::rerank(&mut ranked, &mut super::StemCache::new(&query), &terms[..2], &query, phrase);
+            ranked
+        };
+        let reasons = |ranked: &SearchResult| ranked.reason.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        let in_order = ranked("Rules", "The BORROW Checker runs.", &terms[..2]);
+        assert_eq!(reasons(&in_order), ["exact_term", "phrase_match", "all_terms"]);
+        assert_eq!(in_order.scores.coverage, 1.0);
+        assert_eq!(in_order.score, 2.0 * 2.0 * 1.5, "coverage doubles bm25, the phrase adds half");
+        let apart = ranked("Rules", "The checker of a borrow.", &terms[..2]);
+        assert_eq!(reasons(&apart), ["exact_term", "all_terms"], "both words, not as the phrase");
+        let repeated = ranked("Rules", "borrow checker borrow checker", &terms);
+        assert!(!reasons(&repeated).contains(&"phrase_match".to_string()), "no `borrow checker checker` run");
+        let twice = ranked("Rules", "a borrow checker checker", &terms);
+        assert!(reasons(&twice).contains(&"phrase_match".to_string()), "{:?}", reasons(&twice));
+        let stemmed = ranked("The Checkers", "Borrowing rules.", &[]);
+        assert_eq!(reasons(&stemmed), ["stemmed_term", "title_match", "all_terms"]);
+        assert!(stemmed.scores.coverage < 1.0, "words of the stems, not the query's own, count less");
     }
 
     #[test]
