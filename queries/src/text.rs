@@ -227,6 +227,54 @@ impl Fences {
     }
 }
 
+/// Calls `each` with every word of `text` lowercased: the words of `text.to_lowercase()`, without lowercasing
+/// (and so copying) the whole text: a search's re-rank reads its 50 chunks so, and a build its sources. A word is
+/// lowercased alone, so a Greek capital sigma followed by a period and a letter reads as final (`ς`), where
+/// the whole text's lowercasing reads on past the period.
+pub fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
+    // Read byte by byte, a character decoded only outside ASCII.
+    let word_char_at = |at: usize| -> (bool, usize) {
+        let byte = text.as_bytes()[at];
+        if byte.is_ascii() {
+            return (byte.is_ascii_alphanumeric(), 1);
+        }
+        let c = text[at..].chars().next().expect("a character starts here");
+        (c.is_alphanumeric(), c.len_utf8())
+    };
+    let mut lowered = String::new();
+    let mut at = 0;
+    while at < text.len() {
+        let (in_word, length) = word_char_at(at);
+        if !in_word {
+            at += length;
+            continue;
+        }
+        let (start, mut ascii) = (at, true);
+        while at < text.len() {
+            let (in_word, length) = word_char_at(at);
+            if !in_word {
+                break;
+            }
+            ascii &= length == 1;
+            at += length;
+        }
+        let word = &text[start..at];
+        if !ascii {
+            // A letter may lowercase to what is no word's character (`İ` to `i` and a combining dot).
+            for part in word.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                each(part);
+            }
+        } else if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            lowered.clear();
+            lowered.push_str(word);
+            lowered.make_ascii_lowercase();
+            each(&lowered);
+        } else {
+            each(word);
+        }
+    }
+}
+
 /// Whether a line is a rule id: a name, then one bracketed token without spaces (`r[items.use.intro]`), as
 /// the Rust Reference puts one on its own line before each rule. Markup, not text: shown out of its file it
 /// reads `ritems.use.intro`.
@@ -348,8 +396,41 @@ pub fn is_only_embeds(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{
-        Fences, is_link_item, is_links_alone, is_markup_only, is_navigation, is_only_embeds, starts_list_item,
+        Fences, each_lowercased_word, is_link_item, is_links_alone, is_markup_only, is_navigation, is_only_embeds,
+        starts_list_item,
     };
+
+    /// A text's words, lowercased one at a time, are the words of the whole text lowercased: ASCII, capitals,
+    /// digits, letters that lowercase to two characters (`İ`), `ß`, a final sigma and scripts without case.
+    #[test]
+    fn words_lowercased_one_at_a_time_are_the_whole_texts() {
+        let texts = [
+            "The Borrow-Checker's RULES: 2 owners?\nNo_one `Vec<T>`",
+            "İstanbul İİ ÇAĞRI straße STRASSE ΟΔΟΣ Σ σΣ ΣΑ",
+            "日本語 テキスト, Ǆemal ǅ ǈ — “quoted” ÅNGSTRÖM 3RD",
+            "",
+        ];
+        // And random texts of these characters (a capital sigma aside: see `each_lowercased_word`).
+        let alphabet: Vec<char> = "aZ9 _-.'’\n\tİıßẞÅé日\u{301}😀Ǆ".chars().collect();
+        let mut state = 0x2545_f491_u64;
+        let random: Vec<String> = (0..2_000)
+            .map(|_| {
+                (0..state % 24)
+                    .map(|_| {
+                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                        alphabet[(state >> 33) as usize % alphabet.len()]
+                    })
+                    .collect()
+            })
+            .collect();
+        for text in texts.iter().copied().chain(random.iter().map(String::as_str)) {
+            let whole = text.to_lowercase();
+            let expected: Vec<&str> = whole.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+            let mut read: Vec<String> = Vec::new();
+            each_lowercased_word(text, |word| read.push(word.to_string()));
+            assert_eq!(read, expected, "{text}");
+        }
+    }
 
     #[test]
     fn a_fence_opens_and_closes_as_commonmark_reads_it() {

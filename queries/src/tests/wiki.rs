@@ -677,6 +677,14 @@ fn stress_is_no_term_and_only_a_term_the_text_uses_again_is_introduced() {
     assert_eq!(introduced, ["crate"]);
 }
 
+/// A term's other uses are counted in any case and as a plural with `s`, and only as whole words.
+#[test]
+fn a_term_used_again_in_capitals_or_as_a_plural_is_introduced() {
+    let text = "# A\n\nA *gadget* runs. Gadgets run too.\n\nEach *widget* draws; WIDGET is set.\n\n\
+                A *knob* turns; doorknobs and knobby are other words.\n";
+    assert_eq!(introduced_in("a.md", text), ["gadget", "widget"]);
+}
+
 #[test]
 fn a_word_english_never_uses_as_a_noun_is_stress_unless_the_text_writes_it_as_code() {
     // rust-rfcs' noise pages "Seems" and "Regardless" came from words like these: stressed once, used again.

@@ -204,7 +204,7 @@ impl Found<'_> {
                 let plain_word = one_word && !term.text.chars().any(char::is_uppercase);
                 let once_or_placeholder = || {
                     placeholder_or_example(text, term.start as usize, term.end as usize)
-                        || uses(word_counts.get_or_init(|| count_words(text)), &term.text) < 2
+                        || uses(word_counts.get_or_init(|| count_words(text, doc)), &term.text) < 2
                 };
                 let names_nothing = || {
                     super::lexicon::is_never_a_noun(&term.text)
@@ -265,13 +265,30 @@ impl Found<'_> {
     }
 }
 
-/// How many times each word stands in `text`, lowercased: counted once per source, not once per
-/// emphasized word (an emphasis-dense file would make that quadratic).
-fn count_words(text: &str) -> std::collections::HashMap<String, u32> {
-    let mut counts = std::collections::HashMap::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
-        *counts.entry(word.to_lowercase()).or_default() += 1;
+/// How many times each plain one-word emphasized term of the text stands in it, and each one's plural with
+/// `s` ([`uses`]), lowercased: counted once per source, not once per emphasized word (an emphasis-dense
+/// file would make that quadratic), and only those words: a word of another length or first letter is not
+/// looked up, so a long file costs a scan of its bytes rather than a hash of every word.
+fn count_words(text: &str, doc: &ParsedDocument) -> rustc_hash::FxHashMap<String, u32> {
+    let mut counts = rustc_hash::FxHashMap::default();
+    for term in doc.emphasis.iter().filter(|term| !term.text.is_empty() && !term.text.contains(' ')) {
+        let word = term.text.to_lowercase();
+        counts.insert(format!("{word}s"), 0);
+        counts.insert(word, 0);
     }
+    let longest = counts.keys().map(String::len).max().unwrap_or(0);
+    let mut first_letters = [false; 256];
+    for word in counts.keys() {
+        first_letters[usize::from(word.as_bytes()[0])] = true;
+    }
+    crate::text::each_lowercased_word(text, |word| {
+        if word.len() <= longest
+            && first_letters[usize::from(word.as_bytes()[0])]
+            && let Some(count) = counts.get_mut(word)
+        {
+            *count += 1;
+        }
+    });
     counts
 }
 
@@ -288,7 +305,7 @@ fn words_in_code(text: &str, doc: &ParsedDocument) -> std::collections::HashSet<
 }
 
 /// How many times `word` stands in the counted text, alone or with a plural's `s`.
-fn uses(counts: &std::collections::HashMap<String, u32>, word: &str) -> u32 {
+fn uses(counts: &rustc_hash::FxHashMap<String, u32>, word: &str) -> u32 {
     let word = word.to_lowercase();
     counts.get(&word).copied().unwrap_or_default() + counts.get(&format!("{word}s")).copied().unwrap_or_default()
 }
@@ -516,7 +533,9 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     if trimmed.is_empty() {
         return None;
     }
-    start += text[start..end].find(trimmed).unwrap_or(0);
+    // Past the leading whitespace (a search for the trimmed text itself found the same place, at a cost of
+    // its length: about a twelfth of a cold build).
+    start += text[start..end].len() - text[start..end].trim_start().len();
     end = start + trimmed.len();
     Some(Excerpt {
         chunk: chunk.ordinal,

@@ -11,10 +11,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use rusqlite::Connection;
 
 use crate::retrieval::access::Access;
-use crate::retrieval::terms::{
-    Held, QueryStems, StemCache, each_lowercased_word, query_terms, stem_word, stems, words,
-};
-use knowledge_queries::SourceRef;
+use crate::retrieval::terms::{Held, QueryStems, StemCache, query_terms, stem_word, stems, words};
+use knowledge_queries::{SourceRef, each_lowercased_word};
 use rust_stemmers::{Algorithm, Stemmer};
 
 mod fusion;
