@@ -213,8 +213,11 @@ fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_st
 /// holds a fence is marked as code, so no overlap starts inside it.
 fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &mut Vec<Unit>) {
     let block = &text[start..end];
-    let fenced =
-        if block.contains("```") || block.contains("~~~") { fenced_ranges(text, start, end) } else { Vec::new() };
+    let fenced = if crate::text::holds(block, "```") || crate::text::holds(block, "~~~") {
+        fenced_ranges(text, start, end)
+    } else {
+        Vec::new()
+    };
     let holds_fence = |from: usize, to: usize| fenced.iter().any(|&(open, close)| open < to && from < close);
     let mut piece_start = start;
     while end - piece_start > target {

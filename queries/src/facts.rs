@@ -170,7 +170,7 @@ fn undefined_footnotes(
     let mut found_labels = Vec::new();
     let references: Vec<u32> = doc.footnote_refs.iter().map(|(_, start)| *start).collect();
     let mut search_from = 0;
-    while let Some(found) = text[search_from..].find("[^") {
+    while let Some(found) = crate::text::find(&text[search_from..], "[^") {
         let start = search_from + found;
         search_from = start + 2;
         let Some(length) = text[start + 2..].find(']') else { break };

@@ -552,7 +552,7 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
 /// twice [`EXCERPT_BYTES`], else before it); a start inside code moves past the fence.
 fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, usize) {
     // Only a range that holds a fence line can start or end inside one that its chunk holds.
-    if !text[start..end].contains("```") && !text[start..end].contains("~~~") {
+    if !crate::text::holds(&text[start..end], "```") && !crate::text::holds(&text[start..end], "~~~") {
         return (start, end);
     }
     let code = crate::chunking::fenced_ranges(text, chunk.start as usize, chunk.end as usize);
@@ -580,7 +580,7 @@ fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, u
 /// Whether an excerpt says something a reader can quote: no template placeholder (`{{fm.title}}`, text a
 /// template fills in later, in a template note). A mention only a placeholder line holds is no mention.
 fn quotable(excerpt: &str) -> bool {
-    !excerpt.find("{{").is_some_and(|at| excerpt[at..].contains("}}"))
+    !crate::text::find(excerpt, "{{").is_some_and(|at| crate::text::holds(&excerpt[at..], "}}"))
 }
 
 /// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else after the
