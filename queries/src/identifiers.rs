@@ -35,7 +35,7 @@ pub fn identifier_parts(text: &str) -> String {
 /// letter before an upper-case one), and the text after that character. Read byte by byte, a character
 /// decoded only outside ASCII, and an ASCII token told plain in the same pass: every chunk of every build
 /// is read so, and a split at a test of each decoded character, then a trim and a test of each token, cost
-/// about a tenth of a cold build.
+/// about 7 % of a rust-rfcs cold build's instructions.
 fn next_token(text: &str) -> (&str, bool, &str) {
     let bytes = text.as_bytes();
     let (mut at, mut ascii, mut compound) = (0, true, false);

@@ -228,9 +228,9 @@ impl Fences {
 }
 
 /// Calls `each` with every word of `text` lowercased: the words of `text.to_lowercase()`, without lowercasing
-/// (and so copying) the whole text: a search's re-rank reads its 50 chunks so, and a build its sources. A word is
-/// lowercased alone, so a Greek capital sigma followed by a period and a letter reads as final (`ς`), where
-/// the whole text's lowercasing reads on past the period.
+/// (and so copying) the whole text, as a search's re-rank reads its 50 chunks and a build each file that sets
+/// a word in italics. A word is lowercased alone, so a Greek capital sigma followed by a period and a letter
+/// reads as final (`ς`), where the whole text's lowercasing reads on past the period.
 pub fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
     // Read byte by byte, a character decoded only outside ASCII.
     let word_char_at = |at: usize| -> (bool, usize) {
@@ -277,7 +277,7 @@ pub fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
 
 /// Whether `text` holds `needle` (a short marker: a fence, a placeholder's braces, a footnote's `[^`), found
 /// by `memchr`'s SIMD search: std's `contains` sets up a two-way search as dearly as a short text takes to
-/// scan, and a build asks this of every quote and block (a twelfth of a rust-rfcs cold build's work).
+/// scan, and a build asks this of every quote and block (about 4 % of a rust-rfcs cold build's instructions).
 #[must_use]
 pub(crate) fn holds(text: &str, needle: &str) -> bool {
     find(text, needle).is_some()
