@@ -3,10 +3,11 @@
 //! A document splits into sections at every heading. A section's blocks are packed greedily into chunks of
 //! at most `target_bytes`; a code block is never split, nor is a fenced block inside a list or a quote,
 //! and a prose block larger than the target splits at line ends, then at whitespace. When one section needs
-//! several chunks, each chunk after the first starts up to `overlap_bytes` before the previous one ended, at a
-//! line or sentence start, so a sentence cut at a boundary is whole in one of them. A heading with no content of its own before its first sub-heading
-//! joins the chunk that follows, and a heading is never a chunk alone: it stays with its first block. Every chunk is a byte range of the source: its text is the source slice,
-//! so offsets in a citation always resolve.
+//! several chunks, each chunk after the first starts up to `overlap_bytes` before the previous one ended, at
+//! a line or sentence start, so a sentence cut at a boundary is whole in one of them. A heading with no
+//! content of its own before its first sub-heading joins the chunk that follows, and a heading is never a
+//! chunk alone: it stays with its first block. Every chunk is a byte range of the source: its text is the
+//! source slice, so offsets in a citation always resolve.
 
 use crate::hash::content_hash;
 use crate::identifiers::identifier_parts;

@@ -275,6 +275,23 @@ pub fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
     }
 }
 
+/// A fixed list of lowercased words looked up as a set, hashed once per process on first use: the common
+/// words that wiki terms and page summaries pass over, which every word of a build's prose is looked up in.
+pub(crate) struct WordSet {
+    words: &'static [&'static str],
+    set: std::sync::OnceLock<rustc_hash::FxHashSet<&'static str>>,
+}
+
+impl WordSet {
+    pub(crate) const fn new(words: &'static [&'static str]) -> WordSet {
+        WordSet { words, set: std::sync::OnceLock::new() }
+    }
+
+    pub(crate) fn contains(&self, word: &str) -> bool {
+        self.set.get_or_init(|| self.words.iter().copied().collect()).contains(word)
+    }
+}
+
 /// Whether `text` holds `needle` (a short marker: a fence, a placeholder's braces, a footnote's `[^`), found
 /// by `memchr`'s SIMD search: std's `contains` sets up a two-way search as dearly as a short text takes to
 /// scan, and a build asks this of every quote and block (about 4 % of a rust-rfcs cold build's instructions).

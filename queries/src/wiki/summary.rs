@@ -293,11 +293,10 @@ fn plain(sentence: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Whether a lowercased word is one of [`COMMON`]: a set hashed once per process, where a scan of the list for
-/// every word of every quote's sentences was about a fifth of the summaries' work in a cold build.
+/// Whether a lowercased word is one of [`COMMON`]: a set, where a scan of the list for every word of every
+/// quote's sentences was about a fifth of the summaries' work in a cold build.
 fn is_common(word: &str) -> bool {
-    static SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
-        std::sync::LazyLock::new(|| COMMON.iter().copied().collect());
+    static SET: crate::text::WordSet = crate::text::WordSet::new(COMMON);
     SET.contains(word)
 }
 

@@ -1,7 +1,7 @@
 //! Keyword retrieval: FTS5 and BM25 over the quoted query words, the coverage and phrase re-rank, and the
 //! snippet of each result.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::*;
 
@@ -19,9 +19,10 @@ pub(super) fn keyword<I: SearchIndex>(
         return Ok(response);
     }
     let mut results = index.keyword_pool(request, access, &terms, (request.limit * 4).max(50))?;
-    let query_phrase = words(&request.query);
+    let query_words = words(&request.query);
+    let phrase = Phrase::of(&query_words);
     for result in &mut results {
-        rerank(result, cache, &terms, query_stems, &query_phrase);
+        rerank(result, cache, &terms, query_stems, &phrase);
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     response.results = results;
@@ -222,30 +223,63 @@ fn link_targets(text: &str) -> Vec<(usize, usize)> {
     destinations.chain(addresses).collect()
 }
 
+/// The query's words as the phrase boost compares a text's with them: each word by the place of its first use
+/// in the query, so that a run of the text's words is compared number by number. Made once a search, and a
+/// word found by hashing: a query pasted whole (up to a message's 4 MB) must cost each chunk no more than its
+/// own words.
+pub(super) struct Phrase<'a> {
+    places: FxHashMap<&'a str, usize>,
+    /// The query's words, each as its place.
+    read: Vec<usize>,
+}
+
+impl<'a> Phrase<'a> {
+    pub(super) fn of(words: &'a [String]) -> Phrase<'a> {
+        let mut places = FxHashMap::default();
+        let read = words.iter().enumerate().map(|(at, word)| *places.entry(word.as_str()).or_insert(at)).collect();
+        Phrase { places, read }
+    }
+
+    /// Whether there is a phrase to find: two words or more.
+    fn is_phrase(&self) -> bool {
+        self.read.len() >= 2
+    }
+
+    /// A lowercased word of a text as the phrase reads it: its place in the query, or none.
+    fn place(&self, word: &str) -> Option<usize> {
+        self.places.get(word).copied()
+    }
+
+    /// Whether a text whose words read as `text` ([`Phrase::place`]) holds the query's words in a row.
+    fn stands_in(&self, text: &[Option<usize>]) -> bool {
+        self.is_phrase()
+            && text.windows(self.read.len()).any(|run| run.iter().zip(&self.read).all(|(word, at)| *word == Some(*at)))
+    }
+}
+
 /// Applies the coverage and phrase boosts and records why the result matched.
 pub(super) fn rerank(
     result: &mut SearchResult,
     cache: &mut StemCache,
     terms: &[String],
     query: &QueryStems,
-    phrase: &[String],
+    phrase: &Phrase<'_>,
 ) {
     let (mut body, mut title) = (Held::new(query), Held::new(query));
-    // Each body word as the first of the phrase's words it is (`None` when none), and the phrase's own words
-    // so: the phrase stands in the body where a run of the first reads as the second.
-    let first_in_phrase = |word: &str| phrase.iter().position(|phrase_word| phrase_word == word);
-    let phrase_as_read: Vec<Option<usize>> = phrase.iter().map(|word| first_in_phrase(word)).collect();
+    // Each body word as the phrase reads it, kept only when there is a phrase to find.
     let mut body_as_read: Vec<Option<usize>> = Vec::new();
     each_lowercased_word(&result.text, |word| {
         body.read(query, cache, word);
-        body_as_read.push(first_in_phrase(word));
+        if phrase.is_phrase() {
+            body_as_read.push(phrase.place(word));
+        }
     });
     each_lowercased_word(&result.title, |word| title.read(query, cache, word));
     let covered = |stem: &str| body.has_stem(query, stem) || title.has_stem(query, stem);
     let exact = |word: &str| body.has_word(word) || title.has_word(word);
     let coverage = query.graded_coverage(covered, exact);
     let all_covered = query.weights.iter().all(|(stem, _)| covered(stem));
-    let has_phrase = phrase.len() >= 2 && body_as_read.windows(phrase.len()).any(|window| window == phrase_as_read);
+    let has_phrase = phrase.stands_in(&body_as_read);
 
     let mut score = result.scores.bm25 * (1.0 + coverage);
     if has_phrase {
