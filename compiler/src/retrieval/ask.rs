@@ -268,7 +268,8 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             // What the reader is shown: the sentence without markup that means nothing outside its file (a
             // comment, a link's reference label, a relative link's target), as a wiki page shows a quote; a
             // reference definition or a comment alone is no sentence.
-            let shown = wiki::readable_excerpt(&sentence);
+            // Trimmed: markup taken from the sentence's start (a footnote's `[^label]:`) leaves its space.
+            let shown = wiki::readable_excerpt(&sentence).trim().to_string();
             if shown.is_empty() {
                 continue;
             }
@@ -511,13 +512,14 @@ mod tests {
         let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
         let text = "Recall from [“Moving Captured Values”][moving]<!-- ignore --> that a closure takes one trait. \
                     See [the closures chapter](ch13-01-closures.md) for each closure trait.\n\n\
-                    [moving]: ch13-01-closures.md#moving-captured-values-out-of-closures";
+                    [moving]: ch13-01-closures.md#moving-captured-values-out-of-closures\n\n\
+                    [^once]: See [closure traits][moving] once more.";
         let answer = draft("closure traits", &pack_of(text, 0.9, 0.1), &weights);
         assert!(answer.found);
         assert_eq!(
             answer.answer,
             "Recall from “Moving Captured Values” that a closure takes one trait. [1] \
-             See the closures chapter for each closure trait. [1]"
+             See the closures chapter for each closure trait. [1] See closure traits once more. [1]"
         );
     }
 
