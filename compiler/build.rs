@@ -7,7 +7,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read when the script runs, not baked in when it compiles: a target folder shared by two checkouts
+    // reuses one compiled script, which must hash the checkout being built.
+    let crate_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let crate_dir = crate_dir.as_path();
     let roots = [crate_dir.join("src"), crate_dir.join("../queries/src"), crate_dir.join("../templates")];
     let mut files = Vec::new();
     for root in &roots {
