@@ -252,16 +252,16 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     let subject = subject_stems(weights);
     let semantic = pack.items.iter().any(|item| item.scores.as_ref().is_some_and(|s| s.semantic.is_some()));
     let floor = semantic.then(|| pack.semantic_floor.unwrap_or(0.0));
-    let mut candidates: Vec<(bool, f64, usize, usize, String)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     // The first prose sentence of the best excerpt that answers: what the answer is when no sentence holds a
     // word of the topic (a section that defines its subject in other words: "An admonition is a special type
     // of callout or notice block" for "a warning or note box").
-    let mut lead: Option<(usize, String)> = None;
+    let mut lead: Option<Candidate> = None;
     for (item, excerpt) in pack.items.iter().enumerate() {
         if !carries_evidence(excerpt, weights, &stemmer, floor) {
             continue;
         }
-        for (at, sentence) in sentences(&excerpt.text).into_iter().enumerate() {
+        for (at, Sentence { text: sentence, code }) in sentences(&excerpt.text).into_iter().enumerate() {
             if starts_list_item(&sentence) && !says_something(&sentence) {
                 continue;
             }
@@ -274,27 +274,63 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
                 continue;
             }
             if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) {
-                lead = Some((item, shown.clone()));
+                lead =
+                    Some(Candidate { names_subject: false, share: 0.0, item, at: 0, shown: shown.clone(), code: None });
             }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
             let share = weights.coverage(|stem| words.contains(stem));
             if share > 0.0 {
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
-                candidates.push((names_subject, share, item, at, shown));
+                candidates.push(Candidate { names_subject, share, item, at, shown, code });
             }
         }
     }
-    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    candidates.sort_by(|a, b| {
+        (b.names_subject.cmp(&a.names_subject))
+            .then(b.share.total_cmp(&a.share))
+            .then(a.item.cmp(&b.item))
+            .then(a.at.cmp(&b.at))
+    });
     candidates.truncate(MAX_SENTENCES);
-    if candidates.is_empty()
-        && let Some((item, sentence)) = lead
-    {
-        candidates.push((false, 0.0, item, 0, sentence));
+    if candidates.is_empty() {
+        candidates.extend(lead);
     }
+    if candidates.is_empty() {
+        return not_found(question, pack.items.len());
+    }
+    let (answer, citations) = written(&candidates, pack);
+    Answer {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        question: question.to_string(),
+        found: true,
+        answer,
+        citations,
+        run_id: None,
+        excerpts_considered: pack.items.len(),
+        sentences: None,
+        generated: None,
+    }
+}
+
+/// A sentence an answer may quote: whether it names the question's subject, the share of the topic it holds,
+/// the excerpt it is in and its place there, what the reader is shown, and the code block it introduces.
+struct Candidate {
+    names_subject: bool,
+    share: f64,
+    item: usize,
+    at: usize,
+    shown: String,
+    code: Option<String>,
+}
+
+/// The answer's text, each sentence followed by its citation number (and by the code block it introduces, on
+/// lines of its own), and the citations.
+fn written(candidates: &[Candidate], pack: &ContextPack) -> (String, Vec<AnswerCitation>) {
     let mut citations: Vec<AnswerCitation> = Vec::new();
-    let mut parts = Vec::new();
-    for (_, _, item, _, sentence) in candidates {
-        let excerpt = &pack.items[item];
+    let mut answer = String::new();
+    for candidate in candidates {
+        let excerpt = &pack.items[candidate.item];
         let n = match citations.iter().find(|c| c.reference == excerpt.reference) {
             Some(citation) => citation.n,
             None => {
@@ -302,23 +338,15 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
                 citations.len()
             }
         };
-        parts.push(format!("{sentence} [{n}]"));
+        if !answer.is_empty() {
+            answer.push_str(if answer.ends_with('\n') { "\n" } else { " " });
+        }
+        answer.push_str(&format!("{} [{n}]", candidate.shown));
+        if let Some(code) = &candidate.code {
+            answer.push_str(&format!("\n\n{code}\n"));
+        }
     }
-    if parts.is_empty() {
-        return not_found(question, pack.items.len());
-    }
-    Answer {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        question: question.to_string(),
-        found: true,
-        answer: parts.join(" "),
-        citations,
-        run_id: None,
-        excerpts_considered: pack.items.len(),
-        sentences: None,
-        generated: None,
-    }
+    (answer.trim_end().to_string(), citations)
 }
 
 /// Whether an excerpt carries enough evidence to answer: the share of the topic's weight its text and
@@ -345,56 +373,143 @@ fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
     weights.weights.iter().filter(|(_, weight)| *weight >= heaviest / 2.0).map(|(stem, _)| stem.clone()).collect()
 }
 
+/// A code block an answer may show: at most this many lines and bytes (its fences included).
+const SHOWN_CODE_LINES: usize = 14;
+const SHOWN_CODE_BYTES: usize = 1_000;
+
+/// A sentence of an excerpt, on one line, and the code block it introduces when it ends in a colon right
+/// before a fenced block ("rustdoc doesn't test code blocks which contain the `ignore` attribute:"): without
+/// the block, such a sentence points at nothing.
+#[derive(Debug, PartialEq)]
+struct Sentence {
+    text: String,
+    code: Option<String>,
+}
+
 /// An excerpt's sentences and list items, on one line each, without Markdown heading or quote marks.
 ///
 /// The text is read line by line: code inside fences (even across blank lines), headings (a title is no
 /// answer), HTML tags standing alone (the Rust book's `<Listing number="8-6" caption="…">`), an
 /// admonition's `[!NOTE]` line and a rule id (the Rust Reference's `r[type.pointer.intro]`) are no
 /// sentences. A list item runs from its marker to the next item or blank line, its wrapped lines joined;
-/// prose runs to a blank line and is cut into sentences.
-fn sentences(text: &str) -> Vec<String> {
-    /// A paragraph's prose, or one list item, as it is read.
-    enum Piece {
-        Prose(String),
-        Item(String),
+/// prose runs to a blank line and is cut into sentences. A fenced block that follows a paragraph or item
+/// (blank lines between) is kept with it, as written but for the quote marks and the fence's indent, when
+/// it closes within the excerpt and is short ([`SHOWN_CODE_LINES`], [`SHOWN_CODE_BYTES`]); the paragraph's
+/// last sentence carries it when it ends in a colon.
+fn sentences(text: &str) -> Vec<Sentence> {
+    /// A fenced block being read: the piece before it, the fence's quote marks and indent, and its lines.
+    struct Block {
+        piece: usize,
+        quoted: usize,
+        indent: usize,
+        lines: Vec<String>,
     }
     let mut pieces: Vec<Piece> = Vec::new();
     let mut fences = Fences::default();
     let mut open = false;
-    for line in text.lines() {
+    // The piece a fence opening now would follow: the last one, with only blank lines since.
+    let mut before_fence: Option<usize> = None;
+    let mut block: Option<Block> = None;
+    for raw in text.lines() {
         // A quote's `>` marks come off first: a fence inside a quote opens and closes code as one outside does.
-        let line = line.trim().trim_start_matches('>').trim();
+        let line = raw.trim().trim_start_matches('>').trim();
+        let opening = fences.open().is_none();
         let code = fences.is_code(line);
+        if code {
+            if opening {
+                let (fence, quoted) = unquote(raw, usize::MAX);
+                let indent = indent_of(fence, usize::MAX);
+                block = before_fence.map(|piece| Block { piece, quoted, indent, lines: Vec::new() });
+            }
+            // Lines past the limit are not kept: the block will not be shown.
+            if let Some(open_block) = block.as_mut().filter(|open_block| open_block.lines.len() <= SHOWN_CODE_LINES) {
+                let (unquoted, _) = unquote(raw, open_block.quoted);
+                let indent = indent_of(unquoted, open_block.indent);
+                open_block.lines.push(unquoted[indent..].trim_end().to_string());
+            }
+            if fences.open().is_none()
+                && let Some(Block { piece, lines, .. }) = block.take()
+                && lines.len() <= SHOWN_CODE_LINES
+                && lines.iter().map(|line| line.len() + 1).sum::<usize>() <= SHOWN_CODE_BYTES
+                && !only_placeholders(&lines)
+            {
+                pieces[piece].code = Some(lines.join("\n"));
+            }
+        }
         let tag = line.starts_with('<') && line.ends_with('>');
         if code || line.is_empty() || is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line) {
-            // Each of these ends the paragraph or item before it.
+            // Each of these ends the paragraph or item before it; a blank line leaves it before a fence.
+            if !line.is_empty() || code {
+                before_fence = None;
+            }
             open = false;
             continue;
         }
         match pieces.last_mut() {
-            _ if starts_list_item(line) => pieces.push(Piece::Item(line.to_string())),
-            Some(Piece::Item(item) | Piece::Prose(item)) if open => {
-                item.push(' ');
-                item.push_str(line);
+            _ if starts_list_item(line) => pieces.push(Piece { text: line.to_string(), item: true, code: None }),
+            Some(piece) if open => {
+                piece.text.push(' ');
+                piece.text.push_str(line);
             }
-            _ => pieces.push(Piece::Prose(line.to_string())),
+            _ => pieces.push(Piece { text: line.to_string(), item: false, code: None }),
         }
+        before_fence = Some(pieces.len() - 1);
         open = true;
     }
-    let mut out = Vec::new();
+    sentences_of(pieces)
+}
+
+/// A paragraph's prose, or one list item, as [`sentences`] reads it, and the short code block after it.
+struct Piece {
+    text: String,
+    item: bool,
+    code: Option<String>,
+}
+
+/// The pieces' sentences: prose cut, an item whole, each at least three words and kept once; a piece's code
+/// goes with its last sentence when that ends in a colon.
+fn sentences_of(pieces: Vec<Piece>) -> Vec<Sentence> {
+    let mut out: Vec<Sentence> = Vec::new();
     for piece in pieces {
-        let split = match piece {
-            Piece::Item(item) => vec![item],
-            Piece::Prose(prose) => split_sentences(&prose),
-        };
-        for sentence in split {
+        let mut split = if piece.item { vec![piece.text] } else { split_sentences(&piece.text) };
+        let last = split.pop();
+        let code = piece.code.filter(|_| last.as_deref().is_some_and(|last| last.trim_end().ends_with(':')));
+        let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, code)));
+        for (sentence, code) in split {
             let sentence = sentence.trim();
-            if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen: &String| seen == sentence) {
-                out.push(sentence.to_string());
+            if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen| seen.text == sentence) {
+                out.push(Sentence { text: sentence.to_string(), code });
             }
         }
     }
     out
+}
+
+/// Whether a fenced block's lines (its fences first and last) hold only placeholders for code kept elsewhere
+/// (mdBook's `{{#rustdoc_include ../listings/…/main.rs}}`): the reader outside the book is shown no code.
+fn only_placeholders(lines: &[String]) -> bool {
+    let inside = lines.get(1..lines.len().saturating_sub(1)).unwrap_or_default();
+    inside.iter().all(|line| line.trim().is_empty() || line.trim_start().starts_with("{{#"))
+}
+
+/// How many of a line's first `most` bytes are its indent: spaces and tabs, which are one byte each, so the
+/// line cut there is cut between characters (another space, U+3000, is text).
+fn indent_of(line: &str, most: usize) -> usize {
+    line.bytes().take(most).take_while(|byte| matches!(byte, b' ' | b'\t')).count()
+}
+
+/// A line without the first `most` quote marks (`> `, `> > `) it starts with, its indent kept, and how many
+/// it had: a code line starting with `>` (a prompt, a shift) inside no quote keeps it.
+fn unquote(line: &str, most: usize) -> (&str, usize) {
+    let mut rest = line;
+    let mut marks = 0;
+    while marks < most
+        && let Some(inner) = rest.trim_start().strip_prefix('>')
+    {
+        rest = inner.strip_prefix(' ').unwrap_or(inner);
+        marks += 1;
+    }
+    (rest, marks)
 }
 
 /// Abbreviations a sentence does not end at.
@@ -438,6 +553,11 @@ fn split_sentences(prose: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sentences of `text`, without the code they introduce.
+    fn texts(text: &str) -> Vec<String> {
+        sentences(text).into_iter().map(|sentence| sentence.text).collect()
+    }
 
     /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
     /// `floor`.
@@ -527,7 +647,7 @@ mod tests {
     fn sentences_split_prose_and_lists_and_drop_code() {
         let text = "## Rules\n\nEach value has an owner. There is one owner at a time.\n\n- First rule here\n- Second rule here\n\n<Listing number=\"4-1\" caption=\"A variable and the scope in which it is valid\">\n\n```\ncode here now\n```\n\n</Listing>";
         assert_eq!(
-            sentences(text),
+            texts(text),
             ["Each value has an owner.", "There is one owner at a time.", "- First rule here", "- Second rule here"]
         );
     }
@@ -538,7 +658,7 @@ mod tests {
                     in a quote.\n\n- **title:** The title\n  of the book.\n- **authors:** The author(s) of it.\n\n\
                     Each value has an owner.\n\nEach value has an owner.";
         assert_eq!(
-            sentences(text),
+            texts(text),
             [
                 "Set it up for you:",
                 "A note in a quote.",
@@ -553,13 +673,13 @@ mod tests {
     #[test]
     fn a_fence_inside_a_quote_is_code() {
         let text = "> Run it so:\n>\n> ```sh\n> cargo run --release. It prints Done when it ends.\n> ```\n>\n> It builds the whole book.";
-        assert_eq!(sentences(text), ["Run it so:", "It builds the whole book."]);
+        assert_eq!(texts(text), ["Run it so:", "It builds the whole book."]);
     }
 
     #[test]
     fn a_rule_id_line_is_no_part_of_the_sentence_after_it() {
         let text = "r[type.pointer.raw.intro]\nRaw pointers are pointers without safety or liveness guarantees.";
-        assert_eq!(sentences(text), ["Raw pointers are pointers without safety or liveness guarantees."]);
+        assert_eq!(texts(text), ["Raw pointers are pointers without safety or liveness guarantees."]);
     }
 
     #[test]
@@ -567,7 +687,7 @@ mod tests {
         let text = "<a id=\"new\"></a>\n### Creating a New Vector\n\nWhy use a vector? It grows, e.g. with `push`. Call \
                     `Vec::new` (see Listing 8-1). Then use it! The U.S. version is the same.";
         assert_eq!(
-            sentences(text),
+            texts(text),
             [
                 "Why use a vector?",
                 "It grows, e.g. with `push`.",
@@ -575,6 +695,52 @@ mod tests {
                 "Then use it!",
                 "The U.S. version is the same."
             ]
+        );
+    }
+
+    #[test]
+    fn a_sentence_ending_in_a_colon_carries_the_short_block_it_introduces() {
+        let text = "Rustdoc does not test a block marked so:\n\n```rust,ignore\nfn main() {}\n```\n\n\
+                    Nor one in another language.\n```toml\n[book]\n```\n\n\
+                    - Add it to the file:\n\n  ```toml\n  [output.html]\n    fold = true\n  ```\n\n\
+                    > Quoted, it runs so:\n>\n> ```sh\n> > cargo run\n> ```\n\n\
+                    A prompt is kept as it is written:\n\n```console\n> cargo run\n```\n\n\
+                    - An indent is cut at a character:\n\n  ```text\n\u{3000}wide\n  ```\n\n\
+                    A long one is left out:\n\n```\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n```\n\n\
+                    A listing kept elsewhere is no code to show:\n\n```rust\n{{#rustdoc_include ../listings/main.rs}}\n```\n\n\
+                    The excerpt ends inside this one:\n\n```rust\nfn cut() {";
+        let carried: Vec<(String, Option<String>)> =
+            sentences(text).into_iter().map(|sentence| (sentence.text, sentence.code)).collect();
+        let code = |block: &str| Some(block.to_string());
+        assert_eq!(
+            carried,
+            [
+                ("Rustdoc does not test a block marked so:".into(), code("```rust,ignore\nfn main() {}\n```")),
+                ("Nor one in another language.".into(), None),
+                ("- Add it to the file:".into(), code("```toml\n[output.html]\n  fold = true\n```")),
+                ("Quoted, it runs so:".into(), code("```sh\n> cargo run\n```")),
+                ("A prompt is kept as it is written:".into(), code("```console\n> cargo run\n```")),
+                ("- An indent is cut at a character:".into(), code("```text\n\u{3000}wide\n```")),
+                ("A long one is left out:".into(), None),
+                ("A listing kept elsewhere is no code to show:".into(), None),
+                ("The excerpt ends inside this one:".into(), None),
+            ]
+        );
+    }
+
+    /// An answer's sentence that introduces code is followed by it, on lines of its own after its citation.
+    #[test]
+    fn an_answer_shows_the_code_its_sentence_introduces() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["skip", "test"].map(String::from).to_vec();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let text =
+            "To skip a test, mark its block so:\n\n```rust,ignore\nfn main() {}\n```\n\nA skipped test is not run.";
+        let answer = draft("skip a test", &pack_of(text, 0.9, 0.1), &weights);
+        assert_eq!(
+            answer.answer,
+            "To skip a test, mark its block so: [1]\n\n```rust,ignore\nfn main() {}\n```\n\nA skipped test is not run. [1]"
         );
     }
 }

@@ -72,9 +72,35 @@ fn page(answer: &serde_json::Value, question: &str, run_id: &str, folder: &str) 
 }
 
 /// The answer with each citation marker (`[1]`, `[1, 4]`) whose numbers are all `cited` written as footnote
-/// references (`[^1]`, `[^1][^4]`), against the word before it; any other bracket is left as it is.
+/// references (`[^1]`, `[^1][^4]`), against the word before it; any other bracket is left as it is, and so is
+/// code (a block an answer shows, a span of a sentence: `v[1]` is no marker).
 fn footnoted(text: &str, cited: &[usize]) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut fences = knowledge_queries::Fences::default();
+    for line in text.split_inclusive('\n') {
+        if fences.is_code(line) {
+            out.push_str(line);
+            continue;
+        }
+        // Outside blocks: the spans between backtick runs alternate prose and code.
+        let mut rest = line;
+        while let Some(open) = rest.find('`') {
+            footnote_markers(&mut out, &rest[..open], cited);
+            let run = rest[open..].len() - rest[open..].trim_start_matches('`').len();
+            let fence = &rest[open..open + run];
+            let after = &rest[open + run..];
+            let span_end = after.find(fence).map_or(0, |close| close + run);
+            out.push_str(fence);
+            out.push_str(&after[..span_end]);
+            rest = &after[span_end..];
+        }
+        footnote_markers(&mut out, rest, cited);
+    }
+    out
+}
+
+/// [`footnoted`] of a stretch of prose, appended to `out`.
+fn footnote_markers(out: &mut String, text: &str, cited: &[usize]) {
     let mut rest = text;
     while let Some(open) = rest.find('[') {
         out.push_str(&rest[..open]);
@@ -98,7 +124,6 @@ fn footnoted(text: &str, cited: &[usize]) -> String {
         }
     }
     out.push_str(rest);
-    out
 }
 
 #[cfg(test)]
@@ -110,6 +135,16 @@ mod tests {
         assert_eq!(
             footnoted("Values are dropped [1]. Moves copy the pointer [1, 3]. Arrays start at [0] [7].", &[1, 3]),
             "Values are dropped[^1]. Moves copy the pointer[^1][^3]. Arrays start at [0] [7]."
+        );
+    }
+
+    #[test]
+    fn brackets_in_code_are_no_markers() {
+        let answer =
+            "Index it as `v[1]` or ``w[1]`` [1]:\n\n```rust\nlet x = v [1];\n```\n\nAn unclosed ` [1] stays prose [2].";
+        assert_eq!(
+            footnoted(answer, &[1, 2]),
+            "Index it as `v[1]` or ``w[1]``[^1]:\n\n```rust\nlet x = v [1];\n```\n\nAn unclosed `[^1] stays prose[^2]."
         );
     }
 }
