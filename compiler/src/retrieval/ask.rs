@@ -261,7 +261,8 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         if !carries_evidence(excerpt, weights, &stemmer, floor) {
             continue;
         }
-        for (at, Sentence { text: sentence, code }) in sentences(&excerpt.text).into_iter().enumerate() {
+        let page = knowledge_queries::SourceRef::from_path(&excerpt.source.path).page_slug().is_some();
+        for (at, Sentence { text: sentence, code }) in sentences(&excerpt.text, page).into_iter().enumerate() {
             if starts_list_item(&sentence) && !says_something(&sentence) {
                 continue;
             }
@@ -291,6 +292,9 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             .then(a.item.cmp(&b.item))
             .then(a.at.cmp(&b.at))
     });
+    // A sentence is said once, where it ranks best: a page quoting a source repeats the source's words.
+    let mut said = std::collections::HashSet::new();
+    candidates.retain(|candidate| said.insert(candidate.shown.clone()));
     candidates.truncate(MAX_SENTENCES);
     if candidates.is_empty() {
         candidates.extend(lead);
@@ -395,8 +399,9 @@ struct Sentence {
 /// prose runs to a blank line and is cut into sentences. A fenced block that follows a paragraph or item
 /// (blank lines between) is kept with it, as written but for the quote marks and the fence's indent, when
 /// it closes within the excerpt and is short ([`SHOWN_CODE_LINES`], [`SHOWN_CODE_BYTES`]); the paragraph's
-/// last sentence carries it when it ends in a colon.
-fn sentences(text: &str) -> Vec<Sentence> {
+/// last sentence carries it when it ends in a colon. In a generated `page`, the lines that say where its
+/// quotes come from ([`wiki::is_attribution_line`]) are no sentences either.
+fn sentences(text: &str, page: bool) -> Vec<Sentence> {
     /// A fenced block being read: the piece before it, the fence's quote marks and indent, and its lines.
     struct Block {
         piece: usize,
@@ -411,8 +416,9 @@ fn sentences(text: &str) -> Vec<Sentence> {
     let mut before_fence: Option<usize> = None;
     let mut block: Option<Block> = None;
     for raw in text.lines() {
-        // A quote's `>` marks come off first: a fence inside a quote opens and closes code as one outside does.
-        let line = raw.trim().trim_start_matches('>').trim();
+        // A quote's `>` marks come off first, a quote's inside a quote too (a page quoting a source's alert):
+        // a fence inside a quote opens and closes code as one outside does.
+        let line = raw.trim().trim_start_matches(['>', ' ', '\t']).trim_end();
         let opening = fences.open().is_none();
         let code = fences.is_code(line);
         if code {
@@ -437,7 +443,8 @@ fn sentences(text: &str) -> Vec<Sentence> {
             }
         }
         let tag = line.starts_with('<') && line.ends_with('>');
-        if code || line.is_empty() || is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line) {
+        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line);
+        if code || line.is_empty() || markup || (page && wiki::is_attribution_line(line)) {
             // Each of these ends the paragraph or item before it; a blank line leaves it before a fence.
             if !line.is_empty() || code {
                 before_fence = None;
@@ -556,7 +563,7 @@ mod tests {
 
     /// The sentences of `text`, without the code they introduce.
     fn texts(text: &str) -> Vec<String> {
-        sentences(text).into_iter().map(|sentence| sentence.text).collect()
+        sentences(text, false).into_iter().map(|sentence| sentence.text).collect()
     }
 
     /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
@@ -677,6 +684,12 @@ mod tests {
     }
 
     #[test]
+    fn a_quote_inside_a_quote_loses_both_marks() {
+        let text = "> > [!NOTE]\n> > The boolean type acts similarly to an enumerated type.";
+        assert_eq!(texts(text), ["The boolean type acts similarly to an enumerated type."]);
+    }
+
+    #[test]
     fn a_rule_id_line_is_no_part_of_the_sentence_after_it() {
         let text = "r[type.pointer.raw.intro]\nRaw pointers are pointers without safety or liveness guarantees.";
         assert_eq!(texts(text), ["Raw pointers are pointers without safety or liveness guarantees."]);
@@ -710,7 +723,7 @@ mod tests {
                     A listing kept elsewhere is no code to show:\n\n```rust\n{{#rustdoc_include ../listings/main.rs}}\n```\n\n\
                     The excerpt ends inside this one:\n\n```rust\nfn cut() {";
         let carried: Vec<(String, Option<String>)> =
-            sentences(text).into_iter().map(|sentence| (sentence.text, sentence.code)).collect();
+            sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.code)).collect();
         let code = |block: &str| Some(block.to_string());
         assert_eq!(
             carried,
@@ -742,5 +755,46 @@ mod tests {
             answer.answer,
             "To skip a test, mark its block so: [1]\n\n```rust,ignore\nfn main() {}\n```\n\nA skipped test is not run. [1]"
         );
+    }
+
+    /// A generated page's sentences are its quotes and its prose: the lines that name a quote's source (its
+    /// heading, the lead's `From [Compost](…)`, the footnotes) are no answer, as the Rust Reference's "what is
+    /// linkage" was answered with "**Linkage**, lines 38–38".
+    #[test]
+    fn a_pages_attribution_lines_are_no_sentences() {
+        let page = include_str!("../../../golden/wiki/expected/wiki/garden/compost.md");
+        let body = &page[page.find("\n# ").expect("a title")..];
+        let prose = |page: bool| -> Vec<String> {
+            sentences(body, page).into_iter().map(|s| s.text).filter(|s| !starts_list_item(s)).collect()
+        };
+        assert_eq!(
+            prose(true),
+            [
+                "**Compost** is decomposed organic matter that gardeners add to [[soil]] to feed it.",
+                "Coffee grounds and eggshells break down quickly; meat and dairy do not belong there.",
+                "Healthy soil holds water and air.",
+                "Mixing in [[compost]] and leaf mould improves it, as the kitchen scraps note explains.",
+            ]
+        );
+        assert!(
+            prose(false).iter().any(|s| s.starts_with("**[Kitchen scraps]")),
+            "a source's line of that shape is text"
+        );
+    }
+
+    /// A page quoting a source repeats its words: the answer says a sentence once, citing where it ranks best.
+    #[test]
+    fn a_sentence_two_excerpts_hold_is_said_once() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["notation"].map(String::from).to_vec();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let mut pack = pack_of("The following notations are used by the grammar.", 0.9, 0.1);
+        let mut quoting = pack.items[0].clone();
+        quoting.reference = "knowledge://wiki/notation@000000000000#L1-L1".into();
+        quoting.text = "> The following notations are used by the grammar.\n\nA notation names a rule.".into();
+        pack.items.push(quoting);
+        let answer = draft("notation", &pack, &weights);
+        assert_eq!(answer.answer, "The following notations are used by the grammar. [1] A notation names a rule. [2]");
     }
 }

@@ -29,7 +29,7 @@ pub use plan::{
 };
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template,
-    readable_excerpt, render, render_page,
+    is_attribution_line, readable_excerpt, render, render_page,
 };
 pub use shards::{
     IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, sections, shard_entries,

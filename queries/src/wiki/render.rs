@@ -272,6 +272,36 @@ fn readable_prose(prose: &str) -> String {
 /// private use area, which no excerpt holds (the sources' text has its controls and bidi marks shown).
 const REMOVED: char = '\u{E000}';
 
+/// How `page.md.j2`'s note on a provider-written summary ends (a test holds the template to it).
+const WRITTEN_BY_END: &str = " from the quotes below; every sentence was checked against the quotes it cites.*";
+
+/// Whether a line of a generated page says where its quotes come from rather than what the sources say, as
+/// `page.md.j2` writes them: a quote's heading (`**[Soil](../soil.md)**, lines 6–7[^3]`), the lead quote's
+/// `From [Compost](../compost.md).[^1]`, a provider's `*Written by …*` note and a footnote's definition
+/// (`[^1]: \`file://…\` at revision …`). An answer quoting one would tell the reader nothing.
+#[must_use]
+pub fn is_attribution_line(line: &str) -> bool {
+    let line = line.trim();
+    if line.starts_with("[^") && footnote_mark(line).is_some() {
+        return true;
+    }
+    if line.starts_with("*Written by ") && line.ends_with(WRITTEN_BY_END) {
+        return true;
+    }
+    // The heading and the lead's line end in the quote's footnote mark.
+    let Some(open) = line.rfind("[^").filter(|&open| line.ends_with(']') && footnote_mark(&line[open..]) == Some(""))
+    else {
+        return false;
+    };
+    let attributed = &line[..open];
+    let heading = attributed.starts_with("**[")
+        && attributed.split_once(")**, lines ").is_some_and(|(_, lines)| {
+            lines.split('–').all(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
+        });
+    let lead = attributed.starts_with("From [") && attributed.ends_with(").");
+    heading || lead
+}
+
 /// `[label]: destination`, a reference definition (its destination may be on the next line, or cut off with
 /// the excerpt).
 fn is_reference_definition(line: &str) -> bool {
@@ -361,7 +391,42 @@ fn link_text(text: &str) -> Option<(&str, &str)> {
 
 #[cfg(test)]
 mod tests {
-    use super::readable_excerpt;
+    use super::{WRITTEN_BY_END, is_attribution_line, readable_excerpt};
+
+    /// Every line of a page the golden build wrote that names a quote's source is told from the quotes and the
+    /// prose around them, which are the page's statements.
+    #[test]
+    fn a_pages_attribution_lines_are_told_from_its_statements() {
+        let template = include_str!("../../../templates/page.md.j2");
+        assert!(template.contains(&format!("*Written by {{{{ written_by | md }}}}{WRITTEN_BY_END}\n")));
+        assert!(is_attribution_line(&format!("*Written by Qwen (local){WRITTEN_BY_END}")));
+        let page = include_str!("../../../golden/wiki/expected/wiki/garden/compost.md");
+        let attributions: Vec<&str> = page.lines().filter(|line| is_attribution_line(line)).collect();
+        assert_eq!(
+            attributions,
+            [
+                "From [Compost](../../../../notes/garden/compost.md).[^1]",
+                "**[Kitchen scraps](../../../../notes/kitchen/scraps.md)**, lines 7–7[^2]",
+                "**[Soil](../../../../notes/garden/soil.md)**, lines 6–7[^3]",
+                "[^1]: `file://notes/garden/compost.md` at revision `3fc4d05d76b04a6b0af7c1d413a486ae`, lines 8–8 \
+                 ([source](../../../../notes/garden/compost.md#L8-L8)).",
+                "[^2]: `file://notes/kitchen/scraps.md` at revision `487baa3b8379e2118d5348154d1795ce`, lines 7–7 \
+                 ([source](../../../../notes/kitchen/scraps.md#L7-L7)).",
+                "[^3]: `file://notes/garden/soil.md` at revision `a08c756ba738608c1ecfb13b4e059ec7`, lines 6–7 \
+                 ([source](../../../../notes/garden/soil.md#L6-L7)).",
+            ]
+        );
+        for statement in [
+            "Compost feeds the soil.[^1] It heats up as it works.[^2]",
+            "*Written by a provider*, it says: compost is warm.[^1]",
+            "*Written by hand, and checked by the quotes it cites.*",
+            "From [the guide](guide.md), we learn that compost is warm.[^1]",
+            "**[Soil](soil.md)**, lines six to seven[^2]",
+            "**[Soil](soil.md)** holds water, lines 6–7 say.",
+        ] {
+            assert!(!is_attribution_line(statement), "{statement}");
+        }
+    }
 
     #[test]
     fn a_rule_id_on_its_own_line_is_no_text() {
