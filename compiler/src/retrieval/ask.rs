@@ -402,11 +402,13 @@ struct Sentence {
 /// last sentence carries it when it ends in a colon. In a generated `page`, the lines that say where its
 /// quotes come from ([`wiki::is_attribution_line`]) are no sentences either.
 fn sentences(text: &str, page: bool) -> Vec<Sentence> {
-    /// A fenced block being read: the piece before it, the fence's quote marks and indent, and its lines.
+    /// A fenced block being read: the piece before it, the fence's quote marks and indent, whether it is
+    /// Rust, and its lines.
     struct Block {
         piece: usize,
         quoted: usize,
         indent: usize,
+        rust: bool,
         lines: Vec<String>,
     }
     let mut pieces: Vec<Piece> = Vec::new();
@@ -425,13 +427,21 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             if opening {
                 let (fence, quoted) = unquote(raw, usize::MAX);
                 let indent = indent_of(fence, usize::MAX);
-                block = before_fence.map(|piece| Block { piece, quoted, indent, lines: Vec::new() });
+                let info = fence.trim_start().trim_start_matches(['`', '~']);
+                let rust = info.split([',', ' ']).next() == Some("rust");
+                block = before_fence.map(|piece| Block { piece, quoted, indent, rust, lines: Vec::new() });
             }
             // Lines past the limit are not kept: the block will not be shown.
             if let Some(open_block) = block.as_mut().filter(|open_block| open_block.lines.len() <= SHOWN_CODE_LINES) {
                 let (unquoted, _) = unquote(raw, open_block.quoted);
                 let indent = indent_of(unquoted, open_block.indent);
-                open_block.lines.push(unquoted[indent..].trim_end().to_string());
+                let line = unquoted[indent..].trim_end();
+                // A Rust example's lines marked `# ` are the boilerplate the book hides from its reader.
+                let hidden =
+                    open_block.rust && !opening && (line.trim_start() == "#" || line.trim_start().starts_with("# "));
+                if !hidden {
+                    open_block.lines.push(line.to_string());
+                }
             }
             if fences.open().is_none()
                 && let Some(Block { piece, lines, .. }) = block.take()
@@ -535,6 +545,12 @@ fn split_sentences(prose: &str) -> Vec<String> {
             let mut end = at + 1;
             while end < bytes.len() && matches!(bytes[end], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
                 end += 1;
+            }
+            // A footnote's mark after the stop ends the sentence with it (a page's summary: `…type.[^1] When …`).
+            while let Some(label) = prose[end..].strip_prefix("[^")
+                && let Some(close) = label.find(']').filter(|&close| close > 0 && !label[..close].contains(' '))
+            {
+                end += 2 + close + 1;
             }
             let next = prose[end..].strip_prefix(' ').and_then(|rest| rest.chars().next());
             let starts_sentence =
@@ -684,6 +700,16 @@ mod tests {
     }
 
     #[test]
+    fn a_footnote_mark_after_the_stop_ends_the_sentence_with_it() {
+        assert_eq!(
+            split_sentences(
+                "Deref coercion converts a reference.[^1] When we call `add`, Rust coerces it.[^2][^3] Done."
+            ),
+            ["Deref coercion converts a reference.[^1]", "When we call `add`, Rust coerces it.[^2][^3]", "Done."]
+        );
+    }
+
+    #[test]
     fn a_quote_inside_a_quote_loses_both_marks() {
         let text = "> > [!NOTE]\n> > The boolean type acts similarly to an enumerated type.";
         assert_eq!(texts(text), ["The boolean type acts similarly to an enumerated type."]);
@@ -718,6 +744,7 @@ mod tests {
                     - Add it to the file:\n\n  ```toml\n  [output.html]\n    fold = true\n  ```\n\n\
                     > Quoted, it runs so:\n>\n> ```sh\n> > cargo run\n> ```\n\n\
                     A prompt is kept as it is written:\n\n```console\n> cargo run\n```\n\n\
+                    A Rust example hides its boilerplate:\n\n```rust,ignore\n# fn add(x: i32) -> i32 { x }\n#\n#[test]\nlet three = add(3);\n```\n\n\
                     - An indent is cut at a character:\n\n  ```text\n\u{3000}wide\n  ```\n\n\
                     A long one is left out:\n\n```\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n```\n\n\
                     A listing kept elsewhere is no code to show:\n\n```rust\n{{#rustdoc_include ../listings/main.rs}}\n```\n\n\
@@ -733,6 +760,10 @@ mod tests {
                 ("- Add it to the file:".into(), code("```toml\n[output.html]\n  fold = true\n```")),
                 ("Quoted, it runs so:".into(), code("```sh\n> cargo run\n```")),
                 ("A prompt is kept as it is written:".into(), code("```console\n> cargo run\n```")),
+                (
+                    "A Rust example hides its boilerplate:".into(),
+                    code("```rust,ignore\n#[test]\nlet three = add(3);\n```")
+                ),
                 ("- An indent is cut at a character:".into(), code("```text\n\u{3000}wide\n```")),
                 ("A long one is left out:".into(), None),
                 ("A listing kept elsewhere is no code to show:".into(), None),
