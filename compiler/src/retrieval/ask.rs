@@ -274,28 +274,33 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             if shown.is_empty() {
                 continue;
             }
-            if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) {
-                lead =
-                    Some(Candidate { names_subject: false, share: 0.0, item, at: 0, shown: shown.clone(), code: None });
+            if lead.is_none()
+                && !starts_list_item(&sentence)
+                && sentence.ends_with(['.', '!'])
+                && !wiki::sends_elsewhere(&shown)
+            {
+                let (names_subject, points_elsewhere, share) = (false, false, 0.0);
+                lead = Some(Candidate {
+                    names_subject,
+                    points_elsewhere,
+                    share,
+                    item,
+                    at,
+                    shown: shown.clone(),
+                    code: None,
+                });
             }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
             let share = weights.coverage(|stem| words.contains(stem));
             if share > 0.0 {
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
-                candidates.push(Candidate { names_subject, share, item, at, shown, code });
+                // "See the following rules:" introduces what follows it; it sends the reader nowhere else.
+                let points_elsewhere = wiki::sends_elsewhere(&shown) && !shown.ends_with(':');
+                candidates.push(Candidate { names_subject, points_elsewhere, share, item, at, shown, code });
             }
         }
     }
-    candidates.sort_by(|a, b| {
-        (b.names_subject.cmp(&a.names_subject))
-            .then(b.share.total_cmp(&a.share))
-            .then(a.item.cmp(&b.item))
-            .then(a.at.cmp(&b.at))
-    });
-    // A sentence is said once, where it ranks best: a page quoting a source repeats the source's words.
-    let mut said = std::collections::HashSet::new();
-    candidates.retain(|candidate| said.insert(candidate.shown.clone()));
-    candidates.truncate(MAX_SENTENCES);
+    let mut candidates = best(candidates);
     if candidates.is_empty() {
         candidates.extend(lead);
     }
@@ -317,10 +322,30 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     }
 }
 
-/// A sentence an answer may quote: whether it names the question's subject, the share of the topic it holds,
-/// the excerpt it is in and its place there, what the reader is shown, and the code block it introduces.
+/// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
+/// elsewhere ("See the preprocessors documentation …") after every sentence that says something itself, then
+/// those naming the subject, then by the share of the topic; each said once, where it ranks best (a page
+/// quoting a source repeats the source's words).
+fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
+    candidates.sort_by(|a, b| {
+        (a.points_elsewhere.cmp(&b.points_elsewhere))
+            .then(b.names_subject.cmp(&a.names_subject))
+            .then(b.share.total_cmp(&a.share))
+            .then(a.item.cmp(&b.item))
+            .then(a.at.cmp(&b.at))
+    });
+    let mut said = std::collections::HashSet::new();
+    candidates.retain(|candidate| said.insert(candidate.shown.clone()));
+    candidates.truncate(MAX_SENTENCES);
+    candidates
+}
+
+/// A sentence an answer may quote: whether it names the question's subject, whether it only sends the reader
+/// elsewhere, the share of the topic it holds, the excerpt it is in and its place there, what the reader is
+/// shown, and the code block it introduces.
 struct Candidate {
     names_subject: bool,
+    points_elsewhere: bool,
     share: f64,
     item: usize,
     at: usize,
@@ -827,5 +852,22 @@ mod tests {
         pack.items.push(quoting);
         let answer = draft("notation", &pack, &weights);
         assert_eq!(answer.answer, "The following notations are used by the grammar. [1] A notation names a rule. [2]");
+    }
+
+    /// A sentence that sends the reader elsewhere comes after one that says something itself, whatever its share.
+    #[test]
+    fn a_sentence_that_points_elsewhere_comes_last() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["preprocessor", "markdown", "plugin"].map(String::from).to_vec();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let text = "See the plugin page for each preprocessor that changes markdown. \
+                    A preprocessor changes the markdown before it is rendered.";
+        let answer = draft("a plugin that changes the markdown", &pack_of(text, 0.9, 0.1), &weights);
+        assert_eq!(
+            answer.answer,
+            "A preprocessor changes the markdown before it is rendered. [1] \
+             See the plugin page for each preprocessor that changes markdown. [1]"
+        );
     }
 }

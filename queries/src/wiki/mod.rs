@@ -36,4 +36,4 @@ pub use shards::{
     shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
 pub use signals::{Excerpt, Signal, SignalKind, sentence_ends, signals_of};
-pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary, row_sentence};
+pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary, row_sentence, sends_elsewhere};

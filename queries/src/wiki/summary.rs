@@ -64,11 +64,6 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
         })
         .collect();
     let title_words = words(title);
-    // A sentence that sends the reader elsewhere ("See the section on ...") says nothing itself.
-    let linking = |sentence: &str| {
-        let lower = sentence.to_lowercase();
-        ["see ", "for more", "refer to", "check out"].iter().any(|start| lower.starts_with(start))
-    };
     let centrality = |at: usize| -> f64 {
         let (_, path, _, words) = &sentences[at];
         sentences
@@ -82,7 +77,7 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     let mut chosen: Vec<SummaryLine> = Vec::new();
     let mut sources: HashSet<&str> = HashSet::new();
     let definition = quotes.first().filter(|_| has_lead).and_then(|&(note, path, _)| {
-        sentences.iter().find(|s| s.0 == note && !linking(&s.2)).map(|s| (note, path, s.2.clone()))
+        sentences.iter().find(|s| s.0 == note && !sends_elsewhere(&s.2)).map(|s| (note, path, s.2.clone()))
     });
     if let Some((note, path, text)) = definition {
         chosen.push(SummaryLine::quoted(note, text));
@@ -91,7 +86,9 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     // Naming the concept: two of the title's words, or its one word.
     let names_it = |words: &[String]| crate::text::shared_sorted(words, &title_words) >= title_words.len().min(2);
     let mut scored: Vec<(f64, usize)> = (0..sentences.len())
-        .filter(|&at| !linking(&sentences[at].2) && !leans_on_previous(&sentences[at].2) && names_it(&sentences[at].3))
+        .filter(|&at| {
+            !sends_elsewhere(&sentences[at].2) && !leans_on_previous(&sentences[at].2) && names_it(&sentences[at].3)
+        })
         .map(|at| (centrality(at), at))
         .filter(|(score, _)| *score > 0.0)
         .collect();
@@ -169,6 +166,14 @@ const LEANING: &[&str] = &[
     "those",
     "thus",
 ];
+
+/// Whether a sentence, as a reader sees it, sends the reader elsewhere ("See the section on …", "For more,
+/// refer to …") instead of saying something itself: no summary line, and an answer's last resort.
+#[must_use]
+pub fn sends_elsewhere(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    ["see ", "for more", "refer to", "check out"].iter().any(|start| lower.starts_with(start))
+}
 
 /// Whether a sentence opens with a word that refers to what came before it.
 fn leans_on_previous(sentence: &str) -> bool {
