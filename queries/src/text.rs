@@ -126,7 +126,7 @@ fn ordered_marker(line: &str) -> Option<usize> {
 /// rows made of links with a few words of their own, or lines of links alone), a text whose every line is
 /// links alone (mdBook's `SUMMARY.md` lists its first chapters as bare links: `[Introduction](README.md)`),
 /// or a text with nothing to read outside its headings and its markup (an anchor kept for old links, a
-/// comment to editors).
+/// comment to editors, a rule id).
 #[must_use]
 pub fn is_navigation(text: &str) -> bool {
     let visible = without_html_markup(text);
@@ -134,7 +134,8 @@ pub fn is_navigation(text: &str) -> bool {
     let mut lines: Vec<&str> = Vec::new();
     for line in visible.lines().map(str::trim) {
         let code = fences.is_code(line);
-        if !line.is_empty() && (code || !is_heading_line(line)) {
+        // A rule id (the Rust Reference's `r[link]` before a chapter's title) is markup, as a heading is.
+        if !line.is_empty() && (code || !(is_heading_line(line) || is_rule_id(line))) {
             lines.push(line);
         }
     }
@@ -550,6 +551,12 @@ mod tests {
         let anchors = "<!-- Old heading. Do not remove or links may break. -->\n\n<a id=\"sharing-a-mutex\"></a>\n\n### Sharing\n";
         assert!(is_navigation(anchors), "nothing to read");
         assert!(is_navigation("<!--\nA comment\nover lines\n-->\n"));
+        assert!(is_navigation("r[link]\n"), "a rule id alone, as the Rust Reference puts one before a title");
+        assert!(is_navigation("r[link.crt]\n\n## Static and dynamic C runtimes\n"));
+        assert!(
+            !is_navigation("r[link.intro]\nThe compiler supports various methods to link crates.\n"),
+            "a rule read"
+        );
         assert!(!is_navigation("<a id=\"x\"></a>\n\nA `Vec<T>` grows.\n"), "the sentence is read");
         assert!(!is_navigation("```python\n# a comment\n```\n"), "a code block holds code");
         assert!(!is_navigation("~~~md\n```\n# shown\n```\n~~~\n"), "a fence inside another is code too");
