@@ -262,7 +262,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             continue;
         }
         let page = knowledge_queries::SourceRef::from_path(&excerpt.source.path).page_slug().is_some();
-        for (at, Sentence { text: sentence, code }) in sentences(&excerpt.text, page).into_iter().enumerate() {
+        for (at, Sentence { text: sentence, block }) in sentences(&excerpt.text, page).into_iter().enumerate() {
             if starts_list_item(&sentence) && !says_something(&sentence) {
                 continue;
             }
@@ -287,7 +287,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
                     item,
                     at,
                     shown: shown.clone(),
-                    code: None,
+                    block: None,
                 });
             }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
@@ -296,7 +296,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
                 // "See the following rules:" introduces what follows it; it sends the reader nowhere else.
                 let points_elsewhere = wiki::sends_elsewhere(&shown) && !shown.ends_with(':');
-                candidates.push(Candidate { names_subject, points_elsewhere, share, item, at, shown, code });
+                candidates.push(Candidate { names_subject, points_elsewhere, share, item, at, shown, block });
             }
         }
     }
@@ -335,9 +335,18 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
             .then(a.at.cmp(&b.at))
     });
     let mut said = std::collections::HashSet::new();
-    candidates.retain(|candidate| said.insert(candidate.shown.clone()));
-    candidates.truncate(MAX_SENTENCES);
-    candidates
+    let mut chosen = Vec::new();
+    for candidate in candidates {
+        if chosen.len() == MAX_SENTENCES {
+            break;
+        }
+        if said.insert(candidate.shown.clone()) {
+            // A list item a chosen sentence shows below it is said already.
+            said.extend(candidate.block.iter().flat_map(|block| block.lines().map(str::to_string)));
+            chosen.push(candidate);
+        }
+    }
+    chosen
 }
 
 /// A sentence an answer may quote: whether it names the question's subject, whether it only sends the reader
@@ -350,7 +359,7 @@ struct Candidate {
     item: usize,
     at: usize,
     shown: String,
-    code: Option<String>,
+    block: Option<String>,
 }
 
 /// The answer's text, each sentence followed by its citation number (and by the code block it introduces, on
@@ -371,8 +380,8 @@ fn written(candidates: &[Candidate], pack: &ContextPack) -> (String, Vec<AnswerC
             answer.push_str(if answer.ends_with('\n') { "\n" } else { " " });
         }
         answer.push_str(&format!("{} [{n}]", candidate.shown));
-        if let Some(code) = &candidate.code {
-            answer.push_str(&format!("\n\n{code}\n"));
+        if let Some(block) = &candidate.block {
+            answer.push_str(&format!("\n\n{block}\n"));
         }
     }
     (answer.trim_end().to_string(), citations)
@@ -402,7 +411,8 @@ fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
     weights.weights.iter().filter(|(_, weight)| *weight >= heaviest / 2.0).map(|(stem, _)| stem.clone()).collect()
 }
 
-/// A code block an answer may show: at most this many lines and bytes (its fences included).
+/// A code block or list an answer may show: at most this many lines (a code block's fences included) and
+/// bytes.
 const SHOWN_CODE_LINES: usize = 14;
 const SHOWN_CODE_BYTES: usize = 1_000;
 
@@ -412,7 +422,7 @@ const SHOWN_CODE_BYTES: usize = 1_000;
 #[derive(Debug, PartialEq)]
 struct Sentence {
     text: String,
-    code: Option<String>,
+    block: Option<String>,
 }
 
 /// An excerpt's sentences and list items, on one line each, without Markdown heading or quote marks.
@@ -474,7 +484,7 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
                 && lines.iter().map(|line| line.len() + 1).sum::<usize>() <= SHOWN_CODE_BYTES
                 && !only_placeholders(&lines)
             {
-                pieces[piece].code = Some(lines.join("\n"));
+                pieces[piece].block = Some(lines.join("\n"));
             }
         }
         let tag = line.starts_with('<') && line.ends_with('>');
@@ -487,13 +497,19 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             open = false;
             continue;
         }
+        // An item right after a paragraph (blank lines between), or after an item of the list that paragraph
+        // introduces, is in that paragraph's list.
+        let introduced_by =
+            before_fence.and_then(|at| if pieces[at].item { pieces[at].introduced_by } else { Some(at) });
         match pieces.last_mut() {
-            _ if starts_list_item(line) => pieces.push(Piece { text: line.to_string(), item: true, code: None }),
+            _ if starts_list_item(line) => {
+                pieces.push(Piece { text: line.to_string(), item: true, block: None, introduced_by });
+            }
             Some(piece) if open => {
                 piece.text.push(' ');
                 piece.text.push_str(line);
             }
-            _ => pieces.push(Piece { text: line.to_string(), item: false, code: None }),
+            _ => pieces.push(Piece { text: line.to_string(), item: false, block: None, introduced_by: None }),
         }
         before_fence = Some(pieces.len() - 1);
         open = true;
@@ -501,26 +517,43 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
     sentences_of(pieces)
 }
 
-/// A paragraph's prose, or one list item, as [`sentences`] reads it, and the short code block after it.
+/// A paragraph's prose, or one list item, as [`sentences`] reads it, the short code block after it, and for
+/// an item the paragraph that introduces its list.
 struct Piece {
     text: String,
     item: bool,
-    code: Option<String>,
+    block: Option<String>,
+    introduced_by: Option<usize>,
 }
 
 /// The pieces' sentences: prose cut, an item whole, each at least three words and kept once; a piece's code
 /// goes with its last sentence when that ends in a colon.
-fn sentences_of(pieces: Vec<Piece>) -> Vec<Sentence> {
+fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
+    // A paragraph followed by no code gets its short list as its block: the items as the reader reads them.
+    for at in 0..pieces.len() {
+        if pieces[at].item || pieces[at].block.is_some() {
+            continue;
+        }
+        let items: Vec<String> = pieces[at + 1..]
+            .iter()
+            .take_while(|piece| piece.introduced_by == Some(at))
+            .map(|piece| wiki::readable_excerpt(&piece.text))
+            .collect();
+        let bytes: usize = items.iter().map(|item| item.len() + 1).sum();
+        if !items.is_empty() && items.len() <= SHOWN_CODE_LINES && bytes <= SHOWN_CODE_BYTES {
+            pieces[at].block = Some(items.join("\n"));
+        }
+    }
     let mut out: Vec<Sentence> = Vec::new();
     for piece in pieces {
         let mut split = if piece.item { vec![piece.text] } else { split_sentences(&piece.text) };
         let last = split.pop();
-        let code = piece.code.filter(|_| last.as_deref().is_some_and(|last| last.trim_end().ends_with(':')));
-        let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, code)));
-        for (sentence, code) in split {
+        let block = piece.block.filter(|_| last.as_deref().is_some_and(|last| last.trim_end().ends_with(':')));
+        let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, block)));
+        for (sentence, block) in split {
             let sentence = sentence.trim();
             if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen| seen.text == sentence) {
-                out.push(Sentence { text: sentence.to_string(), code });
+                out.push(Sentence { text: sentence.to_string(), block });
             }
         }
     }
@@ -775,7 +808,7 @@ mod tests {
                     A listing kept elsewhere is no code to show:\n\n```rust\n{{#rustdoc_include ../listings/main.rs}}\n```\n\n\
                     The excerpt ends inside this one:\n\n```rust\nfn cut() {";
         let carried: Vec<(String, Option<String>)> =
-            sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.code)).collect();
+            sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
         let code = |block: &str| Some(block.to_string());
         assert_eq!(
             carried,
@@ -868,6 +901,30 @@ mod tests {
             answer.answer,
             "A preprocessor changes the markdown before it is rendered. [1] \
              See the plugin page for each preprocessor that changes markdown. [1]"
+        );
+    }
+
+    /// A sentence that introduces a short list shows it, as a reader reads it, and its items are not said again.
+    #[test]
+    fn a_sentence_ending_in_a_colon_shows_the_short_list_it_introduces() {
+        let text = "The built-in derives are:\n\n- [`Clone`](clone.md), which copies a value\n- `Copy`\n\n\
+                    Derives run in order.\n\n- Not introduced by a colon, this list stays apart";
+        let carried: Vec<(String, Option<String>)> =
+            sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        assert_eq!(
+            carried[0],
+            ("The built-in derives are:".into(), Some("- `Clone`, which copies a value\n- `Copy`".into()))
+        );
+        assert!(carried.contains(&("Derives run in order.".into(), None)), "no list follows it");
+        assert!(carried.contains(&("- Not introduced by a colon, this list stays apart".into(), None)));
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["derive", "clone"].map(String::from).to_vec();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let answer = draft("derive clone", &pack_of(text, 0.9, 0.1), &weights);
+        assert_eq!(
+            answer.answer,
+            "The built-in derives are: [1]\n\n- `Clone`, which copies a value\n- `Copy`\n\nDerives run in order. [1]"
         );
     }
 }
