@@ -537,6 +537,7 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
         let items: Vec<String> = pieces[at + 1..]
             .iter()
             .take_while(|piece| piece.introduced_by == Some(at))
+            .take(SHOWN_CODE_LINES + 1)
             .map(|piece| wiki::readable_excerpt(&piece.text))
             .collect();
         let bytes: usize = items.iter().map(|item| item.len() + 1).sum();
