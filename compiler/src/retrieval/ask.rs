@@ -918,6 +918,8 @@ mod tests {
         );
         assert!(carried.contains(&("Derives run in order.".into(), None)), "no list follows it");
         assert!(carried.contains(&("- Not introduced by a colon, this list stays apart".into(), None)));
+        let long = format!("Fifteen items follow here:\n{}", "- an item of the list\n".repeat(15));
+        assert_eq!(sentences(&long, false)[0].block, None, "a list of more than 14 items is not shown");
         let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
         let topic: Vec<String> = ["derive", "clone"].map(String::from).to_vec();
         let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
