@@ -279,16 +279,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
                 && sentence.ends_with(['.', '!'])
                 && !wiki::sends_elsewhere(&shown)
             {
-                let (names_subject, points_elsewhere, share) = (false, false, 0.0);
-                lead = Some(Candidate {
-                    names_subject,
-                    points_elsewhere,
-                    share,
-                    item,
-                    at,
-                    shown: shown.clone(),
-                    block: None,
-                });
+                lead = Some(Candidate::lead(item, at, shown.clone()));
             }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
             let share = weights.coverage(|stem| words.contains(stem));
@@ -351,7 +342,7 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
 
 /// A sentence an answer may quote: whether it names the question's subject, whether it only sends the reader
 /// elsewhere, the share of the topic it holds, the excerpt it is in and its place there, what the reader is
-/// shown, and the code block it introduces.
+/// shown, and the code block or list it introduces.
 struct Candidate {
     names_subject: bool,
     points_elsewhere: bool,
@@ -362,8 +353,15 @@ struct Candidate {
     block: Option<String>,
 }
 
-/// The answer's text, each sentence followed by its citation number (and by the code block it introduces, on
-/// lines of its own), and the citations.
+impl Candidate {
+    /// The first prose sentence of an answering excerpt, the answer when no sentence holds a word of the topic.
+    fn lead(item: usize, at: usize, shown: String) -> Candidate {
+        Candidate { names_subject: false, points_elsewhere: false, share: 0.0, item, at, shown, block: None }
+    }
+}
+
+/// The answer's text, each sentence followed by its citation number (and by the code block or list it
+/// introduces, on lines of its own), and the citations.
 fn written(candidates: &[Candidate], pack: &ContextPack) -> (String, Vec<AnswerCitation>) {
     let mut citations: Vec<AnswerCitation> = Vec::new();
     let mut answer = String::new();
@@ -413,12 +411,12 @@ fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
 
 /// A code block or list an answer may show: at most this many lines (a code block's fences included) and
 /// bytes.
-const SHOWN_CODE_LINES: usize = 14;
-const SHOWN_CODE_BYTES: usize = 1_000;
+const SHOWN_BLOCK_LINES: usize = 14;
+const SHOWN_BLOCK_BYTES: usize = 1_000;
 
-/// A sentence of an excerpt, on one line, and the code block it introduces when it ends in a colon right
-/// before a fenced block ("rustdoc doesn't test code blocks which contain the `ignore` attribute:"): without
-/// the block, such a sentence points at nothing.
+/// A sentence of an excerpt, on one line, and the block it introduces when it ends in a colon right before
+/// a fenced block ("rustdoc doesn't test code blocks which contain the `ignore` attribute:") or a list ("The
+/// list of built-in derives are:"): without the block, such a sentence points at nothing.
 #[derive(Debug, PartialEq)]
 struct Sentence {
     text: String,
@@ -433,9 +431,10 @@ struct Sentence {
 /// sentences. A list item runs from its marker to the next item or blank line, its wrapped lines joined;
 /// prose runs to a blank line and is cut into sentences. A fenced block that follows a paragraph or item
 /// (blank lines between) is kept with it, as written but for the quote marks and the fence's indent, when
-/// it closes within the excerpt and is short ([`SHOWN_CODE_LINES`], [`SHOWN_CODE_BYTES`]); the paragraph's
-/// last sentence carries it when it ends in a colon. In a generated `page`, the lines that say where its
-/// quotes come from ([`wiki::is_attribution_line`]) are no sentences either.
+/// it closes within the excerpt and is short ([`SHOWN_BLOCK_LINES`], [`SHOWN_BLOCK_BYTES`]); the paragraph's
+/// last sentence carries it when it ends in a colon, as it carries a short list that follows it (the items
+/// as a quote shows them). In a generated `page`, the lines that say where its quotes come from
+/// ([`wiki::is_attribution_line`]) are no sentences either.
 fn sentences(text: &str, page: bool) -> Vec<Sentence> {
     /// A fenced block being read: the piece before it, the fence's quote marks and indent, whether it is
     /// Rust, and its lines.
@@ -467,7 +466,7 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
                 block = before_fence.map(|piece| Block { piece, quoted, indent, rust, lines: Vec::new() });
             }
             // Lines past the limit are not kept: the block will not be shown.
-            if let Some(open_block) = block.as_mut().filter(|open_block| open_block.lines.len() <= SHOWN_CODE_LINES) {
+            if let Some(open_block) = block.as_mut().filter(|open_block| open_block.lines.len() <= SHOWN_BLOCK_LINES) {
                 let (unquoted, _) = unquote(raw, open_block.quoted);
                 let indent = indent_of(unquoted, open_block.indent);
                 let line = unquoted[indent..].trim_end();
@@ -480,8 +479,8 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             }
             if fences.open().is_none()
                 && let Some(Block { piece, lines, .. }) = block.take()
-                && lines.len() <= SHOWN_CODE_LINES
-                && lines.iter().map(|line| line.len() + 1).sum::<usize>() <= SHOWN_CODE_BYTES
+                && lines.len() <= SHOWN_BLOCK_LINES
+                && lines.iter().map(|line| line.len() + 1).sum::<usize>() <= SHOWN_BLOCK_BYTES
                 && !only_placeholders(&lines)
             {
                 pieces[piece].block = Some(lines.join("\n"));
@@ -537,11 +536,11 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
         let items: Vec<String> = pieces[at + 1..]
             .iter()
             .take_while(|piece| piece.introduced_by == Some(at))
-            .take(SHOWN_CODE_LINES + 1)
+            .take(SHOWN_BLOCK_LINES + 1)
             .map(|piece| wiki::readable_excerpt(&piece.text))
             .collect();
         let bytes: usize = items.iter().map(|item| item.len() + 1).sum();
-        if !items.is_empty() && items.len() <= SHOWN_CODE_LINES && bytes <= SHOWN_CODE_BYTES {
+        if !items.is_empty() && items.len() <= SHOWN_BLOCK_LINES && bytes <= SHOWN_BLOCK_BYTES {
             pieces[at].block = Some(items.join("\n"));
         }
     }
