@@ -430,27 +430,18 @@ struct Sentence {
 /// admonition's `[!NOTE]` line and a rule id (the Rust Reference's `r[type.pointer.intro]`) are no
 /// sentences. A list item runs from its marker to the next item or blank line, its wrapped lines joined;
 /// prose runs to a blank line and is cut into sentences. A fenced block that follows a paragraph or item
-/// (blank lines between) is kept with it, as written but for the quote marks and the fence's indent, when
-/// it closes within the excerpt and is short ([`SHOWN_BLOCK_LINES`], [`SHOWN_BLOCK_BYTES`]); the paragraph's
-/// last sentence carries it when it ends in a colon, as it carries a short list that follows it (the items
-/// as a quote shows them). In a generated `page`, the lines that say where its quotes come from
+/// ending in a colon (blank lines between) is kept with it, as written but for the quote marks and the
+/// fence's indent, when it closes within the excerpt and is short ([`SHOWN_BLOCK_LINES`],
+/// [`SHOWN_BLOCK_BYTES`]), and so is a short list that follows such a paragraph (the items as a quote shows
+/// them); its last sentence carries the block. In a generated `page`, the lines that say where its quotes come from
 /// ([`wiki::is_attribution_line`]) are no sentences either.
 fn sentences(text: &str, page: bool) -> Vec<Sentence> {
-    /// A fenced block being read: the piece before it, the fence's quote marks and indent, whether it is
-    /// Rust, and its lines.
-    struct Block {
-        piece: usize,
-        quoted: usize,
-        indent: usize,
-        rust: bool,
-        lines: Vec<String>,
-    }
     let mut pieces: Vec<Piece> = Vec::new();
     let mut fences = Fences::default();
     let mut open = false;
-    // The piece a fence opening now would follow: the last one, with only blank lines since.
-    let mut before_fence: Option<usize> = None;
-    let mut block: Option<Block> = None;
+    // The piece a fence or a list item opening now follows: the last one, with only blank lines since.
+    let mut adjacent: Option<usize> = None;
+    let mut block: Option<FencedBlock> = None;
     for raw in text.lines() {
         // A quote's `>` marks come off first, a quote's inside a quote too (a page quoting a source's alert):
         // a fence inside a quote opens and closes code as one outside does.
@@ -459,31 +450,17 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
         let code = fences.is_code(line);
         if code {
             if opening {
-                let (fence, quoted) = unquote(raw, usize::MAX);
-                let indent = indent_of(fence, usize::MAX);
-                let info = fence.trim_start().trim_start_matches(['`', '~']);
-                let rust = info.split([',', ' ']).next() == Some("rust");
-                block = before_fence.map(|piece| Block { piece, quoted, indent, rust, lines: Vec::new() });
-            }
-            // Lines past the limit are not kept: the block will not be shown.
-            if let Some(open_block) = block.as_mut().filter(|open_block| open_block.lines.len() <= SHOWN_BLOCK_LINES) {
-                let (unquoted, _) = unquote(raw, open_block.quoted);
-                let indent = indent_of(unquoted, open_block.indent);
-                let line = unquoted[indent..].trim_end();
-                // A Rust example's lines marked `# ` are the boilerplate the book hides from its reader.
-                let hidden =
-                    open_block.rust && !opening && (line.trim_start() == "#" || line.trim_start().starts_with("# "));
-                if !hidden {
-                    open_block.lines.push(line.to_string());
-                }
+                // Only a piece ending in a colon introduces a block; the lines of any other are not kept.
+                let introduces = adjacent.filter(|&piece| introduces_what_follows(&pieces[piece]));
+                block = introduces.map(|piece| FencedBlock::open(raw, piece));
+            } else if let Some(open_block) = &mut block {
+                open_block.read(raw);
             }
             if fences.open().is_none()
-                && let Some(Block { piece, lines, .. }) = block.take()
-                && lines.len() <= SHOWN_BLOCK_LINES
-                && lines.iter().map(|line| line.len() + 1).sum::<usize>() <= SHOWN_BLOCK_BYTES
-                && !only_placeholders(&lines)
+                && let Some(closed) = block.take()
             {
-                pieces[piece].block = Some(lines.join("\n"));
+                let piece = closed.piece;
+                pieces[piece].block = closed.shown();
             }
         }
         let tag = line.starts_with('<') && line.ends_with('>');
@@ -491,15 +468,14 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
         if code || line.is_empty() || markup || (page && wiki::is_attribution_line(line)) {
             // Each of these ends the paragraph or item before it; a blank line leaves it before a fence.
             if !line.is_empty() || code {
-                before_fence = None;
+                adjacent = None;
             }
             open = false;
             continue;
         }
         // An item right after a paragraph (blank lines between), or after an item of the list that paragraph
         // introduces, is in that paragraph's list.
-        let introduced_by =
-            before_fence.and_then(|at| if pieces[at].item { pieces[at].introduced_by } else { Some(at) });
+        let introduced_by = adjacent.and_then(|at| if pieces[at].item { pieces[at].introduced_by } else { Some(at) });
         match pieces.last_mut() {
             _ if starts_list_item(line) => {
                 pieces.push(Piece { text: line.to_string(), item: true, block: None, introduced_by });
@@ -510,14 +486,57 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             }
             _ => pieces.push(Piece { text: line.to_string(), item: false, block: None, introduced_by: None }),
         }
-        before_fence = Some(pieces.len() - 1);
+        adjacent = Some(pieces.len() - 1);
         open = true;
     }
     sentences_of(pieces)
 }
 
-/// A paragraph's prose, or one list item, as [`sentences`] reads it, the short code block after it, and for
-/// an item the paragraph that introduces its list.
+/// A fenced block being read: the piece that introduces it, the fence's quote marks and indent, whether it is
+/// Rust, and its lines (fences included) up to one past what may be shown.
+struct FencedBlock {
+    piece: usize,
+    quoted: usize,
+    indent: usize,
+    rust: bool,
+    lines: Vec<String>,
+}
+
+impl FencedBlock {
+    /// The block its opening fence line `raw` starts, introduced by `piece`.
+    fn open(raw: &str, piece: usize) -> FencedBlock {
+        let (fence, quoted) = unquote(raw, usize::MAX);
+        let indent = indent_of(fence, usize::MAX);
+        let info = fence.trim_start().trim_start_matches(['`', '~']);
+        let rust = info.split([',', ' ']).next() == Some("rust");
+        FencedBlock { piece, quoted, indent, rust, lines: vec![fence[indent..].trim_end().to_string()] }
+    }
+
+    /// Reads the block's next line (its closing fence too), without its quote marks and the fence's indent.
+    fn read(&mut self, raw: &str) {
+        // Lines past the limit are not kept: the block will not be shown.
+        if self.lines.len() > SHOWN_BLOCK_LINES {
+            return;
+        }
+        let (unquoted, _) = unquote(raw, self.quoted);
+        let line = unquoted[indent_of(unquoted, self.indent)..].trim_end();
+        // A Rust example's lines marked `# ` are the boilerplate the book hides from its reader.
+        let hidden = self.rust && (line.trim_start() == "#" || line.trim_start().starts_with("# "));
+        if !hidden {
+            self.lines.push(line.to_string());
+        }
+    }
+
+    /// The block as an answer shows it: when short, and more than placeholders for code kept elsewhere.
+    fn shown(self) -> Option<String> {
+        let bytes: usize = self.lines.iter().map(|line| line.len() + 1).sum();
+        let short = self.lines.len() <= SHOWN_BLOCK_LINES && bytes <= SHOWN_BLOCK_BYTES;
+        (short && !only_placeholders(&self.lines)).then(|| self.lines.join("\n"))
+    }
+}
+
+/// A paragraph's prose, or one list item, as [`sentences`] reads it, the short code block or list it
+/// introduces, and for an item the paragraph that introduces its list.
 struct Piece {
     text: String,
     item: bool,
@@ -525,12 +544,17 @@ struct Piece {
     introduced_by: Option<usize>,
 }
 
-/// The pieces' sentences: prose cut, an item whole, each at least three words and kept once; a piece's code
-/// goes with its last sentence when that ends in a colon.
+/// Whether a piece ends in a colon: it introduces the code block or list that follows it.
+fn introduces_what_follows(piece: &Piece) -> bool {
+    piece.text.trim_end().ends_with(':')
+}
+
+/// The pieces' sentences: prose cut, an item whole, each at least three words and kept once; a piece's block
+/// goes with its last sentence, which ends in the colon that introduces it.
 fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
-    // A paragraph followed by no code gets its short list as its block: the items as the reader reads them.
+    // A paragraph that introduces no code gets its short list as its block: the items as the reader reads them.
     for at in 0..pieces.len() {
-        if pieces[at].item || pieces[at].block.is_some() {
+        if pieces[at].item || pieces[at].block.is_some() || !introduces_what_follows(&pieces[at]) {
             continue;
         }
         let items: Vec<String> = pieces[at + 1..]
@@ -548,8 +572,7 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
     for piece in pieces {
         let mut split = if piece.item { vec![piece.text] } else { split_sentences(&piece.text) };
         let last = split.pop();
-        let block = piece.block.filter(|_| last.as_deref().is_some_and(|last| last.trim_end().ends_with(':')));
-        let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, block)));
+        let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, piece.block)));
         for (sentence, block) in split {
             let sentence = sentence.trim();
             if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen| seen.text == sentence) {

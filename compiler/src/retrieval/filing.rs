@@ -82,7 +82,9 @@ fn footnoted(text: &str, cited: &[usize]) -> String {
             out.push_str(line);
             continue;
         }
-        // Outside blocks: the spans between backtick runs alternate prose and code.
+        // Outside blocks: the spans between backtick runs alternate prose and code. Not the search's
+        // `code_ranges`, where code a snippet's window leaves open runs to its end: here a marker after a
+        // stray backtick is still one of the answer's own.
         let mut rest = line;
         while let Some(open) = rest.find('`') {
             footnote_markers(&mut out, &rest[..open], cited);
