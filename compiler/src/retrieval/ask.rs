@@ -610,6 +610,12 @@ fn unquote(line: &str, most: usize) -> (&str, usize) {
     (rest, marks)
 }
 
+/// How far back from a sentence's stop its last word is read: past every abbreviation of [`ABBREVIATIONS`].
+const WORD_BEFORE_STOP_BYTES: usize = 16;
+
+/// The longest footnote label read as one after a sentence's stop (`[^note]`).
+const FOOTNOTE_LABEL_BYTES: usize = 64;
+
 /// Abbreviations a sentence does not end at.
 const ABBREVIATIONS: [&str; 8] = ["e.g.", "i.e.", "etc.", "vs.", "cf.", "Mr.", "Dr.", "No."];
 
@@ -628,15 +634,25 @@ fn split_sentences(prose: &str) -> Vec<String> {
                 end += 1;
             }
             // A footnote's mark after the stop ends the sentence with it (a page's summary: `…type.[^1] When …`).
+            // A label is a short word: the search for its `]` stops at a space or after FOOTNOTE_LABEL_BYTES,
+            // so a run of `.[^` with no `]` costs its length, not its length at every stop.
             while let Some(label) = prose[end..].strip_prefix("[^")
-                && let Some(close) = label.find(']').filter(|&close| close > 0 && !label[..close].contains(' '))
+                && let Some(close) = label.bytes().take(FOOTNOTE_LABEL_BYTES).position(|b| b == b']' || b == b' ')
+                && close > 0
+                && label.as_bytes()[close] == b']'
             {
                 end += 2 + close + 1;
             }
             let next = prose[end..].strip_prefix(' ').and_then(|rest| rest.chars().next());
             let starts_sentence =
                 next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || "\"'`([*_“‘".contains(c));
-            let word = prose[start..end].rsplit(' ').next().unwrap_or_default();
+            // The word before the stop, read back at most WORD_BEFORE_STOP_BYTES: an abbreviation or an initial
+            // is short, and a long run with no space must not be read back whole at each of its stops.
+            let mut from = start.max(end.saturating_sub(WORD_BEFORE_STOP_BYTES));
+            while !prose.is_char_boundary(from) {
+                from += 1;
+            }
+            let word = prose[from..end].rsplit(' ').next().unwrap_or_default();
             let abbreviation = ABBREVIATIONS.contains(&word)
                 || (bytes[at] == b'.' && word.len() == 2 && word.starts_with(|c: char| c.is_uppercase()));
             if starts_sentence && !abbreviation {
@@ -788,6 +804,12 @@ mod tests {
             ),
             ["Deref coercion converts a reference.[^1]", "When we call `add`, Rust coerces it.[^2][^3]", "Done."]
         );
+        let long = format!("It ends.[^{}] Next one.", "x".repeat(FOOTNOTE_LABEL_BYTES));
+        assert_eq!(split_sentences(&long), [long.as_str()], "a label past the limit is no footnote mark");
+        let flood = "a.[^".repeat(100_000);
+        assert_eq!(split_sentences(&flood), [flood.as_str()], "no `]`: no mark, and one pass over the run");
+        let words = "x".repeat(WORD_BEFORE_STOP_BYTES);
+        assert_eq!(split_sentences(&format!("See {words}e.g. This")), [format!("See {words}e.g."), "This".into()]);
     }
 
     #[test]
