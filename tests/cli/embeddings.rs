@@ -120,8 +120,18 @@ fn semantic_and_hybrid_search_use_the_generation_and_say_the_vectors_are_fake() 
     assert_eq!(hybrid["mode"], "hybrid");
     assert_eq!(hybrid["degraded"], false);
     let results = hybrid["results"].as_array().unwrap();
-    assert!(results.iter().all(|r| r["scores"]["fused"].as_f64().unwrap() > 0.0));
     assert!(results.iter().any(|r| r["reason"].as_array().unwrap().contains(&json!("semantic_match"))));
+    // Each retrieved chunk's fused score: 0.8 × its cosine (0 below 0 or when not among the nearest) + 0.2 ×
+    // its keyword score over the best keyword score.
+    let best_keyword = results.iter().map(|r| r["scores"]["keyword"].as_f64().unwrap()).fold(0.0, f64::max);
+    assert!(best_keyword > 0.0, "the keyword retriever found something: {hybrid:#}");
+    for result in results {
+        let scores = &result["scores"];
+        let cosine = scores["semantic"].as_f64().unwrap_or(0.0).max(0.0);
+        let expected = 0.8 * cosine + 0.2 * scores["keyword"].as_f64().unwrap() / best_keyword;
+        let fused = scores["fused"].as_f64().unwrap();
+        assert!((fused - expected).abs() < 1e-5, "fused {fused}, expected {expected}: {result:#}");
+    }
     let fused: Vec<f64> = results.iter().map(|r| r["score"].as_f64().unwrap()).collect();
     assert!(fused.windows(2).all(|w| w[0] >= w[1]), "ranked by the fused score: {fused:?}");
 }

@@ -1,53 +1,66 @@
-//! Hybrid search's second half: reciprocal-rank fusion of the keyword and semantic rankings, and the
-//! expansion of the best fused results through the wiki graph (citations and backlinks).
+//! Hybrid search's second half: a convex combination of the keyword and semantic scores by document, and
+//! the expansion of the best fused results through the wiki graph (citations and backlinks).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::*;
 
-/// Reciprocal-rank fusion's constant: ranks, not scores, are fused, since BM25 and cosine are not comparable.
-pub(super) const RRF_K: f64 = 60.0;
+/// The semantic score's share of a fused score, the keyword score's being the rest. Scores are fused, not
+/// ranks: a list's scores say how sure it is, where its ranks say only its order, so a chunk one list
+/// scores far above the rest can lead though the other list ranks it low (Bruch, Gai and Ingber, "An
+/// Analysis of Fusion Functions for Hybrid Retrieval", 2023). The cosine is fused as it is (its range is
+/// known: at most 1), the keyword score divided by the list's best (BM25 has no bound). Chosen on the judged
+/// Rust-book and mdBook-guide questions and Cranfield against reciprocal-rank fusion (docs/performance.md,
+/// "Search quality and answers").
+pub(super) const SEMANTIC_SHARE: f64 = 0.8;
 
 /// How much each further chunk of a document is worth against the one before it: a document's second
-/// chunk ranks at half its document's fused score, so a document both retrievers rank first can place a
-/// second chunk above a document only one of them found, but a document ranked in the middle by both
+/// chunk ranks at half its document's fused score, so a document both retrievers score highly can place a
+/// second chunk above a document only one of them found, but a document scored in the middle by both
 /// cannot fill the top five with its chunks (docs/cli.md, "Hybrid ranking").
 pub(super) const NEXT_CHUNK: f64 = 0.5;
 
-/// Reciprocal-rank fusion of the keyword and the semantic ranking by document, then by chunk.
+/// The keyword and the semantic ranking fused by document, then by chunk.
 ///
-/// Each ranking is read as a ranking of documents (a document at the rank of its best chunk), and the
-/// documents are fused by reciprocal rank. Within a document its chunks are ordered by their own fused
-/// chunk score, and the document's n-th chunk scores the document's score times [`NEXT_CHUNK`]ⁿ. Fused
-/// over chunks, a document that both lists rank in the middle could fill three of the top five with
-/// chunks and push out the document one list ranks first.
+/// A chunk's fused score is [`SEMANTIC_SHARE`] times its cosine plus the rest times its keyword score over
+/// the keyword list's best; a list that did not return the chunk gives it 0. A document's score is the
+/// same sum of its best cosine and its best keyword score among its chunks (one chunk may hold the words
+/// and another the meaning). Within a document its chunks are ordered by their own fused score, and the
+/// document's n-th chunk scores the document's score times [`NEXT_CHUNK`]ⁿ. Fused over chunks, a document
+/// that both lists place in the middle could fill three of the top five with chunks and push out the
+/// document one list is sure of.
 pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> Vec<SearchResult> {
+    let best_keyword = keyword.iter().map(|result| result.scores.keyword).fold(0.0, f64::max);
+    let keyword_share = |result: &SearchResult| {
+        if best_keyword > 0.0 { result.scores.keyword.max(0.0) / best_keyword } else { 0.0 }
+    };
+    let cosine = |result: &SearchResult| result.scores.semantic.unwrap_or(0.0).max(0.0);
     let mut fused: Vec<SearchResult> = Vec::new();
     let mut at: FxHashMap<i64, usize> = FxHashMap::default();
-    let mut documents: FxHashMap<String, f64> = FxHashMap::default();
-    for list in [keyword, semantic] {
-        let mut documents_seen: FxHashSet<String> = FxHashSet::default();
-        for (rank, result) in list.into_iter().enumerate() {
-            let document = document_of(&result);
-            if documents_seen.insert(document.clone()) {
-                *documents.entry(document).or_insert(0.0) += 1.0 / (RRF_K + documents_seen.len() as f64);
+    for result in keyword {
+        at.insert(result.rowid, fused.len());
+        fused.push(result);
+    }
+    for result in semantic {
+        match at.get(&result.rowid) {
+            Some(&index) => {
+                let existing = &mut fused[index];
+                existing.scores.semantic = result.scores.semantic;
+                existing.reason.push("semantic_match".into());
             }
-            let share = 1.0 / (RRF_K + rank as f64 + 1.0);
-            match at.get(&result.rowid) {
-                Some(&index) => {
-                    let existing = &mut fused[index];
-                    existing.scores.semantic = result.scores.semantic;
-                    existing.scores.fused = Some(existing.scores.fused.unwrap_or(0.0) + share);
-                    existing.reason.push("semantic_match".into());
-                }
-                None => {
-                    let mut result = result;
-                    result.scores.fused = Some(share);
-                    at.insert(result.rowid, fused.len());
-                    fused.push(result);
-                }
+            None => {
+                at.insert(result.rowid, fused.len());
+                fused.push(result);
             }
         }
+    }
+    // Each document's best keyword share and best cosine, whichever chunks hold them.
+    let mut best_of: FxHashMap<String, (f64, f64)> = FxHashMap::default();
+    for result in &mut fused {
+        let (words, meaning) = (keyword_share(result), cosine(result));
+        result.scores.fused = Some(SEMANTIC_SHARE * meaning + (1.0 - SEMANTIC_SHARE) * words);
+        let best = best_of.entry(document_of(result)).or_insert((0.0, 0.0));
+        *best = (best.0.max(words), best.1.max(meaning));
     }
     // Chunks by their own fused score; each document's chunks counted off in that order.
     fused.sort_by(|a, b| {
@@ -56,8 +69,9 @@ pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> V
     let mut placed: FxHashMap<String, i32> = FxHashMap::default();
     for result in &mut fused {
         let document = document_of(result);
-        let before = placed.entry(document.clone()).or_insert(0);
-        result.score = documents.get(&document).copied().unwrap_or(0.0) * NEXT_CHUNK.powi(*before);
+        let (words, meaning) = best_of.get(&document).copied().unwrap_or_default();
+        let before = placed.entry(document).or_insert(0);
+        result.score = (SEMANTIC_SHARE * meaning + (1.0 - SEMANTIC_SHARE) * words) * NEXT_CHUNK.powi(*before);
         *before += 1;
     }
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));

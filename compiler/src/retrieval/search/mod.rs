@@ -163,8 +163,8 @@ pub(crate) const OVERVIEW_WORDS: &[&str] = &[
 ///
 /// Score factors for freshness, citation by a page and wiki authority were measured on the judged Rust
 /// book questions and taken out: each lowered
-/// every mode's nDCG@10 (hybrid most, where reciprocal-rank scores are close together and a 10 % factor
-/// jumps many ranks; docs/performance.md). What they marked stays as reasons: `fresh_source` (the last
+/// every mode's nDCG@10 (hybrid most, where the then reciprocal-rank scores were close together and a 10 %
+/// factor jumped many ranks; docs/performance.md). What they marked stays as reasons: `fresh_source` (the last
 /// build added or changed the source) and `cited_by_page` (a generated page quotes the chunk).
 fn finish<I: SearchIndex>(
     index: &mut I,
@@ -391,30 +391,42 @@ mod tests {
 
     #[test]
     fn fusion_ranks_documents_so_one_cannot_fill_the_top_with_its_chunks() {
-        let chunk = |rowid: i64, path: &str| {
+        let chunk = |rowid: i64, path: &str, keyword: f64, semantic: Option<f64>| {
             let mut result =
                 result(&format!("{path}-{rowid}"), ResultKind::SourceChunk, path, &rowid.to_string(), None);
             result.rowid = rowid;
+            result.scores.keyword = keyword;
+            result.scores.semantic = semantic;
             result
         };
-        // Both retrievers rank three chunks of `middle.md` second to fourth; each ranks another document first.
-        let keyword = vec![chunk(1, "keyword.md"), chunk(2, "middle.md"), chunk(3, "middle.md"), chunk(4, "middle.md")];
-        let semantic =
-            vec![chunk(5, "semantic.md"), chunk(2, "middle.md"), chunk(3, "middle.md"), chunk(4, "middle.md")];
+        // Both retrievers place three chunks of `middle.md` in the middle; the keyword list is sure of
+        // `sure.md` (its score twice any other), which the semantic list ranks last, and the semantic list
+        // ranks `semantic.md` first, which the keyword list did not find.
+        let keyword = vec![
+            chunk(1, "sure.md", 20.0, None),
+            chunk(2, "middle.md", 6.0, None),
+            chunk(3, "middle.md", 5.9, None),
+            chunk(4, "middle.md", 5.8, None),
+        ];
+        let semantic = vec![
+            chunk(5, "semantic.md", 0.0, Some(0.72)),
+            chunk(2, "middle.md", 0.0, Some(0.60)),
+            chunk(3, "middle.md", 0.0, Some(0.59)),
+            chunk(4, "middle.md", 0.0, Some(0.58)),
+            chunk(1, "sure.md", 0.0, Some(0.45)),
+        ];
         let fused = super::fusion::fuse(keyword, semantic);
         let paths: Vec<&str> = fused.iter().map(|r| r.source.path.as_str()).collect();
-        assert_eq!(paths.len(), 5, "each chunk once: {paths:?}");
-        assert_eq!(paths[0], "middle.md", "the document both rank highly leads: {paths:?}");
-        let mut next_two = paths[1..3].to_vec();
-        next_two.sort_unstable();
-        assert_eq!(next_two, ["keyword.md", "semantic.md"], "each list's first document before a third chunk of one");
-        assert_eq!(fused[0].rowid, 2, "a document's best chunk is its own best fused chunk");
+        assert_eq!(paths, ["semantic.md", "sure.md", "middle.md", "middle.md", "middle.md"], "each chunk once");
+        assert_eq!(fused[2].rowid, 2, "a document's best chunk is its own best fused chunk");
+        // A chunk's fused score: 0.8 × its cosine + 0.2 × its keyword score over the list's best.
+        let fused_of = |at: usize| fused[at].scores.fused.unwrap();
+        assert!((fused_of(1) - (0.8 * 0.45 + 0.2 * 1.0)).abs() < 1e-12, "{}", fused_of(1));
+        assert!((fused_of(0) - 0.8 * 0.72).abs() < 1e-12, "a list that did not find a chunk gives it 0");
         // The n-th chunk of a document scores its document's score halved n times.
-        assert!(
-            (fused[3].score - fused[0].score * 0.5).abs() < 1e-12,
-            "{:?}",
-            fused.iter().map(|r| r.score).collect::<Vec<_>>()
-        );
+        let scores: Vec<f64> = fused.iter().map(|r| r.score).collect();
+        assert!((scores[3] - scores[2] * 0.5).abs() < 1e-12, "{scores:?}");
+        assert!((scores[4] - scores[2] * 0.25).abs() < 1e-12, "{scores:?}");
     }
 
     /// Snippets of hostile markup (unbalanced and nested backticks, fences of both kinds, cut links,

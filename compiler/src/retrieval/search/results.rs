@@ -227,7 +227,8 @@ pub struct Scores {
     /// Cosine similarity to the query's embedding, when the chunk was among the nearest vectors.
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
     pub semantic: Option<f64>,
-    /// The reciprocal-rank fusion score of a hybrid search (k = 60).
+    /// The chunk's fused score in a hybrid search: 0.8 × its cosine + 0.2 × its keyword score over the
+    /// keyword list's best (docs/cli.md, "Hybrid ranking").
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "rounded_some")]
     pub fused: Option<f64>,
 }
