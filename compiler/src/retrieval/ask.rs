@@ -316,7 +316,8 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
 /// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
 /// elsewhere ("See the preprocessors documentation …") after every sentence that says something itself, then
 /// those naming the subject, then by the share of the topic; each said once, where it ranks best (a page
-/// quoting a source repeats the source's words).
+/// quoting a source repeats the source's words). A piece of a sentence another one holds whole is that
+/// sentence cut where a chunk begins or ends (chunks overlap): the whole one is said, once.
 fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
         (a.points_elsewhere.cmp(&b.points_elsewhere))
@@ -326,14 +327,21 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
             .then(a.at.cmp(&b.at))
     });
     let mut said = std::collections::HashSet::new();
-    let mut chosen = Vec::new();
+    let mut chosen: Vec<Candidate> = Vec::new();
     for candidate in candidates {
         if chosen.len() == MAX_SENTENCES {
             break;
         }
-        if said.insert(candidate.shown.clone()) {
-            // A list item a chosen sentence shows below it is said already.
-            said.extend(candidate.block.iter().flat_map(|block| block.lines().map(str::to_string)));
+        if chosen.iter().any(|sentence| sentence.shown.contains(candidate.shown.as_str())) {
+            continue;
+        }
+        // A list item a chosen sentence shows below it is said already.
+        let block_lines = candidate.block.iter().flat_map(|block| block.lines().map(str::to_string));
+        if let Some(piece) = chosen.iter().position(|sentence| candidate.shown.contains(sentence.shown.as_str())) {
+            said.extend(block_lines);
+            chosen[piece] = candidate;
+        } else if said.insert(candidate.shown.clone()) {
+            said.extend(block_lines);
             chosen.push(candidate);
         }
     }
@@ -930,6 +938,28 @@ mod tests {
         pack.items.push(quoting);
         let answer = draft("notation", &pack, &weights);
         assert_eq!(answer.answer, "The following notations are used by the grammar. [1] A notation names a rule. [2]");
+    }
+
+    /// Chunks overlap, so the next chunk may start inside a sentence the one before holds whole: the piece is
+    /// no sentence of its own, and the whole one is said once, wherever either ranks.
+    #[test]
+    fn a_sentence_cut_where_a_chunk_begins_is_said_whole_once() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = ["cons", "list", "recursive"].map(String::from).to_vec();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let whole = "Recursive types are rare, but by starting with the cons list we explore boxes.";
+        let piece = "but by starting with the cons list we explore boxes.";
+        for (first, second) in [(whole, piece), (piece, whole)] {
+            let mut pack = pack_of(&format!("{first} A cons list is recursive."), 0.9, 0.1);
+            let mut next = pack.items[0].clone();
+            next.reference = "file://b.md@000000000000#L1-L1".into();
+            next.text = second.into();
+            pack.items.push(next);
+            let answer = draft("a recursive cons list", &pack, &weights);
+            assert_eq!(answer.answer.matches("we explore boxes").count(), 1, "{}", answer.answer);
+            assert!(answer.answer.contains(whole), "{}", answer.answer);
+        }
     }
 
     /// A sentence that sends the reader elsewhere comes after one that says something itself, whatever its share.

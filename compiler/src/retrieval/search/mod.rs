@@ -423,10 +423,10 @@ mod tests {
         let fused_of = |at: usize| fused[at].scores.fused.unwrap();
         assert!((fused_of(1) - (0.8 * 0.45 + 0.2 * 1.0)).abs() < 1e-12, "{}", fused_of(1));
         assert!((fused_of(0) - 0.8 * 0.72).abs() < 1e-12, "a list that did not find a chunk gives it 0");
-        // The n-th chunk of a document scores its document's score halved n times.
+        // The n-th chunk of a document scores its document's score times 0.7ⁿ.
         let scores: Vec<f64> = fused.iter().map(|r| r.score).collect();
-        assert!((scores[3] - scores[2] * 0.5).abs() < 1e-12, "{scores:?}");
-        assert!((scores[4] - scores[2] * 0.25).abs() < 1e-12, "{scores:?}");
+        assert!((scores[3] - scores[2] * 0.7).abs() < 1e-12, "{scores:?}");
+        assert!((scores[4] - scores[2] * 0.49).abs() < 1e-12, "{scores:?}");
     }
 
     /// Snippets of hostile markup (unbalanced and nested backticks, fences of both kinds, cut links,
