@@ -33,10 +33,10 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(
-        first.queries.executed, 21,
+        first.queries.executed, 22,
         "parse, outline, chunks, lint_facts and concept_signals of three files, the plan, the root of the \
          index and its catalog row (sections, root_model, root_markdown, root_artifact) and \
-         `llms.txt` (llms_text): no concept has a page"
+         `llms.txt` (llms_stamp, llms_text): no concept has a page"
     );
     assert_eq!(first.sources.added, 3);
 
@@ -80,8 +80,10 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("chunks", 2),
     ("concept_signals", 1),
     ("lint_facts", 1),
-    // Beta's summary is its first sentence, so `llms.txt`'s entry for it and its list change too.
+    // Beta's summary is its first sentence, so `llms.txt`'s stamp (its rows' digests), its entry for Beta and
+    // its list change too.
     ("llms_entry", 1),
+    ("llms_stamp", 1),
     ("llms_text", 1),
     ("outline", 2),
     ("page_artifact", 1),
@@ -189,7 +191,8 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
 
     // An edit that leaves the page's index row as it was (its summary is the first sentence): a new
     // process makes the section's JSON again from the stored rows' parts, and reads no row to render the
-    // section's Markdown.
+    // section's Markdown; `llms.txt`'s stamp, made of the rows' digests, is as it was, so no page's entry is
+    // read and the list is not made.
     std::fs::write(
         root.join("b.md"),
         "# Beta
@@ -202,7 +205,7 @@ A second paragraph.
     .unwrap();
     let edit = build(&mut Compiler::new(), root);
     let mut expected = beta_body_edit_in_a_new_process();
-    for rendered in ["shard_artifact", "shard_entries", "shard_markdown", "shard_rows"] {
+    for rendered in ["shard_artifact", "shard_entries", "shard_markdown", "shard_rows", "llms_entry", "llms_text"] {
         expected.remove(rendered);
     }
     assert_eq!(edit.queries.by_query, expected, "a new process: the JSON, not the Markdown");

@@ -78,9 +78,9 @@ fn first_build_indexes_everything_and_lays_out_the_output_folder() {
     );
     assert_eq!(summary["chunks"], json!({"computed": 4, "reused": 0, "deleted": 0, "total": 4}));
     assert_eq!(
-        summary["queries"]["executed"], 21,
+        summary["queries"]["executed"], 22,
         "parse, outline, chunks, lint_facts and concept_signals for each of 3 files, and planned_pages; `llms.txt`'s \
-         text (llms_text); no concept \
+         stamp and text (llms_stamp, llms_text); no concept \
          has a page, so the shard queries find no section and make the root and its catalog row (sections, \
          root_model, root_markdown, root_artifact)"
     );
@@ -245,7 +245,7 @@ fn changing_chunking_rechunks_everything() {
     let summary = test.build();
     assert_eq!(summary["full_rebuild"], true);
     assert_eq!(summary["sources"]["changed"], 3);
-    assert_eq!(summary["queries"]["executed"], 21, "{}", summary["queries"]);
+    assert_eq!(summary["queries"]["executed"], 22, "{}", summary["queries"]);
     assert_eq!(test.build()["wrote"], false, "and the next build is a no-op again");
 }
 

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::wiki::{
-    IndexedPage, PageIndex, Section, ShardRow, Templates, llms_text, root_artifact, root_markdown, shard_artifact,
-    shard_entries, shard_json, shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
+    IndexedPage, PageIndex, Section, ShardRow, Templates, llms_stamp, llms_text, root_artifact, root_markdown,
+    shard_artifact, shard_entries, shard_json, shard_json_artifact, shard_json_text, shard_markdown, shard_rows_hash,
 };
 
 fn row(slug: &str, title: &str) -> ShardRow {
@@ -223,6 +223,38 @@ fn llms_txt_follows_titles_summaries_and_sections_not_a_pages_text() {
     first.set_json(&mut db).to(install.json("hash-install-3"));
     assert!(llms_text(&db, index).contains("- [Install](wiki/install.md): Run the new installer.\n"));
     assert_eq!(db.take_executed(&[]), ["llms_entry", "llms_text"]);
+}
+
+/// A fresh process stamps `llms.txt` from the rows' digests: no page's row is read and the list is not made
+/// to learn that an edit of a page's text left it as it was; what the list shows changes the stamp.
+#[test]
+fn llms_txt_is_stamped_by_what_it_shows_without_reading_a_row() {
+    let mut db = TestDb::new(1000, 0);
+    let page = |db: &TestDb, section: &str, row: &ShardRow| {
+        IndexedPage::new(db, section.to_string(), row.digest(), row.json(&format!("hash-{}", row.slug)), None)
+    };
+    let mut install = row("install", "Install");
+    let first = page(&db, "guides", &install);
+    let pages = vec![first, page(&db, "reference", &row("api", "API"))];
+    let index = PageIndex::new(&db, pages.clone(), "templates".to_string(), "Garden tools".to_string());
+    let stamp = llms_stamp(&db, index).clone();
+    assert_eq!(db.take_executed(&[]), ["llms_stamp", "sections"], "no entry read, no list made");
+
+    // The page's text changed (its file's hash, in its row's JSON), not what the list shows.
+    first.set_json(&mut db).to(install.json("hash-install-2"));
+    assert_eq!(llms_stamp(&db, index), &stamp);
+    assert_eq!(db.take_executed(&[]), Vec::<String>::new());
+
+    // What the list shows changed: a summary, a title, the project's name, a page's section.
+    install.summary = "Run the new installer.".to_string();
+    first.set_digest(&mut db).to(install.digest());
+    let summarized = llms_stamp(&db, index).clone();
+    assert_ne!(summarized, stamp);
+    index.set_project_name(&mut db).to("Tools".to_string());
+    assert_ne!(llms_stamp(&db, index), &summarized);
+    let renamed = llms_stamp(&db, index).clone();
+    first.set_section(&mut db).to("reference".to_string());
+    assert_ne!(llms_stamp(&db, index), &renamed);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::llms::{LLMS_PATH, is_llms_text, llms_file};
+use super::llms::{LLMS_PATH, LLMS_URI, is_llms_text, llms_file, llms_stamp};
 use super::render::{SCHEMA_VERSION, WikiPage, render_page};
 use super::shards::{
     PageIndex, Section, ShardEntry, root_markdown, root_page_count, sections, shard_entries, shard_json,
@@ -233,7 +233,9 @@ pub const DECLARED_KINDS: &[ArtifactKind] = &[
     ArtifactKind {
         name: "llms",
         counted: Counted::OnItsOwn,
-        stamps: |db, index| single_stamp(db, index, llms_file),
+        stamps: |db, index| {
+            Ok(vec![Stamped { key: String::new(), uri: LLMS_URI.to_string(), stamp: llms_stamp(db, index).clone() }])
+        },
         derive: |db, index, _| llms_file(db, index),
         reads_rows: false,
         kept: KeptText::Stored,

@@ -14,6 +14,9 @@ use crate::Db;
 /// The file, relative to the output folder.
 pub(super) const LLMS_PATH: &str = "llms.txt";
 
+/// Its uri, as the catalog and the server name it.
+pub(super) const LLMS_URI: &str = "knowledge://llms.txt";
+
 /// What `llms.txt` shows of a page: the fields of its row in its section's JSON file that the list reads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Deserialize)]
 pub(super) struct LlmsEntry {
@@ -63,11 +66,31 @@ pub fn llms_text(db: &dyn Db, index: PageIndex) -> String {
     text
 }
 
+/// The stamp of `llms.txt`: a hash of the project's name and each section's pages' row digests in the order
+/// the file lists them. A row's digest covers its title, file and summary, all the list shows of a page, and
+/// never its page file's hash, so a fresh process neither reads every page's row nor makes the list to learn
+/// that an edit of a page's text left it as it was. (Code that writes the list differently is a new binary,
+/// whose build fingerprint makes the whole index again.)
+#[salsa::tracked(returns(ref))]
+pub fn llms_stamp(db: &dyn Db, index: PageIndex) -> String {
+    use std::hash::Hash;
+    let mut hasher = crate::hash::ContentHasher::default();
+    index.project_name(db).hash(&mut hasher);
+    for (section, pages) in sections(db, index) {
+        section.hash(&mut hasher);
+        pages.len().hash(&mut hasher);
+        for page in pages {
+            page.digest(db).hash(&mut hasher);
+        }
+    }
+    hasher.hex()
+}
+
 /// The one `llms.txt` artifact, a declared kind ([`super::artifacts::DECLARED_KINDS`]).
 pub(super) fn llms_file(db: &dyn Db, index: PageIndex) -> Result<DerivedFile, String> {
     let text = llms_text(db, index);
     let metadata = serde_json::json!({"pages": root_page_count(db, index)});
-    let artifact = Artifact::of("knowledge://llms.txt".to_string(), "llms", LLMS_PATH.to_string(), text, &metadata);
+    let artifact = Artifact::of(LLMS_URI.to_string(), "llms", LLMS_PATH.to_string(), text, &metadata);
     Ok(DerivedFile { artifact, text: text.as_str().into(), source: None })
 }
 

@@ -22,7 +22,7 @@ pub use graph::{
     Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
 };
 #[cfg(test)]
-pub(crate) use llms::llms_text;
+pub(crate) use llms::{llms_stamp, llms_text};
 pub use plan::{
     CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, concept_keys, place_ranks, plan,
     plan_signal, split_signals,
