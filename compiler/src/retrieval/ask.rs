@@ -689,6 +689,14 @@ mod tests {
 
     /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
     /// `floor`.
+    /// The weights of a topic whose words each appear in 5 of 100 chunks.
+    fn evenly_weighted(topic: &[&str]) -> terms::QueryStems {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic: Vec<String> = topic.iter().map(|word| word.to_string()).collect();
+        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
+        terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights")
+    }
+
     fn pack_of(text: &str, cosine: f64, floor: f64) -> ContextPack {
         let source = crate::store::ResultSource {
             uri: "file://src/ci.md".into(),
@@ -754,10 +762,7 @@ mod tests {
     /// label, no relative link's target; a reference definition is no sentence.
     #[test]
     fn answers_show_sentences_without_markup_that_means_nothing_outside_their_file() {
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = ["closure", "trait"].map(String::from).to_vec();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = evenly_weighted(&["closure", "trait"]);
         let text = "Recall from [“Moving Captured Values”][moving]<!-- ignore --> that a closure takes one trait. \
                     See [the closures chapter](ch13-01-closures.md) for each closure trait.\n\n\
                     [moving]: ch13-01-closures.md#moving-captured-values-out-of-closures\n\n\
@@ -886,10 +891,7 @@ mod tests {
     /// An answer's sentence that introduces code is followed by it, on lines of its own after its citation.
     #[test]
     fn an_answer_shows_the_code_its_sentence_introduces() {
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = ["skip", "test"].map(String::from).to_vec();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = evenly_weighted(&["skip", "test"]);
         let text =
             "To skip a test, mark its block so:\n\n```rust,ignore\nfn main() {}\n```\n\nA skipped test is not run.";
         let answer = draft("skip a test", &pack_of(text, 0.9, 0.1), &weights);
@@ -927,10 +929,7 @@ mod tests {
     /// A page quoting a source repeats its words: the answer says a sentence once, citing where it ranks best.
     #[test]
     fn a_sentence_two_excerpts_hold_is_said_once() {
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = ["notation"].map(String::from).to_vec();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = evenly_weighted(&["notation"]);
         let mut pack = pack_of("The following notations are used by the grammar.", 0.9, 0.1);
         let mut quoting = pack.items[0].clone();
         quoting.reference = "knowledge://wiki/notation@000000000000#L1-L1".into();
@@ -944,10 +943,7 @@ mod tests {
     /// no sentence of its own, and the whole one is said once, wherever either ranks.
     #[test]
     fn a_sentence_cut_where_a_chunk_begins_is_said_whole_once() {
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = ["cons", "list", "recursive"].map(String::from).to_vec();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = evenly_weighted(&["cons", "list", "recursive"]);
         let whole = "Recursive types are rare, but by starting with the cons list we explore boxes.";
         let piece = "but by starting with the cons list we explore boxes.";
         for (first, second) in [(whole, piece), (piece, whole)] {
@@ -965,10 +961,7 @@ mod tests {
     /// A sentence that sends the reader elsewhere comes after one that says something itself, whatever its share.
     #[test]
     fn a_sentence_that_points_elsewhere_comes_last() {
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = ["preprocessor", "markdown", "plugin"].map(String::from).to_vec();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = evenly_weighted(&["preprocessor", "markdown", "plugin"]);
         let text = "See the plugin page for each preprocessor that changes markdown. \
                     A preprocessor changes the markdown before it is rendered.";
         let answer = draft("a plugin that changes the markdown", &pack_of(text, 0.9, 0.1), &weights);
@@ -994,10 +987,7 @@ mod tests {
         assert!(carried.contains(&("- Not introduced by a colon, this list stays apart".into(), None)));
         let long = format!("Fifteen items follow here:\n{}", "- an item of the list\n".repeat(15));
         assert_eq!(sentences(&long, false)[0].block, None, "a list of more than 14 items is not shown");
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = ["derive", "clone"].map(String::from).to_vec();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = evenly_weighted(&["derive", "clone"]);
         let answer = draft("derive clone", &pack_of(text, 0.9, 0.1), &weights);
         assert_eq!(
             answer.answer,

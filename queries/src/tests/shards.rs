@@ -192,16 +192,18 @@ fn a_sections_rows_hash_follows_what_its_markdown_shows() {
     assert_ne!(hash_of(&summarized, "templates"), before);
 }
 
+/// A page of `section` in the page index, its row's JSON with a file hash of its own.
+fn indexed_page(db: &TestDb, section: &str, row: &ShardRow) -> IndexedPage {
+    IndexedPage::new(db, section.to_string(), row.digest(), row.json(&format!("hash-{}", row.slug)), None)
+}
+
 #[test]
 fn llms_txt_follows_titles_summaries_and_sections_not_a_pages_text() {
     let mut db = TestDb::new(1000, 0);
-    let page = |db: &TestDb, section: &str, row: &ShardRow| {
-        IndexedPage::new(db, section.to_string(), row.digest(), row.json(&format!("hash-{}", row.slug)), None)
-    };
     let mut install = row("install", "Install");
     install.summary = "Run the installer.".to_string();
-    let first = page(&db, "guides", &install);
-    let pages = vec![first, page(&db, "reference", &row("api", "API"))];
+    let first = indexed_page(&db, "guides", &install);
+    let pages = vec![first, indexed_page(&db, "reference", &row("api", "API"))];
     let index = PageIndex::new(&db, pages.clone(), "templates".to_string(), "Garden tools".to_string());
     assert_eq!(
         llms_text(&db, index),
@@ -230,12 +232,9 @@ fn llms_txt_follows_titles_summaries_and_sections_not_a_pages_text() {
 #[test]
 fn llms_txt_is_stamped_by_what_it_shows_without_reading_a_row() {
     let mut db = TestDb::new(1000, 0);
-    let page = |db: &TestDb, section: &str, row: &ShardRow| {
-        IndexedPage::new(db, section.to_string(), row.digest(), row.json(&format!("hash-{}", row.slug)), None)
-    };
     let mut install = row("install", "Install");
-    let first = page(&db, "guides", &install);
-    let pages = vec![first, page(&db, "reference", &row("api", "API"))];
+    let first = indexed_page(&db, "guides", &install);
+    let pages = vec![first, indexed_page(&db, "reference", &row("api", "API"))];
     let index = PageIndex::new(&db, pages.clone(), "templates".to_string(), "Garden tools".to_string());
     let stamp = llms_stamp(&db, index).clone();
     assert_eq!(db.take_executed(&[]), ["llms_stamp", "sections"], "no entry read, no list made");
