@@ -337,9 +337,12 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         }
         // A list item a chosen sentence shows below it is said already.
         let block_lines = candidate.block.iter().flat_map(|block| block.lines().map(str::to_string));
-        if let Some(piece) = chosen.iter().position(|sentence| candidate.shown.contains(sentence.shown.as_str())) {
+        let holds = |sentence: &Candidate| candidate.shown.contains(sentence.shown.as_str());
+        if let Some(first) = chosen.iter().position(holds) {
+            // The whole sentence takes the place of the first piece it holds; any other piece goes.
+            chosen.retain(|sentence| !holds(sentence));
             said.extend(block_lines);
-            chosen[piece] = candidate;
+            chosen.insert(first, candidate);
         } else if said.insert(candidate.shown.clone()) {
             said.extend(block_lines);
             chosen.push(candidate);
@@ -956,6 +959,16 @@ mod tests {
             assert_eq!(answer.answer.matches("we explore boxes").count(), 1, "{}", answer.answer);
             assert!(answer.answer.contains(whole), "{}", answer.answer);
         }
+        // A list item holding two sentences chosen before it: it is said once, in their place.
+        let weights = evenly_weighted(&["cons"]);
+        let mut pack = pack_of("A cons list is short and recursive. Each cons cell holds a box.", 0.9, 0.1);
+        let mut item = pack.items[0].clone();
+        item.reference = "file://b.md@000000000000#L1-L1".into();
+        item.text = "- A cons list is short and recursive. Each cons cell holds a box.".into();
+        pack.items.push(item);
+        let answer = draft("cons", &pack, &weights);
+        assert_eq!(answer.answer.matches("Each cons cell holds a box.").count(), 1, "{}", answer.answer);
+        assert_eq!(answer.answer.matches("short and recursive").count(), 1, "{}", answer.answer);
     }
 
     /// A sentence that sends the reader elsewhere comes after one that says something itself, whatever its share.
