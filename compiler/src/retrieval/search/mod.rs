@@ -389,16 +389,37 @@ mod tests {
         assert_eq!(kept[2].also_in, ["file://copy/x.md"], "each copy's source is named once");
     }
 
+    /// A source chunk as a retriever returns it: its keyword score and its cosine.
+    fn chunk(rowid: i64, path: &str, keyword: f64, semantic: Option<f64>) -> SearchResult {
+        let mut result = result(&format!("{path}-{rowid}"), ResultKind::SourceChunk, path, &rowid.to_string(), None);
+        result.rowid = rowid;
+        result.scores.keyword = keyword;
+        result.scores.semantic = semantic;
+        result
+    }
+
+    /// A list that found nothing, a keyword list whose best is 0, and scores that are no number or below 0
+    /// (a corrupt vector, a provider's odd cosine): what is left ranks, and no score is made that is not one.
+    #[test]
+    fn fusion_of_an_empty_list_or_unusable_scores_ranks_by_what_is_left() {
+        let paths = |fused: &[SearchResult]| fused.iter().map(|r| r.source.path.clone()).collect::<Vec<_>>();
+        let fused =
+            super::fusion::fuse(vec![], vec![chunk(1, "a.md", 0.0, Some(0.5)), chunk(2, "b.md", 0.0, Some(0.7))]);
+        assert_eq!(paths(&fused), ["b.md", "a.md"], "the semantic list alone");
+        let fused = super::fusion::fuse(vec![chunk(1, "a.md", 3.0, None), chunk(2, "b.md", 6.0, None)], vec![]);
+        assert_eq!(paths(&fused), ["b.md", "a.md"], "the keyword list alone");
+        let fused = super::fusion::fuse(vec![chunk(1, "a.md", 0.0, None), chunk(2, "b.md", 0.0, None)], vec![]);
+        assert!(fused.iter().all(|r| r.score == 0.0), "a best keyword score of 0 divides nothing");
+        let keyword = vec![chunk(1, "nan.md", f64::NAN, None), chunk(2, "b.md", 2.0, None)];
+        let semantic = vec![chunk(3, "negative.md", 0.0, Some(-0.4)), chunk(4, "c.md", 0.0, Some(f64::NAN))];
+        let fused = super::fusion::fuse(keyword, semantic);
+        assert_eq!(fused[0].source.path, "b.md", "{:?}", paths(&fused));
+        assert!(fused.iter().all(|r| r.score.is_finite() && r.score >= 0.0), "{:?}", paths(&fused));
+        assert!(fused.iter().all(|r| r.scores.fused.is_some_and(|f| f.is_finite() && f >= 0.0)));
+    }
+
     #[test]
     fn fusion_ranks_documents_so_one_cannot_fill_the_top_with_its_chunks() {
-        let chunk = |rowid: i64, path: &str, keyword: f64, semantic: Option<f64>| {
-            let mut result =
-                result(&format!("{path}-{rowid}"), ResultKind::SourceChunk, path, &rowid.to_string(), None);
-            result.rowid = rowid;
-            result.scores.keyword = keyword;
-            result.scores.semantic = semantic;
-            result
-        };
         // Both retrievers place three chunks of `middle.md` in the middle; the keyword list is sure of
         // `sure.md` (its score twice any other), which the semantic list ranks last, and the semantic list
         // ranks `semantic.md` first, which the keyword list did not find.
