@@ -4,7 +4,7 @@
 //! at most `target_bytes`; a code block is never split, nor is a fenced block inside a list or a quote,
 //! and a prose block larger than the target splits at line ends, then at whitespace. When one section needs
 //! several chunks, each chunk after the first starts up to `overlap_bytes` before the previous one ended, at
-//! a line or sentence start, so a sentence cut at a boundary is whole in one of them. A heading with no
+//! a sentence or block start, so a sentence cut at a boundary is whole in one of them. A heading with no
 //! content of its own before its first sub-heading joins the chunk that follows, and a heading is never a
 //! chunk alone: it stays with its first block. Every chunk is a byte range of the source: its text is the
 //! source slice, so offsets in a citation always resolve.
@@ -183,8 +183,8 @@ fn pack_section(
 }
 
 /// Where the chunk after `[previous_start, previous_end)` starts: at most `overlap` bytes before the previous
-/// end, at the first line start or sentence start in that window, never before the previous start, and at
-/// `next_start` when the window holds no such boundary.
+/// end, at the first sentence or block start in that window ([`sentence_or_block_start`]), never before the
+/// previous start, and at `next_start` when the window holds no such boundary.
 fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_start: usize, overlap: usize) -> usize {
     if overlap == 0 {
         return next_start;
@@ -195,8 +195,7 @@ fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_st
         return next_start;
     }
     let window = &text[window_start..previous_end];
-    let boundary =
-        window.find('\n').map(|at| at + 1).or_else(|| window.find(". ").map(|at| at + 2)).map(|at| window_start + at);
+    let boundary = sentence_or_block_start(window).map(|at| window_start + at);
     match boundary {
         Some(at) => {
             // Skip the whitespace a line or sentence break leaves, so the chunk starts on content.
@@ -205,6 +204,34 @@ fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_st
         }
         None => next_start,
     }
+}
+
+/// The first place in `window` where a sentence or a block starts: a line after a blank line or after a
+/// line that ends a sentence, a line that starts a list item, a heading, a quote or a table row, or a word
+/// that is not lower-case after a sentence's stop and a space. A line start inside a paragraph wrapped at a
+/// fixed width (the Rust book's) is in the middle of a sentence: a chunk starting there begins with a
+/// sentence's tail, which `ask` and a page's summary would read as a sentence.
+fn sentence_or_block_start(window: &str) -> Option<usize> {
+    let bytes = window.as_bytes();
+    bytes.iter().enumerate().find_map(|(at, &byte)| {
+        let after = at + 1;
+        let starts = match byte {
+            b'\n' => {
+                let line_before = window[..at].rsplit('\n').next().unwrap_or_default().trim_end();
+                let line = window[after..].split('\n').next().unwrap_or_default();
+                line_before.is_empty()
+                    || line_before.ends_with(['.', '!', '?', ':'])
+                    || crate::text::starts_list_item(line)
+                    || line.trim_start().starts_with(['#', '>', '|'])
+            }
+            b'.' | b'!' | b'?' => {
+                bytes.get(after) == Some(&b' ')
+                    && window[after..].trim_start().chars().next().is_some_and(|c| !c.is_lowercase())
+            }
+            _ => false,
+        };
+        starts.then_some(after)
+    })
 }
 
 /// Splits a prose block larger than `target` into pieces at line ends, then at whitespace, then anywhere

@@ -217,6 +217,24 @@ fn long_sections_split_within_the_target_with_overlap() {
     }
 }
 
+/// A paragraph wrapped at a fixed width (the Rust book's) has line starts inside its sentences: a chunk's
+/// overlap starts at a sentence, never at such a line, so no chunk begins with a sentence's tail.
+#[test]
+fn an_overlap_in_a_wrapped_paragraph_starts_at_a_sentence() {
+    let db = TestDb::new(200, 80);
+    let paragraph =
+        |i: usize| format!("Paragraph {i} opens here and goes\non across a line. Then it says\nmore, and ends here.");
+    let text = format!("# Wrapped\n\n{}\n", (0..8).map(paragraph).collect::<Vec<_>>().join("\n\n"));
+    let file = db.file("wrapped.md", &text);
+    let found = chunks(&db, file);
+    assert!(found.len() > 3, "several chunks");
+    assert!(found.windows(2).any(|pair| pair[1].start < pair[0].end), "chunks still overlap");
+    for chunk in &found[1..] {
+        let start = &text[chunk.start as usize..];
+        assert!(start.starts_with(['P', 'T']), "a chunk starts at a sentence: {:?}", &start[..30]);
+    }
+}
+
 #[test]
 fn an_oversized_paragraph_splits_at_whitespace_on_char_boundaries() {
     let db = TestDb::new(50, 0);
