@@ -692,6 +692,14 @@ mod tests {
 
     /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
     /// `floor`.
+    /// Adds to `pack` an excerpt like its first, at `reference`, holding `text`.
+    fn add_excerpt(pack: &mut ContextPack, reference: &str, text: &str) {
+        let mut excerpt = pack.items[0].clone();
+        excerpt.reference = reference.into();
+        excerpt.text = text.into();
+        pack.items.push(excerpt);
+    }
+
     /// The weights of a topic whose words each appear in 5 of 100 chunks.
     fn evenly_weighted(topic: &[&str]) -> terms::QueryStems {
         let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
@@ -934,10 +942,8 @@ mod tests {
     fn a_sentence_two_excerpts_hold_is_said_once() {
         let weights = evenly_weighted(&["notation"]);
         let mut pack = pack_of("The following notations are used by the grammar.", 0.9, 0.1);
-        let mut quoting = pack.items[0].clone();
-        quoting.reference = "knowledge://wiki/notation@000000000000#L1-L1".into();
-        quoting.text = "> The following notations are used by the grammar.\n\nA notation names a rule.".into();
-        pack.items.push(quoting);
+        let quoting = "> The following notations are used by the grammar.\n\nA notation names a rule.";
+        add_excerpt(&mut pack, "knowledge://wiki/notation@000000000000#L1-L1", quoting);
         let answer = draft("notation", &pack, &weights);
         assert_eq!(answer.answer, "The following notations are used by the grammar. [1] A notation names a rule. [2]");
     }
@@ -951,10 +957,7 @@ mod tests {
         let piece = "but by starting with the cons list we explore boxes.";
         for (first, second) in [(whole, piece), (piece, whole)] {
             let mut pack = pack_of(&format!("{first} A cons list is recursive."), 0.9, 0.1);
-            let mut next = pack.items[0].clone();
-            next.reference = "file://b.md@000000000000#L1-L1".into();
-            next.text = second.into();
-            pack.items.push(next);
+            add_excerpt(&mut pack, "file://b.md@000000000000#L1-L1", second);
             let answer = draft("a recursive cons list", &pack, &weights);
             assert_eq!(answer.answer.matches("we explore boxes").count(), 1, "{}", answer.answer);
             assert!(answer.answer.contains(whole), "{}", answer.answer);
@@ -962,10 +965,11 @@ mod tests {
         // A list item holding two sentences chosen before it: it is said once, in their place.
         let weights = evenly_weighted(&["cons"]);
         let mut pack = pack_of("A cons list is short and recursive. Each cons cell holds a box.", 0.9, 0.1);
-        let mut item = pack.items[0].clone();
-        item.reference = "file://b.md@000000000000#L1-L1".into();
-        item.text = "- A cons list is short and recursive. Each cons cell holds a box.".into();
-        pack.items.push(item);
+        add_excerpt(
+            &mut pack,
+            "file://b.md@000000000000#L1-L1",
+            "- A cons list is short and recursive. Each cons cell holds a box.",
+        );
         let answer = draft("cons", &pack, &weights);
         assert_eq!(answer.answer.matches("Each cons cell holds a box.").count(), 1, "{}", answer.answer);
         assert_eq!(answer.answer.matches("short and recursive").count(), 1, "{}", answer.answer);
