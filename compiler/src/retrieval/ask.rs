@@ -274,11 +274,8 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             if shown.is_empty() {
                 continue;
             }
-            if lead.is_none()
-                && !starts_list_item(&sentence)
-                && sentence.ends_with(['.', '!'])
-                && !wiki::sends_elsewhere(&shown)
-            {
+            let sends_elsewhere = wiki::sends_elsewhere(&shown);
+            if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) && !sends_elsewhere {
                 lead = Some(Candidate::lead(item, at, shown.clone()));
             }
             let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
@@ -286,7 +283,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             if share > 0.0 {
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
                 // "See the following rules:" introduces what follows it; it sends the reader nowhere else.
-                let points_elsewhere = wiki::sends_elsewhere(&shown) && !shown.ends_with(':');
+                let points_elsewhere = sends_elsewhere && !shown.ends_with(':');
                 candidates.push(Candidate { names_subject, points_elsewhere, share, item, at, shown, block });
             }
         }
@@ -326,27 +323,23 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
             .then(a.item.cmp(&b.item))
             .then(a.at.cmp(&b.at))
     });
-    let mut said = std::collections::HashSet::new();
+    // The list items a chosen sentence shows below it: said already.
+    let mut shown_below = std::collections::HashSet::new();
     let mut chosen: Vec<Candidate> = Vec::new();
     for candidate in candidates {
         if chosen.len() == MAX_SENTENCES {
             break;
         }
-        if chosen.iter().any(|sentence| sentence.shown.contains(candidate.shown.as_str())) {
+        // Said already, whole or within a chosen sentence (a sentence contains itself).
+        if shown_below.contains(&candidate.shown) || chosen.iter().any(|s| s.shown.contains(candidate.shown.as_str())) {
             continue;
         }
-        // A list item a chosen sentence shows below it is said already.
-        let block_lines = candidate.block.iter().flat_map(|block| block.lines().map(str::to_string));
+        // A whole sentence takes the place of the first piece of it chosen before; any other piece goes.
         let holds = |sentence: &Candidate| candidate.shown.contains(sentence.shown.as_str());
-        if let Some(first) = chosen.iter().position(holds) {
-            // The whole sentence takes the place of the first piece it holds; any other piece goes.
-            chosen.retain(|sentence| !holds(sentence));
-            said.extend(block_lines);
-            chosen.insert(first, candidate);
-        } else if said.insert(candidate.shown.clone()) {
-            said.extend(block_lines);
-            chosen.push(candidate);
-        }
+        let place = chosen.iter().position(holds).unwrap_or(chosen.len());
+        chosen.retain(|sentence| !holds(sentence));
+        shown_below.extend(candidate.block.iter().flat_map(|block| block.lines().map(str::to_string)));
+        chosen.insert(place, candidate);
     }
     chosen
 }
@@ -690,8 +683,6 @@ mod tests {
         sentences(text, false).into_iter().map(|sentence| sentence.text).collect()
     }
 
-    /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
-    /// `floor`.
     /// Adds to `pack` an excerpt like its first, at `reference`, holding `text`.
     fn add_excerpt(pack: &mut ContextPack, reference: &str, text: &str) {
         let mut excerpt = pack.items[0].clone();
@@ -708,6 +699,8 @@ mod tests {
         terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights")
     }
 
+    /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
+    /// `floor`.
     fn pack_of(text: &str, cosine: f64, floor: f64) -> ContextPack {
         let source = crate::store::ResultSource {
             uri: "file://src/ci.md".into(),

@@ -171,8 +171,9 @@ const LEANING: &[&str] = &[
 /// refer to …") instead of saying something itself: no summary line, and an answer's last resort.
 #[must_use]
 pub fn sends_elsewhere(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
-    ["see ", "for more", "refer to", "check out"].iter().any(|start| lower.starts_with(start))
+    // Compared at the start alone: lower-casing a whole sentence to read its first words is work thrown away.
+    let opens = |start: &str| sentence.get(..start.len()).is_some_and(|head| head.eq_ignore_ascii_case(start));
+    ["see ", "for more", "refer to", "check out"].into_iter().any(opens)
 }
 
 /// Whether a sentence opens with a word that refers to what came before it.
@@ -324,6 +325,18 @@ fn words(sentence: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sentence_that_opens_by_pointing_elsewhere_sends_the_reader_there() {
+        for pointer in
+            ["See the section on traits.", "SEE ALSO the guide.", "For more, read on.", "Refer to it.", "check out x"]
+        {
+            assert!(sends_elsewhere(pointer), "{pointer}");
+        }
+        for statement in ["Seeds grow.", "Formore is a word.", "A crate: see below.", "Sé", "", "é see "] {
+            assert!(!sends_elsewhere(statement), "{statement}");
+        }
+    }
 
     #[test]
     fn an_index_row_says_the_leads_first_sentence_of_prose() {
