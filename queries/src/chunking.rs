@@ -206,17 +206,13 @@ fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_st
     }
 }
 
-/// The first place in `window` where a sentence or a block starts: after a sentence's end as a page's
-/// summary reads one ([`crate::wiki::sentence_ends`]) at a line's end or before a word that is not lower-case,
-/// or a line after a blank line or a colon, or a line that starts a list item, a heading, a quote or a table
+/// The first place in `window` where a sentence or a block starts: after a sentence's end
+/// ([`crate::sentence_ends`]), or a line after a blank line or a colon, or a line that starts a list item, a heading, a quote or a table
 /// row. A line start inside a paragraph wrapped at a fixed width (the Rust book's) is in the middle of a
 /// sentence: a chunk starting there begins with a sentence's tail, which `ask` and a page's summary would
 /// read as a sentence.
 fn sentence_or_block_start(window: &str) -> Option<usize> {
-    let sentence = crate::wiki::sentence_ends(window).find(|&end| {
-        let rest = &window[end..];
-        rest.starts_with('\n') || rest.trim_start().chars().next().is_some_and(|c| !c.is_lowercase())
-    });
+    let sentence = crate::sentence_ends(window).next();
     let block = window.match_indices('\n').map(|(at, _)| at + 1).find(|&start| {
         let line_before = window[..start - 1].rsplit('\n').next().unwrap_or_default().trim_end();
         let line = window[start..].split('\n').next().unwrap_or_default();

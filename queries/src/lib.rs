@@ -18,6 +18,7 @@ pub mod lint;
 mod markdown;
 pub mod passages;
 mod queries;
+mod sentences;
 mod source_ref;
 mod text;
 pub mod wiki;
@@ -33,6 +34,7 @@ pub use identifiers::identifier_parts;
 pub use inputs::{ChunkingSettings, CodeSettings, LintSettings, SourceFile, SourceKind};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink, front_matter};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
+pub use sentences::{FOOTNOTE_LABEL_BYTES, sentence_ends};
 pub use source_ref::{Origin, SCHEME_END, SourceRef, TOOL_SCHEME};
 pub use text::{
     Fences, LineIndex, each_lowercased_word, is_heading_line, is_link_item, is_markup_only, is_navigation,

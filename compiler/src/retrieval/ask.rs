@@ -614,62 +614,17 @@ fn unquote(line: &str, most: usize) -> (&str, usize) {
     (rest, marks)
 }
 
-/// How far back from a sentence's stop its last word is read: past every abbreviation of [`ABBREVIATIONS`].
-const WORD_BEFORE_STOP_BYTES: usize = 16;
-
-/// The longest footnote label read as one after a sentence's stop (`[^note]`).
-const FOOTNOTE_LABEL_BYTES: usize = 64;
-
-/// Abbreviations a sentence does not end at.
-const ABBREVIATIONS: [&str; 8] = ["e.g.", "i.e.", "etc.", "vs.", "cf.", "Mr.", "Dr.", "No."];
-
-/// Prose cut into sentences: after `.`, `?` or `!` (closing quotes and brackets kept with it) and a space,
-/// when the next word starts as a sentence does (a capital, a digit, a quote, a bracket or code) and the
-/// word before is not an abbreviation or an initial.
+/// Prose cut into sentences where [`knowledge_queries::sentence_ends`] ends one (the rule a page's summary
+/// reads its sentences with).
 fn split_sentences(prose: &str) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut start = 0;
-    let bytes = prose.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        if matches!(bytes[at], b'.' | b'?' | b'!') {
-            let mut end = at + 1;
-            while end < bytes.len() && matches!(bytes[end], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
-                end += 1;
-            }
-            // A footnote's mark after the stop ends the sentence with it (a page's summary: `…type.[^1] When …`).
-            // A label is a short word: the search for its `]` stops at a space or after FOOTNOTE_LABEL_BYTES,
-            // so a run of `.[^` with no `]` costs its length, not its length at every stop.
-            while let Some(label) = prose[end..].strip_prefix("[^")
-                && let Some(close) = label.bytes().take(FOOTNOTE_LABEL_BYTES).position(|b| b == b']' || b == b' ')
-                && close > 0
-                && label.as_bytes()[close] == b']'
-            {
-                end += 2 + close + 1;
-            }
-            let next = prose[end..].strip_prefix(' ').and_then(|rest| rest.chars().next());
-            let starts_sentence =
-                next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || "\"'`([*_“‘".contains(c));
-            // The word before the stop, read back at most WORD_BEFORE_STOP_BYTES: an abbreviation or an initial
-            // is short, and a long run with no space must not be read back whole at each of its stops.
-            let mut from = start.max(end.saturating_sub(WORD_BEFORE_STOP_BYTES));
-            while !prose.is_char_boundary(from) {
-                from += 1;
-            }
-            let word = prose[from..end].rsplit(' ').next().unwrap_or_default();
-            let abbreviation = ABBREVIATIONS.contains(&word)
-                || (bytes[at] == b'.' && word.len() == 2 && word.starts_with(|c: char| c.is_uppercase()));
-            if starts_sentence && !abbreviation {
-                pieces.push(prose[start..end].to_string());
-                start = end + 1;
-                at = start;
-                continue;
-            }
+    for end in knowledge_queries::sentence_ends(prose).chain(std::iter::once(prose.len())) {
+        let piece = prose[start..end].trim();
+        start = end;
+        if !piece.is_empty() {
+            pieces.push(piece.to_string());
         }
-        at += 1;
-    }
-    if start < prose.len() {
-        pieces.push(prose[start..].to_string());
     }
     pieces
 }
@@ -821,12 +776,6 @@ mod tests {
             ),
             ["Deref coercion converts a reference.[^1]", "When we call `add`, Rust coerces it.[^2][^3]", "Done."]
         );
-        let long = format!("It ends.[^{}] Next one.", "x".repeat(FOOTNOTE_LABEL_BYTES));
-        assert_eq!(split_sentences(&long), [long.as_str()], "a label past the limit is no footnote mark");
-        let flood = "a.[^".repeat(100_000);
-        assert_eq!(split_sentences(&flood), [flood.as_str()], "no `]`: no mark, and one pass over the run");
-        let words = "x".repeat(WORD_BEFORE_STOP_BYTES);
-        assert_eq!(split_sentences(&format!("See {words}e.g. This")), [format!("See {words}e.g."), "This".into()]);
     }
 
     #[test]

@@ -261,7 +261,7 @@ pub(super) fn first_sentence(text: &str) -> String {
         _ => flat.as_str(),
     };
     // Cut where the wiki's sentences end (not at the stop of "e.g.").
-    let end = wiki::sentence_ends(flat).next().unwrap_or(flat.len());
+    let end = knowledge_queries::sentence_ends(flat).next().unwrap_or(flat.len());
     let mut sentence: String = flat[..end].chars().take(160).collect();
     if sentence.len() < flat[..end].len() {
         sentence.push('…');

@@ -35,5 +35,5 @@ pub use shards::{
     IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, sections, shard_entries,
     shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
-pub use signals::{Excerpt, Signal, SignalKind, sentence_ends, signals_of};
+pub use signals::{Excerpt, Signal, SignalKind, signals_of};
 pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary, row_sentence, sends_elsewhere};

@@ -430,7 +430,7 @@ impl BlockPlaces {
                 return BlockPlaces::Whole;
             }
             let mut bounds = vec![start];
-            bounds.extend(sentence_ends(&text[start..end]).map(|n| start + n));
+            bounds.extend(crate::sentence_ends(&text[start..end]).map(|n| start + n));
             bounds.push(end);
             bounds.dedup();
             return BlockPlaces::Sentences(bounds);
@@ -482,30 +482,6 @@ fn sentences_around(bounds: &[usize], at: usize) -> (usize, usize) {
         }
     }
     (bounds[from], bounds[to])
-}
-
-/// Offsets just after each sentence end in `text`: `.`, `?` or `!` (and any closing quote or bracket)
-/// followed by white space, but not the stop of "e.g." or "i.e.", which a sentence goes on after.
-pub fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
-    let bytes = text.as_bytes();
-    (0..bytes.len()).filter_map(move |at| {
-        if !matches!(bytes[at], b'.' | b'?' | b'!') || ends_an_abbreviation(bytes, at) {
-            return None;
-        }
-        let mut after = at + 1;
-        while after < bytes.len() && matches!(bytes[after], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
-            after += 1;
-        }
-        (after < bytes.len() && bytes[after].is_ascii_whitespace()).then_some(after)
-    })
-}
-
-/// Whether the stop at `at` closes "e.g." or "i.e." (any case), standing as a word of its own.
-fn ends_an_abbreviation(bytes: &[u8], at: usize) -> bool {
-    let Some(start) = at.checked_sub(3) else { return false };
-    let word = &bytes[start..at];
-    let abbreviation = word.eq_ignore_ascii_case(b"e.g") || word.eq_ignore_ascii_case(b"i.e");
-    abbreviation && (start == 0 || !bytes[start - 1].is_ascii_alphanumeric())
 }
 
 /// The excerpt for a mention inside `range`: the whole block when it is short, else the line holding the
@@ -588,11 +564,11 @@ fn quotable(excerpt: &str) -> bool {
 fn cut(text: &str, start: usize, limit: usize) -> usize {
     let limit = crate::chunking::floor_char_boundary(text, limit);
     let window = &text[start..limit];
-    if let Some(at) = sentence_ends(window).last() {
+    if let Some(at) = crate::sentence_ends(window).last() {
         return start + at;
     }
     let longer = crate::chunking::floor_char_boundary(text, (start + 2 * (limit - start)).min(text.len()));
-    if let Some(at) = sentence_ends(&text[start..longer]).next() {
+    if let Some(at) = crate::sentence_ends(&text[start..longer]).next() {
         return start + at;
     }
     window.rfind(char::is_whitespace).filter(|&at| at > 0).map_or(limit, |at| start + at)

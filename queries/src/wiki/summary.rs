@@ -248,7 +248,7 @@ fn sentences_of_prose(text: &str) -> Vec<String> {
         }
         let flat = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
         let mut start = 0;
-        for end in super::signals::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
+        for end in crate::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
             let sentence = flat[start..end].trim();
             start = end;
             if !sentence.is_empty() {

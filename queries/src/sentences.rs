@@ -1,0 +1,124 @@
+//! Where a sentence ends in prose: one rule for a page's summary, a quote's excerpt, a chunk's overlap and
+//! the sentences `ask` answers with, so that none of them quotes a piece of a sentence as a whole one.
+
+/// Abbreviations a sentence never ends at, whatever follows (any case): "e.g." and "i.e." stand before an
+/// example, "cf." and "vs." before what is compared, "Mr." and "Dr." before a name.
+const ABBREVIATIONS: [&[u8]; 6] = [b"e.g", b"i.e", b"cf", b"vs", b"mr", b"dr"];
+
+/// The longest footnote label read as one after a sentence's stop (`[^note]`): a label is a short word, so
+/// a run of `.[^` with no `]` costs its length, not its length at every stop.
+pub const FOOTNOTE_LABEL_BYTES: usize = 64;
+
+/// How much of the word after a stop is read for a capital: a product's name starts in lower case and has
+/// one early (`mdBook`, `macOS`, `iOS`).
+const NEXT_WORD_BYTES: usize = 16;
+
+/// Offsets just after each sentence end in `text`: `.`, `?` or `!`, with any closing quote, bracket or
+/// emphasis and footnote marks (`type.[^1] When`), followed by white space and a word that starts as a
+/// sentence does. A word in lower case goes on the sentence ("top-level (i.e., not parameters, etc.) path
+/// segments", "the U.S. version"), unless it holds a capital or a digit (`mdBook`); so does the stop of an
+/// abbreviation ([`ABBREVIATIONS`]). Linear in the text: each stop reads back a few bytes and forward to
+/// the next word's first few.
+pub fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).filter_map(move |at| {
+        if !matches!(bytes[at], b'.' | b'?' | b'!') || (bytes[at] == b'.' && ends_an_abbreviation(bytes, at)) {
+            return None;
+        }
+        let mut end = at + 1;
+        while end < bytes.len() && matches!(bytes[end], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
+            end += 1;
+        }
+        end = after_footnote_marks(bytes, end);
+        (bytes.get(end)?.is_ascii_whitespace() && starts_a_sentence(&bytes[end..])).then_some(end)
+    })
+}
+
+/// Whether the stop at `at` closes an abbreviation of [`ABBREVIATIONS`] standing as a word of its own.
+fn ends_an_abbreviation(bytes: &[u8], at: usize) -> bool {
+    ABBREVIATIONS.iter().any(|abbreviation| {
+        at.checked_sub(abbreviation.len()).is_some_and(|start| {
+            bytes[start..at].eq_ignore_ascii_case(abbreviation)
+                && (start == 0 || !bytes[start - 1].is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// Past the footnote marks that follow a stop at `from` (`[^1][^2]`).
+fn after_footnote_marks(bytes: &[u8], mut from: usize) -> usize {
+    while bytes[from..].starts_with(b"[^") {
+        let label = &bytes[from + 2..];
+        match label.iter().take(FOOTNOTE_LABEL_BYTES).position(|&b| b == b']' || b.is_ascii_whitespace()) {
+            Some(close) if close > 0 && label[close] == b']' => from += 2 + close + 1,
+            _ => break,
+        }
+    }
+    from
+}
+
+/// Whether the text after a stop (white space, then a word) goes on as a new sentence: it ends, or its
+/// word does not start with a lower-case letter, or is a name written so (a capital or a digit early,
+/// `mdBook`, or a dot, colon, slash or underscore inside it, `docs.rs`, `crates.io`).
+fn starts_a_sentence(rest: &[u8]) -> bool {
+    let word = rest.iter().skip_while(|b| b.is_ascii_whitespace()).take(NEXT_WORD_BYTES);
+    let word: Vec<u8> = word.take_while(|b| !b.is_ascii_whitespace()).copied().collect();
+    let Some(first) = word.first() else { return true };
+    if !first.is_ascii_lowercase() {
+        return true;
+    }
+    let inside = word.trim_ascii_end().strip_suffix(b".").unwrap_or(&word);
+    let inside = &inside[..inside.iter().rposition(u8::is_ascii_alphanumeric).map_or(0, |last| last + 1)];
+    inside.iter().any(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || matches!(b, b'.' | b':' | b'/' | b'_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(text: &str) -> Vec<&str> {
+        let mut start = 0;
+        let mut pieces: Vec<&str> = sentence_ends(text)
+            .map(|end| {
+                let piece = text[start..end].trim();
+                start = end;
+                piece
+            })
+            .collect();
+        pieces.push(text[start..].trim());
+        pieces
+    }
+
+    #[test]
+    fn a_stop_before_a_word_in_lower_case_goes_on_the_sentence() {
+        let text =
+            "Note that all top-level (i.e., not parameters, etc.) path\nsegments are types. The last may be any.";
+        assert_eq!(
+            split(text),
+            ["Note that all top-level (i.e., not parameters, etc.) path\nsegments are types.", "The last may be any."]
+        );
+        assert_eq!(split("The U.S. version is the same."), ["The U.S. version is the same."]);
+        assert_eq!(split("Use the CLI. mdBook then builds it."), ["Use the CLI.", "mdBook then builds it."]);
+        assert_eq!(split("Ask the owners. docs.rs shows them."), ["Ask the owners.", "docs.rs shows them."]);
+        assert_eq!(split("Open it. the end. and more, etc. so on"), ["Open it. the end. and more, etc. so on"]);
+        assert_eq!(split("It grows, e.g. With `push`. Done"), ["It grows, e.g. With `push`.", "Done"]);
+        assert_eq!(split("See xxe.g. This"), ["See xxe.g.", "This"], "a word ending in e.g is no abbreviation");
+        assert_eq!(
+            split("Why? It grows! (See 8-1.) `Vec` too. 2 more."),
+            ["Why?", "It grows!", "(See 8-1.)", "`Vec` too.", "2 more."]
+        );
+    }
+
+    #[test]
+    fn footnote_marks_after_the_stop_end_the_sentence_with_it() {
+        assert_eq!(
+            split("Deref coercion converts a reference.[^1] When we call `add`, Rust coerces it.[^2][^3] Done."),
+            ["Deref coercion converts a reference.[^1]", "When we call `add`, Rust coerces it.[^2][^3]", "Done."]
+        );
+        let long = format!("It ends.[^{}] Next one.", "x".repeat(FOOTNOTE_LABEL_BYTES));
+        assert_eq!(split(&long), [long.as_str()], "a label past the limit is no footnote mark");
+        let flood = "a.[^".repeat(100_000);
+        assert_eq!(split(&flood), [flood.as_str()], "no `]`: no mark, and one pass over the run");
+        let stops = "a. ".repeat(100_000) + "B";
+        assert_eq!(sentence_ends(&stops).count(), 1, "only the stop before a capital ends one");
+    }
+}
