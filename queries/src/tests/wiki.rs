@@ -697,6 +697,17 @@ fn a_word_english_never_uses_as_a_noun_is_stress_unless_the_text_writes_it_as_co
 }
 
 #[test]
+fn an_asides_label_is_no_term_and_a_glossarys_run_in_term_is() {
+    // rust-rfcs' page "Note" gathered 120 sources from "**Note**: the name warrants bikeshedding" and the like.
+    let text = "# A\n\n> **Note**: the name is a placeholder; note it.\n\n- *Rebuttal*: a rebuttal follows.\n\
+                - **Orphan check**: an orphan check runs; the orphan check fails.\n\n> > **Example**, however, is \
+                an example.\n\nA **note** on the *Update*, **NOTE** it.\nEach update counts as a note.\n";
+    let introduced = introduced_in("a.md", text);
+    // A label before its colon or opening its line is not introduced; the same word elsewhere in bold is.
+    assert_eq!(introduced, ["Orphan check", "note", "Update"]);
+}
+
+#[test]
 fn a_synopsis_placeholder_or_an_announced_example_is_no_term() {
     let text = "# A\n\n`cargo report` _type_ [_options_]\n\nThe type and the options matter; a type has options.\n\n\
                 Try a word that matches many lines, like _stanza_:\n\nThe stanza holds a stanza.\n\n\

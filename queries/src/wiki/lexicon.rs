@@ -16,6 +16,48 @@ pub(crate) fn is_never_a_noun(word: &str) -> bool {
         && sorted_lines_contain(NOT_NOUNS.as_bytes(), word.to_ascii_lowercase().as_bytes())
 }
 
+/// The labels writers set in bold before a colon to mark an aside, not to name what it is about
+/// ("**Note**: the name warrants bikeshedding", "*Rationale*: …", "**Con**: …"): GitHub's and mdBook's
+/// admonition kinds and the labels of a proposal's arguments. A glossary's run-in term ("**Orphan check**:
+/// …", the Rust book's "**Crates**: …") is not one of them and stays a term.
+const ASIDE_LABELS: [&str; 24] = [
+    "answer",
+    "aside",
+    "caution",
+    "con",
+    "cons",
+    "definition",
+    "disclaimer",
+    "downside",
+    "edit",
+    "example",
+    "examples",
+    "hint",
+    "important",
+    "info",
+    "nb",
+    "note",
+    "pro",
+    "pros",
+    "purpose",
+    "question",
+    "rationale",
+    "rebuttal",
+    "remark",
+    "update",
+];
+
+/// Whether an emphasized span is an aside's label: one of [`ASIDE_LABELS`] (any case), `followed` by a
+/// colon, opening its line (only quote and list marks before it) as "> **Note**, however, that …" does, or
+/// shouted ("**NOTE** this normalization …").
+#[must_use]
+pub(crate) fn is_aside_label(span: &str, opens_line: bool, followed: &str) -> bool {
+    let span = span.trim();
+    let shouted = !span.bytes().any(|b| b.is_ascii_lowercase());
+    (opens_line || shouted || followed.trim_start_matches(['*', '_']).starts_with(':'))
+        && ASIDE_LABELS.iter().any(|label| span.eq_ignore_ascii_case(label))
+}
+
 /// Whether `lines` (newline-separated, sorted) holds `word` as a line: a binary search over the text itself.
 /// Building a set of the list's 11,985 words cost every process that asked about a millisecond (and few
 /// sources ever ask: only for a word set in italics); a search that reads a few lines costs microseconds.
