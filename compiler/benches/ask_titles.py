@@ -12,6 +12,7 @@ many answers differ from the first binary's, and the first few that do, to read.
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -69,6 +70,10 @@ def tally(found: list[dict]) -> str:
     )
 
 
+# How many differing answers are printed (`ASK_TITLES_SHOW`, default 5; each is read by a person).
+SHOWN = int(os.environ.get("ASK_TITLES_SHOW", "5"))
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
@@ -83,7 +88,7 @@ def main():
     for binary, found in zip(binaries[1:], results[1:]):
         changed = [(q, a, b) for q, a, b in zip(asked, results[0], found) if a["answer"] != b["answer"]]
         print(f"\n{binary} against {binaries[0]}: {len(changed)} answers differ")
-        for question, before, after in changed[:5]:
+        for question, before, after in changed[:SHOWN]:
             print(f"\n== {question}\n  before: {before['answer'][:300]}\n  after:  {after['answer'][:300]}")
 
 

@@ -250,6 +250,7 @@ fn says_something(item: &str) -> bool {
 fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Answer {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let subject = subject_stems(weights);
+    let asks_what_it_is = asks_for_a_definition(question);
     let semantic = pack.items.iter().any(|item| item.scores.as_ref().is_some_and(|s| s.semantic.is_some()));
     let floor = semantic.then(|| pack.semantic_floor.unwrap_or(0.0));
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -282,9 +283,19 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             let share = weights.coverage(|stem| words.contains(stem));
             if share > 0.0 {
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
+                let defines_subject = asks_what_it_is && defines(&shown, weights, &subject, &stemmer);
                 // "See the following rules:" introduces what follows it; it sends the reader nowhere else.
                 let points_elsewhere = sends_elsewhere && !shown.ends_with(':');
-                candidates.push(Candidate { names_subject, points_elsewhere, share, item, at, shown, block });
+                candidates.push(Candidate {
+                    defines_subject,
+                    names_subject,
+                    points_elsewhere,
+                    share,
+                    item,
+                    at,
+                    shown,
+                    block,
+                });
             }
         }
     }
@@ -312,12 +323,13 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
 
 /// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
 /// elsewhere ("See the preprocessors documentation …") after every sentence that says something itself, then
-/// those naming the subject, then by the share of the topic; each said once, where it ranks best (a page
+/// (for "what is X") those that define the subject, then those naming it, then by the share of the topic; each said once, where it ranks best (a page
 /// quoting a source repeats the source's words). A piece of a sentence another one holds whole is that
 /// sentence cut where a chunk begins or ends (chunks overlap): the whole one is said, once.
 fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
         (a.points_elsewhere.cmp(&b.points_elsewhere))
+            .then(b.defines_subject.cmp(&a.defines_subject))
             .then(b.names_subject.cmp(&a.names_subject))
             .then(b.share.total_cmp(&a.share))
             .then(a.item.cmp(&b.item))
@@ -348,6 +360,7 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
 /// elsewhere, the share of the topic it holds, the excerpt it is in and its place there, what the reader is
 /// shown, and the code block or list it introduces.
 struct Candidate {
+    defines_subject: bool,
     names_subject: bool,
     points_elsewhere: bool,
     share: f64,
@@ -360,7 +373,16 @@ struct Candidate {
 impl Candidate {
     /// The first prose sentence of an answering excerpt, the answer when no sentence holds a word of the topic.
     fn lead(item: usize, at: usize, shown: String) -> Candidate {
-        Candidate { names_subject: false, points_elsewhere: false, share: 0.0, item, at, shown, block: None }
+        Candidate {
+            defines_subject: false,
+            names_subject: false,
+            points_elsewhere: false,
+            share: 0.0,
+            item,
+            at,
+            shown,
+            block: None,
+        }
     }
 }
 
@@ -411,6 +433,93 @@ fn carries_evidence(
 fn subject_stems(weights: &terms::QueryStems) -> Vec<String> {
     let heaviest = weights.weights.iter().map(|(_, weight)| *weight).fold(0.0, f64::max);
     weights.weights.iter().filter(|(_, weight)| *weight >= heaviest / 2.0).map(|(stem, _)| stem.clone()).collect()
+}
+
+/// Whether a question asks what something is or means ("what is a refutable pattern", "what are the
+/// ownership rules", "what does the 'static lifetime mean", "define shadowing").
+fn asks_for_a_definition(question: &str) -> bool {
+    let question = question.trim().to_lowercase();
+    let words: Vec<&str> = question.split_whitespace().collect();
+    match words.as_slice() {
+        ["what", "is" | "are", ..] | ["what's", ..] | ["define", ..] => true,
+        ["what", "does" | "do", .., last] => last.trim_end_matches(['?', '.', '!']) == "mean",
+        _ => false,
+    }
+}
+
+/// How many words may open a definition before its verb ("The 'static lifetime of a string literal is …").
+const DEFINED_WITHIN_WORDS: usize = 8;
+
+/// Words that join the words of a name ("the type of a pointer", "trait and lifetime bounds").
+const PHRASE_WORDS: &[&str] = &["a", "an", "and", "of", "the"];
+
+/// Whether a sentence defines the question's subject as a book or a manual does, naming it by the question's
+/// own topic words and no others: it sets them in emphasis ("Patterns that can fail to match for some
+/// possible value are _refutable_.", "A *field expression* is …"), or opens with them before `is`, `are`,
+/// `means` or `refers to` ("The boolean type is …"; not "Textual scope is …" for "textual types", nor
+/// "Because ownership is …"). A question ("But what use is a type you can never create values for?")
+/// defines nothing, nor does a sentence cut where its chunk ends ("An _associated function_ is a function
+/// that’s").
+fn defines(sentence: &str, weights: &terms::QueryStems, subject: &[String], stemmer: &rust_stemmers::Stemmer) -> bool {
+    if !sentence.trim_end_matches(['*', '_', '`', ')', '"', '\'', '”']).ends_with(['.', '!', ':']) {
+        return false;
+    }
+    // The words name the subject: each is a topic word or joins them ("the", "of"), and every subject word is
+    // among them ("The trait is known as …" does not define "impl trait").
+    let names_the_subject = |words: &mut dyn Iterator<Item = &str>| {
+        let mut named: Vec<String> = Vec::new();
+        for word in words {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            if word.is_empty() || PHRASE_WORDS.contains(&word.as_str()) {
+                continue;
+            }
+            let stem = terms::stem_word(stemmer, &word);
+            if !weights.weights.iter().any(|(topic, _)| *topic == stem) {
+                return false;
+            }
+            named.push(stem);
+        }
+        subject.iter().all(|stem| named.contains(stem))
+    };
+    if emphasized_spans(sentence).any(|span| names_the_subject(&mut span.split_whitespace())) {
+        return true;
+    }
+    let words: Vec<&str> = sentence.split_whitespace().take(DEFINED_WITHIN_WORDS + 1).collect();
+    let verb = words.iter().position(|word| matches!(*word, "is" | "are" | "means" | "refers"));
+    verb.is_some_and(|at| names_the_subject(&mut words[..at].iter().copied()))
+}
+
+/// The texts a sentence sets in emphasis (`_refutable_`, `*scope*`, `**Trait**`): a run that opens with `_`
+/// or `*` after a non-word character and closes with the same before one.
+fn emphasized_spans(sentence: &str) -> impl Iterator<Item = &str> {
+    let bytes = sentence.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let mark = bytes[at];
+            let opens = matches!(mark, b'_' | b'*') && (at == 0 || !bytes[at - 1].is_ascii_alphanumeric());
+            at += 1;
+            if !opens {
+                continue;
+            }
+            while at < bytes.len() && bytes[at] == mark {
+                at += 1;
+            }
+            let start = at;
+            while at < bytes.len() {
+                let closes = bytes[at] == mark && bytes.get(at + 1).is_none_or(|b| !b.is_ascii_alphanumeric());
+                if closes && at > start {
+                    let span = &sentence[start..at];
+                    while at < bytes.len() && bytes[at] == mark {
+                        at += 1;
+                    }
+                    return Some(span);
+                }
+                at += 1;
+            }
+        }
+        None
+    })
 }
 
 /// A code block or list an answer may show: at most this many lines (a code block's fences included) and
@@ -929,6 +1038,62 @@ mod tests {
             "A preprocessor changes the markdown before it is rendered. [1] \
              See the plugin page for each preprocessor that changes markdown. [1]"
         );
+    }
+
+    /// "What is X" is answered with the sentence that defines X, wherever it stands and however much of the
+    /// topic the others hold.
+    #[test]
+    fn a_question_of_what_something_is_is_answered_by_its_definition_first() {
+        // "pattern" is a common word of the book, "refutable" a rare one: the subject.
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let topic = ["refutable".to_string(), "pattern".to_string()];
+        let frequencies = |_: &[String]| Ok::<_, ()>(vec![Some(2.0), Some(40.0)]);
+        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let text = "Now that you know refutable and irrefutable patterns, let's cover pattern syntax. \
+                    Patterns that can fail to match for some possible value are _refutable_.";
+        let definition = "Patterns that can fail to match for some possible value are _refutable_. [1]";
+        let answer = draft("what is a refutable pattern", &pack_of(text, 0.9, 0.1), &weights);
+        assert!(answer.answer.starts_with(definition), "{}", answer.answer);
+        // Asked another way, the sentence holding more of the topic leads, as before.
+        let answer = draft("when is a refutable pattern used", &pack_of(text, 0.9, 0.1), &weights);
+        assert!(answer.answer.starts_with("Now that you know"), "{}", answer.answer);
+    }
+
+    #[test]
+    fn a_definition_names_the_whole_subject_in_emphasis_or_before_its_verb() {
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let weights = evenly_weighted(&["trait", "objects"]);
+        let subject = subject_stems(&weights);
+        let defines = |sentence: &str| defines(sentence, &weights, &subject, &stemmer);
+        assert!(defines("A *trait object* is an opaque value of another type."));
+        assert!(defines("We call such a value a _trait object_."));
+        assert!(defines("Trait objects are unsized."));
+        assert!(!defines("The trait is known as the implemented trait."), "half the subject");
+        assert!(!defines("Dynamic trait objects are unsized."), "a word the question does not use");
+        assert!(!defines("Because trait objects are unsized, they sit behind a pointer."));
+        assert!(!defines("What use are *trait objects*?"), "a question");
+        assert!(!defines("A *trait object* is a value that’s"), "cut where its chunk ends");
+        assert!(!defines("Trait objects have the same layout as the value."), "no verb that defines");
+    }
+
+    #[test]
+    fn questions_of_what_something_is_or_means() {
+        for asked in ["what is ownership", "What are the ownership rules?", "what's a crate", "define shadowing"] {
+            assert!(asks_for_a_definition(asked), "{asked}");
+        }
+        assert!(asks_for_a_definition("what does the 'static lifetime mean?"));
+        for asked in ["what does the question mark operator do", "how is ownership checked", "is it safe"] {
+            assert!(!asks_for_a_definition(asked), "{asked}");
+        }
+    }
+
+    #[test]
+    fn emphasized_spans_open_after_a_non_word_and_close_before_one() {
+        let spans: Vec<&str> =
+            emphasized_spans("A *trait object*, **bold** and _x_y_ but snake_case_name and *open").collect();
+        assert_eq!(spans, ["trait object", "bold", "x_y"]);
+        let flood = "*a ".repeat(100_000);
+        assert_eq!(emphasized_spans(&flood).count(), 0, "no span closes: one pass");
     }
 
     /// A sentence that introduces a short list shows it, as a reader reads it, and its items are not said again.
