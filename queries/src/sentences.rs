@@ -22,7 +22,10 @@ const NEXT_WORD_BYTES: usize = 16;
 pub fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = text.as_bytes();
     (0..bytes.len()).filter_map(move |at| {
-        if !matches!(bytes[at], b'.' | b'?' | b'!') || (bytes[at] == b'.' && ends_an_abbreviation(bytes, at)) {
+        let stop = bytes[at] == b'.';
+        if !matches!(bytes[at], b'.' | b'?' | b'!')
+            || (stop && (ends_an_abbreviation(bytes, at) || numbers_an_item(bytes, at)))
+        {
             return None;
         }
         let mut end = at + 1;
@@ -32,6 +35,32 @@ pub fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
         end = after_footnote_marks(bytes, end);
         (bytes.get(end)?.is_ascii_whitespace() && starts_a_sentence(&bytes[end..])).then_some(end)
     })
+}
+
+/// The last offset in `text` where a sentence or a block ends: a sentence's end ([`sentence_ends`]), or a line
+/// end before a blank line or a line that opens a list item, a heading, a quote, a table row or a fence. A
+/// text cut there (a context pack's excerpt cut to its budget) ends with a whole sentence, where a cut at
+/// any line end leaves a piece of a sentence wrapped over lines ("An _associated function_ is a function
+/// that’s").
+#[must_use]
+pub fn last_sentence_or_block_end(text: &str) -> Option<usize> {
+    let block = text.match_indices('\n').map(|(at, _)| at).filter(|&at| {
+        // The text may end inside the next line (a window of a longer one): a line is blank only when it ends.
+        let rest = &text[at + 1..];
+        let (next, whole) = rest.split_once('\n').map_or((rest, false), |(line, _)| (line, true));
+        (whole && next.trim().is_empty())
+            || crate::text::starts_list_item(next)
+            || next.trim_start().starts_with(['#', '>', '|', '`', '~'])
+    });
+    sentence_ends(text).last().into_iter().chain(block.last()).max()
+}
+
+/// Whether the stop at `at` numbers a list item: it follows digits that open their line ("1. Install").
+fn numbers_an_item(bytes: &[u8], at: usize) -> bool {
+    let digits = bytes[..at].iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let before = &bytes[..at - digits];
+    let indent = before.iter().rev().take_while(|&&b| b == b' ' || b == b'\t').count();
+    digits > 0 && (before.len() == indent || before[before.len() - indent - 1] == b'\n')
 }
 
 /// Whether the stop at `at` closes an abbreviation of [`ABBREVIATIONS`] standing as a word of its own.
@@ -106,6 +135,19 @@ mod tests {
             split("Why? It grows! (See 8-1.) `Vec` too. 2 more."),
             ["Why?", "It grows!", "(See 8-1.)", "`Vec` too.", "2 more."]
         );
+    }
+
+    #[test]
+    fn a_cut_ends_at_a_sentence_or_a_block_not_inside_a_wrapped_sentence() {
+        let text = "It is a function. An _associated function_ is a function that’s\nimplemented on a type.";
+        assert_eq!(last_sentence_or_block_end(text), Some("It is a function.".len()));
+        let list = "Steps:\n\n1. Install it\n2. Run it";
+        assert_eq!(last_sentence_or_block_end(list), Some("Steps:\n\n1. Install it".len()), "an item starts a block");
+        assert_eq!(split("Steps:\n  1. Install.\n12. Run"), ["Steps:\n  1. Install.", "12. Run"]);
+        assert_eq!(split("Read chapter 5. Then run."), ["Read chapter 5.", "Then run."], "a number ends a sentence");
+        assert_eq!(last_sentence_or_block_end("one wrapped\nline"), None);
+        assert_eq!(last_sentence_or_block_end("It ends. A window cut\n"), Some("It ends.".len()), "no blank line seen");
+        assert_eq!(last_sentence_or_block_end("A paragraph\n\nAnother"), Some("A paragraph".len()));
     }
 
     #[test]

@@ -370,6 +370,26 @@ fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
     assert!(item["ref"].as_str().unwrap().ends_with(&format!("#L{}-L{}", c["start_line"], c["end_line"])));
 }
 
+/// A paragraph wrapped at a fixed width has line ends inside its sentences: the cut is at a sentence's end.
+#[test]
+fn a_context_pack_cuts_a_wrapped_paragraph_at_a_sentence_not_a_line_end() {
+    let test = CliTest::new();
+    let sentences: Vec<String> =
+        (1..=12).map(|i| format!("Sentence {i} explains the borrow\nchecker in detail.")).collect();
+    test.write("long.md", format!("# Borrowing\n\n{}\n", sentences.join(" ")));
+    test.build();
+    // Budgets a few tokens apart end their windows at every place in a sentence.
+    for budget in (70..110).step_by(3) {
+        let budget = budget.to_string();
+        let pack: serde_json::Value =
+            serde_json::from_str(&test.ok(&["context", "pack", "borrow checker", "--max-tokens", &budget, "--json"]))
+                .unwrap();
+        let text = pack["items"][0]["text"].as_str().unwrap();
+        assert_eq!(pack["items"][0]["truncated"], true, "{pack:#}");
+        assert!(text.ends_with("in detail."), "cut at a sentence end with {budget} tokens: {text:?}");
+    }
+}
+
 #[test]
 fn stats_list_and_changes_answer_on_the_command_line() {
     let test = corpus();

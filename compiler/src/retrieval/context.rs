@@ -286,14 +286,8 @@ fn fit(text: &str, available: usize) -> Option<(String, bool)> {
     }
     let limit = knowledge_queries::floor_char_boundary(text, available * 4);
     let window = &text[..limit];
-    // A line end, or a sentence end: a period before a space, not after a digit (that is list numbering).
-    let sentence_end = window
-        .match_indices(". ")
-        .map(|(at, _)| at)
-        .filter(|&at| !window[..at].ends_with(|c: char| c.is_ascii_digit()))
-        .last()
-        .map(|at| at + 1);
-    let end = window.rfind('\n').into_iter().chain(sentence_end).max()?;
+    // Where a sentence or a block ends, else (one long wrapped sentence) the last line end.
+    let end = knowledge_queries::last_sentence_or_block_end(window).or_else(|| window.rfind('\n'))?;
     let cut = window[..end].trim_end();
     (tokens(cut) >= MIN_EXCERPT_TOKENS).then(|| (cut.to_string(), true))
 }
