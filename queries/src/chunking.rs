@@ -224,8 +224,8 @@ fn sentence_or_block_start(window: &str) -> Option<usize> {
     sentence.into_iter().chain(block).min()
 }
 
-/// Splits a prose block larger than `target` into pieces at line ends, then at whitespace, then anywhere
-/// on a character boundary, so that no piece is larger than `target` unless one character is, or one fenced
+/// Splits a prose block larger than `target` into pieces at sentence or block ends, then line ends, then
+/// whitespace, then anywhere on a character boundary, so that no piece is larger than `target` unless one character is, or one fenced
 /// block is: a fence inside the block (a list item's or a quote's code) is cut around, never through, since
 /// an excerpt that starts or ends inside code shows its code as prose and its prose as code. A piece that
 /// holds a fence is marked as code, so no overlap starts inside it.
@@ -241,9 +241,11 @@ fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &
     while end - piece_start > target {
         let limit = floor_char_boundary(text, piece_start + target);
         let window = &text[piece_start..limit];
-        let cut = window
-            .rfind('\n')
-            .filter(|&at| at > 0)
+        // A sentence's or a block's end in the window's second half, so no piece ends inside a sentence wrapped
+        // over lines; else a line end, else a space.
+        let cut = crate::last_sentence_or_block_end(window)
+            .filter(|&at| at >= window.len() / 2)
+            .or_else(|| window.rfind('\n').filter(|&at| at > 0))
             .or_else(|| window.rfind(char::is_whitespace).filter(|&at| at > 0))
             .map_or(limit, |at| piece_start + at);
         let cut = if cut <= piece_start { ceil_char_boundary(text, piece_start + 1) } else { cut };

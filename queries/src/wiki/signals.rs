@@ -498,6 +498,8 @@ fn sentences_around(bounds: &[usize], at: usize) -> (usize, usize) {
 /// mention's start; cut to [`EXCERPT_BYTES`] at a sentence end or a space, and kept inside one chunk.
 fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, usize)) -> Option<Excerpt> {
     let (mut start, mut end) = range;
+    // A place starts where the sentence before it ends, at the white space a chunk boundary may fall in.
+    start += text[start..end].len() - text[start..end].trim_start().len();
     // The last chunk that starts at or before `start` and holds it (chunks overlap), found by a binary
     // search: a walk over every chunk for every mention would be quadratic in a link-dense file.
     let before = chunks.partition_point(|c| c.start as usize <= start);
