@@ -44,7 +44,7 @@ pub fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
 /// that’s").
 #[must_use]
 pub fn last_sentence_or_block_end(text: &str) -> Option<usize> {
-    let block = text.match_indices('\n').map(|(at, _)| at).filter(|&at| {
+    let mut block = text.match_indices('\n').map(|(at, _)| at).filter(|&at| {
         // The text may end inside the next line (a window of a longer one): a line is blank only when it ends.
         let rest = &text[at + 1..];
         let (next, whole) = rest.split_once('\n').map_or((rest, false), |(line, _)| (line, true));
@@ -52,7 +52,8 @@ pub fn last_sentence_or_block_end(text: &str) -> Option<usize> {
             || crate::text::starts_list_item(next)
             || next.trim_start().starts_with(['#', '>', '|', '`', '~'])
     });
-    sentence_ends(text).last().into_iter().chain(block.last()).max()
+    // The last block end is looked for from the text's end.
+    sentence_ends(text).last().into_iter().chain(block.next_back()).max()
 }
 
 /// Whether the stop at `at` numbers a list item: it follows digits that open their line ("1. Install").
