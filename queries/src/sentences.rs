@@ -90,13 +90,14 @@ fn after_footnote_marks(bytes: &[u8], mut from: usize) -> usize {
 /// word does not start with a lower-case letter, or is a name written so (a capital or a digit early,
 /// `mdBook`, or a dot, colon, slash or underscore inside it, `docs.rs`, `crates.io`).
 fn starts_a_sentence(rest: &[u8]) -> bool {
-    let word = rest.iter().skip_while(|b| b.is_ascii_whitespace()).take(NEXT_WORD_BYTES);
-    let word: Vec<u8> = word.take_while(|b| !b.is_ascii_whitespace()).copied().collect();
+    let from = rest.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(rest.len());
+    let rest = &rest[from..rest.len().min(from + NEXT_WORD_BYTES)];
+    let word = &rest[..rest.iter().position(u8::is_ascii_whitespace).unwrap_or(rest.len())];
     let Some(first) = word.first() else { return true };
     if !first.is_ascii_lowercase() {
         return true;
     }
-    let inside = word.trim_ascii_end().strip_suffix(b".").unwrap_or(&word);
+    let inside = word.strip_suffix(b".").unwrap_or(word);
     let inside = &inside[..inside.iter().rposition(u8::is_ascii_alphanumeric).map_or(0, |last| last + 1)];
     inside.iter().any(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || matches!(b, b'.' | b':' | b'/' | b'_'))
 }
