@@ -51,11 +51,11 @@ const ASIDE_LABELS: [&str; 24] = [
 /// colon, opening its line (only quote and list marks before it) as "> **Note**, however, that …" does, or
 /// shouted ("**NOTE** this normalization …").
 #[must_use]
-pub(crate) fn is_aside_label(span: &str, opens_line: bool, followed: &str) -> bool {
+pub(crate) fn is_aside_label(span: &str, opens_line: impl FnOnce() -> bool, followed: &str) -> bool {
     let span = span.trim();
     let shouted = !span.bytes().any(|b| b.is_ascii_lowercase());
-    (opens_line || shouted || followed.trim_start_matches(['*', '_']).starts_with(':'))
-        && ASIDE_LABELS.iter().any(|label| span.eq_ignore_ascii_case(label))
+    ASIDE_LABELS.iter().any(|label| span.eq_ignore_ascii_case(label))
+        && (shouted || followed.trim_start_matches(['*', '_']).starts_with(':') || opens_line())
 }
 
 /// Whether `lines` (newline-separated, sorted) holds `word` as a line: a binary search over the text itself.

@@ -213,12 +213,14 @@ impl Found<'_> {
                 (plain_word && once_or_placeholder()) || (one_word && names_nothing())
             };
             // "**Note**: …" labels an aside; the word names nothing the aside is about.
-            // Read back over quote and list marks only: a long line of emphasis is not read again per term.
-            let opens_line = text[..term.start as usize]
-                .bytes()
-                .rev()
-                .take_while(|&b| b != b'\n')
-                .all(|b| matches!(b, b' ' | b'\t' | b'>' | b'-' | b'+' | b'*' | b'_'));
+            // Read back over quote and list marks only, and only for a label's word.
+            let opens_line = || {
+                text[..term.start as usize]
+                    .bytes()
+                    .rev()
+                    .take_while(|&b| b != b'\n')
+                    .all(|b| matches!(b, b' ' | b'\t' | b'>' | b'-' | b'+' | b'*' | b'_'))
+            };
             if super::lexicon::is_aside_label(&term.text, opens_line, &text[term.end as usize..]) {
                 continue;
             }
