@@ -349,13 +349,21 @@ fn a_context_pack_keeps_to_its_budget_and_cites_exactly_what_it_carries() {
     assert!(large["degraded_reason"].as_str().unwrap().contains("embeddings"), "{large:#}");
 }
 
-#[test]
-fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
+/// A project of one page, `long.md`: a heading and a paragraph of twelve sentences about the borrow checker,
+/// each with `between` between its words "borrow" and "checker" (a space, or a line end where the paragraph
+/// is wrapped).
+fn long_paragraph(between: &str) -> CliTest {
     let test = CliTest::new();
     let sentences: Vec<String> =
-        (1..=12).map(|i| format!("Sentence {i} explains the borrow checker in detail.")).collect();
+        (1..=12).map(|i| format!("Sentence {i} explains the borrow{between}checker in detail.")).collect();
     test.write("long.md", format!("# Borrowing\n\n{}\n", sentences.join(" ")));
     test.build();
+    test
+}
+
+#[test]
+fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
+    let test = long_paragraph(" ");
     let pack: serde_json::Value =
         serde_json::from_str(&test.ok(&["context", "pack", "borrow checker", "--max-tokens", "90", "--json"])).unwrap();
     let item = &pack["items"][0];
@@ -373,11 +381,7 @@ fn a_context_pack_cuts_a_long_excerpt_at_a_sentence_and_cites_the_cut() {
 /// A paragraph wrapped at a fixed width has line ends inside its sentences: the cut is at a sentence's end.
 #[test]
 fn a_context_pack_cuts_a_wrapped_paragraph_at_a_sentence_not_a_line_end() {
-    let test = CliTest::new();
-    let sentences: Vec<String> =
-        (1..=12).map(|i| format!("Sentence {i} explains the borrow\nchecker in detail.")).collect();
-    test.write("long.md", format!("# Borrowing\n\n{}\n", sentences.join(" ")));
-    test.build();
+    let test = long_paragraph("\n");
     // Budgets a few tokens apart end their windows at every place in a sentence.
     for budget in (70..110).step_by(3) {
         let budget = budget.to_string();
