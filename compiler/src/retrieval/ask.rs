@@ -323,9 +323,10 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
 
 /// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
 /// elsewhere ("See the preprocessors documentation …") after every sentence that says something itself, then
-/// (for "what is X") those that define the subject, then those naming it, then by the share of the topic; each said once, where it ranks best (a page
-/// quoting a source repeats the source's words). A piece of a sentence another one holds whole is that
-/// sentence cut where a chunk begins or ends (chunks overlap): the whole one is said, once.
+/// (for "what is X") those that define the subject, then those naming it, then by the share of the topic;
+/// each said once, where it ranks best (a page quoting a source repeats the source's words). A piece of a
+/// sentence another one holds whole is that sentence cut where a chunk begins or ends (chunks overlap): the
+/// whole one is said, once.
 fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
         (a.points_elsewhere.cmp(&b.points_elsewhere))
