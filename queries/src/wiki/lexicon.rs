@@ -20,12 +20,13 @@ pub(crate) fn is_never_a_noun(word: &str) -> bool {
 /// ("**Note**: the name warrants bikeshedding", "*Rationale*: …", "**Con**: …"): GitHub's and mdBook's
 /// admonition kinds and the labels of a proposal's arguments. A glossary's run-in term ("**Orphan check**:
 /// …", the Rust book's "**Crates**: …") is not one of them and stays a term.
-const ASIDE_LABELS: [&str; 24] = [
+const ASIDE_LABELS: [&str; 28] = [
     "answer",
     "aside",
     "caution",
     "con",
     "cons",
+    "danger",
     "definition",
     "disclaimer",
     "downside",
@@ -44,7 +45,10 @@ const ASIDE_LABELS: [&str; 24] = [
     "rationale",
     "rebuttal",
     "remark",
+    "tip",
+    "todo",
     "update",
+    "warning",
 ];
 
 /// Whether an emphasized span is an aside's label: one of [`ASIDE_LABELS`] (any case), `followed` by a
