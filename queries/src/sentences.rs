@@ -1,9 +1,10 @@
 //! Where a sentence ends in prose: one rule for a page's summary, a quote's excerpt, a chunk's overlap and
 //! the sentences `ask` answers with, so that none of them quotes a piece of a sentence as a whole one.
 
-/// Abbreviations a sentence never ends at, whatever follows (any case): "e.g." and "i.e." stand before an
-/// example, "cf." and "vs." before what is compared, "Mr." and "Dr." before a name.
-const ABBREVIATIONS: [&[u8]; 6] = [b"e.g", b"i.e", b"cf", b"vs", b"mr", b"dr"];
+/// Abbreviations a sentence never ends at, whatever follows (any case): "e.g." and "i.e." (also written
+/// "eg." and "ie.") stand before an example, "cf." and "vs." before what is compared, "Mr." and "Dr." before
+/// a name.
+const ABBREVIATIONS: [&[u8]; 8] = [b"e.g", b"i.e", b"eg", b"ie", b"cf", b"vs", b"mr", b"dr"];
 
 /// The longest footnote label read as one after a sentence's stop (`[^note]`): a label is a short word, so
 /// a run of `.[^` with no `]` costs its length, not its length at every stop.
@@ -132,6 +133,8 @@ mod tests {
         assert_eq!(split("Ask the owners. docs.rs shows them."), ["Ask the owners.", "docs.rs shows them."]);
         assert_eq!(split("Open it. the end. and more, etc. so on"), ["Open it. the end. and more, etc. so on"]);
         assert_eq!(split("It grows, e.g. With `push`. Done"), ["It grows, e.g. With `push`.", "Done"]);
+        assert_eq!(split("Open it (Eg. The note) first. Done"), ["Open it (Eg. The note) first.", "Done"]);
+        assert_eq!(split("Stand on one leg. Then"), ["Stand on one leg.", "Then"], "a word ending in eg is none");
         assert_eq!(split("See xxe.g. This"), ["See xxe.g.", "This"], "a word ending in e.g is no abbreviation");
         assert_eq!(
             split("Why? It grows! (See 8-1.) `Vec` too. 2 more."),
