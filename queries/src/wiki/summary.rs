@@ -246,17 +246,28 @@ fn sentences_of_prose(text: &str) -> Vec<String> {
         if was_code || trimmed.starts_with(['#', '>', '<', '[', '!', '{']) || crate::text::starts_list_item(trimmed) {
             continue;
         }
-        let flat = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut start = 0;
-        for end in crate::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
-            let sentence = flat[start..end].trim();
-            start = end;
-            if !sentence.is_empty() {
-                out.push(sentence.to_string());
+        // A hard line break (two spaces or a backslash at a line's end) ends a line no sentence runs past: a
+        // transcript's "Unknown Speaker  0:13  " label, then what was said.
+        for part in trimmed.split_inclusive('\n').collect::<Vec<_>>().split_inclusive(|line| ends_in_a_hard_break(line))
+        {
+            let flat = part.iter().flat_map(|line| line.split_whitespace()).collect::<Vec<_>>().join(" ");
+            let mut start = 0;
+            for end in crate::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
+                let sentence = flat[start..end].trim();
+                start = end;
+                if !sentence.is_empty() {
+                    out.push(sentence.to_string());
+                }
             }
         }
     }
     out
+}
+
+/// Whether a line of a paragraph ends in a Markdown hard line break: two spaces or a backslash.
+fn ends_in_a_hard_break(line: &str) -> bool {
+    let line = line.trim_end_matches(['\n', '\r']);
+    line.ends_with("  ") || line.ends_with('\\')
 }
 
 /// A sentence as a reader sees it: a link's text without its target (`[text](url)`, `[text][label]`,
@@ -365,6 +376,23 @@ mod tests {
         assert_eq!(sentences_of_prose("We set the tie. Then more text."), ["We set the tie.", "Then more text."]);
         // Nothing but numbered steps: none, and the caller takes the lead's first line.
         assert_eq!(row_sentence("1. Make a tracking issue.\n2. Wait for it.", "Tracking issue"), None);
+    }
+
+    #[test]
+    fn a_hard_line_break_ends_a_line_no_sentence_runs_past() {
+        let transcript = "Unknown Speaker  0:13  \nHello, I am Mark, an engineer who writes notes daily.\n\n\
+                          One line\\\nand the next line, joined by a backslash break.";
+        assert_eq!(
+            sentences_of_prose(transcript),
+            [
+                "Unknown Speaker 0:13",
+                "Hello, I am Mark, an engineer who writes notes daily.",
+                "One line\\",
+                "and the next line, joined by a backslash break."
+            ]
+        );
+        let wrapped = "A sentence wrapped\nover two lines.";
+        assert_eq!(sentences_of_prose(wrapped), ["A sentence wrapped over two lines."]);
     }
 
     #[test]
