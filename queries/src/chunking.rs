@@ -207,25 +207,23 @@ fn overlap_start(text: &str, previous_start: usize, previous_end: usize, next_st
 }
 
 /// The first place in `window` where a sentence or a block starts: after a sentence's end
-/// ([`crate::sentence_ends`]), or a line after a blank line or a colon, or a line that starts a list item, a heading, a quote or a table
-/// row. A line start inside a paragraph wrapped at a fixed width (the Rust book's) is in the middle of a
-/// sentence: a chunk starting there begins with a sentence's tail, which `ask` and a page's summary would
-/// read as a sentence.
+/// ([`crate::sentence_ends`]), or a line after a blank line or a colon, or a line that opens a block
+/// ([`crate::sentences::opens_a_block`]). A line start inside a paragraph wrapped at a fixed width (the Rust
+/// book's) is in the middle of a sentence: a chunk starting there begins with a sentence's tail, which
+/// `ask` and a page's summary would read as a sentence.
 fn sentence_or_block_start(window: &str) -> Option<usize> {
     let sentence = crate::sentence_ends(window).next();
     let block = window.match_indices('\n').map(|(at, _)| at + 1).find(|&start| {
         let line_before = window[..start - 1].rsplit('\n').next().unwrap_or_default().trim_end();
         let line = window[start..].split('\n').next().unwrap_or_default();
-        line_before.is_empty()
-            || line_before.ends_with(':')
-            || crate::text::starts_list_item(line)
-            || line.trim_start().starts_with(['#', '>', '|'])
+        line_before.is_empty() || line_before.ends_with(':') || crate::sentences::opens_a_block(line)
     });
     sentence.into_iter().chain(block).min()
 }
 
 /// Splits a prose block larger than `target` into pieces at sentence or block ends, then line ends, then
-/// whitespace, then anywhere on a character boundary, so that no piece is larger than `target` unless one character is, or one fenced
+/// whitespace, then anywhere on a character boundary, so that no piece is larger than `target` unless one
+/// character is, or one fenced
 /// block is: a fence inside the block (a list item's or a quote's code) is cut around, never through, since
 /// an excerpt that starts or ends inside code shows its code as prose and its prose as code. A piece that
 /// holds a fence is marked as code, so no overlap starts inside it.

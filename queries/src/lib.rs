@@ -34,7 +34,7 @@ pub use identifiers::identifier_parts;
 pub use inputs::{ChunkingSettings, CodeSettings, LintSettings, SourceFile, SourceKind};
 pub use markdown::{Block, BlockKind, Emphasis, Heading, Link, ParseProblem, ParsedDocument, WikiLink, front_matter};
 pub use queries::{Outline, OutlineHeading, chunks, concept_signals, lint_facts, outline, parse};
-pub use sentences::{FOOTNOTE_LABEL_BYTES, last_sentence_or_block_end, sentence_ends};
+pub use sentences::{FOOTNOTE_LABEL_BYTES, last_sentence_or_block_end, sentence_ends, split_sentences};
 pub use source_ref::{Origin, SCHEME_END, SourceRef, TOOL_SCHEME};
 pub use text::{
     Fences, LineIndex, each_lowercased_word, is_heading_line, is_link_item, is_markup_only, is_navigation,

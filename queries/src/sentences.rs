@@ -49,12 +49,26 @@ pub fn last_sentence_or_block_end(text: &str) -> Option<usize> {
         // The text may end inside the next line (a window of a longer one): a line is blank only when it ends.
         let rest = &text[at + 1..];
         let (next, whole) = rest.split_once('\n').map_or((rest, false), |(line, _)| (line, true));
-        (whole && next.trim().is_empty())
-            || crate::text::starts_list_item(next)
-            || next.trim_start().starts_with(['#', '>', '|', '`', '~'])
+        (whole && next.trim().is_empty()) || opens_a_block(next) || next.trim_start().starts_with(['`', '~'])
     });
     // The last block end is looked for from the text's end.
     sentence_ends(text).last().into_iter().chain(block.next_back()).max()
+}
+
+/// Whether a line opens a block of its own inside a paragraph's lines: a list item, a heading, a quote or a
+/// table row. (A fence opens one too, but a chunk's overlap never starts at code, so its callers say.)
+pub(crate) fn opens_a_block(line: &str) -> bool {
+    crate::text::starts_list_item(line) || line.trim_start().starts_with(['#', '>', '|'])
+}
+
+/// The sentences of prose, each trimmed, where [`sentence_ends`] ends them.
+pub fn split_sentences(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    sentence_ends(text).chain(std::iter::once(text.len())).filter_map(move |end| {
+        let sentence = text[start..end].trim();
+        start = end;
+        (!sentence.is_empty()).then_some(sentence)
+    })
 }
 
 /// Whether the stop at `at` numbers a list item: it follows digits that open their line ("1. Install").
@@ -108,16 +122,7 @@ mod tests {
     use super::*;
 
     fn split(text: &str) -> Vec<&str> {
-        let mut start = 0;
-        let mut pieces: Vec<&str> = sentence_ends(text)
-            .map(|end| {
-                let piece = text[start..end].trim();
-                start = end;
-                piece
-            })
-            .collect();
-        pieces.push(text[start..].trim());
-        pieces
+        split_sentences(text).collect()
     }
 
     #[test]

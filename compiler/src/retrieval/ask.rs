@@ -442,7 +442,7 @@ fn asks_for_a_definition(question: &str) -> bool {
     let question = question.trim().to_lowercase();
     let words: Vec<&str> = question.split_whitespace().collect();
     match words.as_slice() {
-        ["what", "is" | "are", ..] | ["what's", ..] | ["define", ..] => true,
+        ["what", "is" | "are", ..] | ["what's" | "what’s", ..] | ["define", ..] => true,
         ["what", "does" | "do", .., last] => last.trim_end_matches(['?', '.', '!']) == "mean",
         _ => false,
     }
@@ -684,7 +684,11 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
     }
     let mut out: Vec<Sentence> = Vec::new();
     for piece in pieces {
-        let mut split = if piece.item { vec![piece.text] } else { split_sentences(&piece.text) };
+        let mut split = if piece.item {
+            vec![piece.text]
+        } else {
+            knowledge_queries::split_sentences(&piece.text).map(str::to_string).collect()
+        };
         let last = split.pop();
         let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, piece.block)));
         for (sentence, block) in split {
@@ -724,21 +728,6 @@ fn unquote(line: &str, most: usize) -> (&str, usize) {
     (rest, marks)
 }
 
-/// Prose cut into sentences where [`knowledge_queries::sentence_ends`] ends one (the rule a page's summary
-/// reads its sentences with).
-fn split_sentences(prose: &str) -> Vec<String> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for end in knowledge_queries::sentence_ends(prose).chain(std::iter::once(prose.len())) {
-        let piece = prose[start..end].trim();
-        start = end;
-        if !piece.is_empty() {
-            pieces.push(piece.to_string());
-        }
-    }
-    pieces
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -758,10 +747,15 @@ mod tests {
 
     /// The weights of a topic whose words each appear in 5 of 100 chunks.
     fn evenly_weighted(topic: &[&str]) -> terms::QueryStems {
+        weighted(&topic.iter().map(|&word| (word, 5.0)).collect::<Vec<_>>())
+    }
+
+    /// The weights of a topic whose words each appear in the given number of 100 chunks.
+    fn weighted(topic: &[(&str, f64)]) -> terms::QueryStems {
         let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic: Vec<String> = topic.iter().map(|word| word.to_string()).collect();
-        let frequencies = |words: &[String]| Ok::<_, ()>(words.iter().map(|_| Some(5.0)).collect());
-        terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights")
+        let words: Vec<String> = topic.iter().map(|(word, _)| word.to_string()).collect();
+        let frequencies = |_: &[String]| Ok::<_, ()>(topic.iter().map(|&(_, chunks)| Some(chunks)).collect());
+        terms::QueryStems::read_from(&stemmer, &words, 100.0, frequencies).expect("weights")
     }
 
     /// A pack of one excerpt whose cosine to the question is `cosine`, from a search whose semantic floor is
@@ -876,16 +870,6 @@ mod tests {
     fn a_fence_inside_a_quote_is_code() {
         let text = "> Run it so:\n>\n> ```sh\n> cargo run --release. It prints Done when it ends.\n> ```\n>\n> It builds the whole book.";
         assert_eq!(texts(text), ["Run it so:", "It builds the whole book."]);
-    }
-
-    #[test]
-    fn a_footnote_mark_after_the_stop_ends_the_sentence_with_it() {
-        assert_eq!(
-            split_sentences(
-                "Deref coercion converts a reference.[^1] When we call `add`, Rust coerces it.[^2][^3] Done."
-            ),
-            ["Deref coercion converts a reference.[^1]", "When we call `add`, Rust coerces it.[^2][^3]", "Done."]
-        );
     }
 
     #[test]
@@ -1046,10 +1030,7 @@ mod tests {
     #[test]
     fn a_question_of_what_something_is_is_answered_by_its_definition_first() {
         // "pattern" is a common word of the book, "refutable" a rare one: the subject.
-        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-        let topic = ["refutable".to_string(), "pattern".to_string()];
-        let frequencies = |_: &[String]| Ok::<_, ()>(vec![Some(2.0), Some(40.0)]);
-        let weights = terms::QueryStems::read_from(&stemmer, &topic, 100.0, frequencies).expect("weights");
+        let weights = weighted(&[("refutable", 2.0), ("pattern", 40.0)]);
         let text = "Now that you know refutable and irrefutable patterns, let's cover pattern syntax. \
                     Patterns that can fail to match for some possible value are _refutable_.";
         let definition = "Patterns that can fail to match for some possible value are _refutable_. [1]";
@@ -1079,7 +1060,13 @@ mod tests {
 
     #[test]
     fn questions_of_what_something_is_or_means() {
-        for asked in ["what is ownership", "What are the ownership rules?", "what's a crate", "define shadowing"] {
+        for asked in [
+            "what is ownership",
+            "What are the ownership rules?",
+            "what's a crate",
+            "what’s a crate",
+            "define shadowing",
+        ] {
             assert!(asks_for_a_definition(asked), "{asked}");
         }
         assert!(asks_for_a_definition("what does the 'static lifetime mean?"));

@@ -278,15 +278,16 @@ pub(crate) fn citation_ref(path: &str, revision: &str, start_line: u32, end_line
     format!("{source}@{}#L{start_line}-L{end_line}", &revision[..revision.len().min(12)])
 }
 
-/// The longest prefix of `text` within `available` tokens that ends at a sentence or line end, or all of it;
-/// `None` when less than `MIN_EXCERPT_TOKENS` would remain.
+/// The longest prefix of `text` within `available` tokens that ends where a sentence or a block ends, or all
+/// of it; `None` when less than `MIN_EXCERPT_TOKENS` would remain, and the pack takes the next result instead.
+/// A window with no sentence's end after its heading is cut at its last line end only when it holds no
+/// block's end either: a heading and half a sentence is no excerpt a reader can use.
 fn fit(text: &str, available: usize) -> Option<(String, bool)> {
     if tokens(text) <= available {
         return Some((text.to_string(), false));
     }
     let limit = knowledge_queries::floor_char_boundary(text, available * 4);
     let window = &text[..limit];
-    // Where a sentence or a block ends, else (one long wrapped sentence) the last line end.
     let end = knowledge_queries::last_sentence_or_block_end(window).or_else(|| window.rfind('\n'))?;
     let cut = window[..end].trim_end();
     (tokens(cut) >= MIN_EXCERPT_TOKENS).then(|| (cut.to_string(), true))
@@ -314,4 +315,26 @@ fn freshness_and_conflicts<I: search::SearchIndex>(
         }));
     }
     Ok((Freshness { index_run, index_built_at, all_current }, conflicts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An excerpt too long for its budget is cut where a sentence ends, not at a line end inside one; one
+    /// whose window holds no sentence's end after its heading is left out (the pack takes the next result),
+    /// and a text with no block either is cut at its last line end.
+    #[test]
+    fn an_excerpt_is_cut_at_a_sentence_or_left_out() {
+        let wrapped = "# Borrowing\n\nThe first sentence is\nwrapped here. The second one goes\non and on.\n";
+        let (cut, truncated) = fit(&wrapped.repeat(4), 40).expect("an excerpt");
+        assert!(truncated);
+        assert!(cut.ends_with("wrapped here.") || cut.ends_with("on and on."), "{cut:?}");
+        let endless = "a clause that never stops\n".repeat(40);
+        assert_eq!(fit(&format!("# Borrowing\n\n{endless}"), 40), None, "a heading and half a sentence");
+        let (cut, truncated) = fit(&endless, 40).expect("no block: cut at a line end");
+        assert!(truncated);
+        assert!(cut.ends_with("never stops"), "{cut:?}");
+        assert!(tokens(&cut) >= MIN_EXCERPT_TOKENS && tokens(&cut) <= 40);
+    }
 }

@@ -251,14 +251,7 @@ fn sentences_of_prose(text: &str) -> Vec<String> {
         for part in trimmed.split_inclusive('\n').collect::<Vec<_>>().split_inclusive(|line| ends_in_a_hard_break(line))
         {
             let flat = part.iter().flat_map(|line| line.split_whitespace()).collect::<Vec<_>>().join(" ");
-            let mut start = 0;
-            for end in crate::sentence_ends(&flat).chain(std::iter::once(flat.len())) {
-                let sentence = flat[start..end].trim();
-                start = end;
-                if !sentence.is_empty() {
-                    out.push(sentence.to_string());
-                }
-            }
+            out.extend(crate::split_sentences(&flat).map(str::to_string));
         }
     }
     out

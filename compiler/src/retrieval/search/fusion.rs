@@ -21,6 +21,12 @@ pub(super) const SEMANTIC_SHARE: f64 = 0.8;
 /// alike and 0.7 ranks a question's judged sections best; above it, files are lost (docs/performance.md).
 pub(super) const NEXT_CHUNK: f64 = 0.7;
 
+/// A keyword share (a keyword score over the list's best) and a cosine fused: a chunk's own, or a document's
+/// best of each.
+fn fused_score(words: f64, meaning: f64) -> f64 {
+    SEMANTIC_SHARE * meaning + (1.0 - SEMANTIC_SHARE) * words
+}
+
 /// The keyword and the semantic ranking fused by document, then by chunk.
 ///
 /// A chunk's fused score is [`SEMANTIC_SHARE`] times its cosine plus the rest times its keyword score over
@@ -59,7 +65,7 @@ pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> V
     let mut best_of: FxHashMap<String, (f64, f64)> = FxHashMap::default();
     for result in &mut fused {
         let (words, meaning) = (keyword_share(result), cosine(result));
-        result.scores.fused = Some(SEMANTIC_SHARE * meaning + (1.0 - SEMANTIC_SHARE) * words);
+        result.scores.fused = Some(fused_score(words, meaning));
         let best = best_of.entry(document_of(result)).or_insert((0.0, 0.0));
         *best = (best.0.max(words), best.1.max(meaning));
     }
@@ -72,7 +78,7 @@ pub(super) fn fuse(keyword: Vec<SearchResult>, semantic: Vec<SearchResult>) -> V
         let document = document_of(result);
         let (words, meaning) = best_of.get(&document).copied().unwrap_or_default();
         let before = placed.entry(document).or_insert(0);
-        result.score = (SEMANTIC_SHARE * meaning + (1.0 - SEMANTIC_SHARE) * words) * NEXT_CHUNK.powi(*before);
+        result.score = fused_score(words, meaning) * NEXT_CHUNK.powi(*before);
         *before += 1;
     }
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
