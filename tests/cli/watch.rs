@@ -52,6 +52,16 @@ impl Drop for Watching {
     }
 }
 
+/// Writes `text` to the project's `relative` path whole, as editors save: into a temporary file outside the
+/// project, then renamed into place. A write in place is a truncation and a write, two events that a loaded
+/// machine can part by more than the watch's quiet time, so the watch would build twice (rightly: the first
+/// build read the file half written) and the test would read the second build as the next step's.
+fn save(test: &CliTest, relative: &str, text: &str) {
+    let mut file = tempfile::NamedTempFile::new_in(test.root().parent().unwrap()).unwrap();
+    std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+    file.persist(test.path(relative)).unwrap();
+}
+
 fn ran(line: &Value, query: &str) -> u64 {
     line["queries"]["by_query"][query].as_u64().unwrap_or(0)
 }
@@ -72,7 +82,7 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     let baz_mtime = std::fs::metadata(&baz).unwrap().modified().unwrap();
 
     // An edit inside a paragraph: that file's queries, and the one page that quotes it.
-    std::fs::write(test.path("docs/a.md"), "# A\n\nSee [[Foo]].\n\nA paragraph of its own, edited.\n").unwrap();
+    save(&test, "docs/a.md", "# A\n\nSee [[Foo]].\n\nA paragraph of its own, edited.\n");
     let edit = watching.next();
     assert_eq!(edit["changed"], serde_json::json!(["docs/a.md"]));
     assert_eq!(edit["sources"]["changed"], 1);
@@ -102,8 +112,7 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     assert_eq!(test.result_paths("edited").first().map(String::as_str), Some("docs/a.md"), "the index is current");
 
     // A new wikilink: the concept it makes (Bar, now named by two sources) gets its page; Baz is untouched.
-    std::fs::write(test.path("docs/a.md"), "# A\n\nSee [[Foo]] and [[Bar]].\n\nA paragraph of its own, edited.\n")
-        .unwrap();
+    save(&test, "docs/a.md", "# A\n\nSee [[Foo]] and [[Bar]].\n\nA paragraph of its own, edited.\n");
     let link = watching.next();
     assert!(test.path(".hasna/knowledge/wiki/general/bar.md").is_file(), "{link}");
     assert_eq!(ran(&link, "planned_pages"), 1, "a new mention plans again: {}", link["queries"]);
@@ -114,15 +123,10 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
 
     // A broken kc.toml is reported and the watch goes on; fixing it builds again. Each is saved whole (a
     // rename into place, as editors save): a write in two steps could be seen half done, empty.
-    let save = |text: &str| {
-        let mut file = tempfile::NamedTempFile::new_in(test.root().parent().unwrap()).unwrap();
-        std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
-        file.persist(test.path("kc.toml")).unwrap();
-    };
-    save("version = 1\n[chunking\n");
+    save(&test, "kc.toml", "version = 1\n[chunking\n");
     let broken = watching.next();
     assert!(broken["error"].as_str().unwrap().contains("kc.toml:2:10"), "{broken}");
-    save("version = 1\n[project]\nname = \"fixture\"\n");
+    save(&test, "kc.toml", "version = 1\n[project]\nname = \"fixture\"\n");
     let fixed = watching.next();
     assert!(fixed["error"].is_null(), "{fixed}");
     assert_eq!(fixed["wrote"], false, "the same settings as before: nothing to rebuild");
@@ -133,12 +137,13 @@ fn a_watch_rebuilds_each_change_and_reruns_only_what_it_reaches() {
     assert_eq!(removed["sources"]["removed"], 1);
     assert_eq!(removed["walked"], false, "a removed source needs no walk");
     assert!(!baz.exists(), "Baz has one source left: its page goes");
-    std::fs::write(test.path(".hasna/knowledge/wiki/notes.md"), "# Notes\n\nBy hand about [[Baz]].\n").unwrap();
+    save(&test, ".hasna/knowledge/wiki/notes.md", "# Notes\n\nBy hand about [[Baz]].\n");
     let hand = watching.next();
     assert_eq!(hand["changed"], serde_json::json!([".hasna/knowledge/wiki/notes.md"]));
     assert_eq!(hand["sources"]["added"], 1);
     assert_eq!(hand["walked"], false, "a new file: only the folders on its way are walked");
-    assert!(watching.lines.recv_timeout(Duration::from_millis(500)).is_err(), "the build's own writes start no build");
+    let after = watching.lines.recv_timeout(Duration::from_millis(500));
+    assert!(after.is_err(), "the build's own writes start no build: {after:?}");
 }
 
 #[test]
