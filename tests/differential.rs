@@ -244,7 +244,7 @@ fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
 fn sentence(rng: &mut Rng) -> String {
     let concept = *rng.pick(&CONCEPTS);
     let other = *rng.pick(&CONCEPTS);
-    match rng.below(12) {
+    match rng.below(13) {
         0 => format!("See [[{concept}]] for the details."),
         1 => format!(
             "**{concept}** is what {} calls the {} layer.",
@@ -283,6 +283,16 @@ fn sentence(rng: &mut Rng) -> String {
         ),
         // Blocks of markup alone, which no chunk holds: a comment to editors and an anchor for old links.
         11 => format!("<!-- Old heading: {concept}. Do not remove. -->\n\n<a id=\"old-{}\"></a>", other.to_lowercase()),
+        // A table whose rows name concepts, at times longer than a chunk: a page shows a quoted row under
+        // its header, which may be in an earlier chunk than the row.
+        12 => {
+            let count = rng.below(12) + 1;
+            let mut table = "| Row | What |\n| --- | ---- |".to_string();
+            for n in 0..count {
+                let _ = write!(table, "\n| {n} | [[{}]] fills row {n} with words enough to need a line. |", rng.pick(&CONCEPTS));
+            }
+            table
+        }
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."
         ),

@@ -113,6 +113,14 @@ pub fn starts_list_item(line: &str) -> bool {
         || ordered_marker(line).is_some_and(|marker| marked(&line[marker..]))
 }
 
+/// Whether a line is a table's delimiter row, which parts its header from its body: `| --- | :-: |` (cells of
+/// dashes, colons and spaces between pipes, at least one dash).
+#[must_use]
+pub(crate) fn is_table_delimiter(line: &str) -> bool {
+    let line = line.trim();
+    line.contains('|') && line.contains('-') && line.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'))
+}
+
 /// The length of the ordered list item's marker that starts `line` (`12.` or `3)`), if any. The number is
 /// read up to its first non-digit, never further: a caller may pass the rest of a long text, and a search
 /// for the `.` could cross all of it.
@@ -575,6 +583,20 @@ mod tests {
         assert!(!is_markup_only("a < b and c > d"));
         assert!(!is_markup_only("<3 love"));
         assert!(!is_markup_only(""));
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::is_table_delimiter;
+
+    #[test]
+    fn a_delimiter_row_is_dashes_colons_and_pipes() {
+        assert!(is_table_delimiter("| --- | :-: |"));
+        assert!(is_table_delimiter("|-|"));
+        assert!(!is_table_delimiter("| a | b |"));
+        assert!(!is_table_delimiter("---"), "a thematic break has no pipe");
+        assert!(!is_table_delimiter("| |"), "no dash");
     }
 }
 

@@ -315,6 +315,42 @@ fn a_text_several_sources_copy_is_quoted_once() {
     assert_eq!(notes, [1, 2]);
 }
 
+/// A quoted table row is shown under its table's header (header row and delimiter row), read from the chunk
+/// that holds it when the table is long enough to span several, and the footnote names the header's lines;
+/// the citation stays the row's. A row whose cells say nothing without their columns ("| 4900 | yes |") is
+/// otherwise a run of pipes Markdown does not even render as a table.
+#[test]
+fn a_quoted_table_row_is_shown_under_its_tables_header() {
+    let test = CliTest::new();
+    let filler: String = (1..=60)
+        .map(|n| format!("| {n} | Filler row number {n} says nothing about anything at all, at length. |\n"))
+        .collect();
+    test.write(
+        "codes.md",
+        format!(
+            "# Codes\n\n| Code | Meaning |\n| ---- | ------- |\n{filler}| 4900 | The [[Provider]] is disconnected. |\n"
+        ),
+    );
+    test.write("b.md", "# B\n\nThe [[Provider]] answers requests.\n");
+    test.build();
+    let chunks: Vec<String> =
+        test.column("SELECT c.text FROM chunks c JOIN sources s ON s.id = c.source_id WHERE s.path = 'codes.md'");
+    assert!(
+        chunks.iter().any(|text| text.contains("| 4900") && !text.contains("| Code")),
+        "the row's chunk does not hold the header, which is the case this test is about"
+    );
+    let page = std::fs::read_to_string(test.path(".hasna/knowledge/wiki/general/provider.md")).unwrap();
+    assert!(
+        page.contains("> | Code | Meaning |\n> | ---- | ------- |\n> | 4900 | The [[Provider]] is disconnected. |"),
+        "{page}"
+    );
+    let row_line = 4 + 60 + 1;
+    assert!(page.contains(&format!("lines {row_line}–{row_line}, under its table's header on lines 3–4")), "{page}");
+    // A row quoted from a table whose header it follows in the same chunk, and prose, have no header twice.
+    assert_eq!(page.matches("| Code | Meaning |").count(), 1, "{page}");
+    assert!(page.contains("> The [[Provider]] answers requests."), "{page}");
+}
+
 /// A page opens with an extractive summary: sentences of its quotes that name the concept and share the
 /// most with the other sources, each followed by the footnote of the quote it comes from, word for word.
 #[test]

@@ -11,7 +11,9 @@
 //! in [`SignalKind::ALL`]), flags (one byte: [`QUOTABLE`], [`HAS_OTHER`], [`OWN_KEY`], [`OWN_FOLDED`]), the
 //! label, then `other`, the concept key and the folded key where the flags say they are there (each a
 //! length and its bytes; a key not there is the label, a folded key not there is the key), then the
-//! excerpt's chunk, start, end, start line and end line, the weight and the place.
+//! excerpt's chunk, start, end, start line and end line, the weight and the place, then where the flags say
+//! the excerpt is a table row with its header elsewhere ([`TABLE_HEADER`]), the header's chunk, start, end and
+//! line.
 //!
 //! The layout is this binary's own, like the tags: an index another binary wrote has another fingerprint,
 //! and such a build derives every source again before it reads a stored blob (`Before::read` in
@@ -19,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind, concept_keys, place_ranks};
+use knowledge_queries::wiki::{Excerpt, PlanSignal, Signal, SignalKind, TableHeaderPlace, concept_keys, place_ranks};
 
 use super::wiki::SourceSignals;
 
@@ -29,6 +31,8 @@ const HAS_OTHER: u8 = 2;
 const OWN_KEY: u8 = 4;
 /// The folded key differs from the key, so it is stored.
 const OWN_FOLDED: u8 = 8;
+/// The excerpt is a table's body row, and its header's place is stored.
+const TABLE_HEADER: u8 = 16;
 
 /// The tag of a kind: its index in [`SignalKind::ALL`] (a kind added to the enum fails to compile here first).
 /// The index ties itself to the binary (its pipeline fingerprint), so a tag always means what that list says.
@@ -65,7 +69,8 @@ pub(super) fn encode(signals: &[Signal]) -> Option<Vec<u8>> {
         let flags = flag(signal.quotable, QUOTABLE)
             | flag(signal.other.is_some(), HAS_OTHER)
             | flag(own_key, OWN_KEY)
-            | flag(own_folded, OWN_FOLDED);
+            | flag(own_folded, OWN_FOLDED)
+            | flag(signal.excerpt.table_header.is_some(), TABLE_HEADER);
         bytes.extend([tag(signal.kind), flags]);
         put_text(&mut bytes, &signal.label);
         for text in [signal.other.as_deref(), own_key.then_some(key.as_str()), own_folded.then_some(folded.as_str())]
@@ -74,9 +79,14 @@ pub(super) fn encode(signals: &[Signal]) -> Option<Vec<u8>> {
         {
             put_text(&mut bytes, text);
         }
-        let Excerpt { chunk, start, end, start_line, end_line } = signal.excerpt;
+        let Excerpt { chunk, start, end, start_line, end_line, table_header } = signal.excerpt;
         for value in [chunk, start, end, start_line, end_line, signal.weight, place] {
             bytes.extend(value.to_le_bytes());
+        }
+        if let Some(TableHeaderPlace { chunk, start, end, line }) = table_header {
+            for value in [chunk, start, end, line] {
+                bytes.extend(value.to_le_bytes());
+            }
         }
     }
     Some(bytes)
@@ -195,9 +205,14 @@ impl<'a> Reader<'a> {
         let key = if flags & OWN_KEY != 0 { self.text()? } else { label };
         let folded = if flags & OWN_FOLDED != 0 { self.text()? } else { key };
         let mut value = || self.number();
-        let excerpt =
-            Excerpt { chunk: value()?, start: value()?, end: value()?, start_line: value()?, end_line: value()? };
+        let (chunk, start, end, start_line, end_line) = (value()?, value()?, value()?, value()?, value()?);
         let (weight, place) = (value()?, value()?);
+        let table_header = if flags & TABLE_HEADER != 0 {
+            Some(TableHeaderPlace { chunk: value()?, start: value()?, end: value()?, line: value()? })
+        } else {
+            None
+        };
+        let excerpt = Excerpt { chunk, start, end, start_line, end_line, table_header };
         Ok(StoredSignal { kind, label, other, key, folded, excerpt, quotable: flags & QUOTABLE != 0, weight, place })
     }
 
@@ -228,7 +243,20 @@ mod tests {
             kind,
             label: label.to_string(),
             other: other.map(str::to_string),
-            excerpt: Excerpt { chunk: 2, start, end: start + 7, start_line: 3, end_line: 4 },
+            excerpt: Excerpt {
+                chunk: 2,
+                start,
+                end: start + 7,
+                start_line: 3,
+                end_line: 4,
+                // Every third signal a table row whose header is in another chunk.
+                table_header: start.is_multiple_of(3).then_some(TableHeaderPlace {
+                    chunk: 1,
+                    start: start / 3,
+                    end: start / 3 + 20,
+                    line: 2,
+                }),
+            },
             quotable: start.is_multiple_of(2),
             weight: start % 5,
         }

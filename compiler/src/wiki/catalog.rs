@@ -161,7 +161,7 @@ fn seeded_signals(read: Vec<(u32, PlanSignal, Excerpt)>) -> (Vec<PlanSignal>, Ve
         kind: SignalKind::Heading,
         label: String::new(),
         other: None,
-        excerpt: Excerpt { chunk: 0, start: 0, end: 0, start_line: 0, end_line: 0 },
+        excerpt: Excerpt { chunk: 0, start: 0, end: 0, start_line: 0, end_line: 0, table_header: None },
         quotable: false,
         weight: 0,
     };

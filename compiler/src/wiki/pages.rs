@@ -35,21 +35,34 @@ pub(super) fn summarize(model: &mut PageModel) {
     model.summary = wiki::lead_summary(&model.title, &quotes, model.lead.is_some());
 }
 
-/// Reads each quote's text from its chunk in the index.
+/// Reads each quote's text, and a quoted table row's header, from their chunks in the index.
 pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel) -> rusqlite::Result<()> {
     for quote in model.lead.iter_mut().chain(model.places.iter_mut()) {
-        let chunk = store::chunk_text_at(conn, &quote.source.path, quote.chunk)?;
-        let text = chunk
-            .and_then(|(text, chunk_start)| {
-                let from = quote.start.checked_sub(chunk_start)? as usize;
-                let to = quote.end.checked_sub(chunk_start)? as usize;
-                text.get(from..to).map(str::to_string)
-            })
-            .unwrap_or_default();
+        let text = text_at(conn, &quote.source.path, quote.chunk, quote.start, quote.end)?;
         quote.hash = content_hash(text.as_bytes());
         quote.text = text;
+        if let Some(header) = &mut quote.table_header {
+            header.text = text_at(conn, &quote.source.path, header.chunk, header.start, header.end)?;
+        }
+        // A header the index no longer holds as it was planned is shown as nothing rather than half.
+        if quote.table_header.as_ref().is_some_and(|header| header.text.is_empty()) {
+            quote.table_header = None;
+        }
     }
     Ok(())
+}
+
+/// The text of `path` from byte `start` to `end`, read from its chunk `ordinal`; empty when the chunk does not
+/// hold that range.
+fn text_at(conn: &Connection, path: &str, ordinal: u32, start: u32, end: u32) -> rusqlite::Result<String> {
+    let chunk = store::chunk_text_at(conn, path, ordinal)?;
+    Ok(chunk
+        .and_then(|(text, chunk_start)| {
+            let from = start.checked_sub(chunk_start)? as usize;
+            let to = end.checked_sub(chunk_start)? as usize;
+            text.get(from..to).map(str::to_string)
+        })
+        .unwrap_or_default())
 }
 
 /// The page as a source row, chunked like any Markdown source, so search finds it. Chunks that are only
@@ -364,6 +377,7 @@ mod tests {
             end: 0,
             start_line: 1,
             end_line: 1,
+            table_header: None,
         }
     }
 

@@ -11,7 +11,7 @@
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
 
 use super::plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan};
-use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink};
+use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader};
 use super::signals::Excerpt;
 use crate::Db;
 
@@ -243,6 +243,14 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
                 end: excerpt.end,
                 start_line: excerpt.start_line,
                 end_line: excerpt.end_line,
+                table_header: excerpt.table_header.map(|header| TableHeader {
+                    text: String::new(),
+                    chunk: header.chunk,
+                    start: header.start,
+                    end: header.end,
+                    start_line: header.line,
+                    end_line: header.line + 1,
+                }),
             }
         })
         .collect();

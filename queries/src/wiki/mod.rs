@@ -28,12 +28,12 @@ pub use plan::{
     plan_signal, split_signals,
 };
 pub use render::{
-    Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, Templates, WikiPage, check_template,
+    Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader, Templates, WikiPage, check_template,
     is_attribution_line, readable_excerpt, render, render_page,
 };
 pub use shards::{
     IndexedPage, PageIndex, Section, ShardEntry, ShardRow, root_markdown, root_page_count, sections, shard_entries,
     shard_json, shard_json_text, shard_markdown, shard_rows, shard_rows_hash,
 };
-pub use signals::{Excerpt, Signal, SignalKind, signals_of};
+pub use signals::{Excerpt, Signal, SignalKind, TableHeaderPlace, signals_of};
 pub use summary::{SUMMARY_SENTENCES, SummaryLine, lead_summary, row_sentence, sends_elsewhere};

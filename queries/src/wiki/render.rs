@@ -79,6 +79,21 @@ pub struct Quote {
     pub end: u32,
     pub start_line: u32,
     pub end_line: u32,
+    /// The header of the table a quoted row belongs to (its header row and delimiter row), shown above the
+    /// row so that its cells have their columns' names and Markdown renders it as a table.
+    pub table_header: Option<TableHeader>,
+}
+
+/// A quoted table row's header: its header row and delimiter row (filled from the index like a quote's
+/// text), where they are, and the lines they are on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct TableHeader {
+    pub text: String,
+    pub chunk: u32,
+    pub start: u32,
+    pub end: u32,
+    pub start_line: u32,
+    pub end_line: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]

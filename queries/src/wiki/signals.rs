@@ -117,6 +117,18 @@ pub struct Excerpt {
     pub end: u32,
     pub start_line: u32,
     pub end_line: u32,
+    /// Where the header of the table whose body row the excerpt is lies: a page shows it above the row.
+    pub table_header: Option<TableHeaderPlace>,
+}
+
+/// A table's header row and delimiter row, inside one chunk (not always the row's: a long table spans
+/// several), and the line the header row is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TableHeaderPlace {
+    pub chunk: u32,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
 }
 
 /// The signals of one parsed source, given its text and chunks.
@@ -533,6 +545,39 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         end: offset(end),
         start_line: doc.lines.line_of(offset(start)),
         end_line: doc.lines.line_of(offset(end.saturating_sub(1).max(start))),
+        table_header: table_header_place(text, doc, chunks, start),
+    })
+}
+
+/// The header of the table whose body row starts at `start`: the first two lines of the table block holding
+/// it, when the second is a delimiter row, the row is below it, and one chunk holds both lines. Found from
+/// the block, never by reading the rows above: a table of thousands of quoted rows would read them again for
+/// each.
+fn table_header_place(text: &str, doc: &ParsedDocument, chunks: &[Chunk], start: usize) -> Option<TableHeaderPlace> {
+    if !text[start..].starts_with('|') {
+        return None;
+    }
+    let index = doc.blocks.partition_point(|b| b.start as usize <= start).checked_sub(1)?;
+    let table = &doc.blocks[index];
+    let header = table.start as usize;
+    let block = &text[header..table.end as usize];
+    let header_row = block.find('\n')?;
+    let delimiter = &block[header_row + 1..];
+    let delimiter_end = header + header_row + 1 + delimiter.find('\n').unwrap_or(delimiter.len());
+    if table.kind != BlockKind::Other
+        || !block.starts_with('|')
+        || !crate::text::is_table_delimiter(&text[header + header_row + 1..delimiter_end])
+        || start <= delimiter_end
+    {
+        return None;
+    }
+    let before = chunks.partition_point(|c| c.start as usize <= header);
+    let chunk = chunks[..before].iter().rev().find(|c| delimiter_end <= c.end as usize)?;
+    Some(TableHeaderPlace {
+        chunk: chunk.ordinal,
+        start: offset(header),
+        end: offset(delimiter_end),
+        line: doc.lines.line_of(offset(header)),
     })
 }
 
