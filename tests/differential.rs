@@ -289,7 +289,11 @@ fn sentence(rng: &mut Rng) -> String {
             let count = rng.below(12) + 1;
             let mut table = "| Row | What |\n| --- | ---- |".to_string();
             for n in 0..count {
-                let _ = write!(table, "\n| {n} | [[{}]] fills row {n} with words enough to need a line. |", rng.pick(&CONCEPTS));
+                let _ = write!(
+                    table,
+                    "\n| {n} | [[{}]] fills row {n} with words enough to need a line. |",
+                    rng.pick(&CONCEPTS)
+                );
             }
             table
         }
