@@ -242,6 +242,7 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
     // Stopwords past the cap matter only to a query of stopwords alone.
     let mut stopwords_dropped = false;
     let mut seen = FxHashSet::default();
+    let mut after_how = false;
     // A hyphen joins words ("fast-twitch", "sex-determining"), not an identifier's parts: the words are
     // searched on their own, and the phrase still earns the phrase boost.
     for word in query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | ':' | '_' | '\'' | '’'))) {
@@ -249,11 +250,15 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
         // A negated auxiliary ("haven't") names no topic: a stopword, searched only in a query of nothing else.
         let (word, stopword) = match without_clitic(&word) {
             Some(term) => {
-                let stopword = STOPWORDS.contains(&term.as_str());
+                let measure = after_how && MEASURE_WORDS.contains(&term.as_str());
+                let stopword = measure || STOPWORDS.contains(&term.as_str());
                 (term, stopword)
             }
             None => (word, true),
         };
+        if !word.is_empty() {
+            after_how = word == "how";
+        }
         if word.is_empty() || !seen.insert(word.clone()) {
             continue;
         }
@@ -270,6 +275,29 @@ fn read_terms(query: &str) -> (Vec<String>, bool) {
     }
     if meaningful.is_empty() { (stopwords, stopwords_dropped) } else { (meaningful, false) }
 }
+
+/// Words that, right after "how", ask for a measure rather than name a topic ("how many vacation days",
+/// "how long is the sabbatical", "how much is known about …"): read as stopwords there. The answer holds a
+/// number or a time, seldom the word, and a text that holds the word for another reason ("longer absences")
+/// is no nearer the answer; elsewhere the word is a term ("wrap long lines").
+const MEASURE_WORDS: &[&str] = &[
+    "big",
+    "deep",
+    "early",
+    "far",
+    "fast",
+    "frequently",
+    "large",
+    "late",
+    "long",
+    "many",
+    "much",
+    "often",
+    "old",
+    "quickly",
+    "small",
+    "soon",
+];
 
 /// English clitics a word may end with after an apostrophe: the possessive and the contracted verbs.
 const CLITICS: [&str; 6] = ["s", "m", "re", "ve", "ll", "d"];
@@ -402,6 +430,10 @@ mod tests {
         );
         assert_eq!(query_terms("o'clock rock'n'roll"), ["o'clock", "rock'n'roll"], "other apostrophes stay");
         assert_eq!(query_terms("don't panic"), ["panic"]);
+        assert_eq!(query_terms("How many vacation days?"), ["vacation", "days"], "a measure after how is no term");
+        assert_eq!(query_terms("how long is the sabbatical"), ["sabbatical"]);
+        assert_eq!(query_terms("wrap long lines"), ["wrap", "long", "lines"], "elsewhere it is one");
+        assert_eq!(query_terms("how long"), ["how", "long"], "a query of nothing else keeps it");
         assert_eq!(query_terms("don't"), ["don't"], "a query of a negated auxiliary alone searches it");
         for hostile in ["'", "''s", "’’", "n't", "'t'", "s'", "a''''b", "’s’s’s"] {
             assert!(query_terms(hostile).iter().all(|term| !term.is_empty()), "{hostile:?}");
