@@ -42,6 +42,26 @@ fn a_signal_quotes_the_line_of_a_list_item_not_the_whole_list() {
     assert_eq!((beta.excerpt.start_line, beta.excerpt.end_line), (4, 4));
 }
 
+/// A table's body row is quoted, with where its header is (the first two lines of the table, in the chunk
+/// that holds them); its header row and a row that only labels a group of rows are places that say nothing.
+#[test]
+fn a_table_row_is_quoted_with_its_headers_place_and_a_label_row_is_not_quoted() {
+    let db = TestDb::new(1000, 0);
+    let text = "# Ladder\n\n| [[Level]] | Expectation |\n| --- | --- |\n| **[[Engagement]]** |  |\n\
+                | [[Feedback]] | Seeks feedback and acts on it. |\n";
+    let file = db.file("ladder.md", text);
+    let signals = crate::concept_signals(&db, file);
+    let signal = |label: &str| signals.iter().find(|s| s.label == label).unwrap();
+    let feedback = signal("Feedback");
+    assert!(feedback.quotable);
+    let header = feedback.excerpt.table_header.expect("a body row has its header");
+    assert_eq!(&text[header.start as usize..header.end as usize], "| [[Level]] | Expectation |\n| --- | --- |");
+    assert_eq!(header.line, 3);
+    assert!(!signal("Level").quotable, "the header row labels the columns");
+    assert_eq!(signal("Level").excerpt.table_header, None);
+    assert!(!signal("Engagement").quotable, "one filled cell labels the rows below it");
+}
+
 #[test]
 fn template_placeholders_are_not_quoted() {
     let db = TestDb::new(1000, 0);

@@ -194,7 +194,8 @@ impl Found<'_> {
             let place = &text[excerpt.start as usize..excerpt.end as usize];
             let quotable = !crate::is_only_embeds(place)
                 && quotable(place)
-                && !crate::is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()));
+                && !crate::is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()))
+                && !labels_a_table(text, excerpt.end as usize, place);
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     }
@@ -616,6 +617,19 @@ fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, u
 /// template fills in later, in a template note). A mention only a placeholder line holds is no mention.
 fn quotable(excerpt: &str) -> bool {
     !crate::text::find(excerpt, "{{").is_some_and(|at| crate::text::holds(&excerpt[at..], "}}"))
+}
+
+/// Whether a place is a table row that only labels: the table's header row ("| Pattern | Use |"), or a row
+/// with one cell filled that names a group of the rows below it ("| **Engagement** | | |"). Such a row says
+/// nothing about what it names: its source is listed with the others, not quoted.
+fn labels_a_table(text: &str, end: usize, place: &str) -> bool {
+    let row = place.trim();
+    if !row.starts_with('|') || row.contains('\n') {
+        return false;
+    }
+    let filled = row.trim_matches('|').split('|').filter(|cell| !cell.trim().is_empty()).count();
+    let next_line = text[end..].strip_prefix('\n').map(|rest| rest.split('\n').next().unwrap_or_default());
+    filled < 2 || next_line.is_some_and(crate::text::is_table_delimiter)
 }
 
 /// Where to end an excerpt that must stop by `limit`: after the last sentence that fits, else after the
