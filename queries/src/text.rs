@@ -121,6 +121,45 @@ pub(crate) fn is_table_delimiter(line: &str) -> bool {
     line.contains('|') && line.contains('-') && line.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'))
 }
 
+/// The texts a sentence sets in emphasis (`_refutable_`, `*scope*`, `**Trait**`): a run that opens with `_`
+/// or `*` after a non-word character and before a non-space, and closes with the same after a non-space and
+/// before a non-word character (so a list item's `* ` marker opens nothing). One pass over the sentence.
+pub fn emphasized_spans(sentence: &str) -> impl Iterator<Item = &str> {
+    let bytes = sentence.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let mark = bytes[at];
+            let opens = matches!(mark, b'_' | b'*') && (at == 0 || !bytes[at - 1].is_ascii_alphanumeric());
+            at += 1;
+            if !opens {
+                continue;
+            }
+            while at < bytes.len() && bytes[at] == mark {
+                at += 1;
+            }
+            let start = at;
+            if bytes.get(start).is_none_or(u8::is_ascii_whitespace) {
+                continue;
+            }
+            while at < bytes.len() {
+                let closes = bytes[at] == mark
+                    && !bytes[at - 1].is_ascii_whitespace()
+                    && bytes.get(at + 1).is_none_or(|b| !b.is_ascii_alphanumeric());
+                if closes && at > start {
+                    let span = &sentence[start..at];
+                    while at < bytes.len() && bytes[at] == mark {
+                        at += 1;
+                    }
+                    return Some(span);
+                }
+                at += 1;
+            }
+        }
+        None
+    })
+}
+
 /// The length of the ordered list item's marker that starts `line` (`12.` or `3)`), if any. The number is
 /// read up to its first non-digit, never further: a caller may pass the rest of a long text, and a search
 /// for the `.` could cross all of it.
@@ -587,8 +626,18 @@ mod tests {
 }
 
 #[cfg(test)]
-mod table_tests {
-    use super::is_table_delimiter;
+mod markup_tests {
+    use super::{emphasized_spans, is_table_delimiter};
+
+    #[test]
+    fn emphasized_spans_open_after_a_non_word_and_close_before_one() {
+        let spans: Vec<&str> =
+            emphasized_spans("* A *trait object*, **bold** and _x_y_ but snake_case_name, 2 * 3 * 4 and *open")
+                .collect();
+        assert_eq!(spans, ["trait object", "bold", "x_y"]);
+        let flood = "*a ".repeat(100_000);
+        assert_eq!(emphasized_spans(&flood).count(), 0, "no span closes: one pass");
+    }
 
     #[test]
     fn a_delimiter_row_is_dashes_colons_and_pipes() {

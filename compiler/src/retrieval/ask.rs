@@ -482,45 +482,12 @@ fn defines(sentence: &str, weights: &terms::QueryStems, subject: &[String], stem
         }
         subject.iter().all(|stem| named.contains(stem))
     };
-    if emphasized_spans(sentence).any(|span| names_the_subject(&mut span.split_whitespace())) {
+    if knowledge_queries::emphasized_spans(sentence).any(|span| names_the_subject(&mut span.split_whitespace())) {
         return true;
     }
     let words: Vec<&str> = sentence.split_whitespace().take(DEFINED_WITHIN_WORDS + 1).collect();
     let verb = words.iter().position(|word| matches!(*word, "is" | "are" | "means" | "refers"));
     verb.is_some_and(|at| names_the_subject(&mut words[..at].iter().copied()))
-}
-
-/// The texts a sentence sets in emphasis (`_refutable_`, `*scope*`, `**Trait**`): a run that opens with `_`
-/// or `*` after a non-word character and closes with the same before one.
-fn emphasized_spans(sentence: &str) -> impl Iterator<Item = &str> {
-    let bytes = sentence.as_bytes();
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        while at < bytes.len() {
-            let mark = bytes[at];
-            let opens = matches!(mark, b'_' | b'*') && (at == 0 || !bytes[at - 1].is_ascii_alphanumeric());
-            at += 1;
-            if !opens {
-                continue;
-            }
-            while at < bytes.len() && bytes[at] == mark {
-                at += 1;
-            }
-            let start = at;
-            while at < bytes.len() {
-                let closes = bytes[at] == mark && bytes.get(at + 1).is_none_or(|b| !b.is_ascii_alphanumeric());
-                if closes && at > start {
-                    let span = &sentence[start..at];
-                    while at < bytes.len() && bytes[at] == mark {
-                        at += 1;
-                    }
-                    return Some(span);
-                }
-                at += 1;
-            }
-        }
-        None
-    })
 }
 
 /// A code block or list an answer may show: at most this many lines (a code block's fences included) and
@@ -1073,15 +1040,6 @@ mod tests {
         for asked in ["what does the question mark operator do", "how is ownership checked", "is it safe"] {
             assert!(!asks_for_a_definition(asked), "{asked}");
         }
-    }
-
-    #[test]
-    fn emphasized_spans_open_after_a_non_word_and_close_before_one() {
-        let spans: Vec<&str> =
-            emphasized_spans("A *trait object*, **bold** and _x_y_ but snake_case_name and *open").collect();
-        assert_eq!(spans, ["trait object", "bold", "x_y"]);
-        let flood = "*a ".repeat(100_000);
-        assert_eq!(emphasized_spans(&flood).count(), 0, "no span closes: one pass");
     }
 
     /// A sentence that introduces a short list shows it, as a reader reads it, and its items are not said again.

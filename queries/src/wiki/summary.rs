@@ -118,8 +118,8 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
     chosen
 }
 
-/// The sentence of a quote that defines `title`: the first that sets it in emphasis (`*scope*`, `_arms_`,
-/// `**Trait**`, or its plural or singular), as a book or a note marks the term it introduces ("A *scope* is
+/// The sentence of a quote that defines `title`: the first that sets it in emphasis
+/// ([`crate::emphasized_spans`]: `*scope*`, `_arms_`, `**Trait**`, or its plural or singular), as a book or a note marks the term it introduces ("A *scope* is
 /// the range within a program for which an item is valid."), and that does not lean on the sentence before
 /// it, opens as a sentence does (not with a lower-case word or a closing bracket: the rest of a sentence
 /// the splitter cut short) and sends the reader nowhere else ("refer to *State Transition*"). A quote's
@@ -133,14 +133,13 @@ fn defining_sentence(sentences: &[String], title: &str) -> Option<String> {
     }
     let singular = title.strip_suffix('s').unwrap_or(&title);
     let forms = [title.clone(), format!("{title}s"), singular.to_string()];
-    let marked: Vec<String> = forms.iter().flat_map(|form| [format!("*{form}*"), format!("_{form}_")]).collect();
     let defines = |sentence: &&String| {
         let lower = sentence.to_lowercase();
         is_prose_sentence(sentence)
             && opens_a_sentence(sentence)
             && !leans_on_previous(sentence)
             && !["refer to", "see "].iter().any(|referral| lower.contains(referral))
-            && marked.iter().any(|mark| lower.contains(mark.as_str()))
+            && crate::emphasized_spans(sentence).any(|span| forms.contains(&span.to_lowercase()))
     };
     sentences.iter().find(defines).cloned()
 }
