@@ -62,6 +62,32 @@ fn a_table_row_is_quoted_with_its_headers_place_and_a_label_row_is_not_quoted() 
     assert!(!signal("Engagement").quotable, "one filled cell labels the rows below it");
 }
 
+/// A list item that only links (an index of guides, a vault's list of child notes) is listed, not quoted; an
+/// item that says something beside its link is quoted.
+#[test]
+fn a_list_item_that_only_links_is_not_quoted() {
+    let db = TestDb::new(1000, 0);
+    let text = "# Guides\n\n- [[Artifactory]]\n- Using with [JFrog](jfrog.md)\n\
+                - custom domains for [[managed publishing|rfc.2]]\n\nProse about [[Artifactory]] here.\n";
+    let file = db.file("guides.md", text);
+    let signals = crate::concept_signals(&db, file);
+    let quotable = |label: &str| {
+        let mut places = signals.iter().filter(|s| s.label == label);
+        places
+            .map(|s| (text[s.excerpt.start as usize..s.excerpt.end as usize].to_string(), s.quotable))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        quotable("Artifactory"),
+        [("- [[Artifactory]]".to_string(), false), ("Prose about [[Artifactory]] here.".to_string(), true)]
+    );
+    assert_eq!(quotable("jfrog.md"), [("- Using with [JFrog](jfrog.md)".to_string(), false)]);
+    assert_eq!(
+        quotable("managed publishing"),
+        [("- custom domains for [[managed publishing|rfc.2]]".to_string(), true)]
+    );
+}
+
 #[test]
 fn template_placeholders_are_not_quoted() {
     let db = TestDb::new(1000, 0);

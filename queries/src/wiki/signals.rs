@@ -190,12 +190,15 @@ impl Found<'_> {
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
             // A document's own place that is only embeds, a template placeholder (`{{fm.desc}}` in a
-            // template note) or a rule id keeps its signal, but a page lists the source rather than quote it.
+            // template note) or a rule id keeps its signal, but a page lists the source rather than quote it;
+            // so does a mention whose place only labels (a table's header row) or only links (a list item of
+            // a link and a few words, as an index of guides lists them: "- [JFrog Artifactory](jfrog.md)").
             let place = &text[excerpt.start as usize..excerpt.end as usize];
             let quotable = !crate::is_only_embeds(place)
                 && quotable(place)
                 && !crate::is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()))
-                && !labels_a_table(text, excerpt.end as usize, place);
+                && !labels_a_table(text, excerpt.end as usize, place)
+                && !only_links(place.trim());
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     }
@@ -618,6 +621,43 @@ fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, u
 fn quotable(excerpt: &str) -> bool {
     !crate::text::find(excerpt, "{{").is_some_and(|at| crate::text::holds(&excerpt[at..], "}}"))
 }
+
+/// Whether a place is a list item that only links: its words outside its links' texts and targets
+/// (`[text](target)`, `[[target|text]]`) are at most [`LINK_ITEM_WORDS`], as an index of guides lists them
+/// ("- [JFrog Artifactory](jfrog.md)", "- Using with [JFrog Artifactory](jfrog.md)"). An item that says
+/// something beside its link ("- custom domains for [[managed publishing]]") is quoted.
+fn only_links(place: &str) -> bool {
+    if !crate::starts_list_item(place) || !(place.contains("](") || place.contains("[[")) {
+        return false;
+    }
+    let item = place.trim_start().trim_start_matches(['-', '*', '+', '|']);
+    let item = item.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']);
+    // The text with every bracketed and parenthesized run taken out: links' texts, targets and wikilinks.
+    let (mut words, mut in_word, mut depth) = (0, false, 0_usize);
+    for c in item.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth = depth.saturating_sub(1),
+            _ if depth > 0 => {}
+            c if c.is_alphanumeric() => {
+                if !in_word {
+                    words += 1;
+                }
+                in_word = true;
+                continue;
+            }
+            _ => {}
+        }
+        in_word = false;
+        if words > LINK_ITEM_WORDS {
+            return false;
+        }
+    }
+    words <= LINK_ITEM_WORDS
+}
+
+/// The words of its own a list item of links may hold and still only link ("Using with", "Devcon 1").
+const LINK_ITEM_WORDS: usize = 2;
 
 /// Whether a place is a table row that only labels: the table's header row ("| Pattern | Use |"), or a row
 /// with one cell filled that names a group of the rows below it ("| **Engagement** | | |"). Such a row says

@@ -172,7 +172,7 @@ const LEANING: &[&str] = &[
 pub fn sends_elsewhere(sentence: &str) -> bool {
     // Compared at the start alone: lower-casing a whole sentence to read its first words is work thrown away.
     let opens = |start: &str| sentence.get(..start.len()).is_some_and(|head| head.eq_ignore_ascii_case(start));
-    ["see ", "for more", "refer to", "check out"].into_iter().any(opens)
+    ["see ", "for more", "refer to", "check out", "consult "].into_iter().any(opens)
 }
 
 /// Whether a sentence opens with a word that refers to what came before it.
@@ -331,9 +331,14 @@ mod tests {
 
     #[test]
     fn a_sentence_that_opens_by_pointing_elsewhere_sends_the_reader_there() {
-        for pointer in
-            ["See the section on traits.", "SEE ALSO the guide.", "For more, read on.", "Refer to it.", "check out x"]
-        {
+        for pointer in [
+            "See the section on traits.",
+            "SEE ALSO the guide.",
+            "For more, read on.",
+            "Refer to it.",
+            "check out x",
+            "Consult the guide for details.",
+        ] {
             assert!(sends_elsewhere(pointer), "{pointer}");
         }
         for statement in ["Seeds grow.", "Formore is a word.", "A crate: see below.", "Sé", "", "é see "] {
