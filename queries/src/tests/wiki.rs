@@ -72,7 +72,7 @@ fn a_list_item_that_only_links_is_not_quoted() {
     let file = db.file("guides.md", text);
     let signals = crate::concept_signals(&db, file);
     let quotable = |label: &str| {
-        let mut places = signals.iter().filter(|s| s.label == label);
+        let places = signals.iter().filter(|s| s.label == label);
         places
             .map(|s| (text[s.excerpt.start as usize..s.excerpt.end as usize].to_string(), s.quotable))
             .collect::<Vec<_>>()
