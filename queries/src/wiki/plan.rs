@@ -465,7 +465,9 @@ fn candidate<'a>(
         }
         Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
         None => {
-            let title = capitalized(naming_label());
+            let label = naming_label();
+            let written = as_written(&label, each_mention().map(|m| display_label(signal(&m))));
+            let title = written.unwrap_or_else(|| capitalized(label));
             let slug = concept_key(&title);
             (title, slug)
         }
@@ -533,6 +535,31 @@ fn places(
     also.extend(embeds.into_iter().map(|m| m.source));
     Some((best, also))
 }
+
+/// How the mentions write a label its naming signals give in lowercase only (`url` set in italics), when they
+/// write it as a name is written, not as a heading capitalises words: the most common of their forms with a
+/// capital inside a word or a lowercase first letter ("URL", "PyPI", "GitHub", "impl Trait"). A capitalised
+/// first letter alone would make "Url"; a heading's "Block Reward" is the label in title case, which a page's
+/// sentence-case title does not follow.
+fn as_written(label: &str, labels: impl Iterator<Item = String>) -> Option<String> {
+    if label.chars().any(char::is_uppercase) {
+        return None;
+    }
+    // A word in capitals is an acronym when short ("ABI", "URL"); a longer one is shouted or an opcode
+    // (`BALANCE`, `ADDRESS`), and the word as a page names it is the plain one.
+    let shouted = |word: &str| word.chars().count() > ACRONYM_LETTERS && !word.chars().any(char::is_lowercase);
+    let a_name = |form: &String| {
+        let capital_inside = form.split_whitespace().any(|word| word.chars().skip(1).any(char::is_uppercase))
+            && !form.split_whitespace().any(shouted);
+        let lower_first = form.chars().next().is_some_and(char::is_lowercase) && form.chars().any(char::is_uppercase);
+        (capital_inside || lower_first) && form.to_lowercase() == label
+    };
+    let written: Vec<String> = labels.filter(a_name).collect();
+    (!written.is_empty()).then(|| most_common(written.into_iter()))
+}
+
+/// The most letters of a word in capitals that [`as_written`] takes for an acronym.
+const ACRONYM_LETTERS: usize = 4;
 
 /// A title made of lowercase words (a term as the sources write it, "borrowing") with its first letter
 /// capitalised, as a page's heading is written.
@@ -889,5 +916,27 @@ impl<'k> ConceptKeys<'k> {
             }
         }
         (0..self.names.len() as u32).map(|key| root(&mut parent, key)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_written;
+
+    fn written(label: &str, forms: &[&str]) -> Option<String> {
+        as_written(label, forms.iter().map(|form| form.to_string()))
+    }
+
+    #[test]
+    fn a_lowercase_label_takes_the_form_its_mentions_write_as_a_name() {
+        assert_eq!(written("url", &["url", "URL", "URL", "Url"]).as_deref(), Some("URL"), "the commonest name form");
+        assert_eq!(written("pypi", &["PyPI"]).as_deref(), Some("PyPI"));
+        assert_eq!(written("impl trait", &["impl Trait"]).as_deref(), Some("impl Trait"));
+        // A heading's title case, a word shouted in capitals and a label with capitals of its own keep theirs.
+        assert_eq!(written("block reward", &["Block Reward", "Block reward"]), None);
+        assert_eq!(written("balance", &["BALANCE"]), None);
+        assert_eq!(written("abi", &["ABI"]).as_deref(), Some("ABI"), "a short word in capitals is an acronym");
+        assert_eq!(written("Rust", &["RUST"]), None);
+        assert_eq!(written("git", &["GitHub"]), None, "another word");
     }
 }
