@@ -435,27 +435,49 @@ fn without_html_markup(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Whether a line is a link in a list, as a table of contents or a "related" list holds them: a list item
-/// or table row with a link (`[text](target)` or `[[target]]`) and at most six words outside its links'
-/// texts. A sentence that mentions a link is prose, not navigation.
+/// or table row with a link and at most [`NAVIGATION_WORDS`] words beside its links. A sentence that
+/// mentions a link is prose, not navigation.
 #[must_use]
 pub fn is_link_item(line: &str) -> bool {
-    if !starts_list_item(line) || !(line.contains("](") || line.contains("[[")) {
-        return false;
+    words_beside_links(line).is_some_and(|words| words <= NAVIGATION_WORDS)
+}
+
+/// The words of its own a list item of links may hold and still be navigation ("- [Delta](../d.md), line 3").
+const NAVIGATION_WORDS: usize = 4;
+
+/// The words a list item or table row with a link (`[text](target)` or `[[target]]`) says beside its links:
+/// outside every bracketed and parenthesized run (links' texts and targets, wikilinks), its marker aside.
+/// `None` for a line that is no such item. One pass that stops past `NAVIGATION_WORDS`: every search asks
+/// this of each line of each candidate, and a page's quote of each mention's item.
+#[must_use]
+pub fn words_beside_links(item: &str) -> Option<usize> {
+    if !starts_list_item(item) || !(item.contains("](") || item.contains("[[")) {
+        return None;
     }
-    // The words outside the links' texts: what is left of the line with each `[…]` taken out, counted as
-    // one text (a word may run on across a link), without building it: every search asks this of each
-    // line of each candidate.
-    let (mut own_words, mut in_word) = (0, false);
-    for part in line.split(']') {
-        for letter in part.split('[').next().unwrap_or("").chars() {
-            if letter.is_whitespace() {
-                in_word = false;
-            } else if !in_word {
-                (own_words, in_word) = (own_words + 1, true);
+    let item = item.trim_start().trim_start_matches(['-', '*', '+']);
+    let item = ordered_marker(item).map_or(item, |marker| &item[marker..]);
+    let (mut words, mut in_word, mut depth) = (0, false, 0_usize);
+    for c in item.chars() {
+        let letter = match c {
+            '[' | '(' => {
+                depth += 1;
+                false
+            }
+            ']' | ')' => {
+                depth = depth.saturating_sub(1);
+                false
+            }
+            c => depth == 0 && c.is_alphanumeric(),
+        };
+        if letter && !in_word {
+            words += 1;
+            if words > NAVIGATION_WORDS {
+                return Some(words);
             }
         }
+        in_word = letter;
     }
-    own_words <= 6
+    Some(words)
 }
 
 /// Whether a text holds nothing but note embeds (`![[note]]`, `![[note#heading]]`): a place that only
@@ -554,6 +576,12 @@ mod tests {
         assert!(!is_link_item("- [Borrowing](b.md) lets a function use a value without taking it over."));
         assert!(!is_link_item("See [ownership](ch04.md)."), "not a list item");
         assert!(!is_link_item("- no link at all"));
+        // The words beside the links: marker, texts and targets aside, table pipes no words.
+        assert_eq!(super::words_beside_links("- Using with [JFrog](jfrog.md)"), Some(2));
+        assert_eq!(super::words_beside_links("12. [[note|Its title]] (old)"), Some(0));
+        assert_eq!(super::words_beside_links("| [[a]] | [b](c.md) |"), Some(0));
+        assert_eq!(super::words_beside_links("- custom domains for [[x]]"), Some(3));
+        assert_eq!(super::words_beside_links("See [x](y.md)."), None, "not a list item");
     }
 
     #[test]

@@ -622,38 +622,12 @@ fn quotable(excerpt: &str) -> bool {
     !crate::text::find(excerpt, "{{").is_some_and(|at| crate::text::holds(&excerpt[at..], "}}"))
 }
 
-/// Whether a place is a list item that only links: its words outside its links' texts and targets
-/// (`[text](target)`, `[[target|text]]`) are at most [`LINK_ITEM_WORDS`], as an index of guides lists them
-/// ("- [JFrog Artifactory](jfrog.md)", "- Using with [JFrog Artifactory](jfrog.md)"). An item that says
-/// something beside its link ("- custom domains for [[managed publishing]]") is quoted.
+/// Whether a place is a list item that only links: at most [`LINK_ITEM_WORDS`] words beside its links
+/// ([`crate::words_beside_links`]), as an index of guides lists them ("- [JFrog Artifactory](jfrog.md)",
+/// "- Using with [JFrog Artifactory](jfrog.md)"). An item that says something beside its link ("- custom
+/// domains for [[managed publishing]]") is quoted.
 fn only_links(place: &str) -> bool {
-    if !crate::starts_list_item(place) || !(place.contains("](") || place.contains("[[")) {
-        return false;
-    }
-    let item = place.trim_start().trim_start_matches(['-', '*', '+', '|']);
-    let item = item.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches(['.', ')']);
-    // The text with every bracketed and parenthesized run taken out: links' texts, targets and wikilinks.
-    let (mut words, mut in_word, mut depth) = (0, false, 0_usize);
-    for c in item.chars() {
-        match c {
-            '[' | '(' => depth += 1,
-            ']' | ')' => depth = depth.saturating_sub(1),
-            _ if depth > 0 => {}
-            c if c.is_alphanumeric() => {
-                if !in_word {
-                    words += 1;
-                }
-                in_word = true;
-                continue;
-            }
-            _ => {}
-        }
-        in_word = false;
-        if words > LINK_ITEM_WORDS {
-            return false;
-        }
-    }
-    words <= LINK_ITEM_WORDS
+    crate::words_beside_links(place).is_some_and(|words| words <= LINK_ITEM_WORDS)
 }
 
 /// The words of its own a list item of links may hold and still only link ("Using with", "Devcon 1").
