@@ -175,10 +175,29 @@ pub fn sends_elsewhere(sentence: &str) -> bool {
     ["see ", "for more", "refer to", "check out", "consult "].into_iter().any(opens)
 }
 
-/// Whether a sentence opens with a word that refers to what came before it.
+/// Phrases that open a sentence leaning on the one before it, where their first word alone does not ("In
+/// other words, you can use the `environments` setting to _reduce_ …").
+const LEANING_PHRASES: &[&str] = &[
+    "as a result",
+    "by contrast",
+    "for example",
+    "for instance",
+    "in addition",
+    "in contrast",
+    "in other words",
+    "in that case",
+    "in this case",
+    "on the other hand",
+];
+
+/// Whether a sentence opens with a word or a phrase that refers to what came before it.
 fn leans_on_previous(sentence: &str) -> bool {
     let first = sentence.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_lowercase();
-    LEANING.contains(&first.as_str())
+    let opens = |phrase: &&str| {
+        sentence.get(..phrase.len()).is_some_and(|head| head.eq_ignore_ascii_case(phrase))
+            && sentence[phrase.len()..].starts_with([',', ' ', ':'])
+    };
+    LEANING.contains(&first.as_str()) || LEANING_PHRASES.iter().any(opens)
 }
 
 /// The sentence an index row says of a page whose lead is `text`: the one that defines `title`
@@ -534,6 +553,7 @@ mod tests {
             (3, "c.md", "See [trait objects](x.md) for how a trait object finds its methods at run time."),
             (4, "d.md", "The [“Trait Objects”][objects] section in Chapter 18 says what a trait object's table holds."),
             (5, "e.md", "However, a trait object's table of methods is fixed when the trait object is made. Done."),
+            (6, "f.md", "In other words, a trait object's methods are looked up in its table at run time. Done."),
         ];
         let summary = lead_summary("Trait object", &quotes, true);
         let texts: Vec<&str> = summary.iter().map(|l| l.text.as_str()).collect();
@@ -546,6 +566,18 @@ mod tests {
             "a pointer (\"See ...\", a link to a section) says nothing itself, nor does a sentence leaning on the one \
              before it"
         );
+    }
+
+    #[test]
+    fn a_phrase_that_refers_back_leans_as_its_word_does() {
+        for leaning in
+            ["In other words, it grows.", "for example: this", "On the other hand it shrinks.", "However, no."]
+        {
+            assert!(leans_on_previous(leaning), "{leaning}");
+        }
+        for standing in ["In otherworldly terms it grows.", "Informal words.", "For exampled", "Inner words."] {
+            assert!(!leans_on_previous(standing), "{standing}");
+        }
     }
 
     #[test]
