@@ -44,7 +44,7 @@ pub(super) fn fill_quotes(conn: &Connection, model: &mut PageModel) -> rusqlite:
         if let Some(header) = &mut quote.table_header {
             header.text = text_at(conn, &quote.source.path, header.chunk, header.start, header.end)?;
         }
-        // A header the index no longer holds as it was planned is shown as nothing rather than half.
+        // A header its chunk does not hold where the plan placed it is not shown: no header beats a wrong one.
         if quote.table_header.as_ref().is_some_and(|header| header.text.is_empty()) {
             quote.table_header = None;
         }
