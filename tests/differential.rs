@@ -244,7 +244,7 @@ fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
 fn sentence(rng: &mut Rng) -> String {
     let concept = *rng.pick(&CONCEPTS);
     let other = *rng.pick(&CONCEPTS);
-    match rng.below(13) {
+    match rng.below(14) {
         0 => format!("See [[{concept}]] for the details."),
         1 => format!(
             "**{concept}** is what {} calls the {} layer.",
@@ -288,6 +288,10 @@ fn sentence(rng: &mut Rng) -> String {
         12 => {
             let count = rng.below(12) + 1;
             let mut table = "| Row | What |\n| --- | ---- |".to_string();
+            // A row that only labels the rows below it: a place a page lists, not quotes.
+            if rng.chance(40) {
+                let _ = write!(table, "\n| **[[{concept}]]** |  |");
+            }
             for n in 0..count {
                 let _ = write!(
                     table,
@@ -296,6 +300,10 @@ fn sentence(rng: &mut Rng) -> String {
                 );
             }
             table
+        }
+        // An index of links, each item a link and at most a word or two: listed on a page, not quoted.
+        13 => {
+            format!("- [[{concept}]]\n- Using [{other}](b.md)\n- [[{}]] and more words beside it", other.to_lowercase())
         }
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."

@@ -223,10 +223,9 @@ fn sentence_or_block_start(window: &str) -> Option<usize> {
 
 /// Splits a prose block larger than `target` into pieces at sentence or block ends, then line ends, then
 /// whitespace, then anywhere on a character boundary, so that no piece is larger than `target` unless one
-/// character is, or one fenced
-/// block is: a fence inside the block (a list item's or a quote's code) is cut around, never through, since
-/// an excerpt that starts or ends inside code shows its code as prose and its prose as code. A piece that
-/// holds a fence is marked as code, so no overlap starts inside it.
+/// character is, or one fenced block is: a fence inside the block (a list item's or a quote's code) is cut
+/// around, never through, since an excerpt that starts or ends inside code shows its code as prose and its
+/// prose as code. A piece that holds a fence is marked as code, so no overlap starts inside it.
 fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &mut Vec<Unit>) {
     let block = &text[start..end];
     let fenced = if crate::text::holds(block, "```") || crate::text::holds(block, "~~~") {

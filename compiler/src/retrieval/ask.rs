@@ -234,8 +234,13 @@ const LIST_ITEM_WORDS: usize = 6;
 /// Whether a list item says something (a sentence of a few words, ended as one), rather than naming a topic
 /// as a chapter's overview lists them ("- How to create threads to run multiple pieces of code").
 fn says_something(item: &str) -> bool {
-    let ended = item.trim_end_matches(['*', '_', '`', ')', '"', '\'', '”']).ends_with(['.', '!', '?']);
-    ended && item.split_whitespace().count() >= LIST_ITEM_WORDS
+    ends_with_one_of(item, &['.', '!', '?']) && item.split_whitespace().count() >= LIST_ITEM_WORDS
+}
+
+/// Whether a text ends with one of `stops`, closing emphasis, code, brackets and quotes aside (`… *here*.`,
+/// `(see below.)`).
+fn ends_with_one_of(text: &str, stops: &[char]) -> bool {
+    text.trim_end_matches(['*', '_', '`', ')', '"', '\'', '”']).ends_with(stops)
 }
 
 /// The draft: the best sentences of the excerpts that answer the question, best first.
@@ -462,7 +467,7 @@ const PHRASE_WORDS: &[&str] = &["a", "an", "and", "of", "the"];
 /// defines nothing, nor does a sentence cut where its chunk ends ("An _associated function_ is a function
 /// that’s").
 fn defines(sentence: &str, weights: &terms::QueryStems, subject: &[String], stemmer: &rust_stemmers::Stemmer) -> bool {
-    if !sentence.trim_end_matches(['*', '_', '`', ')', '"', '\'', '”']).ends_with(['.', '!', ':']) {
+    if !ends_with_one_of(sentence, &['.', '!', ':']) {
         return false;
     }
     // The words name the subject: each is a topic word or joins them ("the", "of"), and every subject word is

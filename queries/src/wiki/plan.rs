@@ -465,9 +465,7 @@ fn candidate<'a>(
         }
         Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
         None => {
-            let label = naming_label();
-            let written = as_written(&label, each_mention().map(|m| display_label(signal(&m))));
-            let title = written.unwrap_or_else(|| capitalized(label));
+            let title = named_title(naming_label(), each_mention().map(|m| signal(&m)));
             let slug = concept_key(&title);
             (title, slug)
         }
@@ -536,6 +534,15 @@ fn places(
     Some((best, also))
 }
 
+/// The title of a page no source is titled by: its naming `label` as its mentions write it as a name
+/// ([`as_written`]), else with a capital first letter.
+fn named_title<'s>(label: String, mentions: impl Iterator<Item = &'s PlanSignal>) -> String {
+    // Only a label with a capital can be written as a name: the others are not made into strings.
+    let capitalized_labels =
+        mentions.filter(|signal| signal.label().chars().any(char::is_uppercase)).map(display_label);
+    as_written(&label, capitalized_labels).unwrap_or_else(|| capitalized(label))
+}
+
 /// How the mentions write a label its naming signals give in lowercase only (`url` set in italics), when they
 /// write it as a name is written, not as a heading capitalises words: the most common of their forms with a
 /// capital inside a word or a lowercase first letter ("URL", "PyPI", "GitHub", "impl Trait"). A capitalised
@@ -549,10 +556,12 @@ fn as_written(label: &str, labels: impl Iterator<Item = String>) -> Option<Strin
     // (`BALANCE`, `ADDRESS`), and the word as a page names it is the plain one.
     let shouted = |word: &str| word.chars().count() > ACRONYM_LETTERS && !word.chars().any(char::is_lowercase);
     let a_name = |form: &String| {
+        // The label itself, lowercased without a new string (most forms are another label's).
+        let same_label = form.chars().flat_map(char::to_lowercase).eq(label.chars());
         let capital_inside = form.split_whitespace().any(|word| word.chars().skip(1).any(char::is_uppercase))
             && !form.split_whitespace().any(shouted);
         let lower_first = form.chars().next().is_some_and(char::is_lowercase) && form.chars().any(char::is_uppercase);
-        (capital_inside || lower_first) && form.to_lowercase() == label
+        same_label && (capital_inside || lower_first)
     };
     let written: Vec<String> = labels.filter(a_name).collect();
     (!written.is_empty()).then(|| most_common(written.into_iter()))

@@ -198,7 +198,7 @@ impl Found<'_> {
                 && quotable(place)
                 && !crate::is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()))
                 && !labels_a_table(text, excerpt.end as usize, place)
-                && !only_links(place.trim());
+                && !only_links(place);
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
         }
     }

@@ -119,12 +119,12 @@ pub fn lead_summary(title: &str, quotes: &[(u32, &str, &str)], has_lead: bool) -
 }
 
 /// The sentence of a quote that defines `title`: the first that sets it in emphasis
-/// ([`crate::emphasized_spans`]: `*scope*`, `_arms_`, `**Trait**`, or its plural or singular), as a book or a note marks the term it introduces ("A *scope* is
-/// the range within a program for which an item is valid."), and that does not lean on the sentence before
-/// it, opens as a sentence does (not with a lower-case word or a closing bracket: the rest of a sentence
-/// the splitter cut short) and sends the reader nowhere else ("refer to *State Transition*"). A quote's
-/// first sentence often only leads up to it ("As a first example of ownership, we'll look at the scope of
-/// some variables.").
+/// ([`crate::emphasized_spans`]: `*scope*`, `_arms_`, `**Trait**`, or its plural or singular), as a book or a
+/// note marks the term it introduces ("A *scope* is the range within a program for which an item is
+/// valid."), and that does not lean on the sentence before it, opens as a sentence does (not with a
+/// lower-case word or a closing bracket: the rest of a sentence the splitter cut short) and sends the reader
+/// nowhere else ("refer to *State Transition*"). A quote's first sentence often only leads up to it ("As a
+/// first example of ownership, we'll look at the scope of some variables.").
 /// `sentences` are the quote's [`sentences_of_prose`].
 fn defining_sentence(sentences: &[String], title: &str) -> Option<String> {
     let title = title.trim().to_lowercase();
