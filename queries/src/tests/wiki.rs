@@ -893,6 +893,11 @@ fn hostile_fences_lists_and_rule_ids_never_panic_and_stay_on_char_boundaries() {
         "<style>\n",
         "text.",
         " // a comment. More.\n",
+        "| [[Head]] | b |\n",
+        "| --- | :-: |\n",
+        "| [[Row]] | cell é |\n",
+        "| **label** |  |\n",
+        "- [[Only]] a link\n",
     ];
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = |below: usize| {
@@ -901,20 +906,32 @@ fn hostile_fences_lists_and_rule_ids_never_panic_and_stay_on_char_boundaries() {
         seed ^= seed << 17;
         (seed % below as u64) as usize
     };
+    let mut headers = 0;
     for round in 0..600 {
         let length = 5 + next(80);
         let text: String = (0..length).map(|_| pieces[next(pieces.len())]).collect();
         let db = TestDb::new([64, 200, 1600][round % 3], [0, 40, 160][round % 3]);
         let file = db.file("hostile.md", &text);
-        for chunk in crate::chunks(&db, file).iter() {
+        let chunks = crate::chunks(&db, file);
+        for chunk in chunks.iter() {
             let (start, end) = (chunk.start as usize, chunk.end as usize);
             assert!(start <= end && end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end));
         }
+        // Chunks start and end in order: a table row's header is looked for in the last chunk to start before
+        // it alone.
+        assert!(chunks.windows(2).all(|pair| pair[0].start <= pair[1].start && pair[0].end <= pair[1].end));
         for signal in crate::concept_signals(&db, file).iter() {
             let (start, end) = (signal.excerpt.start as usize, signal.excerpt.end as usize);
             assert!(start <= end && end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end));
+            if let Some(header) = signal.excerpt.table_header {
+                let chunk = chunks.iter().find(|chunk| chunk.ordinal == header.chunk).expect("the header's chunk");
+                assert!(chunk.start <= header.start && header.end <= chunk.end && header.end < signal.excerpt.start);
+                assert!(text[header.start as usize..header.end as usize].starts_with('|'));
+                headers += 1;
+            }
         }
     }
+    assert!(headers > 0, "the documents hold tables whose rows are quoted under their header");
 }
 
 /// A paragraph far larger than a chunk is cut at its sentences' ends; a mention whose sentence starts right

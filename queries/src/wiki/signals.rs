@@ -575,8 +575,10 @@ fn table_header_place(text: &str, doc: &ParsedDocument, chunks: &[Chunk], start:
     {
         return None;
     }
+    // Chunks start and end in order, so the last to start at or before the header reaches furthest: if it
+    // does not hold the delimiter row, none does (the rows are not walked back over each chunk for each row).
     let before = chunks.partition_point(|c| c.start as usize <= header);
-    let chunk = chunks[..before].iter().rev().find(|c| delimiter_end <= c.end as usize)?;
+    let chunk = chunks[..before].last().filter(|c| delimiter_end <= c.end as usize)?;
     Some(TableHeaderPlace {
         chunk: chunk.ordinal,
         start: offset(header),
