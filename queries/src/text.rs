@@ -280,31 +280,37 @@ impl Fences {
 /// a word in italics. A word is lowercased alone, so a Greek capital sigma followed by a period and a letter
 /// reads as final (`ς`), where the whole text's lowercasing reads on past the period.
 pub fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
-    // Read byte by byte, a character decoded only outside ASCII.
-    let word_char_at = |at: usize| -> (bool, usize) {
-        let byte = text.as_bytes()[at];
-        if byte.is_ascii() {
-            return (byte.is_ascii_alphanumeric(), 1);
-        }
-        let c = text[at..].chars().next().expect("a character starts here");
-        (c.is_alphanumeric(), c.len_utf8())
-    };
+    // Read byte by byte, a character decoded only outside ASCII; whether an ASCII word needs lowercasing is
+    // told on the same pass.
+    let bytes = text.as_bytes();
     let mut lowered = String::new();
     let mut at = 0;
-    while at < text.len() {
-        let (in_word, length) = word_char_at(at);
-        if !in_word {
-            at += length;
+    while at < bytes.len() {
+        if bytes[at].is_ascii() && !bytes[at].is_ascii_alphanumeric() {
+            at += 1;
             continue;
         }
-        let (start, mut ascii) = (at, true);
-        while at < text.len() {
-            let (in_word, length) = word_char_at(at);
-            if !in_word {
-                break;
+        let (start, mut ascii, mut upper) = (at, true, false);
+        while let Some(&byte) = bytes.get(at) {
+            if byte.is_ascii() {
+                if !byte.is_ascii_alphanumeric() {
+                    break;
+                }
+                upper |= byte.is_ascii_uppercase();
+                at += 1;
+            } else {
+                let c = text[at..].chars().next().expect("a character starts here");
+                if !c.is_alphanumeric() {
+                    break;
+                }
+                ascii = false;
+                at += c.len_utf8();
             }
-            ascii &= length == 1;
-            at += length;
+        }
+        if at == start {
+            // A character outside ASCII that is no word's.
+            at += text[at..].chars().next().map_or(1, char::len_utf8);
+            continue;
         }
         let word = &text[start..at];
         if !ascii {
@@ -312,7 +318,7 @@ pub fn each_lowercased_word(text: &str, mut each: impl FnMut(&str)) {
             for part in word.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
                 each(part);
             }
-        } else if word.bytes().any(|b| b.is_ascii_uppercase()) {
+        } else if upper {
             lowered.clear();
             lowered.push_str(word);
             lowered.make_ascii_lowercase();

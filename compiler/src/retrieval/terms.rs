@@ -33,7 +33,9 @@ pub(crate) struct StemCache {
     stemmer: Stemmer,
     /// Each query stem's first letter and, for a stem of three letters or more, its second.
     starts: Vec<(char, Option<char>)>,
-    known: FxHashMap<String, String>,
+    /// Each word stemmed so far, as the place of its stem in `stems`: one lookup a word read again.
+    known: FxHashMap<String, usize>,
+    stems: Vec<String>,
 }
 
 impl StemCache {
@@ -51,7 +53,12 @@ impl StemCache {
                 starts.push((first, second));
             }
         }
-        StemCache { stemmer: Stemmer::create(Algorithm::English), starts, known: FxHashMap::default() }
+        StemCache {
+            stemmer: Stemmer::create(Algorithm::English),
+            starts,
+            known: FxHashMap::default(),
+            stems: Vec::new(),
+        }
     }
 
     /// Whether a lowercased word starts as a query stem does, so that it may stem to one (or be one of the
@@ -89,11 +96,15 @@ impl StemCache {
         if !self.may_match(word) {
             return None;
         }
-        if !self.known.contains_key(word) {
-            let stem = stem_word(&self.stemmer, word);
-            self.known.insert(word.to_string(), stem);
-        }
-        self.known.get(word)
+        let at = match self.known.get(word) {
+            Some(&at) => at,
+            None => {
+                self.stems.push(stem_word(&self.stemmer, word));
+                self.known.insert(word.to_string(), self.stems.len() - 1);
+                self.stems.len() - 1
+            }
+        };
+        self.stems.get(at)
     }
 }
 

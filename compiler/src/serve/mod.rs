@@ -231,8 +231,10 @@ fn search_answer(mut response: SearchResponse, include_text: bool) -> Result<Cal
         }
     }
     let structured = serde_json::to_value(&response).map_err(ToolError::internal)?;
-    let mut result = CallToolResult::structured(structured);
-    result.content = vec![ContentBlock::text(search_summary(&response))];
+    // Not `CallToolResult::structured`, which writes the whole answer out as the text block's JSON only for
+    // the summary to replace it (2 % of a search's CPU).
+    let mut result = CallToolResult::success(vec![ContentBlock::text(search_summary(&response))]);
+    result.structured_content = Some(structured);
     Ok(result)
 }
 

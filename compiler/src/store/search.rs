@@ -143,37 +143,22 @@ pub fn chunk_total(conn: &Connection) -> rusqlite::Result<f64> {
     // FTS5 keeps the count of the rows it indexes (every chunk, written with it in the build's transaction)
     // in its own table; `count(*)` reads a whole index of the chunks: 20 ms of every search at a million
     // chunks, where a search that matches nothing takes 23 ms.
-    if let Some(rows) = fts5_rows(conn, "chunks_fts_data")? {
+    if let Some((rows, _)) = fts5_totals(conn, "chunks_fts_data")? {
         return Ok(rows as f64);
     }
     conn.prepare_cached("SELECT count(*) FROM chunks")?.query_row([], |row| row.get(0))
 }
 
-/// The rows an FTS5 table indexes, from its `_data` table: the record with id 1 (its averages) starts with
-/// that count as an SQLite varint (fts5_index.c, "averages record"). `None` when the record is missing or
-/// not one.
-fn fts5_rows(conn: &Connection, data_table: &str) -> rusqlite::Result<Option<u64>> {
+/// The rows an FTS5 table indexes and its tokens over every column, from its `_data` table: the record with
+/// id 1 (its averages) holds that count and then each column's token count, as SQLite varints (fts5_index.c,
+/// "averages record"). `None` when the record is missing or holds no count.
+fn fts5_totals(conn: &Connection, data_table: &str) -> rusqlite::Result<Option<(u64, u64)>> {
     let block: Option<Vec<u8>> = conn
         .prepare_cached(&format!("SELECT block FROM {data_table} WHERE id = 1"))?
         .query_row([], |row| row.get(0))
         .optional()?;
-    Ok(block.as_deref().and_then(varint))
-}
-
-/// An SQLite varint: big-endian groups of seven bits, each byte's high bit saying another follows; a ninth
-/// byte gives all eight of its bits.
-fn varint(bytes: &[u8]) -> Option<u64> {
-    let mut value: u64 = 0;
-    for (at, &byte) in bytes.iter().take(9).enumerate() {
-        if at == 8 {
-            return Some((value << 8) | u64::from(byte));
-        }
-        value = (value << 7) | u64::from(byte & 0x7f);
-        if byte & 0x80 == 0 {
-            return Some(value);
-        }
-    }
-    None
+    let numbers = varints(block.as_deref().unwrap_or_default());
+    Ok(numbers.split_first().map(|(rows, columns)| (*rows, columns.iter().sum())))
 }
 
 /// The number of chunks holding each of `words`.
@@ -231,23 +216,64 @@ pub fn keyword_pool(
     statement.query_map(params![any_word, pool_size], |row| Ok((StoredHit::from_row(row)?, row.get(13)?)))?.collect()
 }
 
-/// Each chunk in `scope` ([`keyword_scope`]) holding `word`, by row (ascending), with FTS5's BM25 of that
-/// word alone (title weighted over body), higher better.
+/// Each chunk in `scope` ([`keyword_scope`]) holding `word`, by row (ascending), with BM25's frequency of the
+/// word in it: its occurrences weighted as the keyword pool weighs the columns (title 2, text 1, identifiers
+/// 0.5), summed as FTS5's `bm25()` sums them. The connection must have `kc_weighted_hits`
+/// ([`register_weighted_hits`]).
 ///
 /// BM25 is a sum over the query's words, and each word's part depends only on the word and the chunk (its
 /// idf counts the whole table, not the scope), so a query's score is the sum of its words' scores: bit for
 /// bit, when they are added from zero in the query's order, as FTS5 adds them.
-pub fn word_scores(conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Vec<(i64, f64)>> {
+pub fn word_hits(conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Vec<(i64, f64)>> {
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 0.5) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND {scope}"
+        "SELECT rowid, kc_weighted_hits(chunks_fts, 2.0, 1.0, 0.5) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND {scope}"
     ))?;
-    let mut scores: Vec<(i64, f64)> =
+    let mut hits: Vec<(i64, f64)> =
         statement.query_map([quoted_word(word)], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;
     // FTS5 returns a word's matches in row order; sorted here so the merge never depends on it.
-    if !scores.is_sorted_by_key(|(row, _)| *row) {
-        scores.sort_unstable_by_key(|(row, _)| *row);
+    if !hits.is_sorted_by_key(|(row, _)| *row) {
+        hits.sort_unstable_by_key(|(row, _)| *row);
     }
-    Ok(scores)
+    Ok(hits)
+}
+
+/// The keyword table's row count and its token count over every column, as FTS5 keeps them and as `bm25()`
+/// reads them for the average row size.
+pub fn keyword_totals(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    let (rows, tokens) = fts5_totals(conn, "chunks_fts_data")?.unwrap_or((0, 0));
+    Ok((rows.cast_signed(), tokens.cast_signed()))
+}
+
+/// A keyword table row's token count over every column, as FTS5 keeps it (its docsize record) and as `bm25()`
+/// reads it for each match.
+pub fn keyword_row_size(conn: &Connection, row: i64) -> rusqlite::Result<i64> {
+    let record: Vec<u8> =
+        conn.prepare_cached("SELECT sz FROM chunks_fts_docsize WHERE id = ?1")?.query_row([row], |row| row.get(0))?;
+    Ok(varints(&record).iter().sum::<u64>().cast_signed())
+}
+
+/// The numbers of an FTS5 record: SQLite varints, big-endian groups of seven bits, each byte's high bit saying
+/// another follows; a ninth byte gives all eight of its bits. A number cut short is left out.
+fn varints(mut bytes: &[u8]) -> Vec<u64> {
+    let mut numbers = Vec::new();
+    'numbers: while !bytes.is_empty() {
+        let mut value = 0_u64;
+        for (at, &byte) in bytes.iter().enumerate().take(9) {
+            if at == 8 {
+                numbers.push((value << 8) | u64::from(byte));
+                bytes = &bytes[9..];
+                continue 'numbers;
+            }
+            value = (value << 7) | u64::from(byte & 0x7f);
+            if byte & 0x80 == 0 {
+                numbers.push(value);
+                bytes = &bytes[at + 1..];
+                continue 'numbers;
+            }
+        }
+        break;
+    }
+    numbers
 }
 
 /// A number that changes whenever another connection commits to the index ("PRAGMA data_version"): what this
@@ -379,7 +405,7 @@ mod tests {
     fn the_fts5_row_count_is_read_from_its_averages_record() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE VIRTUAL TABLE words USING fts5(text)").unwrap();
-        assert_eq!(fts5_rows(&conn, "words_data").unwrap().unwrap_or(0), 0);
+        assert_eq!(fts5_totals(&conn, "words_data").unwrap().unwrap_or((0, 0)).0, 0);
         // Past 127 and 16,383 rows the count takes two and then three bytes.
         for rows in [5_i64, 300, 20_000] {
             conn.execute("DELETE FROM words", []).unwrap();
@@ -391,9 +417,11 @@ mod tests {
             .unwrap();
             conn.execute("DELETE FROM words WHERE rowid % 7 = 0", []).unwrap();
             let counted: i64 = conn.query_row("SELECT count(*) FROM words", [], |row| row.get(0)).unwrap();
-            assert_eq!(fts5_rows(&conn, "words_data").unwrap(), Some(counted as u64), "{rows} rows");
+            let totals = fts5_totals(&conn, "words_data").unwrap();
+            assert_eq!(totals, Some((counted as u64, 2 * counted as u64)), "{rows} rows of two words");
         }
-        assert_eq!(varint(&[0x81, 0x00]), Some(128));
-        assert_eq!(varint(&[0xff; 8]), None, "a varint cut short is none");
+        assert_eq!(varints(&[0x81, 0x00, 0x05]), [128, 5]);
+        assert_eq!(varints(&[0xff; 9]), [u64::MAX], "a ninth byte gives eight bits");
+        assert_eq!(varints(&[0x05, 0xff, 0xff]), [5], "a varint cut short is left out");
     }
 }

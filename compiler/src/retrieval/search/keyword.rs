@@ -231,13 +231,20 @@ pub(super) struct Phrase<'a> {
     places: FxHashMap<&'a str, usize>,
     /// The query's words, each as its place.
     read: Vec<usize>,
+    /// Which bytes start a query word: a text's word starting with another is no query word, without hashing
+    /// it (most of a chunk's words).
+    firsts: [bool; 256],
 }
 
 impl<'a> Phrase<'a> {
     pub(super) fn of(words: &'a [String]) -> Phrase<'a> {
         let mut places = FxHashMap::default();
         let read = words.iter().enumerate().map(|(at, word)| *places.entry(word.as_str()).or_insert(at)).collect();
-        Phrase { places, read }
+        let mut firsts = [false; 256];
+        for word in words {
+            firsts[usize::from(word.as_bytes().first().copied().unwrap_or_default())] = true;
+        }
+        Phrase { places, read, firsts }
     }
 
     /// Whether there is a phrase to find: two words or more.
@@ -247,6 +254,9 @@ impl<'a> Phrase<'a> {
 
     /// A lowercased word of a text as the phrase reads it: its place in the query, or none.
     fn place(&self, word: &str) -> Option<usize> {
+        if !self.firsts[usize::from(word.as_bytes().first().copied().unwrap_or_default())] {
+            return None;
+        }
         self.places.get(word).copied()
     }
 

@@ -21,6 +21,10 @@ const HELD_SCORES: usize = 1 << 20;
 /// Words whose chunk counts a cache holds at most, past which it starts again empty (a flood of new words).
 const HELD_FREQUENCIES: usize = 1 << 16;
 
+/// Chunk sizes (BM25's row lengths) a cache holds at most (about 6 MB), past which it starts again empty: a
+/// size not held is read again, one b-tree lookup, as FTS5's `bm25()` reads it for every match.
+const HELD_SIZES: usize = 1 << 18;
+
 /// Bytes of the chunk and page rows a cache holds at most (texts, titles, paths), past which it starts again
 /// empty: about 4,000 chunks of a typical 2 KB.
 const HELD_ROW_BYTES: usize = 8 << 20;
@@ -44,6 +48,12 @@ pub struct SearchCache {
     /// By scope, then by word: a search looks its words up without making a key.
     scores: FxHashMap<String, FxHashMap<String, Scores>>,
     frequencies: FxHashMap<String, Option<f64>>,
+    /// BM25's collection figures for this index: its rows and their tokens over every column.
+    totals: Option<(i64, i64)>,
+    /// Each chunk's tokens over every column, by row, as read for a word that matched it.
+    sizes: FxHashMap<i64, i64>,
+    /// Whether the connection has the function that word scores are read through (registered once).
+    registered: bool,
     held: usize,
     rows: Rows,
     /// The paths the last build added or changed, once read: `Some(None)` when there were too many to keep.
@@ -91,7 +101,8 @@ impl SearchCache {
     pub(super) fn follow(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         let version = store::data_version(conn)?;
         if self.version != Some(version) {
-            *self = SearchCache { limit: self.limit, version: Some(version), ..SearchCache::default() };
+            let (limit, registered) = (self.limit, self.registered);
+            *self = SearchCache { limit, registered, version: Some(version), ..SearchCache::default() };
         }
         Ok(())
     }
@@ -223,13 +234,55 @@ impl SearchCache {
         if let Some(scores) = self.scores.get(scope).and_then(|words| words.get(word)) {
             return Ok(scores.clone());
         }
-        let scores: Scores = store::word_scores(conn, scope, word)?.into();
+        let scores: Scores = self.bm25(conn, scope, word)?.into();
         if self.held + scores.len() > self.limit {
             (self.scores, self.held) = (FxHashMap::default(), 0);
         }
         self.held += scores.len();
         self.scores.entry(scope.to_string()).or_default().insert(word.to_string(), scores.clone());
         Ok(scores)
+    }
+
+    /// FTS5's `bm25(chunks_fts, 2.0, 1.0, 0.5)` of the query `"word"` for each chunk in `scope` holding it, by
+    /// row: `bm25()`'s own arithmetic, in its order, from the word's weighted count in each chunk
+    /// ([`store::word_hits`]), its chunk count and the collection's totals, and each chunk's size as this cache
+    /// keeps it, where `bm25()` reads the size from a b-tree for every match.
+    fn bm25(&mut self, conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Vec<(i64, f64)>> {
+        const K1: f64 = 1.2;
+        const B: f64 = 0.75;
+        if !self.registered {
+            store::register_weighted_hits(conn)?;
+            self.registered = true;
+        }
+        let (rows, tokens) = match self.totals {
+            Some(totals) => totals,
+            None => *self.totals.insert(store::keyword_totals(conn)?),
+        };
+        let average_size = tokens as f64 / rows as f64;
+        let holding = self.word_frequencies(conn, std::slice::from_ref(&word.to_string()))?[0].unwrap_or(0.0) as i64;
+        // FTS5's floor: a word in more than half the chunks would weigh less than nothing.
+        let idf = (((rows - holding) as f64 + 0.5) / (holding as f64 + 0.5)).ln();
+        let idf = if idf <= 0.0 { 1e-6 } else { idf };
+        let mut scores = store::word_hits(conn, scope, word)?;
+        for (row, score) in &mut scores {
+            let frequency = *score;
+            let size = self.size(conn, *row)? as f64;
+            *score = idf * ((frequency * (K1 + 1.0)) / (frequency + K1 * (1.0 - B + B * size / average_size)));
+        }
+        Ok(scores)
+    }
+
+    /// A chunk's tokens over every column ([`store::keyword_row_size`]), read once.
+    fn size(&mut self, conn: &Connection, row: i64) -> rusqlite::Result<i64> {
+        if let Some(size) = self.sizes.get(&row) {
+            return Ok(*size);
+        }
+        let size = store::keyword_row_size(conn, row)?;
+        if self.sizes.len() >= HELD_SIZES {
+            self.sizes.clear();
+        }
+        self.sizes.insert(row, size);
+        Ok(size)
     }
 }
 
@@ -289,6 +342,15 @@ mod tests {
             )
             .unwrap();
         }
+        // Rows past 127 and 16,383 tokens, whose sizes take two and three bytes in FTS5's records.
+        for (row, words) in [(301_usize, 200_usize), (302, 20_000)] {
+            let text: Vec<&str> = (0..words).map(|at| vocabulary[(at * 7 + row) % vocabulary.len()]).collect();
+            conn.execute(
+                "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, 'borrow', ?2, '')",
+                rusqlite::params![row as i64, text.join(" ")],
+            )
+            .unwrap();
+        }
         let mut cache = SearchCache::kept();
         // A search as `SqliteIndex::new` starts one: the cache follows the index, then ranks.
         let mut search = |words: &[String], pool: usize| {
@@ -319,6 +381,19 @@ mod tests {
             for _ in 0..2 {
                 assert_eq!(search(&words, 20), expected, "{query:?}");
             }
+        }
+        // Every match's score, not only the best: the long rows' sizes are read as FTS5 reads them.
+        let mut each_word = SearchCache::kept();
+        for word in vocabulary.into_iter().chain(["absent"]) {
+            let every: Vec<(i64, f64)> = conn
+                .prepare("SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 0.5) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rowid")
+                .unwrap()
+                .query_map([format!("\"{word}\"")], |row| Ok((row.get(0)?, row.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(each_word.bm25(&conn, "1", word).unwrap(), every, "{word}");
+            assert_eq!(every.iter().any(|(row, _)| *row == 302), vocabulary.contains(&word), "{word}");
         }
         // Another connection (a build) commits: the next search reads the index again.
         let new_word = ["zyzzyva".to_string()];
