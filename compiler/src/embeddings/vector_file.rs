@@ -229,8 +229,12 @@ pub fn write_base(
     quantized: bool,
 ) -> Result<(), VectorFileError> {
     let each = |each: &mut EachRow<'_>| {
+        let mut bytes = Vec::new();
         for (seq, path, vector) in rows {
-            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+            bytes.clear();
+            for x in vector {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
             each(*seq, path.clone(), None, vector.len() as i64, &bytes);
         }
         Ok(())
@@ -314,27 +318,10 @@ fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>, with_quantized: bool) 
         text: Section::default(),
         quantized: None,
     };
-    let mut tables = Tables::default();
-    let mut failed = None;
-    rows(&mut |seq, path, entity, dimensions, bytes| {
-        let dimensions = usize::try_from(dimensions).unwrap_or(0);
-        // The rows `MatrixIndex::load` would skip are skipped here too.
-        if failed.is_some()
-            || dimensions == 0
-            || bytes.len() != dimensions * 4
-            || (header.dimensions != 0 && dimensions != header.dimensions)
-        {
-            return;
-        }
-        header.dimensions = dimensions;
-        if let Err(error) = out.write_all(bytes) {
-            failed = Some(error);
-        }
-        tables.push(seq, path, entity, with_quantized.then_some(bytes));
+    let tables = stream_vectors(rows, &mut out, &mut header, with_quantized).map_err(|error| match error {
+        Streamed::Rows(error) => VectorFileError::Sqlite(error),
+        Streamed::Write(error) => io(error),
     })?;
-    if let Some(error) = failed {
-        return Err(io(error));
-    }
     header.matrix.len = out.at - header.matrix.start;
     tables.write(&mut out, &mut header, with_quantized).map_err(io)?;
     let json = serde_json::to_vec(&header).expect("the header serializes");
@@ -348,6 +335,67 @@ fn write(path: &Path, stamp: &Stamp<'_>, rows: &Rows<'_>, with_quantized: bool) 
     Ok(header.rows)
 }
 
+/// Why streaming the vectors out stopped: reading the rows or writing the file.
+enum Streamed {
+    Rows(rusqlite::Error),
+    Write(std::io::Error),
+}
+
+/// Writes each usable row's vector to `out` as `rows` hands them over, and collects what the file holds
+/// beside them (with the 4-bit rows when `with_quantized`). The dimensions are the first usable row's; a row of
+/// others is skipped, as `MatrixIndex::load` would skip it.
+fn stream_vectors<W: Write>(
+    rows: &Rows<'_>,
+    out: &mut Counted<W>,
+    header: &mut Header,
+    with_quantized: bool,
+) -> Result<Tables, Streamed> {
+    let mut tables = Tables::default();
+    let mut failed = None;
+    // A base's 4-bit rows are made on a thread of their own from batches of the vectors as they stream out:
+    // quantizing a million rows takes about as long as writing their bytes.
+    std::thread::scope(|scope| {
+        let (batches, received) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(2);
+        let quantizer = with_quantized.then(|| scope.spawn(move || quantize_batches(&received)));
+        let mut batch = Vec::new();
+        rows(&mut |seq, path, entity, dimensions, bytes| {
+            let dimensions = usize::try_from(dimensions).unwrap_or(0);
+            if failed.is_some()
+                || dimensions == 0
+                || bytes.len() != dimensions * 4
+                || (header.dimensions != 0 && dimensions != header.dimensions)
+            {
+                return;
+            }
+            header.dimensions = dimensions;
+            if let Err(error) = out.write_all(bytes) {
+                failed = Some(error);
+            }
+            tables.push(seq, path, entity);
+            if quantizer.is_some() {
+                batch.extend_from_slice(bytes);
+                if batch.len() >= QUANTIZED_BATCH_BYTES {
+                    // A quantizer that stopped panicked; joining it below says so.
+                    let _ = batches.send((std::mem::take(&mut batch), dimensions));
+                }
+            }
+        })
+        .map_err(Streamed::Rows)?;
+        if !batch.is_empty() {
+            let _ = batches.send((batch, header.dimensions));
+        }
+        drop(batches);
+        if let Some(quantizer) = quantizer {
+            (tables.quantized, tables.scales) = quantizer.join().expect("the quantizer does not panic");
+        }
+        Ok(())
+    })?;
+    match failed {
+        Some(error) => Err(Streamed::Write(error)),
+        None => Ok(tables),
+    }
+}
+
 /// What a file holds beside its vectors, collected as they stream out and written after them.
 #[derive(Default)]
 struct Tables {
@@ -355,21 +403,45 @@ struct Tables {
     paths: Vec<u32>,
     entities: Vec<u32>,
     strings: Strings,
-    /// A base's 4-bit rows, kept in memory until the vectors are out (an eighth of their size).
+    /// A base's 4-bit rows, kept in memory until the vectors are out (an eighth of their size), made by
+    /// [`quantize_batches`].
     quantized: Vec<u8>,
     scales: Vec<f32>,
+    /// The last row's path and its index: rows come by source, so a path is most often the one before it,
+    /// and is then not hashed again.
+    last_path: Option<(String, u32)>,
+}
+
+/// The bytes of vectors handed to the quantizer at a time (about 2,700 rows of 384 dimensions).
+const QUANTIZED_BATCH_BYTES: usize = 4 << 20;
+
+/// The 4-bit rows and scales of the vectors in `batches` (each a run of rows of the given dimensions), in
+/// order.
+fn quantize_batches(batches: &std::sync::mpsc::Receiver<(Vec<u8>, usize)>) -> (Vec<u8>, Vec<f32>) {
+    let (mut rows, mut scales, mut vector) = (Vec::new(), Vec::new(), Vec::new());
+    for (bytes, dimensions) in batches {
+        for row in bytes.chunks_exact(dimensions * 4) {
+            vector.clear();
+            vector.extend(row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            scales.push(nibbles::quantize(&vector, &mut rows));
+        }
+    }
+    (rows, scales)
 }
 
 impl Tables {
-    /// One row; `bytes` (its vector) when its 4-bit row is kept too.
-    fn push(&mut self, seq: i64, path: String, entity: Option<String>, bytes: Option<&[u8]>) {
-        if let Some(bytes) = bytes {
-            let vector: Vec<f32> =
-                bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-            self.scales.push(nibbles::quantize(&vector, &mut self.quantized));
-        }
+    /// One row's place beside its vector.
+    fn push(&mut self, seq: i64, path: String, entity: Option<String>) {
         self.seqs.push(seq);
-        self.paths.push(self.strings.index(path));
+        let path = match &self.last_path {
+            Some((last, at)) if *last == path => *at,
+            _ => {
+                let at = self.strings.index(path.clone());
+                self.last_path = Some((path, at));
+                at
+            }
+        };
+        self.paths.push(path);
         let entity = entity.map_or(NO_ENTITY, |entity| self.strings.index(entity));
         self.entities.push(entity);
     }
