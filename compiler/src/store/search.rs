@@ -172,6 +172,9 @@ fn quoted_word(word: &str) -> String {
     format!("\"{}\"", word.replace('"', "\"\""))
 }
 
+/// The [`keyword_scope`] of a search that wants every kind and may read every source: every chunk.
+pub const EVERY_CHUNK_SCOPE: &str = "1 AND 1";
+
 /// Which chunks a keyword ranking may score, as one SQL condition on the FTS5 table's `rowid`: those of the
 /// `kinds` wanted among the sources not in `hidden`. `None` when the kinds want nothing. Two scopes are the
 /// same chunks exactly when their conditions are equal, so a condition also keys what was scored in it.
@@ -400,6 +403,21 @@ pub fn source_state(conn: &Connection, path: &str) -> rusqlite::Result<Option<(S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_chunk_is_the_scope_of_every_kind_and_every_source() {
+        let every = WantedKinds {
+            sources: true,
+            pages: true,
+            shards: true,
+            notes: true,
+            entities: true,
+            entity_prefixes: Vec::new(),
+        };
+        assert_eq!(keyword_scope(&every, &[]).as_deref(), Some(EVERY_CHUNK_SCOPE));
+        assert_ne!(keyword_scope(&every, &[7]).as_deref(), Some(EVERY_CHUNK_SCOPE));
+        assert_ne!(keyword_scope(&WantedKinds { pages: false, ..every }, &[]).as_deref(), Some(EVERY_CHUNK_SCOPE));
+    }
 
     #[test]
     fn the_fts5_row_count_is_read_from_its_averages_record() {

@@ -117,12 +117,14 @@ impl SearchCache {
             return store::word_frequencies(conn, words);
         }
         let missing: Vec<String> = words.iter().filter(|word| !self.frequencies.contains_key(*word)).cloned().collect();
-        if !missing.is_empty() {
-            let counts = store::word_frequencies(conn, &missing)?;
-            if self.frequencies.len() + missing.len() > HELD_FREQUENCIES {
-                self.frequencies.clear();
-            }
-            self.frequencies.extend(missing.into_iter().zip(counts));
+        if self.frequencies.len() + missing.len() > HELD_FREQUENCIES {
+            self.frequencies.clear();
+        }
+        for word in missing {
+            // A word's scores over every chunk are its matches, so they count them, and a search that filters
+            // nothing (most of a server's) ranks with them: one pass over the word's matches, not two.
+            let holding = self.word_scores(conn, store::EVERY_CHUNK_SCOPE, &word)?.len();
+            self.frequencies.insert(word, Some(holding as f64));
         }
         Ok(words.iter().map(|word| self.frequencies[word]).collect())
     }
@@ -259,11 +261,15 @@ impl SearchCache {
             None => *self.totals.insert(store::keyword_totals(conn)?),
         };
         let average_size = tokens as f64 / rows as f64;
-        let holding = self.word_frequencies(conn, std::slice::from_ref(&word.to_string()))?[0].unwrap_or(0.0) as i64;
+        let mut scores = store::word_hits(conn, scope, word)?;
+        let holding = if scope == store::EVERY_CHUNK_SCOPE {
+            scores.len() as i64
+        } else {
+            self.word_frequencies(conn, std::slice::from_ref(&word.to_string()))?[0].unwrap_or(0.0) as i64
+        };
         // FTS5's floor: a word in more than half the chunks would weigh less than nothing.
         let idf = (((rows - holding) as f64 + 0.5) / (holding as f64 + 0.5)).ln();
         let idf = if idf <= 0.0 { 1e-6 } else { idf };
-        let mut scores = store::word_hits(conn, scope, word)?;
         for (row, score) in &mut scores {
             let frequency = *score;
             let size = self.size(conn, *row)? as f64;
@@ -393,6 +399,8 @@ mod tests {
                 .map(Result::unwrap)
                 .collect();
             assert_eq!(each_word.bm25(&conn, "1", word).unwrap(), every, "{word}");
+            // Scored over every chunk, the matches count themselves for the idf.
+            assert_eq!(each_word.bm25(&conn, crate::store::EVERY_CHUNK_SCOPE, word).unwrap(), every, "{word}");
             assert_eq!(every.iter().any(|(row, _)| *row == 302), vocabulary.contains(&word), "{word}");
         }
         // Another connection (a build) commits: the next search reads the index again.
