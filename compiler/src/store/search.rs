@@ -157,7 +157,7 @@ fn fts5_totals(conn: &Connection, data_table: &str) -> rusqlite::Result<Option<(
         .prepare_cached(&format!("SELECT block FROM {data_table} WHERE id = 1"))?
         .query_row([], |row| row.get(0))
         .optional()?;
-    let numbers = varints(block.as_deref().unwrap_or_default());
+    let (numbers, _) = varints(block.as_deref().unwrap_or_default());
     Ok(numbers.split_first().map(|(rows, columns)| (*rows, columns.iter().sum())))
 }
 
@@ -252,12 +252,24 @@ pub fn keyword_totals(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
 pub fn keyword_row_size(conn: &Connection, row: i64) -> rusqlite::Result<i64> {
     let record: Vec<u8> =
         conn.prepare_cached("SELECT sz FROM chunks_fts_docsize WHERE id = ?1")?.query_row([row], |row| row.get(0))?;
-    Ok(varints(&record).iter().sum::<u64>().cast_signed())
+    let (sizes, whole) = varints(&record);
+    // A record that is not one size a column is corrupt, as FTS5 itself reads it (`bm25()` fails on it).
+    if sizes.len() != KEYWORD_COLUMNS || !whole {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(format!("the keyword table's size record of row {row} does not decode")),
+        ));
+    }
+    Ok(sizes.iter().sum::<u64>().cast_signed())
 }
 
+/// The keyword table's columns: title, text and identifiers.
+const KEYWORD_COLUMNS: usize = 3;
+
 /// The numbers of an FTS5 record: SQLite varints, big-endian groups of seven bits, each byte's high bit saying
-/// another follows; a ninth byte gives all eight of its bits. A number cut short is left out.
-fn varints(mut bytes: &[u8]) -> Vec<u64> {
+/// another follows; a ninth byte gives all eight of its bits. A number cut short is left out, and then the
+/// second value is false (not every byte was read).
+fn varints(mut bytes: &[u8]) -> (Vec<u64>, bool) {
     let mut numbers = Vec::new();
     'numbers: while !bytes.is_empty() {
         let mut value = 0_u64;
@@ -274,9 +286,9 @@ fn varints(mut bytes: &[u8]) -> Vec<u64> {
                 continue 'numbers;
             }
         }
-        break;
+        return (numbers, false);
     }
-    numbers
+    (numbers, true)
 }
 
 /// A number that changes whenever another connection commits to the index ("PRAGMA data_version"): what this
@@ -419,6 +431,30 @@ mod tests {
         assert_ne!(keyword_scope(&WantedKinds { pages: false, ..every }, &[]).as_deref(), Some(EVERY_CHUNK_SCOPE));
     }
 
+    /// A row's size is its three columns' tokens; a size record cut short or of other columns is corrupt
+    /// (an error, as `bm25()` fails on it), never a wrong size.
+    #[test]
+    fn a_rows_size_is_its_columns_tokens_and_a_corrupt_record_is_an_error() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers);
+             INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (1, 'a b', 'c d e', 'f');",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (2, 'a', ?1, '')",
+            ["word ".repeat(200)],
+        )
+        .unwrap();
+        assert_eq!(keyword_row_size(&conn, 1).unwrap(), 6);
+        assert_eq!(keyword_row_size(&conn, 2).unwrap(), 201, "a size of two bytes");
+        for corrupt in [&[0x02, 0x81][..], &[0x02, 0x03], &[0x02, 0x03, 0x01, 0x01], &[]] {
+            conn.execute("UPDATE chunks_fts_docsize SET sz = ?1 WHERE id = 1", [corrupt]).unwrap();
+            assert!(keyword_row_size(&conn, 1).is_err(), "{corrupt:?}");
+        }
+        assert!(keyword_row_size(&conn, 3).is_err(), "no record");
+    }
+
     #[test]
     fn the_fts5_row_count_is_read_from_its_averages_record() {
         let conn = Connection::open_in_memory().unwrap();
@@ -438,8 +474,8 @@ mod tests {
             let totals = fts5_totals(&conn, "words_data").unwrap();
             assert_eq!(totals, Some((counted as u64, 2 * counted as u64)), "{rows} rows of two words");
         }
-        assert_eq!(varints(&[0x81, 0x00, 0x05]), [128, 5]);
-        assert_eq!(varints(&[0xff; 9]), [u64::MAX], "a ninth byte gives eight bits");
-        assert_eq!(varints(&[0x05, 0xff, 0xff]), [5], "a varint cut short is left out");
+        assert_eq!(varints(&[0x81, 0x00, 0x05]), (vec![128, 5], true));
+        assert_eq!(varints(&[0xff; 9]), (vec![u64::MAX], true), "a ninth byte gives eight bits");
+        assert_eq!(varints(&[0x05, 0xff, 0xff]), (vec![5], false), "a varint cut short is left out");
     }
 }
