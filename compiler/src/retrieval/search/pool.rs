@@ -237,10 +237,13 @@ impl SearchCache {
             return Ok(scores.clone());
         }
         let scores: Scores = self.bm25(conn, scope, word)?.into();
-        if self.held + scores.len() > self.limit {
+        // A word no chunk holds counts as one score: a flood of such words (each query word is scored over
+        // every chunk to count it) fills the cache as other words do.
+        let cost = scores.len().max(1);
+        if self.held + cost > self.limit {
             (self.scores, self.held) = (FxHashMap::default(), 0);
         }
-        self.held += scores.len();
+        self.held += cost;
         self.scores.entry(scope.to_string()).or_default().insert(word.to_string(), scores.clone());
         Ok(scores)
     }
@@ -319,6 +322,8 @@ fn merge(a: &[(i64, f64)], b: &[(i64, f64)]) -> Vec<(i64, f64)> {
 
 #[cfg(test)]
 mod tests {
+    use rustc_hash::FxHashMap;
+
     use super::{SearchCache, merge};
 
     /// The pool is FTS5's own ranking of the query `"w1" OR "w2" …`: the same chunks, the same scores to the
@@ -428,13 +433,16 @@ mod tests {
             let words = [format!("word{n}"), "common".to_string()];
             assert_eq!(cache.best_chunks(&conn, "1", &words, 5).unwrap().len(), 5);
             assert!(cache.held <= 100 + 200, "{} scores held after {n} queries", cache.held);
-            let held: usize = cache.scores.values().flat_map(|words| words.values()).map(|scores| scores.len()).sum();
+            let held: usize =
+                cache.scores.values().flat_map(|words| words.values()).map(|scores| scores.len().max(1)).sum();
             assert_eq!(cache.held, held);
         }
         let flood: Vec<String> = (0..super::HELD_FREQUENCIES + 10).map(|n| format!("flood{n}")).collect();
         cache.word_frequencies(&conn, &flood[..super::HELD_FREQUENCIES]).unwrap();
         assert_eq!(cache.word_frequencies(&conn, &flood[super::HELD_FREQUENCIES..]).unwrap(), [Some(0.0); 10]);
         assert!(cache.frequencies.len() <= super::HELD_FREQUENCIES, "{} counts held", cache.frequencies.len());
+        let lists: usize = cache.scores.values().map(FxHashMap::len).sum();
+        assert!(lists <= 100, "{lists} words' lists held after a flood of words no chunk holds");
     }
 
     /// A row read before is not read again, and a flood of rows never holds more than the limit's bytes.
