@@ -132,13 +132,8 @@ fn write_floor(table: &[(i64, String, Vec<f32>)]) -> Duration {
     let start = Instant::now();
     let file = std::fs::File::create(path).unwrap();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
-    let mut bytes = Vec::new();
     for (_, _, vector) in table {
-        bytes.clear();
-        for x in vector {
-            bytes.extend_from_slice(&x.to_le_bytes());
-        }
-        out.write_all(&bytes).unwrap();
+        out.write_all(bytemuck::cast_slice(vector)).unwrap();
     }
     out.flush().unwrap();
     drop(out);

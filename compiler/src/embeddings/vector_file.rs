@@ -229,13 +229,8 @@ pub fn write_base(
     quantized: bool,
 ) -> Result<(), VectorFileError> {
     let each = |each: &mut EachRow<'_>| {
-        let mut bytes = Vec::new();
         for (seq, path, vector) in rows {
-            bytes.clear();
-            for x in vector {
-                bytes.extend_from_slice(&x.to_le_bytes());
-            }
-            each(*seq, path.clone(), None, vector.len() as i64, &bytes);
+            each(*seq, path.clone(), None, vector.len() as i64, bytemuck::cast_slice(vector));
         }
         Ok(())
     };

@@ -172,6 +172,11 @@ fn quoted_word(word: &str) -> String {
     format!("\"{}\"", word.replace('"', "\"\""))
 }
 
+/// How the keyword ranking weighs an occurrence in each of the FTS5 table's columns (title, text,
+/// identifiers): `bm25()`'s arguments for the pool, and `kc_weighted_hits`' for a server's word scores, which
+/// must be the same for the two to rank alike.
+const COLUMN_WEIGHTS: &str = "2.0, 1.0, 0.5";
+
 /// The [`keyword_scope`] of a search that wants every kind and may read every source: every chunk.
 pub const EVERY_CHUNK_SCOPE: &str = "1 AND 1";
 
@@ -209,7 +214,7 @@ pub fn keyword_pool(
     // Rank on the FTS5 table alone and join only the pool: joining before the sort would join every match.
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {HIT_COLUMNS}, -top.score
-         FROM (SELECT rowid, bm25(chunks_fts, 2.0, 1.0, 0.5) AS score FROM chunks_fts
+         FROM (SELECT rowid, bm25(chunks_fts, {COLUMN_WEIGHTS}) AS score FROM chunks_fts
                WHERE chunks_fts MATCH ?1 AND {scope} ORDER BY score, rowid LIMIT ?2) AS top
          JOIN chunks c ON c.seq = top.rowid JOIN sources s ON s.id = c.source_id
          -- A chunk whose revision is not its source's current one could cite text that is gone.
@@ -229,7 +234,7 @@ pub fn keyword_pool(
 /// bit, when they are added from zero in the query's order, as FTS5 adds them.
 pub fn word_hits(conn: &Connection, scope: &str, word: &str) -> rusqlite::Result<Vec<(i64, f64)>> {
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT rowid, kc_weighted_hits(chunks_fts, 2.0, 1.0, 0.5) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND {scope}"
+        "SELECT rowid, kc_weighted_hits(chunks_fts, {COLUMN_WEIGHTS}) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND {scope}"
     ))?;
     let mut hits: Vec<(i64, f64)> =
         statement.query_map([quoted_word(word)], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;

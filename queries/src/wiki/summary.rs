@@ -170,9 +170,13 @@ const LEANING: &[&str] = &[
 /// refer to …") instead of saying something itself: no summary line, and an answer's last resort.
 #[must_use]
 pub fn sends_elsewhere(sentence: &str) -> bool {
-    // Compared at the start alone: lower-casing a whole sentence to read its first words is work thrown away.
-    let opens = |start: &str| sentence.get(..start.len()).is_some_and(|head| head.eq_ignore_ascii_case(start));
-    ["see ", "for more", "refer to", "check out", "consult "].into_iter().any(opens)
+    ["see ", "for more", "refer to", "check out", "consult "].into_iter().any(|start| opens_with(sentence, start))
+}
+
+/// Whether `sentence` opens with `start` in any case: compared at the start alone, since lower-casing a whole
+/// sentence to read its first words is work thrown away.
+fn opens_with(sentence: &str, start: &str) -> bool {
+    sentence.get(..start.len()).is_some_and(|head| head.eq_ignore_ascii_case(start))
 }
 
 /// Phrases that open a sentence leaning on the one before it, where their first word alone does not ("In
@@ -193,10 +197,7 @@ const LEANING_PHRASES: &[&str] = &[
 /// Whether a sentence opens with a word or a phrase that refers to what came before it.
 fn leans_on_previous(sentence: &str) -> bool {
     let first = sentence.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_lowercase();
-    let opens = |phrase: &&str| {
-        sentence.get(..phrase.len()).is_some_and(|head| head.eq_ignore_ascii_case(phrase))
-            && sentence[phrase.len()..].starts_with([',', ' ', ':'])
-    };
+    let opens = |phrase: &&str| opens_with(sentence, phrase) && sentence[phrase.len()..].starts_with([',', ' ', ':']);
     LEANING.contains(&first.as_str()) || LEANING_PHRASES.iter().any(opens)
 }
 

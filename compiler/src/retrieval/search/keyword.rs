@@ -242,7 +242,7 @@ impl<'a> Phrase<'a> {
         let read = words.iter().enumerate().map(|(at, word)| *places.entry(word.as_str()).or_insert(at)).collect();
         let mut firsts = [false; 256];
         for word in words {
-            firsts[usize::from(word.as_bytes().first().copied().unwrap_or_default())] = true;
+            firsts[first_byte(word)] = true;
         }
         Phrase { places, read, firsts }
     }
@@ -254,7 +254,7 @@ impl<'a> Phrase<'a> {
 
     /// A lowercased word of a text as the phrase reads it: its place in the query, or none.
     fn place(&self, word: &str) -> Option<usize> {
-        if !self.firsts[usize::from(word.as_bytes().first().copied().unwrap_or_default())] {
+        if !self.firsts[first_byte(word)] {
             return None;
         }
         self.places.get(word).copied()
@@ -265,6 +265,11 @@ impl<'a> Phrase<'a> {
         self.is_phrase()
             && text.windows(self.read.len()).any(|run| run.iter().zip(&self.read).all(|(word, at)| *word == Some(*at)))
     }
+}
+
+/// A word's first byte (0 for none), as [`Phrase`] tells the query's words apart by it.
+fn first_byte(word: &str) -> usize {
+    usize::from(word.as_bytes().first().copied().unwrap_or_default())
 }
 
 /// Applies the coverage and phrase boosts and records why the result matched.
