@@ -69,7 +69,10 @@ pub fn drift(conn: &Connection, output_dir: &Path, output_in_project: &str) -> r
     }
     let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     listed.extend(sources.iter().map(String::as_str));
-    drift.extend(leftovers(output_dir, &listed, &owned).into_iter().map(|path| Drift { path, state: "stale" }));
+    let on_disk = files_on_disk(output_dir);
+    drift.extend(
+        leftovers(output_dir, &on_disk, &listed, &owned).into_iter().map(|path| Drift { path, state: "stale" }),
+    );
     drift.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(drift)
 }
@@ -94,6 +97,73 @@ pub(super) fn file_stat(file: &Path, hash: &str) -> Option<FileStat> {
     let metadata = std::fs::metadata(file).ok()?;
     let mtime = metadata.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
     Some(FileStat { size: metadata.len(), mtime_ns: mtime.as_nanos(), hash: hash.to_string() })
+}
+
+/// A plain file's size and mtime (nanoseconds since the epoch), as [`file_stat`] reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DiskStat {
+    size: u64,
+    mtime_ns: u128,
+}
+
+impl DiskStat {
+    fn with_hash(self, hash: &str) -> FileStat {
+        FileStat { size: self.size, mtime_ns: self.mtime_ns, hash: hash.to_string() }
+    }
+}
+
+/// The plain files of the output folder itself and of its [`GENERATED_FOLDERS`], by path relative to the
+/// output folder (`/`-separated), each with its size and mtime (none before the epoch): one walk, each
+/// file's stat taken relative to its folder's descriptor. A sync used to walk the folders for leftovers and
+/// then stat each artifact by its whole path, which walked the output folder's path again for every file
+/// (docs/performance.md). Links, and what lies behind them, are not listed: the tool writes and removes
+/// only plain files reached through no link. Names that are not UTF-8 are no artifact's and no temporary's,
+/// and are not listed either.
+pub(super) fn files_on_disk(output_dir: &Path) -> HashMap<String, Option<DiskStat>> {
+    use rustix::fs::{CWD, Mode, OFlags, openat};
+    let mut found = HashMap::new();
+    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if let Ok(top) = openat(CWD, output_dir, folder, Mode::empty()) {
+        walk_folder(&top, "", &mut found);
+    }
+    found
+}
+
+/// Lists `folder`'s plain files into `found`, under `prefix`, and walks its subfolders: at the output folder
+/// (`prefix` empty) only the [`GENERATED_FOLDERS`].
+fn walk_folder(folder: &rustix::fd::OwnedFd, prefix: &str, found: &mut HashMap<String, Option<DiskStat>>) {
+    use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, openat, statat};
+    let Ok(mut entries) = Dir::read_from(folder) else { return };
+    while let Some(Ok(entry)) = entries.read() {
+        let Ok(name) = entry.file_name().to_str() else { continue };
+        if name == "." || name == ".." {
+            continue;
+        }
+        let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") };
+        let mut kind = entry.file_type();
+        let mut stat = None;
+        // A file system that does not say an entry's type in the folder's listing is asked per entry.
+        if kind == FileType::Unknown || kind == FileType::RegularFile {
+            let Ok(read) = statat(folder, name, AtFlags::SYMLINK_NOFOLLOW) else { continue };
+            kind = FileType::from_raw_mode(read.st_mode);
+            stat = Some(read);
+        }
+        match (kind, stat) {
+            (FileType::RegularFile, Some(stat)) => {
+                // An mtime before the epoch has no stat, as `file_stat` gives none: such a file is read.
+                let seconds = u128::try_from(stat.st_mtime).ok();
+                let mtime_ns = seconds.map(|seconds| seconds * 1_000_000_000 + stat.st_mtime_nsec as u128);
+                found.insert(path, mtime_ns.map(|mtime_ns| DiskStat { size: stat.st_size as u64, mtime_ns }));
+            }
+            (FileType::Directory, _) if !prefix.is_empty() || GENERATED_FOLDERS.contains(&name) => {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                if let Ok(subfolder) = openat(folder, name, flags, Mode::empty()) {
+                    walk_folder(&subfolder, &path, found);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 pub(super) fn read_stat_cache(output_dir: &Path) -> HashMap<String, FileStat> {
@@ -133,32 +203,29 @@ pub(super) fn looks_written_by_us(path: &str, bytes: &[u8]) -> bool {
 }
 
 /// Files in the generated folders that the index does not list and that a build may remove: generated
-/// files of artifacts the index dropped, and temporary files a killed build left. `listed` holds the
-/// artifacts and the hand-written pages the index has as sources, which are not read at all; any other file
-/// of the user's is read and stays. Sorted, relative to the output folder.
-pub(super) fn leftovers(output_dir: &Path, listed: &HashSet<&str>, owned: &HashMap<String, FileStat>) -> Vec<String> {
-    let mut found = Vec::new();
-    for folder in GENERATED_FOLDERS {
-        files_under(output_dir, folder, &mut found);
-    }
-    // The stat cache's own temporary file, and a declared kind's file (`llms.txt`), sit in the output folder
-    // itself.
-    if let Ok(entries) = std::fs::read_dir(output_dir) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let ours = is_temporary(&name) || declared_kind_at(&name).is_some();
-            if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
-                found.push(name);
-            }
-        }
-    }
-    let mut leftovers: Vec<String> = found
-        .into_iter()
+/// files of artifacts the index dropped, and temporary files a killed build left. `on_disk` is what
+/// [`files_on_disk`] found; `listed` holds the artifacts and the hand-written pages the index has as sources,
+/// which are not read at all; any other file of the user's is read and stays. Sorted, relative to the output
+/// folder.
+pub(super) fn leftovers(
+    output_dir: &Path,
+    on_disk: &HashMap<String, Option<DiskStat>>,
+    listed: &HashSet<&str>,
+    owned: &HashMap<String, FileStat>,
+) -> Vec<String> {
+    let mut leftovers: Vec<String> = on_disk
+        .keys()
         .filter(|path| !listed.contains(path.as_str()))
         .filter(|path| {
             let name = path.rsplit('/').next().unwrap_or(path);
-            is_temporary(name) || std::fs::read(output_dir.join(path)).is_ok_and(|b| may_delete(path, &b, owned))
+            // The output folder itself holds the user's files too: only the stat cache's temporary and a
+            // declared kind's file (`llms.txt`) there are ever ours.
+            let at_top = !path.contains('/');
+            (!at_top || is_temporary(name) || declared_kind_at(name).is_some())
+                && (is_temporary(name)
+                    || std::fs::read(output_dir.join(path.as_str())).is_ok_and(|b| may_delete(path, &b, owned)))
         })
+        .cloned()
         .collect();
     leftovers.sort();
     leftovers
@@ -170,21 +237,6 @@ pub(super) fn is_temporary(name: &str) -> bool {
         .and_then(|rest| rest.strip_suffix(".tmp"))
         .and_then(|rest| rest.rsplit_once('.'))
         .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The files below `output_dir/folder`, relative to `output_dir`, `/`-separated. Symlinks are not
-/// followed: the output folder holds no links of the tool's.
-pub(super) fn files_under(output_dir: &Path, folder: &str, found: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(output_dir.join(folder)) else { return };
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else { continue };
-        let path = format!("{folder}/{}", entry.file_name().to_string_lossy());
-        if kind.is_dir() {
-            files_under(output_dir, &path, found);
-        } else if kind.is_file() {
-            found.push(path);
-        }
-    }
 }
 
 /// Makes the generated files match the index: removes generated files the index no longer lists (and the
@@ -204,10 +256,11 @@ pub fn sync_files(
 ) -> Result<Vec<String>, std::io::Error> {
     let artifacts = crate::store::catalog_objects(conn).map_err(std::io::Error::other)?;
     let cached = read_stat_cache(output_dir);
+    let on_disk = files_on_disk(output_dir);
     let sources = store::sources_under(conn, output_in_project).map_err(std::io::Error::other)?;
     let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     listed.extend(sources.iter().map(String::as_str));
-    for path in leftovers(output_dir, &listed, &cached) {
+    for path in leftovers(output_dir, &on_disk, &listed, &cached) {
         crate::failpoint("unlink");
         // The index may come from a pull or a commit, and a link planted in `wiki/` may lead out: a file is
         // written or removed only at a plain path reached through no link.
@@ -220,7 +273,7 @@ pub fn sync_files(
     for artifact in &artifacts {
         let counters = counters.of(&artifact.kind);
         let file = output_dir.join(&artifact.path);
-        let now = file_stat(&file, &artifact.hash);
+        let now = on_disk.get(&artifact.path).copied().flatten().map(|stat| stat.with_hash(&artifact.hash));
         let cached_stat = cached.get(&artifact.path);
         if let Some(now) = now.as_ref().filter(|now| cached_stat == Some(*now)) {
             counters.unchanged += 1;
@@ -395,6 +448,35 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    /// The walk lists the generated folders' plain files and the output folder's own, each with the size and
+    /// mtime `file_stat` reads through the whole path (the stat cache compares the two), and nothing behind
+    /// a link or outside the generated folders.
+    #[test]
+    fn the_walk_lists_plain_files_with_the_stat_a_path_gives() {
+        let output = tempfile::tempdir().unwrap();
+        let root = output.path();
+        for (path, text) in
+            [("wiki/a.md", "a"), ("wiki/section/b.md", "bb"), ("indexes/c.json", "{}"), ("llms.txt", "l")]
+        {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+        std::fs::write(root.join("elsewhere/d.md"), "d").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("e.md"), "e").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("e.md"), root.join("wiki/linked.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("wiki/linked-folder")).unwrap();
+
+        let found = super::files_on_disk(root);
+        let mut paths: Vec<&str> = found.keys().map(String::as_str).collect();
+        paths.sort_unstable();
+        assert_eq!(paths, ["indexes/c.json", "llms.txt", "wiki/a.md", "wiki/section/b.md"]);
+        for (path, stat) in &found {
+            assert_eq!(stat.map(|stat| stat.with_hash("h")), super::file_stat(&root.join(path), "h"), "{path}");
+        }
     }
 
     /// A link planted where the temporary goes is not written through.
