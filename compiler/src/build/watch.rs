@@ -20,6 +20,10 @@ use crate::config::{ConfigError, Project};
 /// How long the tree must stay quiet before a build starts: an editor's save is often several events (a
 /// temporary file, a rename), which come within a millisecond of each other.
 const QUIET: Duration = Duration::from_millis(2);
+/// How long it must stay quiet once every file the burst wrote is closed (or renamed into place, or
+/// removed): the writers are done, and waiting out [`QUIET`] would only add to each edit's latency. Where
+/// the watcher reports no closes (not inotify), a burst never settles and waits [`QUIET`].
+const SETTLED: Duration = Duration::from_micros(500);
 /// The longest a burst of events may delay a build.
 const MOST_DELAY: Duration = Duration::from_millis(250);
 
@@ -167,12 +171,13 @@ fn next_changes(
     let mut changed = BTreeSet::new();
     let mut complete = true;
     let mut started = None;
+    let mut writers = Writers::default();
     loop {
         let event = match started {
             None => events.recv().ok()?,
             Some(at) => {
                 let left = MOST_DELAY.saturating_sub(Instant::elapsed(&at));
-                match events.recv_timeout(QUIET.min(left)) {
+                match events.recv_timeout(writers.quiet(complete).min(left)) {
                     Ok(event) => event,
                     Err(RecvTimeoutError::Timeout) => {
                         return Some(Burst { paths: changed.into_iter().collect(), complete, started: at });
@@ -183,11 +188,19 @@ fn next_changes(
         };
         // An error from the watcher, or its word that it lost events (an overflowed queue), may hide changes:
         // rebuild, walking the project.
-        let paths = match event {
-            Ok(event) if event.need_rescan() => Vec::new(),
-            Ok(event) if matters(&event.kind) => event.paths,
+        let (paths, kind) = match event {
+            Ok(event) if event.need_rescan() => (Vec::new(), None),
+            Ok(event) if matters(&event.kind) => (event.paths, Some(event.kind)),
+            Ok(event) if closed_after_writing(&event.kind) => {
+                for path in &event.paths {
+                    if let Some(relative) = relevant(path, root, output_dir, generated) {
+                        writers.closed(&relative);
+                    }
+                }
+                continue;
+            }
             Ok(_) => continue,
-            Err(_) => Vec::new(),
+            Err(_) => (Vec::new(), None),
         };
         if paths.is_empty() {
             complete = false;
@@ -200,10 +213,46 @@ fn next_changes(
             }
             if let Some(relative) = relevant(&path, root, output_dir, generated) {
                 started.get_or_insert_with(Instant::now);
+                writers.changed(kind.as_ref(), &relative);
                 changed.insert(relative);
             }
         }
     }
+}
+
+/// The changed paths of a burst still open for writing: created or written, not yet closed.
+#[derive(Default)]
+struct Writers(HashSet<String>);
+
+impl Writers {
+    /// A change to `path`: a file created or written is open until its writer closes it; one renamed into
+    /// place or removed is held by no writer.
+    fn changed(&mut self, kind: Option<&notify::EventKind>, path: &str) {
+        use notify::event::{CreateKind, ModifyKind};
+        if matches!(
+            kind,
+            Some(notify::EventKind::Create(CreateKind::File) | notify::EventKind::Modify(ModifyKind::Data(_)))
+        ) {
+            self.0.insert(path.to_string());
+        } else {
+            self.0.remove(path);
+        }
+    }
+
+    fn closed(&mut self, path: &str) {
+        self.0.remove(path);
+    }
+
+    /// How long the tree must stay quiet before the build: [`SETTLED`] once every writer is done and the
+    /// watcher lost nothing, else [`QUIET`].
+    fn quiet(&self, complete: bool) -> Duration {
+        if self.0.is_empty() && complete { SETTLED } else { QUIET }
+    }
+}
+
+/// Whether an event says a writer closed a file it wrote.
+fn closed_after_writing(kind: &notify::EventKind) -> bool {
+    matches!(kind, notify::EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write)))
 }
 
 /// Whether an event can change what a build reads: creating, writing, renaming or removing, not reading.
@@ -236,4 +285,38 @@ fn relevant(path: &Path, root: &Path, output_dir: &Path, generated: &HashSet<Str
         }
     }
     Some(as_text(relative))
+}
+
+#[cfg(test)]
+mod tests {
+    use notify::EventKind;
+    use notify::event::{CreateKind, DataChange, ModifyKind, RemoveKind, RenameMode};
+
+    use super::{QUIET, SETTLED, Writers};
+
+    /// A burst waits out [`QUIET`] while a file it wrote is open, and only [`SETTLED`] once every writer
+    /// closed its file (or the file was renamed into place or removed); a burst whose watcher lost events
+    /// always waits [`QUIET`].
+    #[test]
+    fn a_burst_settles_once_every_file_it_wrote_is_closed() {
+        let mut writers = Writers::default();
+        writers.changed(Some(&EventKind::Create(CreateKind::File)), "a.md");
+        writers.changed(Some(&EventKind::Modify(ModifyKind::Data(DataChange::Any))), "a.md");
+        writers.changed(Some(&EventKind::Modify(ModifyKind::Data(DataChange::Any))), "b.md");
+        assert_eq!(writers.quiet(true), QUIET, "both open");
+        writers.closed("a.md");
+        assert_eq!(writers.quiet(true), QUIET, "b.md still open");
+        writers.closed("b.md");
+        assert_eq!(writers.quiet(true), SETTLED);
+        assert_eq!(writers.quiet(false), QUIET, "events were lost");
+
+        writers.changed(Some(&EventKind::Modify(ModifyKind::Data(DataChange::Any))), "c.md");
+        writers.changed(Some(&EventKind::Modify(ModifyKind::Name(RenameMode::To))), "c.md");
+        assert_eq!(writers.quiet(true), SETTLED, "renamed into place");
+        writers.changed(Some(&EventKind::Create(CreateKind::File)), "d.md");
+        writers.changed(Some(&EventKind::Remove(RemoveKind::File)), "d.md");
+        assert_eq!(writers.quiet(true), SETTLED, "removed");
+        writers.changed(Some(&EventKind::Create(CreateKind::Folder)), "folder");
+        assert_eq!(writers.quiet(true), SETTLED, "a folder is written by no one");
+    }
 }
