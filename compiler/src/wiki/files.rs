@@ -120,31 +120,34 @@ impl DiskStat {
 /// only plain files reached through no link. Names that are not UTF-8 are no artifact's and no temporary's,
 /// and are not listed either.
 pub(super) fn files_on_disk(output_dir: &Path) -> HashMap<String, Option<DiskStat>> {
-    use rustix::fs::{CWD, Mode, OFlags, openat};
+    use rustix::fs::{CWD, Dir, Mode, OFlags, openat};
     let mut found = HashMap::new();
     let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    if let Ok(top) = openat(CWD, output_dir, folder, Mode::empty()) {
-        walk_folder(&top, "", &mut found);
+    if let Ok(top) = openat(CWD, output_dir, folder, Mode::empty()).and_then(Dir::new) {
+        walk_folder(top, "", &mut found);
     }
     found
 }
 
 /// Lists `folder`'s plain files into `found`, under `prefix`, and walks its subfolders: at the output folder
 /// (`prefix` empty) only the [`GENERATED_FOLDERS`].
-fn walk_folder(folder: &rustix::fd::OwnedFd, prefix: &str, found: &mut HashMap<String, Option<DiskStat>>) {
+fn walk_folder(mut entries: rustix::fs::Dir, prefix: &str, found: &mut HashMap<String, Option<DiskStat>>) {
     use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, openat, statat};
-    let Ok(mut entries) = Dir::read_from(folder) else { return };
+    // The listing first, then each entry's stat through the folder's own descriptor (no second open).
+    let mut listed: Vec<(String, FileType)> = Vec::new();
     while let Some(Ok(entry)) = entries.read() {
         let Ok(name) = entry.file_name().to_str() else { continue };
-        if name == "." || name == ".." {
-            continue;
+        if name != "." && name != ".." {
+            listed.push((name.to_string(), entry.file_type()));
         }
-        let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") };
-        let mut kind = entry.file_type();
+    }
+    let Ok(folder) = entries.fd() else { return };
+    for (name, mut kind) in listed {
+        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
         let mut stat = None;
         // A file system that does not say an entry's type in the folder's listing is asked per entry.
         if kind == FileType::Unknown || kind == FileType::RegularFile {
-            let Ok(read) = statat(folder, name, AtFlags::SYMLINK_NOFOLLOW) else { continue };
+            let Ok(read) = statat(folder, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) else { continue };
             kind = FileType::from_raw_mode(read.st_mode);
             stat = Some(read);
         }
@@ -155,10 +158,10 @@ fn walk_folder(folder: &rustix::fd::OwnedFd, prefix: &str, found: &mut HashMap<S
                 let mtime_ns = seconds.map(|seconds| seconds * 1_000_000_000 + stat.st_mtime_nsec as u128);
                 found.insert(path, mtime_ns.map(|mtime_ns| DiskStat { size: stat.st_size as u64, mtime_ns }));
             }
-            (FileType::Directory, _) if !prefix.is_empty() || GENERATED_FOLDERS.contains(&name) => {
+            (FileType::Directory, _) if !prefix.is_empty() || GENERATED_FOLDERS.contains(&name.as_str()) => {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                if let Ok(subfolder) = openat(folder, name, flags, Mode::empty()) {
-                    walk_folder(&subfolder, &path, found);
+                if let Ok(subfolder) = openat(folder, name.as_str(), flags, Mode::empty()).and_then(Dir::new) {
+                    walk_folder(subfolder, &path, found);
                 }
             }
             _ => {}
