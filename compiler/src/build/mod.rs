@@ -188,6 +188,8 @@ impl Compiler {
         let queries_before = self.db.executed_queries();
         let by_query_before = self.db.executed_by_query();
         let (templates, output_dir, _lock) = prepare_output(project, reporter)?;
+        // The generated files' stats, for the file sync at the end, taken beside the build's own work.
+        let on_disk = wiki::DiskWalk::start(&output_dir);
         let index = output_dir.join(DB_FILE);
         let mut stages = StageTimes::default();
         let mut stage_clock = Instant::now();
@@ -240,7 +242,7 @@ impl Compiler {
             stage_clock = written.rows_done;
             fresh_files = written.fresh_files;
         }
-        let mut postgres = follow_index(&store, project, &fresh_files, &prior, &mut summary)?;
+        let mut postgres = follow_index(&store, project, &fresh_files, on_disk, &prior, &mut summary)?;
         summary.queries.executed = self.db.executed_queries() - queries_before;
         summary.queries.by_query = self.executed_since(&by_query_before);
         stages.write = lap(&mut stage_clock);
@@ -437,6 +439,7 @@ fn follow_index(
     store: &Store,
     project: &Project,
     fresh_files: &HashMap<String, Arc<str>>,
+    on_disk: wiki::DiskWalk,
     prior: &Prior,
     summary: &mut BuildSummary,
 ) -> Result<Option<PgStore>, BuildError> {
@@ -452,6 +455,7 @@ fn follow_index(
         &output_dir,
         &output_in_project,
         fresh_files,
+        on_disk,
         wiki::FileCounters { pages: &mut summary.pages, shards: &mut summary.shards, declared: &mut summary.artifacts },
     )
     .map_err(files_failed)?;

@@ -129,6 +129,28 @@ pub(super) fn files_on_disk(output_dir: &Path) -> HashMap<String, Option<DiskSta
     found
 }
 
+/// [`files_on_disk`] walked on its own thread while the build derives what the files should hold, so the
+/// walk costs a build no time where a second core is free. Nothing but the sync writes the generated folders
+/// (the build holds the writer lock), so the walk finds what the sync would.
+pub struct DiskWalk(Option<std::thread::JoinHandle<HashMap<String, Option<DiskStat>>>>);
+
+impl DiskWalk {
+    /// Starts walking `output_dir`; where no thread can be started, the sync walks it itself.
+    #[must_use]
+    pub fn start(output_dir: &Path) -> DiskWalk {
+        let output_dir = output_dir.to_path_buf();
+        DiskWalk(std::thread::Builder::new().name("disk-walk".into()).spawn(move || files_on_disk(&output_dir)).ok())
+    }
+
+    /// What the walk found (a panic in it is the caller's).
+    fn finish(self, output_dir: &Path) -> HashMap<String, Option<DiskStat>> {
+        match self.0 {
+            Some(walk) => walk.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => files_on_disk(output_dir),
+        }
+    }
+}
+
 /// Lists `folder`'s plain files into `found`, under `prefix`, and walks its subfolders: at the output folder
 /// (`prefix` empty) only the [`GENERATED_FOLDERS`].
 fn walk_folder(mut entries: rustix::fs::Dir, prefix: &str, found: &mut HashMap<String, Option<DiskStat>>) {
@@ -255,11 +277,12 @@ pub fn sync_files(
     output_dir: &Path,
     output_in_project: &str,
     fresh: &HashMap<String, std::sync::Arc<str>>,
+    on_disk: DiskWalk,
     mut counters: FileCounters<'_>,
 ) -> Result<Vec<String>, std::io::Error> {
     let artifacts = crate::store::catalog_objects(conn).map_err(std::io::Error::other)?;
     let cached = read_stat_cache(output_dir);
-    let on_disk = files_on_disk(output_dir);
+    let on_disk = on_disk.finish(output_dir);
     let sources = store::sources_under(conn, output_in_project).map_err(std::io::Error::other)?;
     let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     listed.extend(sources.iter().map(String::as_str));
@@ -319,17 +342,28 @@ pub fn sync_files(
             stats.push((artifact.path.clone(), stat));
         }
     }
+    write_stat_cache(&mut spares, output_dir, &stats, &cached)?;
+    spares.remove()?;
+    Ok(blocked)
+}
+
+/// Writes the stat cache when the files' `stats` differ from the `cached` ones.
+fn write_stat_cache(
+    spares: &mut Spares,
+    output_dir: &Path,
+    stats: &[(String, FileStat)],
+    cached: &HashMap<String, FileStat>,
+) -> Result<(), std::io::Error> {
     let changed = stats.len() != cached.len() || stats.iter().any(|(path, stat)| cached.get(path) != Some(stat));
     if changed {
         let mut text = String::new();
-        for (path, stat) in &stats {
+        for (path, stat) in stats {
             text.push_str(&format!("{path}\t{}\t{}\t{}\n", stat.size, stat.mtime_ns, stat.hash));
         }
         crate::failpoint("stat-cache");
         spares.write(&output_dir.join(STAT_CACHE), &text)?;
     }
-    spares.remove()?;
-    Ok(blocked)
+    Ok(())
 }
 
 /// Removes the folders above a removed file that it left empty (a section no page is in any more), up to
