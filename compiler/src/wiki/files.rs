@@ -129,24 +129,30 @@ pub(super) fn files_on_disk(output_dir: &Path) -> HashMap<String, Option<DiskSta
     found
 }
 
-/// [`files_on_disk`] walked on its own thread while the build derives what the files should hold, so the
-/// walk costs a build no time where a second core is free. Nothing but the sync writes the generated folders
-/// (the build holds the writer lock), so the walk finds what the sync would.
-pub struct DiskWalk(Option<std::thread::JoinHandle<HashMap<String, Option<DiskStat>>>>);
+/// What is on the disk before a sync: the stat cache as the last sync left it and the files
+/// [`files_on_disk`] finds.
+type OnDisk = (HashMap<String, FileStat>, HashMap<String, Option<DiskStat>>);
+
+/// The stat cache read and [`files_on_disk`] walked on their own thread while the build derives what the
+/// files should hold, so they cost a build no time where a second core is free. Nothing but the sync writes
+/// the generated folders and the stat cache (the build holds the writer lock), so the walk finds what the
+/// sync would.
+pub struct DiskWalk(Option<std::thread::JoinHandle<OnDisk>>);
 
 impl DiskWalk {
-    /// Starts walking `output_dir`; where no thread can be started, the sync walks it itself.
+    /// Starts reading `output_dir`; where no thread can be started, the sync reads it itself.
     #[must_use]
     pub fn start(output_dir: &Path) -> DiskWalk {
         let output_dir = output_dir.to_path_buf();
-        DiskWalk(std::thread::Builder::new().name("disk-walk".into()).spawn(move || files_on_disk(&output_dir)).ok())
+        let read = move || (read_stat_cache(&output_dir), files_on_disk(&output_dir));
+        DiskWalk(std::thread::Builder::new().name("disk-walk".into()).spawn(read).ok())
     }
 
     /// What the walk found (a panic in it is the caller's).
-    fn finish(self, output_dir: &Path) -> HashMap<String, Option<DiskStat>> {
+    fn finish(self, output_dir: &Path) -> OnDisk {
         match self.0 {
             Some(walk) => walk.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            None => files_on_disk(output_dir),
+            None => (read_stat_cache(output_dir), files_on_disk(output_dir)),
         }
     }
 }
@@ -281,8 +287,7 @@ pub fn sync_files(
     mut counters: FileCounters<'_>,
 ) -> Result<Vec<String>, std::io::Error> {
     let artifacts = crate::store::catalog_objects(conn).map_err(std::io::Error::other)?;
-    let cached = read_stat_cache(output_dir);
-    let on_disk = on_disk.finish(output_dir);
+    let (cached, on_disk) = on_disk.finish(output_dir);
     let sources = store::sources_under(conn, output_in_project).map_err(std::io::Error::other)?;
     let mut listed: HashSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     listed.extend(sources.iter().map(String::as_str));
