@@ -100,11 +100,20 @@ pub fn named_sources(
     wanted: &std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>,
 ) -> rusqlite::Result<Vec<NamedSource>> {
     let mut blob_of = conn.prepare_cached("SELECT signals FROM concept_signals WHERE source_id = ?1")?;
-    let mut named = Vec::new();
-    for (path, indexes) in wanted {
-        let Some((id, row)) = catalog_row(conn, field, path)? else { continue };
+    // The rows in one statement, the paths as one JSON array: an edit's pages may name hundreds of sources,
+    // and a statement a path cost about as much again as the lookups themselves.
+    let paths = serde_json::to_string(&wanted.keys().collect::<Vec<_>>()).expect("paths serialize");
+    let rows: Vec<(i64, CatalogRow)> = conn
+        .prepare_cached(&format!(
+            "{CATALOG_SOURCES} WHERE path IN (SELECT value FROM json_each(?2)) AND {} ORDER BY path",
+            quotable_condition()
+        ))?
+        .query_map(params![field, paths], read_catalog_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut named = Vec::with_capacity(rows.len());
+    for (id, row) in rows {
         let mut signals = Vec::new();
-        if !indexes.is_empty()
+        if let Some(indexes) = wanted.get(&row.path).filter(|indexes| !indexes.is_empty())
             && let Some(blob) = blob_of.query([id])?.next()?
         {
             signals = super::signals::decode_at(blob.get_ref(0)?.as_blob()?, indexes)?;
