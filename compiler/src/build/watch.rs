@@ -225,17 +225,20 @@ fn next_changes(
 struct Writers(HashSet<String>);
 
 impl Writers {
-    /// A change to `path`: a file created or written is open until its writer closes it; one renamed into
-    /// place or removed is held by no writer.
+    /// A change to `path`: a file renamed into place or removed is held by no writer, nor is a folder made;
+    /// any other change (a file created or written) is open until its writer closes it, so a watcher that
+    /// reports no closes never settles a burst.
     fn changed(&mut self, kind: Option<&notify::EventKind>, path: &str) {
+        use notify::EventKind::{Create, Modify, Remove};
         use notify::event::{CreateKind, ModifyKind};
-        if matches!(
-            kind,
-            Some(notify::EventKind::Create(CreateKind::File) | notify::EventKind::Modify(ModifyKind::Data(_)))
-        ) {
-            self.0.insert(path.to_string());
-        } else {
-            self.0.remove(path);
+        match kind {
+            Some(Remove(_) | Modify(ModifyKind::Name(_))) => {
+                self.0.remove(path);
+            }
+            Some(Create(CreateKind::Folder)) => {}
+            _ => {
+                self.0.insert(path.to_string());
+            }
         }
     }
 
@@ -318,5 +321,7 @@ mod tests {
         assert_eq!(writers.quiet(true), SETTLED, "removed");
         writers.changed(Some(&EventKind::Create(CreateKind::Folder)), "folder");
         assert_eq!(writers.quiet(true), SETTLED, "a folder is written by no one");
+        writers.changed(Some(&EventKind::Modify(ModifyKind::Any)), "e.md");
+        assert_eq!(writers.quiet(true), QUIET, "a change of no known kind waits for its close");
     }
 }
