@@ -362,3 +362,62 @@ fn a_query_past_the_term_cap_says_so() {
     assert!(test.search("foo")["terms_dropped"].is_null(), "a short query says nothing");
     assert!(test.ok(&["search", &long]).contains("only its first 32 were"));
 }
+
+/// Runs `knowledge ARGS` and waits at most a minute for it: a build that blocks reading a named pipe would
+/// otherwise hang the test suite rather than fail it.
+fn run_within_a_minute(test: &CliTest, args: &[&str]) -> std::process::Output {
+    let child = test.command(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn();
+    let mut child = child.expect("run knowledge");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("`knowledge {}` still running after a minute", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+// A hostile pass on the file sync (2026-12-06): a named pipe or a link planted where a generated page goes is
+// never read (a pipe blocked the build forever) nor written through; the build finishes, says it did not
+// write there, `--check` calls it blocked, and once it is gone the page is written again.
+#[test]
+fn a_pipe_or_a_link_where_a_page_goes_is_neither_read_nor_replaced() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
+    test.write("docs/b.md", "# B\n\nAlso [[Foo]].\n");
+    test.build();
+    let page = test.path(".hasna/knowledge/wiki/general/foo.md");
+    let written = std::fs::read_to_string(&page).unwrap();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), "theirs").unwrap();
+    let pipe = |path: &std::path::Path| {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+    };
+    let link = |path: &std::path::Path| std::os::unix::fs::symlink(outside.path(), path).unwrap();
+    for (what, plant) in [("a named pipe", &pipe as &dyn Fn(&std::path::Path)), ("a link", &link)] {
+        std::fs::remove_file(&page).unwrap();
+        plant(&page);
+        // An edit makes the build compare the page's file with what it should hold.
+        test.write("docs/b.md", format!("# B\n\nAlso [[Foo]], with {what}.\n"));
+        let output = run_within_a_minute(&test, &["build"]);
+        assert!(output.status.success(), "{what}: {}", stderr(&output));
+        assert!(stderr(&output).contains("not writing `wiki/general/foo.md`"), "{what}: {}", stderr(&output));
+        let check = run_within_a_minute(&test, &["build", "--check"]);
+        assert!(stdout(&check).contains("blocked: wiki/general/foo.md"), "{what}: {}", stdout(&check));
+        assert!(!std::fs::symlink_metadata(&page).unwrap().is_file(), "{what} is left in place");
+        assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "theirs");
+        std::fs::remove_file(&page).unwrap();
+        test.build();
+        let back = std::fs::read_to_string(&page).unwrap();
+        assert!(back.contains("Foo") && back.lines().next() == written.lines().next(), "{what}: the page is back");
+    }
+}

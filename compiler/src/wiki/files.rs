@@ -58,12 +58,13 @@ pub fn drift(conn: &Connection, output_dir: &Path, output_in_project: &str) -> r
     let sources = store::sources_under(conn, output_in_project)?;
     for artifact in &artifacts {
         let Some(text) = artifact.text(conn)? else { continue };
-        match std::fs::read(output_dir.join(&artifact.path)) {
-            Ok(bytes) if bytes == text.as_bytes() => {}
-            Ok(bytes) if !may_replace(&artifact.path, &bytes, &owned) => {
+        match read_plain(&output_dir.join(&artifact.path)) {
+            Ok(Some(bytes)) if bytes == text.as_bytes() => {}
+            Ok(Some(bytes)) if !may_replace(&artifact.path, &bytes, &owned) => {
                 drift.push(Drift { path: artifact.path.clone(), state: "blocked" });
             }
-            Ok(_) => drift.push(Drift { path: artifact.path.clone(), state: "modified" }),
+            Ok(None) => drift.push(Drift { path: artifact.path.clone(), state: "blocked" }),
+            Ok(Some(_)) => drift.push(Drift { path: artifact.path.clone(), state: "modified" }),
             Err(_) => drift.push(Drift { path: artifact.path.clone(), state: "missing" }),
         }
     }
@@ -195,6 +196,28 @@ fn walk_folder(mut entries: rustix::fs::Dir, prefix: &str, found: &mut HashMap<S
             _ => {}
         }
     }
+}
+
+/// The bytes of the plain file at `file`; `Ok(None)` when something else is in its place (a link, a named
+/// pipe, a folder), which the tool never reads nor replaces: a pipe planted where a page goes would block a
+/// read forever. Opened without following a link at its name and without waiting on a pipe, and told
+/// apart by the opened file's own type, so nothing can be swapped in between.
+fn read_plain(file: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use rustix::fs::{CWD, FileType, Mode, OFlags, fstat, openat};
+    use std::io::Read;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let opened = match openat(CWD, file, flags, Mode::empty()) {
+        Ok(opened) => opened,
+        // A link at the name (`ELOOP`; FreeBSD says `EMLINK`) is something else in its place.
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::MLINK) => return Ok(None),
+        Err(error) => return Err(error.into()),
+    };
+    if FileType::from_raw_mode(fstat(&opened)?.st_mode) != FileType::RegularFile {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(opened).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
 }
 
 pub(super) fn read_stat_cache(output_dir: &Path) -> HashMap<String, FileStat> {
@@ -332,9 +355,13 @@ pub fn sync_files(
             }
             continue;
         }
-        match std::fs::read(&file) {
-            Ok(bytes) if bytes == text.as_bytes() => counters.unchanged += 1,
-            Ok(bytes) if !may_replace(&artifact.path, &bytes, &cached) => {
+        match read_plain(&file) {
+            Ok(Some(bytes)) if bytes == text.as_bytes() => counters.unchanged += 1,
+            Ok(Some(bytes)) if !may_replace(&artifact.path, &bytes, &cached) => {
+                blocked.push(artifact.path.clone());
+                continue;
+            }
+            Ok(None) => {
                 blocked.push(artifact.path.clone());
                 continue;
             }
