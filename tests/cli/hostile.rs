@@ -421,3 +421,21 @@ fn a_pipe_or_a_link_where_a_page_goes_is_neither_read_nor_replaced() {
         assert!(back.contains("Foo") && back.lines().next() == written.lines().next(), "{what}: the page is back");
     }
 }
+
+// The same pass: a named pipe in the stat cache's place blocked every build forever; it is no cache, and the
+// build writes the cache in its place.
+#[test]
+fn a_pipe_in_the_stat_caches_place_is_no_cache() {
+    let test = CliTest::new();
+    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
+    test.write("docs/b.md", "# B\n\nAlso [[Foo]].\n");
+    test.build();
+    let cache = test.path(".hasna/knowledge/artifacts.stat");
+    std::fs::remove_file(&cache).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, &cache, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0).unwrap();
+    test.write("docs/b.md", "# B\n\nAlso [[Foo]], again.\n");
+    let output = run_within_a_minute(&test, &["build"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(std::fs::symlink_metadata(&cache).unwrap().is_file(), "the cache is a plain file again");
+    assert_eq!(run_within_a_minute(&test, &["build", "--check"]).status.code(), Some(0));
+}

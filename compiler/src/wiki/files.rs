@@ -221,7 +221,9 @@ fn read_plain(file: &Path) -> std::io::Result<Option<Vec<u8>>> {
 }
 
 pub(super) fn read_stat_cache(output_dir: &Path) -> HashMap<String, FileStat> {
-    let text = std::fs::read_to_string(output_dir.join(STAT_CACHE)).unwrap_or_default();
+    // Read as any generated file is: a pipe or a link in its place is no cache.
+    let bytes = read_plain(&output_dir.join(STAT_CACHE)).ok().flatten().unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     text.lines()
         .filter_map(|line| {
             let mut fields = line.split('\t');
@@ -455,7 +457,8 @@ impl Spares {
     }
 }
 
-/// Writes `text` to `path`, truncating a file there, but never through a symbolic link planted at `path`.
+/// Writes `text` to `path`, truncating a file there, but never through a symbolic link planted at `path`, nor
+/// waiting on a named pipe there (opening one fails).
 fn write_not_following(path: &Path, text: &str) -> Result<(), std::io::Error> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
@@ -463,7 +466,7 @@ fn write_not_following(path: &Path, text: &str) -> Result<(), std::io::Error> {
         .write(true)
         .create(true)
         .truncate(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits().cast_signed())
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits().cast_signed())
         .open(path)?;
     file.write_all(text.as_bytes())
 }
@@ -517,6 +520,20 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    /// A named pipe where the temporary goes makes the write fail at once rather than wait for a reader.
+    #[test]
+    fn a_pipe_at_the_temporarys_place_fails_the_write_at_once() {
+        let folder = tempfile::tempdir().unwrap();
+        let temporary = folder.path().join(format!(".kc-spare.{}.tmp", std::process::id()));
+        rustix::fs::mknodat(rustix::fs::CWD, &temporary, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0)
+            .unwrap();
+        let (done, wrote) = std::sync::mpsc::channel();
+        let page = folder.path().join("a.md");
+        std::thread::spawn(move || done.send(Spares::default().write(&page, "ours").is_err()));
+        let failed = wrote.recv_timeout(std::time::Duration::from_secs(60)).expect("the write returns");
+        assert!(failed, "nothing reads the pipe, so nothing can be written through it");
     }
 
     /// The walk lists the generated folders' plain files and the output folder's own, each with the size and
