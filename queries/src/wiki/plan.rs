@@ -241,7 +241,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
     let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) =
         by_concept.iter().filter_map(|(key, mentions)| candidate(sources, &resolver, key, mentions, settings)).unzip();
 
-    let navigation = hubs(&candidates);
+    let navigation = hubs(&candidates, sources.len());
     list_hubs_unquoted(&mut candidates, &navigation);
     let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) =
         candidates.into_iter().zip(shared_titles).filter(|(page, _)| !quotes_too_few(sources, page, settings)).unzip();
@@ -285,7 +285,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
     candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
     // The hubs found before the thin pages went: sources are indexed the same, and a table of contents
     // stays one for the related lists too.
-    let listing = pages_of_source(&candidates);
+    let listing = pages_of_source(&candidates, sources.len());
     relate(&mut candidates, &listing, &navigation, settings.max_related);
     candidates
 }
@@ -582,35 +582,37 @@ fn capitalized(title: String) -> String {
 
 /// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as
 /// [`list_hubs_unquoted`] does) keeps it on the page, so one map serves both steps.
-fn pages_of_source(pages: &[PagePlan]) -> HashMap<usize, Vec<usize>> {
-    let mut pages_of_source: HashMap<usize, Vec<usize>> = HashMap::default();
+/// Indexed by source, of `source_count`.
+fn pages_of_source(pages: &[PagePlan], source_count: usize) -> Vec<Vec<usize>> {
+    let mut pages_of_source: Vec<Vec<usize>> = vec![Vec::new(); source_count];
     for (page, plan) in pages.iter().enumerate() {
         for source in plan.sources() {
-            pages_of_source.entry(source).or_default().push(page);
+            pages_of_source[source].push(page);
         }
     }
     pages_of_source
 }
 
 /// The sources that link to more than [`HUB_PAGES`] pages' concepts: navigation (a table of contents, an
-/// index note). Only links count: a long chapter that discusses many concepts by name is no hub.
-fn hubs(pages: &[PagePlan]) -> rustc_hash::FxHashSet<usize> {
-    let mut linked: HashMap<usize, usize> = HashMap::default();
+/// index note). Only links count: a long chapter that discusses many concepts by name is no hub. Whether each
+/// of `source_count` sources is one, by source.
+fn hubs(pages: &[PagePlan], source_count: usize) -> Vec<bool> {
+    let mut linked = vec![0usize; source_count];
     for page in pages {
         let sources: BTreeSet<usize> = page.backlinks.iter().map(|m| m.source).collect();
         for source in sources {
-            *linked.entry(source).or_default() += 1;
+            linked[source] += 1;
         }
     }
-    linked.into_iter().filter(|&(_, count)| count > HUB_PAGES).map(|(source, _)| source).collect()
+    linked.into_iter().map(|count| count > HUB_PAGES).collect()
 }
 
 /// A hub is listed on the pages it links to, not quoted: its line is a link to the page's own document,
 /// which says nothing. On rust-book every page quoted its `SUMMARY.md` line before this rule.
-fn list_hubs_unquoted(pages: &mut [PagePlan], hubs: &rustc_hash::FxHashSet<usize>) {
+fn list_hubs_unquoted(pages: &mut [PagePlan], hubs: &[bool]) {
     for plan in pages.iter_mut() {
         let (listed, places): (Vec<Mention>, Vec<Mention>) =
-            plan.places.iter().partition(|m| hubs.contains(&m.source) && !plan.defined_by.contains(&m.source));
+            plan.places.iter().partition(|m| hubs[m.source] && !plan.defined_by.contains(&m.source));
         plan.places = places;
         plan.also.splice(0..0, listed.into_iter().map(|m| m.source));
     }
@@ -675,12 +677,7 @@ const HUB_PAGES: usize = 20;
 /// divided by the square root of how many sources the other page lists (a page on everything relates to
 /// nothing in particular), ties to the smaller slug; listed in slug order. A page that shares only
 /// navigation hubs has no related pages. `pages` come in slug order.
-fn relate(
-    pages: &mut [PagePlan],
-    pages_of_source: &HashMap<usize, Vec<usize>>,
-    hubs: &rustc_hash::FxHashSet<usize>,
-    max_related: usize,
-) {
+fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool], max_related: usize) {
     debug_assert!(pages.windows(2).all(|pair| pair[0].slug < pair[1].slug), "pages in slug order");
     // One score per page, reused: only the pages a page shares a source with are touched and reset.
     let mut shared = vec![0.0f64; pages.len()];
@@ -690,14 +687,14 @@ fn relate(
     // would be every page's related page (the Rust book's "Functions" was on 130 of 181 lists).
     let breadth: Vec<f64> = pages
         .iter()
-        .map(|plan| (plan.sources().filter(|source| !hubs.contains(source)).count().max(1) as f64).sqrt())
+        .map(|plan| (plan.sources().filter(|source| !hubs[*source]).count().max(1) as f64).sqrt())
         .collect();
     let mut related_of = |page: usize, plan: &PagePlan| -> Vec<usize> {
         for source in plan.sources() {
-            if hubs.contains(&source) {
+            if hubs[source] {
                 continue;
             }
-            let listing = pages_of_source.get(&source).map_or(&[][..], Vec::as_slice);
+            let listing = pages_of_source[source].as_slice();
             for &other in listing.iter().filter(|&&other| other != page) {
                 if shared[other] == 0.0 {
                     touched.push(other);
