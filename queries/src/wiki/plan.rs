@@ -580,9 +580,9 @@ fn capitalized(title: String) -> String {
     }
 }
 
-/// The pages each source is quoted or listed on. Moving a source from a page's places to its list (as
-/// [`list_hubs_unquoted`] does) keeps it on the page, so one map serves both steps.
-/// Indexed by source, of `source_count`.
+/// The pages each of `source_count` sources is quoted or listed on, by source. Moving a source from a page's
+/// places to its list (as [`list_hubs_unquoted`] does) keeps it on the page, so one listing serves both
+/// steps.
 fn pages_of_source(pages: &[PagePlan], source_count: usize) -> Vec<Vec<usize>> {
     let mut pages_of_source: Vec<Vec<usize>> = vec![Vec::new(); source_count];
     for (page, plan) in pages.iter().enumerate() {
