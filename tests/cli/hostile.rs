@@ -161,6 +161,7 @@ fn an_output_folder_linked_out_of_the_project_is_refused() {
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing was written through the link");
 }
 
+/// A project whose two notes link `[[Foo]]`, built: the page `wiki/general/foo.md` is generated.
 fn built() -> CliTest {
     let test = CliTest::new();
     test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
@@ -363,6 +364,12 @@ fn a_query_past_the_term_cap_says_so() {
     assert!(test.ok(&["search", &long]).contains("only its first 32 were"));
 }
 
+/// Makes a named pipe at `path`.
+fn plant_pipe(path: &std::path::Path) {
+    let mode = rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR;
+    rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, mode, 0).unwrap();
+}
+
 /// Runs `knowledge ARGS` and waits at most a minute for it: a build that blocks reading a named pipe would
 /// otherwise hang the test suite rather than fail it.
 fn run_within_a_minute(test: &CliTest, args: &[&str]) -> std::process::Output {
@@ -384,26 +391,13 @@ fn run_within_a_minute(test: &CliTest, args: &[&str]) -> std::process::Output {
 // write there, `--check` calls it blocked, and once it is gone the page is written again.
 #[test]
 fn a_pipe_or_a_link_where_a_page_goes_is_neither_read_nor_replaced() {
-    let test = CliTest::new();
-    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
-    test.write("docs/b.md", "# B\n\nAlso [[Foo]].\n");
-    test.build();
+    let test = built();
     let page = test.path(".hasna/knowledge/wiki/general/foo.md");
     let written = std::fs::read_to_string(&page).unwrap();
     let outside = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(outside.path(), "theirs").unwrap();
-    let pipe = |path: &std::path::Path| {
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
-            0,
-        )
-        .unwrap();
-    };
     let link = |path: &std::path::Path| std::os::unix::fs::symlink(outside.path(), path).unwrap();
-    for (what, plant) in [("a named pipe", &pipe as &dyn Fn(&std::path::Path)), ("a link", &link)] {
+    for (what, plant) in [("a named pipe", &plant_pipe as &dyn Fn(&std::path::Path)), ("a link", &link)] {
         std::fs::remove_file(&page).unwrap();
         plant(&page);
         // An edit makes the build compare the page's file with what it should hold.
@@ -426,13 +420,10 @@ fn a_pipe_or_a_link_where_a_page_goes_is_neither_read_nor_replaced() {
 // build writes the cache in its place.
 #[test]
 fn a_pipe_in_the_stat_caches_place_is_no_cache() {
-    let test = CliTest::new();
-    test.write("docs/a.md", "# A\n\nSee [[Foo]].\n");
-    test.write("docs/b.md", "# B\n\nAlso [[Foo]].\n");
-    test.build();
+    let test = built();
     let cache = test.path(".hasna/knowledge/artifacts.stat");
     std::fs::remove_file(&cache).unwrap();
-    rustix::fs::mknodat(rustix::fs::CWD, &cache, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0).unwrap();
+    plant_pipe(&cache);
     test.write("docs/b.md", "# B\n\nAlso [[Foo]], again.\n");
     let output = run_within_a_minute(&test, &["build"]);
     assert!(output.status.success(), "{}", stderr(&output));
