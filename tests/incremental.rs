@@ -100,9 +100,9 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("shard_rows_hash", 1),
 ];
 
-/// The same edit in a new process, which sets every page row as an input: the sections, their page counts,
-/// the root (a declared artifact: its Markdown and catalog row, whose hash is compared with the stored one)
-/// and each of the three pages' `llms.txt` entries are derived too.
+/// The same edit in a new process, which sets every page row as an input: the sections, the one section's
+/// pages and count, the root (a declared artifact: its Markdown and catalog row, whose hash is compared with
+/// the stored one) and each of the three pages' `llms.txt` entries are derived too.
 fn beta_body_edit_in_a_new_process() -> std::collections::BTreeMap<String, u64> {
     let mut counts = queries(BETA_BODY_EDIT);
     counts.extend(queries(&[
@@ -111,6 +111,7 @@ fn beta_body_edit_in_a_new_process() -> std::collections::BTreeMap<String, u64> 
         ("root_markdown", 1),
         ("root_artifact", 1),
         ("sections", 1),
+        ("section_pages", 1),
         ("shard_page_count", 1),
     ]));
     counts
@@ -422,5 +423,33 @@ fn the_signals_a_seeded_edit_reads_equal_a_whole_reads() {
     assert_eq!(read, picked, "the signals asked for, and none past the last");
     for (at, plan, excerpt) in quoted.signals {
         assert_eq!((&plan, &excerpt), (&plan_signals[at as usize], &excerpts[at as usize]), "signal {at}");
+    }
+}
+
+/// A page that comes to one section leaves the other sections' shards alone: each section's count, hash and
+/// JSON are made again only for the section whose pages changed.
+#[test]
+fn a_page_added_to_one_section_leaves_the_others_shards_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
+    for (folder, concept) in [("alpha", "Foo"), ("beta", "Bar")] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+        for n in 1..=2 {
+            let note = format!("# {folder} {n}\n\nSee [[{concept}]].\n");
+            std::fs::write(root.join(format!("{folder}/{n}.md")), note).unwrap();
+        }
+    }
+    let mut compiler = Compiler::new();
+    let first = build(&mut compiler, root);
+    assert_eq!(first.queries.by_query["shard_json"], 2, "two sections: {:?}", first.queries.by_query);
+
+    for n in 3..=4 {
+        std::fs::write(root.join(format!("alpha/{n}.md")), format!("# alpha {n}\n\nSee [[Qux]].\n")).unwrap();
+    }
+    let second = build(&mut compiler, root);
+    assert_eq!(second.pages.rendered, 1, "the page Qux, in alpha");
+    for query in ["shard_json", "shard_page_count", "shard_rows_hash"] {
+        assert_eq!(second.queries.by_query.get(query), Some(&1), "alpha's only: {:?}", second.queries.by_query);
     }
 }
