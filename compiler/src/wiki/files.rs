@@ -94,13 +94,13 @@ pub(super) struct FileStat {
     pub(super) hash: String,
 }
 
+/// The stat of the file the sync just wrote or read at `file`, with the hash the index expects of it.
 pub(super) fn file_stat(file: &Path, hash: &str) -> Option<FileStat> {
-    let metadata = std::fs::metadata(file).ok()?;
-    let mtime = metadata.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
-    Some(FileStat { size: metadata.len(), mtime_ns: mtime.as_nanos(), hash: hash.to_string() })
+    let stat = rustix::fs::statat(rustix::fs::CWD, file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    DiskStat::of(&stat).map(|stat| stat.with_hash(hash))
 }
 
-/// A plain file's size and mtime (nanoseconds since the epoch), as [`file_stat`] reads them.
+/// A plain file's size and mtime (nanoseconds since the epoch), as the stat cache records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct DiskStat {
     size: u64,
@@ -108,6 +108,13 @@ pub(super) struct DiskStat {
 }
 
 impl DiskStat {
+    /// `None` for an mtime before the epoch, which the cache cannot record: such a file is read.
+    fn of(stat: &rustix::fs::Stat) -> Option<DiskStat> {
+        let seconds = u128::try_from(stat.st_mtime).ok()?;
+        let mtime_ns = seconds * 1_000_000_000 + stat.st_mtime_nsec as u128;
+        Some(DiskStat { size: stat.st_size as u64, mtime_ns })
+    }
+
     fn with_hash(self, hash: &str) -> FileStat {
         FileStat { size: self.size, mtime_ns: self.mtime_ns, hash: hash.to_string() }
     }
@@ -182,10 +189,7 @@ fn walk_folder(mut entries: rustix::fs::Dir, prefix: &str, found: &mut HashMap<S
         }
         match (kind, stat) {
             (FileType::RegularFile, Some(stat)) => {
-                // An mtime before the epoch has no stat, as `file_stat` gives none: such a file is read.
-                let seconds = u128::try_from(stat.st_mtime).ok();
-                let mtime_ns = seconds.map(|seconds| seconds * 1_000_000_000 + stat.st_mtime_nsec as u128);
-                found.insert(path, mtime_ns.map(|mtime_ns| DiskStat { size: stat.st_size as u64, mtime_ns }));
+                found.insert(path, DiskStat::of(&stat));
             }
             (FileType::Directory, _) if !prefix.is_empty() || GENERATED_FOLDERS.contains(&name.as_str()) => {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -277,9 +281,11 @@ pub(super) fn leftovers(
             // The output folder itself holds the user's files too: only the stat cache's temporary and a
             // declared kind's file (`llms.txt`) there are ever ours.
             let at_top = !path.contains('/');
-            (!at_top || is_temporary(name) || declared_kind_at(name).is_some())
-                && (is_temporary(name)
-                    || std::fs::read(output_dir.join(path.as_str())).is_ok_and(|b| may_delete(path, &b, owned)))
+            // Read as every file of the sync is: one swapped for a pipe since the walk is not waited on.
+            let deletable = || {
+                read_plain(&output_dir.join(path.as_str())).ok().flatten().is_some_and(|b| may_delete(path, &b, owned))
+            };
+            (!at_top || is_temporary(name) || declared_kind_at(name).is_some()) && (is_temporary(name) || deletable())
         })
         .cloned()
         .collect();
@@ -537,8 +543,8 @@ mod tests {
     }
 
     /// The walk lists the generated folders' plain files and the output folder's own, each with the size and
-    /// mtime `file_stat` reads through the whole path (the stat cache compares the two), and nothing behind
-    /// a link or outside the generated folders.
+    /// mtime std's metadata reads through the whole path (as the stat cache recorded them before the walk),
+    /// and `file_stat` the same; nothing behind a link or outside the generated folders.
     #[test]
     fn the_walk_lists_plain_files_with_the_stat_a_path_gives() {
         let output = tempfile::tempdir().unwrap();
@@ -561,7 +567,11 @@ mod tests {
         paths.sort_unstable();
         assert_eq!(paths, ["indexes/c.json", "llms.txt", "wiki/a.md", "wiki/section/b.md"]);
         for (path, stat) in &found {
-            assert_eq!(stat.map(|stat| stat.with_hash("h")), super::file_stat(&root.join(path), "h"), "{path}");
+            let metadata = std::fs::metadata(root.join(path)).unwrap();
+            let mtime = metadata.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+            let by_std = super::FileStat { size: metadata.len(), mtime_ns: mtime.as_nanos(), hash: "h".into() };
+            assert_eq!(stat.map(|stat| stat.with_hash("h")), Some(by_std.clone()), "{path}");
+            assert_eq!(super::file_stat(&root.join(path), "h"), Some(by_std), "{path}");
         }
     }
 
