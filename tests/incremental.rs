@@ -144,6 +144,21 @@ fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
     assert_eq!(second.pages.rendered, 1);
     assert_eq!((second.pages.written, second.pages.unchanged), (1, 1));
 
+    // A line below the quote: the page changes only in the revision it cites, so it is rendered and
+    // written but not parsed or chunked again (its source row is the stored one, restamped).
+    std::fs::write(root.join("b.md"), "# Beta\n\nBeta stands alone, mostly.\n\nA line below.\n").unwrap();
+    let below = build(&mut compiler, root);
+    assert_eq!((below.pages.rendered, below.pages.written), (1, 1));
+    assert_eq!(
+        (below.queries.by_query["parse"], below.queries.by_query["chunks"]),
+        (1, 1),
+        "b.md's alone: {:?}",
+        below.queries.by_query
+    );
+    let page = std::fs::read_to_string(root.join(".hasna/knowledge/wiki/general/beta.md")).unwrap();
+    let revision = knowledge_queries::content_hash(&std::fs::read(root.join("b.md")).unwrap());
+    assert!(page.contains(&revision), "the page cites b.md's new revision:\n{page}");
+
     // A template edit renders every page again and re-derives no source.
     std::fs::create_dir_all(root.join("my-templates")).unwrap();
     std::fs::write(root.join("my-templates/page.md.j2"), "---\ngenerated: true\n---\n# {{ title }}\n").unwrap();
@@ -190,10 +205,11 @@ fn a_warmed_up_compiler_starts_an_edit_as_warm_as_the_one_that_built() {
     assert_eq!(edit.queries.by_query, beta_body_edit_in_a_new_process(), "a new process: no plan");
     assert_eq!(edit.pages.rendered, 1);
 
-    // An edit that leaves the page's index row as it was (its summary is the first sentence): a new
-    // process makes the section's JSON again from the stored rows' parts, and reads no row to render the
-    // section's Markdown; `llms.txt`'s stamp, made of the rows' digests, is as it was, so no page's entry is
-    // read and the list is not made.
+    // An edit below the quote, which leaves the page's index row as it was (its summary is the first
+    // sentence): a new process makes the section's JSON again from the stored rows' parts, and reads no row
+    // to render the section's Markdown; `llms.txt`'s stamp, made of the rows' digests, is as it was, so no
+    // page's entry is read and the list is not made. The page's text differs from the stored one only in the
+    // revision it cites, so its source row is the stored one restamped: the page is not parsed or chunked.
     std::fs::write(
         root.join("b.md"),
         "# Beta
@@ -209,6 +225,7 @@ A second paragraph.
     for rendered in ["shard_artifact", "shard_entries", "shard_markdown", "shard_rows", "llms_entry", "llms_text"] {
         expected.remove(rendered);
     }
+    expected.extend(queries(&[("parse", 1), ("outline", 1), ("chunks", 1)]));
     assert_eq!(edit.queries.by_query, expected, "a new process: the JSON, not the Markdown");
     assert_eq!((edit.pages.rendered, edit.shards.rendered), (1, 1), "one shard file made again: the JSON");
 

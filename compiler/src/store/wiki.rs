@@ -180,6 +180,58 @@ pub fn source_id(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>>
     conn.prepare_cached("SELECT id FROM sources WHERE path = ?1")?.query_row([path], |row| row.get(0)).optional()
 }
 
+/// A page's stored Markdown with its source row's id, outline and chunks' spans: what a page whose new text
+/// differs only in the revisions it cites keeps of its row.
+#[derive(Debug, Clone)]
+pub struct StoredPageText {
+    pub markdown: String,
+    pub source_id: i64,
+    pub outline: String,
+    /// Each chunk's start and end offsets in `markdown`.
+    pub chunk_spans: Vec<(usize, usize)>,
+}
+
+/// The stored text of the page `slug`, whose source row is at `path`; `None` when either row is missing.
+pub fn stored_page_text(conn: &Connection, slug: &str, path: &str) -> rusqlite::Result<Option<StoredPageText>> {
+    let markdown: Option<String> = conn
+        .prepare_cached("SELECT markdown FROM wiki_pages WHERE slug = ?1")?
+        .query_row([slug], |row| row.get(0))
+        .optional()?;
+    let Some(markdown) = markdown else { return Ok(None) };
+    let source: Option<(i64, String)> = conn
+        .prepare_cached("SELECT id, outline FROM sources WHERE path = ?1")?
+        .query_row([path], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((source_id, outline)) = source else { return Ok(None) };
+    let chunk_spans = conn
+        .prepare_cached("SELECT start_offset, end_offset FROM chunks WHERE source_id = ?1")?
+        .query_map([source_id], |row| Ok((row.get::<_, i64>(0)? as usize, row.get::<_, i64>(1)? as usize)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(StoredPageText { markdown, source_id, outline, chunk_spans }))
+}
+
+/// Gives a source row and its chunks a new revision and outline, every other column as it was: what
+/// [`write_source`] writes for a row whose chunks are all unchanged, without reading them.
+pub fn restamp_source(
+    conn: &Connection,
+    source_id: i64,
+    path: &str,
+    size: u64,
+    revision: &str,
+    outline: &str,
+    run_id: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sources SET revision = ?2, outline = ?3, indexed_run = ?4 WHERE id = ?1")?
+        .execute(params![source_id, revision, outline, run_id])?;
+    conn.prepare_cached("UPDATE chunks SET revision = ?2 WHERE source_id = ?1")?
+        .execute(params![source_id, revision])?;
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO source_revisions (path, revision, size, first_run) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![path, revision, super::write::sql_int(size), run_id])?;
+    Ok(())
+}
+
 /// What the index holds about a page before a build.
 #[derive(Debug, Clone)]
 pub struct StoredPage {

@@ -409,7 +409,7 @@ fn store_changed_page(
     };
     let (markdown, artifact) = render(run.db, run.inputs, &model, source_count as u64)?;
     let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
-    let row = page_source_row(run.db, run.inputs, &model, &markdown, &artifact.hash);
+    let row = page_source(run.db, run.inputs, (conn, context.full), &model, &markdown, &artifact.hash).map_err(sql)?;
     let rendered = RenderedPage {
         model: &model,
         view: &view,

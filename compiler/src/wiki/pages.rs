@@ -107,6 +107,92 @@ pub(super) fn page_source_row(
     }
 }
 
+/// How a rendered page's source row is written.
+pub(super) enum PageSource {
+    /// Derived from the page's Markdown: parsed and chunked like any source.
+    Derived(Box<SourceRow>),
+    /// The stored row with the page's new revision and its outline's revisions replaced: the Markdown
+    /// differs from the stored page's only in the revisions its quotes cite, at places no chunk holds. An
+    /// edit below a quote changes every page quoting the file in this way alone, and such a page's chunks,
+    /// outline but for those revisions, and keyword entries are its stored ones, so it is not parsed again.
+    Restamped { source_id: i64, outline: String },
+}
+
+/// The page's source row: the stored one restamped where only the cited revisions changed (see
+/// [`PageSource::Restamped`]), else derived from the Markdown. A full rebuild (another binary's or other
+/// settings' index, whose chunks it cleared) derives every row.
+pub(super) fn page_source(
+    db: &mut KnowledgeDb,
+    inputs: &PageInputs,
+    (conn, full): (&Connection, bool),
+    model: &PageModel,
+    markdown: &str,
+    revision: &str,
+) -> rusqlite::Result<PageSource> {
+    let path = SourceRef::page(&model.slug).path();
+    let stored = if full { None } else { store::stored_page_text(conn, &model.slug, &path)? };
+    let cited: BTreeSet<&str> = model.quotes().map(|q| q.revision.as_str()).filter(|r| !r.is_empty()).collect();
+    Ok(match stored.and_then(|stored| Some((stored.source_id, restamped_outline(&stored, &cited, markdown)?))) {
+        Some((source_id, outline)) => PageSource::Restamped { source_id, outline },
+        None => PageSource::Derived(Box::new(page_source_row(db, inputs, model, markdown, revision))),
+    })
+}
+
+/// The stored page's outline with the page's new revisions, when `markdown` differs from the stored
+/// Markdown only at places where it holds one of the revisions its quotes cite (`cited`), no stored chunk
+/// holds such a place, and no revision replaced is left anywhere in `markdown` (so that replacing it in the
+/// outline replaces exactly what the Markdown replaced).
+fn restamped_outline(stored: &store::StoredPageText, cited: &BTreeSet<&str>, markdown: &str) -> Option<String> {
+    let changed = places_changed(&stored.markdown, markdown, cited)?;
+    let held =
+        |place: &std::ops::Range<usize>| stored.chunk_spans.iter().any(|&(s, e)| s < place.end && place.start < e);
+    if changed.iter().any(held) {
+        return None;
+    }
+    let mut outline = stored.outline.clone();
+    let mut replaced = BTreeSet::new();
+    for place in changed {
+        let (old, new) = (&stored.markdown[place.clone()], &markdown[place]);
+        if markdown.contains(old) {
+            return None;
+        }
+        if replaced.insert(old) {
+            outline = outline.replace(old, new);
+        }
+    }
+    Some(outline)
+}
+
+/// The places where `new` differs from `old`, each a whole occurrence in `new` of one of `revisions`;
+/// `None` when the two differ in length or anywhere else.
+fn places_changed(old: &str, new: &str, revisions: &BTreeSet<&str>) -> Option<Vec<std::ops::Range<usize>>> {
+    if old.len() != new.len() {
+        return None;
+    }
+    let mut places: Vec<std::ops::Range<usize>> = revisions
+        .iter()
+        .flat_map(|revision| new.match_indices(revision).map(|(at, found)| at..at + found.len()))
+        .collect();
+    places.sort_unstable_by_key(|place| place.start);
+    let (old, new) = (old.as_bytes(), new.as_bytes());
+    let mut changed = Vec::new();
+    let mut from = 0;
+    for place in places {
+        if place.start < from {
+            // Two revisions overlap in `new`: not a page's front matter or footnotes.
+            return None;
+        }
+        if old[from..place.start] != new[from..place.start] {
+            return None;
+        }
+        if old[place.clone()] != new[place.clone()] {
+            changed.push(place.clone());
+        }
+        from = place.end;
+    }
+    (old[from..] == new[from..]).then_some(changed)
+}
+
 /// Whether a chunk holds nothing but headings, list items that link elsewhere, and footnote definitions
 /// (the citations, which the `citations` table holds).
 pub(super) fn is_navigation(text: &str) -> bool {
@@ -141,7 +227,7 @@ pub(super) struct RenderedPage<'a> {
     /// Its row in the artifact catalog: the file, relative to the output folder, and the markdown's hash.
     pub(super) artifact: &'a Artifact,
     /// The page as a source row, for search.
-    pub(super) row: &'a SourceRow,
+    pub(super) row: &'a PageSource,
 }
 
 /// Stores every row of one page: its source row and chunks, its catalog row, citations, backlinks and
@@ -153,7 +239,15 @@ pub(super) fn store_page(
 ) -> rusqlite::Result<()> {
     let RenderedPage { model, view, source_count, model_hash, writing, markdown, artifact, row } = *page;
     let (path, hash) = (&artifact.path, &artifact.hash);
-    store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
+    match row {
+        PageSource::Derived(row) => {
+            store::write_source(conn, generated_source(conn, &row.path)?, row, context.run_id)?;
+        }
+        PageSource::Restamped { source_id, outline } => {
+            let path = SourceRef::page(&model.slug).path();
+            store::restamp_source(conn, *source_id, &path, markdown.len() as u64, hash, outline, context.run_id)?;
+        }
+    }
     // An index row's one sentence: the defining source's own (the one that sets the title in emphasis, else
     // its first of prose, else its first line), else the page's most central one.
     let summary = match &model.lead {
@@ -356,6 +450,51 @@ mod tests {
             first_sentence("Closures (e.g. `async` blocks) capture their environment. More."),
             "Closures (e.g. `async` blocks) capture their environment."
         );
+    }
+
+    const OLD: &str = "0123456789abcdef0123456789abcdef";
+    const NEW: &str = "fedcba9876543210fedcba9876543210";
+
+    fn page(revision: &str, body: &str) -> String {
+        format!("---\ncites:\n  - revision: \"{revision}\"\n---\n\n{body}\n\n[^1]: `a.md` at revision `{revision}`.\n")
+    }
+
+    fn stored(markdown: String, chunk_spans: Vec<(usize, usize)>) -> store::StoredPageText {
+        let outline = format!("{{\"front_matter\":{{\"cites\":[\"revision: \\\"{OLD}\\\"\"]}}}}");
+        store::StoredPageText { markdown, source_id: 1, outline, chunk_spans }
+    }
+
+    #[test]
+    fn a_page_changed_only_in_its_cited_revisions_keeps_its_row_with_them_replaced() {
+        let cited: BTreeSet<&str> = [NEW].into();
+        let (before, after) = (page(OLD, "# A\n\nA quote."), page(NEW, "# A\n\nA quote."));
+        let body = before.find("# A").unwrap()..before.find("[^1]:").unwrap();
+        let changed = places_changed(&before, &after, &cited).unwrap();
+        assert_eq!(changed.len(), 2, "the front matter's revision and the footnote's");
+        assert!(changed.iter().all(|place| &after[place.clone()] == NEW && &before[place.clone()] == OLD));
+
+        let outline = restamped_outline(&stored(before.clone(), vec![(body.start, body.end)]), &cited, &after);
+        assert_eq!(outline.unwrap(), format!("{{\"front_matter\":{{\"cites\":[\"revision: \\\"{NEW}\\\"\"]}}}}"));
+        // Nothing to replace: the row is kept as it is.
+        assert_eq!(places_changed(&after, &after, &cited), Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_page_changed_anywhere_else_is_derived_again() {
+        let cited: BTreeSet<&str> = [NEW].into();
+        let before = page(OLD, "# A\n\nA quote.");
+        // Another word of the same length, a longer page, a revision no quote cites.
+        assert_eq!(places_changed(&before, &page(NEW, "# A\n\nA quotf."), &cited), None);
+        assert_eq!(places_changed(&before, &page(NEW, "# A\n\nA quote!!"), &cited), None);
+        assert_eq!(places_changed(&before, &page(NEW, "# A\n\nA quote."), &[OLD].into()), None);
+        // A chunk that holds a changed place (the footnote) would keep the old revision in its text.
+        let after = page(NEW, "# A\n\nA quote.");
+        let whole = stored(before.clone(), vec![(0, before.len())]);
+        assert_eq!(restamped_outline(&whole, &cited, &after), None);
+        // The old revision still on the page elsewhere: replacing it in the outline could replace too much.
+        let kept = before.replace("A quote.", OLD);
+        let after = page(NEW, &format!("# A\n\n{OLD}"));
+        assert_eq!(restamped_outline(&stored(kept, Vec::new()), &cited, &after), None);
     }
 
     fn quote(path: &str, text: &str) -> Quote {
