@@ -152,7 +152,7 @@ fn restamped_outline(stored: &store::StoredPageText, cited: &BTreeSet<&str>, mar
     let mut outline = stored.outline.clone();
     let mut replaced = BTreeSet::new();
     for place in changed {
-        let (old, new) = (&stored.markdown[place.clone()], &markdown[place]);
+        let (old, new) = (stored.markdown.get(place.clone())?, &markdown[place]);
         if markdown.contains(old) {
             return None;
         }
@@ -163,34 +163,40 @@ fn restamped_outline(stored: &store::StoredPageText, cited: &BTreeSet<&str>, mar
     Some(outline)
 }
 
-/// The places where `new` differs from `old`, each a whole occurrence in `new` of one of `revisions`;
-/// `None` when the two differ in length or anywhere else.
+/// The places where `new` differs from `old`, each a whole revision (a run of lowercase hexadecimal digits,
+/// as a content hash is written) in both, the one in `new` among `revisions`; `None` when the two differ in
+/// length or anywhere else.
 fn places_changed(old: &str, new: &str, revisions: &BTreeSet<&str>) -> Option<Vec<std::ops::Range<usize>>> {
     if old.len() != new.len() {
         return None;
     }
-    let mut places: Vec<std::ops::Range<usize>> = revisions
-        .iter()
-        .flat_map(|revision| new.match_indices(revision).map(|(at, found)| at..at + found.len()))
-        .collect();
-    places.sort_unstable_by_key(|place| place.start);
-    let (old, new) = (old.as_bytes(), new.as_bytes());
+    let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
+    let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
     let mut changed = Vec::new();
     let mut from = 0;
-    for place in places {
-        if place.start < from {
-            // Two revisions overlap in `new`: not a page's front matter or footnotes.
+    while let Some(at) = first_difference(&old_bytes[from..], &new_bytes[from..]).map(|at| from + at) {
+        if !hex(&new_bytes[at]) {
             return None;
         }
-        if old[from..place.start] != new[from..place.start] {
+        let start = new_bytes[..at].iter().rposition(|b| !hex(b)).map_or(0, |before| before + 1);
+        let end = new_bytes[at..].iter().position(|b| !hex(b)).map_or(new.len(), |after| at + after);
+        if !revisions.contains(&new[start..end]) || !old.get(start..end)?.bytes().all(|b| hex(&b)) {
             return None;
         }
-        if old[place.clone()] != new[place.clone()] {
-            changed.push(place.clone());
-        }
-        from = place.end;
+        changed.push(start..end);
+        from = end;
     }
-    (old[from..] == new[from..]).then_some(changed)
+    Some(changed)
+}
+
+/// Where `a` and `b` (of one length) first differ, compared a block at a time.
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let mut at = 0;
+    while at + BLOCK <= a.len() && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    a[at..].iter().zip(&b[at..]).position(|(x, y)| x != y).map(|offset| at + offset)
 }
 
 /// Whether a chunk holds nothing but headings, list items that link elsewhere, and footnote definitions
@@ -467,7 +473,9 @@ mod tests {
     #[test]
     fn a_page_changed_only_in_its_cited_revisions_keeps_its_row_with_them_replaced() {
         let cited: BTreeSet<&str> = [NEW].into();
-        let (before, after) = (page(OLD, "# A\n\nA quote."), page(NEW, "# A\n\nA quote."));
+        // A body of many of the blocks the comparison steps by.
+        let body = format!("# A\n\n{}", "A quote. ".repeat(40));
+        let (before, after) = (page(OLD, &body), page(NEW, &body));
         let body = before.find("# A").unwrap()..before.find("[^1]:").unwrap();
         let changed = places_changed(&before, &after, &cited).unwrap();
         assert_eq!(changed.len(), 2, "the front matter's revision and the footnote's");
