@@ -159,16 +159,22 @@ pub(super) fn decode_at(
     bytes: &[u8],
     indexes: &BTreeSet<u32>,
 ) -> Result<Vec<(u32, PlanSignal, Excerpt)>, DamagedSignals> {
-    let Some(&last) = indexes.last() else { return Ok(Vec::new()) };
-    let (_, signals) = decode(bytes)?;
+    let mut reader = Reader { bytes, at: 0 };
+    reader.number()?;
     let mut named = Vec::with_capacity(indexes.len());
-    for (index, signal) in (0..=last).zip(signals) {
+    let mut next = 0;
+    for &index in indexes {
         // A signal stepped over must decode too: one that does not leaves no place to read the next from.
-        let signal = signal?;
-        if indexes.contains(&index) {
-            let (signal, excerpt) = signal.planned();
-            named.push((index, signal, excerpt));
+        while next < index && reader.at < bytes.len() {
+            reader.step_over()?;
+            next += 1;
         }
+        if reader.at == bytes.len() {
+            break;
+        }
+        let (signal, excerpt) = reader.signal()?.planned();
+        named.push((index, signal, excerpt));
+        next += 1;
     }
     Ok(named)
 }
@@ -214,6 +220,21 @@ impl<'a> Reader<'a> {
         };
         let excerpt = Excerpt { chunk, start, end, start_line, end_line, table_header };
         Ok(StoredSignal { kind, label, other, key, folded, excerpt, quotable: flags & QUOTABLE != 0, weight, place })
+    }
+
+    /// Steps over one signal by its lengths alone: its texts are not made, so not checked as UTF-8.
+    fn step_over(&mut self) -> Result<(), DamagedSignals> {
+        let start = self.at;
+        let [tag, flags] = *self.take(2)? else { unreachable!("two bytes taken") };
+        SignalKind::ALL.get(usize::from(tag)).ok_or(DamagedSignals { at: start })?;
+        let texts = 1 + [HAS_OTHER, OWN_KEY, OWN_FOLDED].iter().filter(|&&flag| flags & flag != 0).count();
+        for _ in 0..texts {
+            let len = self.number()? as usize;
+            self.take(len)?;
+        }
+        let numbers = if flags & TABLE_HEADER != 0 { 11 } else { 7 };
+        self.take(numbers * 4)?;
+        Ok(())
     }
 
     fn take(&mut self, len: usize) -> Result<&'a [u8], DamagedSignals> {
@@ -290,6 +311,13 @@ mod tests {
             .unzip();
         assert_eq!(decode_planned(&blob).unwrap(), expected);
         assert!(encode(&[]).is_none());
+        // Each signal read by its index, the ones before it stepped over (other texts, own keys, table
+        // headers among them), is the signal read in order.
+        for index in 0..signals.len() as u32 {
+            let read = decode_at(&blob, &[index].into()).unwrap();
+            let at = index as usize;
+            assert_eq!(read, [(index, expected.0[at].clone(), expected.1[at])], "signal {index}");
+        }
     }
 
     #[test]
