@@ -307,7 +307,10 @@ pub struct CatalogObject {
 
 /// Every generated artifact the index lists, by path.
 pub fn catalog_objects(conn: &Connection) -> rusqlite::Result<Vec<CatalogObject>> {
-    conn.prepare("SELECT uri, kind, path, hash, size FROM storage_objects ORDER BY path")?
+    // Sorted here rather than by SQLite: the table is keyed by uri, and an `ORDER BY path` sorts through a
+    // temporary b-tree, which costs several times this sort of a few hundred rows.
+    let mut objects: Vec<CatalogObject> = conn
+        .prepare_cached("SELECT uri, kind, path, hash, size FROM storage_objects")?
         .query_map([], |row| {
             Ok(CatalogObject {
                 uri: row.get(0)?,
@@ -317,7 +320,9 @@ pub fn catalog_objects(conn: &Connection) -> rusqlite::Result<Vec<CatalogObject>
                 size: row.get::<_, i64>(4)?.cast_unsigned(),
             })
         })?
-        .collect()
+        .collect::<rusqlite::Result<_>>()?;
+    objects.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(objects)
 }
 
 /// Whether one of `paths` is listed by a page (quoted, listed or linking to it).
