@@ -288,6 +288,8 @@ pub struct PageRow<'a> {
     pub source_count: usize,
     pub summary: &'a str,
     pub model_hash: &'a str,
+    /// A hash of the filled model less its cited revisions, and the template (`wiki_pages.text_key`).
+    pub text_key: &'a str,
     pub hash: &'a str,
     pub markdown: &'a str,
     /// The page's view as the planner made it (JSON).
@@ -301,13 +303,13 @@ pub struct PageRow<'a> {
 /// Writes (or updates in place) a page's catalog row.
 pub fn upsert_page(conn: &Connection, page: &PageRow<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed, text_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
          ON CONFLICT (slug) DO UPDATE SET title = excluded.title, section = excluded.section, path = excluded.path,
              aliases = excluded.aliases, source_count = excluded.source_count, summary = excluded.summary,
              model_hash = excluded.model_hash, hash = excluded.hash, markdown = excluded.markdown,
              view = excluded.view, run_id = excluded.run_id, writing = excluded.writing,
-             writing_owed = excluded.writing_owed",
+             writing_owed = excluded.writing_owed, text_key = excluded.text_key",
     )?
     .execute(params![
         page.slug,
@@ -324,8 +326,36 @@ pub fn upsert_page(conn: &Connection, page: &PageRow<'_>) -> rusqlite::Result<()
         page.run_id,
         page.writing,
         page.writing_owed,
+        page.text_key,
     ])?;
     Ok(())
+}
+
+/// What a page kept from its stored row needs: the stored text and summary, and the revision each footnote
+/// cited; `None` when the stored page's text key is not `text_key` or a writer wrote or owes its summary.
+#[derive(Debug, Clone)]
+pub struct KeptPageText {
+    pub markdown: String,
+    pub summary: String,
+    /// The revision each footnote cited, by footnote.
+    pub revisions: BTreeMap<u32, String>,
+}
+
+/// The stored text of the page `slug` when its row's text key is `text_key` and its summary is extractive.
+pub fn kept_page_text(conn: &Connection, slug: &str, text_key: &str) -> rusqlite::Result<Option<KeptPageText>> {
+    let stored: Option<(String, String)> = conn
+        .prepare_cached(
+            "SELECT markdown, summary FROM wiki_pages
+             WHERE slug = ?1 AND text_key = ?2 AND writing IS NULL AND writing_owed = 0",
+        )?
+        .query_row(params![slug, text_key], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((markdown, summary)) = stored else { return Ok(None) };
+    let revisions = conn
+        .prepare_cached("SELECT note, revision FROM citations WHERE page = ?1")?
+        .query_map([slug], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(KeptPageText { markdown, summary, revisions }))
 }
 
 /// Writes a page's row of its section's shard: its digest and its JSON.

@@ -305,6 +305,9 @@ struct PageComparison {
 struct ChangedPage {
     model: PageModel,
     model_hash: String,
+    /// The page template's hash, with the binary and the writer (what the model hash holds besides the
+    /// model), for the page's text key.
+    template_hash: String,
     source_count: usize,
     view: String,
 }
@@ -382,6 +385,7 @@ fn compare_pages(
         changed.push(ChangedPage {
             model: wiki::page_model(db, catalog, page).clone(),
             model_hash,
+            template_hash: template_hash.clone(),
             source_count: view.source_count(),
             view: view_json.unwrap_or_else(|| serde_json::to_string(&view.stored(db)).expect("views serialize")),
         });
@@ -399,15 +403,31 @@ fn store_changed_page(
 ) -> Result<Stored, StoreError> {
     let (conn, context) = (run.conn, run.context);
     let sql = |source| context.sql_error(source);
-    let ChangedPage { mut model, model_hash, source_count, view } = page;
+    let ChangedPage { mut model, model_hash, template_hash, source_count, view } = page;
     fill_quotes(conn, &mut model).map_err(sql)?;
     drop_repeated_quotes(&mut model);
-    summarize(&mut model);
-    let writing = match writer {
-        Some(writer) => writer.write(conn, &mut model, context.run_id, &mut stage.events).map_err(sql)?,
-        None => writer::PageWriting::default(),
+    let text_key = model.text_key(&template_hash);
+    // The built-in template prints each revision as it is; with no writer, a page whose text key is the
+    // stored one is the stored text with the revisions its quotes cite replaced.
+    let keeps = writer.is_none() && before.is_some() && !context.full && context.templates.page == PAGE_TEMPLATE;
+    let kept = if keeps { kept_text(conn, &mut model, &text_key).map_err(sql)? } else { None };
+    let (markdown, artifact, writing, summary) = match kept {
+        Some(KeptText { markdown, summary }) => {
+            page_input(run.db, run.inputs, &model, source_count as u64);
+            let artifact = wiki::page_artifact_of(&model, source_count as u64, &markdown);
+            (markdown, artifact, writer::PageWriting::default(), summary)
+        }
+        None => {
+            summarize(&mut model);
+            let writing = match writer {
+                Some(writer) => writer.write(conn, &mut model, context.run_id, &mut stage.events).map_err(sql)?,
+                None => writer::PageWriting::default(),
+            };
+            let (markdown, artifact) = render(run.db, run.inputs, &model, source_count as u64)?;
+            let summary = shard_summary(&model);
+            (markdown, artifact, writing, summary)
+        }
     };
-    let (markdown, artifact) = render(run.db, run.inputs, &model, source_count as u64)?;
     let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
     let row = page_source(run.db, run.inputs, (conn, context.full), &model, &markdown, &artifact.hash).map_err(sql)?;
     let rendered = RenderedPage {
@@ -415,6 +435,8 @@ fn store_changed_page(
         view: &view,
         source_count,
         model_hash: &model_hash,
+        text_key: &text_key,
+        summary: &summary,
         writing: &writing,
         markdown: &markdown,
         artifact: &artifact,

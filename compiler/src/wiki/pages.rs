@@ -227,6 +227,10 @@ pub(super) struct RenderedPage<'a> {
     /// How many sources the page quotes or lists.
     pub(super) source_count: usize,
     pub(super) model_hash: &'a str,
+    /// The hash of the filled model less its cited revisions, and the template ([`text_key`]).
+    pub(super) text_key: &'a str,
+    /// The page's one sentence in its section's index ([`shard_summary`]).
+    pub(super) summary: &'a str,
     /// What the `[wiki] writer` left it with.
     pub(super) writing: &'a super::writer::PageWriting,
     pub(super) markdown: &'a str,
@@ -243,7 +247,8 @@ pub(super) fn store_page(
     context: &StageContext<'_>,
     page: &RenderedPage<'_>,
 ) -> rusqlite::Result<()> {
-    let RenderedPage { model, view, source_count, model_hash, writing, markdown, artifact, row } = *page;
+    let RenderedPage { model, view, source_count, model_hash, text_key, summary, writing, markdown, artifact, row } =
+        *page;
     let (path, hash) = (&artifact.path, &artifact.hash);
     match row {
         PageSource::Derived(row) => {
@@ -254,20 +259,6 @@ pub(super) fn store_page(
             store::restamp_source(conn, *source_id, &path, markdown.len() as u64, hash, outline, context.run_id)?;
         }
     }
-    // An index row's one sentence: the defining source's own (the one that sets the title in emphasis, else
-    // its first of prose, else its first line), else the page's most central one.
-    let summary = match &model.lead {
-        Some(lead) => {
-            first_sentence(&wiki::row_sentence(&lead.text, &model.title).unwrap_or_else(|| lead.text.clone()))
-        }
-        None => model
-            .summary
-            .first()
-            .map(|line| line.text.as_str())
-            .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
-            .map(first_sentence)
-            .unwrap_or_default(),
-    };
     let aliases = serde_json::to_string(&model.aliases).expect("strings serialize");
     let shown = ShardRow::new(
         model.slug.clone(),
@@ -275,7 +266,7 @@ pub(super) fn store_page(
         model.aliases.clone(),
         path.clone(),
         source_count as u64,
-        summary,
+        summary.to_string(),
     );
     store::upsert_page(
         conn,
@@ -288,6 +279,7 @@ pub(super) fn store_page(
             source_count,
             summary: &shown.summary,
             model_hash,
+            text_key,
             hash,
             markdown,
             view,
@@ -312,6 +304,79 @@ pub(super) fn store_page(
     let related: Vec<&str> = model.related.iter().map(|related| related.slug.as_str()).collect();
     store::replace_page_links(conn, &model.slug, &citations, &listed, &backlinks, &related)?;
     store_artifact(conn, artifact, context.run_id)
+}
+
+/// A page's one sentence in its section's index: the defining source's own (the one that sets the title in
+/// emphasis, else its first of prose, else its first line), else the page's most central one.
+pub(super) fn shard_summary(model: &PageModel) -> String {
+    match &model.lead {
+        Some(lead) => {
+            first_sentence(&wiki::row_sentence(&lead.text, &model.title).unwrap_or_else(|| lead.text.clone()))
+        }
+        None => model
+            .summary
+            .first()
+            .map(|line| line.text.as_str())
+            .or_else(|| model.quotes().next().map(|q| q.text.as_str()))
+            .map(first_sentence)
+            .unwrap_or_default(),
+    }
+}
+
+/// A page's text kept from its stored row, and the sentence its section's index shows.
+pub(super) struct KeptText {
+    pub(super) markdown: String,
+    pub(super) summary: String,
+}
+
+/// The stored page's text with the revisions `model`'s quotes cite in place of those its footnotes cited,
+/// when its text key is `text_key` ([`PageModel::text_key`]: it was rendered from this model but for those
+/// revisions) and each revision replaced is one the model's text does not hold elsewhere, so that it stands
+/// only where the template printed a revision.
+pub(super) fn kept_text(
+    conn: &Connection,
+    model: &mut PageModel,
+    text_key: &str,
+) -> rusqlite::Result<Option<KeptText>> {
+    let Some(stored) = store::kept_page_text(conn, &model.slug, text_key)? else { return Ok(None) };
+    let blanked = model.without_revisions(|model| serde_json::to_string(model).expect("models serialize"));
+    Ok(replaced_revisions(&stored.markdown, &stored.revisions, model, &blanked)
+        .map(|markdown| KeptText { markdown, summary: stored.summary }))
+}
+
+/// `markdown` with each footnote's revision in `cited` replaced by the one `model`'s quote of that footnote
+/// cites; `None` when a footnote is missing, a revision is not a content hash, one revision would become two,
+/// a replaced revision is also a replacement, or `blanked` holds one.
+fn replaced_revisions(
+    markdown: &str,
+    cited: &BTreeMap<u32, String>,
+    model: &PageModel,
+    blanked: &str,
+) -> Option<String> {
+    let is_hash = |revision: &str| {
+        !revision.is_empty() && revision.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let mut replaced: BTreeMap<&str, &str> = BTreeMap::new();
+    for quote in model.quotes() {
+        let (old, new) = (cited.get(&quote.note)?.as_str(), quote.revision.as_str());
+        if !is_hash(old) || !is_hash(new) || replaced.insert(old, new).is_some_and(|other| other != new) {
+            return None;
+        }
+    }
+    if replaced.len() != cited.values().collect::<BTreeSet<_>>().len() {
+        return None;
+    }
+    let changed: Vec<(&str, &str)> = replaced.into_iter().filter(|(old, new)| old != new).collect();
+    if changed.iter().any(|(old, new)| {
+        blanked.contains(old) || blanked.contains(new) || changed.iter().any(|(other, _)| other == new)
+    }) {
+        return None;
+    }
+    let mut text = markdown.to_string();
+    for (old, new) in changed {
+        text = text.replace(old, new);
+    }
+    Some(text)
 }
 
 /// The page's footnotes as citation rows, each with the line of its definition on the page (where lint
@@ -505,6 +570,51 @@ mod tests {
         assert_eq!(restamped_outline(&stored(kept, Vec::new()), &cited, &after), None);
     }
 
+    /// A model quoting `a.md` (footnote 1) and `b.md` (footnote 2) at `revisions`.
+    fn quoting(revisions: [&str; 2]) -> PageModel {
+        let mut model = model_with(vec![quote("a.md", "Alpha says so."), quote("b.md", "Beta agrees.")]);
+        for ((quote, revision), note) in model.places.iter_mut().zip(revisions).zip(1..) {
+            (quote.revision, quote.note) = (revision.to_string(), note);
+        }
+        model
+    }
+
+    #[test]
+    fn a_kept_page_cites_its_quotes_new_revisions_where_it_cited_the_old() {
+        let before = format!("rev {OLD}\n[^1]: at `{OLD}`\n[^2]: at `{NEW}`\n");
+        let cited: BTreeMap<u32, String> = [(1, OLD.to_string()), (2, NEW.to_string())].into();
+        let third = "00112233445566778899aabbccddeeff";
+        let mut model = quoting([third, NEW]);
+        let blanked = model.without_revisions(|model| serde_json::to_string(model).unwrap());
+        model.text_key("template");
+        assert_eq!(model.places[0].revision, third, "the revisions are put back");
+        let after = replaced_revisions(&before, &cited, &model, &blanked).unwrap();
+        assert_eq!(after, format!("rev {third}\n[^1]: at `{third}`\n[^2]: at `{NEW}`\n"));
+
+        // Not kept: a footnote the stored page did not have, a revision that would become two, a revision
+        // replaced by one that is replaced too, and a revision the page's text holds elsewhere (a quote of it).
+        assert_eq!(replaced_revisions(&before, &[(1, OLD.to_string())].into(), &model, &blanked), None);
+        let same: BTreeMap<u32, String> = [(1, OLD.to_string()), (2, OLD.to_string())].into();
+        assert_eq!(replaced_revisions(&before, &same, &model, &blanked), None);
+        assert_eq!(replaced_revisions(&before, &cited, &quoting([NEW, third]), &blanked), None);
+        let mut quoted = quoting([third, NEW]);
+        quoted.places[1].text = format!("The hash {OLD} is quoted.");
+        let blanked = quoted.without_revisions(|model| serde_json::to_string(model).unwrap());
+        assert_eq!(replaced_revisions(&before, &cited, &quoted, &blanked), None);
+    }
+
+    #[test]
+    fn a_page_text_key_holds_all_but_its_revisions() {
+        let key = |revisions, text: &str, template| {
+            let mut model = quoting(revisions);
+            model.places[0].text = text.to_string();
+            model.text_key(template)
+        };
+        assert_eq!(key([OLD, NEW], "Alpha says so.", "t"), key([NEW, OLD], "Alpha says so.", "t"));
+        assert_ne!(key([OLD, NEW], "Alpha says so.", "t"), key([OLD, NEW], "Alpha said so.", "t"));
+        assert_ne!(key([OLD, NEW], "Alpha says so.", "t"), key([OLD, NEW], "Alpha says so.", "u"));
+    }
+
     fn quote(path: &str, text: &str) -> Quote {
         let source = SourceLink {
             source_ref: format!("file://{path}"),
@@ -528,9 +638,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_quote_repeated_word_for_word_is_listed_instead() {
-        let mut model = PageModel {
+    /// A page on the CLI quoting `places`, with no lead.
+    fn model_with(places: Vec<Quote>) -> PageModel {
+        PageModel {
             schema: SCHEMA_VERSION,
             slug: "cli".to_string(),
             title: "CLI".to_string(),
@@ -538,17 +648,23 @@ mod tests {
             section: "general".to_string(),
             summary: Vec::new(),
             written_by: None,
-            lead: Some(quote("cli.md", "The CLI is a command.")),
-            places: vec![
-                quote("a.md", "The CLI builds sites."),
-                quote("b.md", "The CLI is a command."),
-                quote("c.md", "The CLI builds sites."),
-                quote("d.md", "The CLI has a doctor command."),
-            ],
+            lead: None,
+            places,
             also: Vec::new(),
             related: Vec::new(),
             backlinks: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_quote_repeated_word_for_word_is_listed_instead() {
+        let mut model = model_with(vec![
+            quote("a.md", "The CLI builds sites."),
+            quote("b.md", "The CLI is a command."),
+            quote("c.md", "The CLI builds sites."),
+            quote("d.md", "The CLI has a doctor command."),
+        ]);
+        model.lead = Some(quote("cli.md", "The CLI is a command."));
         drop_repeated_quotes(&mut model);
         assert_eq!(model.lead.as_ref().map(|lead| lead.note), Some(1));
         let quoted: Vec<(&str, u32)> = model.places.iter().map(|q| (q.source.path.as_str(), q.note)).collect();

@@ -84,15 +84,28 @@ pub(super) fn set_templates(db: &mut KnowledgeDb, inputs: &mut PageInputs, templ
     }
 }
 
-/// Renders a page through the `render_page` query, and its catalog row through `page_artifact`, updating
-/// its input's fields only when they changed.
+/// Renders a page through the `render_page` query, and its catalog row through `page_artifact`.
 pub(super) fn render(
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     model: &PageModel,
     source_count: u64,
 ) -> Result<(String, Artifact), StoreError> {
-    let page = match inputs.pages.get(&model.slug) {
+    let page = page_input(db, inputs, model, source_count);
+    let markdown = wiki::render_page(db, page).clone().map_err(StoreError::Wiki)?;
+    let artifact = wiki::page_artifact(db, page).clone().map_err(StoreError::Wiki)?;
+    Ok((markdown, artifact))
+}
+
+/// The page's input, made or with its fields set only where they changed; and its file's, which its source
+/// row is parsed from.
+pub(super) fn page_input(
+    db: &mut KnowledgeDb,
+    inputs: &mut PageInputs,
+    model: &PageModel,
+    source_count: u64,
+) -> WikiPage {
+    match inputs.pages.get(&model.slug) {
         Some(&(page, _)) => {
             if page.model(db) != model {
                 page.set_model(db).to(model.clone());
@@ -108,8 +121,5 @@ pub(super) fn render(
             inputs.pages.insert(model.slug.clone(), (page, file));
             page
         }
-    };
-    let markdown = wiki::render_page(db, page).clone().map_err(StoreError::Wiki)?;
-    let artifact = wiki::page_artifact(db, page).clone().map_err(StoreError::Wiki)?;
-    Ok((markdown, artifact))
+    }
 }

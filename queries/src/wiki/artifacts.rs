@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::llms::{LLMS_PATH, LLMS_URI, is_llms_text, llms_file, llms_stamp};
-use super::render::{SCHEMA_VERSION, WikiPage, render_page};
+use super::render::{PageModel, SCHEMA_VERSION, WikiPage, render_page};
 use super::shards::{
     PageIndex, Section, ShardEntry, root_markdown, root_page_count, sections, shard_entries, shard_json,
     shard_markdown, shard_page_count, shard_rows_hash,
@@ -65,10 +65,15 @@ impl Artifact {
 #[salsa::tracked(returns(ref))]
 pub fn page_artifact(db: &dyn Db, page: WikiPage) -> Result<Artifact, String> {
     let markdown = render_page(db, page).as_ref().map_err(Clone::clone)?;
-    let model = page.model(db);
-    let metadata = json!({"title": model.title, "section": model.section, "sources": page.source_count(db)});
+    Ok(page_artifact_of(page.model(db), page.source_count(db), markdown))
+}
+
+/// The row of the page `model` shows as `markdown`, with the sources it gathers.
+#[must_use]
+pub fn page_artifact_of(model: &PageModel, source_count: u64, markdown: &str) -> Artifact {
+    let metadata = json!({"title": model.title, "section": model.section, "sources": source_count});
     let path = format!("wiki/{}/{}.md", model.section, model.slug);
-    Ok(Artifact::of(SourceRef::page(&model.slug).path(), "page", path, markdown, &metadata))
+    Artifact::of(SourceRef::page(&model.slug).path(), "page", path, markdown, &metadata)
 }
 
 /// A section's Markdown shard's row.

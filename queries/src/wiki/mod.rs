@@ -15,7 +15,7 @@ mod terms;
 
 pub use artifacts::{
     Artifact, ArtifactKind, Counted, DECLARED_KINDS, DerivedFile, FileSource, KeptText, SCHEMA_DOC, Stamped,
-    declared_kind, declared_kind_at, looks_generated, page_artifact, root_artifact, shard_artifact,
+    declared_kind, declared_kind_at, looks_generated, page_artifact, page_artifact_of, root_artifact, shard_artifact,
     shard_json_artifact,
 };
 pub use graph::{
