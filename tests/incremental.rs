@@ -89,6 +89,7 @@ const BETA_BODY_EDIT: &[(&str, u64)] = &[
     ("page_artifact", 1),
     ("page_model", 1),
     ("page_model_hash", 1),
+    ("page_text_hash", 1),
     ("parse", 2),
     ("render_page", 1),
     ("shard_artifact", 1),

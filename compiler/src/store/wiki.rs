@@ -288,7 +288,8 @@ pub struct PageRow<'a> {
     pub source_count: usize,
     pub summary: &'a str,
     pub model_hash: &'a str,
-    /// A hash of the filled model less its cited revisions, and the template (`wiki_pages.text_key`).
+    /// A hash of the model's inputs less its cited revisions, its quotes' texts and the template
+    /// (`wiki_pages.text_key`).
     pub text_key: &'a str,
     pub hash: &'a str,
     pub markdown: &'a str,

@@ -305,9 +305,9 @@ struct PageComparison {
 struct ChangedPage {
     model: PageModel,
     model_hash: String,
-    /// The page template's hash, with the binary and the writer (what the model hash holds besides the
-    /// model), for the page's text key.
-    template_hash: String,
+    /// A hash of the model's inputs but the quoted revisions (`page_text_hash`), the template, the binary
+    /// and the writer: with the quotes' texts, the page's text key.
+    text_hash: String,
     source_count: usize,
     view: String,
 }
@@ -385,7 +385,7 @@ fn compare_pages(
         changed.push(ChangedPage {
             model: wiki::page_model(db, catalog, page).clone(),
             model_hash,
-            template_hash: template_hash.clone(),
+            text_hash: content_hash(format!("{}{template_hash}", wiki::page_text_hash(db, catalog, page)).as_bytes()),
             source_count: view.source_count(),
             view: view_json.unwrap_or_else(|| serde_json::to_string(&view.stored(db)).expect("views serialize")),
         });
@@ -403,10 +403,10 @@ fn store_changed_page(
 ) -> Result<Stored, StoreError> {
     let (conn, context) = (run.conn, run.context);
     let sql = |source| context.sql_error(source);
-    let ChangedPage { mut model, model_hash, template_hash, source_count, view } = page;
+    let ChangedPage { mut model, model_hash, text_hash, source_count, view } = page;
     fill_quotes(conn, &mut model).map_err(sql)?;
+    let text_key = text_key(&text_hash, &model);
     drop_repeated_quotes(&mut model);
-    let text_key = model.text_key(&template_hash);
     // The built-in template prints each revision as it is; with no writer, a page whose text key is the
     // stored one is the stored text with the revisions its quotes cite replaced.
     let keeps = writer.is_none() && before.is_some() && !context.full && context.templates.page == PAGE_TEMPLATE;

@@ -280,11 +280,25 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
 }
 
 /// The content hash of what a page's model is made from: its view, and of each source it names the path,
-/// title, the signal it is quoted or links by, and a quoted source's revision. The index stores it to tell
-/// whether a page must be rendered again; a fresh process (which has no memos) compares it for every page,
-/// so it is hashed from the inputs rather than from a built model.
+/// title, the signal it is quoted or links by, and a quoted source's revision ([`page_text_hash`] and the
+/// revisions). The index stores it to tell whether a page must be rendered again; a fresh process (which
+/// has no memos) compares it for every page, so it is hashed from the inputs rather than from a built model.
 #[salsa::tracked(returns(ref))]
 pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>) -> String {
+    use std::hash::Hash;
+    let mut hasher = crate::hash::ContentHasher::default();
+    page_text_hash(db, catalog, page).hash(&mut hasher);
+    for &(entry, _) in &page.view(db).places {
+        entry.revision(db).hash(&mut hasher);
+    }
+    hasher.hex()
+}
+
+/// The content hash of what a page's model is made from but the revisions of the sources it quotes: equal
+/// for two models that differ in those revisions alone (the quotes' texts, which the driver reads from the
+/// index, aside).
+#[salsa::tracked(returns(ref))]
+pub fn page_text_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>) -> String {
     use std::hash::Hash;
     let view = page.view(db);
     let mut hasher = crate::hash::ContentHasher::default();
@@ -295,7 +309,7 @@ pub fn page_model_hash<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage
     let signal =
         |entry: CatalogEntry, at: u32| (at, &entry.plan_signals(db)[at as usize], entry.excerpts(db)[at as usize]);
     for &(entry, at) in &view.places {
-        (entry.path(db), entry.title(db), entry.revision(db), signal(entry, at)).hash(&mut hasher);
+        (entry.path(db), entry.title(db), signal(entry, at)).hash(&mut hasher);
     }
     for &entry in &view.also {
         (entry.path(db), entry.title(db)).hash(&mut hasher);

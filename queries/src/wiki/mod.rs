@@ -19,7 +19,8 @@ pub use artifacts::{
     shard_json_artifact,
 };
 pub use graph::{
-    Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, planned_pages,
+    Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, page_text_hash,
+    planned_pages,
 };
 #[cfg(test)]
 pub(crate) use llms::{llms_stamp, llms_text};

@@ -71,17 +71,6 @@ impl PageModel {
         }
         made
     }
-
-    /// A hash of the model less the revisions its quotes cite, and of `salt`: two models with one key differ
-    /// in those revisions alone. Every field is hashed, as the model derives `Hash`.
-    pub fn text_key(&mut self, salt: &str) -> String {
-        use std::hash::Hash;
-        self.without_revisions(|model| {
-            let mut hasher = crate::hash::ContentHasher::default();
-            (model, salt).hash(&mut hasher);
-            hasher.hex()
-        })
-    }
 }
 
 /// A quoted excerpt and the citation that proves it.

@@ -193,7 +193,7 @@ CREATE TABLE wiki_pages (
     source_count INTEGER NOT NULL,      -- sources that mention the concept
     summary TEXT NOT NULL,              -- the first sentence of the lead, for the index shards
     model_hash TEXT NOT NULL,           -- hash of what the page shows and the template: equal means not re-rendered
-    text_key TEXT NOT NULL,             -- hash of the filled model less its cited revisions, and the template
+    text_key TEXT NOT NULL,             -- hash of the model's inputs less its cited revisions, its quotes' texts, the template
     hash TEXT NOT NULL,                 -- content hash of markdown
     view TEXT NOT NULL,                 -- JSON: the planner's view of the page (knowledge_queries::wiki::StoredView)
     run_id TEXT NOT NULL,               -- the run that last rendered it
