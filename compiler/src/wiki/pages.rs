@@ -339,8 +339,9 @@ pub(super) struct KeptText {
 }
 
 /// The stored page's text with the revisions `model`'s quotes cite in place of those its footnotes cited,
-/// when its text key is `text_key` ([`text_key`]: it was rendered from this model but for those revisions) and each revision replaced is one the model's text does not hold elsewhere, so that it stands
-/// only where the template printed a revision.
+/// when its text key is `text_key` ([`text_key`]: it was rendered from this model but for those revisions)
+/// and each revision replaced is one the model's text does not hold elsewhere, so that it stands only where
+/// the template printed a revision.
 pub(super) fn kept_text(
     conn: &Connection,
     model: &mut PageModel,
