@@ -476,3 +476,37 @@ fn a_page_added_to_one_section_leaves_the_others_shards_alone() {
         assert_eq!(second.queries.by_query.get(query), Some(&1), "alpha's only: {:?}", second.queries.by_query);
     }
 }
+
+/// A quote that holds the revision another quote on its page cites (a note naming a file's hash): when that
+/// file is edited below its quote, the page is rendered again rather than kept with the revision replaced,
+/// which would also rewrite the quoted words; the page equals a clean build's.
+#[test]
+fn a_quote_that_holds_a_cited_revision_keeps_its_words_when_the_revision_changes() {
+    let beta = "# Beta\n\nBeta stands alone.\n";
+    let old = knowledge_queries::content_hash(beta.as_bytes());
+    let files = [
+        ("a.md", format!("# Alpha\n\nAlpha leans on [[Beta]], whose file hashes to {old}.\n")),
+        ("b.md", beta.to_string()),
+        ("c.md", "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n".to_string()),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(path, text)| (*path, text.as_str())).collect();
+    let dir = fixture("version = 1\n", &files);
+    let page_path = dir.path().join(".hasna/knowledge/wiki/general/beta.md");
+    build(&mut Compiler::new(), dir.path());
+    let before = std::fs::read_to_string(&page_path).unwrap();
+    assert!(before.contains(&format!("whose file hashes to {old}")), "the page quotes the hash:\n{before}");
+
+    let edited = format!("{beta}\nA line below.\n");
+    std::fs::write(dir.path().join("b.md"), &edited).unwrap();
+    let edit = build(&mut Compiler::new(), dir.path());
+    assert_eq!(edit.queries.by_query.get("render_page"), Some(&1), "rendered, not kept: {:?}", edit.queries.by_query);
+    let after = std::fs::read_to_string(&page_path).unwrap();
+    let new = knowledge_queries::content_hash(edited.as_bytes());
+    assert!(after.contains(&format!("whose file hashes to {old}")), "the quoted words as written:\n{after}");
+    assert!(after.contains(&format!("at revision `{new}`")), "b.md's footnote cites its new revision:\n{after}");
+
+    let clean = fixture("version = 1\n", &[("a.md", files[0].1), ("b.md", &edited), ("c.md", files[2].1)]);
+    build(&mut Compiler::new(), clean.path());
+    let clean_page = std::fs::read_to_string(clean.path().join(".hasna/knowledge/wiki/general/beta.md")).unwrap();
+    assert_eq!(after, clean_page);
+}
