@@ -180,11 +180,15 @@ pub fn source_id(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>>
     conn.prepare_cached("SELECT id FROM sources WHERE path = ?1")?.query_row([path], |row| row.get(0)).optional()
 }
 
-/// A page's stored Markdown with its source row's id, outline and chunks' spans: what a page whose new text
-/// differs only in the revisions it cites keeps of its row.
+/// What a page changed by a build keeps of its stored rows when only the revisions it cites changed: its
+/// Markdown, index sentence and text key, whether its summary is extractive (no writer wrote or owes it),
+/// and its source row's id, outline and chunks' spans.
 #[derive(Debug, Clone)]
 pub struct StoredPageText {
     pub markdown: String,
+    pub summary: String,
+    pub text_key: String,
+    pub extractive: bool,
     pub source_id: i64,
     pub outline: String,
     /// Each chunk's start and end offsets in `markdown`.
@@ -193,11 +197,13 @@ pub struct StoredPageText {
 
 /// The stored text of the page `slug`, whose source row is at `path`; `None` when either row is missing.
 pub fn stored_page_text(conn: &Connection, slug: &str, path: &str) -> rusqlite::Result<Option<StoredPageText>> {
-    let markdown: Option<String> = conn
-        .prepare_cached("SELECT markdown FROM wiki_pages WHERE slug = ?1")?
-        .query_row([slug], |row| row.get(0))
+    let page: Option<(String, String, String, bool)> = conn
+        .prepare_cached(
+            "SELECT markdown, summary, text_key, writing IS NULL AND writing_owed = 0 FROM wiki_pages WHERE slug = ?1",
+        )?
+        .query_row([slug], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
         .optional()?;
-    let Some(markdown) = markdown else { return Ok(None) };
+    let Some((markdown, summary, text_key, extractive)) = page else { return Ok(None) };
     let source: Option<(i64, String)> = conn
         .prepare_cached("SELECT id, outline FROM sources WHERE path = ?1")?
         .query_row([path], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -207,7 +213,14 @@ pub fn stored_page_text(conn: &Connection, slug: &str, path: &str) -> rusqlite::
         .prepare_cached("SELECT start_offset, end_offset FROM chunks WHERE source_id = ?1")?
         .query_map([source_id], |row| Ok((row.get::<_, i64>(0)? as usize, row.get::<_, i64>(1)? as usize)))?
         .collect::<rusqlite::Result<_>>()?;
-    Ok(Some(StoredPageText { markdown, source_id, outline, chunk_spans }))
+    Ok(Some(StoredPageText { markdown, summary, text_key, extractive, source_id, outline, chunk_spans }))
+}
+
+/// The revision each footnote of the page `slug` cites, by footnote.
+pub fn cited_revisions(conn: &Connection, slug: &str) -> rusqlite::Result<BTreeMap<u32, String>> {
+    conn.prepare_cached("SELECT note, revision FROM citations WHERE page = ?1")?
+        .query_map([slug], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect()
 }
 
 /// Gives a source row and its chunks a new revision and outline, every other column as it was: what
@@ -330,33 +343,6 @@ pub fn upsert_page(conn: &Connection, page: &PageRow<'_>) -> rusqlite::Result<()
         page.text_key,
     ])?;
     Ok(())
-}
-
-/// What a page kept from its stored row needs: the stored text and summary, and the revision each footnote
-/// cited; `None` when the stored page's text key is not `text_key` or a writer wrote or owes its summary.
-#[derive(Debug, Clone)]
-pub struct KeptPageText {
-    pub markdown: String,
-    pub summary: String,
-    /// The revision each footnote cited, by footnote.
-    pub revisions: BTreeMap<u32, String>,
-}
-
-/// The stored text of the page `slug` when its row's text key is `text_key` and its summary is extractive.
-pub fn kept_page_text(conn: &Connection, slug: &str, text_key: &str) -> rusqlite::Result<Option<KeptPageText>> {
-    let stored: Option<(String, String)> = conn
-        .prepare_cached(
-            "SELECT markdown, summary FROM wiki_pages
-             WHERE slug = ?1 AND text_key = ?2 AND writing IS NULL AND writing_owed = 0",
-        )?
-        .query_row(params![slug, text_key], |row| Ok((row.get(0)?, row.get(1)?)))
-        .optional()?;
-    let Some((markdown, summary)) = stored else { return Ok(None) };
-    let revisions = conn
-        .prepare_cached("SELECT note, revision FROM citations WHERE page = ?1")?
-        .query_map([slug], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(Some(KeptPageText { markdown, summary, revisions }))
 }
 
 /// Writes a page's row of its section's shard: its digest and its JSON.

@@ -407,15 +407,24 @@ fn store_changed_page(
     fill_quotes(conn, &mut model).map_err(sql)?;
     let text_key = text_key(&text_hash, &model);
     drop_repeated_quotes(&mut model);
+    // The page's stored rows, which it may keep (none in a full rebuild, whose chunks were cleared).
+    let path = SourceRef::page(&model.slug).path();
+    let stored = if before.is_some() && !context.full {
+        store::stored_page_text(conn, &model.slug, &path).map_err(sql)?
+    } else {
+        None
+    };
     // The built-in template prints each revision as it is; with no writer, a page whose text key is the
     // stored one is the stored text with the revisions its quotes cite replaced.
-    let keeps = writer.is_none() && before.is_some() && !context.full && context.templates.page == PAGE_TEMPLATE;
-    let kept = if keeps { kept_text(conn, &mut model, &text_key).map_err(sql)? } else { None };
+    let kept = match stored.as_ref().filter(|_| writer.is_none() && context.templates.page == PAGE_TEMPLATE) {
+        Some(stored) => kept_text(conn, &model, &text_key, stored).map_err(sql)?.map(|text| (text, &stored.summary)),
+        None => None,
+    };
     let (markdown, artifact, writing, summary) = match kept {
-        Some(KeptText { markdown, summary }) => {
+        Some((markdown, summary)) => {
             page_input(run.db, run.inputs, &model, source_count as u64);
             let artifact = wiki::page_artifact_of(&model, source_count as u64, &markdown);
-            (markdown, artifact, writer::PageWriting::default(), summary)
+            (markdown, artifact, writer::PageWriting::default(), summary.clone())
         }
         None => {
             summarize(&mut model);
@@ -429,7 +438,7 @@ fn store_changed_page(
         }
     };
     let cites: Vec<String> = model.quotes().map(|q| format!("{}@{}", q.source.source_ref, q.revision)).collect();
-    let row = page_source(run.db, run.inputs, (conn, context.full), &model, &markdown, &artifact.hash).map_err(sql)?;
+    let row = page_source(run.db, run.inputs, stored.as_ref(), &model, &markdown, &artifact.hash);
     let rendered = RenderedPage {
         model: &model,
         view: &view,
@@ -444,7 +453,7 @@ fn store_changed_page(
     };
     store_page(conn, context, &rendered).map_err(sql)?;
     Ok(Stored {
-        uri: SourceRef::page(&model.slug).path(),
+        uri: path,
         key: model.slug,
         path: artifact.path,
         old_hash: before.map(|before| before.hash.clone()),

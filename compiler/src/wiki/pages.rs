@@ -118,24 +118,21 @@ pub(super) enum PageSource {
     Restamped { source_id: i64, outline: String },
 }
 
-/// The page's source row: the stored one restamped where only the cited revisions changed (see
-/// [`PageSource::Restamped`]), else derived from the Markdown. A full rebuild (another binary's or other
-/// settings' index, whose chunks it cleared) derives every row.
+/// The page's source row: the `stored` one restamped where only the cited revisions changed (see
+/// [`PageSource::Restamped`]), else derived from the Markdown.
 pub(super) fn page_source(
     db: &mut KnowledgeDb,
     inputs: &PageInputs,
-    (conn, full): (&Connection, bool),
+    stored: Option<&store::StoredPageText>,
     model: &PageModel,
     markdown: &str,
     revision: &str,
-) -> rusqlite::Result<PageSource> {
-    let path = SourceRef::page(&model.slug).path();
-    let stored = if full { None } else { store::stored_page_text(conn, &model.slug, &path)? };
+) -> PageSource {
     let cited: BTreeSet<&str> = model.quotes().map(|q| q.revision.as_str()).filter(|r| !r.is_empty()).collect();
-    Ok(match stored.and_then(|stored| Some((stored.source_id, restamped_outline(&stored, &cited, markdown)?))) {
+    match stored.and_then(|stored| Some((stored.source_id, restamped_outline(stored, &cited, markdown)?))) {
         Some((source_id, outline)) => PageSource::Restamped { source_id, outline },
         None => PageSource::Derived(Box::new(page_source_row(db, inputs, model, markdown, revision))),
-    })
+    }
 }
 
 /// The stored page's outline with the page's new revisions, when `markdown` differs from the stored
@@ -171,7 +168,7 @@ fn places_changed(old: &str, new: &str, revisions: &BTreeSet<&str>) -> Option<Ve
         return None;
     }
     let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
-    let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    let hex = |b: &u8| is_hash_digit(*b);
     let mut changed = Vec::new();
     let mut from = 0;
     while let Some(at) = first_difference(&old_bytes[from..], &new_bytes[from..]).map(|at| from + at) {
@@ -187,6 +184,11 @@ fn places_changed(old: &str, new: &str, revisions: &BTreeSet<&str>) -> Option<Ve
         from = end;
     }
     Some(changed)
+}
+
+/// Whether `byte` is a digit of a revision as [`content_hash`] writes it: lowercase hexadecimal.
+fn is_hash_digit(byte: u8) -> bool {
+    byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)
 }
 
 /// Where `a` and `b` (of one length) first differ, compared a block at a time.
@@ -332,25 +334,30 @@ pub(super) fn text_key(text_hash: &str, model: &PageModel) -> String {
     content_hash(format!("{text_hash}{texts}").as_bytes())
 }
 
-/// A page's text kept from its stored row, and the sentence its section's index shows.
-pub(super) struct KeptText {
-    pub(super) markdown: String,
-    pub(super) summary: String,
-}
-
-/// The stored page's text with the revisions `model`'s quotes cite in place of those its footnotes cited,
-/// when its text key is `text_key` ([`text_key`]: it was rendered from this model but for those revisions)
-/// and each revision replaced is one the model's text does not hold elsewhere, so that it stands only where
-/// the template printed a revision.
+/// The `stored` page's text with the revisions `model`'s quotes cite in place of those its footnotes cited,
+/// when its text key is `text_key` ([`text_key`]: it was rendered from this model but for those revisions),
+/// its summary is extractive, and each revision replaced is one the model's text does not hold elsewhere, so
+/// that it stands only where the template printed a revision.
 pub(super) fn kept_text(
     conn: &Connection,
-    model: &mut PageModel,
+    model: &PageModel,
     text_key: &str,
-) -> rusqlite::Result<Option<KeptText>> {
-    let Some(stored) = store::kept_page_text(conn, &model.slug, text_key)? else { return Ok(None) };
-    let blanked = model.without_revisions(|model| serde_json::to_string(model).expect("models serialize"));
-    Ok(replaced_revisions(&stored.markdown, &stored.revisions, model, &blanked)
-        .map(|markdown| KeptText { markdown, summary: stored.summary }))
+    stored: &store::StoredPageText,
+) -> rusqlite::Result<Option<String>> {
+    if stored.text_key != text_key || !stored.extractive {
+        return Ok(None);
+    }
+    let cited = store::cited_revisions(conn, &model.slug)?;
+    Ok(replaced_revisions(&stored.markdown, &cited, model, &without_revisions(model)))
+}
+
+/// The model as JSON with its quotes' revisions left out: every text the template may print but those.
+fn without_revisions(model: &PageModel) -> String {
+    let mut blanked = model.clone();
+    for quote in blanked.lead.iter_mut().chain(&mut blanked.places) {
+        quote.revision.clear();
+    }
+    serde_json::to_string(&blanked).expect("models serialize")
 }
 
 /// `markdown` with each footnote's revision in `cited` replaced by the one `model`'s quote of that footnote
@@ -362,9 +369,7 @@ fn replaced_revisions(
     model: &PageModel,
     blanked: &str,
 ) -> Option<String> {
-    let is_hash = |revision: &str| {
-        !revision.is_empty() && revision.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
+    let is_hash = |revision: &str| !revision.is_empty() && revision.bytes().all(is_hash_digit);
     let mut replaced: BTreeMap<&str, &str> = BTreeMap::new();
     for quote in model.quotes() {
         let (old, new) = (cited.get(&quote.note)?.as_str(), quote.revision.as_str());
@@ -541,7 +546,8 @@ mod tests {
 
     fn stored(markdown: String, chunk_spans: Vec<(usize, usize)>) -> store::StoredPageText {
         let outline = format!("{{\"front_matter\":{{\"cites\":[\"revision: \\\"{OLD}\\\"\"]}}}}");
-        store::StoredPageText { markdown, source_id: 1, outline, chunk_spans }
+        let (summary, text_key) = (String::new(), String::new());
+        store::StoredPageText { markdown, summary, text_key, extractive: true, source_id: 1, outline, chunk_spans }
     }
 
     #[test]
@@ -593,9 +599,8 @@ mod tests {
         let before = format!("rev {OLD}\n[^1]: at `{OLD}`\n[^2]: at `{NEW}`\n");
         let cited: BTreeMap<u32, String> = [(1, OLD.to_string()), (2, NEW.to_string())].into();
         let third = "00112233445566778899aabbccddeeff";
-        let mut model = quoting([third, NEW]);
-        let blanked = model.without_revisions(|model| serde_json::to_string(model).unwrap());
-        assert_eq!(model.places[0].revision, third, "the revisions are put back");
+        let model = quoting([third, NEW]);
+        let blanked = without_revisions(&model);
         let after = replaced_revisions(&before, &cited, &model, &blanked).unwrap();
         assert_eq!(after, format!("rev {third}\n[^1]: at `{third}`\n[^2]: at `{NEW}`\n"));
 
@@ -607,7 +612,7 @@ mod tests {
         assert_eq!(replaced_revisions(&before, &cited, &quoting([NEW, third]), &blanked), None);
         let mut quoted = quoting([third, NEW]);
         quoted.places[1].text = format!("The hash {OLD} is quoted.");
-        let blanked = quoted.without_revisions(|model| serde_json::to_string(model).unwrap());
+        let blanked = without_revisions(&quoted);
         assert_eq!(replaced_revisions(&before, &cited, &quoted, &blanked), None);
     }
 

@@ -59,18 +59,6 @@ impl PageModel {
     pub fn quotes(&self) -> impl Iterator<Item = &Quote> {
         self.lead.iter().chain(&self.places)
     }
-
-    /// What `read` makes of the model with the revisions its quotes cite left out; the model is left as it
-    /// was.
-    pub fn without_revisions<T>(&mut self, read: impl FnOnce(&PageModel) -> T) -> T {
-        let revisions: Vec<String> =
-            self.lead.iter_mut().chain(&mut self.places).map(|quote| std::mem::take(&mut quote.revision)).collect();
-        let made = read(self);
-        for (quote, revision) in self.lead.iter_mut().chain(&mut self.places).zip(revisions) {
-            quote.revision = revision;
-        }
-        made
-    }
 }
 
 /// A quoted excerpt and the citation that proves it.
