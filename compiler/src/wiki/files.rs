@@ -60,11 +60,10 @@ pub fn drift(conn: &Connection, output_dir: &Path, output_in_project: &str) -> r
         let Some(text) = artifact.text(conn)? else { continue };
         match read_plain(&output_dir.join(&artifact.path)) {
             Ok(Some(bytes)) if bytes == text.as_bytes() => {}
-            Ok(Some(bytes)) if !may_replace(&artifact.path, &bytes, &owned) => {
+            Ok(found) if found.as_ref().is_none_or(|bytes| !may_replace(&artifact.path, bytes, &owned)) => {
                 drift.push(Drift { path: artifact.path.clone(), state: "blocked" });
             }
-            Ok(None) => drift.push(Drift { path: artifact.path.clone(), state: "blocked" }),
-            Ok(Some(_)) => drift.push(Drift { path: artifact.path.clone(), state: "modified" }),
+            Ok(_) => drift.push(Drift { path: artifact.path.clone(), state: "modified" }),
             Err(_) => drift.push(Drift { path: artifact.path.clone(), state: "missing" }),
         }
     }
@@ -280,12 +279,12 @@ pub(super) fn leftovers(
             let name = path.rsplit('/').next().unwrap_or(path);
             // The output folder itself holds the user's files too: only the stat cache's temporary and a
             // declared kind's file (`llms.txt`) there are ever ours.
-            let at_top = !path.contains('/');
+            let may_be_ours = path.contains('/') || is_temporary(name) || declared_kind_at(name).is_some();
             // Read as every file of the sync is: one swapped for a pipe since the walk is not waited on.
             let deletable = || {
                 read_plain(&output_dir.join(path.as_str())).ok().flatten().is_some_and(|b| may_delete(path, &b, owned))
             };
-            (!at_top || is_temporary(name) || declared_kind_at(name).is_some()) && (is_temporary(name) || deletable())
+            may_be_ours && (is_temporary(name) || deletable())
         })
         .cloned()
         .collect();
@@ -365,11 +364,8 @@ pub fn sync_files(
         }
         match read_plain(&file) {
             Ok(Some(bytes)) if bytes == text.as_bytes() => counters.unchanged += 1,
-            Ok(Some(bytes)) if !may_replace(&artifact.path, &bytes, &cached) => {
-                blocked.push(artifact.path.clone());
-                continue;
-            }
-            Ok(None) => {
+            // Something not a plain file in its place, or a file the user wrote there.
+            Ok(found) if found.as_ref().is_none_or(|bytes| !may_replace(&artifact.path, bytes, &cached)) => {
                 blocked.push(artifact.path.clone());
                 continue;
             }
