@@ -244,7 +244,7 @@ fn apply_on_disk(root: &Path, action: &Action) -> Vec<String> {
 fn sentence(rng: &mut Rng) -> String {
     let concept = *rng.pick(&CONCEPTS);
     let other = *rng.pick(&CONCEPTS);
-    match rng.below(14) {
+    match rng.below(15) {
         0 => format!("See [[{concept}]] for the details."),
         1 => format!(
             "**{concept}** is what {} calls the {} layer.",
@@ -304,6 +304,12 @@ fn sentence(rng: &mut Rng) -> String {
         // An index of links, each item a link and at most a word or two: listed on a page, not quoted.
         13 => {
             format!("- [[{concept}]]\n- Using [{other}](b.md)\n- [[{}]] and more words beside it", other.to_lowercase())
+        }
+        // A heading and a phrase used twice, of a word no concept is named by: places the plan does not read,
+        // so a new process keeps its plan (unless the word's places shift a signal it reads).
+        14 => {
+            let word = format!("zqxv{}", rng.below(5));
+            format!("## Notes on {word}\n\nThe {word} ledger grows. The {word} ledger shrinks.")
         }
         _ => format!(
             "A longer paragraph that goes on about {concept} and {other} so that chunking has text to split, with enough words to pass a target of two hundred bytes without trouble."

@@ -510,3 +510,77 @@ fn a_quote_that_holds_a_cited_revision_keeps_its_words_when_the_revision_changes
     let clean_page = std::fs::read_to_string(clean.path().join(".hasna/knowledge/wiki/general/beta.md")).unwrap();
     assert_eq!(after, clean_page);
 }
+
+/// The generated files under a project's output folder (pages, shards, the root, `llms.txt`), by path: not
+/// the index, the build log, the lock or the stat cache, which hold runs and times.
+fn outputs(root: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    fn walk(
+        folder: &std::path::Path,
+        output: &std::path::Path,
+        files: &mut std::collections::BTreeMap<String, String>,
+    ) {
+        for entry in std::fs::read_dir(folder).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            let name = path.strip_prefix(output).unwrap().to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() {
+                if name != "logs" {
+                    walk(&path, output, files);
+                }
+            } else if ["md", "json", "txt"].iter().any(|e| path.extension().is_some_and(|x| x == *e)) {
+                files.insert(name, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let output = root.join(".hasna/knowledge");
+    let mut files = std::collections::BTreeMap::new();
+    walk(&output, &output, &mut files);
+    files
+}
+
+#[test]
+fn a_phrase_whose_concept_nothing_names_leaves_the_plan_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kc.toml"), "version = 1\n").unwrap();
+    write_linked_sources(dir.path());
+    build(&mut Compiler::new(), dir.path());
+    let index = dir.path().join(".hasna/knowledge/knowledge.db");
+    let copy = tempfile::tempdir().unwrap();
+
+    // A phrase used twice is a term of b.md, its concept named by no source: a new process seeds the pages
+    // that list b.md from their stored views instead of planning again.
+    let phrase = "\nThe zorblax ledger grows. The zorblax ledger shrinks.\n";
+    let edited = format!("# Beta\n\nBeta stands alone.\n{phrase}");
+    std::fs::write(dir.path().join("b.md"), &edited).unwrap();
+    for name in ["kc.toml", "a.md", "b.md", "c.md"] {
+        std::fs::copy(dir.path().join(name), copy.path().join(name)).unwrap();
+    }
+    std::fs::create_dir_all(copy.path().join(".hasna/knowledge")).unwrap();
+    std::fs::copy(&index, copy.path().join(".hasna/knowledge/knowledge.db")).unwrap();
+    let edit = build(&mut Compiler::new(), dir.path());
+    assert_eq!(edit.queries.by_query.get("planned_pages"), None, "not planned again: {:?}", edit.queries.by_query);
+    assert_eq!(edit.queries.by_query.get("concept_signals"), Some(&1));
+
+    // Without the stored plan's named keys the same edit plans again: the phrase is a new signal.
+    let conn = rusqlite::Connection::open(copy.path().join(".hasna/knowledge/knowledge.db")).unwrap();
+    conn.execute("DELETE FROM meta WHERE key = 'plan_named_keys'", []).unwrap();
+    drop(conn);
+    let unknown = build(&mut Compiler::new(), copy.path());
+    assert_eq!(unknown.queries.by_query.get("planned_pages"), Some(&1), "{:?}", unknown.queries.by_query);
+
+    let clean = fixture(
+        "version = 1\n",
+        &[
+            ("a.md", "# Alpha\n\nAlpha leans on [[Beta]].\n"),
+            ("b.md", &edited),
+            ("c.md", "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n"),
+        ],
+    );
+    build(&mut Compiler::new(), clean.path());
+    assert_eq!(outputs(dir.path()), outputs(clean.path()));
+    assert_eq!(outputs(copy.path()), outputs(clean.path()));
+
+    // A term whose concept a source names (Alpha, a title) is read by the plan: it plans again.
+    std::fs::write(dir.path().join("b.md"), format!("{edited}\nAlpha, alpha and alpha again.\n")).unwrap();
+    let named = build(&mut Compiler::new(), dir.path());
+    assert_eq!(named.queries.by_query.get("planned_pages"), Some(&1), "{:?}", named.queries.by_query);
+}

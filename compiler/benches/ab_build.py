@@ -20,6 +20,10 @@ including ones no page quotes, whose first line of body text can change what the
 `AB_EDIT=title` puts a new first heading on the edited file instead: its title changes, which changes what
 the planner reads, so the edit plans every page again.
 
+`AB_EDIT=paragraph` appends a paragraph of prose taken from another file of the corpus (its middle one that
+opens with a letter): what an author adds, whose new words and phrases may or may not change what the
+planner reads.
+
 `AB_EXTRA_CONFIG` is appended to both `kc.toml` files, for example `$'[lint]\non_build = true\n'`.
 """
 
@@ -69,6 +73,14 @@ def roots_of_round(n, copies, binaries):
     return roots
 
 
+def prose_paragraph(path):
+    """The middle paragraph of `path` that opens with a letter (prose: not a heading, list, table or code)."""
+    with open(path) as file:
+        paragraphs = [p.strip() for p in file.read().split("\n\n")]
+    prose = [p for p in paragraphs if p[:1].isalpha() and "```" not in p]
+    return prose[len(prose) // 2] if prose else "An appended paragraph for the benchmark."
+
+
 def main():
     old, new, corpus = sys.argv[1:4]
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 6
@@ -96,6 +108,10 @@ def main():
                     text = file.read()
                 with open(path, "w") as file:
                     file.write(f"# A retitled document {n}\n\n{text}")
+            elif os.environ.get("AB_EDIT") == "paragraph":
+                donor = files[(n * step + step // 2 + len(files) // 2) % len(files)]
+                with open(path, "a") as file:
+                    file.write(f"\n{prose_paragraph(os.path.join(roots[tag], donor))}\n")
             else:
                 with open(path, "a") as file:
                     file.write("\nAn appended line for the benchmark.\n")

@@ -72,7 +72,7 @@ fn bench_corpus(name: &str, root: &Path) {
         let start = Instant::now();
         let planned = plan(&sources, settings);
         times.push(start.elapsed());
-        pages = planned.len();
+        pages = planned.pages.len();
     }
     times.sort();
     let signals: usize = sources.iter().map(|source| source.signals.len()).sum();

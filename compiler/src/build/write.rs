@@ -287,14 +287,29 @@ impl Compiler {
                 if code_enabled { knowledge_queries::code::entities(db, file) } else { std::sync::Arc::new([]) };
             source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels)
         };
+        // The stored plan's named keys, read at the first source whose plan inputs changed.
+        let mut named_keys: Option<Option<String>> = None;
         let mut write = |row: SourceRow| -> Result<(), BuildError> {
             tx.write_source(&row)?;
             if !before.warm {
-                match before.plan_inputs.get(row.path.as_str()) {
-                    Some(old) if *old == wiki::plan_inputs_of(&row, before.section_field) => {
-                        reach.touched.push(row.path.clone());
+                let same_plan = match before.plan_inputs.get(row.path.as_str()) {
+                    Some(old) if old.text == wiki::plan_inputs_of(&row, before.section_field) => true,
+                    Some(old) => {
+                        let stored = match &named_keys {
+                            Some(keys) => keys,
+                            None => named_keys.insert(tx.plan_named_keys()?),
+                        };
+                        stored.as_deref().is_some_and(|keys| {
+                            let keys: Vec<&str> = keys.split('\n').collect();
+                            wiki::plan_reads_the_same(&old.stored, &row, before.section_field, &keys)
+                        })
                     }
-                    _ => reach.replan = true,
+                    None => false,
+                };
+                if same_plan {
+                    reach.touched.push(row.path.clone());
+                } else {
+                    reach.replan = true;
                 }
             }
             let old = before.chunk_ids.get(row.path.as_str());
@@ -336,8 +351,15 @@ pub(super) struct Before<'a> {
     /// The catalog's inputs match the prior run: the query graph decides what the edit reaches.
     warm: bool,
     chunk_ids: HashMap<&'a str, HashSet<String>>,
-    plan_inputs: HashMap<&'a str, String>,
+    plan_inputs: HashMap<&'a str, StoredPlanInputs>,
     section_field: Option<&'a str>,
+}
+
+/// What a changed source gave the wiki planner before: its stored plan inputs, and as [`wiki::plan_inputs`]
+/// prints them.
+struct StoredPlanInputs {
+    stored: crate::store::PlanInputs,
+    text: String,
 }
 
 impl<'a> Before<'a> {
@@ -356,8 +378,9 @@ impl<'a> Before<'a> {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 before.chunk_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
                 if !warm && !full_rebuild {
-                    let stored = wiki::plan_inputs_stored(&store.plan_inputs(p.id)?, section_field);
-                    before.plan_inputs.insert(item.found.path.as_str(), stored);
+                    let stored = store.plan_inputs(p.id)?;
+                    let text = wiki::plan_inputs_stored(&stored, section_field);
+                    before.plan_inputs.insert(item.found.path.as_str(), StoredPlanInputs { stored, text });
                 }
             }
         }

@@ -526,6 +526,11 @@ impl BuildTransaction<'_> {
         Ok(())
     }
 
+    /// The named concept keys of the plan the index's pages come from ([`plan_named_keys`]).
+    pub fn plan_named_keys(&self) -> Result<Option<String>, StoreError> {
+        plan_named_keys(&self.tx).map_err(|e| self.wrap(e))
+    }
+
     /// Ends the sources: deletes those that had no new row, refreshes stats, and gives a fresh index its
     /// secondary indexes before the wiki stage looks rows up by source and page.
     pub fn finish_sources(&mut self) -> Result<(), StoreError> {

@@ -599,3 +599,24 @@ pub fn each_shard_row(
     }
     Ok(())
 }
+
+/// Where `meta` keeps the named concept keys of the plan the index's pages come from
+/// (`knowledge_queries::wiki::Plan::named_keys`).
+const PLAN_NAMED_KEYS: &str = "plan_named_keys";
+
+/// The named concept keys of the plan the index's pages come from; `None` when no build with the wiki on
+/// stored them (every signal then counts as read by the plan).
+pub fn plan_named_keys(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    super::meta(conn, PLAN_NAMED_KEYS)
+}
+
+/// Stores the named concept keys of the plan this build's pages come from, or removes them (`None`: the
+/// wiki is off). A value already stored is not written again.
+pub fn store_plan_named_keys(conn: &Connection, named_keys: Option<&str>) -> rusqlite::Result<()> {
+    let stored = plan_named_keys(conn)?;
+    match named_keys {
+        Some(keys) if stored.as_deref() != Some(keys) => super::set_meta(conn, PLAN_NAMED_KEYS, keys),
+        None if stored.is_some() => super::delete_meta(conn, PLAN_NAMED_KEYS),
+        _ => Ok(()),
+    }
+}

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use knowledge_queries::wiki::{
-    self, Artifact, Catalog, CatalogEntry, PageModel, PageView, PlanSettings, PlannedPage, StoredView, Templates,
-    WikiPage,
+    self, Artifact, Catalog, CatalogEntry, PageModel, PageView, PlanSettings, PlannedPage, SignalKind, StoredView,
+    Templates, WikiPage, concept_keys, plan_reads,
 };
 use knowledge_queries::{SourceFile, SourceRef, chunks, content_hash, outline};
 use rusqlite::Connection;
@@ -157,6 +157,39 @@ pub fn plan_inputs<'a>(
     text
 }
 
+/// Whether the plan reads a source's new rows as it read its stored ones, whose plan inputs differ: only in
+/// signals it does not read ([`plan_reads`], by the stored plan's `named_keys`), each list holding the
+/// signals it reads at the same places, so the pages' stored views still name them by the right index. A
+/// new phrase used twice, or a term used more, is such a change where no source names its concept.
+#[must_use]
+pub fn plan_reads_the_same(
+    stored: &store::PlanInputs,
+    row: &SourceRow,
+    section_field: Option<&str>,
+    named_keys: &[&str],
+) -> bool {
+    let header = |labels: &str, outline: &str| plan_inputs(std::iter::empty(), labels, outline, section_field);
+    if header(&stored.labels, &stored.outline) != header(&row.labels, &row.outline) {
+        return false;
+    }
+    let unread = |(kind, label, ..): (&str, &str, Option<&str>, bool, u32)| {
+        SignalKind::parse(kind).is_some_and(|kind| !plan_reads(kind, &concept_keys(label).1, named_keys))
+    };
+    let before = |at: usize| {
+        stored.signals.get(at).map(|(kind, label, other, quotable, weight)| {
+            (kind.as_str(), label.as_str(), other.as_deref(), *quotable, *weight)
+        })
+    };
+    let after = |at: usize| {
+        row.signals.get(at).map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable, s.weight))
+    };
+    (0..stored.signals.len().max(row.signals.len())).all(|at| match (before(at), after(at)) {
+        (Some(old), Some(new)) => old == new || unread(old) && unread(new),
+        (Some(only), None) | (None, Some(only)) => unread(only),
+        (None, None) => true,
+    })
+}
+
 /// [`plan_inputs`] of a source's derived rows.
 #[must_use]
 pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
@@ -189,7 +222,7 @@ pub fn warm_up(
     let sync = IndexSync { reseed: true, prior_run: None, changed: &[], run };
     if !inputs.catalog_matches(Some(run)) {
         let catalog = sync_catalog(conn, db, inputs, project, &sync)?;
-        for &page in wiki::planned_pages(db, catalog) {
+        for &page in &wiki::planned_pages(db, catalog).pages {
             let _ = wiki::page_model_hash(db, catalog, page);
         }
     }
@@ -323,6 +356,7 @@ fn compare_pages(
     context: &StageContext<'_>,
 ) -> rusqlite::Result<PageComparison> {
     if !context.project.config.wiki.enabled {
+        store::store_plan_named_keys(conn, None)?;
         return Ok(PageComparison {
             stored: store::stored_pages(conn, None, false)?,
             current: HashSet::new(),
@@ -347,14 +381,7 @@ fn compare_pages(
     // page whose view is the one stored and that names no changed source as unchanged (its model is
     // made from nothing else that can differ; settings and templates re-seed the catalog).
     let compare_views = seeded.is_none() && cold && !context.full && !context.sync.reseed;
-    let (stored, pages): (_, Vec<PlannedPage<'_>>) = match seeded {
-        Some(views) => {
-            let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
-            let stored = store::stored_pages(conn, Some(&slugs), false)?;
-            (stored, views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect())
-        }
-        None => (store::stored_pages(conn, None, compare_views)?, wiki::planned_pages(db, catalog).clone()),
-    };
+    let (stored, pages) = pages_to_compare(conn, db, catalog, seeded, compare_views)?;
     let changed_sources: HashSet<&str> = context.sync.changed.iter().map(String::as_str).collect();
     let mut current = HashSet::new();
     let mut changed = Vec::new();
@@ -391,6 +418,30 @@ fn compare_pages(
         });
     }
     Ok(PageComparison { stored, current, changed })
+}
+
+/// The pages to compare and their stored rows: the seeded ones (`seeded`), or every page the plan holds,
+/// whose named keys are stored with them for a fresh process's next edit to read (their views too when
+/// `compare_views`).
+fn pages_to_compare<'db>(
+    conn: &Connection,
+    db: &'db KnowledgeDb,
+    catalog: Catalog,
+    seeded: Option<Vec<(String, PageView)>>,
+    compare_views: bool,
+) -> rusqlite::Result<(BTreeMap<String, store::StoredPage>, Vec<PlannedPage<'db>>)> {
+    Ok(match seeded {
+        Some(views) => {
+            let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
+            let stored = store::stored_pages(conn, Some(&slugs), false)?;
+            (stored, views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect())
+        }
+        None => {
+            let planned = wiki::planned_pages(db, catalog);
+            store::store_plan_named_keys(conn, Some(&planned.named_keys))?;
+            (store::stored_pages(conn, None, compare_views)?, planned.pages.clone())
+        }
+    })
 }
 
 /// Renders a changed page with its quotes read from the index, and stores it with its source row.

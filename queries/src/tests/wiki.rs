@@ -178,7 +178,7 @@ fn sources(catalog: &[(String, String, Vec<crate::wiki::PlanSignal>)]) -> Vec<cr
 
 /// The plan with the default settings: two sources make a page.
 fn plan_with_defaults(sources: &[crate::wiki::CatalogSource<'_>]) -> Vec<crate::wiki::PagePlan> {
-    crate::wiki::plan(sources, crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 })
+    crate::wiki::plan(sources, crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related: 8 }).pages
 }
 
 fn planned(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, Vec<String>)> {
@@ -395,7 +395,7 @@ fn a_place_of_only_embeds_is_listed_by_the_graph_and_is_no_lead() {
             .collect();
         let settings = PlanSettings { min_sources: 2, max_places: 12, max_related: 8 };
         let catalog = Catalog::new(&db, entries, settings, "wiki".to_string());
-        let page = *planned_pages(&db, catalog).iter().find(|page| page.slug(&db) == "cli").expect("a CLI page");
+        let page = *planned_pages(&db, catalog).pages.iter().find(|page| page.slug(&db) == "cli").expect("a CLI page");
         let view = page.view(&db);
         let mut listed: Vec<String> = view.also.iter().map(|entry| entry.path(&db).clone()).collect();
         listed.sort();
@@ -554,7 +554,7 @@ fn alphas_related(names: &[&str], others: Vec<(String, String)>, limits: &[usize
     let sources = sources(&catalog);
     let related = |max_related: usize| -> Vec<String> {
         let settings = crate::wiki::PlanSettings { min_sources: 2, max_places: 12, max_related };
-        let plans = crate::wiki::plan(&sources, settings);
+        let plans = crate::wiki::plan(&sources, settings).pages;
         let alpha = plans.iter().find(|p| p.slug == "alpha").unwrap_or_else(|| panic!("{plans:?}"));
         alpha.related.iter().map(|&i| plans[i].slug.clone()).collect()
     };

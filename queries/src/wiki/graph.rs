@@ -138,10 +138,20 @@ impl StoredView {
     }
 }
 
-/// Every page the catalog supports, in slug order. Re-runs when a source's title, section field or plan
-/// signals, the set of sources or the settings change.
+/// The plan as the graph holds it.
+#[derive(Clone, Debug, PartialEq, Eq, salsa::SalsaValue)]
+pub struct Planned<'db> {
+    /// Every page, in slug order.
+    pub pages: Vec<PlannedPage<'db>>,
+    /// The concept keys the plan could read a place of ([`Plan::named_keys`](super::plan::Plan)): what a
+    /// fresh process needs to tell whether a source's edit leaves the plan as it was.
+    pub named_keys: String,
+}
+
+/// Every page the catalog supports, in slug order, and the plan's named keys. Re-runs when a source's
+/// title, section field or plan signals, the set of sources or the settings change.
 #[salsa::tracked(returns(ref))]
-pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
+pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
     let entries = catalog.entries(db);
     let wiki_folder = catalog.wiki_folder(db);
     let inside_wiki = |path: &str| path.strip_prefix(wiki_folder.as_str()).is_some_and(|rest| rest.starts_with('/'));
@@ -176,8 +186,13 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Vec<PlannedPage<'_>> {
             CatalogSource { path, title: entry.title(db), section, handwritten, signals: entry.plan_signals(db) }
         })
         .collect();
-    let plans = plan(&sources, catalog.settings(db));
-    plans.iter().map(|page| PlannedPage::new(db, page.slug.clone(), page_view(db, page, &plans, entries))).collect()
+    let plan = plan(&sources, catalog.settings(db));
+    let pages = plan
+        .pages
+        .iter()
+        .map(|page| PlannedPage::new(db, page.slug.clone(), page_view(db, page, &plan.pages, entries)))
+        .collect();
+    Planned { pages, named_keys: plan.named_keys }
 }
 
 /// A planned page as its model is made: a place whose excerpt a page may not quote (only note embeds) is

@@ -19,14 +19,14 @@ pub use artifacts::{
     shard_json_artifact,
 };
 pub use graph::{
-    Catalog, CatalogEntry, PageView, PlannedPage, StoredView, View, page_model, page_model_hash, page_text_hash,
-    planned_pages,
+    Catalog, CatalogEntry, PageView, Planned, PlannedPage, StoredView, View, page_model, page_model_hash,
+    page_text_hash, planned_pages,
 };
 #[cfg(test)]
 pub(crate) use llms::{llms_stamp, llms_text};
 pub use plan::{
-    CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, concept_keys, place_ranks, plan,
-    plan_signal, split_signals,
+    CatalogSource, Mention, PagePlan, Plan, PlanSettings, PlanSignal, concept_key, concept_keys, place_ranks, plan,
+    plan_reads, plan_signal, split_signals,
 };
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader, Templates, WikiPage, check_template,

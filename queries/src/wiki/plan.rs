@@ -227,11 +227,30 @@ pub fn concept_key(name: &str) -> String {
 const TEMPLATE_HEADING_SOURCES: usize = 10;
 const TEMPLATE_HEADING_SHARE: usize = 20;
 
+/// A plan: its pages, and the concept keys it could read a place of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub pages: Vec<PagePlan>,
+    /// Every folded concept key whose concept something names (a title, alias, definition, link, tag: any
+    /// signal but a heading or a term), sorted, one per line. A heading or a term whose key is not here is
+    /// a place of a concept nothing names, which gets no page whatever its places ([`plan_reads`]).
+    pub named_keys: String,
+}
+
+/// Whether a plan whose [`Plan::named_keys`] are `named_keys` (its lines) reads a signal of `kind` whose
+/// folded concept key is `folded_key`: a heading or a term whose key names no concept only adds a place
+/// to a concept that gets no page (and counts towards a heading being the documents' template only for
+/// that concept), so adding, removing or reweighing it leaves the plan as it was.
+#[must_use]
+pub fn plan_reads(kind: SignalKind, folded_key: &str, named_keys: &[&str]) -> bool {
+    !kind.is_place_only() || (!folded_key.is_empty() && named_keys.binary_search(&folded_key).is_ok())
+}
+
 /// Plans every page.
 #[must_use]
-pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePlan> {
+pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
     let resolver = Resolver::new(sources);
-    let by_concept = mentions_by_concept(sources, &resolver, settings);
+    let (by_concept, named_keys) = mentions_by_concept(sources, &resolver, settings);
     let handwritten_slugs: BTreeSet<String> = sources
         .iter()
         .filter(|s| s.handwritten)
@@ -287,7 +306,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Vec<PagePl
     // stays one for the related lists too.
     let listing = pages_of_source(&candidates, sources.len());
     relate(&mut candidates, &listing, &navigation, settings.max_related);
-    candidates
+    Plan { pages: candidates, named_keys }
 }
 
 /// Whether a page would quote fewer than `min_sources` sources once tables of contents and places it may
@@ -300,14 +319,14 @@ fn quotes_too_few(sources: &[CatalogSource<'_>], page: &PagePlan, settings: Plan
     quoted < settings.min_sources.max(1)
 }
 
-/// Every concept enough sources mention, in key order, with the signals of each source that mention it.
-/// A concept is a key with the aliases its sources declare joined to it; a heading the documents' template
-/// repeats is no mention.
+/// Every concept enough sources mention, in key order, with the signals of each source that mention it, and
+/// the [`Plan::named_keys`]. A concept is a key with the aliases its sources declare joined to it; a
+/// heading the documents' template repeats is no mention.
 fn mentions_by_concept(
     sources: &[CatalogSource<'_>],
     resolver: &Resolver<'_>,
     settings: PlanSettings,
-) -> Vec<(String, ConceptMentions)> {
+) -> (Vec<(String, ConceptMentions)>, String) {
     // A catalog has about one distinct key in four signals (rust-rfcs: 13,353 in 49,179).
     let signals: usize = sources.iter().map(|s| s.signals.len()).sum();
     let mut keys = ConceptKeys::with_capacity(signals / 4);
@@ -330,11 +349,12 @@ fn mentions_by_concept(
             keyed.push((keys.number(key), Mention { source: index, signal: at }));
         }
     }
+    let roots = keys.joined(&aliased);
+    let named_keys = named_keys(sources, &keyed, &keys, &roots);
     drop_template_vocabulary(sources, &mut keyed, keys.len());
 
     // Every mention, by concept (a counting sort, which keeps each concept's mentions in source order);
     // then only concepts enough sources mention, in key order.
-    let roots = keys.joined(&aliased);
     let mut starts = vec![0usize; keys.len() + 1];
     for &(key, _) in &keyed {
         starts[roots[key as usize] as usize + 1] += 1;
@@ -363,7 +383,28 @@ fn mentions_by_concept(
         by_concept.push((keys.name(root as u32).to_string(), mentions));
     }
     by_concept.sort_by(|a, b| a.0.cmp(&b.0));
-    by_concept
+    (by_concept, named_keys)
+}
+
+/// The [`Plan::named_keys`] of `keyed` (every mention by key number, before the template's are dropped: a
+/// heading may make its key the template's and drop a definition of it), keys joined into concepts by
+/// `roots`.
+fn named_keys(
+    sources: &[CatalogSource<'_>],
+    keyed: &[(u32, Mention)],
+    keys: &ConceptKeys<'_>,
+    roots: &[u32],
+) -> String {
+    let mut named = vec![false; keys.len()];
+    for &(key, m) in keyed {
+        if !sources[m.source].signals[m.signal].kind.is_place_only() {
+            named[roots[key as usize] as usize] = true;
+        }
+    }
+    let mut names: Vec<&str> =
+        (0..keys.len()).filter(|&key| named[roots[key] as usize]).map(|key| keys.name(key as u32)).collect();
+    names.sort_unstable();
+    names.join("\n")
 }
 
 /// Drops the mentions of the documents' template from `keyed` (mentions by key number, of `key_count` keys).
