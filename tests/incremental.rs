@@ -584,3 +584,27 @@ fn a_phrase_whose_concept_nothing_names_leaves_the_plan_as_it_was() {
     let named = build(&mut Compiler::new(), dir.path());
     assert_eq!(named.queries.by_query.get("planned_pages"), Some(&1), "{:?}", named.queries.by_query);
 }
+
+#[test]
+fn a_term_the_plan_reads_that_moved_in_its_list_is_quoted_where_it_went() {
+    // b.md uses "alpha" three times, a term of a concept a.md's title names: Alpha's page quotes it there.
+    let alpha = "# Alpha\n\nAlpha leans on [[Beta]].\n";
+    let gamma = "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n";
+    let beta = "# Beta\n\nBeta stands alone.\n\nThe alpha part, the alpha piece, the alpha bit.\n";
+    let dir = fixture("version = 1\n", &[("a.md", alpha), ("b.md", beta), ("c.md", gamma)]);
+    build(&mut Compiler::new(), dir.path());
+    let page = dir.path().join(".hasna/knowledge/wiki/general/alpha.md");
+    assert!(std::fs::read_to_string(&page).unwrap().contains("the alpha piece"), "b.md is quoted on Alpha's page");
+
+    // A word used more often than "alpha", whose concept nothing names, comes first in b.md's terms: the
+    // plan reads the same signals, "alpha" one place further down the list.
+    let edited = format!("{beta}\nZorblax, zorblax, zorblax and zorblax again.\n");
+    std::fs::write(dir.path().join("b.md"), &edited).unwrap();
+    let edit = build(&mut Compiler::new(), dir.path());
+    assert_eq!(edit.queries.by_query.get("planned_pages"), None, "not planned again: {:?}", edit.queries.by_query);
+    assert_eq!(edit.queries.by_query.get("render_page"), Some(&1), "Alpha's view names the moved term anew");
+
+    let clean = fixture("version = 1\n", &[("a.md", alpha), ("b.md", &edited), ("c.md", gamma)]);
+    build(&mut Compiler::new(), clean.path());
+    assert_eq!(outputs(dir.path()), outputs(clean.path()));
+}

@@ -52,6 +52,7 @@ struct WikiReach<'a> {
     replan: bool,
     rewiki: bool,
     touched: &'a [String],
+    moved: &'a [(String, wiki::MovedSignals)],
     changed: &'a [String],
 }
 
@@ -141,14 +142,14 @@ impl Compiler {
         // Pages the writer owes are found by comparing every page again, as after a settings change.
         let rewiki = settings.rewiki || settings.rewrite.is_some();
         let replan = reach.replan || full_rebuild || rewiki || !removed.is_empty();
-        let touched = reach.touched;
+        let (touched, moved) = (reach.touched, reach.moved);
         let rows_done = Instant::now();
         let conn = tx.connection();
         let sql = |source| StoreError::Sqlite { path: summary.index.clone(), source };
 
         let changed: Vec<String> =
             pending.iter().map(|item| item.found.path.clone()).chain(removed.iter().cloned()).collect();
-        let reach = WikiReach { replan, rewiki, touched: &touched, changed: &changed };
+        let reach = WikiReach { replan, rewiki, touched: &touched, moved: &moved, changed: &changed };
         // The wiki: always with a warm catalog; with a cold one only when the edit can reach a page (a source came
         // or went, what it gives the planner changed, or a page lists it).
         let reached = before.warm || replan || crate::store::any_page_lists(conn, &touched).map_err(sql)?;
@@ -235,7 +236,8 @@ impl Compiler {
                 changed: reach.changed,
                 run: run_id,
             },
-            same_plan_except: (!warm && !reach.replan).then_some(reach.touched),
+            same_plan_except: (!warm && !reach.replan)
+                .then_some(wiki::SamePlan { touched: reach.touched, moved: reach.moved }),
         };
         let mut writer = wiki::Writer::configured(job.project);
         let stage = wiki::compile(conn, &mut self.db, &mut self.pages, &context, writer.as_mut())?;
@@ -292,24 +294,14 @@ impl Compiler {
         let mut write = |row: SourceRow| -> Result<(), BuildError> {
             tx.write_source(&row)?;
             if !before.warm {
-                let same_plan = match before.plan_inputs.get(row.path.as_str()) {
-                    Some(old) if old.text == wiki::plan_inputs_of(&row, before.section_field) => true,
-                    Some(old) => {
-                        let stored = match &named_keys {
-                            Some(keys) => keys,
-                            None => named_keys.insert(tx.plan_named_keys()?),
-                        };
-                        stored.as_deref().is_some_and(|keys| {
-                            let keys: Vec<&str> = keys.split('\n').collect();
-                            wiki::plan_reads_the_same(&old.stored, &row, before.section_field, &keys)
-                        })
+                match same_plan(before, tx, &mut named_keys, &row)? {
+                    Some(moved) => {
+                        if !moved.is_empty() {
+                            reach.moved.push((row.path.clone(), moved));
+                        }
+                        reach.touched.push(row.path.clone());
                     }
-                    None => false,
-                };
-                if same_plan {
-                    reach.touched.push(row.path.clone());
-                } else {
-                    reach.replan = true;
+                    None => reach.replan = true,
                 }
             }
             let old = before.chunk_ids.get(row.path.as_str());
@@ -389,11 +381,36 @@ impl<'a> Before<'a> {
 }
 
 /// What a cold catalog's build learns from the rows it wrote: whether some source's plan inputs changed,
-/// and the changed sources whose did not (only pages listing them can change).
+/// and the changed sources whose did not (only pages listing them can change), with the signals the plan
+/// reads that moved in their lists.
 #[derive(Default)]
 struct PlanReach {
     replan: bool,
     touched: Vec<String>,
+    moved: Vec<(String, wiki::MovedSignals)>,
+}
+
+/// Whether a changed source leaves the plan as it was, by its stored plan inputs: `Some` with the signals
+/// the plan reads that moved in its list (none when its plan inputs are the stored ones). The stored plan's
+/// named keys are read once (`named_keys`), at the first source whose plan inputs differ.
+fn same_plan(
+    before: &Before<'_>,
+    tx: &BuildTransaction<'_>,
+    named_keys: &mut Option<Option<String>>,
+    row: &SourceRow,
+) -> Result<Option<wiki::MovedSignals>, StoreError> {
+    let Some(old) = before.plan_inputs.get(row.path.as_str()) else { return Ok(None) };
+    if old.text == wiki::plan_inputs_of(row, before.section_field) {
+        return Ok(Some(Vec::new()));
+    }
+    let stored = match named_keys {
+        Some(keys) => keys,
+        None => named_keys.insert(tx.plan_named_keys()?),
+    };
+    Ok(stored.as_deref().and_then(|keys| {
+        let keys: Vec<&str> = keys.split('\n').collect();
+        wiki::plan_reads_the_same(&old.stored, row, before.section_field, &keys)
+    }))
 }
 
 /// The embedding stage, after the commit: reads what the committed index lacks, asks the provider with no

@@ -54,17 +54,20 @@ pub(super) fn seed_pages(
     db: &mut KnowledgeDb,
     inputs: &mut PageInputs,
     project: &Project,
-    touched: &[String],
+    same: SamePlan<'_>,
 ) -> rusqlite::Result<Option<SeededPages>> {
     let mut views: BTreeMap<String, Option<StoredView>> = BTreeMap::new();
-    for path in touched {
+    for path in same.touched {
         for (slug, view) in crate::store::views_of_pages_listing(conn, path)? {
             views.insert(slug, serde_json::from_str(&view).ok());
         }
     }
-    let Some(views) = views.into_iter().map(|(slug, view)| Some((slug, view?))).collect::<Option<Vec<_>>>() else {
+    let Some(mut views) = views.into_iter().map(|(slug, view)| Some((slug, view?))).collect::<Option<Vec<_>>>() else {
         return Ok(None);
     };
+    for (_, view) in &mut views {
+        move_signals(view, same.moved);
+    }
     let wanted = named_signals(views.iter().map(|(_, view)| view));
     let named = crate::store::named_sources(conn, project.config.wiki.section_field.as_deref(), &wanted)?;
     // A signal a view names that the index does not hold (only a damaged index): plan from the whole catalog.
@@ -87,6 +90,17 @@ pub(super) fn seed_pages(
         .map(|(slug, view)| Some((slug, view.resolve(db, |path| entries.get(path).copied())?)))
         .collect();
     Ok(pages.map(|pages| (catalog, pages)))
+}
+
+/// Names each signal the plan reads that moved in its source's list (`moved`: by source, each moved signal's
+/// stored and new index, sorted by the stored one) by its new index.
+fn move_signals(view: &mut StoredView, moved: &[(String, MovedSignals)]) {
+    for (path, at) in view.places.iter_mut().chain(&mut view.backlinks) {
+        let Some((_, moves)) = moved.iter().find(|(moved_path, _)| moved_path == path) else { continue };
+        if let Ok(found) = moves.binary_search_by_key(at, |&(old, _)| old) {
+            *at = moves[found].1;
+        }
+    }
 }
 
 /// The catalog's inputs kept by this `Compiler`, or new ones, with the settings the plan and the models read

@@ -121,10 +121,19 @@ pub struct StageContext<'a> {
     pub full: bool,
     /// What changed since the run the kept inputs may match (its `run` is `run_id`).
     pub sync: IndexSync<'a>,
-    /// In a build whose catalog starts cold, when no source's plan inputs changed: the plan is the last
-    /// build's, so only pages naming one of these sources (the changed ones) can differ from their rows, and
+    /// In a build whose catalog starts cold, when no source's plan inputs changed in what the plan reads:
+    /// the plan is the last build's, so only pages naming a changed source can differ from their rows, and
     /// the others' hashes are not computed. A kept `Compiler` has its memos and needs no such hint.
-    pub same_plan_except: Option<&'a [String]>,
+    pub same_plan_except: Option<SamePlan<'a>>,
+}
+
+/// The changed sources of an edit that leaves the plan as the last build left it.
+#[derive(Clone, Copy)]
+pub struct SamePlan<'a> {
+    pub touched: &'a [String],
+    /// Of those, each whose signals the plan reads moved in its list, with where they went: the pages'
+    /// stored views name them by their old indexes.
+    pub moved: &'a [(String, MovedSignals)],
 }
 
 impl StageContext<'_> {
@@ -157,37 +166,44 @@ pub fn plan_inputs<'a>(
     text
 }
 
+/// Where each signal the plan reads went in a source's list: (stored index, new index) of each that moved.
+pub type MovedSignals = Vec<(u32, u32)>;
+
 /// Whether the plan reads a source's new rows as it read its stored ones, whose plan inputs differ: only in
-/// signals it does not read ([`plan_reads`], by the stored plan's `named_keys`), each list holding the
-/// signals it reads at the same places, so the pages' stored views still name them by the right index. A
-/// new phrase used twice, or a term used more, is such a change where no source names its concept.
+/// signals it does not read ([`plan_reads`], by the stored plan's `named_keys`), the signals it reads the
+/// same and in the same order. Then the plan is the last one but for the indexes of the signals that moved,
+/// which it gives (a new phrase used twice, or a term used more, is such a change where no source names its
+/// concept; a term list sorted by use moves the terms after it). `None` otherwise.
 #[must_use]
 pub fn plan_reads_the_same(
     stored: &store::PlanInputs,
     row: &SourceRow,
     section_field: Option<&str>,
     named_keys: &[&str],
-) -> bool {
+) -> Option<MovedSignals> {
     let header = |labels: &str, outline: &str| plan_inputs(std::iter::empty(), labels, outline, section_field);
     if header(&stored.labels, &stored.outline) != header(&row.labels, &row.outline) {
-        return false;
+        return None;
     }
-    let unread = |(kind, label, ..): (&str, &str, Option<&str>, bool, u32)| {
-        SignalKind::parse(kind).is_some_and(|kind| !plan_reads(kind, &concept_keys(label).1, named_keys))
-    };
-    let before = |at: usize| {
-        stored.signals.get(at).map(|(kind, label, other, quotable, weight)| {
-            (kind.as_str(), label.as_str(), other.as_deref(), *quotable, *weight)
-        })
-    };
-    let after = |at: usize| {
-        row.signals.get(at).map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable, s.weight))
-    };
-    (0..stored.signals.len().max(row.signals.len())).all(|at| match (before(at), after(at)) {
-        (Some(old), Some(new)) => old == new || unread(old) && unread(new),
-        (Some(only), None) | (None, Some(only)) => unread(only),
-        (None, None) => true,
-    })
+    type Read<'s> = (&'s str, &'s str, Option<&'s str>, bool, u32);
+    /// The signals the plan reads, each with its index.
+    fn read<'s>(signals: impl Iterator<Item = Read<'s>>, named_keys: &[&str]) -> Vec<(u32, Read<'s>)> {
+        let read_by_plan = |(kind, label, ..): &Read<'_>| {
+            SignalKind::parse(kind).is_none_or(|kind| plan_reads(kind, &concept_keys(label).1, named_keys))
+        };
+        (0..).zip(signals).filter(|(_, signal)| read_by_plan(signal)).collect()
+    }
+    let stored_signals = stored.signals.iter().map(|(kind, label, other, quotable, weight)| {
+        (kind.as_str(), label.as_str(), other.as_deref(), *quotable, *weight)
+    });
+    let before = read(stored_signals, named_keys);
+    let new_signals =
+        row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable, s.weight));
+    let after = read(new_signals, named_keys);
+    if before.len() != after.len() || before.iter().zip(&after).any(|(old, new)| old.1 != new.1) {
+        return None;
+    }
+    Some(before.iter().zip(&after).filter(|(old, new)| old.0 != new.0).map(|(old, new)| (old.0, new.0)).collect())
 }
 
 /// [`plan_inputs`] of a source's derived rows.
@@ -369,7 +385,7 @@ fn compare_pages(
     let template_hash = content_hash(material.as_bytes());
     let cold = !inputs.catalog_matches(context.sync.prior_run);
     let seeded = match context.same_plan_except {
-        Some(touched) => seed_pages(conn, db, inputs, context.project, touched)?,
+        Some(same) => seed_pages(conn, db, inputs, context.project, same)?,
         None => None,
     };
     let (catalog, seeded) = match seeded {
