@@ -200,8 +200,13 @@ impl StepError {
     }
 }
 
+/// The index's `meta` as readers of the store use it: not the build's own memos (the log a build owes, the
+/// plan's named keys), which only the next local build reads and which grow with the corpus.
 fn local_meta(local: &Connection) -> rusqlite::Result<HashMap<String, String>> {
-    local.prepare("SELECT key, value FROM meta")?.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
+    local
+        .prepare("SELECT key, value FROM meta WHERE key NOT IN ('log_due', 'log_due_end', 'plan_named_keys')")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect()
 }
 
 fn publish_sources(
