@@ -7,7 +7,8 @@ timings spread ±20 %.
 
 For each binary: a fresh copy of CORPUS_DIR's Markdown files (the corpus is never written) with a `kc.toml`
 that includes them, a cold build, a no-op, then two edits of FILE (a path relative to CORPUS_DIR, a line
-appended each time), each build a whole process under `valgrind --tool=callgrind`. Prints each build's
+appended each time; `INSTRUCTIONS_APPEND` gives its text instead, `{round}` standing for 1 and 2: a link to another
+file, say, makes each edit plan every page again), each build a whole process under `valgrind --tool=callgrind`. Prints each build's
 instructions (every thread, user space only: the kernel's share of I/O and the disk's waits are not counted,
 so read a cold build's count beside a timed A/B, `ab_build.py`). The profiles stay in the copy's folder
 (`callgrind_annotate --inclusive=yes FILE.cg` names where the instructions went). A binary is named by its
@@ -60,7 +61,8 @@ def main():
         counts = [instructions(binary, project, "cold"), instructions(binary, project, "noop")]
         for round in (1, 2):
             with open(project / "corpus" / edited, "a") as file:
-                file.write(f"\nA line appended in round {round}.\n")
+                text = os.environ.get("INSTRUCTIONS_APPEND", "A line appended in round {round}.")
+                file.write("\n" + text.replace("{round}", str(round)) + "\n")
             counts.append(instructions(binary, project, f"edit{round}"))
         print(f"| {os.path.basename(binary)} | " + " | ".join(f"{count / 1e6:,.1f} M" for count in counts) + " |")
 

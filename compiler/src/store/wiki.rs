@@ -251,37 +251,35 @@ pub struct StoredPage {
     pub model_hash: String,
     pub hash: String,
     pub path: String,
-    /// The page's view as the last plan made it, when it was asked for.
-    pub view: Option<String>,
+    /// The hash of the page's view as the last plan made it (`wiki_pages.view_hash`).
+    pub view_hash: String,
     /// The writer owes it a writing (`wiki_pages.writing_owed`).
     pub writing_owed: bool,
 }
 
-/// The stored rows of every page, or of the pages `only` names, by slug; with `views`, each with its stored
-/// view (read in the same pass).
+/// The stored rows of every page, or of the pages `only` names, by slug.
 pub fn stored_pages(
     conn: &Connection,
     only: Option<&[&str]>,
-    views: bool,
 ) -> rusqlite::Result<std::collections::BTreeMap<String, StoredPage>> {
-    const COLUMNS: &str = "slug, model_hash, hash, path, CASE WHEN ?1 THEN view END, writing_owed";
+    const COLUMNS: &str = "slug, model_hash, hash, path, view_hash, writing_owed";
     let row = |row: &rusqlite::Row<'_>| {
         let page = StoredPage {
             model_hash: row.get(1)?,
             hash: row.get(2)?,
             path: row.get(3)?,
-            view: row.get(4)?,
+            view_hash: row.get(4)?,
             writing_owed: row.get(5)?,
         };
         Ok((row.get(0)?, page))
     };
     let Some(only) = only else {
-        return conn.prepare(&format!("SELECT {COLUMNS} FROM wiki_pages"))?.query_map([views], row)?.collect();
+        return conn.prepare(&format!("SELECT {COLUMNS} FROM wiki_pages"))?.query_map([], row)?.collect();
     };
-    let mut statement = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM wiki_pages WHERE slug = ?2"))?;
+    let mut statement = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM wiki_pages WHERE slug = ?1"))?;
     let mut pages = std::collections::BTreeMap::new();
     for slug in only {
-        if let Some((slug, page)) = statement.query_row(params![views, slug], row).optional()? {
+        if let Some((slug, page)) = statement.query_row([slug], row).optional()? {
             pages.insert(slug, page);
         }
     }
@@ -306,8 +304,9 @@ pub struct PageRow<'a> {
     pub text_key: &'a str,
     pub hash: &'a str,
     pub markdown: &'a str,
-    /// The page's view as the planner made it (JSON).
+    /// The page's view as the planner made it (JSON), and its hash.
     pub view: &'a str,
+    pub view_hash: &'a str,
     pub run_id: &'a str,
     /// What the `[wiki] writer` left it with, and whether it owes it a writing.
     pub writing: Option<&'a str>,
@@ -317,13 +316,13 @@ pub struct PageRow<'a> {
 /// Writes (or updates in place) a page's catalog row.
 pub fn upsert_page(conn: &Connection, page: &PageRow<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed, text_key)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+        "INSERT INTO wiki_pages (slug, title, section, path, aliases, source_count, summary, model_hash, hash, markdown, view, run_id, writing, writing_owed, text_key, view_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
          ON CONFLICT (slug) DO UPDATE SET title = excluded.title, section = excluded.section, path = excluded.path,
              aliases = excluded.aliases, source_count = excluded.source_count, summary = excluded.summary,
              model_hash = excluded.model_hash, hash = excluded.hash, markdown = excluded.markdown,
              view = excluded.view, run_id = excluded.run_id, writing = excluded.writing,
-             writing_owed = excluded.writing_owed, text_key = excluded.text_key",
+             writing_owed = excluded.writing_owed, text_key = excluded.text_key, view_hash = excluded.view_hash",
     )?
     .execute(params![
         page.slug,
@@ -341,6 +340,7 @@ pub fn upsert_page(conn: &Connection, page: &PageRow<'_>) -> rusqlite::Result<()
         page.writing,
         page.writing_owed,
         page.text_key,
+        page.view_hash,
     ])?;
     Ok(())
 }

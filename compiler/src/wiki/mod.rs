@@ -359,6 +359,7 @@ struct ChangedPage {
     text_hash: String,
     source_count: usize,
     view: String,
+    view_hash: String,
 }
 
 /// Asks the graph for the pages to compare with their rows: with the plan as the last build left it, those
@@ -374,7 +375,7 @@ fn compare_pages(
     if !context.project.config.wiki.enabled {
         store::store_plan_named_keys(conn, None)?;
         return Ok(PageComparison {
-            stored: store::stored_pages(conn, None, false)?,
+            stored: store::stored_pages(conn, None)?,
             current: HashSet::new(),
             changed: Vec::new(),
         });
@@ -397,7 +398,7 @@ fn compare_pages(
     // page whose view is the one stored and that names no changed source as unchanged (its model is
     // made from nothing else that can differ; settings and templates re-seed the catalog).
     let compare_views = seeded.is_none() && cold && !context.full && !context.sync.reseed;
-    let (stored, pages) = pages_to_compare(conn, db, catalog, seeded, compare_views)?;
+    let (stored, pages) = pages_to_compare(conn, db, catalog, seeded)?;
     let changed_sources: HashSet<&str> = context.sync.changed.iter().map(String::as_str).collect();
     let mut current = HashSet::new();
     let mut changed = Vec::new();
@@ -405,17 +406,13 @@ fn compare_pages(
         let slug = page.slug(db);
         current.insert(slug.clone());
         let view = page.view(db);
-        // The view as the index stores it, made when a stored one is there to compare with or the page is
-        // stored again, and then only once.
-        let mut view_json = None;
-        if let Some(stored_view) = stored.get(slug).and_then(|before| before.view.as_deref()) {
-            let by_path = view.stored(db);
-            let json = serde_json::to_string(&by_path).expect("views serialize");
-            let owed = stored.get(slug).is_some_and(|before| before.writing_owed);
-            if stored_view == json && !owed && !by_path.paths().any(|path| changed_sources.contains(path)) {
-                continue;
-            }
-            view_json = Some(json);
+        let view_hash = view.stored_hash(db);
+        if let Some(before) = stored.get(slug).filter(|_| compare_views)
+            && before.view_hash == view_hash
+            && !before.writing_owed
+            && !view.names_any(db, |path| changed_sources.contains(path))
+        {
+            continue;
         }
         let model_hash =
             content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
@@ -430,32 +427,31 @@ fn compare_pages(
             model_hash,
             text_hash: content_hash(format!("{}{template_hash}", wiki::page_text_hash(db, catalog, page)).as_bytes()),
             source_count: view.source_count(),
-            view: view_json.unwrap_or_else(|| serde_json::to_string(&view.stored(db)).expect("views serialize")),
+            view: serde_json::to_string(&view.stored(db)).expect("views serialize"),
+            view_hash,
         });
     }
     Ok(PageComparison { stored, current, changed })
 }
 
 /// The pages to compare and their stored rows: the seeded ones (`seeded`), or every page the plan holds,
-/// whose named keys are stored with them for a fresh process's next edit to read (their views too when
-/// `compare_views`).
+/// whose named keys are stored with them for a fresh process's next edit to read.
 fn pages_to_compare<'db>(
     conn: &Connection,
     db: &'db KnowledgeDb,
     catalog: Catalog,
     seeded: Option<Vec<(String, PageView)>>,
-    compare_views: bool,
 ) -> rusqlite::Result<(BTreeMap<String, store::StoredPage>, Vec<PlannedPage<'db>>)> {
     Ok(match seeded {
         Some(views) => {
             let slugs: Vec<&str> = views.iter().map(|(slug, _)| slug.as_str()).collect();
-            let stored = store::stored_pages(conn, Some(&slugs), false)?;
+            let stored = store::stored_pages(conn, Some(&slugs))?;
             (stored, views.into_iter().map(|(slug, view)| PlannedPage::new(db, slug, view)).collect())
         }
         None => {
             let planned = wiki::planned_pages(db, catalog);
             store::store_plan_named_keys(conn, Some(&planned.named_keys))?;
-            (store::stored_pages(conn, None, compare_views)?, planned.pages.clone())
+            (store::stored_pages(conn, None)?, planned.pages.clone())
         }
     })
 }
@@ -470,7 +466,7 @@ fn store_changed_page(
 ) -> Result<Stored, StoreError> {
     let (conn, context) = (run.conn, run.context);
     let sql = |source| context.sql_error(source);
-    let ChangedPage { mut model, model_hash, text_hash, source_count, view } = page;
+    let ChangedPage { mut model, model_hash, text_hash, source_count, view, view_hash } = page;
     fill_quotes(conn, &mut model).map_err(sql)?;
     let text_key = text_key(&text_hash, &model);
     drop_repeated_quotes(&mut model);
@@ -509,6 +505,7 @@ fn store_changed_page(
     let rendered = RenderedPage {
         model: &model,
         view: &view,
+        view_hash: &view_hash,
         source_count,
         model_hash: &model_hash,
         text_key: &text_key,

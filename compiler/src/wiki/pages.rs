@@ -226,6 +226,8 @@ pub(super) struct RenderedPage<'a> {
     pub(super) model: &'a PageModel,
     /// The page's view as the planner made it, stored for a later build that leaves the plan as it is.
     pub(super) view: &'a str,
+    /// Its hash (`PageView::stored_hash`).
+    pub(super) view_hash: &'a str,
     /// How many sources the page quotes or lists.
     pub(super) source_count: usize,
     pub(super) model_hash: &'a str,
@@ -250,8 +252,19 @@ pub(super) fn store_page(
     context: &StageContext<'_>,
     page: &RenderedPage<'_>,
 ) -> rusqlite::Result<()> {
-    let RenderedPage { model, view, source_count, model_hash, text_key, summary, writing, markdown, artifact, row } =
-        *page;
+    let RenderedPage {
+        model,
+        view,
+        view_hash,
+        source_count,
+        model_hash,
+        text_key,
+        summary,
+        writing,
+        markdown,
+        artifact,
+        row,
+    } = *page;
     let (path, hash) = (&artifact.path, &artifact.hash);
     match row {
         PageSource::Derived(row) => {
@@ -286,6 +299,7 @@ pub(super) fn store_page(
             hash,
             markdown,
             view,
+            view_hash,
             run_id: context.run_id,
             writing: writing.key.as_deref(),
             writing_owed: writing.owed,

@@ -196,6 +196,7 @@ CREATE TABLE wiki_pages (
     text_key TEXT NOT NULL,             -- hash of the model's inputs less its cited revisions, its quotes' texts, the template
     hash TEXT NOT NULL,                 -- content hash of markdown
     view TEXT NOT NULL,                 -- JSON: the planner's view of the page (knowledge_queries::wiki::StoredView)
+    view_hash TEXT NOT NULL,            -- its content hash (PageView::stored_hash), which a fresh plan compares
     run_id TEXT NOT NULL,               -- the run that last rendered it
     writing TEXT,                       -- page_writings.key its lead summary was written from (or refused); NULL: extractive
     writing_owed INTEGER NOT NULL,      -- 1: the [wiki] writer's budget or a provider failure left it extractive for now
