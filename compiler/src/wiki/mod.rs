@@ -406,9 +406,9 @@ fn compare_pages(
         let slug = page.slug(db);
         current.insert(slug.clone());
         let view = page.view(db);
-        let view_hash = view.stored_hash(db);
+        // Hashed here only in a fresh process that planned again: a kept compiler's memos say what changed.
         if let Some(before) = stored.get(slug).filter(|_| compare_views)
-            && before.view_hash == view_hash
+            && before.view_hash == view.stored_hash(db)
             && !before.writing_owed
             && !view.names_any(db, |path| changed_sources.contains(path))
         {
@@ -428,7 +428,7 @@ fn compare_pages(
             text_hash: content_hash(format!("{}{template_hash}", wiki::page_text_hash(db, catalog, page)).as_bytes()),
             source_count: view.source_count(),
             view: serde_json::to_string(&view.stored(db)).expect("views serialize"),
-            view_hash,
+            view_hash: view.stored_hash(db),
         });
     }
     Ok(PageComparison { stored, current, changed })
