@@ -293,7 +293,8 @@ impl Compiler {
         let mut named_keys: Option<Option<String>> = None;
         let mut write = |row: SourceRow| -> Result<(), BuildError> {
             tx.write_source(&row)?;
-            if !before.warm {
+            // Once one source plans again, the others' comparisons are moot.
+            if !before.warm && !reach.replan {
                 match same_plan(before, tx, &mut named_keys, &row)? {
                     Some(moved) => {
                         if !moved.is_empty() {

@@ -188,8 +188,11 @@ pub fn plan_reads_the_same(
     type Read<'s> = (&'s str, &'s str, Option<&'s str>, bool, u32);
     /// The signals the plan reads, each with its index.
     fn read<'s>(signals: impl Iterator<Item = Read<'s>>, named_keys: &[&str]) -> Vec<(u32, Read<'s>)> {
-        let read_by_plan = |(kind, label, ..): &Read<'_>| {
-            SignalKind::parse(kind).is_none_or(|kind| plan_reads(kind, &concept_keys(label).1, named_keys))
+        // A signal of another kind than a heading or a term is read whatever its key, which is made only
+        // for those two.
+        let read_by_plan = |(kind, label, ..): &Read<'_>| match SignalKind::parse(kind) {
+            Some(kind) if kind.is_place_only() => plan_reads(kind, &concept_keys(label).1, named_keys),
+            _ => true,
         };
         (0..).zip(signals).filter(|(_, signal)| read_by_plan(signal)).collect()
     }
