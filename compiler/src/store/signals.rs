@@ -118,8 +118,9 @@ pub(super) struct StoredSignal<'a> {
     pub(super) kind: SignalKind,
     pub(super) label: &'a str,
     pub(super) other: Option<&'a str>,
-    key: &'a str,
-    folded: &'a str,
+    /// The concept key where it differs from the label, and the folded key where it differs from that.
+    own_key: Option<&'a str>,
+    own_folded: Option<&'a str>,
     pub(super) excerpt: Excerpt,
     pub(super) quotable: bool,
     pub(super) weight: u32,
@@ -129,8 +130,8 @@ pub(super) struct StoredSignal<'a> {
 impl StoredSignal<'_> {
     /// The signal as the planner reads it, and its excerpt.
     pub(super) fn planned(&self) -> (PlanSignal, Excerpt) {
-        let mut signal =
-            PlanSignal::new(self.kind, self.label, (self.key, self.folded), self.other.map(str::to_string));
+        let other = self.other.map(str::to_string);
+        let mut signal = PlanSignal::with_own_keys(self.kind, self.label, self.own_key, self.own_folded, other);
         (signal.order, signal.quotable, signal.weight) = (self.place, self.quotable, self.weight);
         (signal, self.excerpt)
     }
@@ -208,18 +209,19 @@ impl<'a> Reader<'a> {
         let kind = *SignalKind::ALL.get(usize::from(tag)).ok_or(DamagedSignals { at: start })?;
         let label = self.text()?;
         let other = if flags & HAS_OTHER != 0 { Some(self.text()?) } else { None };
-        let key = if flags & OWN_KEY != 0 { self.text()? } else { label };
-        let folded = if flags & OWN_FOLDED != 0 { self.text()? } else { key };
-        let mut value = || self.number();
-        let (chunk, start, end, start_line, end_line) = (value()?, value()?, value()?, value()?, value()?);
-        let (weight, place) = (value()?, value()?);
+        let own_key = if flags & OWN_KEY != 0 { Some(self.text()?) } else { None };
+        let own_folded = if flags & OWN_FOLDED != 0 { Some(self.text()?) } else { None };
+        // The seven numbers in one read, the table header's four in another.
+        let [chunk, start, end, start_line, end_line, weight, place] = self.numbers()?;
         let table_header = if flags & TABLE_HEADER != 0 {
-            Some(TableHeaderPlace { chunk: value()?, start: value()?, end: value()?, line: value()? })
+            let [chunk, start, end, line] = self.numbers()?;
+            Some(TableHeaderPlace { chunk, start, end, line })
         } else {
             None
         };
         let excerpt = Excerpt { chunk, start, end, start_line, end_line, table_header };
-        Ok(StoredSignal { kind, label, other, key, folded, excerpt, quotable: flags & QUOTABLE != 0, weight, place })
+        let quotable = flags & QUOTABLE != 0;
+        Ok(StoredSignal { kind, label, other, own_key, own_folded, excerpt, quotable, weight, place })
     }
 
     /// Steps over one signal by its lengths alone: its texts are not made, so not checked as UTF-8.
@@ -241,6 +243,12 @@ impl<'a> Reader<'a> {
         let bytes = self.bytes.get(self.at..self.at.saturating_add(len)).ok_or(DamagedSignals { at: self.at })?;
         self.at += len;
         Ok(bytes)
+    }
+
+    /// `N` numbers in a row.
+    fn numbers<const N: usize>(&mut self) -> Result<[u32; N], DamagedSignals> {
+        let bytes = self.take(4 * N)?;
+        Ok(std::array::from_fn(|at| u32::from_le_bytes(bytes[4 * at..4 * at + 4].try_into().expect("four bytes"))))
     }
 
     fn number(&mut self) -> Result<u32, DamagedSignals> {

@@ -61,19 +61,32 @@ impl PlanSignal {
     /// quotable and of no weight until those fields are set.
     #[must_use]
     pub fn new(kind: SignalKind, label: &str, (key, folded): (&str, &str), other: Option<String>) -> PlanSignal {
-        let own = |part: &str, same_as: &str| if part == same_as { 0 } else { part.len() };
-        let mut text = String::with_capacity(label.len() + own(key, label) + own(folded, key));
-        let mut place = |part: &str, same_as: Option<(u32, u32)>| match same_as {
-            Some(range) => range,
-            None => {
+        PlanSignal::with_own_keys(kind, label, (key != label).then_some(key), (folded != key).then_some(folded), other)
+    }
+
+    /// [`PlanSignal::new`] given only the keys that differ: the concept key where it is not the label, the
+    /// folded key where it is not the concept key (as the index stores them, so a read compares no text).
+    #[must_use]
+    pub fn with_own_keys(
+        kind: SignalKind,
+        label: &str,
+        own_key: Option<&str>,
+        own_folded: Option<&str>,
+        other: Option<String>,
+    ) -> PlanSignal {
+        let own = |part: Option<&str>| part.map_or(0, str::len);
+        let mut text = String::with_capacity(label.len() + own(own_key) + own(own_folded));
+        let mut place = |part: Option<&str>, otherwise: (u32, u32)| match part {
+            None => otherwise,
+            Some(part) => {
                 let start = text.len();
                 text.push_str(part);
                 (start as u32, text.len() as u32)
             }
         };
-        let label_range = place(label, None);
-        let key_range = place(key, (key == label).then_some(label_range));
-        let folded_range = place(folded, (folded == key).then_some(key_range));
+        let label_range = place(Some(label), (0, 0));
+        let key_range = place(own_key, label_range);
+        let folded_range = place(own_folded, key_range);
         PlanSignal {
             kind,
             text,
