@@ -527,7 +527,7 @@ fn candidate<'a>(
     let (best, also) = places(sources, mentions, &defined_by, settings)?;
     let section = match defined_by.first() {
         Some(&definer) => sources[definer].section.clone(),
-        None => most_common(mentions.by_source().map(|(source, _)| sources[source].section.clone())),
+        None => most_common(mentions.by_source().map(|(source, _)| sources[source].section.as_str())),
     };
     let mut aliases: Vec<String> = each_mention()
         .filter(|m| kind(m) == SignalKind::Alias && titled_by.contains(&m.source))
@@ -602,14 +602,14 @@ fn named_title<'s>(label: String, mentions: impl Iterator<Item = &'s PlanSignal>
 /// capital inside a word or a lowercase first letter ("URL", "PyPI", "GitHub", "impl Trait"). A capitalised
 /// first letter alone would make "Url"; a heading's "Block Reward" is the label in title case, which a page's
 /// sentence-case title does not follow.
-fn as_written(label: &str, labels: impl Iterator<Item = String>) -> Option<String> {
+fn as_written<'s>(label: &str, labels: impl Iterator<Item = &'s str>) -> Option<String> {
     if label.chars().any(char::is_uppercase) {
         return None;
     }
     // A word in capitals is an acronym when short ("ABI", "URL"); a longer one is shouted or an opcode
     // (`BALANCE`, `ADDRESS`), and the word as a page names it is the plain one.
     let shouted = |word: &str| word.chars().count() > ACRONYM_LETTERS && !word.chars().any(char::is_lowercase);
-    let a_name = |form: &String| {
+    let a_name = |form: &&str| {
         // The label itself, lowercased without a new string (most forms are another label's).
         let same_label = form.chars().flat_map(char::to_lowercase).eq(label.chars());
         let capital_inside = form.split_whitespace().any(|word| word.chars().skip(1).any(char::is_uppercase))
@@ -617,7 +617,7 @@ fn as_written(label: &str, labels: impl Iterator<Item = String>) -> Option<Strin
         let lower_first = form.chars().next().is_some_and(char::is_lowercase) && form.chars().any(char::is_uppercase);
         same_label && (capital_inside || lower_first)
     };
-    let written: Vec<String> = labels.filter(a_name).collect();
+    let written: Vec<&str> = labels.filter(a_name).collect();
     (!written.is_empty()).then(|| most_common(written.into_iter()))
 }
 
@@ -773,14 +773,14 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
 }
 
 /// The label a signal shows: a wikilink's target name without a heading part or folders.
-fn display_label(signal: &PlanSignal) -> String {
+fn display_label(signal: &PlanSignal) -> &str {
     match signal.kind {
         SignalKind::Wikilink | SignalKind::Embed => {
             let target = signal.label().split(['#', '^']).next().unwrap_or_default().trim();
             let name = target.rsplit('/').next().unwrap_or(target);
-            name.strip_suffix(".md").unwrap_or(name).to_string()
+            name.strip_suffix(".md").unwrap_or(name)
         }
-        _ => signal.label().trim().to_string(),
+        _ => signal.label().trim(),
     }
 }
 
@@ -797,14 +797,14 @@ fn distinct_title(source: &CatalogSource<'_>) -> String {
     }
 }
 
-/// The most frequent value; ties go to the smallest.
-fn most_common(values: impl Iterator<Item = String>) -> String {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+/// The most frequent value; ties go to the smallest. Counted by reference: only the one returned is made.
+fn most_common<'v>(values: impl Iterator<Item = &'v str>) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for value in values {
         *counts.entry(value).or_default() += 1;
     }
     let top = counts.values().copied().max().unwrap_or(0);
-    counts.into_iter().find(|(_, count)| *count == top).map(|(value, _)| value).unwrap_or_default()
+    counts.into_iter().find(|(_, count)| *count == top).map(|(value, _)| value.to_string()).unwrap_or_default()
 }
 
 /// Resolves signals to concept keys.
@@ -906,7 +906,7 @@ impl<'a> Resolver<'a> {
                 match target {
                     Some(target) if target == source => None,
                     Some(target) => own_key(target).or_else(|| link_key(target)),
-                    None => Some(Cow::Owned(fold_key(&concept_key(&display_label(signal))))),
+                    None => Some(Cow::Owned(fold_key(&concept_key(display_label(signal))))),
                 }
             }
             SignalKind::Link => {
@@ -984,7 +984,7 @@ mod tests {
     use super::as_written;
 
     fn written(label: &str, forms: &[&str]) -> Option<String> {
-        as_written(label, forms.iter().map(|form| form.to_string()))
+        as_written(label, forms.iter().copied())
     }
 
     #[test]
