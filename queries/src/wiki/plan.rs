@@ -537,7 +537,7 @@ fn candidate<'a>(
     aliases.sort();
     aliases.dedup();
     let mut backlinks: Vec<Mention> = each_mention().filter(|m| kind(m).is_reference()).collect();
-    backlinks.sort_by_key(|m| (m.source, signal(m).order));
+    backlinks.sort_by_cached_key(|m| (m.source, signal(m).order));
     let page =
         PagePlan { slug, title, aliases, section, defined_by, places: best, also, related: Vec::new(), backlinks };
     Some((page, shared_title))
@@ -573,7 +573,9 @@ fn places(
         })
         .collect();
     // Definers first, then the sources that discuss the concept most.
-    best.sort_by_key(|&(m, weight)| (!defined_by.contains(&m.source), std::cmp::Reverse(weight), kind(&m), m.source));
+    best.sort_by_cached_key(|&(m, weight)| {
+        (!defined_by.contains(&m.source), std::cmp::Reverse(weight), kind(&m), m.source)
+    });
     let best = best.into_iter().map(|(m, _)| m);
     // An embed's place transcludes the other note and says nothing itself: its source is listed, not
     // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
