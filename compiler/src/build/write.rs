@@ -344,15 +344,8 @@ pub(super) struct Before<'a> {
     /// The catalog's inputs match the prior run: the query graph decides what the edit reaches.
     warm: bool,
     chunk_ids: HashMap<&'a str, HashSet<String>>,
-    plan_inputs: HashMap<&'a str, StoredPlanInputs>,
+    plan_inputs: HashMap<&'a str, crate::store::PlanInputs>,
     section_field: Option<&'a str>,
-}
-
-/// What a changed source gave the wiki planner before: its stored plan inputs, and as [`wiki::plan_inputs`]
-/// prints them.
-struct StoredPlanInputs {
-    stored: crate::store::PlanInputs,
-    text: String,
 }
 
 impl<'a> Before<'a> {
@@ -371,9 +364,7 @@ impl<'a> Before<'a> {
             if let Some(p) = item.prior.as_ref().filter(|_| !prior.needs_schema) {
                 before.chunk_ids.insert(item.found.path.as_str(), store.chunk_ids(p.id)?.into_iter().collect());
                 if !warm && !full_rebuild {
-                    let stored = store.plan_inputs(p.id)?;
-                    let text = wiki::plan_inputs_stored(&stored, section_field);
-                    before.plan_inputs.insert(item.found.path.as_str(), StoredPlanInputs { stored, text });
+                    before.plan_inputs.insert(item.found.path.as_str(), store.plan_inputs(p.id)?);
                 }
             }
         }
@@ -393,7 +384,7 @@ struct PlanReach {
 
 /// Whether a changed source leaves the plan as it was, by its stored plan inputs: `Some` with the signals
 /// the plan reads that moved in its list (none when its plan inputs are the stored ones). The stored plan's
-/// named keys are read once (`named_keys`), at the first source whose plan inputs differ.
+/// named keys are read once (`named_keys`), at the first source whose signals differ.
 fn same_plan(
     before: &Before<'_>,
     tx: &BuildTransaction<'_>,
@@ -401,8 +392,11 @@ fn same_plan(
     row: &SourceRow,
 ) -> Result<Option<wiki::MovedSignals>, StoreError> {
     let Some(old) = before.plan_inputs.get(row.path.as_str()) else { return Ok(None) };
-    if old.text == wiki::plan_inputs_of(row, before.section_field) {
-        return Ok(Some(Vec::new()));
+    if !wiki::plan_header_unchanged(old, row, before.section_field) {
+        return Ok(None);
+    }
+    if let Some(moved) = wiki::plan_reads_the_same(old, row, None) {
+        return Ok(Some(moved));
     }
     let stored = match named_keys {
         Some(keys) => keys,
@@ -410,7 +404,7 @@ fn same_plan(
     };
     Ok(stored.as_deref().and_then(|keys| {
         let keys: Vec<&str> = keys.split('\n').collect();
-        wiki::plan_reads_the_same(&old.stored, row, before.section_field, &keys)
+        wiki::plan_reads_the_same(old, row, Some(&keys))
     }))
 }
 

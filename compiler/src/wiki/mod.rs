@@ -143,55 +143,45 @@ impl StageContext<'_> {
     }
 }
 
-/// What a source contributes to the plan besides its excerpts: its signals' kinds and texts and whether
-/// each may be quoted, its permission labels, its title (the planner resolves wikilinks and tells shared
-/// titles apart by it, even when the title gives no signal: a file of one heading quotes nothing), and the
-/// value of its `[wiki] section_field` (from its outline's front matter). While these stay equal, the source
-/// can change only pages that list it. `signals` are (kind, label, other, quotable, weight), as
-/// `concept_signals` stores them.
+/// Whether what a source gives the planner besides its signals is what it gave before (`stored`): its
+/// permission labels, its title (the planner resolves wikilinks and tells shared titles apart by it, even
+/// when the title gives no signal: a file of one heading quotes nothing), and the value of its `[wiki]
+/// section_field` (from its outline's front matter).
 #[must_use]
-pub fn plan_inputs<'a>(
-    signals: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>, bool, u32)>,
-    labels: &str,
-    outline: &str,
-    section_field: Option<&str>,
-) -> String {
-    let outline = serde_json::from_str::<serde_json::Value>(outline).unwrap_or_default();
-    let title = &outline["title"];
-    let section = section_field.map_or(serde_json::Value::Null, |field| outline["front_matter"][field].clone());
-    let mut text = format!("{labels}\n{title}\n{section}");
-    for (kind, label, other, quotable, weight) in signals {
-        text.push_str(&format!("\n{kind}\t{label}\t{other:?}\t{quotable}\t{weight}"));
-    }
-    text
+pub fn plan_header_unchanged(stored: &store::PlanInputs, row: &SourceRow, section_field: Option<&str>) -> bool {
+    let title_and_section = |outline: &str| {
+        let outline = serde_json::from_str::<serde_json::Value>(outline).unwrap_or_default();
+        let section = section_field.map_or(serde_json::Value::Null, |field| outline["front_matter"][field].clone());
+        (outline["title"].clone(), section)
+    };
+    stored.labels == row.labels && title_and_section(&stored.outline) == title_and_section(&row.outline)
 }
 
 /// Where each signal the plan reads went in a source's list: (stored index, new index) of each that moved.
 pub type MovedSignals = Vec<(u32, u32)>;
 
-/// Whether the plan reads a source's new rows as it read its stored ones, whose plan inputs differ: only in
-/// signals it does not read ([`plan_reads`], by the stored plan's `named_keys`), the signals it reads the
-/// same and in the same order. Then the plan is the last one but for the indexes of the signals that moved,
-/// which it gives (a new phrase used twice, or a term used more, is such a change where no source names its
-/// concept; a term list sorted by use moves the terms after it). `None` otherwise.
+/// Whether the plan reads a source's signals as it read its stored ones (its header unchanged:
+/// [`plan_header_unchanged`]): the signals it reads (each one's kind, texts, whether it may be quoted and its
+/// weight) the same and in the same order. Then the plan is the last one but for the indexes of the signals
+/// that moved, which it gives; `None` otherwise. With the stored plan's `named_keys` the plan does not read a
+/// heading or a term of a word no concept is named by ([`plan_reads`]: a new phrase used twice, or a term
+/// used more, is such a change, and a term list sorted by use moves the terms after it); without them it
+/// reads every signal, and only equal lists keep the plan.
 #[must_use]
 pub fn plan_reads_the_same(
     stored: &store::PlanInputs,
     row: &SourceRow,
-    section_field: Option<&str>,
-    named_keys: &[&str],
+    named_keys: Option<&[&str]>,
 ) -> Option<MovedSignals> {
-    let header = |labels: &str, outline: &str| plan_inputs(std::iter::empty(), labels, outline, section_field);
-    if header(&stored.labels, &stored.outline) != header(&row.labels, &row.outline) {
-        return None;
-    }
     type Read<'s> = (&'s str, &'s str, Option<&'s str>, bool, u32);
     /// The signals the plan reads, each with its index.
-    fn read<'s>(signals: impl Iterator<Item = Read<'s>>, named_keys: &[&str]) -> Vec<(u32, Read<'s>)> {
+    fn read<'s>(signals: impl Iterator<Item = Read<'s>>, named_keys: Option<&[&str]>) -> Vec<(u32, Read<'s>)> {
         // A signal of another kind than a heading or a term is read whatever its key, which is made only
         // for those two.
-        let read_by_plan = |(kind, label, ..): &Read<'_>| match SignalKind::parse(kind) {
-            Some(kind) if kind.is_place_only() => plan_reads(kind, &concept_keys(label).1, named_keys),
+        let read_by_plan = |(kind, label, ..): &Read<'_>| match (SignalKind::parse(kind), named_keys) {
+            (Some(kind), Some(named_keys)) if kind.is_place_only() => {
+                plan_reads(kind, &concept_keys(label).1, named_keys)
+            }
             _ => true,
         };
         (0..).zip(signals).filter(|(_, signal)| read_by_plan(signal)).collect()
@@ -207,23 +197,6 @@ pub fn plan_reads_the_same(
         return None;
     }
     Some(before.iter().zip(&after).filter(|(old, new)| old.0 != new.0).map(|(old, new)| (old.0, new.0)).collect())
-}
-
-/// [`plan_inputs`] of a source's derived rows.
-#[must_use]
-pub fn plan_inputs_of(row: &SourceRow, section_field: Option<&str>) -> String {
-    let signals =
-        row.signals.iter().map(|s| (s.kind.as_str(), s.label.as_str(), s.other.as_deref(), s.quotable, s.weight));
-    plan_inputs(signals, &row.labels, &row.outline, section_field)
-}
-
-/// [`plan_inputs`] of a source's rows as the index stores them.
-#[must_use]
-pub fn plan_inputs_stored(stored: &store::PlanInputs, section_field: Option<&str>) -> String {
-    let signals = stored.signals.iter().map(|(kind, label, other, quotable, weight)| {
-        (kind.as_str(), label.as_str(), other.as_deref(), *quotable, *weight)
-    });
-    plan_inputs(signals, &stored.labels, &stored.outline, section_field)
 }
 
 /// Syncs the wiki's mirrors (the catalog's entries, the shards' page rows) with the index as `run`
@@ -409,13 +382,18 @@ fn compare_pages(
         let slug = page.slug(db);
         current.insert(slug.clone());
         let view = page.view(db);
-        // Hashed here only in a fresh process that planned again: a kept compiler's memos say what changed.
-        if let Some(before) = stored.get(slug).filter(|_| compare_views)
-            && before.view_hash == view.stored_hash(db)
-            && !before.writing_owed
-            && !view.names_any(db, |path| changed_sources.contains(path))
-        {
-            continue;
+        // Hashed here only in a fresh process that planned again (a kept compiler's memos say what changed),
+        // and then once.
+        let mut view_hash = None;
+        if let Some(before) = stored.get(slug).filter(|_| compare_views) {
+            let hash = view.stored_hash(db);
+            if before.view_hash == hash
+                && !before.writing_owed
+                && !view.names_any(db, |path| changed_sources.contains(path))
+            {
+                continue;
+            }
+            view_hash = Some(hash);
         }
         let model_hash =
             content_hash(format!("{}{template_hash}", wiki::page_model_hash(db, catalog, page)).as_bytes());
@@ -431,7 +409,7 @@ fn compare_pages(
             text_hash: content_hash(format!("{}{template_hash}", wiki::page_text_hash(db, catalog, page)).as_bytes()),
             source_count: view.source_count(),
             view: serde_json::to_string(&view.stored(db)).expect("views serialize"),
-            view_hash: view.stored_hash(db),
+            view_hash: view_hash.unwrap_or_else(|| view.stored_hash(db)),
         });
     }
     Ok(PageComparison { stored, current, changed })

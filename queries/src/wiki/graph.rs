@@ -120,7 +120,7 @@ impl PageView {
 
     /// A content hash of [`PageView::stored`], made without building it: the index keeps it beside the view,
     /// and a fresh process that planned again takes a page whose view hashes as its stored one as planned
-    /// the same (hashing a view costs a tenth of writing it as JSON).
+    /// the same (on rust-rfcs hashing the 584 views took about half the instructions of writing them as JSON).
     #[must_use]
     pub fn stored_hash(&self, db: &dyn Db) -> String {
         use std::hash::Hash;
@@ -150,15 +150,6 @@ impl PageView {
 }
 
 impl StoredView {
-    /// Every path the view names.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.places
-            .iter()
-            .chain(&self.backlinks)
-            .map(|(path, _)| path.as_str())
-            .chain(self.also.iter().map(String::as_str))
-    }
-
     /// The view over catalog entries; `None` when a path has no entry or a signal index is out of its range,
     /// which a view stored by the last plan never has unless the index is damaged.
     pub fn resolve(&self, db: &dyn Db, entry: impl Fn(&str) -> Option<CatalogEntry>) -> Option<PageView> {
