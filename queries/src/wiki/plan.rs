@@ -340,9 +340,10 @@ fn mentions_by_concept(
     resolver: &Resolver<'_>,
     settings: PlanSettings,
 ) -> (Vec<(String, ConceptMentions)>, String) {
-    // A catalog has about one distinct key in four signals (rust-rfcs: 13,353 in 49,179).
+    // A catalog has about one distinct key in four signals (rust-rfcs: 13,353 in 49,179), most of them
+    // named by nothing.
     let signals: usize = sources.iter().map(|s| s.signals.len()).sum();
-    let mut keys = ConceptKeys::with_capacity(signals / 4);
+    let mut keys = ConceptKeys::with_capacity(signals / 8);
     let mut aliased: Vec<(u32, u32)> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         if let Some(own) = &resolver.own_folded[index] {
@@ -352,18 +353,31 @@ fn mentions_by_concept(
         }
     }
 
-    // Every mention with its key, less the documents' template. Plurals fold, so that a chapter's "Smart
-    // Pointers", a defined *smart pointer* and the term "smart pointers" other chapters use are one concept.
-    // Sources are visited in order, so a key's mentions are in source order.
-    let mut keyed: Vec<(u32, Mention)> = Vec::with_capacity(signals);
+    // The keys something names (a title, alias, definition, link, tag: any signal but a heading or a term).
+    // A concept nothing names gets no page (`candidate`), whatever its places, so a heading or term of any
+    // other key is no mention (57 % of rust-rfcs' signals): it is looked up, never numbered. Aliases join
+    // only named keys, so a key is named exactly when its concept is.
+    for (index, source) in sources.iter().enumerate() {
+        for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
+            if let Some(key) = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()) {
+                keys.number(key);
+            }
+        }
+    }
+
+    // Every mention of a named concept with its key, less the documents' template. Plurals fold, so that a
+    // chapter's "Smart Pointers", a defined *smart pointer* and the term "smart pointers" other chapters use
+    // are one concept. Sources are visited in order, so a key's mentions are in source order.
+    let mut keyed: Vec<(u32, Mention)> = Vec::with_capacity(signals / 2);
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let Some(key) = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
-            keyed.push((keys.number(key), Mention { source: index, signal: at }));
+            let Some(number) = keys.named(key) else { continue };
+            keyed.push((number, Mention { source: index, signal: at }));
         }
     }
     let roots = keys.joined(&aliased);
-    let named_keys = named_keys(sources, &keyed, &keys, &roots);
+    let named_keys = keys.sorted_names();
     drop_template_vocabulary(sources, &mut keyed, keys.len());
 
     // Every mention, by concept (a counting sort, which keeps each concept's mentions in source order);
@@ -397,27 +411,6 @@ fn mentions_by_concept(
     }
     by_concept.sort_by(|a, b| a.0.cmp(&b.0));
     (by_concept, named_keys)
-}
-
-/// The [`Plan::named_keys`] of `keyed` (every mention by key number, before the template's are dropped: a
-/// heading may make its key the template's and drop a definition of it), keys joined into concepts by
-/// `roots`.
-fn named_keys(
-    sources: &[CatalogSource<'_>],
-    keyed: &[(u32, Mention)],
-    keys: &ConceptKeys<'_>,
-    roots: &[u32],
-) -> String {
-    let mut named = vec![false; keys.len()];
-    for &(key, m) in keyed {
-        if !sources[m.source].signals[m.signal].kind.is_place_only() {
-            named[roots[key as usize] as usize] = true;
-        }
-    }
-    let mut names: Vec<&str> =
-        (0..keys.len()).filter(|&key| named[roots[key] as usize]).map(|key| keys.name(key as u32)).collect();
-    names.sort_unstable();
-    names.join("\n")
 }
 
 /// Drops the mentions of the documents' template from `keyed` (mentions by key number, of `key_count` keys).
@@ -594,9 +587,14 @@ fn places(
 /// ([`as_written`]), else with a capital first letter.
 fn named_title<'s>(label: String, mentions: impl Iterator<Item = &'s PlanSignal>) -> String {
     // Only a label with a capital can be written as a name: the others are not made into strings.
-    let capitalized_labels =
-        mentions.filter(|signal| signal.label().chars().any(char::is_uppercase)).map(display_label);
+    let capitalized_labels = mentions.filter(|signal| has_capital(signal.label())).map(display_label);
     as_written(&label, capitalized_labels).unwrap_or_else(|| capitalized(label))
+}
+
+/// Whether a text holds an uppercase letter, its bytes read as ASCII where it is ASCII (most labels are):
+/// every label of a concept many sources mention is asked.
+fn has_capital(text: &str) -> bool {
+    if text.is_ascii() { text.bytes().any(|b| b.is_ascii_uppercase()) } else { text.chars().any(char::is_uppercase) }
 }
 
 /// How the mentions write a label its naming signals give in lowercase only (`url` set in italics), when they
@@ -758,13 +756,22 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
                 shared[other] += 1.0 / listing.len() as f64;
             }
         }
-        let mut related: Vec<(usize, f64)> =
-            touched.drain(..).map(|other| (other, std::mem::take(&mut shared[other]) / breadth[other])).collect();
-        // Pages are in slug order, so a tie goes to the smaller index.
-        crate::keep_best(&mut related, max_related, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // The best few, best first, kept while the scores are read: a page shares a source with hundreds of
+        // others and keeps five. Pages are in slug order, so a tie goes to the smaller index.
+        let before = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)).is_lt();
+        let mut best: Vec<(usize, f64)> = Vec::with_capacity(max_related + 1);
+        for other in touched.drain(..) {
+            let scored = (other, std::mem::take(&mut shared[other]) / breadth[other]);
+            if best.len() == max_related && best.last().is_none_or(|last| !before(&scored, last)) {
+                continue;
+            }
+            let at = best.partition_point(|kept| before(kept, &scored));
+            best.insert(at, scored);
+            best.truncate(max_related);
+        }
         // Listed in slug order, not by score: a page added or removed elsewhere moves every score a little,
         // and a list that only changed its order would write its page again for nothing.
-        let mut related: Vec<usize> = related.into_iter().map(|(other, _)| other).collect();
+        let mut related: Vec<usize> = best.into_iter().map(|(other, _)| other).collect();
         related.sort_unstable();
         related
     };
@@ -950,8 +957,20 @@ impl<'k> ConceptKeys<'k> {
         number
     }
 
+    /// The number of a key already numbered.
+    fn named(&self, folded: Cow<'k, str>) -> Option<u32> {
+        self.numbers.get(folded.as_ref()).copied()
+    }
+
     fn len(&self) -> usize {
         self.names.len()
+    }
+
+    /// Every key, sorted, one per line.
+    fn sorted_names(&self) -> String {
+        let mut names: Vec<&str> = self.names.iter().map(|name| name.as_ref()).collect();
+        names.sort_unstable();
+        names.join("\n")
     }
 
     fn name(&self, number: u32) -> &str {
