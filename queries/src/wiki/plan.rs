@@ -271,7 +271,12 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
         .collect();
     // Beside each candidate, its definer's own title when the page's title had to tell it apart.
     let (mut candidates, shared_titles): (Vec<PagePlan>, Vec<Option<&str>>) =
-        by_concept.iter().filter_map(|(key, mentions)| candidate(sources, &resolver, key, mentions, settings)).unzip();
+        in_parts(&by_concept, CANDIDATES_PER_THREAD, || {
+            |_, (key, mentions)| candidate(sources, &resolver, key, mentions, settings)
+        })
+        .into_iter()
+        .flatten()
+        .unzip();
 
     let navigation = hubs(&candidates, sources.len());
     list_hubs_unquoted(&mut candidates, &navigation);
@@ -733,9 +738,6 @@ const HUB_PAGES: usize = 20;
 /// navigation hubs has no related pages. `pages` come in slug order.
 fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool], max_related: usize) {
     debug_assert!(pages.windows(2).all(|pair| pair[0].slug < pair[1].slug), "pages in slug order");
-    // One score per page, reused: only the pages a page shares a source with are touched and reset.
-    let mut shared = vec![0.0f64; pages.len()];
-    let mut touched: Vec<usize> = Vec::new();
     // How broad each page is: the square root of how many sources it lists (navigation set aside). A page
     // most of the corpus mentions shares sources with every page; scored by its shared sources alone it
     // would be every page's related page (the Rust book's "Functions" was on 130 of 181 lists).
@@ -743,7 +745,7 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
         .iter()
         .map(|plan| (plan.sources().filter(|source| !hubs[*source]).count().max(1) as f64).sqrt())
         .collect();
-    let mut related_of = |page: usize, plan: &PagePlan| -> Vec<usize> {
+    let related_to = |page: usize, plan: &PagePlan, shared: &mut [f64], touched: &mut Vec<usize>| -> Vec<usize> {
         for source in plan.sources() {
             if hubs[source] {
                 continue;
@@ -775,10 +777,53 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
         related.sort_unstable();
         related
     };
-    let related: Vec<Vec<usize>> = pages.iter().enumerate().map(|(page, plan)| related_of(page, plan)).collect();
+    // Each part of the pages scores on its own thread, with a score list of its own.
+    let related_of = || {
+        let mut shared = vec![0.0f64; pages.len()];
+        let mut touched: Vec<usize> = Vec::new();
+        move |page: usize, plan: &PagePlan| -> Vec<usize> { related_to(page, plan, &mut shared, &mut touched) }
+    };
+    let related = in_parts(pages, PAGES_PER_THREAD, related_of);
     for (plan, related) in pages.iter_mut().zip(related) {
         plan.related = related;
     }
+}
+
+/// Concepts a thread of the plan takes at least: each is weighed in about two microseconds.
+const CANDIDATES_PER_THREAD: usize = 128;
+
+/// Pages a thread relating pages takes at least: each reads every page it shares a source with.
+const PAGES_PER_THREAD: usize = 128;
+
+/// `each` of a thread (made by `worker`, so each thread keeps scratch space of its own) over every item with
+/// its index, the results in item order: the plan's per-concept and per-page steps split across the cores,
+/// which a re-planning edit leaves idle. A thread takes at least `per_thread` items: with fewer it would
+/// cost more than it saves.
+fn in_parts<T: Sync, R: Send, F: FnMut(usize, &T) -> R>(
+    items: &[T],
+    per_thread: usize,
+    worker: impl Fn() -> F + Sync,
+) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / per_thread);
+    if threads <= 1 {
+        let mut each = worker();
+        return items.iter().enumerate().map(|(at, item)| each(at, item)).collect();
+    }
+    let size = items.len().div_ceil(threads);
+    let part = |start: usize| {
+        let mut each = worker();
+        let end = (start + size).min(items.len());
+        items[start..end].iter().zip(start..).map(|(item, at)| each(at, item)).collect::<Vec<R>>()
+    };
+    std::thread::scope(|scope| {
+        let part = &part;
+        let others: Vec<_> = (size..items.len()).step_by(size).map(|start| scope.spawn(move || part(start))).collect();
+        let mut results = part(0);
+        for other in others {
+            results.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        results
+    })
 }
 
 /// The label a signal shows: a wikilink's target name without a heading part or folders.
@@ -1002,7 +1047,28 @@ impl<'k> ConceptKeys<'k> {
 
 #[cfg(test)]
 mod tests {
-    use super::as_written;
+    use super::{as_written, in_parts};
+
+    #[test]
+    fn work_split_across_threads_comes_back_in_item_order_with_scratch_space_per_thread() {
+        let items: Vec<u32> = (0..1000).collect();
+        for per_thread in [1, 7, 128, 1000, 5000] {
+            // Each worker counts the items it saw: a count shared between threads would skip or repeat.
+            let results = in_parts(&items, per_thread, || {
+                let mut seen = 0;
+                move |at: usize, item: &u32| {
+                    seen += 1;
+                    (at, *item * 2, seen)
+                }
+            });
+            assert_eq!(results.len(), items.len(), "per thread {per_thread}");
+            assert!(results.iter().enumerate().all(|(at, r)| r.0 == at && r.1 == 2 * at as u32));
+            let restarts = results.windows(2).filter(|pair| pair[1].2 != pair[0].2 + 1).count();
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / per_thread);
+            let parts = if threads <= 1 { 1 } else { items.len().div_ceil(items.len().div_ceil(threads)) };
+            assert_eq!(restarts + 1, parts, "one worker a thread, per thread {per_thread}");
+        }
+    }
 
     fn written(label: &str, forms: &[&str]) -> Option<String> {
         as_written(label, forms.iter().copied())
