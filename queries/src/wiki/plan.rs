@@ -362,13 +362,16 @@ fn mentions_by_concept(
     // A concept nothing names gets no page (`candidate`), whatever its places, so a heading or term of any
     // other key is no mention (57 % of rust-rfcs' signals): it is looked up, never numbered. Aliases join
     // only named keys, so a key is named exactly when its concept is.
+    // Each naming signal's number in signal order, `None` where it names no key: resolving a wikilink is
+    // the dearest step, so it is done once.
+    let mut naming_numbers: Vec<Option<u32>> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
-            if let Some(key) = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()) {
-                keys.number(key);
-            }
+            let key = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty());
+            naming_numbers.push(key.map(|key| keys.number(key)));
         }
     }
+    let mut naming_numbers = naming_numbers.into_iter();
 
     // Every mention of a named concept with its key, less the documents' template. Plurals fold, so that a
     // chapter's "Smart Pointers", a defined *smart pointer* and the term "smart pointers" other chapters use
@@ -376,8 +379,12 @@ fn mentions_by_concept(
     let mut keyed: Vec<(u32, Mention)> = Vec::with_capacity(signals / 2);
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
-            let Some(key) = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()) else { continue };
-            let Some(number) = keys.named(key) else { continue };
+            let number = if signal.kind.is_place_only() {
+                resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()).and_then(|key| keys.named(key))
+            } else {
+                naming_numbers.next().flatten()
+            };
+            let Some(number) = number else { continue };
             keyed.push((number, Mention { source: index, signal: at }));
         }
     }
