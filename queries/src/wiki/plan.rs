@@ -358,36 +358,9 @@ fn mentions_by_concept(
         }
     }
 
-    // The keys something names (a title, alias, definition, link, tag: any signal but a heading or a term).
-    // A concept nothing names gets no page (`candidate`), whatever its places, so a heading or term of any
-    // other key is no mention (57 % of rust-rfcs' signals): it is looked up, never numbered. Aliases join
-    // only named keys, so a key is named exactly when its concept is.
-    // Each naming signal's number in signal order, `None` where it names no key: resolving a wikilink is
-    // the dearest step, so it is done once.
-    let mut naming_numbers: Vec<Option<u32>> = Vec::new();
-    for (index, source) in sources.iter().enumerate() {
-        for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
-            let key = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty());
-            naming_numbers.push(key.map(|key| keys.number(key)));
-        }
-    }
-    let mut naming_numbers = naming_numbers.into_iter();
-
-    // Every mention of a named concept with its key, less the documents' template. Plurals fold, so that a
-    // chapter's "Smart Pointers", a defined *smart pointer* and the term "smart pointers" other chapters use
-    // are one concept. Sources are visited in order, so a key's mentions are in source order.
-    let mut keyed: Vec<(u32, Mention)> = Vec::with_capacity(signals / 2);
-    for (index, source) in sources.iter().enumerate() {
-        for (at, signal) in source.signals.iter().enumerate() {
-            let number = if signal.kind.is_place_only() {
-                resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()).and_then(|key| keys.named(key))
-            } else {
-                naming_numbers.next().flatten()
-            };
-            let Some(number) = number else { continue };
-            keyed.push((number, Mention { source: index, signal: at }));
-        }
-    }
+    // Plurals fold, so that a chapter's "Smart Pointers", a defined *smart pointer* and the term "smart
+    // pointers" other chapters use are one concept.
+    let mut keyed = named_mentions(sources, resolver, &mut keys);
     let roots = keys.joined(&aliased);
     let named_keys = keys.sorted_names();
     drop_template_vocabulary(sources, &mut keyed, keys.len());
@@ -423,6 +396,44 @@ fn mentions_by_concept(
     }
     by_concept.sort_by(|a, b| a.0.cmp(&b.0));
     (by_concept, named_keys)
+}
+
+/// Every mention of a concept something names, with its key's number in `keys` (which numbers the named
+/// keys), in source order and a source's in signal order. A concept is named by a title, alias, definition,
+/// link or tag: any signal but a heading or a term. A concept nothing names gets no page (`candidate`),
+/// whatever its places, so a heading or term of any other key is no mention (57 % of rust-rfcs' signals): it
+/// is looked up, never numbered. Aliases join only named keys, so a key is named exactly when its concept is.
+fn named_mentions<'k>(
+    sources: &'k [CatalogSource<'k>],
+    resolver: &'k Resolver<'k>,
+    keys: &mut ConceptKeys<'k>,
+) -> Vec<(u32, Mention)> {
+    // Each naming signal's number in signal order, `None` where it names no key: resolving a wikilink is
+    // the dearest step, so it is done once.
+    let mut naming_numbers: Vec<Option<u32>> = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
+            let key = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty());
+            naming_numbers.push(key.map(|key| keys.number(key)));
+        }
+    }
+    let mut naming_numbers = naming_numbers.into_iter();
+
+    // Sources are visited in order, so a key's mentions are in source order.
+    let signals: usize = sources.iter().map(|s| s.signals.len()).sum();
+    let mut keyed: Vec<(u32, Mention)> = Vec::with_capacity(signals / 2);
+    for (index, source) in sources.iter().enumerate() {
+        for (at, signal) in source.signals.iter().enumerate() {
+            let number = if signal.kind.is_place_only() {
+                resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()).and_then(|key| keys.named(key))
+            } else {
+                naming_numbers.next().flatten()
+            };
+            let Some(number) = number else { continue };
+            keyed.push((number, Mention { source: index, signal: at }));
+        }
+    }
+    keyed
 }
 
 /// Drops the mentions of the documents' template from `keyed` (mentions by key number, of `key_count` keys).

@@ -195,8 +195,9 @@ CREATE TABLE wiki_pages (
     model_hash TEXT NOT NULL,           -- hash of what the page shows and the template: equal means not re-rendered
     text_key TEXT NOT NULL,             -- hash of the model's inputs less its cited revisions, its quotes' texts, the template
     hash TEXT NOT NULL,                 -- content hash of markdown
+    view_hash TEXT NOT NULL,            -- the view's content hash (PageView::stored_hash), which every build compares:
+                                        -- before the view, so that reading it reads no overflow page
     view TEXT NOT NULL,                 -- JSON: the planner's view of the page (knowledge_queries::wiki::StoredView)
-    view_hash TEXT NOT NULL,            -- its content hash (PageView::stored_hash), which a fresh plan compares
     run_id TEXT NOT NULL,               -- the run that last rendered it
     writing TEXT,                       -- page_writings.key its lead summary was written from (or refused); NULL: extractive
     writing_owed INTEGER NOT NULL,      -- 1: the [wiki] writer's budget or a provider failure left it extractive for now
