@@ -27,6 +27,14 @@ pub fn path_stem(path: &str) -> (&str, &str) {
 pub fn wiki_key(name: &str) -> String {
     let name = name.trim();
     let name = name.strip_suffix(".md").unwrap_or(name);
+    // Most names are ASCII: one pass, one string (the planner keys every wikilink's sides and every note's
+    // names in each plan).
+    if name.is_ascii() {
+        return name
+            .bytes()
+            .map(|b| if matches!(b, b' ' | b'_') { '-' } else { char::from(b.to_ascii_lowercase()) })
+            .collect();
+    }
     name.to_lowercase().replace([' ', '_'], "-")
 }
 
@@ -130,4 +138,22 @@ pub fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wiki_key;
+
+    #[test]
+    fn a_wiki_key_is_the_name_lowercased_with_spaces_and_underscores_as_hyphens() {
+        for (name, key) in [
+            ("  Dendron.Topic_Links.md ", "dendron.topic-links"),
+            ("Read Me", "read-me"),
+            ("already-a-key", "already-a-key"),
+            ("ÉTÉ Notes", "été-notes"),
+            ("ΟΔΟΣ", "οδος"),
+        ] {
+            assert_eq!(wiki_key(name), key, "{name:?}");
+        }
+    }
 }
