@@ -777,7 +777,8 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
             }
         }
         // The best few, best first, kept while the scores are read: a page shares a source with hundreds of
-        // others and keeps five. Pages are in slug order, so a tie goes to the smaller index.
+        // others and keeps `max_related` (eight by default). Pages are in slug order, so a tie goes to the smaller
+        // index.
         let before = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)).is_lt();
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(max_related + 1);
         for other in touched.drain(..) {
