@@ -823,7 +823,7 @@ fn in_parts<T: Sync, R: Send, F: FnMut(usize, &T) -> R>(
     per_thread: usize,
     worker: impl Fn() -> F + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / per_thread);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / per_thread.max(1));
     if threads <= 1 {
         let mut each = worker();
         return items.iter().enumerate().map(|(at, item)| each(at, item)).collect();
