@@ -63,6 +63,23 @@ fn each_build_publishes_what_changed_and_search_reads_the_store() {
     assert!(store["vectors_written"].as_u64().unwrap() >= 3, "{store}");
     assert!(!store.to_string().contains("host="), "the summary never prints the URL: {store}");
     assert_mirrors(&test, &pg, "handbook");
+    // The project's meta goes to the store, but not the build's own memos: the index holds the plan's named
+    // keys (Ownership, Lifetimes), the store does not.
+    let local_keys: BTreeSet<String> = rusqlite::Connection::open(test.index())
+        .unwrap()
+        .prepare("SELECT key FROM meta")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(local_keys.contains("plan_named_keys"), "{local_keys:?}");
+    let stored_meta: Value =
+        pg.client().query_one("SELECT meta FROM knowledge_projects WHERE project = 'handbook'", &[]).unwrap().get(0);
+    assert_eq!(stored_meta["last_run"].as_str(), Some(first["run_id"].as_str().unwrap()), "{stored_meta}");
+    for memo in ["plan_named_keys", "log_due", "log_due_end"] {
+        assert!(stored_meta.get(memo).is_none(), "{memo} stays local: {stored_meta}");
+    }
 
     // A build that changed nothing sends nothing.
     let again = build(&test, &pg);

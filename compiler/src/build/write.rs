@@ -289,8 +289,8 @@ impl Compiler {
                 if code_enabled { knowledge_queries::code::entities(db, file) } else { std::sync::Arc::new([]) };
             source_row(item, outline, &chunks(db, file), lint_facts(db, file), signals, entities, labels)
         };
-        // The stored plan's named keys, read at the first source whose plan inputs changed.
-        let mut named_keys: Option<Option<String>> = None;
+        // The stored plan's named keys, read and split at the first source whose plan inputs changed.
+        let mut named_keys: Option<Option<Vec<String>>> = None;
         let mut write = |row: SourceRow| -> Result<(), BuildError> {
             tx.write_source(&row)?;
             // Once one source plans again, the others' comparisons are moot.
@@ -384,11 +384,12 @@ struct PlanReach {
 
 /// Whether a changed source leaves the plan as it was, by its stored plan inputs: `Some` with the signals
 /// the plan reads that moved in its list (none when its plan inputs are the stored ones). The stored plan's
-/// named keys are read once (`named_keys`), at the first source whose signals differ.
+/// named keys are read once (`named_keys`), at the first source whose signals differ: a checkout that
+/// changes many files compares each against the same keys.
 fn same_plan(
     before: &Before<'_>,
     tx: &BuildTransaction<'_>,
-    named_keys: &mut Option<Option<String>>,
+    named_keys: &mut Option<Option<Vec<String>>>,
     row: &SourceRow,
 ) -> Result<Option<wiki::MovedSignals>, StoreError> {
     let Some(old) = before.plan_inputs.get(row.path.as_str()) else { return Ok(None) };
@@ -400,12 +401,12 @@ fn same_plan(
     }
     let stored = match named_keys {
         Some(keys) => keys,
-        None => named_keys.insert(tx.plan_named_keys()?),
+        None => {
+            let keys = tx.plan_named_keys()?.map(|keys| keys.split('\n').map(str::to_string).collect());
+            named_keys.insert(keys)
+        }
     };
-    Ok(stored.as_deref().and_then(|keys| {
-        let keys: Vec<&str> = keys.split('\n').collect();
-        wiki::plan_reads_the_same(old, row, Some(&keys))
-    }))
+    Ok(stored.as_deref().and_then(|keys| wiki::plan_reads_the_same(old, row, Some(keys))))
 }
 
 /// The embedding stage, after the commit: reads what the committed index lacks, asks the provider with no

@@ -600,9 +600,21 @@ pub fn each_shard_row(
     Ok(())
 }
 
+/// The `meta` key of the log lines the last committed build owes the day's log.
+pub const LOG_DUE: &str = "log_due";
+
+/// The `meta` key of the day's log file and the last of the lines [`LOG_DUE`] holds: a build after one whose
+/// lines were all appended reads this instead of them all (half a megabyte after a first build of rust-rfcs,
+/// parsed and compared at every build that followed it: 16 % of a no-op's CPU).
+pub const LOG_DUE_END: &str = "log_due_end";
+
 /// Where `meta` keeps the named concept keys of the plan the index's pages come from
 /// (`knowledge_queries::wiki::Plan::named_keys`).
-const PLAN_NAMED_KEYS: &str = "plan_named_keys";
+pub const PLAN_NAMED_KEYS: &str = "plan_named_keys";
+
+/// The `meta` keys that are a build's own memos: only the next local build reads them, so a publish leaves
+/// them out of the project's meta in a shared store (they grow with the corpus).
+pub const BUILD_MEMOS: [&str; 3] = [LOG_DUE, LOG_DUE_END, PLAN_NAMED_KEYS];
 
 /// The named concept keys of the plan the index's pages come from; `None` when no build with the wiki on
 /// stored them (every signal then counts as read by the plan).

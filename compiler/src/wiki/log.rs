@@ -2,6 +2,7 @@
 //! once.
 
 use super::*;
+use crate::store::{LOG_DUE, LOG_DUE_END};
 
 /// Records, inside the build's transaction, the lines the build adds to the day's log
 /// (`logs/YYYY/MM/DD.jsonl`, the day the build started, UTC): one per artifact change. The commit makes
@@ -37,14 +38,6 @@ pub fn record_log(
     store::set_meta(conn, LOG_DUE_END, &serde_json::json!({"file": file, "last": last}).to_string())?;
     store::set_meta(conn, LOG_DUE, &serde_json::json!({"file": file, "lines": lines}).to_string())
 }
-
-/// The `meta` key of the log lines the last committed build owes the day's log.
-pub(super) const LOG_DUE: &str = "log_due";
-
-/// The `meta` key of the day's log file and the last of the lines [`LOG_DUE`] holds: a build after one whose
-/// lines were all appended reads this instead of them all (half a megabyte after a first build of rust-rfcs,
-/// parsed and compared at every build that followed it: 16 % of a no-op's CPU).
-pub(super) const LOG_DUE_END: &str = "log_due_end";
 
 /// Appends what the last committed build owes the day's log, unless the log already ends with it. A
 /// write cut short by a kill is finished, not repeated: the lines were appended last (one writer at a

@@ -171,11 +171,11 @@ pub type MovedSignals = Vec<(u32, u32)>;
 pub fn plan_reads_the_same(
     stored: &store::PlanInputs,
     row: &SourceRow,
-    named_keys: Option<&[&str]>,
+    named_keys: Option<&[String]>,
 ) -> Option<MovedSignals> {
     type Read<'s> = (&'s str, &'s str, Option<&'s str>, bool, u32);
     /// The signals the plan reads, each with its index.
-    fn read<'s>(signals: impl Iterator<Item = Read<'s>>, named_keys: Option<&[&str]>) -> Vec<(u32, Read<'s>)> {
+    fn read<'s>(signals: impl Iterator<Item = Read<'s>>, named_keys: Option<&[String]>) -> Vec<(u32, Read<'s>)> {
         // A signal of another kind than a heading or a term is read whatever its key, which is made only
         // for those two.
         let read_by_plan = |(kind, label, ..): &Read<'_>| match (SignalKind::parse(kind), named_keys) {

@@ -124,21 +124,24 @@ impl PageView {
     #[must_use]
     pub fn stored_hash(&self, db: &dyn Db) -> String {
         use std::hash::Hash;
+        // Every field, named: a field added to the view and left out of its hash would let a changed page
+        // pass for an unchanged one, so it does not compile until it is hashed here.
+        let View { title, aliases, section, lead, places, also, related, backlinks } = self;
         let mut hasher = crate::hash::ContentHasher::default();
-        (&self.title, &self.aliases, &self.section, self.lead).hash(&mut hasher);
+        (title, aliases, section, lead).hash(&mut hasher);
         let mut placed = |list: &[(CatalogEntry, u32)]| {
             list.len().hash(&mut hasher);
             for (entry, at) in list {
                 (entry.path(db), at).hash(&mut hasher);
             }
         };
-        placed(&self.places);
-        placed(&self.backlinks);
-        self.also.len().hash(&mut hasher);
-        for entry in &self.also {
+        placed(places);
+        placed(backlinks);
+        also.len().hash(&mut hasher);
+        for entry in also {
             entry.path(db).hash(&mut hasher);
         }
-        self.related.hash(&mut hasher);
+        related.hash(&mut hasher);
         hasher.hex()
     }
 

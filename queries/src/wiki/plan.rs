@@ -250,13 +250,14 @@ pub struct Plan {
     pub named_keys: String,
 }
 
-/// Whether a plan whose [`Plan::named_keys`] are `named_keys` (its lines) reads a signal of `kind` whose
-/// folded concept key is `folded_key`: a heading or a term whose key names no concept only adds a place
-/// to a concept that gets no page (and counts towards a heading being the documents' template only for
-/// that concept), so adding, removing or reweighing it leaves the plan as it was.
+/// Whether a plan whose [`Plan::named_keys`] are `named_keys` (its lines, in order) reads a signal of `kind`
+/// whose folded concept key is `folded_key`: a heading or a term whose key names no concept would only add a
+/// place to a concept that gets no page, so the plan drops it unread (the template rule counts only named
+/// concepts' headings), and adding, removing or reweighing it leaves the plan as it was.
 #[must_use]
-pub fn plan_reads(kind: SignalKind, folded_key: &str, named_keys: &[&str]) -> bool {
-    !kind.is_place_only() || (!folded_key.is_empty() && named_keys.binary_search(&folded_key).is_ok())
+pub fn plan_reads(kind: SignalKind, folded_key: &str, named_keys: &[String]) -> bool {
+    !kind.is_place_only()
+        || (!folded_key.is_empty() && named_keys.binary_search_by(|key| key.as_str().cmp(folded_key)).is_ok())
 }
 
 /// Plans every page.

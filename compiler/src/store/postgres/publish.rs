@@ -9,6 +9,8 @@ use std::io::Write as _;
 use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension};
+
+use crate::store::BUILD_MEMOS;
 use serde::Serialize;
 
 use super::*;
@@ -200,12 +202,13 @@ impl StepError {
     }
 }
 
-/// The index's `meta` as readers of the store use it: not the build's own memos (the log a build owes, the
-/// plan's named keys), which only the next local build reads and which grow with the corpus.
+/// The index's `meta` as readers of the store use it: not the build's own memos ([`BUILD_MEMOS`]: the log a
+/// build owes, the plan's named keys), which only the next local build reads and which grow with the corpus.
 fn local_meta(local: &Connection) -> rusqlite::Result<HashMap<String, String>> {
+    let memos = vec!["?"; BUILD_MEMOS.len()].join(", ");
     local
-        .prepare("SELECT key, value FROM meta WHERE key NOT IN ('log_due', 'log_due_end', 'plan_named_keys')")?
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .prepare(&format!("SELECT key, value FROM meta WHERE key NOT IN ({memos})"))?
+        .query_map(BUILD_MEMOS, |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect()
 }
 
