@@ -380,6 +380,39 @@ fn a_generated_answer_needs_a_key_and_a_pack() {
     assert!(stderr(&output).contains("set the environment variable `P_KEY`"), "{}", stderr(&output));
 }
 
+/// A reply of citation marks alone (as a small local model writes: `[3][4]`) holds no sentence: the answer
+/// is not found, cites nothing, and says why on a terminal; the call is still accounted for.
+#[test]
+fn a_reply_of_citation_marks_alone_is_not_found() {
+    let marks = |piece: &str| format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": piece}}]}));
+    for json in [true, false] {
+        let (port, _requests) = streaming_server(vec![marks("[1]"), marks(" [1]"), "data: [DONE]".to_string()]);
+        let test = ownership("openai-compatible", port);
+        let mut args = vec!["ask", "what happens when the owner goes out of scope?", "--generate"];
+        if json {
+            args.push("--json");
+        }
+        let output = test.run_with_env(&args, &[("P_KEY", "k")]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        if json {
+            let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(
+                (answer["found"].clone(), answer["answer"].clone(), answer["citations"].clone()),
+                (false.into(), "Not found in the knowledge base.".into(), serde_json::json!([])),
+                "{answer:#}"
+            );
+            assert_eq!(answer["generated"]["provider"], "p", "the call is accounted for: {answer:#}");
+        } else {
+            let text = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                text.starts_with("[1] [1]\nNot found in the knowledge base. (the reply holds no sentence)\n"),
+                "{text}"
+            );
+            assert!(!text.contains("file-answer"), "a not-found answer is not offered for filing: {text}");
+        }
+    }
+}
+
 #[test]
 fn a_provider_is_sent_only_what_the_principal_may_read() {
     let test = CliTest::empty();

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use knowledge::config::Project;
 use knowledge::escape;
-use knowledge::retrieval::ask::Answer;
+use knowledge::retrieval::ask::{Answer, NOT_FOUND};
 
 use super::Invocation;
 use super::output::{open_as, print};
@@ -45,7 +45,7 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
         let arguments = serde_json::json!({"question": args.question, "max_tokens": args.max_tokens});
         let answer: Answer =
             serde_json::from_value(remote.call("knowledge_ask", arguments).map_err(anyhow::Error::msg)?)?;
-        print(args.json, &answer, |out| print_human(out, &answer, false))?;
+        print(args.json, &answer, |out| print_human(out, &answer, None))?;
         return Ok(ExitCode::SUCCESS);
     }
     let provider = if args.generate {
@@ -54,12 +54,12 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let mut streamed = false;
     // On the terminal (not with --json) a generated answer is printed as the model writes it.
+    let mut streamed = String::new();
     let mut out = std::io::stdout();
     let mut delta = |text: &str| {
         if !args.json {
-            streamed = true;
+            streamed.push_str(text);
             let _ = write!(out, "{text}");
             let _ = out.flush();
         }
@@ -83,6 +83,7 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
                 knowledge::retrieval::ask::answer_postgres(&mut store, &projects, question, max_tokens, at.principal())?
             }
         };
+        let streamed = (!streamed.is_empty()).then_some(streamed.as_str());
         print(args.json, &answer, |out| print_human(out, &answer, streamed))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -97,14 +98,20 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     if let Err(error) = knowledge::retrieval::ask::record(&index, &mut answer) {
         writeln!(std::io::stderr(), "warning: the answer was not recorded: {}", knowledge::error_chain(&error))?;
     }
+    let streamed = (!streamed.is_empty()).then_some(streamed.as_str());
     print(args.json, &answer, |out| print_human(out, &answer, streamed))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The answer (unless it was streamed already), its sources, and the sentences whose citations failed.
-fn print_human(out: &mut impl Write, answer: &Answer, streamed: bool) -> std::io::Result<()> {
-    if streamed {
+/// The answer (unless it was `streamed` already, as the model wrote it), its sources, and the sentences
+/// whose citations failed.
+fn print_human(out: &mut impl Write, answer: &Answer, streamed: Option<&str>) -> std::io::Result<()> {
+    if let Some(written) = streamed {
         writeln!(out)?;
+        // A reply of citation marks alone says nothing: the answer is "not found", which the reader is told.
+        if !answer.found && !written.trim().starts_with(NOT_FOUND.trim_end_matches('.')) {
+            writeln!(out, "{} (the reply holds no sentence)", answer.answer)?;
+        }
     } else {
         writeln!(out, "{}", knowledge::escape_text(&answer.answer))?;
     }

@@ -134,13 +134,15 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
         cost_usd: provider.cost(generation.input_tokens, generation.output_tokens),
     };
     let text = generation.text.trim();
-    if text.is_empty() || text.starts_with(NOT_FOUND.trim_end_matches('.')) {
+    // A reply holding no sentence (a small model's `[3][4]`, citation marks alone) answers nothing: it is
+    // not found, as the reply that says so is, never a found answer that says and cites nothing.
+    let sentences = check(text, pack);
+    if sentences.is_empty() || text.starts_with(NOT_FOUND.trim_end_matches('.')) {
         let mut answer = ask::not_found(question, pack.items.len());
         answer.sentences = Some(Vec::new());
         answer.generated = Some(info);
         return answer;
     }
-    let sentences = check(text, pack);
     let mut cited: Vec<usize> = sentences.iter().flat_map(|s| s.cites.iter().copied()).collect();
     cited.sort_unstable();
     cited.dedup();
