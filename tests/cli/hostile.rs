@@ -277,7 +277,7 @@ fn idle_connections_do_not_keep_real_clients_out() {
 }
 
 /// Whether a human output holds a character a terminal or a CI log would act on.
-fn acts_on_a_terminal(output: &str) -> Option<char> {
+pub(crate) fn acts_on_a_terminal(output: &str) -> Option<char> {
     output.chars().find(|&c| {
         (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     })

@@ -413,6 +413,23 @@ fn a_reply_of_citation_marks_alone_is_not_found() {
     }
 }
 
+/// What a model writes reaches a terminal as every other output does: a reply carrying escape sequences or
+/// bidirectional marks (a prompt injected through a source can ask for them) is escaped as it streams.
+#[test]
+fn a_streamed_reply_never_reaches_a_terminal_raw() {
+    let piece = |text: &str| format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": text}}]}));
+    let reply = ["When the owner goes out of scope \u{1b}[2J", "the value \u{202e}is dropped\u{7} [1]."];
+    let (port, _requests) =
+        streaming_server(reply.iter().map(|text| piece(text)).chain(["data: [DONE]".into()]).collect());
+    let test = ownership("openai-compatible", port);
+    let output =
+        test.run_with_env(&["ask", "what happens when the owner goes out of scope?", "--generate"], &[("P_KEY", "k")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(crate::hostile::acts_on_a_terminal(&text), None, "{text:?}");
+    assert!(text.starts_with("When the owner goes out of scope \\u{1b}[2Jthe value"), "shown escaped: {text:?}");
+}
+
 #[test]
 fn a_provider_is_sent_only_what_the_principal_may_read() {
     let test = CliTest::empty();

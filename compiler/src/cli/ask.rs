@@ -60,7 +60,8 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
     let mut delta = |text: &str| {
         if !args.json {
             streamed.push_str(text);
-            let _ = write!(out, "{text}");
+            // Escaped as every human output is: a source can ask the model for escape sequences.
+            let _ = write!(out, "{}", knowledge::escape_text(text));
             let _ = out.flush();
         }
     };
