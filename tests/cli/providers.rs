@@ -94,6 +94,17 @@ fn models_are_listed_in_each_wire_format_with_its_own_authentication() {
     let head = heads.recv().unwrap();
     assert!(head.contains("x-api-key: sk-ant") && head.contains("anthropic-version: 2023-06-01"), "{head}");
     assert!(!head.contains("authorization"), "Anthropic takes its key in x-api-key: {head}");
+
+    // A model id is the provider's text: it reaches a terminal escaped.
+    let (port, _heads) = server(vec![(200, r#"{"data":[{"id":"evil\u001b[2J\u202e"}]}"#)]);
+    let test = project(&format!(
+        "[providers.gateway]\nkind = \"openai-compatible\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"
+    ));
+    let output = test.run(&["providers", "models"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(crate::hostile::acts_on_a_terminal(&text), None, "{text:?}");
+    assert!(text.starts_with("evil\\u{1b}[2J"), "{text:?}");
 }
 
 #[test]

@@ -90,8 +90,9 @@ pub(crate) fn run(command: ProvidersCommand, at: &Invocation) -> anyhow::Result<
             let provider = providers::find(&project, name.as_deref()).map_err(anyhow::Error::msg)?;
             let models = provider.models().map_err(anyhow::Error::msg)?;
             print(json, &models, |out| {
+                // The provider names its models: shown escaped, as every human output is.
                 for model in &models {
-                    writeln!(out, "{model}")?;
+                    writeln!(out, "{}", knowledge::escape(model))?;
                 }
                 Ok(())
             })?;
