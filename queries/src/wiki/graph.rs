@@ -214,15 +214,16 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
     let pages = plan
         .pages
         .iter()
-        .map(|page| PlannedPage::new(db, page.slug.clone(), page_view(db, page, &plan.pages, entries)))
+        .map(|page| PlannedPage::new(db, page.slug.clone(), page_view(page, &plan.pages, &sources, entries)))
         .collect();
     Planned { pages, named_keys: plan.named_keys }
 }
 
 /// A planned page as its model is made: a place whose excerpt a page may not quote (only note embeds) is
-/// listed with the other sources instead, after them, and the lead is kept only when quotable.
-fn page_view(db: &dyn Db, page: &PagePlan, plans: &[PagePlan], entries: &[CatalogEntry]) -> PageView {
-    let quotable = |m: &&Mention| entries[m.source].plan_signals(db)[m.signal].quotable;
+/// listed with the other sources instead, after them, and the lead is kept only when quotable. Each source's
+/// signals are read from the plan's `sources` (the entries' signals, read once), not from each entry again.
+fn page_view(page: &PagePlan, plans: &[PagePlan], sources: &[CatalogSource<'_>], entries: &[CatalogEntry]) -> PageView {
+    let quotable = |m: &&Mention| sources[m.source].signals[m.signal].quotable;
     let (places, unquotable): (Vec<&Mention>, Vec<&Mention>) = page.places.iter().partition(quotable);
     let mut also: Vec<CatalogEntry> = page.also.iter().map(|&source| entries[source]).collect();
     for m in unquotable {
