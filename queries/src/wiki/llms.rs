@@ -18,19 +18,26 @@ pub(super) const LLMS_PATH: &str = "llms.txt";
 pub(super) const LLMS_URI: &str = "knowledge://llms.txt";
 
 /// What `llms.txt` shows of a page: the fields of its row in its section's JSON file that the list reads.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Deserialize)]
-pub(super) struct LlmsEntry {
-    pub title: String,
-    pub path: String,
-    pub summary: String,
+#[derive(Deserialize)]
+struct LlmsEntry {
+    title: String,
+    path: String,
+    summary: String,
 }
 
-/// A page's entry, read from its row's JSON. Re-runs whenever the row's JSON does (it holds the page
-/// file's hash, which every edit of the page changes), and stops there unless the title, file or summary
-/// changed, so an edit of a page's text leaves the list alone.
+/// A page's line in the list, made from its row's JSON. Re-runs whenever the row's JSON does (it holds the
+/// page file's hash, which every edit of the page changes), and stops there unless the line changed, so an
+/// edit of a page's text leaves the list alone; a list made again joins its pages' lines, each made once
+/// (formatting every page's line again took most of a re-made list's time).
 #[salsa::tracked(returns(ref))]
-pub(super) fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<LlmsEntry> {
-    serde_json::from_str(page.json(db)).ok()
+pub(super) fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<String> {
+    let entry: LlmsEntry = serde_json::from_str(page.json(db)).ok()?;
+    let title = one_line(&markdown_text(&entry.title));
+    let summary = one_line(&entry.summary);
+    Some(match summary.is_empty() {
+        true => format!("- [{title}]({})\n", entry.path),
+        false => format!("- [{title}]({}): {summary}\n", entry.path),
+    })
 }
 
 /// The text of `llms.txt`.
@@ -54,13 +61,8 @@ pub fn llms_text(db: &dyn Db, index: PageIndex) -> String {
     );
     for (section, pages) in sections {
         text.push_str(&format!("\n## {}\n\n", one_line(section)));
-        for entry in pages.iter().filter_map(|&page| llms_entry(db, page).as_ref()) {
-            let title = one_line(&markdown_text(&entry.title));
-            let summary = one_line(&entry.summary);
-            match summary.is_empty() {
-                true => text.push_str(&format!("- [{title}]({})\n", entry.path)),
-                false => text.push_str(&format!("- [{title}]({}): {summary}\n", entry.path)),
-            }
+        for line in pages.iter().filter_map(|&page| llms_entry(db, page).as_deref()) {
+            text.push_str(line);
         }
     }
     text
