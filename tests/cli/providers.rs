@@ -391,35 +391,49 @@ fn a_generated_answer_needs_a_key_and_a_pack() {
     assert!(stderr(&output).contains("set the environment variable `P_KEY`"), "{}", stderr(&output));
 }
 
-/// A reply of citation marks alone (as a small local model writes: `[3][4]`) holds no sentence: the answer
-/// is not found, cites nothing, and says why on a terminal; the call is still accounted for.
+/// An answer ships only when it can say where it came from: a reply of citation marks alone (as a small local
+/// model writes: `[3][4]`) or of sentences none of which the excerpts support is not found, cites nothing,
+/// keeps its sentences with their problems, and says why on a terminal; the call is still accounted for.
 #[test]
-fn a_reply_of_citation_marks_alone_is_not_found() {
-    let marks = |piece: &str| format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": piece}}]}));
-    for json in [true, false] {
-        let (port, _requests) = streaming_server(vec![marks("[1]"), marks(" [1]"), "data: [DONE]".to_string()]);
-        let test = ownership("openai-compatible", port);
-        let mut args = vec!["ask", "what happens when the owner goes out of scope?", "--generate"];
-        if json {
-            args.push("--json");
-        }
-        let output = test.run_with_env(&args, &[("P_KEY", "k")]);
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-        if json {
-            let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
-            assert_eq!(
-                (answer["found"].clone(), answer["answer"].clone(), answer["citations"].clone()),
-                (false.into(), "Not found in the knowledge base.".into(), serde_json::json!([])),
-                "{answer:#}"
-            );
-            assert_eq!(answer["generated"]["provider"], "p", "the call is accounted for: {answer:#}");
-        } else {
-            let text = String::from_utf8_lossy(&output.stdout);
-            assert!(
-                text.starts_with("[1] [1]\nNot found in the knowledge base. (the reply holds no sentence)\n"),
-                "{text}"
-            );
-            assert!(!text.contains("file-answer"), "a not-found answer is not offered for filing: {text}");
+fn a_reply_with_no_supported_sentence_is_not_found() {
+    let piece = |text: &str| format!("data: {}", serde_json::json!({"choices": [{"delta": {"content": text}}]}));
+    let replies: [(&[&str], usize, &str); 2] = [
+        (&["[1]", " [1]"], 0, "the reply holds no sentence"),
+        (
+            &["Rust was designed by a committee in Geneva [1]. ", "Ownership is central."],
+            2,
+            "no sentence of the reply is supported by the excerpts",
+        ),
+    ];
+    for (reply, sentences, why) in replies {
+        for json in [true, false] {
+            let events = reply.iter().map(|text| piece(text)).chain(["data: [DONE]".to_string()]).collect();
+            let (port, _requests) = streaming_server(events);
+            let test = ownership("openai-compatible", port);
+            let mut args = vec!["ask", "what happens when the owner goes out of scope?", "--generate"];
+            if json {
+                args.push("--json");
+            }
+            let output = test.run_with_env(&args, &[("P_KEY", "k")]);
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+            if json {
+                let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+                assert_eq!(
+                    (answer["found"].clone(), answer["answer"].clone(), answer["citations"].clone()),
+                    (false.into(), "Not found in the knowledge base.".into(), serde_json::json!([])),
+                    "{answer:#}"
+                );
+                let kept = answer["sentences"].as_array().unwrap();
+                assert_eq!(kept.len(), sentences, "its sentences are kept: {answer:#}");
+                assert!(kept.iter().all(|s| s["supported"] == false && s["problem"].is_string()), "{answer:#}");
+                assert_eq!(answer["generated"]["provider"], "p", "the call is accounted for: {answer:#}");
+            } else {
+                let text = String::from_utf8_lossy(&output.stdout);
+                let expected = format!("{}\nNot found in the knowledge base. ({why})\n", reply.concat().trim_end());
+                assert!(text.starts_with(&expected), "{text}");
+                assert_eq!(text.matches("unsupported: ").count(), sentences, "{text}");
+                assert!(!text.contains("file-answer"), "a not-found answer is not offered for filing: {text}");
+            }
         }
     }
 }

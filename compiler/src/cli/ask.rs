@@ -109,9 +109,14 @@ pub(crate) fn run(args: AskArgs, at: &Invocation) -> anyhow::Result<ExitCode> {
 fn print_human(out: &mut impl Write, answer: &Answer, streamed: Option<&str>) -> std::io::Result<()> {
     if let Some(written) = streamed {
         writeln!(out)?;
-        // A reply of citation marks alone says nothing: the answer is "not found", which the reader is told.
+        // A reply with no supported sentence does not ship: the answer is "not found", which the reader is
+        // told, with why (each unsupported sentence is listed below).
         if !answer.found && !written.trim().starts_with(NOT_FOUND.trim_end_matches('.')) {
-            writeln!(out, "{} (the reply holds no sentence)", answer.answer)?;
+            let why = match answer.sentences.as_deref() {
+                Some([]) | None => "the reply holds no sentence",
+                Some(_) => "no sentence of the reply is supported by the excerpts",
+            };
+            writeln!(out, "{} ({why})", answer.answer)?;
         }
     } else {
         writeln!(out, "{}", knowledge::escape_text(&answer.answer))?;

@@ -134,12 +134,19 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
         cost_usd: provider.cost(generation.input_tokens, generation.output_tokens),
     };
     let text = generation.text.trim();
-    // A reply holding no sentence (a small model's `[3][4]`, citation marks alone) answers nothing: it is
-    // not found, as the reply that says so is, never a found answer that says and cites nothing.
-    let sentences = check(text, pack);
-    if sentences.is_empty() || text.starts_with(NOT_FOUND.trim_end_matches('.')) {
+    if text.starts_with(NOT_FOUND.trim_end_matches('.')) {
         let mut answer = ask::not_found(question, pack.items.len());
         answer.sentences = Some(Vec::new());
+        answer.generated = Some(info);
+        return answer;
+    }
+    // An answer ships only when it can say where it came from: a reply with no sentence the excerpts
+    // support (a small model's `[3][4]`, citation marks alone, or a paragraph that cites nothing the pack
+    // holds) is not found, its sentences kept with what is wrong with each.
+    let sentences = check(text, pack);
+    if !sentences.iter().any(|sentence| sentence.supported) {
+        let mut answer = ask::not_found(question, pack.items.len());
+        answer.sentences = Some(sentences);
         answer.generated = Some(info);
         return answer;
     }
