@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use knowledge::config::Project;
 use knowledge::escape;
-use knowledge::retrieval::ask::{Answer, NOT_FOUND};
+use knowledge::retrieval::ask::Answer;
 
 use super::Invocation;
 use super::output::{open_as, print};
@@ -111,7 +111,7 @@ fn print_human(out: &mut impl Write, answer: &Answer, streamed: Option<&str>) ->
         writeln!(out)?;
         // A reply with no supported sentence does not ship: the answer is "not found", which the reader is
         // told, with why (each unsupported sentence is listed below).
-        if !answer.found && !written.trim().starts_with(NOT_FOUND.trim_end_matches('.')) {
+        if !answer.found && !knowledge::retrieval::generated::replied_not_found(written) {
             let why = match answer.sentences.as_deref() {
                 Some([]) | None => "the reply holds no sentence",
                 Some(_) => "no sentence of the reply is supported by the excerpts",

@@ -134,7 +134,7 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
         cost_usd: provider.cost(generation.input_tokens, generation.output_tokens),
     };
     let text = generation.text.trim();
-    if text.starts_with(NOT_FOUND.trim_end_matches('.')) {
+    if replied_not_found(text) {
         let mut answer = ask::not_found(question, pack.items.len());
         answer.sentences = Some(Vec::new());
         answer.generated = Some(info);
@@ -167,6 +167,13 @@ fn checked(question: &str, pack: &ContextPack, provider: &Provider, model: &str,
         sentences: Some(sentences),
         generated: Some(info),
     }
+}
+
+/// Whether a model's reply is the "not found" the instructions ask for (a trailing stop or more words after
+/// it aside): the answer is then not found by the model's own word, not for want of a supported sentence.
+#[must_use]
+pub fn replied_not_found(reply: &str) -> bool {
+    reply.trim().starts_with(NOT_FOUND.trim_end_matches('.'))
 }
 
 /// Splits a generated answer into sentences and checks each one's citations against the pack, by the rule

@@ -34,9 +34,10 @@ pub(super) fn llms_entry(db: &dyn Db, page: IndexedPage) -> Option<String> {
     let entry: LlmsEntry = serde_json::from_str(page.json(db)).ok()?;
     let title = one_line(&markdown_text(&entry.title));
     let summary = one_line(&entry.summary);
-    Some(match summary.is_empty() {
-        true => format!("- [{title}]({})\n", entry.path),
-        false => format!("- [{title}]({}): {summary}\n", entry.path),
+    Some(if summary.is_empty() {
+        format!("- [{title}]({})\n", entry.path)
+    } else {
+        format!("- [{title}]({}): {summary}\n", entry.path)
     })
 }
 

@@ -9,11 +9,10 @@ use std::io::Write as _;
 use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension};
-
-use crate::store::BUILD_MEMOS;
 use serde::Serialize;
 
 use super::*;
+use crate::store::BUILD_MEMOS;
 
 /// What a build's publish did.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
