@@ -46,6 +46,10 @@ pub struct PlanSignal {
     label_end: u32,
     key: (u32, u32),
     folded: (u32, u32),
+    /// The folded key's [`key_hash`], made with the signal: the planner numbers concepts by it, so a plan
+    /// reads each signal's text only where its key names a concept (in `--watch` the plan runs after an
+    /// idle wait, and reading 49,003 signals' texts from memory again was most of numbering them).
+    folded_hash: u64,
     pub other: Option<String>,
     /// The signal's rank by its place in the source (first is 0).
     pub order: u32,
@@ -87,12 +91,14 @@ impl PlanSignal {
         let label_range = place(Some(label), (0, 0));
         let key_range = place(own_key, label_range);
         let folded_range = place(own_folded, key_range);
+        let folded_hash = key_hash(&text[folded_range.0 as usize..folded_range.1 as usize]);
         PlanSignal {
             kind,
             text,
             label_end: label_range.1,
             key: key_range,
             folded: folded_range,
+            folded_hash,
             other,
             order: 0,
             quotable: true,
@@ -116,6 +122,41 @@ impl PlanSignal {
     #[must_use]
     pub fn folded(&self) -> &str {
         &self.text[self.folded.0 as usize..self.folded.1 as usize]
+    }
+
+    /// The folded key with its hash, as the planner numbers it.
+    fn folded_key(&self) -> FoldedKey<'_> {
+        FoldedKey { text: Cow::Borrowed(self.folded()), hash: self.folded_hash }
+    }
+}
+
+/// A concept key's hash, by which the planner numbers keys before it compares their texts.
+fn key_hash(key: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(key.as_bytes());
+    hasher.finish()
+}
+
+/// A folded concept key and its [`key_hash`].
+#[derive(Clone, Debug)]
+struct FoldedKey<'k> {
+    text: Cow<'k, str>,
+    hash: u64,
+}
+
+impl<'k> FoldedKey<'k> {
+    fn owned(text: String) -> FoldedKey<'k> {
+        let hash = key_hash(&text);
+        FoldedKey { text: Cow::Owned(text), hash }
+    }
+
+    fn borrowed(&self) -> FoldedKey<'_> {
+        FoldedKey { text: Cow::Borrowed(&self.text), hash: self.hash }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.text.is_empty()
     }
 }
 
@@ -354,7 +395,7 @@ fn mentions_by_concept(
     for (index, source) in sources.iter().enumerate() {
         if let Some(own) = &resolver.own_folded[index] {
             for signal in source.signals.iter().filter(|s| s.kind == SignalKind::Alias && !s.folded().is_empty()) {
-                aliased.push((keys.number(Cow::Borrowed(own)), keys.number(Cow::Borrowed(signal.folded()))));
+                aliased.push((keys.number(own.borrowed()), keys.number(signal.folded_key())));
             }
         }
     }
@@ -426,7 +467,7 @@ fn named_mentions<'k>(
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let number = if signal.kind.is_place_only() {
-                resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()).and_then(|key| keys.named(key))
+                resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()).and_then(|key| keys.named(&key))
             } else {
                 naming_numbers.next().flatten()
             };
@@ -887,12 +928,12 @@ struct Resolver<'a> {
     /// The concept each source names itself: its title when no other source shares it, else its first alias.
     own_key: Vec<Option<String>>,
     /// [`Resolver::own_key`] with plurals folded.
-    own_folded: Vec<Option<String>>,
+    own_folded: Vec<Option<FoldedKey<'static>>>,
     /// The concept a wikilink to a source without an own key names: its file name's key (its path's, when
     /// another source has the same file name). `None` where no source has a wikilink.
     link_key: Vec<Option<String>>,
     /// [`Resolver::link_key`] with plurals folded.
-    link_folded: Vec<Option<String>>,
+    link_folded: Vec<Option<FoldedKey<'static>>>,
     by_name: HashMap<String, usize>,
     by_path: HashMap<&'a str, usize>,
 }
@@ -948,8 +989,8 @@ impl<'a> Resolver<'a> {
             }
         }
         let by_path = sources.iter().enumerate().map(|(index, s)| (s.path, index)).collect();
-        let folded = |keys: &[Option<String>]| -> Vec<Option<String>> {
-            keys.iter().map(|key| key.as_deref().map(fold_key)).collect()
+        let folded = |keys: &[Option<String>]| -> Vec<Option<FoldedKey<'static>>> {
+            keys.iter().map(|key| key.as_deref().map(|key| FoldedKey::owned(fold_key(key)))).collect()
         };
         let (own_folded, link_folded) = (folded(&own_key), folded(&link_key));
         Resolver { sources, own_key, own_folded, link_key, link_folded, by_name, by_path }
@@ -957,13 +998,13 @@ impl<'a> Resolver<'a> {
 
     /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver, made
     /// only for a wikilink to no source.
-    fn folded_key_of<'k>(&'k self, source: usize, signal: &'k PlanSignal) -> Option<Cow<'k, str>> {
+    fn folded_key_of<'k>(&'k self, source: usize, signal: &'k PlanSignal) -> Option<FoldedKey<'k>> {
         let path = self.sources[source].path;
-        let own_key = |target: usize| self.own_folded[target].as_deref().map(Cow::Borrowed);
-        let link_key = |target: usize| self.link_folded[target].as_deref().map(Cow::Borrowed);
+        let own_key = |target: usize| self.own_folded[target].as_ref().map(FoldedKey::borrowed);
+        let link_key = |target: usize| self.link_folded[target].as_ref().map(FoldedKey::borrowed);
         match signal.kind {
             SignalKind::Title => match &self.own_key[source] {
-                Some(own) if *own == signal.key() => Some(Cow::Borrowed(signal.folded())),
+                Some(own) if *own == signal.key() => Some(signal.folded_key()),
                 Some(_) => None,
                 None => link_key(source),
             },
@@ -972,7 +1013,7 @@ impl<'a> Resolver<'a> {
             | SignalKind::Introduced
             | SignalKind::Heading
             | SignalKind::Tag
-            | SignalKind::Term => Some(Cow::Borrowed(signal.folded())),
+            | SignalKind::Term => Some(signal.folded_key()),
             SignalKind::Wikilink | SignalKind::Embed => {
                 let sides = std::iter::once(signal.label()).chain(signal.other.as_deref());
                 let target =
@@ -980,7 +1021,7 @@ impl<'a> Resolver<'a> {
                 match target {
                     Some(target) if target == source => None,
                     Some(target) => own_key(target).or_else(|| link_key(target)),
-                    None => Some(Cow::Owned(fold_key(&concept_key(display_label(signal))))),
+                    None => Some(FoldedKey::owned(fold_key(&concept_key(display_label(signal))))),
                 }
             }
             SignalKind::Link => {
@@ -996,9 +1037,14 @@ impl<'a> Resolver<'a> {
 }
 
 /// Folded concept keys as numbers: a catalog's tens of thousands of signals share a few thousand keys, so
-/// each key is hashed as a string once per signal and the planner groups mentions by number.
+/// the planner groups mentions by number. A key is looked up by its hash, made with its signal, and its text
+/// is compared only when the hash is found: most signals' keys name nothing, and their texts stay unread.
 struct ConceptKeys<'k> {
-    numbers: HashMap<Cow<'k, str>, u32>,
+    /// The number of the first key numbered with each hash.
+    numbers: HashMap<u64, u32>,
+    /// The numbers of keys whose hash an earlier key had (two different keys with one 64-bit hash: kept
+    /// apart, never merged).
+    collided: HashMap<Cow<'k, str>, u32>,
     /// The keys, by number.
     names: Vec<Cow<'k, str>>,
 }
@@ -1008,23 +1054,31 @@ impl<'k> ConceptKeys<'k> {
     fn with_capacity(keys: usize) -> ConceptKeys<'k> {
         ConceptKeys {
             numbers: HashMap::with_capacity_and_hasher(keys, Default::default()),
+            collided: HashMap::default(),
             names: Vec::with_capacity(keys),
         }
     }
 
-    fn number(&mut self, folded: Cow<'k, str>) -> u32 {
-        if let Some(&number) = self.numbers.get(folded.as_ref()) {
-            return number;
+    fn number(&mut self, key: FoldedKey<'k>) -> u32 {
+        let next = self.names.len() as u32;
+        let number = match self.numbers.get(&key.hash) {
+            Some(&number) if self.names[number as usize] == key.text => return number,
+            Some(_) => *self.collided.entry(key.text.clone()).or_insert(next),
+            None => *self.numbers.entry(key.hash).or_insert(next),
+        };
+        if number == next {
+            self.names.push(key.text);
         }
-        let number = self.names.len() as u32;
-        self.numbers.insert(folded.clone(), number);
-        self.names.push(folded);
         number
     }
 
     /// The number of a key already numbered.
-    fn named(&self, folded: Cow<'k, str>) -> Option<u32> {
-        self.numbers.get(folded.as_ref()).copied()
+    fn named(&self, key: &FoldedKey<'_>) -> Option<u32> {
+        match self.numbers.get(&key.hash) {
+            Some(&number) if self.names[number as usize] == key.text => Some(number),
+            Some(_) => self.collided.get(key.text.as_ref()).copied(),
+            None => None,
+        }
     }
 
     fn len(&self) -> usize {
@@ -1067,7 +1121,26 @@ impl<'k> ConceptKeys<'k> {
 
 #[cfg(test)]
 mod tests {
-    use super::{as_written, in_parts};
+    use std::borrow::Cow;
+
+    use super::{ConceptKeys, FoldedKey, as_written, in_parts};
+
+    #[test]
+    fn keys_sharing_a_hash_keep_their_own_numbers() {
+        let key = |text: &'static str, hash: u64| FoldedKey { text: Cow::Borrowed(text), hash };
+        let mut keys = ConceptKeys::with_capacity(4);
+        let trait_ = keys.number(key("trait", 7));
+        let closure = keys.number(key("closure", 7));
+        let lifetime = keys.number(key("lifetime", 9));
+        assert_eq!([trait_, closure, lifetime], [0, 1, 2], "three keys, three numbers");
+        assert_eq!(keys.number(key("closure", 7)), closure, "a collided key numbered again keeps its number");
+        assert_eq!(keys.named(&key("trait", 7)), Some(trait_));
+        assert_eq!(keys.named(&key("closure", 7)), Some(closure));
+        assert_eq!(keys.named(&key("macro", 7)), None, "a third key with the hash was never numbered");
+        assert_eq!(keys.named(&key("macro", 8)), None);
+        assert_eq!(keys.len(), 3);
+        assert_eq!(keys.sorted_names(), "closure\nlifetime\ntrait");
+    }
 
     #[test]
     fn work_split_across_threads_comes_back_in_item_order_with_scratch_space_per_thread() {
