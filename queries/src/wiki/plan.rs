@@ -865,7 +865,7 @@ fn in_parts<T: Sync, R: Send, F: FnMut(usize, &T) -> R>(
     per_thread: usize,
     worker: impl Fn() -> F + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / per_thread.max(1));
+    let threads = cores().min(items.len() / per_thread.max(1));
     if threads <= 1 {
         let mut each = worker();
         return items.iter().enumerate().map(|(at, item)| each(at, item)).collect();
@@ -885,6 +885,13 @@ fn in_parts<T: Sync, R: Send, F: FnMut(usize, &T) -> R>(
         }
         results
     })
+}
+
+/// How many threads can run at once, asked once: the standard library reads the process's cgroup files each
+/// time, and a plan asks twice.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The label a signal shows: a wikilink's target name without a heading part or folders.
@@ -1157,7 +1164,7 @@ mod tests {
             assert_eq!(results.len(), items.len(), "per thread {per_thread}");
             assert!(results.iter().enumerate().all(|(at, r)| r.0 == at && r.1 == 2 * at as u32));
             let restarts = results.windows(2).filter(|pair| pair[1].2 != pair[0].2 + 1).count();
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / per_thread);
+            let threads = super::cores().min(items.len() / per_thread);
             let parts = if threads <= 1 { 1 } else { items.len().div_ceil(items.len().div_ceil(threads)) };
             assert_eq!(restarts + 1, parts, "one worker a thread, per thread {per_thread}");
         }
