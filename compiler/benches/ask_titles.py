@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """`knowledge ask` on questions made of a corpus's chapter titles ("what is linkage"), as a reader checks what
 an answer shows: no judged set is needed to see an answer quoting a page's attribution line, a sentence said
-twice, a sentence that only sends the reader elsewhere, or one ending in a colon whose code or list is not shown.
+twice, a sentence that only sends the reader elsewhere, one ending in a colon whose code or list is not shown, or
+an answer that opens with a command line alone or with a sentence sending the reader elsewhere (tldr's pages).
 
     python3 compiler/benches/ask_titles.py CORPUS_DIR BINARY [BINARY...]
 
 For each binary: a fresh copy of CORPUS_DIR's Markdown files (the corpus is never written) with a `kc.toml` that
 includes them, a build (keyword search: no embeddings), then `ask` for "what is TITLE" of every file's first
-heading. Prints, per binary, how many answers were found and the counts above; with two binaries or more, how
-many answers differ from the first binary's, and the first few that do, to read.
+heading (`ASK_TITLES_LIMIT=N`: the first N titles in order). Prints, per binary, how many answers were found
+and the counts above; with two binaries or more, how many answers differ from the first binary's, and the first
+few that do, to read.
 """
 
 import json
@@ -21,7 +23,9 @@ import tempfile
 from pathlib import Path
 
 ATTRIBUTION = re.compile(r"(^|\] )(\*\*[^*]+\*\*, lines \d+–\d+|From [^.]+\.) \[\d+\]")
-ELSEWHERE = re.compile(r"(?i)^(see |for more|refer to|check out)")
+ELSEWHERE = re.compile(r"(?i)^(see |for more|refer to|check out|more information)")
+# A sentence that is one inline code span alone: a command line, no answer by itself (tldr's examples).
+CODE_ALONE = re.compile(r"^`[^`]+`$")
 # A sentence's citation not followed by the block it introduces.
 DANGLING = re.compile(r": \[\d+\](?!\n\n)")
 
@@ -64,9 +68,14 @@ def tally(found: list[dict]) -> str:
     twice = sum(len(s) - len(set(s)) for s in (sentences(a["answer"]) for a in answered))
     elsewhere = sum(any(ELSEWHERE.match(s) for s in sentences(a["answer"])) for a in answered)
     dangling = sum(len(DANGLING.findall(a["answer"])) for a in answered)
+    firsts = [(sentences(a["answer"]) or [""])[0] for a in answered]
+    code_first = sum(bool(CODE_ALONE.match(first)) for first in firsts)
+    elsewhere_first = sum(bool(ELSEWHERE.match(first)) for first in firsts)
     return (
         f"found {len(answered)} of {len(found)}; attribution lines {attributions}, sentences said twice {twice}, "
-        f"answers sending the reader elsewhere {elsewhere}, colon sentences without their block {dangling}"
+        f"answers sending the reader elsewhere {elsewhere}, colon sentences without their block {dangling}, "
+        f"answers opening with code alone {code_first}, "
+        f"answers opening by sending the reader elsewhere {elsewhere_first}"
     )
 
 
@@ -79,6 +88,8 @@ def main():
         raise SystemExit(__doc__)
     corpus, binaries = Path(sys.argv[1]), sys.argv[2:]
     asked = questions(corpus)
+    if os.environ.get("ASK_TITLES_LIMIT"):
+        asked = asked[: int(os.environ["ASK_TITLES_LIMIT"])]
     work = Path(tempfile.mkdtemp(prefix="knowledge-ask-titles-"))
     print(f"corpus {corpus.name}: {len(asked)} questions; projects under {work}")
     results = []

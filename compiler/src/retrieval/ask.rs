@@ -269,7 +269,8 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         }
         let page = knowledge_queries::SourceRef::from_path(&excerpt.source.path).page_slug().is_some();
         for (at, Sentence { text: sentence, block }) in sentences(&excerpt.text, page).into_iter().enumerate() {
-            if starts_list_item(&sentence) && !says_something(&sentence) {
+            // An item that introduces the example shown below it says something: how to do what it names.
+            if starts_list_item(&sentence) && !says_something(&sentence) && block.is_none() {
                 continue;
             }
             // What the reader is shown: the sentence without markup that means nothing outside its file (a
@@ -284,7 +285,7 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) && !sends_elsewhere {
                 lead = Some(Candidate::lead(item, at, shown.clone()));
             }
-            let words: std::collections::HashSet<String> = terms::stems(&stemmer, &sentence).into_iter().collect();
+            let words = sentence_words(&stemmer, &sentence, block.as_deref());
             let share = weights.coverage(|stem| words.contains(stem));
             if share > 0.0 {
                 let names_subject = subject.iter().any(|stem| words.contains(stem));
@@ -324,6 +325,21 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
         sentences: None,
         generated: None,
     }
+}
+
+/// A sentence's words, stemmed, with the command line it introduces: a tldr item ("Extract an archive:")
+/// names its command only in the example below it. A longer block or a list is not counted: its many words
+/// would outweigh the sentence that introduces it.
+fn sentence_words(
+    stemmer: &rust_stemmers::Stemmer,
+    sentence: &str,
+    block: Option<&str>,
+) -> std::collections::HashSet<String> {
+    let read = match block {
+        Some(block) if is_code_line(block) => format!("{sentence}\n{block}"),
+        _ => sentence.to_string(),
+    };
+    terms::stems(stemmer, &read).into_iter().collect()
 }
 
 /// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
@@ -549,6 +565,18 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
                 pieces[piece].block = closed.shown();
             }
         }
+        // A line of one inline code span alone is a command, as tldr writes each example: code, never a
+        // sentence, shown below the piece ending in a colon that introduces it.
+        if !code && is_code_line(line) {
+            let introduced_by =
+                adjacent.filter(|&at| introduces_what_follows(&pieces[at]) && pieces[at].block.is_none());
+            if let Some(at) = introduced_by {
+                pieces[at].block = Some(line.to_string());
+            }
+            adjacent = None;
+            open = false;
+            continue;
+        }
         let tag = line.starts_with('<') && line.ends_with('>');
         let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line);
         if code || line.is_empty() || markup || (page && wiki::is_attribution_line(line)) {
@@ -628,6 +656,13 @@ struct Piece {
     item: bool,
     block: Option<String>,
     introduced_by: Option<usize>,
+}
+
+/// Whether a line is one inline code span and nothing else (`` `tar xf {{archive.tar}}` ``).
+fn is_code_line(line: &str) -> bool {
+    line.len() > 2
+        && !line.starts_with("``")
+        && line.strip_prefix('`').and_then(|rest| rest.strip_suffix('`')).is_some_and(|inside| !inside.contains('`'))
 }
 
 /// Whether a piece ends in a colon: it introduces the code block or list that follows it.
@@ -904,6 +939,52 @@ mod tests {
                 ("A listing kept elsewhere is no code to show:".into(), None),
                 ("The excerpt ends inside this one:".into(), None),
             ]
+        );
+    }
+
+    /// A tldr page: its description in a quote, then each example an item ending in a colon and a line of one
+    /// inline code span. The command is no sentence; it is shown below the item that introduces it.
+    #[test]
+    fn a_line_of_inline_code_alone_is_the_example_its_item_introduces() {
+        let page = "# tar\n\n> Archiving utility, often combined with `gzip`.\n\
+                    > More information: <https://www.gnu.org/software/tar/manual/tar.html>.\n\n\
+                    - E[x]tract a (compressed) archive [f]ile into the current directory:\n\n\
+                    `tar xf {{path/to/source.tar[.gz|.bz2|.xz]}}`\n\n\
+                    A paragraph that ends without a colon:\n\nnot code `this` line\n\n\
+                    Two spans are prose: `a` and `b` together.\n\n`lone` `pair`";
+        let carried: Vec<(String, Option<String>)> =
+            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        assert_eq!(
+            carried,
+            [
+                ("Archiving utility, often combined with `gzip`.".into(), None),
+                ("More information: <https://www.gnu.org/software/tar/manual/tar.html>.".into(), None),
+                (
+                    "- E[x]tract a (compressed) archive [f]ile into the current directory:".into(),
+                    Some("`tar xf {{path/to/source.tar[.gz|.bz2|.xz]}}`".into())
+                ),
+                ("A paragraph that ends without a colon:".into(), None),
+                ("not code `this` line".into(), None),
+                ("Two spans are prose: `a` and `b` together.".into(), None),
+            ]
+        );
+    }
+
+    /// A command's page answers with what it says, never with its address first nor a command line alone:
+    /// "More information: <…>" sends the reader elsewhere and goes last, and an item answers with the example
+    /// it introduces, whose command names the subject the item's words leave out.
+    #[test]
+    fn a_command_is_answered_by_its_examples_and_description_before_its_address() {
+        let page = "> Vendor all dependencies of a project into the specified directory.\n\
+                    > More information: <https://doc.rust-lang.org/cargo/commands/cargo-vendor.html>.\n\n\
+                    - Copy what a project uses into a directory:\n\n`cargo vendor {{path/to/directory}}`";
+        let weights = evenly_weighted(&["cargo", "vendor"]);
+        let answer = draft("what does cargo vendor do", &pack_of(page, 0.9, 0.1), &weights);
+        assert_eq!(
+            answer.answer,
+            "- Copy what a project uses into a directory: [1]\n\n`cargo vendor {{path/to/directory}}`\n\n\
+             Vendor all dependencies of a project into the specified directory. [1] \
+             More information: <https://doc.rust-lang.org/cargo/commands/cargo-vendor.html>. [1]"
         );
     }
 

@@ -167,10 +167,13 @@ const LEANING: &[&str] = &[
 ];
 
 /// Whether a sentence, as a reader sees it, sends the reader elsewhere ("See the section on …", "For more,
-/// refer to …") instead of saying something itself: no summary line, and an answer's last resort.
+/// refer to …", tldr's "More information: <https://…>.") instead of saying something itself: no summary
+/// line, and an answer's last resort.
 #[must_use]
 pub fn sends_elsewhere(sentence: &str) -> bool {
-    ["see ", "for more", "refer to", "check out", "consult "].into_iter().any(|start| opens_with(sentence, start))
+    ["see ", "for more", "more information", "refer to", "check out", "consult "]
+        .into_iter()
+        .any(|start| opens_with(sentence, start))
 }
 
 /// Whether `sentence` opens with `start` in any case: compared at the start alone, since lower-casing a whole
