@@ -268,6 +268,9 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             continue;
         }
         let page = knowledge_queries::SourceRef::from_path(&excerpt.source.path).page_slug().is_some();
+        // Without embeddings an excerpt's first sentence stands for it only where its title or headings name
+        // the topic: its evidence may lie in its code alone (`llm`'s example prompt for "the capital of France").
+        let may_lead = floor.is_some() || names_topic(&excerpt.title, weights, &stemmer);
         for (at, Sentence { text: sentence, block }) in sentences(&excerpt.text, page).into_iter().enumerate() {
             // An item that introduces the example shown below it says something: how to do what it names.
             if starts_list_item(&sentence) && !says_something(&sentence) && block.is_none() {
@@ -282,7 +285,8 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
                 continue;
             }
             let sends_elsewhere = wiki::sends_elsewhere(&shown);
-            if lead.is_none() && !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) && !sends_elsewhere {
+            let leads = !starts_list_item(&sentence) && sentence.ends_with(['.', '!']) && !sends_elsewhere;
+            if lead.is_none() && may_lead && leads {
                 lead = Some(Candidate::lead(item, at, shown.clone()));
             }
             let words = sentence_words(&stemmer, &sentence, block.as_deref());
@@ -327,16 +331,17 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
     }
 }
 
-/// A sentence's words, stemmed, with the command line it introduces: a tldr item ("Extract an archive:")
-/// names its command only in the example below it. A longer block or a list is not counted: its many words
-/// would outweigh the sentence that introduces it.
+/// A sentence's words, stemmed, with the command of the command line it introduces: a tldr item ("Extract an
+/// archive:") names its command only in the example below it. The command's arguments are not counted (`llm`'s
+/// example prompts a model with "What is the capital of France?"), nor is a longer block or a list: its many
+/// words would outweigh the sentence that introduces it.
 fn sentence_words(
     stemmer: &rust_stemmers::Stemmer,
     sentence: &str,
     block: Option<&str>,
 ) -> std::collections::HashSet<String> {
     let read = match block {
-        Some(block) if is_code_line(block) => format!("{sentence}\n{block}"),
+        Some(block) if is_code_line(block) => format!("{sentence}\n{}", command_words(block)),
         _ => sentence.to_string(),
     };
     terms::stems(stemmer, &read).into_iter().collect()
@@ -448,6 +453,12 @@ fn carries_evidence(
     let Some(floor) = floor else { return held >= EVIDENCE_MIN_KEYWORD };
     let cosine = excerpt.scores.as_ref().and_then(|s| s.semantic).unwrap_or(0.0);
     held + SEMANTIC_WEIGHT * (cosine - FLOOR_SHARE * floor) >= EVIDENCE_MIN
+}
+
+/// Whether a text holds a word of the topic.
+fn names_topic(text: &str, weights: &terms::QueryStems, stemmer: &rust_stemmers::Stemmer) -> bool {
+    let words: std::collections::HashSet<String> = terms::stems(stemmer, text).into_iter().collect();
+    weights.coverage(|stem| words.contains(stem)) > 0.0
 }
 
 /// The stems that name the question's subject: its rarest topic words (those weighing at least half of the
@@ -565,9 +576,10 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
                 pieces[piece].block = closed.shown();
             }
         }
-        // A line of one inline code span alone is a command, as tldr writes each example: code, never a
-        // sentence, shown below the piece ending in a colon that introduces it.
-        if !code && is_code_line(line) {
+        // A paragraph of one inline code span alone is a command, as tldr writes each example: code, never a
+        // sentence, shown below the piece ending in a colon that introduces it. (Such a line inside a paragraph
+        // or an item, wrapped there, is part of its prose.)
+        if !code && !open && is_code_line(line) {
             let introduced_by =
                 adjacent.filter(|&at| introduces_what_follows(&pieces[at]) && pieces[at].block.is_none());
             if let Some(at) = introduced_by {
@@ -656,6 +668,27 @@ struct Piece {
     item: bool,
     block: Option<String>,
     introduced_by: Option<usize>,
+}
+
+/// The commands a command line runs: each pipeline stage's leading words (`cargo vendor` in
+/// `` `cargo vendor {{path/to/directory}} > .cargo/config.toml` ``, `echo` and `argon2` in
+/// `` `echo "{{password}}" | argon2 "{{salt}}"` ``), up to its first placeholder, option, quote or path.
+fn command_words(line: &str) -> String {
+    let mut line = line.trim_matches('`').to_string();
+    // A placeholder may hold a `|` of its own (`{{[-w|--wrap]}}`): it goes before the stages are cut.
+    while let Some(start) = line.find("{{") {
+        let end = line[start..].find("}}").map_or(line.len(), |end| start + end + 2);
+        line.replace_range(start..end, " {} ");
+    }
+    let plain = |word: &&str| {
+        word.starts_with(|c: char| c.is_alphanumeric())
+            && word.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+    };
+    let mut words: Vec<&str> = Vec::new();
+    for stage in line.split(" | ").flat_map(|stage| stage.split(" && ")) {
+        words.extend(stage.split_whitespace().take_while(plain));
+    }
+    words.join(" ")
 }
 
 /// Whether a line is one inline code span and nothing else (`` `tar xf {{archive.tar}}` ``).
@@ -951,7 +984,9 @@ mod tests {
                     - E[x]tract a (compressed) archive [f]ile into the current directory:\n\n\
                     `tar xf {{path/to/source.tar[.gz|.bz2|.xz]}}`\n\n\
                     A paragraph that ends without a colon:\n\nnot code `this` line\n\n\
-                    Two spans are prose: `a` and `b` together.\n\n`lone` `pair`";
+                    Two spans are prose: `a` and `b` together.\n\n`lone` `pair`\n\n\
+                    - An item wrapped over a line of code alone, set to:\n  `https://example.com/{path}`\n  \
+                    where the path is the page's.";
         let carried: Vec<(String, Option<String>)> =
             sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
         assert_eq!(
@@ -966,6 +1001,12 @@ mod tests {
                 ("A paragraph that ends without a colon:".into(), None),
                 ("not code `this` line".into(), None),
                 ("Two spans are prose: `a` and `b` together.".into(), None),
+                (
+                    "- An item wrapped over a line of code alone, set to: `https://example.com/{path}` where the \
+                     path is the page's."
+                        .into(),
+                    None
+                ),
             ]
         );
     }
@@ -986,6 +1027,33 @@ mod tests {
              Vendor all dependencies of a project into the specified directory. [1] \
              More information: <https://doc.rust-lang.org/cargo/commands/cargo-vendor.html>. [1]"
         );
+    }
+
+    /// A command line's command, stage by stage, without its placeholders, options, quotes and paths.
+    #[test]
+    fn a_command_line_names_the_commands_it_runs() {
+        assert_eq!(command_words("`cargo vendor {{path/to/directory}} > .cargo/config.toml`"), "cargo vendor");
+        assert_eq!(command_words("`echo \"{{password}}\" | argon2 \"{{salt_text}}\"`"), "echo argon2");
+        assert_eq!(command_words("`base64 {{[-w|--wrap]}} {{0|76|...}} {{path/to/file}}`"), "base64");
+        assert_eq!(command_words("`acme.sh --issue --standalone`"), "acme.sh");
+        assert_eq!(command_words("`make && sudo make install`"), "make sudo make install");
+        assert_eq!(command_words("`llm {{[-m|--model]}} {{orca}} \"{{What is the capital of France?}}\"`"), "llm");
+    }
+
+    /// Without embeddings, a question whose words an excerpt holds only in an example's arguments is not
+    /// answered from it: neither the example's item nor the excerpt's first sentence says anything about it.
+    #[test]
+    fn words_only_a_commands_arguments_hold_answer_nothing_without_embeddings() {
+        let page = "> Interact with language models from the command line.\n\n\
+                    - Run a prompt with a model:\n\n`llm {{[-m|--model]}} {{orca}} \"{{What is the capital of France?}}\"`";
+        let mut pack = pack_of(page, 0.0, 0.0);
+        pack.items[0].scores.as_mut().expect("scores").semantic = None;
+        let answer = draft("what is the capital of france", &pack, &evenly_weighted(&["capital", "france"]));
+        assert!(!answer.found, "{}", answer.answer);
+        // With the topic in its title the excerpt is about it, and its first sentence answers.
+        pack.items[0].title = "France".into();
+        let answer = draft("what is the capital of france", &pack, &evenly_weighted(&["capital", "france"]));
+        assert_eq!(answer.answer, "Interact with language models from the command line. [1]");
     }
 
     /// An answer's sentence that introduces code is followed by it, on lines of its own after its citation.
