@@ -673,13 +673,17 @@ struct Piece {
 /// The commands a command line runs: each pipeline stage's leading words (`cargo vendor` in
 /// `` `cargo vendor {{path/to/directory}} > .cargo/config.toml` ``, `echo` and `argon2` in
 /// `` `echo "{{password}}" | argon2 "{{salt}}"` ``), up to its first placeholder, option, quote or path.
-fn command_words(line: &str) -> String {
-    let mut line = line.trim_matches('`').to_string();
-    // A placeholder may hold a `|` of its own (`{{[-w|--wrap]}}`): it goes before the stages are cut.
-    while let Some(start) = line.find("{{") {
-        let end = line[start..].find("}}").map_or(line.len(), |end| start + end + 2);
-        line.replace_range(start..end, " {} ");
+fn command_words(text: &str) -> String {
+    // A placeholder may hold a `|` of its own (`{{[-w|--wrap]}}`): it goes before the stages are cut, in one
+    // pass over the line.
+    let mut line = String::new();
+    let mut rest = text.trim_matches('`');
+    while let Some(start) = rest.find("{{") {
+        line.push_str(&rest[..start]);
+        line.push_str(" {} ");
+        rest = rest[start + 2..].find("}}").map_or("", |end| &rest[start + 2 + end + 2..]);
     }
+    line.push_str(rest);
     let plain = |word: &&str| {
         word.starts_with(|c: char| c.is_alphanumeric())
             && word.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
