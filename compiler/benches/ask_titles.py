@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 
 ATTRIBUTION = re.compile(r"(^|\] )(\*\*[^*]+\*\*, lines \d+–\d+|From [^.]+\.) \[\d+\]")
-ELSEWHERE = re.compile(r"(?i)^(see |for more|refer to|check out|more information)")
+# `wiki::sends_elsewhere`'s openings.
+ELSEWHERE = re.compile(r"(?i)^(see |for more|more information|refer to|check out|consult )")
 # A sentence that is one inline code span alone: a command line, no answer by itself (tldr's examples).
 CODE_ALONE = re.compile(r"^`[^`]+`$")
 # A sentence's citation not followed by the block it introduces.

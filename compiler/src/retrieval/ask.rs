@@ -697,9 +697,8 @@ fn command_words(text: &str) -> String {
 
 /// Whether a line is one inline code span and nothing else (`` `tar xf {{archive.tar}}` ``).
 fn is_code_line(line: &str) -> bool {
-    line.len() > 2
-        && !line.starts_with("``")
-        && line.strip_prefix('`').and_then(|rest| rest.strip_suffix('`')).is_some_and(|inside| !inside.contains('`'))
+    let inside = line.strip_prefix('`').and_then(|rest| rest.strip_suffix('`'));
+    inside.is_some_and(|inside| !inside.is_empty() && !inside.contains('`'))
 }
 
 /// Whether a piece ends in a colon: it introduces the code block or list that follows it.
@@ -1031,6 +1030,16 @@ mod tests {
              Vendor all dependencies of a project into the specified directory. [1] \
              More information: <https://doc.rust-lang.org/cargo/commands/cargo-vendor.html>. [1]"
         );
+    }
+
+    #[test]
+    fn a_code_line_is_one_inline_span_and_nothing_else() {
+        for line in ["`tar xf {{archive.tar}}`", "`a`"] {
+            assert!(is_code_line(line), "{line}");
+        }
+        for line in ["`", "``", "```", "```rust", "`a` and `b`", "`a` b", "a `b`", "``a``"] {
+            assert!(!is_code_line(line), "{line}");
+        }
     }
 
     /// A command line's command, stage by stage, without its placeholders, options, quotes and paths.
