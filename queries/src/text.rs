@@ -181,8 +181,9 @@ pub fn is_navigation(text: &str) -> bool {
     let mut lines: Vec<&str> = Vec::new();
     for line in visible.lines().map(str::trim) {
         let code = fences.is_code(line);
-        // A rule id (the Rust Reference's `r[link]` before a chapter's title) is markup, as a heading is.
-        if !line.is_empty() && (code || !(is_heading_line(line) || is_rule_id(line))) {
+        // A rule id (the Rust Reference's `r[link]` before a chapter's title) or an admonition's opening line is
+        // markup, as a heading is.
+        if !line.is_empty() && (code || !(is_heading_line(line) || is_block_label(line))) {
             lines.push(line);
         }
     }
@@ -363,14 +364,46 @@ pub(crate) fn find(text: &str, needle: &str) -> Option<usize> {
 /// Whether a line is a rule id: a name, then one bracketed token without spaces (`r[items.use.intro]`), as
 /// the Rust Reference puts one on its own line before each rule. Markup, not text: shown out of its file it
 /// reads `ritems.use.intro`.
-#[must_use]
-pub fn is_rule_id(line: &str) -> bool {
+fn is_rule_id(line: &str) -> bool {
     let Some((name, rest)) = line.split_once('[') else { return false };
     !name.is_empty()
         && name.bytes().all(|b| b.is_ascii_alphabetic())
         && rest
             .strip_suffix(']')
             .is_some_and(|id| !id.is_empty() && !id.contains(['[', ']']) && !id.contains(char::is_whitespace))
+}
+
+/// Whether a line is a label of the block below it, on a line of its own: a rule id ([`is_rule_id`]) or an
+/// admonition's opening line as MkDocs writes it (`!!! tip`, `??? note "Title"`, `???+ warning`; the tip
+/// itself is the indented text below). Markup, not text: a quote, a snippet or an answer that showed it would
+/// show `!!! tip` and nothing of the tip.
+#[must_use]
+pub fn is_block_label(line: &str) -> bool {
+    is_rule_id(line) || is_admonition_opening(line)
+}
+
+/// An admonition's opening line: `!!!`, `???` or `???+`, a space, its type (a lowercase word: `note`, `tip`,
+/// `danger`), then nothing but a quoted title or `inline` options.
+fn is_admonition_opening(line: &str) -> bool {
+    let Some(rest) = ["!!! ", "??? ", "???+ "].iter().find_map(|marker| line.strip_prefix(marker)) else {
+        return false;
+    };
+    let kind_end = rest.find(' ').unwrap_or(rest.len());
+    let (kind, after) = rest.split_at(kind_end);
+    let after = after.trim();
+    !kind.is_empty()
+        && kind.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && (after.is_empty() || after.starts_with('"') || after.starts_with("inline"))
+}
+
+/// Whether a line opens a content tab as MkDocs' Material theme writes it (`=== "macOS and Linux"`, `===+ "Windows"`):
+/// the tab's content (a platform's command) is the indented block below it.
+#[must_use]
+pub fn is_content_tab(line: &str) -> bool {
+    let Some(rest) = ["=== \"", "===! \"", "===+ \""].iter().find_map(|marker| line.strip_prefix(marker)) else {
+        return false;
+    };
+    rest.len() > 1 && rest.ends_with('"')
 }
 
 /// An ATX heading line: one to six `#` and a space (or nothing).
@@ -503,9 +536,36 @@ pub fn is_only_embeds(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{
-        Fences, each_lowercased_word, is_link_item, is_links_alone, is_markup_only, is_navigation, is_only_embeds,
-        starts_list_item,
+        Fences, each_lowercased_word, is_block_label, is_content_tab, is_link_item, is_links_alone, is_markup_only,
+        is_navigation, is_only_embeds, starts_list_item,
     };
+
+    /// A block's label is markup on a line of its own: a rule id or an admonition's opening line, not prose that
+    /// starts with the same marks.
+    #[test]
+    fn a_block_label_is_a_rule_id_or_an_admonitions_opening_line() {
+        for line in ["r[type.pointer.intro]", "!!! tip", "!!! note \"Python versions\"", "??? warning", "???+ example"]
+        {
+            assert!(is_block_label(line), "{line:?}");
+        }
+        for line in [
+            "!!! Wow, that is loud!",
+            "!!!tip",
+            "??? what is this?",
+            "!!! Tip",
+            "Note: r[x] ",
+            "[[Compost]]",
+            "=== \"Tab\"",
+        ] {
+            assert!(!is_block_label(line), "{line:?}");
+        }
+        for line in ["=== \"macOS and Linux\"", "===+ \"Windows\"", "===! \"pip\""] {
+            assert!(is_content_tab(line), "{line:?}");
+        }
+        for line in ["===", "=== \"", "=== unquoted", "a === \"b\"", "==== \"x\""] {
+            assert!(!is_content_tab(line), "{line:?}");
+        }
+    }
 
     /// A marker is found wherever it stands, as std's search finds it.
     #[test]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
 use crate::retrieval::{search, terms};
-use knowledge_queries::{Fences, is_heading_line, is_rule_id, starts_list_item, wiki};
+use knowledge_queries::{Fences, is_block_label, is_content_tab, is_heading_line, starts_list_item, wiki};
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -350,7 +350,8 @@ fn sentence_words(
 /// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
 /// elsewhere ("See the preprocessors documentation …") after every sentence that says something itself, then
 /// (for "what is X") those that define the subject, then those naming it, then by the share of the topic;
-/// each said once, where it ranks best (a page quoting a source repeats the source's words). A piece of a
+/// each said once, where it ranks best (a page quoting a source repeats the source's words), and each example
+/// shown once, below the best sentence introducing it. A piece of a
 /// sentence another one holds whole is that sentence cut where a chunk begins or ends (chunks overlap): the
 /// whole one is said, once.
 fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
@@ -375,6 +376,12 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         }
         // A whole sentence takes the place of the first piece of it chosen before; any other piece goes.
         let holds = |sentence: &Candidate| candidate.shown.contains(sentence.shown.as_str());
+        // The example a chosen sentence shows, introduced again in other words (two pages, one block): shown once.
+        if candidate.block.is_some()
+            && chosen.iter().any(|sentence| sentence.block == candidate.block && !holds(sentence))
+        {
+            continue;
+        }
         let place = chosen.iter().position(holds).unwrap_or(chosen.len());
         chosen.retain(|sentence| !holds(sentence));
         shown_below.extend(candidate.block.iter().flat_map(|block| block.lines().map(str::to_string)));
@@ -589,8 +596,13 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             open = false;
             continue;
         }
+        // A content tab's label (`=== "macOS and Linux"`) stands between the piece that introduces a block and
+        // the block, the tab's content: the first tab's block is the one shown.
+        if !code && !open && is_content_tab(line) {
+            continue;
+        }
         let tag = line.starts_with('<') && line.ends_with('>');
-        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_rule_id(line);
+        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_block_label(line);
         if code || line.is_empty() || markup || (page && wiki::is_attribution_line(line)) {
             // Each of these ends the paragraph or item before it; a blank line leaves it before a fence.
             if !line.is_empty() || code {
@@ -1030,6 +1042,41 @@ mod tests {
              Vendor all dependencies of a project into the specified directory. [1] \
              More information: <https://doc.rust-lang.org/cargo/commands/cargo-vendor.html>. [1]"
         );
+    }
+
+    /// MkDocs' content tabs and admonitions: the first tab's block is the one the sentence introducing the tabs
+    /// shows, and an admonition's opening line is markup, no sentence (its indented text is).
+    #[test]
+    fn the_first_content_tab_is_the_example_its_sentence_introduces() {
+        let page = "Install uv with the standalone installer:\n\n=== \"macOS and Linux\"\n\n    ```console\n    \
+                    $ curl -LsSf https://astral.sh/uv/install.sh | sh\n    ```\n\n=== \"Windows\"\n\n    ```pwsh-session\n    \
+                    PS> irm https://astral.sh/uv/install.ps1 | iex\n    ```\n\n!!! tip \"Other ways\"\n\n    \
+                    uv may also be installed with pip, Homebrew, and more.";
+        let carried: Vec<(String, Option<String>)> =
+            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        assert_eq!(
+            carried,
+            [
+                (
+                    "Install uv with the standalone installer:".into(),
+                    Some("```console\n$ curl -LsSf https://astral.sh/uv/install.sh | sh\n```".into())
+                ),
+                ("uv may also be installed with pip, Homebrew, and more.".into(), None),
+            ]
+        );
+    }
+
+    /// Two sentences that introduce the same example (two pages say one thing before one block): the example is
+    /// shown once, below the better sentence.
+    #[test]
+    fn an_example_introduced_twice_is_shown_once() {
+        let page = "To constrain the lockfile to Linux, exclude Windows:\n\n```toml\nenvironments = [\"linux\"]\n```\n\n\
+                    To constrain the lockfile to Linux and avoid solving for Windows:\n\n```toml\nenvironments = [\"linux\"]\n```\n\n\
+                    A lockfile is solved for every platform unless constrained.";
+        let weights = evenly_weighted(&["constrain", "lockfile", "linux", "windows"]);
+        let answer = draft("constrain the lockfile to linux, not windows", &pack_of(page, 0.9, 0.1), &weights);
+        assert_eq!(answer.answer.matches("environments = ").count(), 1, "{}", answer.answer);
+        assert!(answer.answer.contains("A lockfile is solved"), "{}", answer.answer);
     }
 
     #[test]

@@ -861,6 +861,50 @@ fn a_quote_starts_after_a_rule_id_and_ends_before_a_quotes_blank_line() {
     );
 }
 
+#[test]
+fn a_quote_that_introduces_an_example_shows_it() {
+    let db = TestDb::new(4000, 0);
+    let text = "# Setup\n\nTo install the [[toolchain]], run this:\n\n```console\n$ rustup install stable\n```\n\n\
+                The [[linker]] is chosen for you:\n\n```rust\n{{#rustdoc_include ../listings/main.rs}}\n```\n\n\
+                The [[runner]] prints this:\n\nA paragraph, not code.\n";
+    let file = db.file("setup.md", text);
+    let signals = crate::concept_signals(&db, file);
+    let quote = |label: &str| {
+        let mention = signals.iter().find(|s| s.label == label).unwrap();
+        &text[mention.excerpt.start as usize..mention.excerpt.end as usize]
+    };
+    assert!(quote("toolchain").ends_with("$ rustup install stable\n```"), "{:?}", quote("toolchain"));
+    // A block of placeholders for code kept elsewhere is not shown; nor is what follows other than code.
+    assert!(quote("linker").ends_with("chosen for you:"), "{:?}", quote("linker"));
+    assert!(quote("runner").ends_with("prints this:"), "{:?}", quote("runner"));
+    // A block longer than a quote may grow, or one its chunk does not close, is left out.
+    let long: String = (0..200).map(|n| format!("let x{n} = {n};\n")).collect();
+    let text =
+        format!("# Long\n\nThe [[example]] reads:\n\n```rust\n{long}```\n\nThe [[open]] one:\n\n```rust\nlet y = 1;\n");
+    let file = db.file("long.md", &text);
+    let signals = crate::concept_signals(&db, file);
+    for label in ["example", "open"] {
+        let mention = signals.iter().find(|s| s.label == label).unwrap();
+        let quote = &text[mention.excerpt.start as usize..mention.excerpt.end as usize];
+        assert!(quote.ends_with(':'), "{quote:?}");
+    }
+}
+
+#[test]
+fn an_admonitions_opening_line_is_never_quoted() {
+    let db = TestDb::new(4000, 0);
+    let text = "# Docker\n\n## Getting started\n\n!!! tip\n\n    Check out the [[example project]] for best practices.\n\n\
+                ??? note \"Caching\"\n    The [[cache]] is kept between builds.\n";
+    let file = db.file("docker.md", text);
+    let signals = crate::concept_signals(&db, file);
+    for signal in signals.iter().filter(|s| s.quotable) {
+        let quote = &text[signal.excerpt.start as usize..signal.excerpt.end as usize];
+        assert!(!quote.contains("!!!") && !quote.contains("???"), "{quote:?}");
+    }
+    let cache = signals.iter().find(|s| s.label == "cache").unwrap();
+    assert!(text[cache.excerpt.start as usize..].starts_with("The [[cache]]"));
+}
+
 /// Hostile Markdown for the fence-aware chunker and quotes: unbalanced and nested fences in lists and
 /// quotes, rule ids, multibyte text and long lines, at several chunk sizes. Nothing panics, and every chunk
 /// and quote is a range of whole characters inside the text.
@@ -898,6 +942,11 @@ fn hostile_fences_lists_and_rule_ids_never_panic_and_stay_on_char_boundaries() {
         "| [[Row]] | cell é |\n",
         "| **label** |  |\n",
         "- [[Only]] a link\n",
+        "!!! tip\n",
+        "??? note \"T\"\n",
+        "=== \"Tab\"\n",
+        "    ```console\n",
+        "Run this:\n",
     ];
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = |below: usize| {

@@ -264,12 +264,13 @@ pub fn readable_excerpt(text: &str) -> String {
 
 /// Lines of prose with [`readable_excerpt`]'s rules. A line that held only removed markup goes with it.
 fn readable_prose(prose: &str) -> String {
-    // A reference definition and a rule id (`r[items.use.intro]`) are markup on a line of their own.
+    // A reference definition and a block's label (a rule id `r[items.use.intro]`, an admonition's `!!! tip`)
+    // are markup on a line of their own.
     let kept: String = prose
         .split_inclusive('\n')
         .filter(|line| {
             let content = line.trim_start_matches([' ', '>']);
-            !is_reference_definition(content) && !crate::is_rule_id(content.trim_end())
+            !is_reference_definition(content) && !crate::is_block_label(content.trim_end())
         })
         .collect();
     let rendered = readable_line(&kept);

@@ -190,13 +190,13 @@ impl Found<'_> {
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
             // A document's own place that is only embeds, a template placeholder (`{{fm.desc}}` in a
-            // template note) or a rule id keeps its signal, but a page lists the source rather than quote it;
+            // template note) or a block's label (a rule id, `!!! tip`) keeps its signal, but a page lists the source rather than quote it;
             // so does a mention whose place only labels (a table's header row) or only links (a list item of
             // a link and a few words, as an index of guides lists them: "- [JFrog Artifactory](jfrog.md)").
             let place = &text[excerpt.start as usize..excerpt.end as usize];
             let quotable = !crate::is_only_embeds(place)
                 && quotable(place)
-                && !crate::is_rule_id(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()))
+                && !crate::is_block_label(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()))
                 && !labels_a_table(text, excerpt.end as usize, place)
                 && !only_links(place);
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
@@ -527,10 +527,12 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
         end = cut(text, start, start + EXCERPT_BYTES).min(end);
     }
     (start, end) = around_code(text, chunk, start, end);
-    // A leading rule id (the Rust Reference's `r[type.pointer.intro]`, a line of its own before the rule's
-    // text) is markup a page would show mangled: the quote starts after it.
+    end = with_introduced_code(text, chunk, start, end);
+    // A leading block label (the Rust Reference's rule id `r[type.pointer.intro]`, a line of its own before
+    // the rule's text; an admonition's `!!! tip` before the tip) is markup a page would show mangled or bare:
+    // the quote starts after it.
     while let Some((first, rest)) = text[start..end].split_once('\n')
-        && crate::is_rule_id(first.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+        && crate::is_block_label(first.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
         && !rest.trim().is_empty()
     {
         start = end - rest.len();
@@ -616,6 +618,26 @@ fn around_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> (usize, u
         None => end,
     };
     (start, end)
+}
+
+/// An excerpt that ends introducing an example ("Cargo generated this code for us:", "To install the latest
+/// Python version:") taken with the fenced block right after it, when its chunk holds the block whole, the
+/// block holds no template placeholder (the Rust book's `{{#rustdoc_include …}}`) and the quote stays within
+/// twice [`EXCERPT_BYTES`]: a quote ending in a colon promises what it does not show.
+fn with_introduced_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> usize {
+    if !text[start..end].trim_end().ends_with(':') {
+        return end;
+    }
+    let code = crate::chunking::fenced_ranges(text, end, chunk.end as usize);
+    let Some(&(open, close)) = code.first() else { return end };
+    let between = text[end..open].trim_matches(|c: char| c == '>' || c.is_whitespace());
+    let block = &text[open..close];
+    let closed = block.lines().count() > 1
+        && block.lines().last().is_some_and(|line| {
+            let fence = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace());
+            fence.starts_with("```") || fence.starts_with("~~~")
+        });
+    if between.is_empty() && closed && quotable(block) && close - start <= 2 * EXCERPT_BYTES { close } else { end }
 }
 
 /// Whether an excerpt says something a reader can quote: no template placeholder (`{{fm.title}}`, text a

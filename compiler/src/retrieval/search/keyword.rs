@@ -110,7 +110,7 @@ pub(super) fn snippet(
 
 /// Where a window whose first word starts at `from` begins: at the text's start (`first`) it keeps the markup
 /// that opens its first word (a backtick, a bracket, an emphasis), not a heading's, quote's or list item's
-/// marker; inside a rule id's line (`r[expr.borrow.raw.place]`) it takes the whole line, which the readable
+/// marker; inside a block label's line (a rule id `r[expr.borrow.raw.place]`, `!!! tip`) it takes the whole line, which the readable
 /// text then leaves out, rather than show its tail.
 fn window_start(text: &str, mut from: usize, first: bool) -> usize {
     if first {
@@ -120,7 +120,7 @@ fn window_start(text: &str, mut from: usize, first: bool) -> usize {
     }
     let line_start = text[..from].rfind('\n').map_or(0, |at| at + 1);
     let line_end = text[from..].find('\n').map_or(text.len(), |at| from + at);
-    if knowledge_queries::is_rule_id(text[line_start..line_end].trim_start_matches([' ', '>']).trim_end()) {
+    if knowledge_queries::is_block_label(text[line_start..line_end].trim_start_matches([' ', '>']).trim_end()) {
         from = line_start;
     }
     from

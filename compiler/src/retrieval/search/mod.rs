@@ -613,6 +613,10 @@ mod tests {
         let shown = super::snippet(&ruled, &query, &mut cache, super::Highlight::Markdown).unwrap();
         assert!(shown.starts_with("…word") || shown.starts_with("word"), "{shown}");
         assert!(!shown.contains("place]") && !shown.contains("expr."), "{shown}");
+        // So is an admonition's opening line (`!!! tip`), the tip's text below it kept.
+        let tipped = format!("!!! tip \"Pointers\"\n    {}raw pointers here.", "word ".repeat(6));
+        let shown = super::snippet(&tipped, &query, &mut cache, super::Highlight::Markdown).unwrap();
+        assert!(!shown.contains("!!!") && !shown.contains("tip") && shown.contains("**pointers** here"), "{shown}");
         // A link's target keeps its words as written: bold there would break the link a reader copies.
         let target = "See [raw pointers](https://doc.rust-lang.org/raw-pointers.html), <https://x.org/raw> and https://raw.example/pointers here.";
         let linked = super::snippet(target, &query, &mut cache, super::Highlight::Markdown).unwrap();
