@@ -261,6 +261,12 @@ fn sentence(rng: &mut Rng) -> String {
             "more code ".repeat(rng.below(30)),
             other.to_lowercase()
         ),
+        // A sentence introducing its example (a quote ending in its colon takes the block below it), then an
+        // admonition as MkDocs writes one, whose opening line is a label, never quoted.
+        6 if rng.chance(50) => format!(
+            "The [[{concept}]] runs as shown:\n\n```console\n$ run {}\n```\n\n!!! tip \"{other}\"\n    The tip names [[{other}]].",
+            "step ".repeat(rng.below(40))
+        ),
         6 => "```\ncode [[NotALink]] here\n```".to_string(),
         // A paragraph of embeds alone: a page lists its source rather than quote it.
         7 => format!("![[{concept}]] ![[{}]]", other.to_lowercase()),

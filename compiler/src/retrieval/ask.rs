@@ -164,8 +164,8 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
 }
 
 /// Words that frame a question instead of naming what it is about ("shadowing versus making a variable
-/// mutable", "the best way to", "I want to", "what happens when", "how does it work"): an answer need not
-/// hold them, and one the knowledge base never uses must not sink an answerable question. Overview words
+/// mutable", "the best way to", "I want to", "what happens when", "how does it work", "several packages in one
+/// repository"): an answer need not hold them, and one the knowledge base never uses must not sink an answerable question. Overview words
 /// ("everything about lifetimes") frame it too.
 const FRAMING_WORDS: &[&str] = &[
     "able",
@@ -189,8 +189,10 @@ const FRAMING_WORDS: &[&str] = &[
     "just",
     "know",
     "need",
+    "multiple",
     "possible",
     "really",
+    "several",
     "something",
     "thing",
     "things",
@@ -204,6 +206,7 @@ const FRAMING_WORDS: &[&str] = &[
     "works",
     "us",
     "our",
+    "various",
 ];
 
 /// The question's terms that name its topic: its search terms without framing and overview words (all of
@@ -1077,6 +1080,16 @@ mod tests {
         let answer = draft("constrain the lockfile to linux, not windows", &pack_of(page, 0.9, 0.1), &weights);
         assert_eq!(answer.answer.matches("environments = ").count(), 1, "{}", answer.answer);
         assert!(answer.answer.contains("A lockfile is solved"), "{}", answer.answer);
+    }
+
+    /// A word of quantity frames a question as "versus" does: "several packages in one repository" is about
+    /// packages and a repository, and a sentence holding "several" alone ("`uv sync` has several flags") is
+    /// no nearer it.
+    #[test]
+    fn words_of_quantity_name_no_topic() {
+        let intent: Vec<String> =
+            ["several", "packages", "repository", "multiple", "various"].iter().map(|word| word.to_string()).collect();
+        assert_eq!(topic_terms(&intent), ["packages", "repository"]);
     }
 
     #[test]
