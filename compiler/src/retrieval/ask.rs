@@ -619,13 +619,17 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
         let introduced_by = adjacent.and_then(|at| if pieces[at].item { pieces[at].introduced_by } else { Some(at) });
         match pieces.last_mut() {
             _ if starts_list_item(line) => {
-                pieces.push(Piece { text: line.to_string(), item: true, block: None, introduced_by });
+                pieces.push(Piece { text: line.to_string(), item: true, block: None, introduced_by, follows: None });
             }
             Some(piece) if open => {
                 piece.text.push(' ');
                 piece.text.push_str(line);
             }
-            _ => pieces.push(Piece { text: line.to_string(), item: false, block: None, introduced_by: None }),
+            _ => {
+                // The paragraph right before this one (only blank lines between), if any.
+                let follows = adjacent.filter(|&at| !pieces[at].item);
+                pieces.push(Piece { text: line.to_string(), item: false, block: None, introduced_by: None, follows });
+            }
         }
         adjacent = Some(pieces.len() - 1);
         open = true;
@@ -677,12 +681,13 @@ impl FencedBlock {
 }
 
 /// A paragraph's prose, or one list item, as [`sentences`] reads it, the short code block or list it
-/// introduces, and for an item the paragraph that introduces its list.
+/// introduces, for an item the paragraph that introduces its list, and for a paragraph the one right before it.
 struct Piece {
     text: String,
     item: bool,
     block: Option<String>,
     introduced_by: Option<usize>,
+    follows: Option<usize>,
 }
 
 /// The commands a command line runs: each pipeline stage's leading words (`cargo vendor` in
@@ -741,7 +746,20 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
         }
     }
     let mut out: Vec<Sentence> = Vec::new();
+    // The sentence each piece said last, where it said one (its index in `out`).
+    let mut last_said: Vec<Option<usize>> = Vec::with_capacity(pieces.len());
     for piece in pieces {
+        // "For example:" alone says nothing: the example it introduces goes below the sentence before it, which
+        // the example shows ("To add a Git dependency source, prefix its URL with `git+`." above `uv add git+…`).
+        if piece.block.is_some() && piece.text.split_whitespace().count() < 3 && introduces_what_follows(&piece) {
+            let before = piece.follows.and_then(|at| last_said[at]).filter(|&said| out[said].block.is_none());
+            if let Some(said) = before {
+                out[said].block = piece.block;
+            }
+            last_said.push(None);
+            continue;
+        }
+        let mut said = None;
         let mut split = if piece.item {
             vec![piece.text]
         } else {
@@ -753,8 +771,10 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
             let sentence = sentence.trim();
             if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen| seen.text == sentence) {
                 out.push(Sentence { text: sentence.to_string(), block });
+                said = Some(out.len() - 1);
             }
         }
+        last_said.push(said);
     }
     out
 }
@@ -1065,6 +1085,27 @@ mod tests {
                     Some("```console\n$ curl -LsSf https://astral.sh/uv/install.sh | sh\n```".into())
                 ),
                 ("uv may also be installed with pip, Homebrew, and more.".into(), None),
+            ]
+        );
+    }
+
+    /// "For example:" alone says nothing: its example goes below the sentence right before it, unless that
+    /// sentence shows a block of its own or a heading stands between them.
+    #[test]
+    fn a_bare_for_example_gives_its_example_to_the_sentence_before_it() {
+        let page = "To add a Git source, prefix its URL with `git+`.\n\nFor example:\n\n```console\n$ uv add git+https://x\n```\n\n\
+                    ## Paths\n\nFor example:\n\n```console\n$ uv add ./path\n```\n\n\
+                    Run this first:\n\n```console\n$ uv init\n```\n\nFor example:\n\n```console\n$ uv sync\n```";
+        let carried: Vec<(String, Option<String>)> =
+            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        assert_eq!(
+            carried,
+            [
+                (
+                    "To add a Git source, prefix its URL with `git+`.".into(),
+                    Some("```console\n$ uv add git+https://x\n```".into())
+                ),
+                ("Run this first:".into(), Some("```console\n$ uv init\n```".into())),
             ]
         );
     }
