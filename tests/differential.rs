@@ -262,9 +262,9 @@ fn sentence(rng: &mut Rng) -> String {
             other.to_lowercase()
         ),
         // A sentence introducing its example (a quote ending in its colon takes the block below it), then an
-        // admonition as MkDocs writes one, whose opening line is a label, never quoted.
+        // admonition as MkDocs writes one and a container as VitePress does, whose fences are labels, never quoted.
         6 if rng.chance(50) => format!(
-            "The [[{concept}]] runs as shown:\n\n```console\n$ run {}\n```\n\n!!! tip \"{other}\"\n    The tip names [[{other}]].",
+            "The [[{concept}]] runs as shown:\n\n```console\n$ run {}\n```\n\n!!! tip \"{other}\"\n    The tip names [[{other}]].\n\n:::tip Note\nA container names [[{other}]].\n:::",
             "step ".repeat(rng.below(40))
         ),
         6 => "```\ncode [[NotALink]] here\n```".to_string(),

@@ -379,7 +379,16 @@ fn is_rule_id(line: &str) -> bool {
 /// show `!!! tip` and nothing of the tip.
 #[must_use]
 pub fn is_block_label(line: &str) -> bool {
-    is_rule_id(line) || is_admonition_opening(line)
+    is_rule_id(line) || is_admonition_opening(line) || is_container_fence(line)
+}
+
+/// A custom container's opening or closing line, as VitePress, Docusaurus and Pandoc write them (`::: tip NOTE`,
+/// `:::warning`, `:::note[Title]`, `::: {.note}`, `::: code-group`, and `:::` alone to close): three or more
+/// colons, then nothing or a word, braces or brackets.
+fn is_container_fence(line: &str) -> bool {
+    let colons = line.bytes().take_while(|&b| b == b':').count();
+    let rest = line[colons..].trim_start();
+    colons >= 3 && (rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '{' || c == '['))
 }
 
 /// An admonition's opening line: `!!!`, `???` or `???+`, a space, its type (a lowercase word: `note`, `tip`,
@@ -396,10 +405,15 @@ fn is_admonition_opening(line: &str) -> bool {
         && (after.is_empty() || after.starts_with('"') || after.starts_with("inline"))
 }
 
-/// Whether a line opens a content tab as MkDocs' Material theme writes it (`=== "macOS and Linux"`, `===+ "Windows"`):
-/// the tab's content (a platform's command) is the indented block below it.
+/// Whether a line opens a content tab as MkDocs' Material theme writes it (`=== "macOS and Linux"`,
+/// `===+ "Windows"`: the tab's content, a platform's command, is the indented block below it) or a group of
+/// tabs as VitePress does (`::: code-group`, each fenced block below it a tab).
 #[must_use]
 pub fn is_content_tab(line: &str) -> bool {
+    // VitePress groups a block's tabs in a container of their own.
+    if line.strip_prefix(":::").is_some_and(|rest| rest.trim() == "code-group") {
+        return true;
+    }
     let Some(rest) = ["=== \"", "===! \"", "===+ \""].iter().find_map(|marker| line.strip_prefix(marker)) else {
         return false;
     };
@@ -540,12 +554,23 @@ mod tests {
         is_navigation, is_only_embeds, starts_list_item,
     };
 
-    /// A block's label is markup on a line of its own: a rule id or an admonition's opening line, not prose that
-    /// starts with the same marks.
+    /// A block's label is markup on a line of its own: a rule id, an admonition's opening line or a custom
+    /// container's fence, not prose that starts with the same marks.
     #[test]
-    fn a_block_label_is_a_rule_id_or_an_admonitions_opening_line() {
-        for line in ["r[type.pointer.intro]", "!!! tip", "!!! note \"Python versions\"", "??? warning", "???+ example"]
-        {
+    fn a_block_label_is_a_rule_id_an_admonitions_opening_line_or_a_containers_fence() {
+        for line in [
+            "r[type.pointer.intro]",
+            "!!! tip",
+            "!!! note \"Python versions\"",
+            "??? warning",
+            "???+ example",
+            "::: tip NOTE",
+            ":::warning",
+            ":::note[Title]",
+            "::: {.note}",
+            ":::",
+            "::::",
+        ] {
             assert!(is_block_label(line), "{line:?}");
         }
         for line in [
@@ -556,10 +581,13 @@ mod tests {
             "Note: r[x] ",
             "[[Compost]]",
             "=== \"Tab\"",
+            ":: x",
+            "::: 3 colons",
+            ":::)",
         ] {
             assert!(!is_block_label(line), "{line:?}");
         }
-        for line in ["=== \"macOS and Linux\"", "===+ \"Windows\"", "===! \"pip\""] {
+        for line in ["=== \"macOS and Linux\"", "===+ \"Windows\"", "===! \"pip\"", "::: code-group", ":::code-group"] {
             assert!(is_content_tab(line), "{line:?}");
         }
         for line in ["===", "=== \"", "=== unquoted", "a === \"b\"", "==== \"x\""] {

@@ -165,8 +165,8 @@ pub fn record(index: &std::path::Path, answer: &mut Answer) -> Result<(), crate:
 
 /// Words that frame a question instead of naming what it is about ("shadowing versus making a variable
 /// mutable", "the best way to", "I want to", "what happens when", "how does it work", "several packages in one
-/// repository"): an answer need not hold them, and one the knowledge base never uses must not sink an answerable question. Overview words
-/// ("everything about lifetimes") frame it too.
+/// repository"): an answer need not hold them, and one the knowledge base never uses must not sink an
+/// answerable question. Overview words ("everything about lifetimes") frame it too.
 const FRAMING_WORDS: &[&str] = &[
     "able",
     "actually",
@@ -188,14 +188,15 @@ const FRAMING_WORDS: &[&str] = &[
     "instead",
     "just",
     "know",
-    "need",
     "multiple",
+    "need",
     "possible",
     "really",
     "several",
     "something",
     "thing",
     "things",
+    "various",
     "versus",
     "vs",
     "want",
@@ -206,7 +207,6 @@ const FRAMING_WORDS: &[&str] = &[
     "works",
     "us",
     "our",
-    "various",
 ];
 
 /// The question's terms that name its topic: its search terms without framing and overview words (all of
@@ -354,9 +354,8 @@ fn sentence_words(
 /// elsewhere ("See the preprocessors documentation …") after every sentence that says something itself, then
 /// (for "what is X") those that define the subject, then those naming it, then by the share of the topic;
 /// each said once, where it ranks best (a page quoting a source repeats the source's words), and each example
-/// shown once, below the best sentence introducing it. A piece of a
-/// sentence another one holds whole is that sentence cut where a chunk begins or ends (chunks overlap): the
-/// whole one is said, once.
+/// shown once, below the best sentence introducing it. A piece of a sentence another one holds whole is that
+/// sentence cut where a chunk begins or ends (chunks overlap): the whole one is said, once.
 fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
         (a.points_elsewhere.cmp(&b.points_elsewhere))
@@ -377,6 +376,12 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         if shown_below.contains(&candidate.shown) || chosen.iter().any(|s| s.shown.contains(candidate.shown.as_str())) {
             continue;
         }
+        // The same sentence with other numbers (a release's announcement repeated for the next: "… play with
+        // Vite 4", "… play with Vite 5"): said once.
+        let numbers_aside = without_digits(&candidate.shown);
+        if chosen.iter().any(|sentence| without_digits(&sentence.shown) == numbers_aside) {
+            continue;
+        }
         // A whole sentence takes the place of the first piece of it chosen before; any other piece goes.
         let holds = |sentence: &Candidate| candidate.shown.contains(sentence.shown.as_str());
         // The example a chosen sentence shows, introduced again in other words (two pages, one block): shown once.
@@ -391,6 +396,11 @@ fn best(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         chosen.insert(place, candidate);
     }
     chosen
+}
+
+/// A text without its ASCII digits.
+fn without_digits(text: &str) -> String {
+    text.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 /// A sentence an answer may quote: whether it names the question's subject, whether it only sends the reader
@@ -605,7 +615,9 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             continue;
         }
         let tag = line.starts_with('<') && line.ends_with('>');
-        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_block_label(line);
+        // VitePress imports a file's code into a block with `<<< ./path/to/file`: a placeholder, no text.
+        let import = line.starts_with("<<< ");
+        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_block_label(line) || import;
         if code || line.is_empty() || markup || (page && wiki::is_attribution_line(line)) {
             // Each of these ends the paragraph or item before it; a blank line leaves it before a fence.
             if !line.is_empty() || code {
@@ -1087,6 +1099,40 @@ mod tests {
                 ("uv may also be installed with pip, Homebrew, and more.".into(), None),
             ]
         );
+    }
+
+    /// VitePress' containers: a code group's first block is the example its sentence introduces, a tip's opening
+    /// line is no part of the tip's sentence, a closing `:::` and a file's imported code (`<<< ./file`) are no
+    /// sentences.
+    #[test]
+    fn vitepress_containers_and_imports_are_markup() {
+        let page = "In your project, you can install the `vite` CLI using:\n\n::: code-group\n\n```bash [npm]\n$ npm install -D vite\n```\n\n\
+                    ```bash [Yarn]\n$ yarn add -D vite\n```\n\n:::\n\n:::tip Note\nIf you serve the HTML from a backend, use an integration.\n:::\n\n\
+                    <<< ./static-deploy-github-pages.yaml#content .github/workflows/deploy.yml";
+        let carried: Vec<(String, Option<String>)> =
+            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        assert_eq!(
+            carried,
+            [
+                (
+                    "In your project, you can install the `vite` CLI using:".into(),
+                    Some("```bash [npm]\n$ npm install -D vite\n```".into())
+                ),
+                ("If you serve the HTML from a backend, use an integration.".into(), None),
+            ]
+        );
+    }
+
+    /// One announcement repeated for each release ("… play with Vite 4", "… play with Vite 5") is said once.
+    #[test]
+    fn a_sentence_repeated_with_other_numbers_is_said_once() {
+        let page = "Use `pnpm create vite` to scaffold a project, or play with Vite 4 online.\n\n\
+                    Use `pnpm create vite` to scaffold a project, or play with Vite 5 online.\n\n\
+                    A project is scaffolded from a template.";
+        let weights = evenly_weighted(&["scaffold", "project"]);
+        let answer = draft("scaffold a project", &pack_of(page, 0.9, 0.1), &weights);
+        assert_eq!(answer.answer.matches("Use `pnpm create vite`").count(), 1, "{}", answer.answer);
+        assert!(answer.answer.contains("A project is scaffolded"), "{}", answer.answer);
     }
 
     /// "For example:" alone says nothing: its example goes below the sentence right before it, unless that

@@ -891,18 +891,21 @@ fn a_quote_that_introduces_an_example_shows_it() {
 }
 
 #[test]
-fn an_admonitions_opening_line_is_never_quoted() {
+fn an_admonitions_or_a_containers_opening_line_is_never_quoted() {
     let db = TestDb::new(4000, 0);
     let text = "# Docker\n\n## Getting started\n\n!!! tip\n\n    Check out the [[example project]] for best practices.\n\n\
-                ??? note \"Caching\"\n    The [[cache]] is kept between builds.\n";
+                ??? note \"Caching\"\n    The [[cache]] is kept between builds.\n\n\
+                ## Serving\n\n:::tip Note\nServe the HTML from a [[backend]] with an integration.\n:::\n";
     let file = db.file("docker.md", text);
     let signals = crate::concept_signals(&db, file);
     for signal in signals.iter().filter(|s| s.quotable) {
         let quote = &text[signal.excerpt.start as usize..signal.excerpt.end as usize];
-        assert!(!quote.contains("!!!") && !quote.contains("???"), "{quote:?}");
+        assert!(!quote.contains("!!!") && !quote.contains("???") && !quote.contains(":::"), "{quote:?}");
     }
     let cache = signals.iter().find(|s| s.label == "cache").unwrap();
     assert!(text[cache.excerpt.start as usize..].starts_with("The [[cache]]"));
+    let backend = signals.iter().find(|s| s.label == "backend").unwrap();
+    assert!(text[backend.excerpt.start as usize..].starts_with("Serve the HTML"));
 }
 
 /// Hostile Markdown for the fence-aware chunker and quotes: unbalanced and nested fences in lists and

@@ -537,6 +537,13 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     {
         start = end - rest.len();
     }
+    // A trailing one (a container's closing `:::`) likewise: the quote ends before it.
+    while let Some((rest, last)) = text[start..end].rsplit_once('\n')
+        && crate::is_block_label(last.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+        && !rest.trim().is_empty()
+    {
+        end = start + rest.len();
+    }
     let trimmed = text[start..end].trim();
     if trimmed.is_empty() {
         return None;

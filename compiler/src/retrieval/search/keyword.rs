@@ -110,8 +110,8 @@ pub(super) fn snippet(
 
 /// Where a window whose first word starts at `from` begins: at the text's start (`first`) it keeps the markup
 /// that opens its first word (a backtick, a bracket, an emphasis), not a heading's, quote's or list item's
-/// marker; inside a block label's line (a rule id `r[expr.borrow.raw.place]`, `!!! tip`) it takes the whole line, which the readable
-/// text then leaves out, rather than show its tail.
+/// marker; inside a block label's line (a rule id `r[expr.borrow.raw.place]`, `!!! tip`) it takes the whole
+/// line, which the readable text then leaves out, rather than show its tail.
 fn window_start(text: &str, mut from: usize, first: bool) -> usize {
     if first {
         let lead = text[..from].trim_start().trim_start_matches(['#', '>']).trim_start();
