@@ -827,6 +827,11 @@ mod tests {
         sentences(text, false).into_iter().map(|sentence| sentence.text).collect()
     }
 
+    /// The sentences of `text`, each with the block it shows below it.
+    fn with_blocks(text: &str) -> Vec<(String, Option<String>)> {
+        sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect()
+    }
+
     /// Adds to `pack` an excerpt like its first, at `reference`, holding `text`.
     fn add_excerpt(pack: &mut ContextPack, reference: &str, text: &str) {
         let mut excerpt = pack.items[0].clone();
@@ -1002,8 +1007,7 @@ mod tests {
                     A long one is left out:\n\n```\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n```\n\n\
                     A listing kept elsewhere is no code to show:\n\n```rust\n{{#rustdoc_include ../listings/main.rs}}\n```\n\n\
                     The excerpt ends inside this one:\n\n```rust\nfn cut() {";
-        let carried: Vec<(String, Option<String>)> =
-            sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        let carried = with_blocks(text);
         let code = |block: &str| Some(block.to_string());
         assert_eq!(
             carried,
@@ -1037,10 +1041,8 @@ mod tests {
                     Two spans are prose: `a` and `b` together.\n\n`lone` `pair`\n\n\
                     - An item wrapped over a line of code alone, set to:\n  `https://example.com/{path}`\n  \
                     where the path is the page's.";
-        let carried: Vec<(String, Option<String>)> =
-            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
         assert_eq!(
-            carried,
+            with_blocks(page),
             [
                 ("Archiving utility, often combined with `gzip`.".into(), None),
                 ("More information: <https://www.gnu.org/software/tar/manual/tar.html>.".into(), None),
@@ -1087,10 +1089,8 @@ mod tests {
                     $ curl -LsSf https://astral.sh/uv/install.sh | sh\n    ```\n\n=== \"Windows\"\n\n    ```pwsh-session\n    \
                     PS> irm https://astral.sh/uv/install.ps1 | iex\n    ```\n\n!!! tip \"Other ways\"\n\n    \
                     uv may also be installed with pip, Homebrew, and more.";
-        let carried: Vec<(String, Option<String>)> =
-            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
         assert_eq!(
-            carried,
+            with_blocks(page),
             [
                 (
                     "Install uv with the standalone installer:".into(),
@@ -1109,10 +1109,8 @@ mod tests {
         let page = "In your project, you can install the `vite` CLI using:\n\n::: code-group\n\n```bash [npm]\n$ npm install -D vite\n```\n\n\
                     ```bash [Yarn]\n$ yarn add -D vite\n```\n\n:::\n\n:::tip Note\nIf you serve the HTML from a backend, use an integration.\n:::\n\n\
                     <<< ./static-deploy-github-pages.yaml#content .github/workflows/deploy.yml";
-        let carried: Vec<(String, Option<String>)> =
-            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
         assert_eq!(
-            carried,
+            with_blocks(page),
             [
                 (
                     "In your project, you can install the `vite` CLI using:".into(),
@@ -1142,10 +1140,8 @@ mod tests {
         let page = "To add a Git source, prefix its URL with `git+`.\n\nFor example:\n\n```console\n$ uv add git+https://x\n```\n\n\
                     ## Paths\n\nFor example:\n\n```console\n$ uv add ./path\n```\n\n\
                     Run this first:\n\n```console\n$ uv init\n```\n\nFor example:\n\n```console\n$ uv sync\n```";
-        let carried: Vec<(String, Option<String>)> =
-            sentences(page, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
         assert_eq!(
-            carried,
+            with_blocks(page),
             [
                 (
                     "To add a Git source, prefix its URL with `git+`.".into(),
@@ -1361,8 +1357,7 @@ mod tests {
     fn a_sentence_ending_in_a_colon_shows_the_short_list_it_introduces() {
         let text = "The built-in derives are:\n\n- [`Clone`](clone.md), which copies a value\n- `Copy`\n\n\
                     Derives run in order.\n\n- Not introduced by a colon, this list stays apart";
-        let carried: Vec<(String, Option<String>)> =
-            sentences(text, false).into_iter().map(|sentence| (sentence.text, sentence.block)).collect();
+        let carried = with_blocks(text);
         assert_eq!(
             carried[0],
             ("The built-in derives are:".into(), Some("- `Clone`, which copies a value\n- `Copy`".into()))
