@@ -268,6 +268,11 @@ fn split_oversized(text: &str, start: usize, end: usize, target: usize, units: &
 /// its closing fence line's end (or `end`, when it is not closed there). A line is read without what a list
 /// or a quote puts before its code ([`content_of`]).
 pub(crate) fn fenced_ranges(text: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
+    fenced_ranges_closing(text, start, end).0
+}
+
+/// [`fenced_ranges`], and whether the last of them closes inside `text[start..end]` (every other one does).
+pub(crate) fn fenced_ranges_closing(text: &str, start: usize, end: usize) -> (Vec<(usize, usize)>, bool) {
     let mut ranges = Vec::new();
     let mut fences = crate::Fences::default();
     let mut open: Option<usize> = None;
@@ -294,7 +299,7 @@ pub(crate) fn fenced_ranges(text: &str, start: usize, end: usize) -> Vec<(usize,
     for range in &mut ranges {
         range.1 = start + text[start..range.1].trim_end().len();
     }
-    ranges
+    (ranges, fences.open().is_none())
 }
 
 /// A line without the `>` marks, the indentation and the list item's marker (`-`, `*`, `+`, `1.`, `1)`)

@@ -373,12 +373,14 @@ fn is_rule_id(line: &str) -> bool {
             .is_some_and(|id| !id.is_empty() && !id.contains(['[', ']']) && !id.contains(char::is_whitespace))
 }
 
-/// Whether a line is a label of the block below it, on a line of its own: a rule id ([`is_rule_id`]) or an
+/// Whether a line is a label of the block below it, on a line of its own: a rule id ([`is_rule_id`]), an
 /// admonition's opening line as MkDocs writes it (`!!! tip`, `??? note "Title"`, `???+ warning`; the tip
-/// itself is the indented text below). Markup, not text: a quote, a snippet or an answer that showed it would
-/// show `!!! tip` and nothing of the tip.
+/// itself is the indented text below) or a custom container's fence ([`is_container_fence`]). Markup, not
+/// text: a quote, a snippet or an answer that showed it would show `!!! tip` and nothing of the tip. A quote's
+/// marks and the line's indent are no part of it.
 #[must_use]
 pub fn is_block_label(line: &str) -> bool {
+    let line = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end();
     is_rule_id(line) || is_admonition_opening(line) || is_container_fence(line)
 }
 
@@ -570,6 +572,8 @@ mod tests {
             "::: {.note}",
             ":::",
             "::::",
+            "> > r[a.b] ",
+            "    !!! tip",
         ] {
             assert!(is_block_label(line), "{line:?}");
         }

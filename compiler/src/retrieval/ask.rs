@@ -467,9 +467,7 @@ fn carries_evidence(
     stemmer: &rust_stemmers::Stemmer,
     floor: Option<f64>,
 ) -> bool {
-    let passage: std::collections::HashSet<String> =
-        terms::stems(stemmer, &format!("{}\n{}", excerpt.title, excerpt.text)).into_iter().collect();
-    let held = weights.coverage(|stem| passage.contains(stem));
+    let held = topic_share(&format!("{}\n{}", excerpt.title, excerpt.text), weights, stemmer);
     let Some(floor) = floor else { return held >= EVIDENCE_MIN_KEYWORD };
     let cosine = excerpt.scores.as_ref().and_then(|s| s.semantic).unwrap_or(0.0);
     held + SEMANTIC_WEIGHT * (cosine - FLOOR_SHARE * floor) >= EVIDENCE_MIN
@@ -477,8 +475,13 @@ fn carries_evidence(
 
 /// Whether a text holds a word of the topic.
 fn names_topic(text: &str, weights: &terms::QueryStems, stemmer: &rust_stemmers::Stemmer) -> bool {
+    topic_share(text, weights, stemmer) > 0.0
+}
+
+/// The share of the topic's weight a text's words hold.
+fn topic_share(text: &str, weights: &terms::QueryStems, stemmer: &rust_stemmers::Stemmer) -> f64 {
     let words: std::collections::HashSet<String> = terms::stems(stemmer, text).into_iter().collect();
-    weights.coverage(|stem| words.contains(stem)) > 0.0
+    weights.coverage(|stem| words.contains(stem))
 }
 
 /// The stems that name the question's subject: its rarest topic words (those weighing at least half of the
@@ -738,7 +741,10 @@ fn introduces_what_follows(piece: &Piece) -> bool {
     piece.text.trim_end().ends_with(':')
 }
 
-/// The pieces' sentences: prose cut, an item whole, each at least three words and kept once; a piece's block
+/// The fewest words a sentence has: fewer ("For example:", "Note:") say nothing of their own.
+const SENTENCE_WORDS: usize = 3;
+
+/// The pieces' sentences: prose cut, an item whole, each at least [`SENTENCE_WORDS`] words and kept once; a piece's block
 /// goes with its last sentence, which ends in the colon that introduces it.
 fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
     // A paragraph that introduces no code gets its short list as its block: the items as the reader reads them.
@@ -763,7 +769,10 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
     for piece in pieces {
         // "For example:" alone says nothing: the example it introduces goes below the sentence before it, which
         // the example shows ("To add a Git dependency source, prefix its URL with `git+`." above `uv add git+…`).
-        if piece.block.is_some() && piece.text.split_whitespace().count() < 3 && introduces_what_follows(&piece) {
+        if piece.block.is_some()
+            && piece.text.split_whitespace().count() < SENTENCE_WORDS
+            && introduces_what_follows(&piece)
+        {
             let before = piece.follows.and_then(|at| last_said[at]).filter(|&said| out[said].block.is_none());
             if let Some(said) = before {
                 out[said].block = piece.block;
@@ -781,7 +790,7 @@ fn sentences_of(mut pieces: Vec<Piece>) -> Vec<Sentence> {
         let split = split.into_iter().map(|text| (text, None)).chain(last.map(|text| (text, piece.block)));
         for (sentence, block) in split {
             let sentence = sentence.trim();
-            if sentence.split_whitespace().count() >= 3 && !out.iter().any(|seen| seen.text == sentence) {
+            if sentence.split_whitespace().count() >= SENTENCE_WORDS && !out.iter().any(|seen| seen.text == sentence) {
                 out.push(Sentence { text: sentence.to_string(), block });
                 said = Some(out.len() - 1);
             }

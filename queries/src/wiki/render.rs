@@ -270,7 +270,7 @@ fn readable_prose(prose: &str) -> String {
         .split_inclusive('\n')
         .filter(|line| {
             let content = line.trim_start_matches([' ', '>']);
-            !is_reference_definition(content) && !crate::is_block_label(content.trim_end())
+            !is_reference_definition(content) && !crate::is_block_label(content)
         })
         .collect();
     let rendered = readable_line(&kept);

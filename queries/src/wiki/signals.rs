@@ -190,13 +190,14 @@ impl Found<'_> {
             excerpt(text, doc, chunks, range).filter(|e| own || quotable(&text[e.start as usize..e.end as usize]))
         {
             // A document's own place that is only embeds, a template placeholder (`{{fm.desc}}` in a
-            // template note) or a block's label (a rule id, `!!! tip`) keeps its signal, but a page lists the source rather than quote it;
-            // so does a mention whose place only labels (a table's header row) or only links (a list item of
-            // a link and a few words, as an index of guides lists them: "- [JFrog Artifactory](jfrog.md)").
+            // template note) or a block's label (a rule id, `!!! tip`) keeps its signal, but a page lists the
+            // source rather than quote it; so does a mention whose place only labels (a table's header row) or
+            // only links (a list item of a link and a few words, as an index of guides lists them:
+            // "- [JFrog Artifactory](jfrog.md)").
             let place = &text[excerpt.start as usize..excerpt.end as usize];
             let quotable = !crate::is_only_embeds(place)
                 && quotable(place)
-                && !crate::is_block_label(place.trim_start_matches(|c: char| c == '>' || c.is_whitespace()))
+                && !crate::is_block_label(place)
                 && !labels_a_table(text, excerpt.end as usize, place)
                 && !only_links(place);
             self.signals.push(Signal { kind, label: label.to_string(), other, excerpt, quotable, weight });
@@ -532,14 +533,14 @@ fn excerpt(text: &str, doc: &ParsedDocument, chunks: &[Chunk], range: (usize, us
     // the rule's text; an admonition's `!!! tip` before the tip) is markup a page would show mangled or bare:
     // the quote starts after it.
     while let Some((first, rest)) = text[start..end].split_once('\n')
-        && crate::is_block_label(first.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+        && crate::is_block_label(first)
         && !rest.trim().is_empty()
     {
         start = end - rest.len();
     }
     // A trailing one (a container's closing `:::`) likewise: the quote ends before it.
     while let Some((rest, last)) = text[start..end].rsplit_once('\n')
-        && crate::is_block_label(last.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+        && crate::is_block_label(last)
         && !rest.trim().is_empty()
     {
         end = start + rest.len();
@@ -635,16 +636,15 @@ fn with_introduced_code(text: &str, chunk: &Chunk, start: usize, end: usize) -> 
     if !text[start..end].trim_end().ends_with(':') {
         return end;
     }
-    let code = crate::chunking::fenced_ranges(text, end, chunk.end as usize);
+    let (code, last_closed) = crate::chunking::fenced_ranges_closing(text, end, chunk.end as usize);
     let Some(&(open, close)) = code.first() else { return end };
+    let closed = code.len() > 1 || last_closed;
     let between = text[end..open].trim_matches(|c: char| c == '>' || c.is_whitespace());
-    let block = &text[open..close];
-    let closed = block.lines().count() > 1
-        && block.lines().last().is_some_and(|line| {
-            let fence = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace());
-            fence.starts_with("```") || fence.starts_with("~~~")
-        });
-    if between.is_empty() && closed && quotable(block) && close - start <= 2 * EXCERPT_BYTES { close } else { end }
+    if between.is_empty() && closed && quotable(&text[open..close]) && close - start <= 2 * EXCERPT_BYTES {
+        close
+    } else {
+        end
+    }
 }
 
 /// Whether an excerpt says something a reader can quote: no template placeholder (`{{fm.title}}`, text a

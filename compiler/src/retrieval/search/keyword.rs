@@ -120,7 +120,7 @@ fn window_start(text: &str, mut from: usize, first: bool) -> usize {
     }
     let line_start = text[..from].rfind('\n').map_or(0, |at| at + 1);
     let line_end = text[from..].find('\n').map_or(text.len(), |at| from + at);
-    if knowledge_queries::is_block_label(text[line_start..line_end].trim_start_matches([' ', '>']).trim_end()) {
+    if knowledge_queries::is_block_label(&text[line_start..line_end]) {
         from = line_start;
     }
     from
