@@ -34,7 +34,7 @@ mod pg_server;
 const OUTPUT: &str = ".hasna/knowledge";
 const BUILT_IN_PAGE: &str = include_str!("../templates/page.md.j2");
 const CONCEPTS: [&str; 6] = ["Alpha", "Beta", "Gamma", "Delta Force", "Foo", "Compost"];
-const FILES: [&str; 15] = [
+const FILES: [&str; 16] = [
     "docs/a.md",
     "docs/b.md",
     "docs/c.md",
@@ -52,6 +52,8 @@ const FILES: [&str; 15] = [
     "tests/it.rs",
     "pkg/mod.py",
     "docs/adr/0001-choice.md",
+    // MDX, as Docusaurus and Starlight write it: imports, components and their indented children.
+    "docs/guide/h.mdx",
 ];
 
 /// SplitMix64: small, seedable, and the same everywhere.
@@ -393,11 +395,26 @@ fn document(rng: &mut Rng, path: &str) -> String {
     if !path.ends_with(".txt") || rng.chance(30) {
         let _ = write!(text, "# {}\n\n", rng.pick(&CONCEPTS));
     }
+    let mdx = path.ends_with(".mdx");
+    if mdx && rng.chance(70) {
+        text.push_str("import Tabs from '@theme/Tabs';\nimport { TabItem } from '@theme/TabItem';\n\n");
+    }
     for _ in 0..rng.below(4) + 1 {
         if rng.chance(25) {
             let _ = write!(text, "## {}\n\n", rng.pick(&CONCEPTS));
         }
-        text.push_str(&sentence(rng));
+        if mdx && rng.chance(50) {
+            // A component's children indented for the eye: prose, fences, headings and tables, no code block.
+            let child: String = sentence(rng).lines().map(|line| format!("    {line}\n")).collect();
+            let _ = write!(
+                text,
+                "{{/* {} */}}\n<Tabs>\n  <TabItem label=\"{}\">\n\n{child}\n  </TabItem>\n</Tabs>",
+                rng.pick(&["prettier-ignore", "TODO"]),
+                rng.pick(&CONCEPTS)
+            );
+        } else {
+            text.push_str(&sentence(rng));
+        }
         text.push_str("\n\n");
     }
     text
@@ -540,7 +557,7 @@ fn initial(rng: &mut Rng) -> Tree {
     let mut tree = Tree::default();
     tree.0.insert("kc.toml".to_string(), config(rng));
     // The docs, the dotted notes, and the crate's manifest and library.
-    for path in FILES.iter().take(5).chain(&FILES[6..8]).chain(&FILES[10..12]) {
+    for path in FILES.iter().take(5).chain(&FILES[6..8]).chain(&FILES[10..12]).chain(&FILES[15..]) {
         tree.0.insert((*path).to_string(), document(rng, path));
     }
     tree

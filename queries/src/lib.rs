@@ -16,6 +16,7 @@ mod inputs;
 pub mod links;
 pub mod lint;
 mod markdown;
+mod mdx;
 pub mod passages;
 mod queries;
 mod sentences;

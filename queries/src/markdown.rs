@@ -172,6 +172,18 @@ pub fn front_matter(text: &str) -> Option<FrontMatter> {
 }
 
 fn parse_markdown(text: &str) -> ParsedDocument {
+    parse_markdown_view(text, text)
+}
+
+/// An MDX source: its structure read from its parse view, which keeps every offset, its blocks trimmed and its
+/// links checked in its own text.
+pub(crate) fn parse_mdx(text: &str) -> ParsedDocument {
+    parse_markdown_view(text, &crate::mdx::parse_view(text))
+}
+
+/// `text`'s structure as the Markdown parser reads `view`, a text of the same length and lines.
+fn parse_markdown_view(text: &str, view: &str) -> ParsedDocument {
+    debug_assert_eq!(text.len(), view.len(), "a view keeps every offset");
     let mut reader = MarkdownReader {
         text,
         document: ParsedDocument::empty(SourceKind::Markdown, LineIndex::new(text)),
@@ -183,7 +195,7 @@ fn parse_markdown(text: &str) -> ParsedDocument {
         anchors: AnchorSet::default(),
         emphasis: None,
     };
-    for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
+    for (event, range) in Parser::new_ext(view, OPTIONS).into_offset_iter() {
         match event {
             Event::Start(tag) => reader.start(tag, range),
             Event::End(tag_end) => reader.end(tag_end, range),

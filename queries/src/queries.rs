@@ -14,10 +14,16 @@ use crate::inputs::{ChunkingSettings, LintSettings, SourceFile, SourceKind};
 use crate::markdown::{ParsedDocument, parse_document};
 use crate::wiki::{Signal, signals_of};
 
-/// The structure of one source. Re-runs when the file's text changes.
+/// The structure of one source. Re-runs when the file's text changes. An MDX source's structure is read from
+/// its parse view (`mdx::parse_view`: its imports, expressions and components' tags no blocks, its indentation
+/// no code, as MDX reads it), its blocks still ranges of its own text.
 #[salsa::tracked(returns(ref), lru = 256)]
 pub fn parse(db: &dyn Db, file: SourceFile) -> ParsedDocument {
-    let kind = SourceKind::from_path(file.path(db));
+    let path = file.path(db);
+    let kind = SourceKind::from_path(path);
+    if kind == SourceKind::Markdown && crate::mdx::is_mdx(path) {
+        return crate::markdown::parse_mdx(file.text(db));
+    }
     parse_document(kind, file.text(db))
 }
 

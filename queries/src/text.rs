@@ -375,13 +375,14 @@ fn is_rule_id(line: &str) -> bool {
 
 /// Whether a line is a label of the block below it, on a line of its own: a rule id ([`is_rule_id`]), an
 /// admonition's opening line as MkDocs writes it (`!!! tip`, `??? note "Title"`, `???+ warning`; the tip
-/// itself is the indented text below) or a custom container's fence ([`is_container_fence`]). Markup, not
-/// text: a quote, a snippet or an answer that showed it would show `!!! tip` and nothing of the tip. A quote's
-/// marks and the line's indent are no part of it.
+/// itself is the indented text below), a custom container's fence ([`is_container_fence`]), or MDX's markup
+/// (a component's tags, `<Tabs>`, `<TabItem label="npm">`, `</Aside>`; a comment to editors; an import). Markup,
+/// not text: a quote, a snippet or an answer that showed it would show `!!! tip` and nothing of the tip. A
+/// quote's marks and the line's indent are no part of it.
 #[must_use]
 pub fn is_block_label(line: &str) -> bool {
     let line = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end();
-    is_rule_id(line) || is_admonition_opening(line) || is_container_fence(line)
+    is_rule_id(line) || is_admonition_opening(line) || is_container_fence(line) || crate::mdx::is_markup_line(line)
 }
 
 /// A custom container's opening or closing line, as VitePress, Docusaurus and Pandoc write them (`::: tip NOTE`,
@@ -408,10 +409,14 @@ fn is_admonition_opening(line: &str) -> bool {
 }
 
 /// Whether a line opens a content tab as MkDocs' Material theme writes it (`=== "macOS and Linux"`,
-/// `===+ "Windows"`: the tab's content, a platform's command, is the indented block below it) or a group of
-/// tabs as VitePress does (`::: code-group`, each fenced block below it a tab).
+/// `===+ "Windows"`: the tab's content, a platform's command, is the indented block below it), a group of
+/// tabs as VitePress does (`::: code-group`, each fenced block below it a tab), or is a JSX component's tags
+/// (`<Tabs>`, `<TabItem label="npm">`, `<Steps>`), which in MDX wrap the content a sentence introduces.
 #[must_use]
 pub fn is_content_tab(line: &str) -> bool {
+    if crate::mdx::is_component_tags(line.trim()) {
+        return true;
+    }
     // VitePress groups a block's tabs in a container of their own.
     if line.strip_prefix(":::").is_some_and(|rest| rest.trim() == "code-group") {
         return true;

@@ -183,7 +183,7 @@ impl Default for SourcesConfig {
     fn default() -> Self {
         let unspanned = |s: &str| Spanned::new(0..0, s.to_string());
         SourcesConfig {
-            include: ["**/*.md", "**/*.markdown", "**/*.txt"].map(unspanned).to_vec(),
+            include: ["**/*.md", "**/*.mdx", "**/*.markdown", "**/*.txt"].map(unspanned).to_vec(),
             exclude: Vec::new(),
             respect_gitignore: true,
             follow_symlinks: true,
@@ -571,7 +571,7 @@ version = 1
 
 [sources]
 # Globs relative to this folder. The output folder and .git are always excluded.
-include = ["**/*.md", "**/*.markdown", "**/*.txt"]
+include = ["**/*.md", "**/*.mdx", "**/*.markdown", "**/*.txt"]
 exclude = []
 respect_gitignore = true
 follow_symlinks = true

@@ -1130,6 +1130,36 @@ mod tests {
         );
     }
 
+    /// MDX's markup: an import, a comment to editors and a component's tags are no sentences, and a sentence over
+    /// `<Tabs>` introduces the first tab's block, as a sentence over a list wrapped in `<Steps>` introduces it.
+    #[test]
+    fn mdx_components_are_markup_and_wrap_what_their_sentence_introduces() {
+        let page = "import { Tabs, TabItem } from '@astrojs/starlight/components';\n\n{/* prettier-ignore */}\n\
+                    Install the plugin with your package manager:\n\n<Tabs>\n  <TabItem label=\"npm\">\n    ```sh\n    \
+                    npm run tauri add notification\n    ```\n  </TabItem>\n  <TabItem label=\"cargo\">\n    ```sh\n    \
+                    cargo tauri add notification\n    ```\n  </TabItem>\n</Tabs>\n\nFollow these steps to send a notification:\n\n\
+                    <Steps>\n1. Check if permission is granted\n2. Send the notification\n</Steps>";
+        assert_eq!(
+            with_blocks(page),
+            [
+                (
+                    "Install the plugin with your package manager:".into(),
+                    Some("```sh\nnpm run tauri add notification\n```".into())
+                ),
+                (
+                    "Follow these steps to send a notification:".into(),
+                    Some("1. Check if permission is granted\n2. Send the notification".into())
+                ),
+                ("1. Check if permission is granted".into(), None),
+                ("2. Send the notification".into(), None),
+            ]
+        );
+        let weights = evenly_weighted(&["send", "notif"]);
+        let answer = draft("send a notification", &pack_of(page, 0.9, 0.1), &weights);
+        assert!(answer.answer.contains("1. Check if permission is granted"), "{}", answer.answer);
+        assert!(!answer.answer.contains("import") && !answer.answer.contains('<'), "{}", answer.answer);
+    }
+
     /// One announcement repeated for each release ("… play with Vite 4", "… play with Vite 5") is said once.
     #[test]
     fn a_sentence_repeated_with_other_numbers_is_said_once() {

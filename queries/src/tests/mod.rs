@@ -95,6 +95,41 @@ fn chunks_split_at_headings_and_carry_the_heading_path() {
     );
 }
 
+/// An MDX source is read as MDX reads it: its imports open no chunk, a tab's indented paragraph is prose and its
+/// indented fence one code block, its indented heading a heading; the same text as `.md` is indented code.
+/// Each chunk is still the source's own text at its offsets.
+#[test]
+fn an_mdx_sources_indented_children_are_prose_and_its_imports_no_text() {
+    let db = TestDb::new(80, 0);
+    let text = "---\ntitle: Notes\n---\n\nimport { Tabs, TabItem } from '@astrojs/starlight/components';\n\n<Tabs>\n  <TabItem label=\"npm\">\n\n    Use your package manager to add it:\n\n    ```sh\n    npm add notes\n    ```\n\n  </TabItem>\n</Tabs>\n\n    ## Usage\n\n    Send one.\n";
+    let blocks = |path: &str| {
+        let file = db.file(path, text);
+        let doc = crate::parse(&db, file);
+        let kinds: Vec<String> = doc
+            .blocks
+            .iter()
+            .map(|b| format!("{:?}: {}", b.kind, text[b.start as usize..b.end as usize].trim()))
+            .collect();
+        (kinds, doc.headings.iter().map(|h| h.text.clone()).collect::<Vec<_>>(), chunk_texts(&db, file))
+    };
+    let (mdx, headings, chunks) = blocks("docs/notes.mdx");
+    assert_eq!(
+        mdx,
+        [
+            "Other: Use your package manager to add it:",
+            "Code: ```sh\n    npm add notes\n    ```",
+            "Heading(0): ## Usage",
+            "Other: Send one.",
+        ]
+    );
+    assert_eq!(headings, ["Usage"]);
+    assert!(chunks.iter().all(|(_, chunk)| !chunk.contains("import")), "{chunks:?}");
+    assert_eq!(chunks.last().map(|(path, _)| path.as_str()), Some("Usage"));
+    let (md, headings, _) = blocks("docs/notes.md");
+    assert!(md.iter().any(|block| block.starts_with("Code: Use your package manager")), "{md:?}");
+    assert!(headings.is_empty());
+}
+
 #[test]
 fn a_heading_without_content_joins_the_next_chunk() {
     let db = TestDb::new(1000, 0);

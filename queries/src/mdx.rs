@@ -1,0 +1,476 @@
+//! MDX read as Markdown: the text the Markdown parser reads for a `.mdx` source, byte for byte as long.
+//!
+//! MDX (Docusaurus, Astro Starlight, Nextra) is Markdown with JavaScript imports and exports, JSX components
+//! and `{expressions}`, and it has no indented code: a component's children are indented for the writer's
+//! eye (`<TabItem label="npm">` over an indented paragraph and fenced example). Read as CommonMark, those
+//! children become code blocks and the imports paragraphs of text. The parser reads the source's
+//! [`parse_view`] instead, where that markup is blank and indentation means nothing. The view keeps every
+//! byte's offset and every line's number, so blocks, chunks, headings, links and excerpts are ranges of the
+//! source itself, and what the index stores and cites is the source's own bytes. Readers skip the markup
+//! lines a chunk still holds as they skip any block's label (`text::is_block_label`).
+
+use std::borrow::Cow;
+
+/// Whether a source is MDX, by its path's extension.
+#[must_use]
+pub(crate) fn is_mdx(path: &str) -> bool {
+    path.rsplit_once('.').is_some_and(|(_, extension)| extension.eq_ignore_ascii_case("mdx"))
+}
+
+/// What the Markdown parser reads for an MDX `text`, byte for byte as long, with the same lines: its markup
+/// blank ([`markup_blank`]), then its indentation no code ([`indentation_read_as_mdx`]).
+#[must_use]
+pub(crate) fn parse_view(text: &str) -> Cow<'_, str> {
+    match markup_blank(text) {
+        Cow::Borrowed(text) => indentation_read_as_mdx(text),
+        Cow::Owned(blank) => Cow::Owned(indentation_read_as_mdx(&blank).into_owned()),
+    }
+}
+
+/// `text` blank where it holds markup a reader of the rendered page never sees, byte for byte as long:
+/// - imports and exports (a block opening with `import ` or `export ` at the margin, after a blank line);
+/// - a flow expression (`{/* a note to editors */}`, a line opening with `{` to where its braces close; a line
+///   that opens with one and goes on in text, `{props.name} wrote this.`, is a paragraph);
+/// - a line of JSX components' tags and nothing else (`<Tabs>`, `</TabItem>`, `<Steps>`, `<Card title="x" />`),
+///   and a component's opening tag written over several lines of attributes.
+///
+/// An expression or a tag that does not close before its block ends (a blank line) is malformed, and text: MDX
+/// would refuse the file, and nothing of it is lost here. Fenced code is kept as it is, and so are the front
+/// matter and HTML (lower-case tags), which the Markdown reader reads as it does in any Markdown source.
+#[must_use]
+fn markup_blank(text: &str) -> Cow<'_, str> {
+    let lines: Vec<&str> = text.split_inclusive('\n').map(|line| line.trim_end_matches(['\n', '\r'])).collect();
+    let mut markup = vec![false; lines.len()];
+    let mut at = 0;
+    if lines.first() == Some(&"---") {
+        at = 1 + lines[1..].iter().position(|&line| line == "---" || line == "...").map_or(lines.len(), |end| end + 1);
+    }
+    let mut runs = Runs { lines: &lines, unclosed_until: 0 };
+    let mut fence: Option<(u8, usize)> = None;
+    let mut previous_blank = true;
+    while at < lines.len() {
+        let trimmed = lines[at].trim();
+        let run = match fence {
+            Some((mark, length)) => {
+                if closes_fence(trimmed, mark, length) {
+                    fence = None;
+                }
+                None
+            }
+            None => {
+                fence = opens_fence(trimmed);
+                if fence.is_some() {
+                    None
+                } else if previous_blank && is_esm_start(lines[at]) {
+                    Some(runs.block_end(at))
+                } else if trimmed.starts_with('{') {
+                    runs.expression_end(at)
+                } else if opens_component_tag(trimmed) {
+                    runs.tag_end(at)
+                } else {
+                    is_component_tags(trimmed).then_some(at + 1)
+                }
+            }
+        };
+        match run {
+            Some(end) => {
+                markup[at..end].iter_mut().for_each(|line| *line = true);
+                previous_blank = false;
+                at = end;
+            }
+            None => {
+                previous_blank = trimmed.is_empty();
+                at += 1;
+            }
+        }
+    }
+    if !markup.contains(&true) {
+        return Cow::Borrowed(text);
+    }
+    let mut view = String::with_capacity(text.len());
+    for (line, blank) in text.split_inclusive('\n').zip(markup) {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if blank {
+            view.extend(std::iter::repeat_n(' ', content.len()));
+            view.push_str(&line[content.len()..]);
+        } else {
+            view.push_str(line);
+        }
+    }
+    debug_assert_eq!(view.len(), text.len(), "the view keeps every offset");
+    Cow::Owned(view)
+}
+
+/// Where markup that runs over lines ends, within its block: the lines, and the first line of a block in which
+/// a run was found unclosed. Past one unclosed run, no run starts before that block's end is looked for again,
+/// so each line is read a bounded number of times (a block of a thousand lines of `{` is read once, not a
+/// thousand times).
+struct Runs<'t> {
+    lines: &'t [&'t str],
+    unclosed_until: usize,
+}
+
+impl Runs<'_> {
+    /// The line after the block `at` is in: the next blank line, or the end.
+    fn block_end(&self, at: usize) -> usize {
+        self.lines[at..].iter().position(|line| line.trim().is_empty()).map_or(self.lines.len(), |end| at + end)
+    }
+
+    /// The line after a flow expression opening at `at` closes its braces, within its block.
+    fn expression_end(&mut self, at: usize) -> Option<usize> {
+        let mut depth = brace_depth(self.lines[at]);
+        if depth <= 0 {
+            return is_one_expression(self.lines[at].trim()).then_some(at + 1);
+        }
+        self.run_end(at, |line| {
+            depth += brace_depth(line);
+            depth <= 0
+        })
+    }
+
+    /// The line after a component's opening tag begun at `at` closes, within its block.
+    fn tag_end(&mut self, at: usize) -> Option<usize> {
+        self.run_end(at, |line| line.contains('>'))
+    }
+
+    /// The line after the first line past `at` that `closes`, within `at`'s block; `None`, and no run looked for
+    /// again in this block, when none does.
+    fn run_end(&mut self, at: usize, mut closes: impl FnMut(&str) -> bool) -> Option<usize> {
+        if at < self.unclosed_until {
+            return None;
+        }
+        let end = self.block_end(at);
+        match (at + 1..end).find(|&line| closes(self.lines[line])) {
+            Some(line) => Some(line + 1),
+            None => {
+                self.unclosed_until = end;
+                None
+            }
+        }
+    }
+}
+
+/// `text` with indentation of four spaces or more read as MDX reads it, as no code, byte for byte as long. A heading's or a code fence's indentation moves to
+/// the line's end (neither holds an offset a reader cites); any other line's pairs of leading spaces become
+/// no-break spaces, so its words keep their offsets. Fenced code and the front matter are kept as they are.
+fn indentation_read_as_mdx(text: &str) -> Cow<'_, str> {
+    let mut view = String::with_capacity(text.len());
+    let mut fence: Option<(u8, usize)> = None;
+    let mut front_matter = false;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[content.len()..];
+        let trimmed = content.trim();
+        if number == 0 && content == "---" {
+            front_matter = true;
+        } else if front_matter {
+            front_matter = !(content == "---" || content == "...");
+        } else if let Some((mark, length)) = fence {
+            if closes_fence(trimmed, mark, length) {
+                fence = None;
+                outdented(&mut view, content, ending);
+                continue;
+            }
+        } else if let Some(opened) = opens_fence(trimmed) {
+            fence = Some(opened);
+            outdented(&mut view, content, ending);
+            continue;
+        } else if indent_of(content) >= CODE_INDENT && trimmed.starts_with('#') {
+            outdented(&mut view, content, ending);
+            continue;
+        } else if indent_of(content) >= CODE_INDENT && !trimmed.is_empty() {
+            unindented(&mut view, content, ending);
+            continue;
+        }
+        view.push_str(line);
+    }
+    debug_assert_eq!(view.len(), text.len(), "the view keeps every offset");
+    if view == text { Cow::Borrowed(text) } else { Cow::Owned(view) }
+}
+
+/// A no-break space: two bytes in UTF-8 that stand for two bytes of indentation. CommonMark counts only spaces
+/// and tabs as indentation, so a line that starts with one is no indented code, and every character after it
+/// stays where it was.
+const NO_BREAK_SPACE: &str = "\u{a0}";
+
+/// Indentation from which CommonMark reads a line as indented code.
+const CODE_INDENT: usize = 4;
+
+/// Leading spaces of a line (a tab is left alone: it would take a character of a width the view cannot keep).
+fn indent_of(line: &str) -> usize {
+    line.bytes().take_while(|&b| b == b' ').count()
+}
+
+/// The line with its indentation moved after its text, where CommonMark ignores it.
+fn outdented(view: &mut String, content: &str, ending: &str) {
+    let indent = indent_of(content);
+    view.push_str(&content[indent..]);
+    view.extend(std::iter::repeat_n(' ', indent));
+    view.push_str(ending);
+}
+
+/// The line with each pair of its leading spaces a no-break space (an odd space first), its text in place.
+fn unindented(view: &mut String, content: &str, ending: &str) {
+    let indent = indent_of(content);
+    if indent % 2 == 1 {
+        view.push(' ');
+    }
+    for _ in 0..indent / 2 {
+        view.push_str(NO_BREAK_SPACE);
+    }
+    view.push_str(&content[indent..]);
+    view.push_str(ending);
+}
+
+/// A code fence's mark and length when `trimmed` opens one: three or more backticks or tildes (a backtick
+/// fence's info string holds no backtick).
+fn opens_fence(trimmed: &str) -> Option<(u8, usize)> {
+    let mark = *trimmed.as_bytes().first()?;
+    if mark != b'`' && mark != b'~' {
+        return None;
+    }
+    let length = trimmed.bytes().take_while(|&b| b == mark).count();
+    let info = &trimmed[length..];
+    (length >= 3 && !(mark == b'`' && info.contains('`'))).then_some((mark, length))
+}
+
+/// Whether `trimmed` closes a fence opened with `length` of `mark`: as many of the mark or more, and nothing else.
+fn closes_fence(trimmed: &str, mark: u8, length: usize) -> bool {
+    trimmed.len() >= length && trimmed.bytes().all(|b| b == mark)
+}
+
+/// Whether a line opens an import or export block: the keyword at the margin, then a space, `{` or `*`.
+fn is_esm_start(line: &str) -> bool {
+    ["import", "export"].iter().any(|keyword| {
+        line.strip_prefix(keyword).is_some_and(|rest| rest.starts_with([' ', '{', '*']) || rest.is_empty())
+    })
+}
+
+/// How many more braces a line opens than it closes (quoted braces are counted too: a flow expression of
+/// strings holding braces is rare, and one that runs on is blank only to its block's end).
+fn brace_depth(line: &str) -> i64 {
+    line.bytes().fold(0, |depth, b| match b {
+        b'{' => depth + 1,
+        b'}' => depth - 1,
+        _ => depth,
+    })
+}
+
+/// Whether a line is one expression and nothing else: its first brace closes at its end (`{/* note */}`,
+/// `{frontmatter.title}`), not `{a} and {b}`, which is a paragraph with two.
+fn is_one_expression(trimmed: &str) -> bool {
+    let mut depth = 0i64;
+    for (at, b) in trimmed.bytes().enumerate() {
+        depth += match b {
+            b'{' => 1,
+            b'}' => -1,
+            _ => 0,
+        };
+        if depth <= 0 {
+            return at + 1 == trimmed.len() && at > 0;
+        }
+    }
+    false
+}
+
+/// Whether a component's name starts at `rest` (after `<` or `</`): a capital letter (`Tabs`,
+/// `Starlight.Card`), or `>` for a fragment. Lower-case names are HTML, which the Markdown reader reads as such.
+fn names_component(rest: &str) -> bool {
+    rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '>')
+}
+
+/// Whether a line, trimmed, is MDX markup a chunk may hold between its blocks (the parser reads none of it as
+/// text, [`parse_view`]): JSX components' tags and nothing else, a comment to editors on a line of its own
+/// (`{/* prettier-ignore */}`), or an import or export statement on one line (`import Tabs from '@theme/Tabs';`,
+/// `export const meta = {};`). Strict enough that a Markdown source's prose never reads as one.
+#[must_use]
+pub(crate) fn is_markup_line(trimmed: &str) -> bool {
+    is_component_tags(trimmed) || (trimmed.starts_with("{/*") && trimmed.ends_with("*/}")) || is_esm_statement(trimmed)
+}
+
+/// An import or export statement on one line, as MDX writes them at a block's start.
+fn is_esm_statement(trimmed: &str) -> bool {
+    let quoted_module = |rest: &str| {
+        let rest = rest.trim_end_matches(';');
+        (rest.ends_with('\'') || rest.ends_with('"'))
+            && (rest.contains(" from '") || rest.contains(" from \"") || rest.starts_with(['\'', '"']))
+    };
+    if let Some(rest) = trimmed.strip_prefix("import ") {
+        return quoted_module(rest);
+    }
+    trimmed.strip_prefix("export ").is_some_and(|rest| {
+        ["const ", "let ", "default ", "function ", "{ ", "* from "].iter().any(|start| rest.starts_with(start))
+            && (trimmed.ends_with(';') || trimmed.ends_with('}') || quoted_module(rest))
+    })
+}
+
+/// Whether a line is JSX components' tags and nothing else (`<Tabs>`, `</TabItem>`, `<Card title="x" />`,
+/// `<TabItem label="npm"></TabItem>`).
+#[must_use]
+pub(crate) fn is_component_tags(trimmed: &str) -> bool {
+    let mut rest = trimmed;
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let Some(name) = rest.strip_prefix("</").or_else(|| rest.strip_prefix('<')) else { return false };
+        if !names_component(name) {
+            return false;
+        }
+        let Some(end) = rest.find('>') else { return false };
+        rest = rest[end + 1..].trim_start();
+    }
+    true
+}
+
+/// Whether a line opens a component's tag that its line does not close (its attributes on the lines below).
+fn opens_component_tag(trimmed: &str) -> bool {
+    trimmed.strip_prefix('<').is_some_and(|name| names_component(name) && !name.starts_with('>'))
+        && !trimmed.contains('>')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{indentation_read_as_mdx, is_markup_line, is_mdx, markup_blank, parse_view};
+
+    /// Each line of a view of `text`, no-break spaces shown as `~` and trailing spaces trimmed, after checking
+    /// that the view keeps every offset and line.
+    fn lines_of(text: &str, view: &str) -> Vec<String> {
+        assert_eq!(view.len(), text.len());
+        let breaks = |s: &str| s.match_indices('\n').map(|(at, _)| at).collect::<Vec<_>>();
+        assert_eq!(breaks(view), breaks(text));
+        view.lines().map(|line| line.replace('\u{a0}', "~").trim_end().to_string()).collect()
+    }
+
+    fn read(text: &str) -> Vec<String> {
+        lines_of(text, &markup_blank(text))
+    }
+
+    fn parsed(text: &str) -> Vec<String> {
+        lines_of(text, &parse_view(text))
+    }
+
+    #[test]
+    fn mdx_is_told_by_its_extension() {
+        assert!(is_mdx("docs/plugin/notification.mdx"));
+        assert!(is_mdx("docs/A.MDX"));
+        assert!(!is_mdx("docs/notes.md"));
+        assert!(!is_mdx("mdx"));
+    }
+
+    #[test]
+    fn imports_exports_and_expressions_are_blank() {
+        let text = "---\ntitle: T\nimport: kept\n---\n\nimport A from './a';\nimport {\n  B,\n} from 'b';\n\nexport const x = 1;\n\n{/* a note\n   to editors */}\n\nText.\n{props.name} wrote this.\n\nimport at a block's start is ESM, as MDX reads it.\n";
+        let mut expected = vec!["---", "title: T", "import: kept", "---"];
+        expected.extend([""; 11]);
+        expected.extend(["Text.", "{props.name} wrote this.", "", ""]);
+        assert_eq!(read("{a} and {b}\n{x}\n"), ["{a} and {b}", ""]);
+        assert_eq!(read(text), expected);
+    }
+
+    #[test]
+    fn a_prose_line_opening_with_import_is_esm_only_at_a_blocks_start() {
+        assert_eq!(
+            read("Text that goes on\nimport the data first.\n"),
+            ["Text that goes on", "import the data first."]
+        );
+    }
+
+    #[test]
+    fn component_tags_are_blank_and_their_children_no_code() {
+        let text = "<Tabs>\n  <TabItem label=\"npm\">\n\n    Use your package manager:\n\n    ```sh\n    npm add x\n    ```\n\n  </TabItem>\n  <CommandTabs\n    npm=\"npm run x\"\n  />\n</Tabs>\n\n    ## Setup\n";
+        let mut read_lines =
+            vec!["", "", "", "    Use your package manager:", "", "    ```sh", "    npm add x", "    ```"];
+        read_lines.extend([""; 7]);
+        read_lines.push("    ## Setup");
+        assert_eq!(read(text), read_lines);
+        let mut parsed_lines = vec!["", "", "", "~~Use your package manager:", "", "```sh", "    npm add x", "```"];
+        parsed_lines.extend([""; 7]);
+        parsed_lines.push("## Setup");
+        assert_eq!(parsed(text), parsed_lines);
+    }
+
+    #[test]
+    fn html_and_fenced_code_are_read_as_markdown_reads_them() {
+        let text = "<div>\n\n```jsx\n<Tabs>\nimport A from 'a';\n    {x}\n```\n\nA <Badge text=\"new\" /> inline.\n";
+        let expected = [
+            "<div>",
+            "",
+            "```jsx",
+            "<Tabs>",
+            "import A from 'a';",
+            "    {x}",
+            "```",
+            "",
+            "A <Badge text=\"new\" /> inline.",
+        ];
+        assert_eq!(read(text), expected);
+        assert_eq!(parsed(text), expected);
+    }
+
+    #[test]
+    fn a_source_with_nothing_of_mdx_is_its_own_view() {
+        let text = "# Title\n\nText with `code`.\n\n```\n    indented in a fence\n```\n";
+        assert!(matches!(markup_blank(text), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(indentation_read_as_mdx(text), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn markup_lines_are_mdxs_own_and_no_prose() {
+        for line in [
+            "<Tabs>",
+            "</TabItem>",
+            "<TabItem label=\"npm\">",
+            "<Card title=\"Setup\" icon=\"rocket\" />",
+            "<>",
+            "{/* prettier-ignore */}",
+            "import Tabs from '@theme/Tabs';",
+            "import { Tabs, TabItem } from \"@astrojs/starlight/components\"",
+            "import './styles.css';",
+            "export const meta = { title: 'x' };",
+            "export { default } from './other.mdx';",
+        ] {
+            assert!(is_markup_line(line), "{line}");
+        }
+        for line in [
+            "<div>",
+            "<a id=\"old\"></a>",
+            "Import the data from the file.",
+            "import the data from 'a file' first",
+            "export the table to CSV;",
+            "{{#include ../listings/main.rs}}",
+            "{props.name} wrote this.",
+            "A <Badge text=\"new\" /> inline.",
+        ] {
+            assert!(!is_markup_line(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn an_unclosed_expression_or_tag_is_text_and_loses_nothing() {
+        let text =
+            "{ an unclosed brace\nand its paragraph.\n\n<Card\n  title=\"no end\"\n\nText after.\n{\n{\n{\n\nLast.\n";
+        assert_eq!(read(text), text.lines().collect::<Vec<_>>());
+        // A block of a hundred thousand unclosed openings is read in one pass over it, not one per opening.
+        let flood = "{\n".repeat(100_000) + "<Card\n".repeat(100_000).as_str();
+        assert!(matches!(markup_blank(&flood), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn hostile_lines_keep_every_offset() {
+        let pieces = [
+            "{", "}", "<Tabs", ">", "    ", "\u{a0}", "```", "~~~", "import ", "é", "\r\n", "\n", " ", "<", "---\n",
+            "x", "#",
+        ];
+        let mut state = 7u64;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            for _ in 0..(state % 40) {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            lines_of(&text, &markup_blank(&text));
+            lines_of(&text, &parse_view(&text));
+        }
+    }
+}
