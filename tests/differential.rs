@@ -254,7 +254,12 @@ fn sentence(rng: &mut Rng) -> String {
             rng.pick(&["soil", "tide", "wire"])
         ),
         2 => format!("[[{concept}|the {}]] leans on [[{other}]].", other.to_lowercase()),
-        3 => format!("Read [the guide](guide/d.md) and [{concept}](b.md#{}).", other.to_lowercase()),
+        // Links from the site's root too, which `[lint] site_roots` resolves (a folder, a page without its extension).
+        3 => format!(
+            "Read [the guide](guide/d.md), [{concept}](b.md#{}) and [the start](/{}).",
+            other.to_lowercase(),
+            rng.pick(&["guide/", "guide/e", "docs/c.md"])
+        ),
         4 => format!("Words about {} and zqxv{} here.", concept.to_lowercase(), rng.below(5)),
         5 => format!("This is called *{concept}* in the field. Also see #{}.", other.to_lowercase().replace(' ', "-")),
         // Code in a list item, as RFCs nest their examples: a list over the chunk target is cut around it.
@@ -451,6 +456,9 @@ fn config(rng: &mut Rng) -> String {
     }
     if rng.chance(30) {
         text.push_str("[lint]\non_build = true\n");
+        if rng.chance(50) {
+            text.push_str("site_roots = [\"docs\"]\n");
+        }
     }
     if rng.chance(40) {
         text.push_str("[embeddings]\nprovider = \"fake\"\ndimensions = 32\n");

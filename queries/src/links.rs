@@ -1,5 +1,6 @@
 //! How documents name each other: wikilink names and relative link paths, resolved the same way by lint
-//! (to report what does not resolve) and by the wiki compiler (to follow what does).
+//! (to report what does not resolve) and by the wiki compiler (to follow what does). Lint alone also looks
+//! for a link from the site's root under the site's folders (`lint::site_roots`).
 
 /// The names a wikilink may use for a source: its path and file name without extension, its title and
 /// its front matter aliases, all normalized with [`wiki_key`].
@@ -76,15 +77,35 @@ pub fn link_path(from: &str, destination: &str) -> Option<String> {
 }
 
 /// The paths a resolved link may mean, in order: as written, the Markdown twin of an `.html` name (mdBook
-/// renders `x.md` as `x.html` and books link to the rendered name), and the name with `.md` added (wiki
-/// tools and site generators link a note without its extension).
+/// renders `x.md` as `x.html` and books link to the rendered name), the name with `.md` or `.mdx` added (wiki
+/// tools and site generators link a page without its extension), and a folder's index page (`guide/` is
+/// `guide/index.md`, `guide/index.mdx` or `guide/README.md` as VitePress, Starlight, Docusaurus and mdBook serve
+/// it).
 #[must_use]
-pub fn link_candidates(resolved: &str) -> [Option<String>; 3] {
+pub fn link_candidates(resolved: &str) -> [Option<String>; 7] {
+    let inside = |name: &str| if resolved.is_empty() { name.to_string() } else { format!("{resolved}/{name}") };
     [
         Some(resolved.to_string()),
         resolved.strip_suffix(".html").map(|stem| format!("{stem}.md")),
         Some(format!("{resolved}.md")),
+        Some(format!("{resolved}.mdx")),
+        Some(inside("index.md")),
+        Some(inside("index.mdx")),
+        Some(inside("README.md")),
     ]
+}
+
+/// The longest folder prefix (with its trailing `/`) that every path shares.
+#[must_use]
+pub fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
+    let Some(first) = paths.next() else { return String::new() };
+    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
+    for path in paths {
+        while !shared.is_empty() && !path.starts_with(&format!("{shared}/")) {
+            shared = shared.rsplit_once('/').map_or(String::new(), |(parent, _)| parent.to_string());
+        }
+    }
+    if shared.is_empty() { shared } else { format!("{shared}/") }
 }
 
 /// `folder/target`, with `.` and `..` resolved; `None` when it climbs out of the project.

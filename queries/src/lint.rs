@@ -57,6 +57,27 @@ pub struct LintProject {
     /// `[lint] new_article_min_sources`.
     #[returns(copy)]
     pub new_article_min_sources: u32,
+    /// `[lint] site_roots`: folders (project-relative, no trailing `/`) where a link from the site's root
+    /// (`/guide/`) may resolve, after the project's root; [`site_roots`] adds the folder every source shares.
+    #[returns(ref)]
+    pub site_roots: Vec<String>,
+}
+
+/// Where a link from the site's root may resolve, after the project's root: the configured site roots, then
+/// the folder every source but the hand-written wiki pages shares (`docs` where every source is under `docs/`:
+/// a documentation site's sources are its pages, and its root-relative links name them from there).
+#[salsa::tracked(returns(ref))]
+fn site_roots(db: &dyn Db, project: LintProject) -> Vec<String> {
+    let wiki = format!("{}/", project.wiki_folder(db));
+    let paths =
+        project.sources(db).iter().map(|source| source.path(db).as_str()).filter(|path| !path.starts_with(&wiki));
+    let shared = crate::links::shared_folders(paths);
+    let mut roots = project.site_roots(db).clone();
+    let shared = shared.trim_end_matches('/');
+    if !shared.is_empty() && !roots.iter().any(|root| root == shared) {
+        roots.push(shared.to_string());
+    }
+    roots
 }
 
 /// The generated files an index lists.
@@ -103,8 +124,9 @@ pub struct DiskCheck {
     pub column: u32,
     /// The destination as written.
     pub destination: String,
-    /// The target relative to the project root (it may climb out of it with `..`).
-    pub target: String,
+    /// The paths it may name, relative to the project root (one may climb out of it with `..`): the link
+    /// resolves when any exists.
+    pub targets: Vec<String>,
 }
 
 /// A wikilink target no source has: a candidate for a new article when enough sources link it.
@@ -134,6 +156,17 @@ pub struct FileLint {
 struct Targets {
     by_path: FxHashMap<String, LintSource>,
     by_name: FxHashMap<String, Vec<LintSource>>,
+    /// Each source by the route a site serves it at ([`route_key`]).
+    by_route: FxHashMap<String, LintSource>,
+}
+
+/// The route a documentation site serves a source at, as a key: its path without its extension and without a
+/// folder's `index` or `README` name, lowercased, spaces as `-` (Starlight serves
+/// `develop/Tests/WebDriver/index.mdx` at `/develop/tests/webdriver/`).
+fn route_key(path: &str) -> String {
+    let (stem, _) = crate::links::path_stem(path);
+    let stem = ["/index", "/README", "/readme"].iter().find_map(|name| stem.strip_suffix(name)).unwrap_or(stem);
+    stem.to_lowercase().replace(' ', "-")
 }
 
 #[salsa::tracked(returns(ref))]
@@ -141,6 +174,7 @@ fn targets(db: &dyn Db, project: LintProject) -> Targets {
     let mut targets = Targets::default();
     for &source in project.sources(db) {
         targets.by_path.insert(source.path(db).clone(), source);
+        targets.by_route.entry(route_key(source.path(db))).or_insert(source);
         for name in source.names(db) {
             targets.by_name.entry(name.clone()).or_default().push(source);
         }
@@ -160,12 +194,24 @@ fn sources_named<'db>(db: &'db dyn Db, project: LintProject, name: LinkKey<'db>)
     targets(db, project).by_name.get(name.text(db)).cloned().unwrap_or_default()
 }
 
-/// The anchors a link into a Markdown source may name, lowercased; `None` for other kinds, whose anchors
-/// lint does not know.
+/// The anchors a link into a Markdown source may name, lowercased and by their letters and digits alone
+/// ([`folded_anchor`]); `None` for other kinds, whose anchors lint does not know.
 #[salsa::tracked(returns(ref))]
 fn anchors(db: &dyn Db, source: LintSource) -> Option<HashSet<String>> {
-    (SourceKind::from_path(source.path(db)) == SourceKind::Markdown)
-        .then(|| source.facts(db).anchors.iter().map(|a| a.to_lowercase()).collect())
+    let anchors = || {
+        let facts = source.facts(db);
+        let lowercase = facts.anchors.iter().map(|a| a.to_lowercase());
+        lowercase.chain(facts.anchors.iter().map(|a| folded_anchor(a))).collect()
+    };
+    (SourceKind::from_path(source.path(db)) == SourceKind::Markdown).then(anchors)
+}
+
+/// An anchor by its letters and digits alone, marked so that it is never a written anchor: site generators make
+/// a heading's anchor with rules of their own (VitePress: `build.assetsInlineLimit` is
+/// `#build-assetsinlinelimit`, GitHub `#buildassetsinlinelimit`), and an anchor whose letters and digits are a
+/// known one's is that one.
+fn folded_anchor(anchor: &str) -> String {
+    std::iter::once('\0').chain(anchor.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase)).collect()
 }
 
 /// Whether a path in the output folder is a generated file the index lists; `None` when the path is not
@@ -183,6 +229,13 @@ fn generated_file<'db>(db: &'db dyn Db, project: LintProject, path: LinkKey<'db>
 fn link_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db>) -> Option<LintSource> {
     let by_path = &targets(db, project).by_path;
     link_candidates(resolved.text(db)).into_iter().flatten().find_map(|path| by_path.get(&path).copied())
+}
+
+/// The source a site serves at a link from its root, resolved under a site root, when no path names it as
+/// written (`/develop/tests/webdriver/` for `develop/Tests/WebDriver/index.mdx`).
+#[salsa::tracked(returns(copy))]
+fn route_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db>) -> Option<LintSource> {
+    targets(db, project).by_route.get(&route_key(resolved.text(db))).copied()
 }
 
 fn lookup_path(db: &dyn Db, project: LintProject, path: &str) -> Option<LintSource> {
@@ -336,13 +389,16 @@ fn check_link(
     };
     let target = percent_decode(target.split('?').next().unwrap_or_default());
     let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
-    let resolved = if target.is_empty() {
-        from.to_string()
+    // What the link may name, in order: a link from the site's root (`/guide/`) names a path at the project's
+    // root or at a site root's (VitePress serves `docs/guide/index.md` there, Starlight `src/content/docs/…`).
+    let resolutions: Vec<String> = if target.is_empty() {
+        vec![from.to_string()]
     } else if let Some(rooted) = target.strip_prefix('/') {
         let Some(path) = join("", rooted) else { return (None, None) };
-        path
+        let under_roots = site_roots(db, project).iter().filter_map(|root| join(root, &path));
+        std::iter::once(path.clone()).chain(under_roots).collect()
     } else if let Some(path) = join(folder, &target) {
-        path
+        vec![path]
     } else {
         // Outside the project: only the file system can tell.
         let on_disk = if folder.is_empty() { target } else { format!("{folder}/{target}") };
@@ -350,27 +406,40 @@ fn check_link(
             line: link.line,
             column: link.column,
             destination: link.value.clone(),
-            target: on_disk,
+            targets: vec![on_disk],
         });
         return (None, None);
     };
-    let indexed = link_target(db, project, LinkKey::new(db, resolved.clone()));
+    let rooted = target.starts_with('/');
+    let indexed =
+        resolutions.iter().find_map(|path| link_target(db, project, LinkKey::new(db, path.clone()))).or_else(|| {
+            let mut routes = resolutions.iter().filter(|_| rooted);
+            routes.find_map(|path| route_target(db, project, LinkKey::new(db, path.clone())))
+        });
     let Some(indexed) = indexed else {
-        match generated_file(db, project, LinkKey::new(db, resolved.clone())) {
-            Some(true) => {}
-            Some(false) => return (Some(broken(destination)), None),
-            None => disk_checks.push(DiskCheck {
-                line: link.line,
-                column: link.column,
-                destination: link.value.clone(),
-                target: resolved,
-            }),
+        // A path in the output folder is there when the index lists it; any other, when the file system has it.
+        let mut on_disk = Vec::new();
+        for path in resolutions {
+            match generated_file(db, project, LinkKey::new(db, path.clone())) {
+                Some(true) => return (None, None),
+                Some(false) => {}
+                None => on_disk.push(path),
+            }
         }
+        if on_disk.is_empty() {
+            return (Some(broken(destination)), None);
+        }
+        disk_checks.push(DiskCheck {
+            line: link.line,
+            column: link.column,
+            destination: link.value.clone(),
+            targets: on_disk,
+        });
         return (None, None);
     };
     let Some(anchor) = anchor.filter(|a| !a.is_empty()) else { return (None, Some(indexed)) };
     let Some(known) = anchors(db, indexed) else { return (None, Some(indexed)) };
-    if known.contains(&anchor.to_lowercase()) {
+    if known.contains(&anchor.to_lowercase()) || known.contains(&folded_anchor(&anchor)) {
         return (None, Some(indexed));
     }
     let target_path = indexed.path(db);

@@ -351,6 +351,9 @@ pub struct LintConfig {
     /// Globs matched against link destinations as written; matching links are not checked (for example
     /// `../std/**` in a book whose links reach a site the repository does not hold).
     pub ignore_links: Vec<Spanned<String>>,
+    /// Folders where a link from the site's root (`/guide/`) may resolve, after the project's root (VitePress'
+    /// `docs`, its `docs/public` for assets); the folder every source shares is one without saying so.
+    pub site_roots: Vec<Spanned<String>>,
     /// Whether `knowledge build` lints and stores the results in the index, for `knowledge serve`. Off by
     /// default: it re-checks every source on every writing build (about 0.4 s for 38,000 files).
     pub on_build: bool,
@@ -368,6 +371,7 @@ impl Default for LintConfig {
             new_article_min_sources: 3,
             near_duplicate_threshold: Spanned::new(0..0, 0.9),
             ignore_links: Vec::new(),
+            site_roots: Vec::new(),
             on_build: false,
         }
     }
@@ -622,6 +626,9 @@ contradiction_patterns = ["CONTRADICTION:", "[!contradiction]", "<!-- contradict
 near_duplicate_threshold = 0.9
 # Link destinations (globs, as written) that are not checked, such as links to a site the repository does not hold.
 ignore_links = []
+# Folders where a link from the site's root (`/guide/`) may resolve, after this folder: a documentation
+# site's source folder and its folder of static files. The folder every source shares is one already.
+site_roots = []
 # Lint in every writing build and store the results in the index, where `knowledge serve` reads them.
 # It re-checks every source each time (about 0.4 s for 38,000 files), so it is off by default.
 on_build = false

@@ -96,10 +96,21 @@ impl LintInputs {
         let sources: Vec<LintSource> = self.sources.values().copied().collect();
         let wiki_folder = crate::wiki::wiki_folder(project);
         let min_sources = project.config.lint.new_article_min_sources;
+        let site_roots: Vec<String> = project
+            .config
+            .lint
+            .site_roots
+            .iter()
+            .map(|root| root.get_ref().trim_matches('/').to_string())
+            .filter(|root| !root.is_empty())
+            .collect();
         let Some(lint) = self.project else {
-            self.project = Some(LintProject::new(db, sources, generated, wiki_folder, min_sources));
+            self.project = Some(LintProject::new(db, sources, generated, wiki_folder, min_sources, site_roots));
             return;
         };
+        if lint.site_roots(db) != &site_roots {
+            lint.set_site_roots(db).to(site_roots);
+        }
         if lint.sources(db) != &sources {
             lint.set_sources(db).to(sources);
         }

@@ -108,7 +108,9 @@ pub(crate) fn diagnose(
         let checked = file_lint(db, source);
         found.extend(checked.findings.iter().cloned());
         // What the graph leaves to the file system: links to files that are not sources.
-        for check in checked.disk_checks.iter().filter(|check| !project.root.join(&check.target).exists()) {
+        for check in
+            checked.disk_checks.iter().filter(|check| !check.targets.iter().any(|t| project.root.join(t).exists()))
+        {
             let (code, message) = broken(&check.destination);
             let path = source.path(db).clone();
             let link = Some(check.destination.clone());

@@ -31,7 +31,7 @@ impl Project {
             })
             .collect();
         let generated = Some(GeneratedFiles { output: ".out/".to_string(), paths: Default::default() });
-        LintProject::new(&db, sources.clone(), generated, wiki_folder.to_string(), 2);
+        LintProject::new(&db, sources.clone(), generated, wiki_folder.to_string(), 2, Vec::new());
         Project { db, sources }
     }
 
@@ -49,7 +49,9 @@ impl Project {
             let checked = file_lint(db, source);
             found.extend(checked.findings.iter().map(|f| format!("{}:{} {}", f.path, f.line, f.code)));
             let path = source.path(db);
-            found.extend(checked.disk_checks.iter().map(|d| format!("{path}:{} disk {}", d.line, d.target)));
+            found.extend(
+                checked.disk_checks.iter().map(|d| format!("{path}:{} disk {}", d.line, d.targets.join(" or "))),
+            );
         }
         found.extend(project_findings(db, project).iter().map(|f| format!("{}:{} {}", f.path, f.line, f.code)));
         found.sort();
@@ -75,6 +77,41 @@ fn wikilinks(targets: &[(&str, u32)]) -> LintFacts {
 
 fn with_anchors(anchors: &[&str]) -> LintFacts {
     LintFacts { anchors: anchors.iter().map(|a| (*a).to_string()).collect(), ..LintFacts::default() }
+}
+
+/// A documentation site's links: from its root (`/guide/features#hmr`, as VitePress and Starlight write them)
+/// they name pages under the folder every source shares, by the route the site serves them at (lowercase,
+/// spaces as `-`), a folder names its index page, a page is linked without its `.md` or `.mdx`, and a heading's
+/// anchor made by the site's rules (`build.assetsInlineLimit` as `build-assetsinlinelimit`) names it. What no
+/// source holds is left to the file system at each place it may be.
+#[test]
+fn a_sites_root_relative_links_name_its_pages() {
+    let anchors = vec!["hmr".to_string(), "buildassetsinlinelimit".to_string()];
+    let features = LintFacts { anchors, ..links(&[("/", 1), ("/guide/", 2), ("/dev-tools/web-driver/", 3)]) };
+    let home = links(&[
+        ("/guide/features#hmr", 1),
+        ("/plugins/tabs", 2),
+        ("../README", 3),
+        ("/guide/features#build-assetsinlinelimit", 6),
+    ]);
+    let project = Project::new(
+        vec![
+            ("docs/index.md", "Home", home),
+            ("docs/Dev Tools/Web Driver/index.mdx", "WebDriver", LintFacts::default()),
+            ("docs/guide/index.md", "Guide", LintFacts::default()),
+            ("docs/guide/features.md", "Features", features),
+            ("docs/plugins/tabs.mdx", "Tabs", links(&[("/guide/features#nope", 4), ("/og-image.png", 5)])),
+        ],
+        ".out/wiki",
+    );
+    assert_eq!(
+        project.findings(),
+        [
+            "docs/index.md:3 disk README",
+            "docs/plugins/tabs.mdx:4 broken_anchor",
+            "docs/plugins/tabs.mdx:5 disk og-image.png or docs/og-image.png",
+        ]
+    );
 }
 
 #[test]

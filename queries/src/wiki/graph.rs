@@ -181,7 +181,7 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
     let inside_wiki = |path: &str| path.strip_prefix(wiki_folder.as_str()).is_some_and(|rest| rest.starts_with('/'));
     // Sections are the first folder below the folders every source shares (`docs/user/...` and
     // `docs/dev/...` give `user` and `dev`, not one `docs`).
-    let shared = shared_folders(
+    let shared = crate::links::shared_folders(
         entries.iter().map(|entry| entry.path(db).as_str()).filter(|path| path.contains('/') && !inside_wiki(path)),
     );
     let sources: Vec<CatalogSource> = entries
@@ -370,16 +370,4 @@ fn dot_hierarchy(file: &str) -> Option<&str> {
     let second = parts.next()?;
     let word = |part: &str| !part.is_empty() && part.chars().all(|c| c.is_alphabetic() || c == '-' || c == '_');
     (word(first) && !second.is_empty()).then(|| &stem[..first.len() + 1 + second.len()])
-}
-
-/// The longest folder prefix (with its trailing `/`) that every path shares.
-fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
-    let Some(first) = paths.next() else { return String::new() };
-    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
-    for path in paths {
-        while !shared.is_empty() && !path.starts_with(&format!("{shared}/")) {
-            shared = shared.rsplit_once('/').map_or(String::new(), |(parent, _)| parent.to_string());
-        }
-    }
-    if shared.is_empty() { shared } else { format!("{shared}/") }
 }
