@@ -1,6 +1,7 @@
 //! How documents name each other: wikilink names and relative link paths, resolved the same way by lint
-//! (to report what does not resolve) and by the wiki compiler (to follow what does). Lint alone also looks
-//! for a link from the site's root under the site's folders (`lint::site_roots`).
+//! (to report what does not resolve) and by the wiki compiler (to follow what does). A link from a site's root
+//! resolves under the folder every source shares too, by path or by route ([`route_key`]); lint also reads the
+//! configured site roots.
 
 /// The names a wikilink may use for a source: its path and file name without extension, its title and
 /// its front matter aliases, all normalized with [`wiki_key`].
@@ -106,6 +107,16 @@ pub fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
         }
     }
     if shared.is_empty() { shared } else { format!("{shared}/") }
+}
+
+/// The route a documentation site serves a source at, as a key: its path without its extension and without a
+/// folder's `index` or `README` name, lowercased, spaces as `-` (Starlight serves
+/// `develop/Tests/WebDriver/index.mdx` at `/develop/tests/webdriver/`).
+#[must_use]
+pub fn route_key(path: &str) -> String {
+    let (stem, _) = crate::links::path_stem(path);
+    let stem = ["/index", "/README", "/readme"].iter().find_map(|name| stem.strip_suffix(name)).unwrap_or(stem);
+    stem.to_lowercase().replace(' ', "-")
 }
 
 /// `folder/target`, with `.` and `..` resolved; `None` when it climbs out of the project.

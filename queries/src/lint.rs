@@ -156,17 +156,8 @@ pub struct FileLint {
 struct Targets {
     by_path: FxHashMap<String, LintSource>,
     by_name: FxHashMap<String, Vec<LintSource>>,
-    /// Each source by the route a site serves it at ([`route_key`]).
+    /// Each source by the route a site serves it at (`links::route_key`).
     by_route: FxHashMap<String, LintSource>,
-}
-
-/// The route a documentation site serves a source at, as a key: its path without its extension and without a
-/// folder's `index` or `README` name, lowercased, spaces as `-` (Starlight serves
-/// `develop/Tests/WebDriver/index.mdx` at `/develop/tests/webdriver/`).
-fn route_key(path: &str) -> String {
-    let (stem, _) = crate::links::path_stem(path);
-    let stem = ["/index", "/README", "/readme"].iter().find_map(|name| stem.strip_suffix(name)).unwrap_or(stem);
-    stem.to_lowercase().replace(' ', "-")
 }
 
 #[salsa::tracked(returns(ref))]
@@ -174,7 +165,7 @@ fn targets(db: &dyn Db, project: LintProject) -> Targets {
     let mut targets = Targets::default();
     for &source in project.sources(db) {
         targets.by_path.insert(source.path(db).clone(), source);
-        targets.by_route.entry(route_key(source.path(db))).or_insert(source);
+        targets.by_route.entry(crate::links::route_key(source.path(db))).or_insert(source);
         for name in source.names(db) {
             targets.by_name.entry(name.clone()).or_default().push(source);
         }
@@ -235,7 +226,7 @@ fn link_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db
 /// written (`/develop/tests/webdriver/` for `develop/Tests/WebDriver/index.mdx`).
 #[salsa::tracked(returns(copy))]
 fn route_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db>) -> Option<LintSource> {
-    targets(db, project).by_route.get(&route_key(resolved.text(db))).copied()
+    targets(db, project).by_route.get(&crate::links::route_key(resolved.text(db))).copied()
 }
 
 fn lookup_path(db: &dyn Db, project: LintProject, path: &str) -> Option<LintSource> {

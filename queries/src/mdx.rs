@@ -188,6 +188,29 @@ fn indentation_read_as_mdx(text: &str) -> Cow<'_, str> {
     if view == text { Cow::Borrowed(text) } else { Cow::Owned(view) }
 }
 
+/// A quote of an MDX source as it reads: the indentation its lines after the first share removed, since MDX
+/// reads none of it as code and a quote that kept it would show a tab's paragraph as a code block. A quote that
+/// opens with a list item keeps its lines' indent, which nests them in the item. Lines inside a fence lose
+/// as much as the others, so a fenced block keeps its own indentation.
+#[must_use]
+pub(crate) fn dedented_quote(text: &str) -> Cow<'_, str> {
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next() else { return Cow::Borrowed(text) };
+    if crate::text::starts_list_item(first.trim_start()) {
+        return Cow::Borrowed(text);
+    }
+    let shared = lines.clone().filter(|line| !line.trim().is_empty()).map(indent_of).min().unwrap_or(0);
+    if shared == 0 {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    out.push_str(first);
+    for line in lines {
+        out.push_str(line.get(shared.min(indent_of(line))..).unwrap_or(line));
+    }
+    Cow::Owned(out)
+}
+
 /// A no-break space: two bytes in UTF-8 that stand for two bytes of indentation. CommonMark counts only spaces
 /// and tabs as indentation, so a line that starts with one is no indented code, and every character after it
 /// stays where it was.
@@ -331,7 +354,7 @@ fn opens_component_tag(trimmed: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{indentation_read_as_mdx, is_markup_line, is_mdx, markup_blank, parse_view};
+    use super::{dedented_quote, indentation_read_as_mdx, is_markup_line, is_mdx, markup_blank, parse_view};
 
     /// Each line of a view of `text`, no-break spaces shown as `~` and trailing spaces trimmed, after checking
     /// that the view keeps every offset and line.
@@ -454,6 +477,19 @@ mod tests {
         // A block of a hundred thousand unclosed openings is read in one pass over it, not one per opening.
         let flood = "{\n".repeat(100_000) + "<Card\n".repeat(100_000).as_str();
         assert!(matches!(markup_blank(&flood), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_quote_of_a_tabs_paragraph_loses_its_indent_a_list_keeps_its_nesting() {
+        let quote =
+            "Make sure you have installed\n    all prerequisites:\n\n    ```sh\n      cargo tauri info\n    ```";
+        assert_eq!(
+            dedented_quote(quote),
+            "Make sure you have installed\nall prerequisites:\n\n```sh\n  cargo tauri info\n```"
+        );
+        let list = "- Install it\n    - with npm";
+        assert_eq!(dedented_quote(list), list);
+        assert_eq!(dedented_quote("One line"), "One line");
     }
 
     #[test]

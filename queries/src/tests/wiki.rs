@@ -540,6 +540,27 @@ fn an_alias_joins_its_concept_plurals_folded_into_one_page() {
     assert_eq!(pages.len(), 1, "one concept, one page: {pages:?}");
 }
 
+/// A documentation site's links from its root name the pages they reach, as lint reads them: under the folder
+/// every source shares, by path (a folder's index page, a page without its `.mdx`) or by the route the site
+/// serves it at (`/concepts/state-management/` for `concepts/State Management.mdx`).
+#[test]
+fn a_sites_root_relative_links_name_the_pages_they_reach() {
+    let db = TestDb::new(1000, 0);
+    let files = [
+        ("docs/concepts/State Management.mdx", "# State Management\n\nState lives in the app handle.\n"),
+        ("docs/guide/index.md", "# Guide\n\nRead [state](/concepts/state-management/) before commands.\n"),
+        (
+            "docs/start.mdx",
+            "# Start\n\nThe [guide](/guide/) and [managed state](/concepts/state-management) come next.\n",
+        ),
+    ];
+    let pages = planned(&db, &files);
+    let state = pages.iter().find(|(slug, _)| slug == "state-management").unwrap_or_else(|| panic!("{pages:?}"));
+    let mut quoted = state.1.clone();
+    quoted.sort();
+    assert_eq!(quoted, ["docs/concepts/State Management.mdx", "docs/guide/index.md", "docs/start.mdx"], "{pages:?}");
+}
+
 /// The related pages the plan gives the page "Alpha" with at most each of `limits` related pages, from a page
 /// source for each of `names` (one line about itself) and the `others`.
 fn alphas_related(names: &[&str], others: Vec<(String, String)>, limits: &[usize]) -> Vec<Vec<String>> {

@@ -943,6 +943,12 @@ struct Resolver<'a> {
     link_folded: Vec<Option<FoldedKey<'static>>>,
     by_name: HashMap<String, usize>,
     by_path: HashMap<&'a str, usize>,
+    /// The folder every source but the hand-written pages shares, with its `/` (`docs/`): where a link from the
+    /// site's root (`/guide/`) names a page when the project's root holds none, as lint resolves it.
+    site_root: String,
+    /// Each source by the route a site serves it at (`links::route_key`), made at the first link from the
+    /// site's root that no path names.
+    by_route: std::sync::OnceLock<HashMap<String, usize>>,
 }
 
 impl<'a> Resolver<'a> {
@@ -1000,7 +1006,35 @@ impl<'a> Resolver<'a> {
             keys.iter().map(|key| key.as_deref().map(|key| FoldedKey::owned(fold_key(key)))).collect()
         };
         let (own_folded, link_folded) = (folded(&own_key), folded(&link_key));
-        Resolver { sources, own_key, own_folded, link_key, link_folded, by_name, by_path }
+        let site_root = crate::links::shared_folders(sources.iter().filter(|s| !s.handwritten).map(|s| s.path));
+        let by_route = std::sync::OnceLock::new();
+        Resolver { sources, own_key, own_folded, link_key, link_folded, by_name, by_path, site_root, by_route }
+    }
+
+    /// The source a link's resolved path names: a candidate path ([`link_candidates`]) at the project's root,
+    /// and for a link from the site's root (`rooted`), one under the site's root or its route there.
+    fn link_target(&self, resolved: &str, rooted: bool) -> Option<usize> {
+        let at = |path: &str| {
+            link_candidates(path).into_iter().flatten().find_map(|p| self.by_path.get(p.as_str()).copied())
+        };
+        if let Some(target) = at(resolved) {
+            return Some(target);
+        }
+        if !rooted || self.site_root.is_empty() {
+            return None;
+        }
+        let under_root = format!("{}{resolved}", self.site_root);
+        at(&under_root).or_else(|| {
+            let by_route = self.by_route.get_or_init(|| {
+                let routes = self.sources.iter().enumerate().map(|(index, s)| (crate::links::route_key(s.path), index));
+                let mut by_route = HashMap::default();
+                for (route, index) in routes {
+                    by_route.entry(route).or_insert(index);
+                }
+                by_route
+            });
+            by_route.get(&crate::links::route_key(&under_root)).copied()
+        })
     }
 
     /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver, made
@@ -1033,10 +1067,7 @@ impl<'a> Resolver<'a> {
             }
             SignalKind::Link => {
                 let resolved = link_path(path, signal.label())?;
-                let target = link_candidates(&resolved)
-                    .into_iter()
-                    .flatten()
-                    .find_map(|p| self.by_path.get(p.as_str()).copied())?;
+                let target = self.link_target(&resolved, signal.label().starts_with('/'))?;
                 if target == source { None } else { own_key(target) }
             }
         }

@@ -126,6 +126,20 @@ pub struct Backlink {
 pub fn render_page(db: &dyn crate::Db, page: WikiPage) -> Result<String, String> {
     let templates = Templates::get(db);
     let model = page.model(db);
+    // A quote of an MDX source is shown as MDX reads it (`mdx::dedented_quote`); the model keeps the bytes read.
+    let shown;
+    let model = if model.quotes().any(|quote| crate::mdx::is_mdx(&quote.source.path)) {
+        let mut dedented = model.clone();
+        for quote in dedented.lead.iter_mut().chain(dedented.places.iter_mut()) {
+            if crate::mdx::is_mdx(&quote.source.path) {
+                quote.text = crate::mdx::dedented_quote(&quote.text).into_owned();
+            }
+        }
+        shown = dedented;
+        &shown
+    } else {
+        model
+    };
     let context = PageContext { page: model, cites: model.quotes().collect() };
     render("page.md.j2", templates.page(db), &context)
 }
