@@ -46,31 +46,21 @@ fn markup_blank(text: &str) -> Cow<'_, str> {
         at = 1 + lines[1..].iter().position(|&line| line == "---" || line == "...").map_or(lines.len(), |end| end + 1);
     }
     let mut runs = Runs { lines: &lines, unclosed_until: 0 };
-    let mut fence: Option<(u8, usize)> = None;
+    // Fences at any indentation, as MDX reads them (`Fences` reads a line trimmed).
+    let mut fences = crate::Fences::default();
     let mut previous_blank = true;
     while at < lines.len() {
         let trimmed = lines[at].trim();
-        let run = match fence {
-            Some((mark, length)) => {
-                if closes_fence(trimmed, mark, length) {
-                    fence = None;
-                }
-                None
-            }
-            None => {
-                fence = opens_fence(trimmed);
-                if fence.is_some() {
-                    None
-                } else if previous_blank && is_esm_start(lines[at]) {
-                    Some(runs.block_end(at))
-                } else if trimmed.starts_with('{') {
-                    runs.expression_end(at)
-                } else if opens_component_tag(trimmed) {
-                    runs.tag_end(at)
-                } else {
-                    is_component_tags(trimmed).then_some(at + 1)
-                }
-            }
+        let run = if fences.is_code(trimmed) {
+            None
+        } else if previous_blank && is_esm_start(lines[at]) {
+            Some(runs.block_end(at))
+        } else if trimmed.starts_with('{') {
+            runs.expression_end(at)
+        } else if opens_component_tag(trimmed) {
+            runs.tag_end(at)
+        } else {
+            is_component_tags(trimmed).then_some(at + 1)
         };
         match run {
             Some(end) => {
@@ -155,26 +145,23 @@ impl Runs<'_> {
 /// no-break spaces, so its words keep their offsets. Fenced code and the front matter are kept as they are.
 fn indentation_read_as_mdx(text: &str) -> Cow<'_, str> {
     let mut view = String::with_capacity(text.len());
-    let mut fence: Option<(u8, usize)> = None;
+    let mut fences = crate::Fences::default();
     let mut front_matter = false;
     for (number, line) in text.split_inclusive('\n').enumerate() {
         let content = line.trim_end_matches(['\n', '\r']);
         let ending = &line[content.len()..];
         let trimmed = content.trim();
+        let inside_a_fence = fences.open().is_some();
         if number == 0 && content == "---" {
             front_matter = true;
         } else if front_matter {
             front_matter = !(content == "---" || content == "...");
-        } else if let Some((mark, length)) = fence {
-            if closes_fence(trimmed, mark, length) {
-                fence = None;
+        } else if fences.is_code(trimmed) {
+            // A fence line (it opens a block, or closes the one open) at the margin; the code as written.
+            if !inside_a_fence || fences.open().is_none() {
                 outdented(&mut view, content, ending);
                 continue;
             }
-        } else if let Some(opened) = opens_fence(trimmed) {
-            fence = Some(opened);
-            outdented(&mut view, content, ending);
-            continue;
         } else if indent_of(content) >= CODE_INDENT && trimmed.starts_with('#') {
             outdented(&mut view, content, ending);
             continue;
@@ -243,23 +230,6 @@ fn unindented(view: &mut String, content: &str, ending: &str) {
     }
     view.push_str(&content[indent..]);
     view.push_str(ending);
-}
-
-/// A code fence's mark and length when `trimmed` opens one: three or more backticks or tildes (a backtick
-/// fence's info string holds no backtick).
-fn opens_fence(trimmed: &str) -> Option<(u8, usize)> {
-    let mark = *trimmed.as_bytes().first()?;
-    if mark != b'`' && mark != b'~' {
-        return None;
-    }
-    let length = trimmed.bytes().take_while(|&b| b == mark).count();
-    let info = &trimmed[length..];
-    (length >= 3 && !(mark == b'`' && info.contains('`'))).then_some((mark, length))
-}
-
-/// Whether `trimmed` closes a fence opened with `length` of `mark`: as many of the mark or more, and nothing else.
-fn closes_fence(trimmed: &str, mark: u8, length: usize) -> bool {
-    trimmed.len() >= length && trimmed.bytes().all(|b| b == mark)
 }
 
 /// Whether a line opens an import or export block: the keyword at the margin, then a space, `{` or `*`.
