@@ -553,12 +553,16 @@ fn a_sites_root_relative_links_name_the_pages_they_reach() {
             "docs/start.mdx",
             "# Start\n\nThe [guide](/guide/) and [managed state](/concepts/state-management) come next.\n",
         ),
+        ("docs/index.mdx", "# Home Page\n\nWelcome.\n"),
+        ("docs/about.md", "# About\n\nBack to the [home page](/).\n"),
+        ("docs/faq.md", "# FAQ\n\nSee the [home page](/) first.\n"),
     ];
     let pages = planned(&db, &files);
     let state = pages.iter().find(|(slug, _)| slug == "state-management").unwrap_or_else(|| panic!("{pages:?}"));
     let mut quoted = state.1.clone();
     quoted.sort();
     assert_eq!(quoted, ["docs/concepts/State Management.mdx", "docs/guide/index.md", "docs/start.mdx"], "{pages:?}");
+    assert!(pages.iter().any(|(slug, _)| slug == "home-page"), "a link to `/` names the site's index page: {pages:?}");
 }
 
 /// The related pages the plan gives the page "Alpha" with at most each of `limits` related pages, from a page

@@ -1023,7 +1023,8 @@ impl<'a> Resolver<'a> {
         if !rooted || self.site_root.is_empty() {
             return None;
         }
-        let under_root = format!("{}{resolved}", self.site_root);
+        // The site's root itself (`/`) is the site root's folder, whose index page a link to it names.
+        let under_root = format!("{}{resolved}", self.site_root).trim_end_matches('/').to_string();
         at(&under_root).or_else(|| {
             let by_route = self.by_route.get_or_init(|| {
                 let routes = self.sources.iter().enumerate().map(|(index, s)| (crate::links::route_key(s.path), index));
