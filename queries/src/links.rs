@@ -100,13 +100,14 @@ pub fn link_candidates(resolved: &str) -> [Option<String>; 7] {
 #[must_use]
 pub fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
     let Some(first) = paths.next() else { return String::new() };
-    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
+    let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let inside = |path: &str, folder: &str| path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'));
     for path in paths {
-        while !shared.is_empty() && !path.starts_with(&format!("{shared}/")) {
-            shared = shared.rsplit_once('/').map_or(String::new(), |(parent, _)| parent.to_string());
+        while !shared.is_empty() && !inside(path, shared) {
+            shared = shared.rsplit_once('/').map_or("", |(parent, _)| parent);
         }
     }
-    if shared.is_empty() { shared } else { format!("{shared}/") }
+    if shared.is_empty() { String::new() } else { format!("{shared}/") }
 }
 
 /// The route a documentation site serves a source at, as a key: its path without its extension and without a

@@ -162,7 +162,7 @@ fn indentation_read_as_mdx(text: &str) -> Cow<'_, str> {
                 outdented(&mut view, content, ending);
                 continue;
             }
-        } else if indent_of(content) >= CODE_INDENT && trimmed.starts_with('#') {
+        } else if indent_of(content) >= CODE_INDENT && crate::text::is_heading_line(trimmed) {
             outdented(&mut view, content, ending);
             continue;
         } else if indent_of(content) >= CODE_INDENT && !trimmed.is_empty() {
@@ -381,6 +381,8 @@ mod tests {
         parsed_lines.extend([""; 7]);
         parsed_lines.push("## Setup");
         assert_eq!(parsed(text), parsed_lines);
+        // A line that opens with `#` but is no heading keeps its words in place.
+        assert_eq!(parsed("    #tag and *more*\n"), ["~~#tag and *more*"]);
     }
 
     #[test]
