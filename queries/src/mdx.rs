@@ -17,43 +17,44 @@ pub(crate) fn is_mdx(path: &str) -> bool {
     path.rsplit_once('.').is_some_and(|(_, extension)| extension.eq_ignore_ascii_case("mdx"))
 }
 
-/// What the Markdown parser reads for an MDX `text`, byte for byte as long, with the same lines: its markup
-/// blank ([`markup_blank`]), then its indentation no code ([`indentation_read_as_mdx`]).
-#[must_use]
-pub(crate) fn parse_view(text: &str) -> Cow<'_, str> {
-    match markup_blank(text) {
-        Cow::Borrowed(text) => indentation_read_as_mdx(text),
-        Cow::Owned(blank) => Cow::Owned(indentation_read_as_mdx(&blank).into_owned()),
-    }
-}
-
-/// `text` blank where it holds markup a reader of the rendered page never sees, byte for byte as long:
-/// - imports and exports (a block opening with `import ` or `export ` at the margin, after a blank line);
-/// - a flow expression (`{/* a note to editors */}`, a line opening with `{` to where its braces close; a line
-///   that opens with one and goes on in text, `{props.name} wrote this.`, is a paragraph);
-/// - a line of JSX components' tags and nothing else (`<Tabs>`, `</TabItem>`, `<Steps>`, `<Card title="x" />`),
-///   and a component's opening tag written over several lines of attributes.
+/// What the Markdown parser reads for an MDX `text`, byte for byte as long, with the same lines:
+/// - markup a reader of the rendered page never sees is blank: imports and exports (a block opening with
+///   `import ` or `export ` at the margin, after a blank line); a flow expression (`{/* a note to editors */}`, a
+///   line opening with `{` to where its braces close; a line that opens with one and goes on in text,
+///   `{props.name} wrote this.`, is a paragraph); a line of JSX components' tags and nothing else (`<Tabs>`,
+///   `</TabItem>`, `<Steps>`, `<Card title="x" />`), and a component's opening tag over several lines;
+/// - indentation of four spaces or more is no code, as MDX reads it: a heading's or a code fence's moves to the
+///   line's end (neither holds an offset a reader cites), any other line's pairs of leading spaces become
+///   no-break spaces, so its words keep their offsets.
 ///
 /// An expression or a tag that does not close before its block ends (a blank line) is malformed, and text: MDX
-/// would refuse the file, and nothing of it is lost here. Fenced code is kept as it is, and so are the front
-/// matter and HTML (lower-case tags), which the Markdown reader reads as it does in any Markdown source.
+/// would refuse the file, and nothing of it is lost here. Fenced code (at any indent, as MDX reads it) is kept
+/// as written, and so are the front matter and HTML (lower-case tags), which the Markdown reader reads as it
+/// does in any Markdown source.
 #[must_use]
-fn markup_blank(text: &str) -> Cow<'_, str> {
+pub(crate) fn parse_view(text: &str) -> Cow<'_, str> {
     let lines: Vec<&str> = text.split_inclusive('\n').map(|line| line.trim_end_matches(['\n', '\r'])).collect();
-    let mut markup = vec![false; lines.len()];
+    let mut written = vec![Written::AsIs; lines.len()];
     let mut at = 0;
     if lines.first() == Some(&"---") {
         at = 1 + lines[1..].iter().position(|&line| line == "---" || line == "...").map_or(lines.len(), |end| end + 1);
     }
     let mut runs = Runs { lines: &lines, unclosed_until: 0 };
-    // Fences at any indentation, as MDX reads them (`Fences` reads a line trimmed).
     let mut fences = crate::Fences::default();
     let mut previous_blank = true;
     while at < lines.len() {
-        let trimmed = lines[at].trim();
-        let run = if fences.is_code(trimmed) {
-            None
-        } else if previous_blank && is_esm_start(lines[at]) {
+        let (line, trimmed) = (lines[at], lines[at].trim());
+        let inside_a_fence = fences.open().is_some();
+        if fences.is_code(trimmed) {
+            // A fence line (it opens a block, or closes the one open) at the margin; the code as written.
+            if (!inside_a_fence || fences.open().is_none()) && indent_of(line) > 0 {
+                written[at] = Written::Outdented;
+            }
+            previous_blank = false;
+            at += 1;
+            continue;
+        }
+        let run = if previous_blank && is_esm_start(line) {
             Some(runs.block_end(at))
         } else if trimmed.starts_with('{') {
             runs.expression_end(at)
@@ -62,33 +63,57 @@ fn markup_blank(text: &str) -> Cow<'_, str> {
         } else {
             is_component_tags(trimmed).then_some(at + 1)
         };
-        match run {
-            Some(end) => {
-                markup[at..end].iter_mut().for_each(|line| *line = true);
-                previous_blank = false;
-                at = end;
-            }
-            None => {
-                previous_blank = trimmed.is_empty();
-                at += 1;
-            }
+        if let Some(end) = run {
+            written[at..end].fill(Written::Blank);
+            previous_blank = false;
+            at = end;
+            continue;
         }
+        if indent_of(line) >= CODE_INDENT && !trimmed.is_empty() {
+            let heading = crate::text::is_heading_line(trimmed);
+            written[at] = if heading { Written::Outdented } else { Written::Unindented };
+        }
+        previous_blank = trimmed.is_empty();
+        at += 1;
     }
-    if !markup.contains(&true) {
+    if written.iter().all(|&how| how == Written::AsIs) {
         return Cow::Borrowed(text);
     }
     let mut view = String::with_capacity(text.len());
-    for (line, blank) in text.split_inclusive('\n').zip(markup) {
+    for (line, how) in text.split_inclusive('\n').zip(written) {
         let content = line.trim_end_matches(['\n', '\r']);
-        if blank {
-            view.extend(std::iter::repeat_n(' ', content.len()));
-            view.push_str(&line[content.len()..]);
-        } else {
-            view.push_str(line);
+        let indent = indent_of(content);
+        match how {
+            Written::AsIs => view.push_str(content),
+            Written::Blank => view.extend(std::iter::repeat_n(' ', content.len())),
+            // The indentation after the text, where CommonMark ignores it.
+            Written::Outdented => {
+                view.push_str(&content[indent..]);
+                view.extend(std::iter::repeat_n(' ', indent));
+            }
+            // Each pair of leading spaces a no-break space (an odd space first), the text in place.
+            Written::Unindented => {
+                view.push_str(if indent % 2 == 1 { " " } else { "" });
+                view.extend(std::iter::repeat_n(NO_BREAK_SPACE, indent / 2));
+                view.push_str(&content[indent..]);
+            }
         }
+        view.push_str(&line[content.len()..]);
     }
     debug_assert_eq!(view.len(), text.len(), "the view keeps every offset");
     Cow::Owned(view)
+}
+
+/// How [`parse_view`] writes a line of the source.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    AsIs,
+    /// Markup: spaces.
+    Blank,
+    /// A heading or a fence: its indentation after its text.
+    Outdented,
+    /// Any other indented line: its indentation as no-break spaces.
+    Unindented,
 }
 
 /// Where markup that runs over lines ends, within its block: the lines, and the first line of a block in which
@@ -140,41 +165,6 @@ impl Runs<'_> {
     }
 }
 
-/// `text` with indentation of four spaces or more read as MDX reads it, as no code, byte for byte as long. A heading's or a code fence's indentation moves to
-/// the line's end (neither holds an offset a reader cites); any other line's pairs of leading spaces become
-/// no-break spaces, so its words keep their offsets. Fenced code and the front matter are kept as they are.
-fn indentation_read_as_mdx(text: &str) -> Cow<'_, str> {
-    let mut view = String::with_capacity(text.len());
-    let mut fences = crate::Fences::default();
-    let mut front_matter = false;
-    for (number, line) in text.split_inclusive('\n').enumerate() {
-        let content = line.trim_end_matches(['\n', '\r']);
-        let ending = &line[content.len()..];
-        let trimmed = content.trim();
-        let inside_a_fence = fences.open().is_some();
-        if number == 0 && content == "---" {
-            front_matter = true;
-        } else if front_matter {
-            front_matter = !(content == "---" || content == "...");
-        } else if fences.is_code(trimmed) {
-            // A fence line (it opens a block, or closes the one open) at the margin; the code as written.
-            if !inside_a_fence || fences.open().is_none() {
-                outdented(&mut view, content, ending);
-                continue;
-            }
-        } else if indent_of(content) >= CODE_INDENT && crate::text::is_heading_line(trimmed) {
-            outdented(&mut view, content, ending);
-            continue;
-        } else if indent_of(content) >= CODE_INDENT && !trimmed.is_empty() {
-            unindented(&mut view, content, ending);
-            continue;
-        }
-        view.push_str(line);
-    }
-    debug_assert_eq!(view.len(), text.len(), "the view keeps every offset");
-    if view == text { Cow::Borrowed(text) } else { Cow::Owned(view) }
-}
-
 /// A quote of an MDX source as it reads: the indentation its lines after the first share removed, since MDX
 /// reads none of it as code and a quote that kept it would show a tab's paragraph as a code block. A quote that
 /// opens with a list item keeps its lines' indent, which nests them in the item. Lines inside a fence lose
@@ -209,27 +199,6 @@ const CODE_INDENT: usize = 4;
 /// Leading spaces of a line (a tab is left alone: it would take a character of a width the view cannot keep).
 fn indent_of(line: &str) -> usize {
     line.bytes().take_while(|&b| b == b' ').count()
-}
-
-/// The line with its indentation moved after its text, where CommonMark ignores it.
-fn outdented(view: &mut String, content: &str, ending: &str) {
-    let indent = indent_of(content);
-    view.push_str(&content[indent..]);
-    view.extend(std::iter::repeat_n(' ', indent));
-    view.push_str(ending);
-}
-
-/// The line with each pair of its leading spaces a no-break space (an odd space first), its text in place.
-fn unindented(view: &mut String, content: &str, ending: &str) {
-    let indent = indent_of(content);
-    if indent % 2 == 1 {
-        view.push(' ');
-    }
-    for _ in 0..indent / 2 {
-        view.push_str(NO_BREAK_SPACE);
-    }
-    view.push_str(&content[indent..]);
-    view.push_str(ending);
 }
 
 /// Whether a line opens an import or export block: the keyword at the margin, then a space, `{` or `*`.
@@ -324,7 +293,7 @@ fn opens_component_tag(trimmed: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{dedented_quote, indentation_read_as_mdx, is_markup_line, is_mdx, markup_blank, parse_view};
+    use super::{dedented_quote, is_markup_line, is_mdx, parse_view};
 
     /// Each line of a view of `text`, no-break spaces shown as `~` and trailing spaces trimmed, after checking
     /// that the view keeps every offset and line.
@@ -333,10 +302,6 @@ mod tests {
         let breaks = |s: &str| s.match_indices('\n').map(|(at, _)| at).collect::<Vec<_>>();
         assert_eq!(breaks(view), breaks(text));
         view.lines().map(|line| line.replace('\u{a0}', "~").trim_end().to_string()).collect()
-    }
-
-    fn read(text: &str) -> Vec<String> {
-        lines_of(text, &markup_blank(text))
     }
 
     fn parsed(text: &str) -> Vec<String> {
@@ -357,14 +322,14 @@ mod tests {
         let mut expected = vec!["---", "title: T", "import: kept", "---"];
         expected.extend([""; 11]);
         expected.extend(["Text.", "{props.name} wrote this.", "", ""]);
-        assert_eq!(read("{a} and {b}\n{x}\n"), ["{a} and {b}", ""]);
-        assert_eq!(read(text), expected);
+        assert_eq!(parsed("{a} and {b}\n{x}\n"), ["{a} and {b}", ""]);
+        assert_eq!(parsed(text), expected);
     }
 
     #[test]
     fn a_prose_line_opening_with_import_is_esm_only_at_a_blocks_start() {
         assert_eq!(
-            read("Text that goes on\nimport the data first.\n"),
+            parsed("Text that goes on\nimport the data first.\n"),
             ["Text that goes on", "import the data first."]
         );
     }
@@ -372,11 +337,6 @@ mod tests {
     #[test]
     fn component_tags_are_blank_and_their_children_no_code() {
         let text = "<Tabs>\n  <TabItem label=\"npm\">\n\n    Use your package manager:\n\n    ```sh\n    npm add x\n    ```\n\n  </TabItem>\n  <CommandTabs\n    npm=\"npm run x\"\n  />\n</Tabs>\n\n    ## Setup\n";
-        let mut read_lines =
-            vec!["", "", "", "    Use your package manager:", "", "    ```sh", "    npm add x", "    ```"];
-        read_lines.extend([""; 7]);
-        read_lines.push("    ## Setup");
-        assert_eq!(read(text), read_lines);
         let mut parsed_lines = vec!["", "", "", "~~Use your package manager:", "", "```sh", "    npm add x", "```"];
         parsed_lines.extend([""; 7]);
         parsed_lines.push("## Setup");
@@ -399,15 +359,13 @@ mod tests {
             "",
             "A <Badge text=\"new\" /> inline.",
         ];
-        assert_eq!(read(text), expected);
         assert_eq!(parsed(text), expected);
     }
 
     #[test]
     fn a_source_with_nothing_of_mdx_is_its_own_view() {
         let text = "# Title\n\nText with `code`.\n\n```\n    indented in a fence\n```\n";
-        assert!(matches!(markup_blank(text), std::borrow::Cow::Borrowed(_)));
-        assert!(matches!(indentation_read_as_mdx(text), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(parse_view(text), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
@@ -445,10 +403,10 @@ mod tests {
     fn an_unclosed_expression_or_tag_is_text_and_loses_nothing() {
         let text =
             "{ an unclosed brace\nand its paragraph.\n\n<Card\n  title=\"no end\"\n\nText after.\n{\n{\n{\n\nLast.\n";
-        assert_eq!(read(text), text.lines().collect::<Vec<_>>());
+        assert_eq!(parsed(text), text.lines().collect::<Vec<_>>());
         // A block of a hundred thousand unclosed openings is read in one pass over it, not one per opening.
         let flood = "{\n".repeat(100_000) + "<Card\n".repeat(100_000).as_str();
-        assert!(matches!(markup_blank(&flood), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(parse_view(&flood), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
@@ -477,7 +435,6 @@ mod tests {
                 state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
             }
-            lines_of(&text, &markup_blank(&text));
             lines_of(&text, &parse_view(&text));
         }
     }
