@@ -375,14 +375,20 @@ fn is_rule_id(line: &str) -> bool {
 
 /// Whether a line is a label of the block below it, on a line of its own: a rule id ([`is_rule_id`]), an
 /// admonition's opening line as MkDocs writes it (`!!! tip`, `??? note "Title"`, `???+ warning`; the tip
-/// itself is the indented text below), a custom container's fence ([`is_container_fence`]), or MDX's markup
+/// itself is the indented text below), a custom container's fence ([`is_container_fence`]), VitePress' import of
+/// a file's code (`<<< ./deploy.yaml#content`, which the site replaces with the file's text), or MDX's markup
 /// (a component's tags, `<Tabs>`, `<TabItem label="npm">`, `</Aside>`; a comment to editors; an import). Markup,
 /// not text: a quote, a snippet or an answer that showed it would show `!!! tip` and nothing of the tip. A
 /// quote's marks and the line's indent are no part of it.
 #[must_use]
 pub fn is_block_label(line: &str) -> bool {
     let line = line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end();
-    is_rule_id(line) || is_admonition_opening(line) || is_container_fence(line) || crate::mdx::is_markup_line(line)
+    let code_import = line.strip_prefix("<<< ").is_some_and(|file| !file.trim().is_empty());
+    is_rule_id(line)
+        || is_admonition_opening(line)
+        || is_container_fence(line)
+        || code_import
+        || crate::mdx::is_markup_line(line)
 }
 
 /// A custom container's opening or closing line, as VitePress, Docusaurus and Pandoc write them (`::: tip NOTE`,
@@ -579,6 +585,7 @@ mod tests {
             "::::",
             "> > r[a.b] ",
             "    !!! tip",
+            "   <<< ./static-deploy-github-pages.yaml#content [.github/workflows/deploy.yml]",
         ] {
             assert!(is_block_label(line), "{line:?}");
         }
@@ -593,6 +600,8 @@ mod tests {
             ":: x",
             "::: 3 colons",
             ":::)",
+            "<<< ",
+            "a <<< b",
         ] {
             assert!(!is_block_label(line), "{line:?}");
         }

@@ -618,9 +618,7 @@ fn sentences(text: &str, page: bool) -> Vec<Sentence> {
             continue;
         }
         let tag = line.starts_with('<') && line.ends_with('>');
-        // VitePress imports a file's code into a block with `<<< ./path/to/file`: a placeholder, no text.
-        let import = line.starts_with("<<< ");
-        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_block_label(line) || import;
+        let markup = is_heading_line(line) || tag || line.starts_with("[!") || is_block_label(line);
         if code || line.is_empty() || markup || (page && wiki::is_attribution_line(line)) {
             // Each of these ends the paragraph or item before it; a blank line leaves it before a fence.
             if !line.is_empty() || code {
