@@ -156,8 +156,6 @@ pub struct FileLint {
 struct Targets {
     by_path: FxHashMap<String, LintSource>,
     by_name: FxHashMap<String, Vec<LintSource>>,
-    /// Each source by the route a site serves it at (`links::route_key`).
-    by_route: FxHashMap<String, LintSource>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -165,7 +163,6 @@ fn targets(db: &dyn Db, project: LintProject) -> Targets {
     let mut targets = Targets::default();
     for &source in project.sources(db) {
         targets.by_path.insert(source.path(db).clone(), source);
-        targets.by_route.entry(crate::links::route_key(source.path(db))).or_insert(source);
         for name in source.names(db) {
             targets.by_name.entry(name.clone()).or_default().push(source);
         }
@@ -226,7 +223,19 @@ fn link_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db
 /// written (`/develop/tests/webdriver/` for `develop/Tests/WebDriver/index.mdx`).
 #[salsa::tracked(returns(copy))]
 fn route_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db>) -> Option<LintSource> {
-    targets(db, project).by_route.get(&crate::links::route_key(resolved.text(db))).copied()
+    routes(db, project).get(&crate::links::route_key(resolved.text(db))).copied()
+}
+
+/// Each source by the route a site serves it at (`links::route_key`), the first in path order where two share
+/// one: made only when a link from a site's root names no path, so a project without such links never keys
+/// its sources so.
+#[salsa::tracked(returns(ref))]
+fn routes(db: &dyn Db, project: LintProject) -> FxHashMap<String, LintSource> {
+    let mut routes = FxHashMap::default();
+    for &source in project.sources(db) {
+        routes.entry(crate::links::route_key(source.path(db))).or_insert(source);
+    }
+    routes
 }
 
 fn lookup_path(db: &dyn Db, project: LintProject, path: &str) -> Option<LintSource> {

@@ -681,6 +681,15 @@ mod tests {
             error_of("version = 1\n[sources]\ninclude = [\"a/{b\"]\n")
                 .starts_with("kc.toml:3:12: invalid glob `a/{b`: unclosed alternate group")
         );
+        for root in ["../elsewhere", "/etc", "docs/../..", ""] {
+            assert_eq!(
+                error_of(&format!("version = 1\n[lint]\nsite_roots = [\"docs\", \"{root}\"]\n")),
+                format!(
+                    "kc.toml:3:23: site root `{root}` must be a folder of the project, relative to it (no `..`, no leading `/`)"
+                )
+            );
+        }
+        assert!(parse(Path::new("kc.toml"), "version = 1\n[lint]\nsite_roots = [\"docs/public/\"]\n").is_ok());
         assert_eq!(
             error_of("version = 2\n"),
             "kc.toml:1:11: unsupported config version 2; this binary reads version 1"

@@ -173,6 +173,23 @@ fn check_patterns(
             "`near_duplicate_threshold` must be above 0 and at most 1".to_string(),
         ));
     }
+    // A site root is a folder of this project: lint looks for files there, and nowhere else.
+    for root in &config.lint.site_roots {
+        let folder = root.get_ref().trim_end_matches('/');
+        if folder.is_empty()
+            || folder.starts_with('/')
+            || folder.contains('\\')
+            || folder.split('/').any(|part| part == "..")
+        {
+            return Err(invalid(
+                Some(root.span()),
+                format!(
+                    "site root `{}` must be a folder of the project, relative to it (no `..`, no leading `/`)",
+                    root.get_ref()
+                ),
+            ));
+        }
+    }
     for glob in &config.code.decisions {
         if glob.get_ref().contains(['[', ']', '{', '}', '!', '\\']) {
             return Err(invalid(

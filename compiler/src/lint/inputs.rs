@@ -101,8 +101,7 @@ impl LintInputs {
             .lint
             .site_roots
             .iter()
-            .map(|root| root.get_ref().trim_matches('/').to_string())
-            .filter(|root| !root.is_empty())
+            .map(|root| root.get_ref().trim_end_matches('/').to_string())
             .collect();
         let Some(lint) = self.project else {
             self.project = Some(LintProject::new(db, sources, generated, wiki_folder, min_sources, site_roots));
