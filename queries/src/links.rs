@@ -83,17 +83,14 @@ pub fn link_path(from: &str, destination: &str) -> Option<String> {
 /// `guide/index.md`, `guide/index.mdx` or `guide/README.md` as VitePress, Starlight, Docusaurus and mdBook serve
 /// it).
 #[must_use]
-pub fn link_candidates(resolved: &str) -> [Option<String>; 7] {
-    let inside = |name: &str| if resolved.is_empty() { name.to_string() } else { format!("{resolved}/{name}") };
-    [
-        Some(resolved.to_string()),
-        resolved.strip_suffix(".html").map(|stem| format!("{stem}.md")),
-        Some(format!("{resolved}.md")),
-        Some(format!("{resolved}.mdx")),
-        Some(inside("index.md")),
-        Some(inside("index.mdx")),
-        Some(inside("README.md")),
-    ]
+pub fn link_candidates(resolved: &str) -> impl Iterator<Item = String> + '_ {
+    // Made one at a time: most links name a path as written or with `.md`, and the plan resolves every link
+    // each time it runs.
+    let inside = move |name: &str| if resolved.is_empty() { name.to_string() } else { format!("{resolved}/{name}") };
+    std::iter::once(resolved.to_string())
+        .chain(resolved.strip_suffix(".html").map(|stem| format!("{stem}.md")))
+        .chain(["md", "mdx"].into_iter().map(move |extension| format!("{resolved}.{extension}")))
+        .chain(["index.md", "index.mdx", "README.md"].into_iter().map(inside))
 }
 
 /// The longest folder prefix (with its trailing `/`) that every path shares.

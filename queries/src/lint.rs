@@ -216,7 +216,7 @@ fn generated_file<'db>(db: &'db dyn Db, project: LintProject, path: LinkKey<'db>
 #[salsa::tracked(returns(copy))]
 fn link_target<'db>(db: &'db dyn Db, project: LintProject, resolved: LinkKey<'db>) -> Option<LintSource> {
     let by_path = &targets(db, project).by_path;
-    link_candidates(resolved.text(db)).into_iter().flatten().find_map(|path| by_path.get(&path).copied())
+    link_candidates(resolved.text(db)).find_map(|path| by_path.get(&path).copied())
 }
 
 /// The source a site serves at a link from its root, resolved under a site root, when no path names it as

@@ -1014,9 +1014,7 @@ impl<'a> Resolver<'a> {
     /// The source a link's resolved path names: a candidate path ([`link_candidates`]) at the project's root,
     /// and for a link from the site's root (`rooted`), one under the site's root or its route there.
     fn link_target(&self, resolved: &str, rooted: bool) -> Option<usize> {
-        let at = |path: &str| {
-            link_candidates(path).into_iter().flatten().find_map(|p| self.by_path.get(p.as_str()).copied())
-        };
+        let at = |path: &str| link_candidates(path).find_map(|p| self.by_path.get(p.as_str()).copied());
         if let Some(target) = at(resolved) {
             return Some(target);
         }
