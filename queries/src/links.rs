@@ -82,7 +82,6 @@ pub fn link_path(from: &str, destination: &str) -> Option<String> {
 /// tools and site generators link a page without its extension), and a folder's index page (`guide/` is
 /// `guide/index.md`, `guide/index.mdx` or `guide/README.md` as VitePress, Starlight, Docusaurus and mdBook serve
 /// it).
-#[must_use]
 pub fn link_candidates(resolved: &str) -> impl Iterator<Item = String> + '_ {
     // Made one at a time: most links name a path as written or with `.md`, and the plan resolves every link
     // each time it runs.
