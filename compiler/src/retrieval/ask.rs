@@ -209,11 +209,25 @@ const FRAMING_WORDS: &[&str] = &[
     "our",
 ];
 
-/// The question's terms that name its topic: its search terms without framing and overview words (all of
-/// them, when nothing else is left).
+/// Words of English's closed classes that the search keeps (pronouns, quantifiers, auxiliaries, adverbs of
+/// degree and time) and that name no topic: "how do I count how many people read each chapter" is
+/// about people reading chapters, and a passage that counts the words "in each chapter" holds nothing of it
+/// by holding "each". Verbs stay topic words, however light ("lets readers edit" answers "let readers edit"),
+/// and so does negation: "doesn't test code blocks" answers "not supposed to be tested".
+const CLOSED_CLASS_WORDS: &[&str] = &[
+    "all", "already", "always", "am", "another", "any", "been", "being", "but", "could", "each", "even", "ever",
+    "every", "few", "had", "has", "have", "he", "her", "here", "him", "his", "many", "may", "might", "more", "most",
+    "much", "must", "never", "often", "one", "ones", "only", "other", "others", "same", "shall", "she", "still",
+    "such", "than", "them", "they", "those", "too", "very", "was", "were", "would", "yet",
+];
+
+/// The question's terms that name its topic: its search terms without framing, overview and closed-class
+/// words (all of them, when nothing else is left).
 fn topic_terms(intent: &[String]) -> Vec<String> {
-    let topical =
-        |term: &&String| !FRAMING_WORDS.contains(&term.as_str()) && !search::OVERVIEW_WORDS.contains(&term.as_str());
+    let topical = |term: &&String| {
+        let term = term.as_str();
+        !FRAMING_WORDS.contains(&term) && !search::OVERVIEW_WORDS.contains(&term) && !CLOSED_CLASS_WORDS.contains(&term)
+    };
     let topic: Vec<String> = intent.iter().filter(topical).cloned().collect();
     if topic.is_empty() { intent.to_vec() } else { topic }
 }
@@ -1210,6 +1224,18 @@ mod tests {
         let intent: Vec<String> =
             ["several", "packages", "repository", "multiple", "various"].iter().map(|word| word.to_string()).collect();
         assert_eq!(topic_terms(&intent), ["packages", "repository"]);
+    }
+
+    /// Pronouns and quantifiers name no topic; verbs do, however light ("lets readers edit"), and negation, and
+    /// a question of nothing else keeps its words.
+    #[test]
+    fn closed_class_words_name_no_topic() {
+        let terms = |words: &[&str]| -> Vec<String> { words.iter().map(|word| word.to_string()).collect() };
+        let intent = terms(&["count", "many", "people", "read", "each", "chapter"]);
+        assert_eq!(topic_terms(&intent), ["count", "people", "read", "chapter"]);
+        let intent = terms(&["code", "example", "not", "supposed", "tested", "skip", "them", "let", "show"]);
+        assert_eq!(topic_terms(&intent), ["code", "example", "not", "supposed", "tested", "skip", "let", "show"]);
+        assert_eq!(topic_terms(&terms(&["each", "one"])), ["each", "one"]);
     }
 
     #[test]
