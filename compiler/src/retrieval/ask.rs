@@ -298,7 +298,9 @@ fn draft(question: &str, pack: &ContextPack, weights: &terms::QueryStems) -> Ans
             // reference definition or a comment alone is no sentence.
             // Trimmed: markup taken from the sentence's start (a footnote's `[^label]:`) leaves its space.
             let shown = wiki::readable_excerpt(&sentence).trim().to_string();
-            if shown.is_empty() {
+            // A question the text asks ("So, if we can't put side effects in reducers, where can we put
+            // them?") restates the reader's and answers nothing; the sentences after it do.
+            if shown.is_empty() || ends_with_one_of(&shown, &['?']) {
                 continue;
             }
             let sends_elsewhere = wiki::sends_elsewhere(&shown);
@@ -1224,6 +1226,20 @@ mod tests {
         let intent: Vec<String> =
             ["several", "packages", "repository", "multiple", "various"].iter().map(|word| word.to_string()).collect();
         assert_eq!(topic_terms(&intent), ["packages", "repository"]);
+    }
+
+    /// A question the text asks itself is no answer; the statements around it are.
+    #[test]
+    fn a_question_in_the_text_is_no_answer() {
+        let text = "So, if we can't put side effects in reducers, where can we put them? \
+                    Side effects belong in middleware such as thunks.";
+        let weights = evenly_weighted(&["put", "side", "effects"]);
+        let answer = draft("where should I put side effects", &pack_of(text, 0.9, 0.1), &weights);
+        assert!(answer.found, "{}", answer.answer);
+        assert_eq!(answer.answer, "Side effects belong in middleware such as thunks. [1]");
+        let only_a_question = "Where can we put side effects?";
+        let answer = draft("where should I put side effects", &pack_of(only_a_question, 0.9, 0.1), &weights);
+        assert!(!answer.found, "{}", answer.answer);
     }
 
     /// Pronouns and quantifiers name no topic; verbs do, however light ("lets readers edit"), and negation, and
