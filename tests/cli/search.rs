@@ -248,6 +248,8 @@ fn eval_judged_scores_the_project_index_by_file_and_section() {
     assert_eq!(report["file_ndcg_at_10"], 1.0, "{report:#}");
     assert_eq!(report["chunk_ndcg_at_10"], 1.0, "the Compost section's chunk ranks first: {report:#}");
     assert_eq!(report["ask_declined"], 1.0, "nothing answers the capital of France: {report:#}");
+    assert_eq!(report["ask_opened_from_judged"], 1.0, "each answer opens with its judged file: {report:#}");
+    assert_eq!(report["per_question"][0]["ask_opens_with_answer"], true, "{report:#}");
     assert_eq!(report["per_question"][0]["first_answer"], 1);
     assert_eq!(test.run(&["eval", "--judged", "set.tsv", "--min-ndcg", "1.5"]).status.code(), Some(1));
     test.write("bad.tsv", "q1\thow\tsoil.md=high\n");

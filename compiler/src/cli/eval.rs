@@ -133,6 +133,7 @@ fn print_judged(
                 format!("{:.1} % / {:.1} %", report.ask_answered * 100.0, report.ask_declined * 100.0),
             ),
             ("ask answered citing a judged file", format!("{:.1} %", report.ask_answered_from_judged * 100.0)),
+            ("ask's first sentence citing one", format!("{:.1} %", report.ask_opened_from_judged * 100.0)),
             ("latency", report.latency_ms.to_string()),
         ],
     )

@@ -65,6 +65,9 @@ pub struct JudgedReport {
     pub ask_answered: f64,
     /// Answerable questions `ask` answered citing a file judged to answer them.
     pub ask_answered_from_judged: f64,
+    /// Answerable questions whose answer's first sentence cites a file judged to answer them: what a reader
+    /// reads first.
+    pub ask_opened_from_judged: f64,
     pub ask_declined: f64,
     pub latency_ms: Latency,
     pub per_question: Vec<QuestionScore>,
@@ -79,6 +82,8 @@ pub struct QuestionScore {
     pub ask_found: bool,
     /// `ask` cited a file judged to answer the question.
     pub ask_cites_answer: bool,
+    /// The answer's first sentence cites a file judged to answer the question.
+    pub ask_opens_with_answer: bool,
     /// The top ten as `PATH` (source chunks) or `PATH (page)`.
     pub top: Vec<String>,
 }
@@ -190,7 +195,8 @@ fn score_questions(
     let search_mode = mode.search_mode();
     let mut per_question = Vec::new();
     let mut totals = [0.0_f64; 6];
-    let (mut answered, mut answered_from_judged, mut declined, mut unanswerable) = (0, 0, 0, 0);
+    let (mut answered, mut answered_from_judged, mut opened_from_judged, mut declined, mut unanswerable) =
+        (0, 0, 0, 0, 0);
     let mut latencies = Vec::new();
     for question in questions {
         let asked = ask(&question.text)?;
@@ -203,6 +209,7 @@ fn score_questions(
         let file_grades = file_grades(&question.judgments);
         let cites_answer = asked.citations.iter().any(|c| file_grades.get(&c.path).is_some_and(|&grade| grade > 0));
         answered_from_judged += usize::from(asked.found && cites_answer);
+        opened_from_judged += usize::from(opens_with_answer(&asked, &file_grades));
         let request = SearchRequest {
             query: question.text.clone(),
             mode: search_mode,
@@ -237,10 +244,17 @@ fn score_questions(
         non_source_share_at_10: mean(totals[5], scored),
         ask_answered: mean(answered as f64, scored),
         ask_answered_from_judged: mean(answered_from_judged as f64, scored),
+        ask_opened_from_judged: mean(opened_from_judged as f64, scored),
         ask_declined: mean(declined as f64, unanswerable),
         latency_ms: Latency::of(latencies),
         per_question,
     })
+}
+
+/// Whether a found answer's first sentence cites a file judged to answer: it cites the first citation, since
+/// citations are numbered as the answer first cites them.
+fn opens_with_answer(asked: &crate::retrieval::ask::Answer, file_grades: &HashMap<String, u32>) -> bool {
+    asked.found && asked.citations.first().is_some_and(|c| file_grades.get(&c.path).is_some_and(|&grade| grade > 0))
 }
 
 /// One answerable question's scores from its ranking: file nDCG@10 (pages missed, then pages as their
@@ -271,6 +285,7 @@ fn score_ranking(
         first_answer: missed_refs.iter().position(|id| file_grades.get(*id).is_some_and(|&g| g > 0)).map(|r| r + 1),
         ask_found: asked.found,
         ask_cites_answer: cites_answer,
+        ask_opens_with_answer: opens_with_answer(asked, file_grades),
         top: results
             .iter()
             .map(|(kind, path, _)| match kind {
