@@ -285,6 +285,25 @@ pub(crate) fn is_component_tags(trimmed: &str) -> bool {
     true
 }
 
+/// The text a line of components' tags gives its reader: its attributes' quoted values, in order, one space
+/// apart (`<Listing number="4-1" caption="A variable and its scope">` reads "4-1 A variable and its scope",
+/// `<TabItem label="npm">` "npm"); none for `<Tabs>` or `<PluginLinks plugin={frontmatter.plugin} />`.
+#[must_use]
+pub(crate) fn tags_text(trimmed: &str) -> String {
+    let mut values: Vec<&str> = Vec::new();
+    let mut rest = trimmed;
+    while let Some(at) = rest.find("=\"").into_iter().chain(rest.find("='")).min() {
+        let quote = &rest[at + 1..at + 2];
+        let value = &rest[at + 2..];
+        let Some(end) = value.find(quote) else { break };
+        if !value[..end].trim().is_empty() {
+            values.push(value[..end].trim());
+        }
+        rest = &value[end + 1..];
+    }
+    values.join(" ")
+}
+
 /// Whether a line opens a component's tag that its line does not close (its attributes on the lines below).
 fn opens_component_tag(trimmed: &str) -> bool {
     trimmed.strip_prefix('<').is_some_and(|name| names_component(name) && !name.starts_with('>'))
@@ -306,6 +325,19 @@ mod tests {
 
     fn parsed(text: &str) -> Vec<String> {
         lines_of(text, &parse_view(text))
+    }
+
+    #[test]
+    fn a_tags_line_reads_as_its_attributes_quoted_values() {
+        use super::tags_text;
+        assert_eq!(
+            tags_text(r#"<Listing number="4-1" file-name="src/main.rs" caption="A variable's scope">"#),
+            "4-1 src/main.rs A variable's scope"
+        );
+        assert_eq!(tags_text("<TabItem label='npm'>"), "npm");
+        assert_eq!(tags_text("<Tabs>"), "");
+        assert_eq!(tags_text("<PluginLinks plugin={frontmatter.plugin} />"), "");
+        assert_eq!(tags_text(r#"<Card title="Unclosed>"#), "");
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub fn scoped_ready_entries(
 ) -> rusqlite::Result<HashMap<String, Vec<ReadyEntry>>> {
     let mut ready: HashMap<String, Vec<ReadyEntry>> = HashMap::new();
     let mut statement = conn.prepare(&format!(
-        "SELECT s.uri, e.chunk_id, e.revision, e.start_offset, e.end_offset
+        "SELECT s.uri, e.chunk_id, e.revision, e.start_offset, e.end_offset, e.text_hash
          FROM sources s CROSS JOIN chunks c ON c.source_id = s.id
               CROSS JOIN vector_index_entries e ON e.chunk_id = c.id AND e.model = ?2 AND e.status = 'ready'
          WHERE {}",
@@ -113,6 +113,7 @@ pub fn scoped_ready_entries(
             revision: row.get(2)?,
             start: row.get(3)?,
             end: row.get(4)?,
+            text_hash: row.get(5)?,
         });
     }
     Ok(ready)

@@ -15,8 +15,15 @@ fn chunk(id: &str, title: &str, text: &str, revision: &str, start: u32) -> Index
     }
 }
 
+/// The ready entry of a chunk of a Markdown source, as the stage writes it.
 fn ready(chunk: &IndexedChunk) -> ReadyEntry {
-    ReadyEntry { chunk_id: chunk.id.clone(), revision: chunk.revision.clone(), start: chunk.start, end: chunk.end }
+    ReadyEntry {
+        chunk_id: chunk.id.clone(),
+        revision: chunk.revision.clone(),
+        start: chunk.start,
+        end: chunk.end,
+        text_hash: crate::content_hash(crate::embeddings::embedded_text("file://guide.md", chunk).as_bytes()),
+    }
 }
 
 /// The chunk ids of the entries the generation lacks, and the texts it embeds, as the driver reads them.
@@ -79,4 +86,36 @@ fn an_edit_rederives_only_the_needs_of_its_source() {
     b.set_ready(&mut db).to(vec![ready(&edited)]);
     assert_eq!(needs(&db, scope), (Vec::new(), Vec::new()));
     assert_eq!(db.take_executed_by(|id| name(&db, id)), ["generation_needs", "source_needs(file://b.md)"]);
+}
+
+/// A Markdown chunk is embedded without MDX's markup lines (`import` lines, `{/* */}` comments, components'
+/// tags but for their attributes' quoted values, a tab's label) outside its code; code as written. An entry that embedded another text for the same chunk (the
+/// markup, before this rule) is no longer ready: the chunk is embedded again, as is no other.
+#[test]
+fn markup_is_not_embedded_and_an_entry_of_another_text_is_embedded_again() {
+    let db = TestDb::new(1000, 0);
+    let text = "import { Tabs } from '@astrojs/starlight/components';\n\n{/* prettier-ignore */}\n<Tabs>\n<TabItem label=\"macOS\">\n\
+                Launch your app at startup.\n</TabItem>\n</Tabs>\n\n```js\nimport { enable } from '@tauri-apps/plugin-autostart';\n```";
+    let page = chunk("a1", "Autostart", text, "rev-a", 0);
+    let plain = chunk("a2", "Autostart > Usage", "Call enable().", "rev-a", 200);
+    let code = chunk("c1", "lib.rs", "import { Tabs } from '@astrojs/starlight/components';", "rev-c", 0);
+    let mut stale = ready(&page);
+    stale.text_hash = crate::content_hash(format!("{}\n\n{}", page.title, page.text).as_bytes());
+    let mdx = EmbeddingSource::new(
+        &db,
+        "file://autostart.mdx".to_string(),
+        vec![page.clone(), plain.clone()],
+        vec![stale, ready(&plain)],
+    );
+    let lib = EmbeddingSource::new(&db, "file://src/lib.rs".to_string(), vec![code], Vec::new());
+    let scope = EmbeddingScope::new(&db, vec![mdx, lib]);
+    let (entries, texts) = needs(&db, scope);
+    assert_eq!(entries, ["a1", "c1"], "the entry of the markup's text is stale; the plain chunk's stands");
+    assert_eq!(
+        texts,
+        [
+            "Autostart\n\nmacOS\nLaunch your app at startup.\n\n```js\nimport { enable } from '@tauri-apps/plugin-autostart';\n```",
+            "lib.rs\n\nimport { Tabs } from '@astrojs/starlight/components';"
+        ]
+    );
 }
