@@ -30,8 +30,8 @@ pub struct IndexedChunk {
 }
 
 /// A ready entry of the generation: the revision and offsets of the chunk text its vector embeds, and the
-/// hash of the text it embedded ([`embedded_text`]): an entry that embedded another text (the chunk's markup
-/// before it was read as a reader reads it) is no longer ready.
+/// hash of the text it embedded ([`embedded_text`]): an entry that embedded another text for the chunk (a
+/// binary that read its markup otherwise) is no longer ready.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ReadyEntry {
     pub chunk_id: String,
@@ -110,9 +110,9 @@ pub fn source_needs(db: &dyn Db, source: EmbeddingSource) -> Vec<EmbeddingNeed> 
 /// `export` statements, components' tags, `{/* … */}` comments, outside code blocks), which Docusaurus,
 /// Starlight and Nextra pages open with and which would weigh in the chunk's meaning: a Starlight page's
 /// chunk opening with five `import` lines sat at cosine 0.43 to the question its one sentence answers, 0.77
-/// without them. Any other text is embedded as written, so a chunk without such lines keeps its vector
-/// (reading Markdown's comments and links' targets out as well lowered the Rust book's semantic file
-/// nDCG@10 from 0.9124 to 0.9010, docs/performance.md). Code and plain text are embedded as written.
+/// without them. A chunk without such lines is embedded as written, and keeps its vector (reading
+/// Markdown's comments and links' targets out as well lowered the Rust book's semantic file nDCG@10 from
+/// 0.9124 to 0.9010, docs/performance.md); so are code and plain text.
 #[must_use]
 pub fn embedded_text(source_ref: &str, chunk: &IndexedChunk) -> String {
     // A project file's ref is `file://PATH`, whose kind its path's extension says; a page's or an ingested
