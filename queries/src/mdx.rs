@@ -305,7 +305,7 @@ pub(crate) fn tags_text(trimmed: &str) -> String {
 }
 
 /// Whether a line opens a component's tag that its line does not close (its attributes on the lines below).
-fn opens_component_tag(trimmed: &str) -> bool {
+pub(crate) fn opens_component_tag(trimmed: &str) -> bool {
     trimmed.strip_prefix('<').is_some_and(|name| names_component(name) && !name.starts_with('>'))
         && !trimmed.contains('>')
 }

@@ -391,6 +391,14 @@ pub fn is_block_label(line: &str) -> bool {
         || crate::mdx::is_markup_line(line)
 }
 
+/// Whether a line opens an MDX component's tag that it does not close, its attributes on the lines below
+/// (`<CommandTabs npm="npm run tauri add notification"`): markup a reader never sees, whose head a snippet cut
+/// inside it would show.
+#[must_use]
+pub fn opens_component_tag(line: &str) -> bool {
+    crate::mdx::opens_component_tag(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end())
+}
+
 /// A custom container's opening or closing line, as VitePress, Docusaurus and Pandoc write them (`::: tip NOTE`,
 /// `:::warning`, `:::note[Title]`, `::: {.note}`, `::: code-group`, and `:::` alone to close): three or more
 /// colons, then nothing or a word, braces or brackets.

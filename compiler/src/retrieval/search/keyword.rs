@@ -64,7 +64,7 @@ pub(super) fn snippet(
     let from = window_start(text, window[0].0, best == 0);
     // A window at the text's end keeps what closes its last word.
     let cut_after = best + width < spans.len();
-    let to = if cut_after { window[width - 1].1 } else { text.len() };
+    let to = if cut_after { window_end(text, from, window[width - 1].1) } else { text.len() };
     // Only the window is made readable (a chunk is 2 KB, a window a tenth of it), then its words marked
     // again (the readable text's words are not the chunk's). A window that starts inside a code block is read
     // with the block's fence before it (and the fence not shown), so that its code stays as written and
@@ -124,6 +124,20 @@ fn window_start(text: &str, mut from: usize, first: bool) -> usize {
         from = line_start;
     }
     from
+}
+
+/// Where a window whose last word ends at `to` ends: before the line that word is on when that line is a block
+/// label (a component's tag `<TabItem label="npm">`, an `import` line) or opens a tag it does not close
+/// (`<CommandTabs npm="…"`), whose head alone (`<TabItem…`) the readable text would show as text; the
+/// window's first line is kept whatever it is.
+pub(super) fn window_end(text: &str, from: usize, to: usize) -> usize {
+    let line_start = text[..to].rfind('\n').map_or(0, |at| at + 1);
+    let line_end = text[to..].find('\n').map_or(text.len(), |at| to + at);
+    let line = &text[line_start..line_end];
+    if line_start > from && (knowledge_queries::is_block_label(line) || knowledge_queries::opens_component_tag(line)) {
+        return text[..line_start].trim_end().len().max(from);
+    }
+    to
 }
 
 /// The first word of the window of `width` words that holds the most distinct query stems (the earliest

@@ -617,6 +617,16 @@ mod tests {
         let tipped = format!("!!! tip \"Pointers\"\n    {}raw pointers here.", "word ".repeat(6));
         let shown = super::snippet(&tipped, &query, &mut cache, super::Highlight::Markdown).unwrap();
         assert!(!shown.contains("!!!") && !shown.contains("tip") && shown.contains("**pointers** here"), "{shown}");
+        // A window that ends inside a component's tag line ends before it, not on the tag's head (`<TabItem…`).
+        let tabbed = "Install raw pointers with:\n<TabItem label=\"npm\">\nnpm i raw";
+        let head = tabbed.find("TabItem").unwrap() + "TabItem".len();
+        assert_eq!(&tabbed[..super::keyword::window_end(tabbed, 0, head)], "Install raw pointers with:");
+        assert_eq!(super::keyword::window_end(tabbed, 28, head), head, "a window on the tag's own line keeps it");
+        let opened = "Add raw pointers:\n<CommandTabs npm=\"npm run tauri add raw\"\n  yarn=\"yarn tauri add raw\" />";
+        let head = opened.find("npm run").unwrap();
+        assert_eq!(&opened[..super::keyword::window_end(opened, 0, head)], "Add raw pointers:", "an open tag too");
+        let prose = "Install raw pointers with:\nnpm and yarn";
+        assert_eq!(super::keyword::window_end(prose, 0, 31), 31, "a line of prose is cut where the window ends");
         // A link's target keeps its words as written: bold there would break the link a reader copies.
         let target = "See [raw pointers](https://doc.rust-lang.org/raw-pointers.html), <https://x.org/raw> and https://raw.example/pointers here.";
         let linked = super::snippet(target, &query, &mut cache, super::Highlight::Markdown).unwrap();
