@@ -398,7 +398,12 @@ fn check_link(
         let under_roots = site_roots(db, project).iter().filter_map(|root| join(root, &path));
         std::iter::once(path.clone()).chain(under_roots).collect()
     } else if let Some(path) = join(folder, &target) {
-        vec![path]
+        // A bare path (no `./` or `../`) the linking file's folder lacks names a path under a site root, as
+        // Docusaurus resolves `[Store](api/Store.md)` from `understanding/glossary.md`.
+        let bare = !target.starts_with("./") && !target.starts_with("../");
+        let roots: &[String] = if bare { site_roots(db, project) } else { &[] };
+        let under_roots = roots.iter().filter_map(|root| join(root, &target)).filter(|other| *other != path);
+        std::iter::once(path.clone()).chain(under_roots).collect()
     } else {
         // Outside the project: only the file system can tell.
         let on_disk = if folder.is_empty() { target } else { format!("{folder}/{target}") };

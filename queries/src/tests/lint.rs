@@ -114,6 +114,25 @@ fn a_sites_root_relative_links_name_its_pages() {
     );
 }
 
+/// A bare relative link (no `./` or `../`) that the linking file's folder lacks resolves under the site's
+/// roots, as Docusaurus resolves it; one written with `./` does not.
+#[test]
+fn a_bare_relative_link_falls_back_to_the_sites_root() {
+    let glossary = links(&[("api/Store.md#dispatch", 1), ("./api/Store.md", 2), ("../api/Store.md", 3)]);
+    let project = Project::new(
+        vec![
+            ("docs/understanding/glossary.md", "Glossary", glossary),
+            ("docs/api/Store.md", "Store", with_anchors(&["dispatch"])),
+            ("docs/index.md", "Home", links(&[("api/Store.md#nope", 4)])),
+        ],
+        ".out/wiki",
+    );
+    assert_eq!(
+        project.findings(),
+        ["docs/index.md:4 broken_anchor", "docs/understanding/glossary.md:2 disk docs/understanding/api/Store.md"]
+    );
+}
+
 #[test]
 fn an_edit_that_keeps_what_others_link_rechecks_only_its_own_file() {
     let mut project = Project::new(
