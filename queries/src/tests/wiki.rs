@@ -565,6 +565,48 @@ fn a_sites_root_relative_links_name_the_pages_they_reach() {
     assert!(pages.iter().any(|(slug, _)| slug == "home-page"), "a link to `/` names the site's index page: {pages:?}");
 }
 
+/// A bare relative link its file's folder lacks names the page under the site's root (Docusaurus), as lint
+/// reads it; one written with `./` does not.
+#[test]
+fn a_bare_relative_link_names_the_page_under_the_sites_root() {
+    let db = TestDb::new(1000, 0);
+    let files = [
+        (
+            "docs/api/Store.md",
+            "# Store
+
+The store holds the state.
+",
+        ),
+        (
+            "docs/understanding/glossary.md",
+            "# Glossary
+
+See the [store](api/Store.md#dispatch) for dispatch.
+",
+        ),
+        (
+            "docs/usage/testing.md",
+            "# Testing
+
+Test the [store](api/Store.md) directly.
+",
+        ),
+        (
+            "docs/usage/faq.md",
+            "# FAQ
+
+A [store](./api/Store.md) is not here.
+",
+        ),
+    ];
+    let pages = planned(&db, &files);
+    let store = pages.iter().find(|(slug, _)| slug == "store").unwrap_or_else(|| panic!("{pages:?}"));
+    let mut quoted = store.1.clone();
+    quoted.sort();
+    assert_eq!(quoted, ["docs/api/Store.md", "docs/understanding/glossary.md", "docs/usage/testing.md"], "{pages:?}");
+}
+
 /// The related pages the plan gives the page "Alpha" with at most each of `limits` related pages, from a page
 /// source for each of `names` (one line about itself) and the `others`.
 fn alphas_related(names: &[&str], others: Vec<(String, String)>, limits: &[usize]) -> Vec<Vec<String>> {

@@ -1036,6 +1036,19 @@ impl<'a> Resolver<'a> {
         })
     }
 
+    /// The source a bare relative link (no `./` or `../`) names under the site's root when its file's folder
+    /// holds none, as Docusaurus resolves it and lint reads it (`[Store](api/Store.md)` from
+    /// `docs/understanding/glossary.md` is `docs/api/Store.md`).
+    fn bare_link_target(&self, label: &str) -> Option<usize> {
+        let target = label.split(['#', '?']).next().unwrap_or_default();
+        let relative = target.starts_with("./") || target.starts_with("../") || target.starts_with('/');
+        if self.site_root.is_empty() || target.is_empty() || relative {
+            return None;
+        }
+        let from_root = link_path(&format!("{}index.md", self.site_root), label)?;
+        self.link_target(&from_root, false)
+    }
+
     /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver, made
     /// only for a wikilink to no source.
     fn folded_key_of<'k>(&'k self, source: usize, signal: &'k PlanSignal) -> Option<FoldedKey<'k>> {
@@ -1065,8 +1078,10 @@ impl<'a> Resolver<'a> {
                 }
             }
             SignalKind::Link => {
-                let resolved = link_path(path, signal.label())?;
-                let target = self.link_target(&resolved, signal.label().starts_with('/'))?;
+                let label = signal.label();
+                let resolved = link_path(path, label)?;
+                let target =
+                    self.link_target(&resolved, label.starts_with('/')).or_else(|| self.bare_link_target(label))?;
                 if target == source { None } else { own_key(target) }
             }
         }
