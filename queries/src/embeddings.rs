@@ -130,25 +130,23 @@ pub fn embedded_text(source_ref: &str, chunk: &IndexedChunk) -> String {
 /// read as its attributes' quoted values (a listing's caption, a tab's label: [`crate::mdx::tags_text`]);
 /// the text itself when it has none.
 fn without_mdx_markup(text: &str) -> std::borrow::Cow<'_, str> {
-    let markup =
-        |line: &str, fences: &mut crate::Fences| !fences.is_code(line) && crate::mdx::is_markup_line(line.trim());
     let mut fences = crate::Fences::default();
-    if !text.lines().any(|line| markup(line, &mut fences)) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut fences = crate::Fences::default();
-    let mut kept: Vec<String> = Vec::new();
+    let (mut kept, mut read_out) = (String::with_capacity(text.len()), false);
     for line in text.lines() {
-        if !markup(line, &mut fences) {
-            kept.push(line.to_string());
-        } else if crate::mdx::is_component_tags(line.trim()) {
-            let said = crate::mdx::tags_text(line.trim());
-            if !said.is_empty() {
-                kept.push(said);
-            }
+        let trimmed = line.trim();
+        if fences.is_code(line) || !crate::mdx::is_markup_line(trimmed) {
+            kept.push_str(line);
+            kept.push('\n');
+            continue;
+        }
+        read_out = true;
+        let said = if crate::mdx::is_component_tags(trimmed) { crate::mdx::tags_text(trimmed) } else { String::new() };
+        if !said.is_empty() {
+            kept.push_str(&said);
+            kept.push('\n');
         }
     }
-    std::borrow::Cow::Owned(kept.join("\n").trim().to_string())
+    if read_out { std::borrow::Cow::Owned(kept.trim().to_string()) } else { std::borrow::Cow::Borrowed(text) }
 }
 
 /// One need of a source, named by its place in [`source_needs`].

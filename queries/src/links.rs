@@ -66,8 +66,7 @@ pub fn wikilink_key(from: &str, target: &str) -> Option<String> {
 /// itself for a bare anchor, or `None` when it climbs out of the project.
 #[must_use]
 pub fn link_path(from: &str, destination: &str) -> Option<String> {
-    let target = destination.split('#').next().unwrap_or_default();
-    let target = percent_decode(target.split('?').next().unwrap_or_default());
+    let target = target_of(destination);
     if target.is_empty() {
         Some(from.to_string())
     } else if let Some(rooted) = target.strip_prefix('/') {
@@ -75,6 +74,27 @@ pub fn link_path(from: &str, destination: &str) -> Option<String> {
     } else {
         join(from.rsplit_once('/').map_or("", |(folder, _)| folder), &target)
     }
+}
+
+/// A link destination's path: its query and anchor removed, `%XX` decoded.
+fn target_of(destination: &str) -> String {
+    let target = destination.split('#').next().unwrap_or_default();
+    percent_decode(target.split('?').next().unwrap_or_default())
+}
+
+/// Whether a link's path is bare (`api/Store.md`; not `./x`, `../x`, `/x` or an anchor alone), which Docusaurus
+/// looks up in the linking file's folder, then under the site's root.
+#[must_use]
+pub fn is_bare_path(target: &str) -> bool {
+    !target.is_empty() && !target.starts_with("./") && !target.starts_with("../") && !target.starts_with('/')
+}
+
+/// The project path a link destination names under a site root's folder (`docs`) when its path is bare
+/// ([`is_bare_path`]): `api/Store.md#dispatch` gives `docs/api/Store.md`.
+#[must_use]
+pub fn bare_path_under(root: &str, destination: &str) -> Option<String> {
+    let target = target_of(destination);
+    is_bare_path(&target).then(|| join(root, &target)).flatten()
 }
 
 /// The paths a resolved link may mean, in order: as written, the Markdown twin of an `.html` name (mdBook
@@ -171,7 +191,18 @@ pub fn percent_decode(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::wiki_key;
+    use super::{bare_path_under, wiki_key};
+
+    /// A bare link is looked up under a site root as its file's folder would hold it; `./`, `../`, `/` and an
+    /// anchor alone are not bare, and a bare path that climbs out of the project names nothing.
+    #[test]
+    fn a_bare_link_names_a_path_under_a_site_root() {
+        assert_eq!(bare_path_under("docs", "api/Store.md#dispatch").as_deref(), Some("docs/api/Store.md"));
+        assert_eq!(bare_path_under("docs", "api/My%20Store.md?x=1").as_deref(), Some("docs/api/My Store.md"));
+        for destination in ["./api/Store.md", "../api/Store.md", "/api/Store.md", "#dispatch", "a/../../../x.md"] {
+            assert_eq!(bare_path_under("docs", destination), None, "{destination}");
+        }
+    }
 
     #[test]
     fn a_wiki_key_is_the_name_lowercased_with_spaces_and_underscores_as_hyphens() {

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
 
-use crate::links::{join, link_candidates, percent_decode, wikilink_key};
+use crate::links::{is_bare_path, join, link_candidates, percent_decode, wikilink_key};
 use crate::{Db, LintFacts, SourceKind, SourceRef};
 
 /// One source as lint sees it. The driver creates one per path.
@@ -390,20 +390,16 @@ fn check_link(
     let target = percent_decode(target.split('?').next().unwrap_or_default());
     let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
     // What the link may name, in order: a link from the site's root (`/guide/`) names a path at the project's
-    // root or at a site root's (VitePress serves `docs/guide/index.md` there, Starlight `src/content/docs/…`).
-    let resolutions: Vec<String> = if target.is_empty() {
-        vec![from.to_string()]
+    // root, then under a site root (VitePress serves `docs/guide/index.md` there, Starlight
+    // `src/content/docs/…`); a bare one (`api/Store.md`) a path in its file's folder, then under a site root,
+    // as Docusaurus resolves it from `understanding/glossary.md`.
+    let (first, under_roots) = if target.is_empty() {
+        (from.to_string(), None)
     } else if let Some(rooted) = target.strip_prefix('/') {
         let Some(path) = join("", rooted) else { return (None, None) };
-        let under_roots = site_roots(db, project).iter().filter_map(|root| join(root, &path));
-        std::iter::once(path.clone()).chain(under_roots).collect()
+        (path.clone(), Some(path))
     } else if let Some(path) = join(folder, &target) {
-        // A bare path (no `./` or `../`) the linking file's folder lacks names a path under a site root, as
-        // Docusaurus resolves `[Store](api/Store.md)` from `understanding/glossary.md`.
-        let bare = !target.starts_with("./") && !target.starts_with("../");
-        let roots: &[String] = if bare { site_roots(db, project) } else { &[] };
-        let under_roots = roots.iter().filter_map(|root| join(root, &target)).filter(|other| *other != path);
-        std::iter::once(path.clone()).chain(under_roots).collect()
+        (path, is_bare_path(&target).then(|| target.clone()))
     } else {
         // Outside the project: only the file system can tell.
         let on_disk = if folder.is_empty() { target } else { format!("{folder}/{target}") };
@@ -415,6 +411,10 @@ fn check_link(
         });
         return (None, None);
     };
+    let roots: &[String] = if under_roots.is_some() { site_roots(db, project) } else { &[] };
+    let elsewhere = under_roots.iter().flat_map(|path| roots.iter().filter_map(move |root| join(root, path)));
+    let resolutions: Vec<String> =
+        std::iter::once(first.clone()).chain(elsewhere.filter(|path| *path != first)).collect();
     let rooted = target.starts_with('/');
     let indexed =
         resolutions.iter().find_map(|path| link_target(db, project, LinkKey::new(db, path.clone()))).or_else(|| {

@@ -1040,13 +1040,11 @@ impl<'a> Resolver<'a> {
     /// holds none, as Docusaurus resolves it and lint reads it (`[Store](api/Store.md)` from
     /// `docs/understanding/glossary.md` is `docs/api/Store.md`).
     fn bare_link_target(&self, label: &str) -> Option<usize> {
-        let target = label.split(['#', '?']).next().unwrap_or_default();
-        let relative = target.starts_with("./") || target.starts_with("../") || target.starts_with('/');
-        if self.site_root.is_empty() || target.is_empty() || relative {
+        if self.site_root.is_empty() {
             return None;
         }
-        let from_root = link_path(&format!("{}index.md", self.site_root), label)?;
-        self.link_target(&from_root, false)
+        let under_root = crate::links::bare_path_under(self.site_root.trim_end_matches('/'), label)?;
+        self.link_target(&under_root, false)
     }
 
     /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver, made

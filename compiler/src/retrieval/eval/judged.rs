@@ -209,7 +209,6 @@ fn score_questions(
         let file_grades = file_grades(&question.judgments);
         let cites_answer = asked.citations.iter().any(|c| file_grades.get(&c.path).is_some_and(|&grade| grade > 0));
         answered_from_judged += usize::from(asked.found && cites_answer);
-        opened_from_judged += usize::from(opens_with_answer(&asked, &file_grades));
         let request = SearchRequest {
             query: question.text.clone(),
             mode: search_mode,
@@ -228,6 +227,7 @@ fn score_questions(
         for (total, value) in totals.iter_mut().zip(scores) {
             *total += value;
         }
+        opened_from_judged += usize::from(scored.ask_opens_with_answer);
         per_question.push(scored);
     }
     let scored = per_question.len();
