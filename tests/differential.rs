@@ -32,6 +32,8 @@ mod fake_writer;
 mod pg_server;
 
 const OUTPUT: &str = ".hasna/knowledge";
+/// The output folder's spare file, which every generated file is written through and builds keep.
+const SPARE: &str = knowledge::wiki::SPARE;
 const BUILT_IN_PAGE: &str = include_str!("../templates/page.md.j2");
 const CONCEPTS: [&str; 6] = ["Alpha", "Beta", "Gamma", "Delta Force", "Foo", "Compost"];
 const FILES: [&str; 16] = [
@@ -744,12 +746,15 @@ fn snapshot(root: &Path) -> Result<BTreeMap<String, String>, String> {
                 }
                 continue;
             }
-            if relative.ends_with(".tmp") {
+            // The spare every file is written through is kept from one build to the next; any other
+            // temporary file is a write left unfinished.
+            if relative.ends_with(".tmp") && relative != SPARE {
                 return Err(format!("a temporary file was left: {relative}"));
             }
             // Locks are the writers' own, held or not; they hold a pid.
             // The vector files are checked against the index above: their rows' `seq`s are identities.
             let volatile = relative.starts_with("knowledge.db")
+                || relative == SPARE
                 || relative == "artifacts.stat"
                 || relative.ends_with(".lock")
                 || relative.starts_with("cache/vectors/");

@@ -149,9 +149,9 @@ fn render(root: &Path, summary: &BuildSummary) -> BTreeMap<String, String> {
         if !tree.contains(&format!("{kind} {relative}\n")) {
             writeln!(tree, "{kind} {relative}").unwrap();
         }
-        // The stat cache records mtimes and the lock file a pid: their presence is compared, their contents
-        // are not.
-        let volatile = [knowledge::wiki::STAT_CACHE, knowledge::store::LOCK_FILE];
+        // The stat cache records mtimes, the lock file a pid, and the spare the last file a build replaced:
+        // their presence is compared, their contents are not.
+        let volatile = [knowledge::wiki::STAT_CACHE, knowledge::store::LOCK_FILE, knowledge::wiki::SPARE];
         if entry.is_file() && relative != "knowledge.db" && !volatile.contains(&relative.as_str()) {
             let text = std::fs::read_to_string(&entry).unwrap();
             files.insert(relative, if is_log { normalize_log(&text) } else { text });

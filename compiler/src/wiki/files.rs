@@ -292,7 +292,8 @@ pub(super) fn leftovers(
     leftovers
 }
 
-/// Whether a file name is one of a sync's temporary files (`.NAME.PID.tmp`, [`Spares`]).
+/// Whether a file name is a temporary file of a write in progress (`.NAME.PID.tmp`: a folder's own temporary
+/// where the [`SPARE`] cannot serve, one of an earlier version's syncs, a killed build's).
 pub(super) fn is_temporary(name: &str) -> bool {
     name.strip_prefix('.')
         .and_then(|rest| rest.strip_suffix(".tmp"))
@@ -329,7 +330,7 @@ pub fn sync_files(
         remove_emptied_folders(output_dir, &path);
     }
     let mut blocked = Vec::new();
-    let mut spares = Spares::default();
+    let mut spare = Spare::new(output_dir);
     let mut stats: Vec<(String, FileStat)> = Vec::with_capacity(artifacts.len());
     for artifact in &artifacts {
         let counters = counters.of(&artifact.kind);
@@ -355,7 +356,7 @@ pub fn sync_files(
             .zip(cached_stat)
             .is_some_and(|(now, cached)| (now.size, now.mtime_ns) == (cached.size, cached.mtime_ns));
         if untouched {
-            spares.write(&store::paths::inside(output_dir, &artifact.path)?, &text)?;
+            spare.write(&store::paths::inside(output_dir, &artifact.path)?, &text)?;
             counters.written += 1;
             if let Some(stat) = file_stat(&file, &artifact.hash) {
                 stats.push((artifact.path.clone(), stat));
@@ -370,7 +371,7 @@ pub fn sync_files(
                 continue;
             }
             _ => {
-                spares.write(&store::paths::inside(output_dir, &artifact.path)?, &text)?;
+                spare.write(&store::paths::inside(output_dir, &artifact.path)?, &text)?;
                 counters.written += 1;
             }
         }
@@ -378,14 +379,13 @@ pub fn sync_files(
             stats.push((artifact.path.clone(), stat));
         }
     }
-    write_stat_cache(&mut spares, output_dir, &stats, &cached)?;
-    spares.remove()?;
+    write_stat_cache(&mut spare, output_dir, &stats, &cached)?;
     Ok(blocked)
 }
 
 /// Writes the stat cache when the files' `stats` differ from the `cached` ones.
 fn write_stat_cache(
-    spares: &mut Spares,
+    spare: &mut Spare,
     output_dir: &Path,
     stats: &[(String, FileStat)],
     cached: &HashMap<String, FileStat>,
@@ -397,7 +397,7 @@ fn write_stat_cache(
             text.push_str(&format!("{path}\t{}\t{}\t{}\n", stat.size, stat.mtime_ns, stat.hash));
         }
         crate::failpoint("stat-cache");
-        spares.write(&output_dir.join(STAT_CACHE), &text)?;
+        spare.write(&output_dir.join(STAT_CACHE), &text)?;
     }
     Ok(())
 }
@@ -415,67 +415,99 @@ fn remove_emptied_folders(output_dir: &Path, removed: &str) {
     }
 }
 
-/// Where a sync writes each file before it takes the file's place: one temporary file a folder (named by this
-/// process, so two builds never share one), which after an exchange holds the replaced file's old text and is
-/// written over for the next file of its folder. A new temporary for every file made ext4 without a journal,
-/// as this machine's, scan past the inodes just freed for each one (15 % of a watched edit's CPU); a reused
-/// one is no new inode. The sync removes them when it is done; a killed build's are removed by the next
-/// build's sync, as temporary files.
-#[derive(Default)]
-struct Spares(HashSet<PathBuf>);
+/// The file in the output folder every generated file is written through before it takes the file's place,
+/// kept from one build to the next. After an exchange it holds the replaced file's old text, and the next
+/// file is written over it: a sync that replaces files makes no new inode. A new temporary a file (then one
+/// a folder, removed after each sync) made ext4 scan past the inodes just freed for each one: 15 %, then
+/// 13.5 %, of a watched edit's CPU. Only the build holding the writer's lock syncs files, so one name serves
+/// every process; `.gitignore` (`.*.tmp`) keeps it out of commits.
+pub const SPARE: &str = ".kc-spare.tmp";
 
-impl Spares {
-    /// Writes `file` through its folder's temporary and a rename or exchange, so a reader sees the old file or
-    /// the new one.
-    fn write(&mut self, file: &Path, text: &str) -> Result<(), std::io::Error> {
-        let folder = file.parent().unwrap_or(Path::new("."));
-        let temporary = folder.join(format!(".kc-spare.{}.tmp", std::process::id()));
-        crate::failpoint("write");
-        match write_not_following(&temporary, text) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(folder)?;
-                write_not_following(&temporary, text)?;
-            }
-            other => other?,
-        }
-        crate::failpoint("rename");
-        if replace(&temporary, file)? {
-            self.0.insert(temporary);
-        } else {
-            self.0.remove(&temporary);
-        }
-        Ok(())
+/// Writes files through the output folder's [`SPARE`].
+pub(super) struct Spare {
+    path: PathBuf,
+}
+
+impl Spare {
+    pub(super) fn new(output_dir: &Path) -> Spare {
+        Spare { path: output_dir.join(SPARE) }
     }
 
-    /// Removes the temporaries left holding replaced files.
-    fn remove(self) -> Result<(), std::io::Error> {
-        for temporary in self.0 {
-            match std::fs::remove_file(&temporary) {
-                Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
-                _ => {}
+    /// Writes `file` through the spare and an exchange or rename, so a reader sees the old file or the new
+    /// one. A folder on another file system than the output folder's gets a temporary of its own.
+    fn write(&mut self, file: &Path, text: &str) -> Result<(), std::io::Error> {
+        crate::failpoint("write");
+        fill(&self.path, text)?;
+        crate::failpoint("rename");
+        match replace(&self.path, file) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))?;
+                replace(&self.path, file).map(drop)
             }
+            Err(error) if error.kind() == std::io::ErrorKind::CrossesDevices => write_through_sibling(file, text),
+            other => other.map(drop),
         }
-        Ok(())
     }
 }
 
-/// Writes `text` to `path`, truncating a file there, but never through a symbolic link planted at `path`, nor
-/// waiting on a named pipe there (opening one fails).
-fn write_not_following(path: &Path, text: &str) -> Result<(), std::io::Error> {
+/// Writes `file` through a temporary in its own folder, removed once it holds the replaced file.
+fn write_through_sibling(file: &Path, text: &str) -> Result<(), std::io::Error> {
+    let temporary = file.with_file_name(format!(".kc-spare.{}.tmp", std::process::id()));
+    fill(&temporary, text)?;
+    if replace(&temporary, file)? {
+        std::fs::remove_file(&temporary)?;
+    }
+    Ok(())
+}
+
+/// Makes `path` hold `text` alone, never through a symbolic link planted at `path`, nor waiting on a named
+/// pipe there (opening one fails), nor into a file linked elsewhere too: an exchanged page the user had
+/// hard-linked would take the next file's text in both places. Anything but a plain file of one link there
+/// is removed first (removing a link removes the link, not what it names).
+fn fill(path: &Path, text: &str) -> Result<(), std::io::Error> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits().cast_signed())
-        .open(path)?;
+    let opened = open_not_following(path, false).and_then(|file| {
+        if sole_plain_file(&file.metadata()?) { Ok(file) } else { Err(std::io::ErrorKind::AlreadyExists.into()) }
+    });
+    let mut file = match opened {
+        Ok(file) => {
+            file.set_len(0)?;
+            file
+        }
+        Err(_) => {
+            match std::fs::remove_file(path) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+                _ => {}
+            }
+            open_not_following(path, true)?
+        }
+    };
     file.write_all(text.as_bytes())
+}
+
+/// Opens `path` for writing without following a link or waiting on a pipe there; `new`: creates it, failing
+/// if anything is there.
+fn open_not_following(path: &Path, new: bool) -> Result<std::fs::File, std::io::Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if new {
+        options.create_new(true);
+    } else {
+        options.create(true);
+    }
+    options.custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits().cast_signed()).open(path)
+}
+
+/// Whether an opened file is a plain file no other name links to.
+fn sole_plain_file(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    metadata.is_file() && metadata.nlink() == 1
 }
 
 /// Puts `temporary` in `file`'s place. On Linux an existing regular file is exchanged with the temporary one
 /// (`renameat2(RENAME_EXCHANGE)`), which then holds the old text (and is written over for the next file,
-/// [`Spares`]): renaming over an existing file makes ext4 allocate and start writing the new file's blocks
+/// [`Spare`]): renaming over an existing file makes ext4 allocate and start writing the new file's blocks
 /// first (`auto_da_alloc`), 0.2–0.5 ms a file on this machine against 0.04–0.15 for the exchange
 /// (docs/performance.md). Either way a reader sees the old file or the new one; the stat cache, not the file
 /// system, is what lets the next build repair a file a crash left short. A file system that cannot exchange
@@ -496,46 +528,74 @@ fn replace(temporary: &Path, file: &Path) -> Result<bool, std::io::Error> {
 mod tests {
     use std::os::unix::fs::MetadataExt;
 
-    use super::Spares;
+    use super::Spare;
 
-    /// A folder's files are written through one temporary: after an exchange it holds the replaced file, and
-    /// the next file of the folder is written into it, so the rewritten file is the replaced one's inode (no
-    /// new inode); a file that did not exist is renamed into place; nothing is left once the sync is done.
+    /// Every file is written through the output folder's one spare: after an exchange it holds the replaced
+    /// file, and the next file is written into it, so the rewritten file is the replaced one's inode (no new
+    /// inode), whatever folder it is in; a file that did not exist is renamed into place (a missing folder
+    /// made); the spare stays for the next build, and nothing else is left.
     #[test]
-    fn a_folders_files_are_written_through_one_reused_temporary() {
-        let folder = tempfile::tempdir().unwrap();
-        let (a, b) = (folder.path().join("a.md"), folder.path().join("b.md"));
-        let mut spares = Spares::default();
-        spares.write(&a, "a1").unwrap();
-        spares.write(&b, "b1").unwrap();
+    fn files_are_written_through_the_output_folders_one_spare() {
+        let output = tempfile::tempdir().unwrap();
+        let (a, b) = (output.path().join("wiki/a.md"), output.path().join("indexes/machine/b.json"));
+        let mut spare = Spare::new(output.path());
+        spare.write(&a, "a1").unwrap();
+        spare.write(&b, "b1").unwrap();
         let replaced = std::fs::metadata(&a).unwrap().ino();
-        spares.write(&a, "a2").unwrap();
-        spares.write(&b, "b2").unwrap();
+        spare.write(&a, "a2").unwrap();
+        spare.write(&b, "b2").unwrap();
         assert_eq!(
             (std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()),
             ("a2".into(), "b2".into())
         );
         assert_eq!(std::fs::metadata(&b).unwrap().ino(), replaced, "b's text went into a's replaced file");
-        spares.remove().unwrap();
-        let names: Vec<String> = std::fs::read_dir(folder.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into())
-            .collect();
-        assert_eq!(names.len(), 2, "{names:?}");
+        let names = |folder: &std::path::Path| -> Vec<String> {
+            let mut names: Vec<String> =
+                std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(output.path()), [super::SPARE, "indexes", "wiki"]);
+        assert_eq!(
+            (names(&output.path().join("wiki")), names(&output.path().join("indexes/machine"))),
+            (vec!["a.md".to_string()], vec!["b.json".to_string()])
+        );
     }
 
-    /// A named pipe where the temporary goes makes the write fail at once rather than wait for a reader.
+    /// A page the user hard-linked elsewhere, once exchanged into the spare, is not written over with the
+    /// next file's text: their copy keeps the page's old text.
     #[test]
-    fn a_pipe_at_the_temporarys_place_fails_the_write_at_once() {
-        let folder = tempfile::tempdir().unwrap();
-        let temporary = folder.path().join(format!(".kc-spare.{}.tmp", std::process::id()));
-        rustix::fs::mknodat(rustix::fs::CWD, &temporary, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0)
+    fn a_replaced_file_linked_elsewhere_is_not_written_over() {
+        let output = tempfile::tempdir().unwrap();
+        let (a, b) = (output.path().join("wiki/a.md"), output.path().join("wiki/b.md"));
+        let mut spare = Spare::new(output.path());
+        spare.write(&a, "a1").unwrap();
+        spare.write(&b, "b1").unwrap();
+        let theirs = output.path().join("theirs.md");
+        std::fs::hard_link(&a, &theirs).unwrap();
+        spare.write(&a, "a2").unwrap();
+        spare.write(&b, "b2").unwrap();
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "a1");
+        assert_eq!(
+            (std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()),
+            ("a2".into(), "b2".into())
+        );
+    }
+
+    /// A named pipe where the spare goes is removed, not waited on: the write goes through a new spare.
+    #[test]
+    fn a_pipe_at_the_spares_place_is_replaced_at_once() {
+        let output = tempfile::tempdir().unwrap();
+        let spare_path = output.path().join(super::SPARE);
+        rustix::fs::mknodat(rustix::fs::CWD, &spare_path, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0)
             .unwrap();
         let (done, wrote) = std::sync::mpsc::channel();
-        let page = folder.path().join("a.md");
-        std::thread::spawn(move || done.send(Spares::default().write(&page, "ours").is_err()));
-        let failed = wrote.recv_timeout(std::time::Duration::from_secs(60)).expect("the write returns");
-        assert!(failed, "nothing reads the pipe, so nothing can be written through it");
+        let page = output.path().join("wiki/a.md");
+        let root = output.path().to_path_buf();
+        std::thread::spawn(move || done.send(Spare::new(&root).write(&page, "ours").is_ok()));
+        let written = wrote.recv_timeout(std::time::Duration::from_secs(60)).expect("the write returns");
+        assert!(written);
+        assert_eq!(std::fs::read_to_string(output.path().join("wiki/a.md")).unwrap(), "ours");
     }
 
     /// The walk lists the generated folders' plain files and the output folder's own, each with the size and
@@ -571,15 +631,16 @@ mod tests {
         }
     }
 
-    /// A link planted where the temporary goes is not written through.
+    /// A link planted where the spare goes is not written through: it is removed, and what it named keeps
+    /// its text.
     #[test]
-    fn a_link_at_the_temporarys_place_is_not_followed() {
-        let folder = tempfile::tempdir().unwrap();
+    fn a_link_at_the_spares_place_is_not_followed() {
+        let output = tempfile::tempdir().unwrap();
         let outside = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(outside.path(), "theirs").unwrap();
-        let temporary = folder.path().join(format!(".kc-spare.{}.tmp", std::process::id()));
-        std::os::unix::fs::symlink(outside.path(), &temporary).unwrap();
-        assert!(Spares::default().write(&folder.path().join("a.md"), "ours").is_err());
+        std::os::unix::fs::symlink(outside.path(), output.path().join(super::SPARE)).unwrap();
+        Spare::new(output.path()).write(&output.path().join("a.md"), "ours").unwrap();
         assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "theirs");
+        assert_eq!(std::fs::read_to_string(output.path().join("a.md")).unwrap(), "ours");
     }
 }

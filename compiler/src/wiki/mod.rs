@@ -33,7 +33,7 @@ pub use crate::sources::mirror::IndexSync;
 use catalog::*;
 pub use declared::declared_artifact;
 use driver::*;
-pub use files::{DiskWalk, Drift, FileCounters, STAT_CACHE, drift, sync_files};
+pub use files::{DiskWalk, Drift, FileCounters, SPARE, STAT_CACHE, drift, sync_files};
 pub use knowledge_queries::wiki::looks_generated;
 pub use log::{complete_log, record_log};
 use pages::*;
