@@ -454,6 +454,11 @@ impl Store {
              DELETE FROM temp.gone_sources;",
         )
         .map_err(wrap)?;
+        tx.execute_batch(write::KEYWORD_WRITES).map_err(wrap)?;
+        // A build that replaces every row only inserts, in rowid order: its keyword-index writes go straight in.
+        if !write.replace_all {
+            write::hold_keyword_writes(&tx).map_err(wrap)?;
+        }
         let entities_before = write::entity_values(&tx, &write.replaced).map_err(wrap)?;
         let (labels_by_path, prior_ids) = begin_sources(&tx, write).map_err(wrap)?;
         Ok(BuildTransaction {
@@ -577,6 +582,7 @@ impl BuildTransaction<'_> {
         let wrap = |source| StoreError::Sqlite { path: self.path.clone(), source };
         record_run(&self.tx, self.write, &self.labels_by_path, run, stage_events, findings).map_err(wrap)?;
         write::record_entity_changes(&self.tx, &run.id, &self.entity_changes).map_err(wrap)?;
+        write::write_keyword_index(&self.tx).map_err(wrap)?;
         crate::failpoint("before-commit");
         self.tx.commit().map_err(wrap)
     }
