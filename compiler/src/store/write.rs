@@ -275,20 +275,22 @@ pub(super) fn hold_keyword_writes(tx: &Connection) -> rusqlite::Result<()> {
 /// Writes the keyword-index writes held in `temp.keyword_writes` (deletes, then inserts, each in rowid
 /// order), and empties it: before the transaction commits. (Nothing reads the keyword index within a build.)
 pub(super) fn write_keyword_index(tx: &Connection) -> rusqlite::Result<()> {
-    let held: Vec<(bool, i64, String, String, String)> = tx
-        .prepare_cached(
-            "SELECT phase, seq, title, text, identifiers FROM temp.keyword_writes WHERE phase >= 0 ORDER BY phase, seq",
-        )?
-        .query_map([], |row| Ok((row.get::<_, i64>(0)? == 1, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    for (insert, seq, title, text, identifiers) in held {
-        let sql = if insert {
+    // Read row by row as they are written: a large build's held text is not copied into memory whole.
+    let mut held = tx.prepare_cached(
+        "SELECT phase, seq, title, text, identifiers FROM temp.keyword_writes WHERE phase >= 0 ORDER BY phase, seq",
+    )?;
+    let mut rows = held.query([])?;
+    while let Some(row) = rows.next()? {
+        let sql = if row.get::<_, i64>(0)? == 1 {
             "INSERT INTO chunks_fts (rowid, title, text, identifiers) VALUES (?1, ?2, ?3, ?4)"
         } else {
             "INSERT INTO chunks_fts (chunks_fts, rowid, title, text, identifiers) VALUES ('delete', ?1, ?2, ?3, ?4)"
         };
-        tx.prepare_cached(sql)?.execute(params![seq, title, text, identifiers])?;
+        let value = |column: usize| row.get_ref(column).map(rusqlite::types::ToSqlOutput::Borrowed);
+        tx.prepare_cached(sql)?.execute(params![value(1)?, value(2)?, value(3)?, value(4)?])?;
     }
+    drop(rows);
+    drop(held);
     tx.prepare_cached("DELETE FROM temp.keyword_writes")?.execute([])?;
     Ok(())
 }
