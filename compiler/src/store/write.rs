@@ -249,8 +249,8 @@ fn hold_keyword_insert(tx: &Connection, seq: i64, title: &str, text: &str, ident
 /// The temporary table that holds a transaction's keyword-index writes until [`write_keyword_index`]: FTS5
 /// writes the terms it holds pending to a new segment, and merges segments, whenever a write's rowid is
 /// below the last one written, and a build that rewrites several pages deletes each page's old chunks (low
-/// rowids) after the last page's new ones (high): one segment and merge a page, 28 % of a watched edit's CPU
-/// (issue 43). Held, they are written deletes first, then inserts, each in rowid order. A transaction holds
+/// rowids) after the last page's new ones (high): one segment and merge a page, about a tenth of a watched
+/// edit's CPU (issue 43). Held, they are written deletes first, then inserts, each in rowid order. A transaction holds
 /// its writes once [`hold_keyword_writes`] marks it (phase −1); a fresh index's build, which only inserts, in
 /// rowid order, writes them straight in.
 pub(super) const KEYWORD_WRITES: &str = "CREATE TEMP TABLE IF NOT EXISTS keyword_writes (
@@ -522,8 +522,8 @@ pub(super) fn delete_chunks(tx: &Connection, source_id: i64) -> rusqlite::Result
 
 /// Removes one chunk from the chunk table, and from the keyword index when the transaction's held writes are
 /// written ([`KEYWORD_WRITES`]). External-content FTS needs the indexed values to delete a row, so they are
-/// read back first. Its id is noted in `temp.gone_chunks`, so the
-/// embedding stage drops its entries without a scan.
+/// read back first. Its id is noted in `temp.gone_chunks`, so the embedding stage drops its entries without a
+/// scan.
 pub(super) fn delete_chunk(tx: &Connection, seq: i64) -> rusqlite::Result<()> {
     let chunk = tx
         .prepare_cached(&format!("{INDEXED_CHUNK} WHERE seq = ?1"))?
