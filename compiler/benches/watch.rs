@@ -9,7 +9,8 @@
 //! `/proc`, Linux only), steadier than wall time for comparing two binaries. Prints a Markdown table for
 //! `docs/performance.md`. `KNOWLEDGE_BENCH_BINARY=PATH` measures another build of the binary instead;
 //! `KNOWLEDGE_BENCH_EXTRA_CONFIG` is appended to the project's `kc.toml` (for example `[lint]` with
-//! `on_build = true`).
+//! `on_build = true`); `KNOWLEDGE_BENCH_WATCH_PREFIX` runs the watching process under a command (a profiler),
+//! stopped with SIGINT before the project is removed.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -46,7 +47,14 @@ fn bench_corpus(name: &str, source: &Path) {
     let binary = binary.as_str();
     assert!(Command::new(binary).args(["-C", root.to_str().unwrap(), "build"]).output().unwrap().status.success());
 
-    let mut watch = Command::new(binary)
+    // `KNOWLEDGE_BENCH_WATCH_PREFIX` runs the watching process under a command (`valgrind --tool=callgrind
+    // …`, `watch_instructions.py`), which is stopped with SIGINT, so that it writes what it measured before
+    // the project is removed.
+    let prefix = std::env::var("KNOWLEDGE_BENCH_WATCH_PREFIX").unwrap_or_default();
+    let mut command: Vec<&str> = prefix.split_whitespace().collect();
+    command.push(binary);
+    let mut watch = Command::new(command[0])
+        .args(&command[1..])
         .args(["-C", root.to_str().unwrap(), "build", "--watch", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -111,7 +119,11 @@ fn bench_corpus(name: &str, source: &Path) {
         while lines.try_recv().is_ok() {}
     }
     let cpu = process_cpu(watch.id()).zip(cpu_before).map(|(after, before)| (after - before) / targets.len() as u32);
-    let _ = watch.kill();
+    if prefix.is_empty() {
+        let _ = watch.kill();
+    } else {
+        let _ = Command::new("kill").args(["-INT", &watch.id().to_string()]).status();
+    }
     let _ = watch.wait();
     let (p50, p95) = percentiles(&mut wall);
     let (r50, r95) = percentiles(&mut reported);

@@ -5,9 +5,9 @@ what a timed `ab_watch.py` run cannot see on this shared machine in an hour whos
     python3 compiler/benches/watch_instructions.py CORPUS BINARY [BINARY...]
 
 For each binary: `cargo bench -p knowledge --bench watch -- CORPUS` (the same 20 edits of seven kinds)
-with `KNOWLEDGE_BENCH_BINARY` naming a wrapper that runs the `build --watch` process under
-`valgrind --tool=callgrind` (every other invocation runs the binary itself); once the bench is done the
-watching process is stopped with SIGINT and callgrind writes its profile. Prints each binary's total and
+with the `build --watch` process under `valgrind --tool=callgrind` (`KNOWLEDGE_BENCH_WATCH_PREFIX`), which
+the bench stops with SIGINT once its edits are done, before it removes the project (a watch left running
+would build again as the project is removed, and count it). Prints each binary's total and
 the inclusive instructions of the stages docs/performance.md names (the plan, the pages written and
 compared, the declared kinds, the commit, FTS5's flushes and merges). The bench's timings under valgrind
 mean nothing. The profiles stay in a temporary folder (`callgrind_annotate --inclusive=yes FILE`). Needs
@@ -16,11 +16,9 @@ valgrind (`apt-get install valgrind`).
 
 import os
 import re
-import stat
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 # Each stage by the functions that may hold it, the first one the profile names (inlining differs from one
@@ -47,37 +45,19 @@ STAGES = [
     ("FTS5 merges", ["fts5IndexMerge"]),
 ]
 
-WRAPPER = """#!/bin/sh
-for argument in "$@"; do
-  if [ "$argument" = "--watch" ]; then
-    valgrind --tool=callgrind --callgrind-out-file="{profile}" "{binary}" "$@" 2>/dev/null &
-    wait $!
-    exit
-  fi
-done
-exec "{binary}" "$@"
-"""
-
-
 def profile(corpus, binary, folder):
     """Runs the watch bench on `binary` under callgrind; returns the profile's path."""
-    name = Path(binary).name
-    out = folder / f"{name}.callgrind"
-    wrapper = folder / f"{name}.sh"
-    wrapper.write_text(WRAPPER.format(profile=out, binary=os.path.abspath(binary)))
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    env = dict(os.environ, KNOWLEDGE_BENCH_BINARY=str(wrapper))
+    out = folder / f"{Path(binary).name}.callgrind"
+    env = dict(
+        os.environ,
+        KNOWLEDGE_BENCH_BINARY=os.path.abspath(binary),
+        KNOWLEDGE_BENCH_WATCH_PREFIX=f"valgrind --tool=callgrind --callgrind-out-file={out}",
+    )
     command = ["cargo", "bench", "-q", "-p", "knowledge", "--bench", "watch", "--", corpus]
     subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    # The bench kills the process it started, the wrapper, which leaves valgrind running (killed, it would
-    # write no profile): SIGINT ends the watch, and callgrind writes the profile as it exits.
-    subprocess.run(["pkill", "-INT", "-f", f"callgrind-out-file={out}"], check=False)
-    for _ in range(120):
-        if out.exists() and subprocess.run(["pgrep", "-f", f"callgrind-out-file={out}"],
-                                           capture_output=True).returncode != 0:
-            return out
-        time.sleep(0.5)
-    sys.exit(f"callgrind wrote no profile for {binary} at {out}")
+    if not out.exists():
+        sys.exit(f"callgrind wrote no profile for {binary} at {out}")
+    return out
 
 
 def inclusive(profile_path):

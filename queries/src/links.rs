@@ -77,7 +77,7 @@ pub fn link_path(from: &str, destination: &str) -> Option<String> {
 }
 
 /// A link destination's path: its query and anchor removed, `%XX` decoded.
-fn target_of(destination: &str) -> String {
+pub(crate) fn target_of(destination: &str) -> String {
     let target = destination.split('#').next().unwrap_or_default();
     percent_decode(target.split('?').next().unwrap_or_default())
 }

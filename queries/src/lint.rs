@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
 
-use crate::links::{is_bare_path, join, link_candidates, percent_decode, wikilink_key};
+use crate::links::{is_bare_path, join, link_candidates, percent_decode, target_of, wikilink_key};
 use crate::{Db, LintFacts, SourceKind, SourceRef};
 
 /// One source as lint sees it. The driver creates one per path.
@@ -383,11 +383,8 @@ fn check_link(
     if destination.is_empty() {
         return (None, None);
     }
-    let (target, anchor) = match destination.split_once('#') {
-        Some((target, anchor)) => (target, Some(percent_decode(anchor))),
-        None => (destination, None),
-    };
-    let target = percent_decode(target.split('?').next().unwrap_or_default());
+    let anchor = destination.split_once('#').map(|(_, anchor)| percent_decode(anchor));
+    let target = target_of(destination);
     let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
     // What the link may name, in order: a link from the site's root (`/guide/`) names a path at the project's
     // root, then under a site root (VitePress serves `docs/guide/index.md` there, Starlight

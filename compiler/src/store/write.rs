@@ -229,12 +229,12 @@ pub(super) fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chun
         chunk.minhash,
         chunk.entity,
     ])?;
-    hold_keyword_insert(tx, tx.last_insert_rowid(), &chunk.title, &chunk.text, &chunk.identifiers)
+    insert_keywords(tx, tx.last_insert_rowid(), &chunk.title, &chunk.text, &chunk.identifiers)
 }
 
 /// Inserts a chunk into the keyword index, or holds the insert until [`write_keyword_index`] in a
 /// transaction that holds its writes ([`KEYWORD_WRITES`]).
-fn hold_keyword_insert(tx: &Connection, seq: i64, title: &str, text: &str, identifiers: &str) -> rusqlite::Result<()> {
+fn insert_keywords(tx: &Connection, seq: i64, title: &str, text: &str, identifiers: &str) -> rusqlite::Result<()> {
     let holding: bool =
         tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM temp.keyword_writes)")?.query_row([], |row| row.get(0))?;
     let sql = if holding {
@@ -775,7 +775,7 @@ mod tests {
             conn.execute("UPDATE chunks SET id = 'c' || seq, text = text || ' chunk ' || seq WHERE seq = ?1", [seq])
                 .unwrap();
             let text: String = conn.query_row("SELECT text FROM chunks WHERE seq = ?1", [seq], |r| r.get(0)).unwrap();
-            super::hold_keyword_insert(&conn, seq, "t", &text, "").unwrap();
+            super::insert_keywords(&conn, seq, "t", &text, "").unwrap();
             seq
         };
         // FTS5's count of the leaves it has written to new segments (its structure record, rowid 10: a
