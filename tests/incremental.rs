@@ -170,7 +170,10 @@ fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
     assert_eq!(third.sources.changed + third.sources.added, 0);
     assert_eq!(third.chunks.computed, 0, "no source chunk is computed again");
     assert_eq!(third.pages.rendered, 2);
+    // Both pages are derived ahead of their stores, across the cores, and each store finds its page
+    // rendered and its own source row's chunks made: each once.
     assert_eq!(third.queries.by_query["render_page"], 2);
+    assert_eq!(third.queries.by_query["chunks"], 2, "{:?}", third.queries.by_query);
     assert!(!third.queries.by_query.contains_key("concept_signals"), "{:?}", third.queries.by_query);
     let page = std::fs::read_to_string(root.join(".hasna/knowledge/wiki/general/beta.md")).unwrap();
     assert_eq!(page, "---\ngenerated: true\n---\n# Beta\n");

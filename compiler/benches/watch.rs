@@ -10,7 +10,7 @@
 //! `docs/performance.md`. `KNOWLEDGE_BENCH_BINARY=PATH` measures another build of the binary instead;
 //! `KNOWLEDGE_BENCH_EXTRA_CONFIG` is appended to the project's `kc.toml` (for example `[lint]` with
 //! `on_build = true`); `KNOWLEDGE_BENCH_WATCH_PREFIX` runs the watching process under a command (a profiler),
-//! stopped with SIGINT before the project is removed.
+//! stopped with SIGTERM before the project is removed.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -48,8 +48,9 @@ fn bench_corpus(name: &str, source: &Path) {
     assert!(Command::new(binary).args(["-C", root.to_str().unwrap(), "build"]).output().unwrap().status.success());
 
     // `KNOWLEDGE_BENCH_WATCH_PREFIX` runs the watching process under a command (`valgrind --tool=callgrind
-    // …`, `watch_instructions.py`), which is stopped with SIGINT, so that it writes what it measured before
-    // the project is removed.
+    // …`, `watch_instructions.py`), which is stopped with SIGTERM, so that it writes what it measured before
+    // the project is removed (not SIGINT: a shell without job control starts a background command with
+    // SIGINT ignored, and the watch then never stopped).
     let prefix = std::env::var("KNOWLEDGE_BENCH_WATCH_PREFIX").unwrap_or_default();
     let mut command: Vec<&str> = prefix.split_whitespace().collect();
     command.push(binary);
@@ -122,7 +123,7 @@ fn bench_corpus(name: &str, source: &Path) {
     if prefix.is_empty() {
         let _ = watch.kill();
     } else {
-        let _ = Command::new("kill").args(["-INT", &watch.id().to_string()]).status();
+        let _ = Command::new("kill").args(["-TERM", &watch.id().to_string()]).status();
     }
     let _ = watch.wait();
     let (p50, p95) = percentiles(&mut wall);

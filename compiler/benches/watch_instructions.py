@@ -6,7 +6,7 @@ what a timed `ab_watch.py` run cannot see on this shared machine in an hour whos
 
 For each binary: `cargo bench -p knowledge --bench watch -- CORPUS` (the same 20 edits of seven kinds)
 with the `build --watch` process under `valgrind --tool=callgrind` (`KNOWLEDGE_BENCH_WATCH_PREFIX`), which
-the bench stops with SIGINT once its edits are done, before it removes the project (a watch left running
+the bench stops with SIGTERM once its edits are done, before it removes the project (a watch left running
 would build again as the project is removed, and count it). Prints each binary's total and
 the inclusive instructions of the stages docs/performance.md names (the plan, the pages written and
 compared, the declared kinds, the commit, FTS5's flushes and merges). The bench's timings under valgrind

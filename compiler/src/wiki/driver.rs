@@ -75,6 +75,12 @@ pub(super) trait ArtifactKindDriver {
     /// What differs from the index: the artifacts to derive again, and those the graph no longer derives.
     fn compare(&mut self, run: &mut Run<'_, '_>) -> Result<Compared<Self::Stale>, StoreError>;
 
+    /// Readies the artifacts to derive again before any is stored: what a kind derives for all of them at once
+    /// (the pages, spread over the cores). Readies nothing by default.
+    fn ready(&mut self, _run: &mut Run<'_, '_>, _stale: &mut [Self::Stale]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Derives one artifact and stores its rows (and hands a text the index does not keep whole to the file
     /// sync, `stage.fresh`).
     fn store(&mut self, run: &mut Run<'_, '_>, stale: Self::Stale, stage: &mut Stage) -> Result<Stored, StoreError>;
@@ -91,7 +97,8 @@ pub(super) fn drive<K: ArtifactKindDriver>(
     run: &mut Run<'_, '_>,
     stage: &mut Stage,
 ) -> Result<Vec<String>, StoreError> {
-    let Compared { stale, gone } = kind.compare(run)?;
+    let Compared { mut stale, gone } = kind.compare(run)?;
+    kind.ready(run, &mut stale)?;
     let mut touched = Vec::with_capacity(stale.len() + gone.len());
     for item in stale {
         let stored = kind.store(run, item, stage)?;

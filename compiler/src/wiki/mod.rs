@@ -11,6 +11,7 @@ use knowledge_queries::wiki::{
     Templates, WikiPage, concept_keys, plan_reads,
 };
 use knowledge_queries::{SourceFile, SourceRef, chunks, content_hash, outline};
+use rayon::prelude::*;
 use rusqlite::Connection;
 use salsa::{Durability, Setter};
 use serde::Serialize;
@@ -304,6 +305,59 @@ impl ArtifactKindDriver for Pages<'_> {
         Ok(Compared { stale: changed, gone })
     }
 
+    /// Reads every changed page's quotes and stored text, then derives what the pages' stores will ask the
+    /// query graph for, spread over the cores: their summaries, their Markdown and catalog rows, and the
+    /// chunks and outlines of the source rows derived from that Markdown. Each page's store then finds
+    /// them made. Deriving one page after another left a core idle while an edit re-rendered tens of pages.
+    /// With a writer, which writes a page's summary before it renders, only the summaries are made ahead.
+    fn ready(&mut self, run: &mut Run<'_, '_>, stale: &mut [ChangedPage]) -> Result<(), StoreError> {
+        if stale.len() < 2 {
+            return Ok(());
+        }
+        let writes = self.writer.is_some();
+        for page in stale.iter_mut() {
+            let before = self.stored.get(&page.model.slug);
+            page.read = Some(read_page(run, &mut page.model, &page.text_hash, before, writes)?);
+        }
+        let renders = |page: &ChangedPage| page.read.as_ref().is_some_and(|read| read.kept.is_none());
+        stale.par_iter_mut().filter(|page| renders(page)).for_each(|page| {
+            summarize(&mut page.model);
+            if let Some(read) = &mut page.read {
+                read.summarized = true;
+            }
+        });
+        if writes {
+            return Ok(());
+        }
+        let rendering: Vec<&ChangedPage> = stale.iter().filter(|page| renders(page)).collect();
+        let inputs: Vec<WikiPage> = rendering
+            .iter()
+            .map(|page| page_input(run.db, run.inputs, &page.model, page.source_count as u64))
+            .collect();
+        // An error is left for the page's store to report.
+        let rendered: Vec<Option<(String, String)>> = inputs
+            .par_iter()
+            .map_with(run.db.clone(), |db, &input| {
+                let markdown = wiki::render_page(db, input).as_ref().ok()?.clone();
+                let revision = wiki::page_artifact(db, input).as_ref().ok()?.hash.clone();
+                Some((markdown, revision))
+            })
+            .collect();
+        let mut files = Vec::new();
+        for (page, rendered) in rendering.iter().zip(rendered) {
+            let Some((markdown, revision)) = rendered else { continue };
+            let stored = page.read.as_ref().and_then(|read| read.stored.as_ref());
+            if restamped(stored, &page.model, &markdown).is_none() {
+                files.push(page_file(run.db, run.inputs, &page.model, &markdown, &revision));
+            }
+        }
+        files.par_iter().for_each_with(run.db.clone(), |db, &file| {
+            outline(db, file);
+            chunks(db, file);
+        });
+        Ok(())
+    }
+
     fn store(&mut self, run: &mut Run<'_, '_>, page: ChangedPage, stage: &mut Stage) -> Result<Stored, StoreError> {
         let before = self.stored.get(&page.model.slug);
         store_changed_page(run, page, before, self.writer.as_deref_mut(), stage)
@@ -336,6 +390,8 @@ struct ChangedPage {
     source_count: usize,
     view: String,
     view_hash: String,
+    /// What it read from the index, when [`Pages::ready`] read it ahead.
+    read: Option<ReadPage>,
 }
 
 /// Asks the graph for the pages to compare with their rows: with the plan as the last build left it, those
@@ -410,6 +466,7 @@ fn compare_pages(
             source_count: view.source_count(),
             view: serde_json::to_string(&view.stored(db)).expect("views serialize"),
             view_hash: view_hash.unwrap_or_else(|| view.stored_hash(db)),
+            read: None,
         });
     }
     Ok(PageComparison { stored, current, changed })
@@ -437,6 +494,50 @@ fn pages_to_compare<'db>(
     })
 }
 
+/// What a changed page reads from the index before anything of it is derived: its quotes' texts (filled
+/// into its model), the text key they make, and its stored text where the build may keep it.
+struct ReadPage {
+    text_key: String,
+    /// The page's stored text and rows (none for a new page, and in a full rebuild).
+    stored: Option<store::StoredPageText>,
+    /// The stored text with the revisions its quotes cite now, and its summary: a page that differs from its
+    /// stored one in those revisions alone ([`kept_text`]).
+    kept: Option<(String, String)>,
+    /// Whether its model's summary is made ([`Pages::ready`] makes it ahead).
+    summarized: bool,
+}
+
+/// Reads a changed page's quotes into `model` and its stored text ([`ReadPage`]); `writes` when a writer
+/// writes its summary (a written page is never kept).
+fn read_page(
+    run: &Run<'_, '_>,
+    model: &mut PageModel,
+    text_hash: &str,
+    before: Option<&store::StoredPage>,
+    writes: bool,
+) -> Result<ReadPage, StoreError> {
+    let (conn, context) = (run.conn, run.context);
+    let sql = |source| context.sql_error(source);
+    fill_quotes(conn, model).map_err(sql)?;
+    let text_key = text_key(text_hash, model);
+    drop_repeated_quotes(model);
+    // The page's stored rows, which it may keep (none in a full rebuild, whose chunks were cleared).
+    let stored = if before.is_some() && !context.full {
+        store::stored_page_text(conn, &model.slug, &SourceRef::page(&model.slug).path()).map_err(sql)?
+    } else {
+        None
+    };
+    // The built-in template prints each revision as it is; with no writer, a page whose text key is the
+    // stored one is the stored text with the revisions its quotes cite replaced.
+    let kept = match stored.as_ref().filter(|_| !writes && context.templates.page == PAGE_TEMPLATE) {
+        Some(stored) => {
+            kept_text(conn, model, &text_key, stored).map_err(sql)?.map(|text| (text, stored.summary.clone()))
+        }
+        None => None,
+    };
+    Ok(ReadPage { text_key, stored, kept, summarized: false })
+}
+
 /// Renders a changed page with its quotes read from the index, and stores it with its source row.
 fn store_changed_page(
     run: &mut Run<'_, '_>,
@@ -445,33 +546,25 @@ fn store_changed_page(
     writer: Option<&mut Writer>,
     stage: &mut Stage,
 ) -> Result<Stored, StoreError> {
+    let ChangedPage { mut model, model_hash, text_hash, source_count, view, view_hash, read } = page;
+    let read = match read {
+        Some(read) => read,
+        None => read_page(run, &mut model, &text_hash, before, writer.is_some())?,
+    };
+    let ReadPage { text_key, stored, kept, summarized } = read;
     let (conn, context) = (run.conn, run.context);
     let sql = |source| context.sql_error(source);
-    let ChangedPage { mut model, model_hash, text_hash, source_count, view, view_hash } = page;
-    fill_quotes(conn, &mut model).map_err(sql)?;
-    let text_key = text_key(&text_hash, &model);
-    drop_repeated_quotes(&mut model);
-    // The page's stored rows, which it may keep (none in a full rebuild, whose chunks were cleared).
     let path = SourceRef::page(&model.slug).path();
-    let stored = if before.is_some() && !context.full {
-        store::stored_page_text(conn, &model.slug, &path).map_err(sql)?
-    } else {
-        None
-    };
-    // The built-in template prints each revision as it is; with no writer, a page whose text key is the
-    // stored one is the stored text with the revisions its quotes cite replaced.
-    let kept = match stored.as_ref().filter(|_| writer.is_none() && context.templates.page == PAGE_TEMPLATE) {
-        Some(stored) => kept_text(conn, &model, &text_key, stored).map_err(sql)?.map(|text| (text, &stored.summary)),
-        None => None,
-    };
     let (markdown, artifact, writing, summary) = match kept {
         Some((markdown, summary)) => {
             page_input(run.db, run.inputs, &model, source_count as u64);
             let artifact = wiki::page_artifact_of(&model, source_count as u64, &markdown);
-            (markdown, artifact, writer::PageWriting::default(), summary.clone())
+            (markdown, artifact, writer::PageWriting::default(), summary)
         }
         None => {
-            summarize(&mut model);
+            if !summarized {
+                summarize(&mut model);
+            }
             let writing = match writer {
                 Some(writer) => writer.write(conn, &mut model, context.run_id, &mut stage.events).map_err(sql)?,
                 None => writer::PageWriting::default(),

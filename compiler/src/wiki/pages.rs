@@ -76,11 +76,7 @@ pub(super) fn page_source_row(
     markdown: &str,
     revision: &str,
 ) -> SourceRow {
-    let file = inputs.pages[&model.slug].1;
-    if file.text(db) != markdown {
-        file.set_text(db).to(markdown.to_string());
-        file.set_revision(db).to(revision.to_string());
-    }
+    let file = page_file(db, inputs, model, markdown, revision);
     let outline = outline(db, file).clone();
     let page_chunks = chunks(db, file);
     SourceRow {
@@ -107,6 +103,23 @@ pub(super) fn page_source_row(
     }
 }
 
+/// The page's file input, holding `markdown` at `revision` (set only where it changed): its source row is
+/// parsed and chunked from it.
+pub(super) fn page_file(
+    db: &mut KnowledgeDb,
+    inputs: &PageInputs,
+    model: &PageModel,
+    markdown: &str,
+    revision: &str,
+) -> SourceFile {
+    let file = inputs.pages[&model.slug].1;
+    if file.text(db) != markdown {
+        file.set_text(db).to(markdown.to_string());
+        file.set_revision(db).to(revision.to_string());
+    }
+    file
+}
+
 /// How a rendered page's source row is written.
 pub(super) enum PageSource {
     /// Derived from the page's Markdown: parsed and chunked like any source.
@@ -128,11 +141,21 @@ pub(super) fn page_source(
     markdown: &str,
     revision: &str,
 ) -> PageSource {
-    let cited: BTreeSet<&str> = model.quotes().map(|q| q.revision.as_str()).filter(|r| !r.is_empty()).collect();
-    match stored.and_then(|stored| Some((stored.source_id, restamped_outline(stored, &cited, markdown)?))) {
+    match restamped(stored, model, markdown) {
         Some((source_id, outline)) => PageSource::Restamped { source_id, outline },
         None => PageSource::Derived(Box::new(page_source_row(db, inputs, model, markdown, revision))),
     }
+}
+
+/// The `stored` page's source row id and its outline restamped, when `markdown` differs from the stored
+/// Markdown only in the revisions `model`'s quotes cite ([`PageSource::Restamped`]).
+pub(super) fn restamped(
+    stored: Option<&store::StoredPageText>,
+    model: &PageModel,
+    markdown: &str,
+) -> Option<(i64, String)> {
+    let cited: BTreeSet<&str> = model.quotes().map(|q| q.revision.as_str()).filter(|r| !r.is_empty()).collect();
+    stored.and_then(|stored| Some((stored.source_id, restamped_outline(stored, &cited, markdown)?)))
 }
 
 /// The stored page's outline with the page's new revisions, when `markdown` differs from the stored
