@@ -172,6 +172,8 @@ fn next_changes(
     let mut complete = true;
     let mut started = None;
     let mut writers = Writers::default();
+    // A change to the git excludes may change which files are sources: the build walks the project again.
+    let exclude = root.join(".git/info/exclude");
     loop {
         let event = match started {
             None => events.recv().ok()?,
@@ -207,7 +209,7 @@ fn next_changes(
             started.get_or_insert_with(Instant::now);
         }
         for path in paths {
-            if path.strip_prefix(root).is_ok_and(|inside| inside == Path::new(".git/info/exclude")) {
+            if path == exclude {
                 complete = false;
                 started.get_or_insert_with(Instant::now);
             }
@@ -265,29 +267,56 @@ fn matters(kind: &notify::EventKind) -> bool {
 }
 
 /// The project-relative path of an event that may change a build's inputs, or `None` for the build's
-/// own writes and for `.git`.
+/// own writes and for `.git`. Most events are the build's own: every file it writes under the output
+/// folder gives several, each told apart here on the watcher's thread while the build uses the other core.
+/// They are told apart by the path's text, with no allocation, and with no stat but for a path that would
+/// otherwise be an input (a folder made inside `wiki/` is none).
 fn relevant(path: &Path, root: &Path, output_dir: &Path, generated: &HashSet<String>) -> Option<String> {
+    if let Some(inside) = inside_folder(path, output_dir) {
+        let name = inside.rsplit('/').next().unwrap_or_default();
+        let hand_written =
+            inside.starts_with("wiki/") && !generated.contains(inside.as_ref()) && !name.starts_with('.');
+        let ingested = inside == crate::sources::ingested::INGESTED_FILE
+            || (inside.strip_prefix(crate::sources::ingested::INGESTED_DIR).is_some_and(|rest| rest.starts_with('/'))
+                && !name.starts_with('.'));
+        // The build creates the output folder's folders; a folder is no source.
+        if !(hand_written || ingested || inside == crate::sources::notes::NOTES_FILE) || path.is_dir() {
+            return None;
+        }
+    } else if output_dir.starts_with(path) {
+        // The output folder itself, or a folder above it, which the build creates.
+        return None;
+    }
     let relative = path.strip_prefix(root).ok()?;
     if relative.components().any(|c| c.as_os_str() == ".git") {
         return None;
     }
-    // The build creates the output folder and its folders; a folder is no source.
-    if output_dir.starts_with(path) || (path.starts_with(output_dir) && path.is_dir()) {
-        return None;
+    Some(as_text(relative).into_owned())
+}
+
+/// `path` below `folder` (not `folder` itself), `/`-separated: compared as text where both are, else by
+/// their components.
+fn inside_folder<'p>(path: &'p Path, folder: &Path) -> Option<std::borrow::Cow<'p, str>> {
+    if let (Some(path_text), Some(folder_text)) = (path.to_str(), folder.to_str())
+        && let Some(inside) =
+            path_text.strip_prefix(folder_text.trim_end_matches('/')).and_then(|rest| rest.strip_prefix('/'))
+        && !inside.is_empty()
+    {
+        return Some(std::borrow::Cow::Borrowed(inside));
     }
-    let as_text =
-        |path: &Path| path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-    if let Ok(inside) = path.strip_prefix(output_dir) {
-        let inside = as_text(inside);
-        let name = inside.rsplit('/').next().unwrap_or_default();
-        let hand_written = inside.starts_with("wiki/") && !generated.contains(&inside) && !name.starts_with('.');
-        let ingested = inside == crate::sources::ingested::INGESTED_FILE
-            || (inside.starts_with(&format!("{}/", crate::sources::ingested::INGESTED_DIR)) && !name.starts_with('.'));
-        if !(hand_written || ingested || inside == crate::sources::notes::NOTES_FILE) {
-            return None;
+    path.strip_prefix(folder).ok().filter(|inside| !inside.as_os_str().is_empty()).map(as_text)
+}
+
+/// A relative path's components joined by `/`.
+fn as_text(path: &Path) -> std::borrow::Cow<'_, str> {
+    match path.to_str() {
+        Some(text) if !text.contains("//") && !text.split('/').any(|part| part == ".") => {
+            std::borrow::Cow::Borrowed(text)
         }
+        _ => std::borrow::Cow::Owned(
+            path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        ),
     }
-    Some(as_text(relative))
 }
 
 #[cfg(test)]
@@ -295,7 +324,46 @@ mod tests {
     use notify::EventKind;
     use notify::event::{CreateKind, DataChange, ModifyKind, RemoveKind, RenameMode};
 
-    use super::{QUIET, SETTLED, Writers};
+    use super::{QUIET, SETTLED, Writers, relevant};
+
+    /// Which events are inputs: a source, and under the output folder only hand-written wiki files, what
+    /// `ingest` stores and the notes file; never the build's own files and folders, `.git`, or a path outside
+    /// the project.
+    #[test]
+    fn only_a_path_a_build_reads_is_relevant() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let output = root.join(".hasna/knowledge");
+        std::fs::create_dir_all(output.join("wiki/made")).unwrap();
+        let generated: std::collections::HashSet<String> = ["wiki/general/a.md".to_string()].into();
+        let ingested = crate::sources::ingested::INGESTED_DIR;
+        let cases: Vec<(std::path::PathBuf, Option<String>)> = vec![
+            (root.join("docs/a.md"), Some("docs/a.md".into())),
+            (root.join(".git/HEAD"), None),
+            (dir.path().join("elsewhere/a.md"), None),
+            (output.clone(), None),
+            (root.join(".hasna"), None),
+            (output.join("knowledge.db"), None),
+            (output.join(".kc-spare.tmp"), None),
+            (output.join("wiki/general/a.md"), None),
+            (output.join("wiki/mine.md"), Some(".hasna/knowledge/wiki/mine.md".into())),
+            (output.join("wiki/.mine.md.tmp"), None),
+            (output.join("wiki/made"), None),
+            (
+                output.join(crate::sources::ingested::INGESTED_FILE),
+                Some(format!(".hasna/knowledge/{}", crate::sources::ingested::INGESTED_FILE)),
+            ),
+            (output.join(format!("{ingested}/page.txt")), Some(format!(".hasna/knowledge/{ingested}/page.txt"))),
+            (output.join(format!("{ingested}/.page.txt.tmp")), None),
+            (
+                output.join(crate::sources::notes::NOTES_FILE),
+                Some(format!(".hasna/knowledge/{}", crate::sources::notes::NOTES_FILE)),
+            ),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(relevant(&path, &root, &output, &generated), expected, "{}", path.display());
+        }
+    }
 
     /// A burst waits out [`QUIET`] while a file it wrote is open, and only [`SETTLED`] once every writer
     /// closed its file (or the file was renamed into place or removed); a burst whose watcher lost events
