@@ -30,6 +30,13 @@ STAGES = [
         ["<knowledge::wiki::Pages as knowledge::wiki::driver::ArtifactKindDriver>::compare"],
     ),
     (
+        # Only the calling thread's share: the summaries, renders and chunks it hands to rayon's workers are
+        # counted under those threads (`render_page`, `chunks`, `lead_summary` inclusive hold them all).
+        "pages readied (this thread)",
+        ["<knowledge::wiki::Pages as knowledge::wiki::driver::ArtifactKindDriver>::ready"],
+    ),
+    ("pages rendered (every thread)", ["knowledge_queries::wiki::render::render_page"]),
+    (
         "pages written",
         [
             "<knowledge::wiki::Pages as knowledge::wiki::driver::ArtifactKindDriver>::store",

@@ -442,7 +442,7 @@ impl Store {
             drop_everything(&tx).map_err(wrap)?;
             tx.execute_batch(SCHEMA).map_err(wrap)?;
             set_meta(&tx, "format_version", &FORMAT_VERSION.to_string()).map_err(wrap)?;
-            set_meta(&tx, "schema_hash", &schema_hash()).map_err(wrap)?;
+            set_meta(&tx, "schema_hash", schema_hash()).map_err(wrap)?;
         }
         // The ids of the chunks this build deletes, for the embedding stage, and the paths of the sources it
         // deletes, for the vector file (`temp`: one connection's, gone with it; a build stopped before the
@@ -692,8 +692,10 @@ pub(crate) fn decode_line_keys(blob: &[u8]) -> impl Iterator<Item = i64> + '_ {
 
 /// A hash of the schema SQL, stored with the index: a schema change rebuilds every existing index even if
 /// `FORMAT_VERSION` was not bumped; a reworded comment does not.
-fn schema_hash() -> String {
-    knowledge_queries::content_hash(without_comments(&format!("{SCHEMA}{INDEXES}")).as_bytes())
+/// Made once a process: every build compares it with the index's, and it is 0.4 M instructions a time.
+fn schema_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| knowledge_queries::content_hash(without_comments(&format!("{SCHEMA}{INDEXES}")).as_bytes()))
 }
 
 /// SQL without its `--` comments and blank lines. The schema's string literals hold no `--`.
