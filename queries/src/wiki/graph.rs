@@ -10,9 +10,7 @@
 //!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
 
-use super::plan::{
-    CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, VIEWS_PER_THREAD, concept_key, in_parts, plan,
-};
+use super::plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan};
 use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader};
 use super::signals::Excerpt;
 use crate::Db;
@@ -213,13 +211,11 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
         })
         .collect();
     let plan = plan(&sources, catalog.settings(db));
-    // Each page's view is made from the plan and the sources alone, on every core: a re-planning edit makes
-    // them all again.
-    let views = in_parts(&plan.pages, VIEWS_PER_THREAD, || {
-        |_, page: &PagePlan| page_view(page, &plan.pages, &sources, entries)
-    });
-    let pages =
-        plan.pages.iter().zip(views).map(|(page, view)| PlannedPage::new(db, page.slug.clone(), view)).collect();
+    let pages = plan
+        .pages
+        .iter()
+        .map(|page| PlannedPage::new(db, page.slug.clone(), page_view(page, &plan.pages, &sources, entries)))
+        .collect();
     Planned { pages, named_keys: plan.named_keys }
 }
 

@@ -856,15 +856,11 @@ const CANDIDATES_PER_THREAD: usize = 128;
 /// Pages a thread relating pages takes at least: each reads every page it shares a source with.
 const PAGES_PER_THREAD: usize = 128;
 
-/// Pages a thread making their views takes at least (`graph::planned_pages`): each is made in about ten
-/// thousand instructions.
-pub(super) const VIEWS_PER_THREAD: usize = 128;
-
 /// `each` of a thread (made by `worker`, so each thread keeps scratch space of its own) over every item with
 /// its index, the results in item order: the plan's per-concept and per-page steps split across the cores,
 /// which a re-planning edit leaves idle. A thread takes at least `per_thread` items: with fewer it would
 /// cost more than it saves.
-pub(super) fn in_parts<T: Sync, R: Send, F: FnMut(usize, &T) -> R>(
+fn in_parts<T: Sync, R: Send, F: FnMut(usize, &T) -> R>(
     items: &[T],
     per_thread: usize,
     worker: impl Fn() -> F + Sync,
