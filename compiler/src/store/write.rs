@@ -232,8 +232,9 @@ pub(super) fn insert_chunk(tx: &Connection, source_id: i64, revision: &str, chun
     insert_keywords(tx, tx.last_insert_rowid(), &chunk.title, &chunk.text, &chunk.identifiers)
 }
 
-/// Inserts a chunk into the keyword index, or holds the insert until [`write_keyword_index`] in a
-/// transaction that holds its writes ([`KEYWORD_WRITES`]).
+/// Inserts a chunk into the keyword index, or holds the insert until [`write_keyword_index`] once the
+/// transaction holds any write ([`KEYWORD_WRITES`]): the mark of an incremental build, or a held delete,
+/// which a later insert of its rowid must follow.
 fn insert_keywords(tx: &Connection, seq: i64, title: &str, text: &str, identifiers: &str) -> rusqlite::Result<()> {
     let holding: bool =
         tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM temp.keyword_writes)")?.query_row([], |row| row.get(0))?;
@@ -252,7 +253,8 @@ fn insert_keywords(tx: &Connection, seq: i64, title: &str, text: &str, identifie
 /// rowids) after the last page's new ones (high): one segment and merge a page, about a tenth of a watched
 /// edit's CPU (issue 43). Held, they are written deletes first, then inserts, each in rowid order. A transaction holds
 /// its writes once [`hold_keyword_writes`] marks it (phase −1); a fresh index's build, which only inserts, in
-/// rowid order, writes them straight in.
+/// rowid order, writes them straight in, until a delete (always held) makes it hold every write after: the
+/// held ones are all written after the straight ones, so each rowid's writes keep their order.
 pub(super) const KEYWORD_WRITES: &str = "CREATE TEMP TABLE IF NOT EXISTS keyword_writes (
         phase INTEGER NOT NULL, -- -1: the mark that writes are held, 0: a delete, 1: an insert
         seq INTEGER NOT NULL,
@@ -743,6 +745,45 @@ mod tests {
         // The same rows again change nothing.
         super::replace_rows(&conn, "page_sources", "page = ?1", "p", &columns, &listed("p", &["a", "c", "b"])).unwrap();
         assert_eq!(rows(&conn), after);
+    }
+
+    /// In a transaction that writes straight into the keyword index (a fresh index's build, not marked to
+    /// hold its writes), a delete is still held, and every write after it is held behind it: a chunk
+    /// inserted, deleted, and its rowid taken again by a chunk sharing its words leaves the new chunk found.
+    /// An insert written straight in before the held delete of its rowid would lose the words it shares.
+    #[test]
+    fn writes_after_a_held_delete_are_held_behind_it() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE chunks (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id INTEGER NOT NULL,
+                                  title TEXT NOT NULL, text TEXT NOT NULL, identifiers TEXT NOT NULL);
+             CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers, content='chunks', content_rowid='seq');
+             CREATE TEMP TABLE gone_chunks (id TEXT PRIMARY KEY) WITHOUT ROWID;",
+        )
+        .unwrap();
+        conn.execute_batch(super::KEYWORD_WRITES).unwrap();
+        conn.execute_batch("BEGIN").unwrap();
+        let insert = |id: &str, text: &str| -> i64 {
+            conn.execute(
+                "INSERT INTO chunks (id, source_id, title, text, identifiers) VALUES (?1, 1, 't', ?2, '')",
+                [id, text],
+            )
+            .unwrap();
+            let seq = conn.last_insert_rowid();
+            super::insert_keywords(&conn, seq, "t", text, "").unwrap();
+            seq
+        };
+        let first = insert("a", "shared words first");
+        super::delete_chunk(&conn, first).unwrap();
+        assert_eq!(insert("b", "shared words second"), first, "the rowid is taken again");
+        super::write_keyword_index(&conn).unwrap();
+        conn.execute_batch("COMMIT").unwrap();
+        let matches = |word: &str| -> i64 {
+            conn.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [word], |row| row.get(0))
+                .unwrap()
+        };
+        assert_eq!([matches("shared"), matches("second"), matches("first")], [1, 1, 0]);
+        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')", []).unwrap();
     }
 
     /// A build's keyword-index writes make no index segment before its commit: a delete of a row by a
