@@ -422,7 +422,8 @@ fn remove_emptied_folders(output_dir: &Path, removed: &str) {
 /// in a folder whose block group a removed project had freed). Only the build holding the writer's lock syncs files, so one name serves
 /// every process; `.gitignore` (`.*.tmp`) keeps it out of commits. The price: a reader that opened a page
 /// before an exchange and still reads it when the spare is next written (the same sync, or the next build)
-/// reads that file's text instead, where a removed temporary left it the old page to the end.
+/// reads the next file's text, or its start over the old page's rest (the spare is written over, then cut),
+/// where a removed temporary left it the old page to the end.
 pub const SPARE: &str = ".kc-spare.tmp";
 
 /// Writes files through the output folder's [`SPARE`].

@@ -320,12 +320,7 @@ impl ArtifactKindDriver for Pages<'_> {
             page.read = Some(read_page(run, &mut page.model, &page.text_hash, before, writes)?);
         }
         let renders = |page: &ChangedPage| page.read.as_ref().is_some_and(|read| read.kept.is_none());
-        stale.par_iter_mut().filter(|page| renders(page)).for_each(|page| {
-            summarize(&mut page.model);
-            if let Some(read) = &mut page.read {
-                read.summarized = true;
-            }
-        });
+        stale.par_iter_mut().filter(|page| renders(page)).for_each(|page| summarize(&mut page.model));
         if writes {
             return Ok(());
         }
@@ -503,8 +498,6 @@ struct ReadPage {
     /// The stored text with the revisions its quotes cite now, and its summary: a page that differs from its
     /// stored one in those revisions alone ([`kept_text`]).
     kept: Option<(String, String)>,
-    /// Whether its model's summary is made ([`Pages::ready`] makes it ahead).
-    summarized: bool,
 }
 
 /// Reads a changed page's quotes into `model` and its stored text ([`ReadPage`]); `writes` when a writer
@@ -535,7 +528,7 @@ fn read_page(
         }
         None => None,
     };
-    Ok(ReadPage { text_key, stored, kept, summarized: false })
+    Ok(ReadPage { text_key, stored, kept })
 }
 
 /// Renders a changed page with its quotes read from the index, and stores it with its source row.
@@ -547,11 +540,12 @@ fn store_changed_page(
     stage: &mut Stage,
 ) -> Result<Stored, StoreError> {
     let ChangedPage { mut model, model_hash, text_hash, source_count, view, view_hash, read } = page;
-    let read = match read {
-        Some(read) => read,
-        None => read_page(run, &mut model, &text_hash, before, writer.is_some())?,
+    // A page [`Pages::ready`] read was summarized there too, unless it keeps its stored text.
+    let (read, summarized) = match read {
+        Some(read) => (read, true),
+        None => (read_page(run, &mut model, &text_hash, before, writer.is_some())?, false),
     };
-    let ReadPage { text_key, stored, kept, summarized } = read;
+    let ReadPage { text_key, stored, kept } = read;
     let (conn, context) = (run.conn, run.context);
     let sql = |source| context.sql_error(source);
     let path = SourceRef::page(&model.slug).path();
