@@ -747,21 +747,29 @@ mod tests {
         assert_eq!(rows(&conn), after);
     }
 
+    /// The chunk table and its keyword index as the schema makes them (the columns these tests need), with the
+    /// table of a transaction's held keyword writes.
+    fn keyword_index() -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE chunks (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id INTEGER NOT NULL,
+                                  title TEXT NOT NULL, text TEXT NOT NULL, identifiers TEXT NOT NULL);
+             CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers, content = 'chunks',
+                                                         content_rowid = 'seq');
+             CREATE TEMP TABLE gone_chunks (id TEXT PRIMARY KEY) WITHOUT ROWID;",
+        )
+        .unwrap();
+        conn.execute_batch(super::KEYWORD_WRITES).unwrap();
+        conn
+    }
+
     /// In a transaction that writes straight into the keyword index (a fresh index's build, not marked to
     /// hold its writes), a delete is still held, and every write after it is held behind it: a chunk
     /// inserted, deleted, and its rowid taken again by a chunk sharing its words leaves the new chunk found.
     /// An insert written straight in before the held delete of its rowid would lose the words it shares.
     #[test]
     fn writes_after_a_held_delete_are_held_behind_it() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE chunks (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id INTEGER NOT NULL,
-                                  title TEXT NOT NULL, text TEXT NOT NULL, identifiers TEXT NOT NULL);
-             CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers, content='chunks', content_rowid='seq');
-             CREATE TEMP TABLE gone_chunks (id TEXT PRIMARY KEY) WITHOUT ROWID;",
-        )
-        .unwrap();
-        conn.execute_batch(super::KEYWORD_WRITES).unwrap();
+        let conn = keyword_index();
         conn.execute_batch("BEGIN").unwrap();
         let insert = |id: &str, text: &str| -> i64 {
             conn.execute(
@@ -795,16 +803,7 @@ mod tests {
     /// chunk after its old one's delete.
     #[test]
     fn a_builds_keyword_writes_make_no_index_segment_before_its_commit() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE chunks (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, source_id INTEGER NOT NULL,
-                                  title TEXT NOT NULL, text TEXT NOT NULL, identifiers TEXT NOT NULL);
-             CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, identifiers, content = 'chunks',
-                                                         content_rowid = 'seq');
-             CREATE TEMP TABLE gone_chunks (id TEXT PRIMARY KEY) WITHOUT ROWID;",
-        )
-        .unwrap();
-        conn.execute_batch(super::KEYWORD_WRITES).unwrap();
+        let conn = keyword_index();
         // A chunk as `insert_chunk` writes it, at the rowid SQLite gives it (one past the largest).
         let insert = |source: i64, words: &str| -> i64 {
             conn.execute(
