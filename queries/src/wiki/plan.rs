@@ -542,16 +542,18 @@ fn candidate<'a>(
         return None;
     }
     let naming_label = || most_common(naming.iter().map(|m| display_label(signal(m))));
-    // A concept only emphasis supports must read as a name, not a phrase ("current value"), unless other
-    // sources discuss it by that name: then it is their subject, whatever its case.
     let referenced = naming.iter().any(|m| !matches!(kind(m), SignalKind::Defined | SignalKind::Introduced));
-    let discussed = mentions.sources > settings.min_sources.max(1);
-    if !referenced && !reads_as_name(&naming_label(), !discussed) {
-        return None;
-    }
     // A word most of the corpus uses is its subject or its vocabulary ("Rust", "value", "type" in the Rust
     // book), not a concept a page can gather: named by emphasis alone, it gets no page.
     if !referenced && mentions.sources > SUBJECT_SOURCES.max(sources.len() / 2) {
+        return None;
+    }
+    // A concept only emphasis supports must read as a name, not a phrase ("current value"), unless other
+    // sources discuss it by that name: then it is their subject, whatever its case. Its label, made once here,
+    // titles its page too (no source is titled by it).
+    let discussed = mentions.sources > settings.min_sources.max(1);
+    let emphasis_label = (!referenced).then(naming_label);
+    if emphasis_label.as_deref().is_some_and(|label| !reads_as_name(label, !discussed)) {
         return None;
     }
     let defines = |m: &Mention| matches!(kind(m), SignalKind::Title | SignalKind::Alias);
@@ -577,7 +579,7 @@ fn candidate<'a>(
         }
         Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
         None => {
-            let title = named_title(naming_label(), each_mention().map(|m| signal(&m)));
+            let title = named_title(emphasis_label.unwrap_or_else(naming_label), each_mention().map(|m| signal(&m)));
             let slug = concept_key(&title);
             (title, slug)
         }
@@ -805,26 +807,32 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
         .iter()
         .map(|plan| (plan.sources().filter(|source| !hubs[*source]).count().max(1) as f64).sqrt())
         .collect();
+    // What sharing each source is worth, made once: one over how many pages list it.
+    let weight: Vec<f64> = pages_of_source.iter().map(|listing| 1.0 / listing.len().max(1) as f64).collect();
     let related_to = |page: usize, plan: &PagePlan, shared: &mut [f64], touched: &mut Vec<usize>| -> Vec<usize> {
-        for source in plan.sources() {
-            if hubs[source] {
-                continue;
-            }
-            let listing = pages_of_source[source].as_slice();
-            for &other in listing.iter().filter(|&&other| other != page) {
+        // Every page of each source is scored, the page itself too (it lists the source), and set aside
+        // below: one test a page rather than one a page of every listing, the step this loop repeats most.
+        for source in plan.sources().filter(|&source| !hubs[source]) {
+            let weight = weight[source];
+            for &other in &pages_of_source[source] {
                 if shared[other] == 0.0 {
                     touched.push(other);
                 }
-                shared[other] += 1.0 / listing.len() as f64;
+                shared[other] += weight;
             }
         }
         // The best few, best first, kept while the scores are read: a page shares a source with hundreds of
         // others and keeps `max_related` (eight by default). Pages are in slug order, so a tie goes to the smaller
-        // index.
-        let before = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)).is_lt();
+        // index. Scores are positive and finite (a shared source's weight over a page's breadth, both above
+        // zero), so `>` and `==` order them as `total_cmp` does, for less.
+        let before = |a: &(usize, f64), b: &(usize, f64)| a.1 > b.1 || (a.1 == b.1 && a.0 < b.0);
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(max_related + 1);
         for other in touched.drain(..) {
-            let scored = (other, std::mem::take(&mut shared[other]) / breadth[other]);
+            let shared = std::mem::take(&mut shared[other]);
+            if other == page {
+                continue;
+            }
+            let scored = (other, shared / breadth[other]);
             if best.len() == max_related && best.last().is_none_or(|last| !before(&scored, last)) {
                 continue;
             }
