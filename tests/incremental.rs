@@ -33,9 +33,11 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(
-        first.queries.executed, 22,
-        "parse, outline, chunks, lint_facts and concept_signals of three files, the plan, the root of the \
-         index and its catalog row (sections, root_model, root_markdown, root_artifact) and \
+        first.queries.executed, 27,
+        "parse, outline, chunks, lint_facts and concept_signals of three files, the catalog's parts and each \
+         held part's entries and links' keys (parts, part_entries, part_links: two parts, as the three paths \
+         hash), the plan, the \
+         root of the index and its catalog row (sections, root_model, root_markdown, root_artifact) and \
          `llms.txt` (llms_stamp, llms_text): no concept has a page"
     );
     assert_eq!(first.sources.added, 3);
@@ -246,6 +248,44 @@ A second paragraph.
     // taken as unchanged without hashing its model (Alpha's, Beta's and the new Gamma's are hashed).
     assert_eq!(edit.queries.by_query.get("page_model_hash"), Some(&3), "{:?}", edit.queries.by_query);
     assert_eq!((edit.pages.rendered, edit.pages.unchanged), (3, 1));
+}
+
+#[test]
+fn a_replan_makes_the_link_keys_of_the_edited_sources_part_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
+    write_linked_sources(root);
+    let mut compiler = Compiler::new();
+    build(&mut compiler, root);
+    let ran = |summary: &BuildSummary, query: &str| summary.queries.by_query.get(query).copied().unwrap_or(0);
+    let keyed = |summary: &BuildSummary| {
+        (
+            ran(summary, "parts"),
+            ran(summary, "part_entries") > 0,
+            ran(summary, "part_links"),
+            ran(summary, "planned_pages"),
+        )
+    };
+
+    // A new wikilink plans again and makes the keys of a.md's part alone.
+    std::fs::write(root.join("a.md"), "# Alpha\n\nAlpha leans on [[Beta]] and [[Gamma]].\n").unwrap();
+    let link = build(&mut compiler, root);
+    assert_eq!(keyed(&link), (0, false, 1, 1), "{:?}", link.queries.by_query);
+    let gamma = std::fs::read_to_string(root.join(".hasna/knowledge/wiki/general/gamma.md")).unwrap();
+    assert!(gamma.contains("a.md"), "Gamma's page, new, cites the source that links it:\n{gamma}");
+
+    // A new title is a new name a wikilink may use: still only b.md's part's keys are made again, and the
+    // plan looks the others' up against the new names.
+    std::fs::write(root.join("b.md"), "# Bravo\n\nBeta stands alone.\n").unwrap();
+    let title = build(&mut compiler, root);
+    assert_eq!(keyed(&title), (0, false, 1, 1), "{:?}", title.queries.by_query);
+
+    // A new file changes the parts: each held part's entries are listed again, and only the part that gains
+    // the file makes its keys.
+    std::fs::write(root.join("d.md"), "# Delta\n\nDelta reads [[Alpha]].\n").unwrap();
+    let added = build(&mut compiler, root);
+    assert_eq!(keyed(&added), (1, true, 1, 1), "{:?}", added.queries.by_query);
 }
 
 /// With `[lint] on_build`, lint is part of the graph: an edit re-checks its own file, and the files that link

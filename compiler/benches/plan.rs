@@ -3,7 +3,8 @@
 //! A build re-plans from every source's signals whenever an edit changes what the planner reads (a title,
 //! a link, a file added or removed), in `--watch` as in a new process, so the planner's time is part of
 //! such an edit's latency. For each corpus this reads its Markdown files, derives each one's plan signals
-//! through the query graph as a build does (with the default `[wiki]` settings), then times the plan alone,
+//! through the query graph as a build does (with the default `[wiki]` settings), makes what resolving each
+//! one's links needs of it alone (as the graph keeps it between plans), then times the plan alone,
 //! 30 runs, and prints the median and the fastest, with the counts a reader compares corpora by.
 
 use std::path::Path;
@@ -11,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use knowledge::config::WikiConfig;
 use knowledge::sources::db::KnowledgeDb;
-use knowledge_queries::wiki::{CatalogSource, PlanSettings, PlanSignal, plan, split_signals};
+use knowledge_queries::wiki::{
+    CatalogSource, PlanSettings, PlanSignal, SourceLinks, plan, source_links, split_signals,
+};
 use knowledge_queries::{ChunkingSettings, SourceFile, concept_signals, content_hash, outline};
 use salsa::Durability;
 
@@ -50,14 +53,20 @@ fn bench_corpus(name: &str, root: &Path) {
             (path.clone(), outline(&db, file).title.clone(), signals)
         })
         .collect();
+    // What resolving each source's links needs of it alone is made once, as the query graph keeps it per part
+    // of the catalog (`part_links`): a re-plan makes it again only for an edited source's part.
+    let links: Vec<SourceLinks> =
+        catalog.iter().map(|(path, title, signals)| source_links(path, title, signals)).collect();
     let sources: Vec<CatalogSource<'_>> = catalog
         .iter()
-        .map(|(path, title, signals)| CatalogSource {
+        .zip(&links)
+        .map(|((path, title, signals), links)| CatalogSource {
             path,
             title,
             section: "general".to_string(),
             handwritten: false,
             signals,
+            links,
         })
         .collect();
     let wiki = WikiConfig::default();

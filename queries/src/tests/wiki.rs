@@ -152,26 +152,32 @@ fn a_plan_signal_reads_back_its_label_and_keys() {
     assert_ne!(plural, keys("pointers"), "a different folded key is a different signal");
 }
 
-fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<(String, String, Vec<crate::wiki::PlanSignal>)> {
+/// A test catalog's source: its path, title, plan signals and what resolving its links needs of it.
+type FixtureSource = (String, String, Vec<crate::wiki::PlanSignal>, crate::wiki::SourceLinks);
+
+fn catalog(db: &TestDb, files: &[(&str, &str)]) -> Vec<FixtureSource> {
     files
         .iter()
         .map(|(path, text)| {
             let file = db.file(path, text);
             let (signals, _) = crate::wiki::split_signals(crate::concept_signals(db, file).clone());
-            ((*path).to_string(), outline(db, file).title.clone(), signals)
+            let title = outline(db, file).title.clone();
+            let links = crate::wiki::source_links(path, &title, &signals);
+            ((*path).to_string(), title, signals, links)
         })
         .collect()
 }
 
-fn sources(catalog: &[(String, String, Vec<crate::wiki::PlanSignal>)]) -> Vec<crate::wiki::CatalogSource<'_>> {
+fn sources(catalog: &[FixtureSource]) -> Vec<crate::wiki::CatalogSource<'_>> {
     catalog
         .iter()
-        .map(|(path, title, signals)| crate::wiki::CatalogSource {
+        .map(|(path, title, signals, links)| crate::wiki::CatalogSource {
             path,
             title,
             section: "general".to_string(),
             handwritten: path.starts_with("wiki/"),
             signals,
+            links,
         })
         .collect()
 }

@@ -6,14 +6,19 @@
 //! - a source's signals are two fields: what the planner reads ([`PlanSignal`]: kind, text, rank) and where
 //!   each one stands ([`Excerpt`]), so an edit that only moves text changes the second and the plan is not
 //!   run again;
+//! - what resolving an entry's links needs of it alone ([`SourceLinks`]) is kept per part of the catalog
+//!   ([`part_links`]), so a re-plan makes it again only for the part whose entry changed;
 //! - [`planned_pages`] runs the planner over every entry's plan signals and hands each page out as a
 //!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
 
-use super::plan::{CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, concept_key, plan};
+use super::plan::{
+    CatalogSource, Mention, PagePlan, PlanSettings, PlanSignal, SourceLinks, concept_key, plan, source_links,
+};
 use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader};
 use super::signals::Excerpt;
 use crate::Db;
+use rustc_hash::FxHashMap as HashMap;
 
 /// One source a generated page may quote: a file every principal may read. The driver creates one per path
 /// and sets its fields from the source's stored row.
@@ -162,6 +167,48 @@ impl StoredView {
     }
 }
 
+/// How many parts the catalog's entries are kept in ([`part_links`]): a re-plan makes again what one part's
+/// entries need, about one in this many, and checks this many memos.
+const CATALOG_PARTS: u32 = 32;
+
+/// A part of the catalog, as a query key.
+#[salsa::interned(debug)]
+pub struct CatalogPart<'db> {
+    #[returns(copy)]
+    pub index: u32,
+}
+
+/// Each part's entries, in path order: an entry's part follows from its path alone, so an entry added or
+/// removed changes one part.
+#[salsa::tracked(returns(ref))]
+fn parts(db: &dyn Db, catalog: Catalog) -> Vec<Vec<CatalogEntry>> {
+    let mut parts = vec![Vec::new(); CATALOG_PARTS as usize];
+    for &entry in catalog.entries(db) {
+        use std::hash::Hasher;
+        let mut hasher = rustc_hash::FxHasher::default();
+        hasher.write(entry.path(db).as_bytes());
+        parts[(hasher.finish() % u64::from(CATALOG_PARTS)) as usize].push(entry);
+    }
+    parts
+}
+
+/// One part's entries: a query of its own, whose value stays (salsa's early cutoff) when an entry of another
+/// part comes or goes.
+#[salsa::tracked(returns(ref))]
+fn part_entries<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'db>) -> Vec<CatalogEntry> {
+    parts(db, catalog)[part.index(db) as usize].clone()
+}
+
+/// What resolving each of a part's entries' links needs of the entry alone ([`source_links`]), in the part's
+/// order. Re-runs when one of its entries' paths, titles or signals change.
+#[salsa::tracked(returns(ref))]
+pub fn part_links<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'db>) -> Vec<SourceLinks> {
+    part_entries(db, catalog, part)
+        .iter()
+        .map(|&entry| source_links(entry.path(db), entry.title(db), entry.plan_signals(db)))
+        .collect()
+}
+
 /// The plan as the graph holds it.
 #[derive(Clone, Debug, PartialEq, Eq, salsa::SalsaValue)]
 pub struct Planned<'db> {
@@ -184,6 +231,13 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
     let shared = crate::links::shared_folders(
         entries.iter().map(|entry| entry.path(db).as_str()).filter(|path| path.contains('/') && !inside_wiki(path)),
     );
+    // Only the parts that hold an entry: a small project's few entries take a few parts.
+    let held = parts(db, catalog).iter().enumerate().filter(|(_, entries)| !entries.is_empty());
+    let mut links: HashMap<CatalogEntry, &SourceLinks> = HashMap::default();
+    for (index, _) in held {
+        let part = CatalogPart::new(db, index as u32);
+        links.extend(part_entries(db, catalog, part).iter().copied().zip(part_links(db, catalog, part)));
+    }
     let sources: Vec<CatalogSource> = entries
         .iter()
         .map(|&entry| {
@@ -207,7 +261,8 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
                     || "general".to_string(),
                     |key| if key == "root" { "root-section".to_string() } else { key },
                 );
-            CatalogSource { path, title: entry.title(db), section, handwritten, signals: entry.plan_signals(db) }
+            let (title, signals, links) = (entry.title(db), entry.plan_signals(db), links[&entry]);
+            CatalogSource { path, title, section, handwritten, signals, links }
         })
         .collect();
     let plan = plan(&sources, catalog.settings(db));

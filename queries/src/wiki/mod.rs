@@ -25,8 +25,8 @@ pub use graph::{
 #[cfg(test)]
 pub(crate) use llms::{llms_stamp, llms_text};
 pub use plan::{
-    CatalogSource, Mention, PagePlan, Plan, PlanSettings, PlanSignal, concept_key, concept_keys, place_ranks, plan,
-    plan_reads, plan_signal, split_signals,
+    CatalogSource, Mention, PagePlan, Plan, PlanSettings, PlanSignal, SourceLinks, concept_key, concept_keys,
+    place_ranks, plan, plan_reads, plan_signal, source_links, split_signals,
 };
 pub use render::{
     Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader, Templates, WikiPage, check_template,

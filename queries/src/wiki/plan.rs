@@ -31,6 +31,9 @@ pub struct CatalogSource<'a> {
     /// A hand-written page in the wiki folder: it holds its slug, and a concept it defines gets no page.
     pub handwritten: bool,
     pub signals: &'a [PlanSignal],
+    /// What resolving its links needs of the source alone ([`source_links`]), made once per source rather
+    /// than in every plan.
+    pub links: &'a SourceLinks,
 }
 
 /// A signal as the planner reads it: what it names, and where it stands among the source's signals, but not
@@ -454,8 +457,10 @@ fn named_mentions<'k>(
     // the dearest step, so it is done once.
     let mut naming_numbers: Vec<Option<u32>> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
+        let mut links = source.links.links.iter();
         for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
-            let key = resolver.folded_key_of(index, signal).filter(|k| !k.is_empty());
+            let link = if is_link(signal.kind) { links.next() } else { None };
+            let key = resolver.folded_key_of(index, signal, link).filter(|k| !k.is_empty());
             naming_numbers.push(key.map(|key| keys.number(key)));
         }
     }
@@ -467,7 +472,8 @@ fn named_mentions<'k>(
     for (index, source) in sources.iter().enumerate() {
         for (at, signal) in source.signals.iter().enumerate() {
             let number = if signal.kind.is_place_only() {
-                resolver.folded_key_of(index, signal).filter(|k| !k.is_empty()).and_then(|key| keys.named(&key))
+                // A heading or a term, which is no link.
+                resolver.folded_key_of(index, signal, None).filter(|k| !k.is_empty()).and_then(|key| keys.named(&key))
             } else {
                 naming_numbers.next().flatten()
             };
@@ -937,6 +943,64 @@ fn most_common<'v>(values: impl Iterator<Item = &'v str>) -> String {
     counts.into_iter().find(|(_, count)| *count == top).map(|(value, _)| value.to_string()).unwrap_or_default()
 }
 
+/// What resolving a source's links and wikilinks needs of the source alone: the names a wikilink may use
+/// for it, and each link's keys. It depends on nothing else in the catalog, so the query graph keeps it with
+/// the source's part of the catalog, and a plan only looks the keys up ([`Resolver`]): the keys' strings
+/// (a wikilink's normalized names, a link's resolved path) were most of resolving a Dendron vault's
+/// wikilinks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceLinks {
+    /// The names a wikilink may use for the source ([`wiki_names`]).
+    names: Vec<String>,
+    /// Whether the source has a wikilink or an embed.
+    wikilinks: bool,
+    /// One per link, wikilink or embed, in signal order.
+    links: Vec<LinkKeys>,
+}
+
+/// The keys a plan looks one link up by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum LinkKeys {
+    /// A wikilink's or embed's sides as names ([`wikilink_key`]). The concept one that no source has those
+    /// names names is keyed by the plan that finds so: most wikilinks name a source.
+    Wikilink { names: Vec<String> },
+    /// A link's resolved path ([`link_path`]; `None` when it leaves the project), and the paths a source at
+    /// it may have ([`link_candidates`]).
+    Link { resolved: Option<String>, candidates: Vec<String> },
+}
+
+/// Whether a signal is a link, a wikilink or an embed: what [`source_links`] makes keys of.
+fn is_link(kind: SignalKind) -> bool {
+    matches!(kind, SignalKind::Wikilink | SignalKind::Embed | SignalKind::Link)
+}
+
+/// What resolving the links of the source at `path`, titled `title`, with `signals`, needs of it alone.
+#[must_use]
+pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLinks {
+    let aliases: Vec<String> =
+        signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label().to_string()).collect();
+    let links = signals
+        .iter()
+        .filter(|signal| is_link(signal.kind))
+        .map(|signal| match signal.kind {
+            SignalKind::Link => {
+                let resolved = link_path(path, signal.label());
+                let candidates = resolved.as_deref().map(|at| link_candidates(at).collect()).unwrap_or_default();
+                LinkKeys::Link { resolved, candidates }
+            }
+            _ => {
+                let sides = std::iter::once(signal.label()).chain(signal.other.as_deref());
+                LinkKeys::Wikilink { names: sides.filter_map(|side| wikilink_key(path, side)).collect() }
+            }
+        })
+        .collect();
+    SourceLinks {
+        names: wiki_names(path, title, &aliases),
+        wikilinks: signals.iter().any(|s| matches!(s.kind, SignalKind::Wikilink | SignalKind::Embed)),
+        links,
+    }
+}
+
 /// Resolves signals to concept keys.
 struct Resolver<'a> {
     sources: &'a [CatalogSource<'a>],
@@ -949,7 +1013,7 @@ struct Resolver<'a> {
     link_key: Vec<Option<String>>,
     /// [`Resolver::link_key`] with plurals folded.
     link_folded: Vec<Option<FoldedKey<'static>>>,
-    by_name: HashMap<String, usize>,
+    by_name: HashMap<&'a str, usize>,
     by_path: HashMap<&'a str, usize>,
     /// The folder every source but the hand-written pages shares, with its `/` (`docs/`): where a link from the
     /// site's root (`/guide/`) names a page when the project's root holds none, as lint resolves it.
@@ -973,9 +1037,6 @@ impl<'a> Resolver<'a> {
         for key in &title_keys {
             *title_count.entry(key.as_str()).or_default() += 1;
         }
-        let aliases = |source: &CatalogSource<'_>| -> Vec<String> {
-            source.signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label().to_string()).collect()
-        };
         let own_key: Vec<Option<String>> = sources
             .iter()
             .zip(&title_keys)
@@ -990,11 +1051,10 @@ impl<'a> Resolver<'a> {
         // Names matter only to wikilinks, which many projects have none of.
         let mut by_name = HashMap::default();
         let mut link_key = vec![None; sources.len()];
-        let wikilinks = |kind: SignalKind| matches!(kind, SignalKind::Wikilink | SignalKind::Embed);
-        if sources.iter().any(|s| s.signals.iter().any(|signal| wikilinks(signal.kind))) {
+        if sources.iter().any(|s| s.links.wikilinks) {
             for (index, source) in sources.iter().enumerate() {
-                for name in wiki_names(source.path, source.title, &aliases(source)) {
-                    by_name.entry(name).or_insert(index);
+                for name in &source.links.names {
+                    by_name.entry(name.as_str()).or_insert(index);
                 }
             }
             let file_keys: Vec<String> = sources.iter().map(|source| concept_key(path_stem(source.path).1)).collect();
@@ -1019,19 +1079,20 @@ impl<'a> Resolver<'a> {
         Resolver { sources, own_key, own_folded, link_key, link_folded, by_name, by_path, site_root, by_route }
     }
 
-    /// The source a link's resolved path names: a candidate path ([`link_candidates`]) at the project's root,
-    /// and for a link from the site's root (`rooted`), one under the site's root or its route there.
-    fn link_target(&self, resolved: &str, rooted: bool) -> Option<usize> {
-        let at = |path: &str| link_candidates(path).find_map(|p| self.by_path.get(p.as_str()).copied());
-        if let Some(target) = at(resolved) {
-            return Some(target);
-        }
+    /// The source one of a link's candidate paths ([`link_candidates`]) names.
+    fn at_candidate<S: AsRef<str>>(&self, candidates: impl IntoIterator<Item = S>) -> Option<usize> {
+        candidates.into_iter().find_map(|path| self.by_path.get(path.as_ref()).copied())
+    }
+
+    /// The source a link's resolved path names when no candidate path at the project's root does: for a link
+    /// from the site's root (`rooted`), one under the site's root or its route there.
+    fn under_site_root(&self, resolved: &str, rooted: bool) -> Option<usize> {
         if !rooted || self.site_root.is_empty() {
             return None;
         }
         // The site's root itself (`/`) is the site root's folder, whose index page a link to it names.
         let under_root = format!("{}{resolved}", self.site_root).trim_end_matches('/').to_string();
-        at(&under_root).or_else(|| {
+        self.at_candidate(link_candidates(&under_root)).or_else(|| {
             let by_route = self.by_route.get_or_init(|| {
                 let routes = self.sources.iter().enumerate().map(|(index, s)| (crate::links::route_key(s.path), index));
                 let mut by_route = HashMap::default();
@@ -1042,6 +1103,12 @@ impl<'a> Resolver<'a> {
             });
             by_route.get(&crate::links::route_key(&under_root)).copied()
         })
+    }
+
+    /// The source a link's resolved path names: a candidate path at the project's root, else one under the
+    /// site's root ([`Resolver::under_site_root`]).
+    fn link_target(&self, resolved: &str, rooted: bool) -> Option<usize> {
+        self.at_candidate(link_candidates(resolved)).or_else(|| self.under_site_root(resolved, rooted))
     }
 
     /// The source a bare relative link (no `./` or `../`) names under the site's root when its file's folder
@@ -1055,10 +1122,14 @@ impl<'a> Resolver<'a> {
         self.link_target(&under_root, false)
     }
 
-    /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver, made
-    /// only for a wikilink to no source.
-    fn folded_key_of<'k>(&'k self, source: usize, signal: &'k PlanSignal) -> Option<FoldedKey<'k>> {
-        let path = self.sources[source].path;
+    /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver. A
+    /// link, wikilink or embed is looked up by its keys (`link`: its entry of the source's [`SourceLinks`]).
+    fn folded_key_of<'k>(
+        &'k self,
+        source: usize,
+        signal: &'k PlanSignal,
+        link: Option<&'k LinkKeys>,
+    ) -> Option<FoldedKey<'k>> {
         let own_key = |target: usize| self.own_folded[target].as_ref().map(FoldedKey::borrowed);
         let link_key = |target: usize| self.link_folded[target].as_ref().map(FoldedKey::borrowed);
         match signal.kind {
@@ -1074,9 +1145,8 @@ impl<'a> Resolver<'a> {
             | SignalKind::Tag
             | SignalKind::Term => Some(signal.folded_key()),
             SignalKind::Wikilink | SignalKind::Embed => {
-                let sides = std::iter::once(signal.label()).chain(signal.other.as_deref());
-                let target =
-                    sides.filter_map(|side| wikilink_key(path, side)).find_map(|name| self.by_name.get(&name).copied());
+                let Some(LinkKeys::Wikilink { names }) = link else { return None };
+                let target = names.iter().find_map(|name| self.by_name.get(name.as_str()).copied());
                 match target {
                     Some(target) if target == source => None,
                     Some(target) => own_key(target).or_else(|| link_key(target)),
@@ -1084,10 +1154,13 @@ impl<'a> Resolver<'a> {
                 }
             }
             SignalKind::Link => {
+                let Some(LinkKeys::Link { resolved, candidates }) = link else { return None };
+                let resolved = resolved.as_deref()?;
                 let label = signal.label();
-                let resolved = link_path(path, label)?;
-                let target =
-                    self.link_target(&resolved, label.starts_with('/')).or_else(|| self.bare_link_target(label))?;
+                let target = self
+                    .at_candidate(candidates)
+                    .or_else(|| self.under_site_root(resolved, label.starts_with('/')))
+                    .or_else(|| self.bare_link_target(label))?;
                 if target == source { None } else { own_key(target) }
             }
         }
