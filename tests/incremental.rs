@@ -75,6 +75,14 @@ fn write_linked_sources(root: &std::path::Path) {
     std::fs::write(root.join("c.md"), "# Gamma\n\nGamma cites [[Beta]] and [[Alpha]].\n").unwrap();
 }
 
+/// A project in a new folder with `config` as its `kc.toml` and the three linked sources.
+fn linked_project(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kc.toml"), config).unwrap();
+    write_linked_sources(dir.path());
+    dir
+}
+
 /// What an edit inside b.md's body re-runs in a warm compiler: b.md's queries, the model and rendering of
 /// the one page that quotes it (Beta's, which is parsed and chunked as a source), and the one shard that
 /// lists Beta (its row shows the page's new summary); not the plan, not the root.
@@ -126,10 +134,8 @@ fn queries(counts: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
 
 #[test]
 fn a_kept_compiler_rerenders_only_the_pages_an_edit_touches() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = linked_project("version = 1\n[wiki]\ntemplates_dir = \"my-templates\"\n");
     let root = dir.path();
-    std::fs::write(root.join("kc.toml"), "version = 1\n[wiki]\ntemplates_dir = \"my-templates\"\n").unwrap();
-    write_linked_sources(root);
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(first.pages.rendered, 2, "Alpha and Beta are linked from another source; Gamma is not");
@@ -252,10 +258,8 @@ A second paragraph.
 
 #[test]
 fn a_replan_makes_the_link_keys_of_the_edited_sources_part_alone() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = linked_project("version = 1\n");
     let root = dir.path();
-    std::fs::write(root.join("kc.toml"), "version = 1\n").unwrap();
-    write_linked_sources(root);
     let mut compiler = Compiler::new();
     build(&mut compiler, root);
     let ran = |summary: &BuildSummary, query: &str| summary.queries.by_query.get(query).copied().unwrap_or(0);
