@@ -33,10 +33,10 @@ fn a_kept_compiler_reruns_only_the_edited_files_queries() {
     let mut compiler = Compiler::new();
     let first = build(&mut compiler, root);
     assert_eq!(
-        first.queries.executed, 27,
-        "parse, outline, chunks, lint_facts and concept_signals of three files, the catalog's parts and each \
-         held part's entries and links' keys (parts, part_entries, part_links: two parts, as the three paths \
-         hash), the plan, the \
+        first.queries.executed, 28,
+        "parse, outline, chunks, lint_facts and concept_signals of three files, the catalog's parts, the \
+         folders its files share and each held part's entries and what the plan reads of them alone (parts, \
+         shared_folders, part_entries, part_sources: two parts, as the three paths hash), the plan, the \
          root of the index and its catalog row (sections, root_model, root_markdown, root_artifact) and \
          `llms.txt` (llms_stamp, llms_text): no concept has a page"
     );
@@ -267,7 +267,7 @@ fn a_replan_makes_the_link_keys_of_the_edited_sources_part_alone() {
         (
             ran(summary, "parts"),
             ran(summary, "part_entries") > 0,
-            ran(summary, "part_links"),
+            ran(summary, "part_sources"),
             ran(summary, "planned_pages"),
         )
     };

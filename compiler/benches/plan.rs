@@ -54,7 +54,7 @@ fn bench_corpus(name: &str, root: &Path) {
         })
         .collect();
     // What resolving each source's links needs of it alone is made once, as the query graph keeps it per part
-    // of the catalog (`part_links`): a re-plan makes it again only for an edited source's part.
+    // of the catalog (`part_sources`): a re-plan makes it again only for an edited source's part.
     let links: Vec<SourceLinks> =
         catalog.iter().map(|(path, title, signals)| source_links(path, title, signals)).collect();
     let sources: Vec<CatalogSource<'_>> = catalog

@@ -78,10 +78,10 @@ fn first_build_indexes_everything_and_lays_out_the_output_folder() {
     );
     assert_eq!(summary["chunks"], json!({"computed": 4, "reused": 0, "deleted": 0, "total": 4}));
     assert_eq!(
-        summary["queries"]["executed"], 29,
-        "parse, outline, chunks, lint_facts and concept_signals for each of 3 files; the catalog's parts and, \
-         for each part holding a file (three here), its entries and their links' keys (parts, part_entries, \
-         part_links); planned_pages; `llms.txt`'s stamp and text (llms_stamp, llms_text); no concept has a page, \
+        summary["queries"]["executed"], 30,
+        "parse, outline, chunks, lint_facts and concept_signals for each of 3 files; the catalog's parts, the \
+         folders its files share and, for each part holding a file (three here), its entries and what the plan \
+         reads of them alone (parts, shared_folders, part_entries, part_sources); planned_pages; `llms.txt`'s stamp and text (llms_stamp, llms_text); no concept has a page, \
          so the shard queries find no section and make the root and its catalog row (sections, root_model, \
          root_markdown, root_artifact)"
     );
@@ -246,7 +246,7 @@ fn changing_chunking_rechunks_everything() {
     let summary = test.build();
     assert_eq!(summary["full_rebuild"], true);
     assert_eq!(summary["sources"]["changed"], 3);
-    assert_eq!(summary["queries"]["executed"], 29, "{}", summary["queries"]);
+    assert_eq!(summary["queries"]["executed"], 30, "{}", summary["queries"]);
     assert_eq!(test.build()["wrote"], false, "and the next build is a no-op again");
 }
 

@@ -6,8 +6,9 @@
 //! - a source's signals are two fields: what the planner reads ([`PlanSignal`]: kind, text, rank) and where
 //!   each one stands ([`Excerpt`]), so an edit that only moves text changes the second and the plan is not
 //!   run again;
-//! - what resolving an entry's links needs of it alone ([`SourceLinks`]) is kept per part of the catalog
-//!   ([`part_links`]), so a re-plan makes it again only for the part whose entry changed;
+//! - what the plan reads of an entry alone (its section, and what resolving its links needs: [`SourceLinks`])
+//!   is kept per part of the catalog ([`part_sources`]), so a re-plan makes it again only for the part whose
+//!   entry changed;
 //! - [`planned_pages`] runs the planner over every entry's plan signals and hands each page out as a
 //!   [`PlannedPage`] keyed by its slug, whose [`PageView`] names its sources by entry, not by position;
 //! - [`page_model`] re-runs only for a page whose view changed or whose quoted sources did.
@@ -167,7 +168,7 @@ impl StoredView {
     }
 }
 
-/// How many parts the catalog's entries are kept in ([`part_links`]): a re-plan makes again what one part's
+/// How many parts the catalog's entries are kept in ([`part_sources`]): a re-plan makes again what one part's
 /// entries need, about one in this many, and checks this many memos.
 const CATALOG_PARTS: u32 = 32;
 
@@ -199,14 +200,54 @@ fn part_entries<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'db>) 
     parts(db, catalog)[part.index(db) as usize].clone()
 }
 
-/// What resolving each of a part's entries' links needs of the entry alone ([`source_links`]), in the part's
-/// order. Re-runs when one of its entries' paths, titles or signals change.
+/// The folders every source but the hand-written pages shares (`docs/` of `docs/user/...` and
+/// `docs/dev/...`), below which a source's first folder is its section.
 #[salsa::tracked(returns(ref))]
-pub fn part_links<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'db>) -> Vec<SourceLinks> {
+fn shared_folders(db: &dyn Db, catalog: Catalog) -> String {
+    let inside_wiki = wiki_path_test(catalog.wiki_folder(db));
+    let paths = catalog.entries(db).iter().map(|entry| entry.path(db).as_str());
+    crate::links::shared_folders(paths.filter(|path| path.contains('/') && !inside_wiki(path)))
+}
+
+/// What the plan reads of each of a part's entries alone, in the part's order: its section, and what
+/// resolving its links needs of it ([`source_links`]). Re-runs when one of its entries' paths, titles,
+/// section fields or signals change, or the folders every source shares.
+#[salsa::tracked(returns(ref))]
+pub fn part_sources<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'db>) -> Vec<(String, SourceLinks)> {
+    let (wiki_folder, shared) = (catalog.wiki_folder(db), shared_folders(db, catalog));
     part_entries(db, catalog, part)
         .iter()
-        .map(|&entry| source_links(entry.path(db), entry.title(db), entry.plan_signals(db)))
+        .map(|&entry| {
+            let path = entry.path(db);
+            let section = section_of(path, entry.section_value(db).as_deref(), wiki_folder, shared);
+            (section, source_links(path, entry.title(db), entry.plan_signals(db)))
+        })
         .collect()
+}
+
+/// Whether a path lies in the wiki folder `wiki_folder` (a hand-written page).
+fn wiki_path_test(wiki_folder: &str) -> impl Fn(&str) -> bool + '_ {
+    move |path: &str| path.strip_prefix(wiki_folder).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The section a source's pages go to: its front matter's section field, else its first folder below the
+/// `shared` ones (a hand-written page's below the wiki folder), else its Dendron hierarchy.
+fn section_of(path: &str, section_value: Option<&str>, wiki_folder: &str, shared: &str) -> String {
+    let folder_path = if wiki_path_test(wiki_folder)(path) {
+        &path[wiki_folder.len() + 1..]
+    } else {
+        path.strip_prefix(shared).unwrap_or(path)
+    };
+    let folder = folder_path.split_once('/').map(|(folder, _)| folder);
+    // A note at the top level named in a dot hierarchy (Dendron's `dendron.topic.workspace.md`)
+    // belongs where its hierarchy puts it: its first two levels.
+    let hierarchy = if folder.is_none() { dot_hierarchy(folder_path) } else { None };
+    [section_value, folder, hierarchy]
+        .into_iter()
+        .flatten()
+        .map(concept_key)
+        .find(|key| !key.is_empty())
+        .map_or_else(|| "general".to_string(), |key| if key == "root" { "root-section".to_string() } else { key })
 }
 
 /// The plan as the graph holds it.
@@ -224,45 +265,22 @@ pub struct Planned<'db> {
 #[salsa::tracked(returns(ref))]
 pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
     let entries = catalog.entries(db);
-    let wiki_folder = catalog.wiki_folder(db);
-    let inside_wiki = |path: &str| path.strip_prefix(wiki_folder.as_str()).is_some_and(|rest| rest.starts_with('/'));
-    // Sections are the first folder below the folders every source shares (`docs/user/...` and
-    // `docs/dev/...` give `user` and `dev`, not one `docs`).
-    let shared = crate::links::shared_folders(
-        entries.iter().map(|entry| entry.path(db).as_str()).filter(|path| path.contains('/') && !inside_wiki(path)),
-    );
-    // Only the parts that hold an entry: a small project's few entries take a few parts.
+    let inside_wiki = wiki_path_test(catalog.wiki_folder(db));
+    // What the plan reads of each entry alone, from the parts that hold one (a small project's few entries
+    // take a few parts).
     let held = parts(db, catalog).iter().enumerate().filter(|(_, entries)| !entries.is_empty());
-    let mut links: HashMap<CatalogEntry, &SourceLinks> = HashMap::default();
+    let mut read: HashMap<CatalogEntry, &(String, SourceLinks)> = HashMap::default();
     for (index, _) in held {
         let part = CatalogPart::new(db, index as u32);
-        links.extend(part_entries(db, catalog, part).iter().copied().zip(part_links(db, catalog, part)));
+        read.extend(part_entries(db, catalog, part).iter().copied().zip(part_sources(db, catalog, part)));
     }
     let sources: Vec<CatalogSource> = entries
         .iter()
         .map(|&entry| {
             let path = entry.path(db);
-            let handwritten = inside_wiki(path);
-            let folder_path = if handwritten {
-                &path[wiki_folder.len() + 1..]
-            } else {
-                path.strip_prefix(shared.as_str()).unwrap_or(path)
-            };
-            let folder = folder_path.split_once('/').map(|(folder, _)| folder);
-            // A note at the top level named in a dot hierarchy (Dendron's `dendron.topic.workspace.md`)
-            // belongs where its hierarchy puts it: its first two levels.
-            let hierarchy = if folder.is_none() { dot_hierarchy(folder_path) } else { None };
-            let section = [entry.section_value(db).as_deref(), folder, hierarchy]
-                .into_iter()
-                .flatten()
-                .map(concept_key)
-                .find(|key| !key.is_empty())
-                .map_or_else(
-                    || "general".to_string(),
-                    |key| if key == "root" { "root-section".to_string() } else { key },
-                );
-            let (title, signals, links) = (entry.title(db), entry.plan_signals(db), links[&entry]);
-            CatalogSource { path, title, section, handwritten, signals, links }
+            let (section, links) = read[&entry];
+            let (title, signals, handwritten) = (entry.title(db), entry.plan_signals(db), inside_wiki(path));
+            CatalogSource { path, title, section: section.clone(), handwritten, signals, links }
         })
         .collect();
     let plan = plan(&sources, catalog.settings(db));

@@ -956,6 +956,8 @@ pub struct SourceLinks {
     wikilinks: bool,
     /// One per link, wikilink or embed, in signal order.
     links: Vec<LinkKeys>,
+    /// The concept key of its file's name, which a wikilink to it names when it names no concept itself.
+    file_key: String,
 }
 
 /// The keys a plan looks one link up by.
@@ -998,6 +1000,7 @@ pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLi
         names: wiki_names(path, title, &aliases),
         wikilinks: signals.iter().any(|s| matches!(s.kind, SignalKind::Wikilink | SignalKind::Embed)),
         links,
+        file_key: concept_key(path_stem(path).1),
     }
 }
 
@@ -1057,13 +1060,12 @@ impl<'a> Resolver<'a> {
                     by_name.entry(name.as_str()).or_insert(index);
                 }
             }
-            let file_keys: Vec<String> = sources.iter().map(|source| concept_key(path_stem(source.path).1)).collect();
             let mut file_count: HashMap<&str, usize> = HashMap::default();
-            for key in &file_keys {
-                *file_count.entry(key.as_str()).or_default() += 1;
+            for source in sources {
+                *file_count.entry(source.links.file_key.as_str()).or_default() += 1;
             }
             for (index, source) in sources.iter().enumerate() {
-                let key = &file_keys[index];
+                let key = &source.links.file_key;
                 let key =
                     if file_count[key.as_str()] == 1 { key.clone() } else { concept_key(path_stem(source.path).0) };
                 link_key[index] = Some(key).filter(|key| !key.is_empty());
