@@ -834,11 +834,11 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
         let before = |a: &(usize, f64), b: &(usize, f64)| a.1 > b.1 || (a.1 == b.1 && a.0 < b.0);
         let mut best: Vec<(usize, f64)> = Vec::with_capacity(max_related + 1);
         for other in touched.drain(..) {
-            let shared = std::mem::take(&mut shared[other]);
+            let total = std::mem::take(&mut shared[other]);
             if other == page {
                 continue;
             }
-            let scored = (other, shared / breadth[other]);
+            let scored = (other, total / breadth[other]);
             if best.len() == max_related && best.last().is_none_or(|last| !before(&scored, last)) {
                 continue;
             }
@@ -944,7 +944,7 @@ fn most_common<'v>(values: impl Iterator<Item = &'v str>) -> String {
 }
 
 /// What resolving a source's links and wikilinks needs of the source alone: the names a wikilink may use
-/// for it, and each link's keys. It depends on nothing else in the catalog, so the query graph keeps it with
+/// for it, its file's key, and each link's keys. It depends on nothing else in the catalog, so the query graph keeps it with
 /// the source's part of the catalog, and a plan only looks the keys up ([`Resolver`]): the keys' strings
 /// (a wikilink's normalized names, a link's resolved path) were most of resolving a Dendron vault's
 /// wikilinks.
@@ -963,8 +963,9 @@ pub struct SourceLinks {
 /// The keys a plan looks one link up by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum LinkKeys {
-    /// A wikilink's or embed's sides as names ([`wikilink_key`]). The concept one that no source has those
-    /// names names is keyed by the plan that finds so: most wikilinks name a source.
+    /// A wikilink's or embed's sides as names ([`wikilink_key`]). Where no source has those names, the plan
+    /// keys the concept the wikilink names by its own label: most wikilinks name a source, so that key is
+    /// made only where it is needed.
     Wikilink { names: Vec<String> },
     /// A link's resolved path ([`link_path`]; `None` when it leaves the project), and the paths a source at
     /// it may have ([`link_candidates`]).
