@@ -257,7 +257,7 @@ A second paragraph.
 }
 
 #[test]
-fn a_replan_makes_the_link_keys_of_the_edited_sources_part_alone() {
+fn a_replan_remakes_what_it_reads_of_the_edited_sources_part_alone() {
     let dir = linked_project("version = 1\n");
     let root = dir.path();
     let mut compiler = Compiler::new();

@@ -112,14 +112,20 @@ pub fn link_candidates(resolved: &str) -> impl Iterator<Item = String> + '_ {
         .chain(["index.md", "index.mdx", "README.md"].into_iter().map(inside))
 }
 
+/// Whether `path` lies below `folder` (a project-relative folder, without its trailing `/`; an empty one
+/// holds nothing).
+#[must_use]
+pub fn in_folder(path: &str, folder: &str) -> bool {
+    !folder.is_empty() && path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// The longest folder prefix (with its trailing `/`) that every path shares.
 #[must_use]
 pub fn shared_folders<'a>(mut paths: impl Iterator<Item = &'a str>) -> String {
     let Some(first) = paths.next() else { return String::new() };
     let mut shared = first.rsplit_once('/').map_or("", |(folder, _)| folder);
-    let inside = |path: &str, folder: &str| path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'));
     for path in paths {
-        while !shared.is_empty() && !inside(path, shared) {
+        while !shared.is_empty() && !in_folder(path, shared) {
             shared = shared.rsplit_once('/').map_or("", |(parent, _)| parent);
         }
     }

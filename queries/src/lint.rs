@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
 
-use crate::links::{is_bare_path, join, link_candidates, percent_decode, target_of, wikilink_key};
+use crate::links::{in_folder, is_bare_path, join, link_candidates, percent_decode, target_of, wikilink_key};
 use crate::{Db, LintFacts, SourceKind, SourceRef};
 
 /// One source as lint sees it. The driver creates one per path.
@@ -252,10 +252,6 @@ fn lookup_name<'db>(db: &'db dyn Db, project: LintProject, name: &str) -> &'db [
 pub fn is_landing_page(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     matches!(name.as_str(), "readme.md" | "index.md")
-}
-
-fn in_folder(path: &str, folder: &str) -> bool {
-    !folder.is_empty() && path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Which side of `[[first|second]]` names the linked article. Obsidian writes the target first, Dendron

@@ -108,9 +108,7 @@ pub fn chunks(db: &dyn Db, file: SourceFile) -> Arc<[Chunk]> {
 pub fn lint_facts(db: &dyn Db, file: SourceFile) -> LintFacts {
     let settings = LintSettings::try_get(db);
     let patterns = settings.map(|settings| settings.contradiction_patterns(db).clone()).unwrap_or_default();
-    let in_wiki = settings.is_some_and(|settings| {
-        file.path(db).strip_prefix(settings.wiki_folder(db).as_str()).is_some_and(|rest| rest.starts_with('/'))
-    });
+    let in_wiki = settings.is_some_and(|settings| crate::links::in_folder(file.path(db), settings.wiki_folder(db)));
     derive_lint_facts(file.text(db), parse(db, file), &patterns, in_wiki)
 }
 

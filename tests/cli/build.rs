@@ -81,9 +81,9 @@ fn first_build_indexes_everything_and_lays_out_the_output_folder() {
         summary["queries"]["executed"], 30,
         "parse, outline, chunks, lint_facts and concept_signals for each of 3 files; the catalog's parts, the \
          folders its files share and, for each part holding a file (three here), its entries and what the plan \
-         reads of them alone (parts, shared_folders, part_entries, part_sources); planned_pages; `llms.txt`'s stamp and text (llms_stamp, llms_text); no concept has a page, \
-         so the shard queries find no section and make the root and its catalog row (sections, root_model, \
-         root_markdown, root_artifact)"
+         reads of them alone (parts, shared_folders, part_entries, part_sources); planned_pages; `llms.txt`'s \
+         stamp and text (llms_stamp, llms_text); no concept has a page, so the shard queries find no section and \
+         make the root and its catalog row (sections, root_model, root_markdown, root_artifact)"
     );
     // A folder of the layout is made when something goes in it: the root index, the schema and the day's
     // log do; no page does, and nothing goes in the reserved folders (issue 42).

@@ -61,7 +61,7 @@ pub fn local_objects(conn: &rusqlite::Connection, output_dir: &Path) -> Result<V
     for entry in walk_files(&logs) {
         let Ok(bytes) = std::fs::read(&entry) else { continue };
         let path = entry.strip_prefix(output_dir).unwrap_or(&entry);
-        let path = path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        let path = crate::sources::slash_joined(path);
         objects.push(CatalogObject {
             uri: format!("knowledge://{path}"),
             kind: "log".to_string(),

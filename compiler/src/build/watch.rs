@@ -313,9 +313,7 @@ fn as_text(path: &Path) -> std::borrow::Cow<'_, str> {
         Some(text) if !text.contains("//") && !text.split('/').any(|part| part == ".") => {
             std::borrow::Cow::Borrowed(text)
         }
-        _ => std::borrow::Cow::Owned(
-            path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
-        ),
+        _ => std::borrow::Cow::Owned(crate::sources::slash_joined(path)),
     }
 }
 

@@ -365,7 +365,12 @@ fn relative(path: &Path, root: &Path) -> String {
     if let Some(text) = relative.to_str() {
         return text.to_string();
     }
-    relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    slash_joined(relative)
+}
+
+/// A path's components joined by `/`, as the index names files on every platform.
+pub(crate) fn slash_joined(path: &Path) -> String {
+    path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 fn error_path(error: &ignore::Error, root: &Path) -> String {

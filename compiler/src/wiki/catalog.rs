@@ -201,8 +201,7 @@ impl Layout {
 
 /// A folder's path relative to the project root, `/`-separated (as given when it is outside the project).
 pub(super) fn in_project(project: &Project, folder: &Path) -> String {
-    folder.strip_prefix(&project.root).map_or_else(
-        |_| folder.to_string_lossy().into_owned(),
-        |relative| relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
-    )
+    folder
+        .strip_prefix(&project.root)
+        .map_or_else(|_| folder.to_string_lossy().into_owned(), crate::sources::slash_joined)
 }

@@ -19,6 +19,7 @@ use super::plan::{
 use super::render::{Backlink, PageLink, PageModel, Quote, SCHEMA_VERSION, SourceLink, TableHeader};
 use super::signals::Excerpt;
 use crate::Db;
+use crate::links::in_folder;
 use rustc_hash::FxHashMap as HashMap;
 
 /// One source a generated page may quote: a file every principal may read. The driver creates one per path
@@ -200,13 +201,13 @@ fn part_entries<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'db>) 
     parts(db, catalog)[part.index(db) as usize].clone()
 }
 
-/// The folders every source but the hand-written pages shares (`docs/` of `docs/user/...` and
+/// The folders every source in a folder shares, hand-written pages aside (`docs/` of `docs/user/...` and
 /// `docs/dev/...`), below which a source's first folder is its section.
 #[salsa::tracked(returns(ref))]
 fn shared_folders(db: &dyn Db, catalog: Catalog) -> String {
-    let inside_wiki = wiki_path_test(catalog.wiki_folder(db));
+    let wiki_folder = catalog.wiki_folder(db);
     let paths = catalog.entries(db).iter().map(|entry| entry.path(db).as_str());
-    crate::links::shared_folders(paths.filter(|path| path.contains('/') && !inside_wiki(path)))
+    crate::links::shared_folders(paths.filter(|path| path.contains('/') && !in_folder(path, wiki_folder)))
 }
 
 /// What the plan reads of each of a part's entries alone, in the part's order: its section, and what
@@ -225,15 +226,10 @@ pub fn part_sources<'db>(db: &'db dyn Db, catalog: Catalog, part: CatalogPart<'d
         .collect()
 }
 
-/// Whether a path lies in the wiki folder `wiki_folder` (a hand-written page).
-fn wiki_path_test(wiki_folder: &str) -> impl Fn(&str) -> bool + '_ {
-    move |path: &str| path.strip_prefix(wiki_folder).is_some_and(|rest| rest.starts_with('/'))
-}
-
 /// The section a source's pages go to: its front matter's section field, else its first folder below the
 /// `shared` ones (a hand-written page's below the wiki folder), else its Dendron hierarchy.
 fn section_of(path: &str, section_value: Option<&str>, wiki_folder: &str, shared: &str) -> String {
-    let folder_path = if wiki_path_test(wiki_folder)(path) {
+    let folder_path = if in_folder(path, wiki_folder) {
         &path[wiki_folder.len() + 1..]
     } else {
         path.strip_prefix(shared).unwrap_or(path)
@@ -265,7 +261,7 @@ pub struct Planned<'db> {
 #[salsa::tracked(returns(ref))]
 pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
     let entries = catalog.entries(db);
-    let inside_wiki = wiki_path_test(catalog.wiki_folder(db));
+    let wiki_folder = catalog.wiki_folder(db);
     // What the plan reads of each entry alone, from the parts that hold one (a small project's few entries
     // take a few parts).
     let held = parts(db, catalog).iter().enumerate().filter(|(_, entries)| !entries.is_empty());
@@ -279,7 +275,7 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
         .map(|&entry| {
             let path = entry.path(db);
             let (section, links) = read[&entry];
-            let (title, signals, handwritten) = (entry.title(db), entry.plan_signals(db), inside_wiki(path));
+            let (title, signals, handwritten) = (entry.title(db), entry.plan_signals(db), in_folder(path, wiki_folder));
             CatalogSource { path, title, section: section.clone(), handwritten, signals, links }
         })
         .collect();

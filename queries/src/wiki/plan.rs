@@ -459,7 +459,7 @@ fn named_mentions<'k>(
     for (index, source) in sources.iter().enumerate() {
         let mut links = source.links.links.iter();
         for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
-            let link = if is_link(signal.kind) { links.next() } else { None };
+            let link = if signal.kind.is_reference() { links.next() } else { None };
             let key = resolver.folded_key_of(index, signal, link).filter(|k| !k.is_empty());
             naming_numbers.push(key.map(|key| keys.number(key)));
         }
@@ -944,16 +944,14 @@ fn most_common<'v>(values: impl Iterator<Item = &'v str>) -> String {
 }
 
 /// What resolving a source's links and wikilinks needs of the source alone: the names a wikilink may use
-/// for it, its file's key, and each link's keys. It depends on nothing else in the catalog, so the query graph keeps it with
-/// the source's part of the catalog, and a plan only looks the keys up ([`Resolver`]): the keys' strings
-/// (a wikilink's normalized names, a link's resolved path) were most of resolving a Dendron vault's
-/// wikilinks.
+/// for it, its file's key, and each link's keys. It depends on nothing else in the catalog, so the query
+/// graph keeps it with the source's part of the catalog, and a plan only looks the keys up ([`Resolver`]):
+/// the keys' strings (a wikilink's normalized names, a link's resolved path) were most of resolving a
+/// Dendron vault's wikilinks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SourceLinks {
     /// The names a wikilink may use for the source ([`wiki_names`]).
     names: Vec<String>,
-    /// Whether the source has a wikilink or an embed.
-    wikilinks: bool,
     /// One per link, wikilink or embed, in signal order.
     links: Vec<LinkKeys>,
     /// The concept key of its file's name, which a wikilink to it names when it names no concept itself.
@@ -972,11 +970,6 @@ enum LinkKeys {
     Link { resolved: Option<String>, candidates: Vec<String> },
 }
 
-/// Whether a signal is a link, a wikilink or an embed: what [`source_links`] makes keys of.
-fn is_link(kind: SignalKind) -> bool {
-    matches!(kind, SignalKind::Wikilink | SignalKind::Embed | SignalKind::Link)
-}
-
 /// What resolving the links of the source at `path`, titled `title`, with `signals`, needs of it alone.
 #[must_use]
 pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLinks {
@@ -984,7 +977,7 @@ pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLi
         signals.iter().filter(|s| s.kind == SignalKind::Alias).map(|s| s.label().to_string()).collect();
     let links = signals
         .iter()
-        .filter(|signal| is_link(signal.kind))
+        .filter(|signal| signal.kind.is_reference())
         .map(|signal| match signal.kind {
             SignalKind::Link => {
                 let resolved = link_path(path, signal.label());
@@ -997,11 +990,13 @@ pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLi
             }
         })
         .collect();
-    SourceLinks {
-        names: wiki_names(path, title, &aliases),
-        wikilinks: signals.iter().any(|s| matches!(s.kind, SignalKind::Wikilink | SignalKind::Embed)),
-        links,
-        file_key: concept_key(path_stem(path).1),
+    SourceLinks { names: wiki_names(path, title, &aliases), links, file_key: concept_key(path_stem(path).1) }
+}
+
+impl SourceLinks {
+    /// Whether the source has a wikilink or an embed.
+    fn has_wikilinks(&self) -> bool {
+        self.links.iter().any(|link| matches!(link, LinkKeys::Wikilink { .. }))
     }
 }
 
@@ -1055,7 +1050,7 @@ impl<'a> Resolver<'a> {
         // Names matter only to wikilinks, which many projects have none of.
         let mut by_name = HashMap::default();
         let mut link_key = vec![None; sources.len()];
-        if sources.iter().any(|s| s.links.wikilinks) {
+        if sources.iter().any(|s| s.links.has_wikilinks()) {
             for (index, source) in sources.iter().enumerate() {
                 for name in &source.links.names {
                     by_name.entry(name.as_str()).or_insert(index);
