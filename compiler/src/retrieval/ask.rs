@@ -248,10 +248,57 @@ const EVIDENCE_MIN_KEYWORD: f64 = 0.65;
 /// A list item shorter than this names a topic; it says nothing about it.
 const LIST_ITEM_WORDS: usize = 6;
 
-/// Whether a list item says something (a sentence of a few words, ended as one), rather than naming a topic
-/// as a chapter's overview lists them ("- How to create threads to run multiple pieces of code").
+/// Whether a list item says something (a sentence of a few words, ended as one, or a term's definition),
+/// rather than naming a topic as a chapter's overview lists them ("- How to create threads to run multiple
+/// pieces of code").
 fn says_something(item: &str) -> bool {
-    ends_with_one_of(item, &['.', '!', '?']) && item.split_whitespace().count() >= LIST_ITEM_WORDS
+    (ends_with_one_of(item, &['.', '!', '?']) && item.split_whitespace().count() >= LIST_ITEM_WORDS)
+        || defines_its_term(item)
+}
+
+/// Whether a list item defines the term it opens with, set in bold or as code and followed by a colon, as a
+/// reference lists its keys and flags ("- **title:** The title of the book", "- `--open`: Opens the book"):
+/// what it says of the term is its answer, ended with a stop or not.
+fn defines_its_term(item: &str) -> bool {
+    let item = item.trim_start().trim_start_matches(['-', '*', '+']).trim_start();
+    let term_end = ["**", "__", "`"].iter().find_map(|mark| {
+        let rest = item.strip_prefix(mark)?;
+        let close = rest.find(mark)?;
+        (close > 0).then(|| mark.len() + close + mark.len())
+    });
+    let Some(term_end) = term_end else { return false };
+    let (term, rest) = item.split_at(term_end);
+    let term = term.trim_matches(['*', '_', '`']);
+    // The colon inside the emphasis ("**title:**") or right after it ("**title**:", "`src`:").
+    let said = if term.ends_with(':') { Some(rest) } else { rest.strip_prefix(':') };
+    said.is_some_and(|said| prose_words(said) >= DEFINITION_WORDS)
+}
+
+/// The fewest words of prose a definition item says of its term ("The title of the book"): a command alone
+/// ("**Build Command**: `npm run build`") or links alone ("**Related:** [esbuild#…](…)") say nothing.
+const DEFINITION_WORDS: usize = 3;
+
+/// How many words of a text are prose: outside code spans and links, holding a letter.
+fn prose_words(text: &str) -> usize {
+    let mut prose = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['`', '[']) {
+        prose.push_str(&rest[..at]);
+        prose.push(' ');
+        let markup = &rest[at..];
+        rest = if let Some(code) = markup.strip_prefix('`') {
+            // An unclosed code span runs to the end.
+            code.find('`').map_or("", |close| &code[close + 1..])
+        } else {
+            // A link, its text and its target (`[text](target)`); a bracket that opens none is a character.
+            match markup.find("](").and_then(|middle| markup[middle..].find(')').map(|close| middle + close + 1)) {
+                Some(end) => &markup[end..],
+                None => &markup[1..],
+            }
+        };
+    }
+    prose.push_str(rest);
+    prose.split_whitespace().filter(|word| word.chars().any(char::is_alphabetic)).count()
 }
 
 /// Whether a text ends with one of `stops`, closing emphasis, code, brackets and quotes aside (`… *here*.`,
@@ -968,6 +1015,29 @@ mod tests {
             "Recall from “Moving Captured Values” that a closure takes one trait. [1] \
              See the closures chapter for each closure trait. [1] See closure traits once more. [1]"
         );
+    }
+
+    /// A reference's item that defines its key answers for the key, ended with a stop or not; an overview's
+    /// item naming a topic, a command alone or links alone do not.
+    #[test]
+    fn a_list_item_defining_its_term_answers_for_it() {
+        let weights = evenly_weighted(&["author", "book"]);
+        let text = "This is general information about your book.\n\n\
+                    - **title:** The title of the book\n\
+                    - **authors:** The author(s) of the book\n\
+                    - **Build Command**: `npm run build` for the book\n\
+                    - Books and their authors\n";
+        let answer = draft("set the author names of the book", &pack_of(text, 0.9, 0.1), &weights);
+        assert!(answer.answer.starts_with("- **authors:** The author(s) of the book [1]"), "{}", answer.answer);
+        assert!(!answer.answer.contains("Books and their authors"), "{}", answer.answer);
+        assert!(!answer.answer.contains("Build Command"), "{}", answer.answer);
+
+        assert!(says_something("- `--open`: Opens the book in your browser"));
+        assert!(says_something("* __src__: where the sources are found"));
+        assert!(!says_something("- **Related:** [esbuild#symlinks](https://esbuild.github.io), [webpack](x)"));
+        assert!(!says_something("- **Note:** see `x`"));
+        assert!(!says_something("- **title** The title of the book"), "no colon: a bold phrase, no definition");
+        assert_eq!(prose_words("a [b](c) `d e` [not a link and `f"), 5);
     }
 
     #[test]
