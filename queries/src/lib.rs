@@ -39,8 +39,8 @@ pub use sentences::{FOOTNOTE_LABEL_BYTES, last_sentence_or_block_end, sentence_e
 pub use source_ref::{Origin, SCHEME_END, SourceRef, TOOL_SCHEME};
 pub use text::{
     Fences, LineIndex, each_lowercased_word, emphasized_spans, is_block_label, is_content_tab, is_heading_line,
-    is_link_item, is_markup_only, is_navigation, is_only_embeds, keep_best, opens_component_tag, shared_sorted,
-    starts_list_item, words_beside_links,
+    is_link_item, is_markup_only, is_navigation, is_only_embeds, keep_best, list_item_body, opens_component_tag,
+    shared_sorted, starts_list_item, words_beside_links,
 };
 
 /// The database trait every query takes. The driver's `KnowledgeDb` and the tests' `TestDb` implement it.

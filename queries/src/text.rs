@@ -106,11 +106,22 @@ pub fn keep_best<T>(items: &mut Vec<T>, k: usize, mut order: impl FnMut(&T, &T) 
 /// `1) ` or `|`.
 #[must_use]
 pub fn starts_list_item(line: &str) -> bool {
+    line.trim_start().starts_with('|') || after_item_marker(line).is_some()
+}
+
+/// A list item's text after its marker (`- `, `* `, `+ `, `1. `, `1) `) and the space after it; a line that
+/// opens with no marker, leading space aside.
+#[must_use]
+pub fn list_item_body(line: &str) -> &str {
+    after_item_marker(line).map_or(line.trim_start(), str::trim_start)
+}
+
+/// The rest of a line after the list item's marker it opens with, leading space aside.
+fn after_item_marker(line: &str) -> Option<&str> {
     let line = line.trim_start();
-    let marked = |rest: &str| rest.is_empty() || rest.starts_with([' ', '\t']);
-    line.starts_with('|')
-        || line.strip_prefix(['-', '*', '+']).is_some_and(marked)
-        || ordered_marker(line).is_some_and(|marker| marked(&line[marker..]))
+    let marked = |rest: &&str| rest.is_empty() || rest.starts_with([' ', '\t']);
+    let ordered = || ordered_marker(line).map(|marker| &line[marker..]);
+    line.strip_prefix(['-', '*', '+']).filter(marked).or_else(|| ordered().filter(marked))
 }
 
 /// Whether a line is a table's delimiter row, which parts its header from its body: `| --- | :-: |` (cells of
@@ -528,8 +539,7 @@ pub fn words_beside_links(item: &str) -> Option<usize> {
     if !starts_list_item(item) || !(item.contains("](") || item.contains("[[")) {
         return None;
     }
-    let item = item.trim_start().trim_start_matches(['-', '*', '+']);
-    let item = ordered_marker(item).map_or(item, |marker| &item[marker..]);
+    let item = list_item_body(item);
     let (mut words, mut in_word, mut depth) = (0, false, 0_usize);
     for c in item.chars() {
         let letter = match c {
@@ -702,6 +712,12 @@ mod tests {
         assert_eq!(super::words_beside_links("| [[a]] | [b](c.md) |"), Some(0));
         assert_eq!(super::words_beside_links("- custom domains for [[x]]"), Some(3));
         assert_eq!(super::words_beside_links("See [x](y.md)."), None, "not a list item");
+        // An item's text after its marker; a line with no marker as it is.
+        let bodies = [("- a b", "a b"), ("  12.  **x:** y", "**x:** y"), ("3) a", "a"), ("-", ""), ("**b**", "**b**")];
+        for (item, body) in bodies {
+            assert_eq!(super::list_item_body(item), body, "{item}");
+        }
+        assert_eq!(super::list_item_body("-a"), "-a", "no space after the dash: no marker");
     }
 
     #[test]

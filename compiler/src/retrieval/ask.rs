@@ -8,7 +8,9 @@ use serde::Serialize;
 use crate::retrieval::access::Access;
 use crate::retrieval::context::{self, ContextPack};
 use crate::retrieval::{search, terms};
-use knowledge_queries::{Fences, is_block_label, is_content_tab, is_heading_line, starts_list_item, wiki};
+use knowledge_queries::{
+    Fences, is_block_label, is_content_tab, is_heading_line, list_item_body, starts_list_item, wiki,
+};
 
 pub const SCHEMA: &str = "knowledge-answer";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -260,7 +262,7 @@ fn says_something(item: &str) -> bool {
 /// reference lists its keys and flags ("- **title:** The title of the book", "- `--open`: Opens the book"):
 /// what it says of the term is its answer, ended with a stop or not.
 fn defines_its_term(item: &str) -> bool {
-    let item = item.trim_start().trim_start_matches(['-', '*', '+']).trim_start();
+    let item = list_item_body(item);
     let term_end = ["**", "__", "`"].iter().find_map(|mark| {
         let rest = item.strip_prefix(mark)?;
         let close = rest.find(mark)?;
@@ -1034,6 +1036,7 @@ mod tests {
 
         assert!(says_something("- `--open`: Opens the book in your browser"));
         assert!(says_something("* __src__: where the sources are found"));
+        assert!(says_something("2. **build-dir:** The directory to put the rendered book in"), "an ordered item too");
         assert!(!says_something("- **Related:** [esbuild#symlinks](https://esbuild.github.io), [webpack](x)"));
         assert!(!says_something("- **Note:** see `x`"));
         assert!(!says_something("- **title** The title of the book"), "no colon: a bold phrase, no definition");

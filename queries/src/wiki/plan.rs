@@ -1103,12 +1103,6 @@ impl<'a> Resolver<'a> {
         })
     }
 
-    /// The source a link's resolved path names: a candidate path at the project's root, else one under the
-    /// site's root ([`Resolver::under_site_root`]).
-    fn link_target(&self, resolved: &str, rooted: bool) -> Option<usize> {
-        self.at_candidate(link_candidates(resolved)).or_else(|| self.under_site_root(resolved, rooted))
-    }
-
     /// The source a bare relative link (no `./` or `../`) names under the site's root when its file's folder
     /// holds none, as Docusaurus resolves it and lint reads it (`[Store](api/Store.md)` from
     /// `docs/understanding/glossary.md` is `docs/api/Store.md`).
@@ -1117,7 +1111,7 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let under_root = crate::links::bare_path_under(self.site_root.trim_end_matches('/'), label)?;
-        self.link_target(&under_root, false)
+        self.at_candidate(link_candidates(&under_root))
     }
 
     /// The key a signal names, plurals folded ([`fold_key`]): borrowed from the signal or the resolver. A
