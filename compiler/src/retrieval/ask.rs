@@ -412,7 +412,26 @@ fn sentence_words(
         Some(block) if is_code_line(block) => format!("{sentence}\n{}", command_words(block)),
         _ => sentence.to_string(),
     };
-    terms::stems(stemmer, &read).into_iter().collect()
+    held_stems(stemmer, &read)
+}
+
+/// The stems of a text's words, and of a word that runs letters into digits (`edition2021`, `python3`) the
+/// stems of its letters and of its digits too: the mdBook guide's `edition2021` annotation holds the "2021
+/// edition" a question names. The search's words stay whole (a question's `utf8` is one word).
+fn held_stems(stemmer: &rust_stemmers::Stemmer, text: &str) -> std::collections::HashSet<String> {
+    let mut held = std::collections::HashSet::new();
+    for word in terms::words(text) {
+        let split =
+            word.find(|c: char| c.is_ascii_digit()).filter(|&at| at > 0 && word[..at].chars().all(char::is_alphabetic));
+        if let Some(at) = split
+            && word[at..].bytes().all(|byte| byte.is_ascii_digit())
+        {
+            held.insert(terms::stem_word(stemmer, &word[..at]));
+            held.insert(word[at..].to_string());
+        }
+        held.insert(terms::stem_word(stemmer, &word));
+    }
+    held
 }
 
 /// The candidates an answer quotes, best first, at most [`MAX_SENTENCES`]: a sentence that sends the reader
@@ -558,7 +577,7 @@ fn names_topic(text: &str, weights: &terms::QueryStems, stemmer: &rust_stemmers:
 
 /// The share of the topic's weight a text's words hold.
 fn topic_share(text: &str, weights: &terms::QueryStems, stemmer: &rust_stemmers::Stemmer) -> f64 {
-    let words: std::collections::HashSet<String> = terms::stems(stemmer, text).into_iter().collect();
+    let words = held_stems(stemmer, text);
     weights.coverage(|stem| words.contains(stem))
 }
 
@@ -1016,6 +1035,32 @@ mod tests {
             answer.answer,
             "Recall from “Moving Captured Values” that a closure takes one trait. [1] \
              See the closures chapter for each closure trait. [1] See closure traits once more. [1]"
+        );
+    }
+
+    /// A word running letters into digits holds its letters and its digits: `edition2021` answers for the
+    /// "2021 edition", with no embeddings to make up for the word.
+    #[test]
+    fn a_word_running_letters_into_digits_holds_both() {
+        let weights = weighted(&[("compile", 5.0), ("2021", 1.0), ("edition", 5.0)]);
+        let text = "Individual code blocks can be compiled with the `edition2018` or `edition2021` annotations.";
+        let mut pack = pack_of(text, 0.0, 0.0);
+        pack.items[0].scores = None;
+        let answer = draft("compile with the 2021 edition", &pack, &weights);
+        assert!(answer.found, "{}", answer.answer);
+        assert!(answer.answer.starts_with("Individual code blocks"), "{}", answer.answer);
+
+        let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        let held = |text: &str| {
+            let mut held: Vec<String> = held_stems(&stemmer, text).into_iter().collect();
+            held.sort();
+            held
+        };
+        assert_eq!(held("python3 editions"), ["3", "edit", "python", "python3"]);
+        assert_eq!(
+            held("3d x86_64 a1b"),
+            ["3d", "64", "86", "a1b", "x", "x86"],
+            "digits first or between letters: whole"
         );
     }
 
