@@ -291,10 +291,14 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
             href: format!("../{}/{}.md", page.section, page.slug),
         })
         .collect();
+    // Each page's plan is taken apart into its view: its strings move, not copied.
     let pages = plan
         .pages
-        .iter()
-        .map(|page| PlannedPage::new(db, page.slug.clone(), page_view(page, &links, &sources, entries)))
+        .into_iter()
+        .map(|mut page| {
+            let slug = std::mem::take(&mut page.slug);
+            PlannedPage::new(db, slug, page_view(page, &links, &sources, entries))
+        })
         .collect();
     Planned { pages, named_keys: plan.named_keys }
 }
@@ -302,7 +306,7 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
 /// A planned page as its model is made: a place whose excerpt a page may not quote (only note embeds) is
 /// listed with the other sources instead, after them, and the lead is kept only when quotable. Each source's
 /// signals are read from the plan's `sources` (the entries' signals, read once), not from each entry again.
-fn page_view(page: &PagePlan, links: &[PageLink], sources: &[CatalogSource<'_>], entries: &[CatalogEntry]) -> PageView {
+fn page_view(page: PagePlan, links: &[PageLink], sources: &[CatalogSource<'_>], entries: &[CatalogEntry]) -> PageView {
     let quotable = |m: &&Mention| sources[m.source].signals[m.signal].quotable;
     let (places, unquotable): (Vec<&Mention>, Vec<&Mention>) = page.places.iter().partition(quotable);
     let mut also: Vec<CatalogEntry> = page.also.iter().map(|&source| entries[source]).collect();
@@ -311,15 +315,17 @@ fn page_view(page: &PagePlan, links: &[PageLink], sources: &[CatalogSource<'_>],
             also.push(entries[m.source]);
         }
     }
+    let lead = page.places.first().is_some_and(|m| page.defined_by.contains(&m.source) && quotable(&m));
+    let places = places.into_iter().map(|m| (entries[m.source], m.signal as u32)).collect();
     PageView {
-        title: page.title.clone(),
-        aliases: page.aliases.clone(),
-        section: page.section.clone(),
-        lead: page.places.first().is_some_and(|m| page.defined_by.contains(&m.source) && quotable(&m)),
-        places: places.into_iter().map(|m| (entries[m.source], m.signal as u32)).collect(),
+        lead,
+        places,
         also,
         related: page.related.iter().map(|&other| links[other].clone()).collect(),
         backlinks: page.backlinks.iter().map(|m| (entries[m.source], m.signal as u32)).collect(),
+        title: page.title,
+        aliases: page.aliases,
+        section: page.section,
     }
 }
 

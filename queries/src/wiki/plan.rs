@@ -11,11 +11,11 @@
 //!   something other than a heading, and no hand-written page in the wiki folder defines it.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 // The planner hashes every signal's concept key: Fx is several times faster than SipHash on short
 // strings, and nothing here needs SipHash's resistance to chosen keys (iteration order is never output).
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::signals::{Excerpt, Signal, SignalKind};
 use super::terms::fold_key;
@@ -152,6 +152,11 @@ impl<'k> FoldedKey<'k> {
     fn owned(text: String) -> FoldedKey<'k> {
         let hash = key_hash(&text);
         FoldedKey { text: Cow::Owned(text), hash }
+    }
+
+    /// A folded key borrowed from `text`, hashed here.
+    fn borrowed_text(text: &'k str) -> FoldedKey<'k> {
+        FoldedKey { text: Cow::Borrowed(text), hash: key_hash(text) }
     }
 
     fn borrowed(&self) -> FoldedKey<'_> {
@@ -309,7 +314,7 @@ pub fn plan_reads(kind: SignalKind, folded_key: &str, named_keys: &[String]) -> 
 pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
     let resolver = Resolver::new(sources);
     let (by_concept, named_keys) = mentions_by_concept(sources, &resolver, settings);
-    let handwritten_slugs: BTreeSet<String> = sources
+    let handwritten_slugs: HashSet<String> = sources
         .iter()
         .filter(|s| s.handwritten)
         .map(|s| concept_key(s.path.rsplit('/').next().unwrap_or(s.path).trim_end_matches(".md")))
@@ -329,14 +334,18 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
         candidates.into_iter().zip(shared_titles).filter(|(page, _)| !quotes_too_few(sources, page, settings)).unzip();
 
     // A told-apart title is needed only where another page would carry the same title.
-    let plain = |page: &PagePlan, shared: &Option<&str>| shared.unwrap_or(&page.title).trim().to_lowercase();
-    let mut title_count: HashMap<String, usize> = HashMap::default();
-    for (page, shared) in candidates.iter().zip(&shared_titles) {
-        *title_count.entry(plain(page, shared)).or_default() += 1;
+    let plain: Vec<String> = candidates
+        .iter()
+        .zip(&shared_titles)
+        .map(|(page, shared)| shared.unwrap_or(&page.title).trim().to_lowercase())
+        .collect();
+    let mut title_count: HashMap<&str, usize> = HashMap::default();
+    for title in &plain {
+        *title_count.entry(title.as_str()).or_default() += 1;
     }
-    for (page, shared) in candidates.iter_mut().zip(&shared_titles) {
+    for ((page, shared), plain) in candidates.iter_mut().zip(&shared_titles).zip(&plain) {
         if let Some(title) = shared.filter(|title| !title.trim().is_empty())
-            && title_count[&plain(page, shared)] == 1
+            && title_count[plain.as_str()] == 1
         {
             page.title = title.to_string();
         }
@@ -346,7 +355,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
 
     // Slugs: a concept named by a source comes first; a slug a hand-written page holds is never taken,
     // and a second concept with the same slug gets a numbered one.
-    candidates.sort_by(|a, b| {
+    let mut candidates = sorted_by(candidates, |a, b| {
         (a.defined_by.is_empty(), std::cmp::Reverse(a.places.len() + a.also.len()), &a.slug, &a.title).cmp(&(
             b.defined_by.is_empty(),
             std::cmp::Reverse(b.places.len() + b.also.len()),
@@ -354,7 +363,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
             &b.title,
         ))
     });
-    let mut taken: BTreeSet<String> = handwritten_slugs;
+    let mut taken = handwritten_slugs;
     for page in &mut candidates {
         let base = page.slug.clone();
         let mut n = 1;
@@ -364,7 +373,7 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
         }
         taken.insert(page.slug.clone());
     }
-    candidates.sort_by(|a, b| a.slug.cmp(&b.slug));
+    let mut candidates = sorted_by(candidates, |a, b| a.slug.cmp(&b.slug));
     // The hubs found before the thin pages went: sources are indexed the same, and a table of contents
     // stays one for the related lists too.
     let listing = pages_of_source(&candidates, sources.len());
@@ -380,6 +389,16 @@ pub fn plan(sources: &[CatalogSource<'_>], settings: PlanSettings) -> Plan {
 fn quotes_too_few(sources: &[CatalogSource<'_>], page: &PagePlan, settings: PlanSettings) -> bool {
     let quoted = page.places.iter().filter(|m| sources[m.source].signals[m.signal].quotable).count();
     quoted < settings.min_sources.max(1)
+}
+
+/// `items` in the order `compare` gives, equal ones as they came, each moved once: a sort in place moves
+/// every item many times, and a plan sorts its concepts and its candidate pages (216 bytes each, about 800
+/// on a Dendron vault) so (7 % of that vault's plan).
+fn sorted_by<T>(items: Vec<T>, mut compare: impl FnMut(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| compare(&items[a], &items[b]));
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order.into_iter().map(|at| slots[at].take().expect("each item is taken once")).collect()
 }
 
 /// Every concept enough sources mention, in key order, with the signals of each source that mention it, and
@@ -439,7 +458,7 @@ fn mentions_by_concept(
         }
         by_concept.push((keys.name(root as u32).to_string(), mentions));
     }
-    by_concept.sort_by(|a, b| a.0.cmp(&b.0));
+    let by_concept = sorted_by(by_concept, |a, b| a.0.cmp(&b.0));
     (by_concept, named_keys)
 }
 
@@ -455,7 +474,8 @@ fn named_mentions<'k>(
 ) -> Vec<(u32, Mention)> {
     // Each naming signal's number in signal order, `None` where it names no key: resolving a wikilink is
     // the dearest step, so it is done once.
-    let mut naming_numbers: Vec<Option<u32>> = Vec::new();
+    let naming: usize = sources.iter().map(|s| s.signals.iter().filter(|s| !s.kind.is_place_only()).count()).sum();
+    let mut naming_numbers: Vec<Option<u32>> = Vec::with_capacity(naming);
     for (index, source) in sources.iter().enumerate() {
         let mut links = source.links.links.iter();
         for signal in source.signals.iter().filter(|s| !s.kind.is_place_only()) {
@@ -581,9 +601,9 @@ fn candidate<'a>(
         // A definer whose title other sources share names its concept by its file: its page is told
         // apart by where the definer lives, and keeps the file's key as its slug.
         Some(&definer) if shared_title.is_some() => {
-            (distinct_title(&sources[definer]), resolver.link_key[definer].clone().unwrap_or_else(|| key.to_string()))
+            (distinct_title(&sources[definer]), resolver.link_key[definer].unwrap_or(key).to_string())
         }
-        Some(&definer) => (sources[definer].title.to_string(), concept_key(sources[definer].title)),
+        Some(&definer) => (sources[definer].title.to_string(), resolver.title_key[definer].to_string()),
         None => {
             let title = named_title(emphasis_label.unwrap_or_else(naming_label), each_mention().map(|m| signal(&m)));
             let slug = concept_key(&title);
@@ -630,30 +650,36 @@ fn places(
         let kind = if discussing { SignalKind::Heading } else { signal.kind };
         (kind, signal.order)
     };
-    // Each source's best place, and how much the source discusses the concept: its most used term for it.
-    let mut best: Vec<(Mention, u32)> = mentions
+    // Each source's best place, keyed by its order on the page: definers first, then the sources that
+    // discuss the concept most (their most used term for it). Each source has one best place, so no two
+    // keys are equal.
+    let mut best: Vec<_> = mentions
         .by_source()
-        .map(|(_, group)| {
+        .map(|(source, group)| {
             let best = *group.iter().min_by_key(|m| rank(m)).expect("a concept's source mentions it");
-            (best, group.iter().map(|m| signal(m).weight).max().unwrap_or_default())
+            let weight = group.iter().map(|m| signal(m).weight).max().unwrap_or_default();
+            ((!defined_by.contains(&source), std::cmp::Reverse(weight), kind(&best), source), best)
         })
         .collect();
-    // Definers first, then the sources that discuss the concept most.
-    best.sort_by_cached_key(|&(m, weight)| {
-        (!defined_by.contains(&m.source), std::cmp::Reverse(weight), kind(&m), m.source)
-    });
-    let best = best.into_iter().map(|(m, _)| m);
+    best.sort_unstable_by_key(|&(key, _)| key);
     // An embed's place transcludes the other note and says nothing itself: its source is listed, not
     // quoted, and a concept that only embeds mention has nothing to quote and gets no page.
-    let (mut best, embeds): (Vec<Mention>, Vec<Mention>) =
-        best.partition(|m| kind(m) != SignalKind::Embed || defined_by.contains(&m.source));
-    if best.is_empty() {
+    let mut quoted: Vec<Mention> = Vec::with_capacity(best.len());
+    let mut embeds: Vec<usize> = Vec::new();
+    for (_, m) in best {
+        if kind(&m) != SignalKind::Embed || defined_by.contains(&m.source) {
+            quoted.push(m);
+        } else {
+            embeds.push(m.source);
+        }
+    }
+    if quoted.is_empty() {
         return None;
     }
     let mut also: Vec<usize> =
-        best.split_off(best.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
-    also.extend(embeds.into_iter().map(|m| m.source));
-    Some((best, also))
+        quoted.split_off(quoted.len().min(settings.max_places)).into_iter().map(|m| m.source).collect();
+    also.extend(embeds);
+    Some((quoted, also))
 }
 
 /// The title of a page no source is titled by: its naming `label` as its mentions write it as a name
@@ -710,14 +736,46 @@ fn capitalized(title: String) -> String {
 /// The pages each of `source_count` sources is quoted or listed on, by source. Moving a source from a page's
 /// places to its list (as [`list_hubs_unquoted`] does) keeps it on the page, so one listing serves both
 /// steps.
-fn pages_of_source(pages: &[PagePlan], source_count: usize) -> Vec<Vec<usize>> {
-    let mut pages_of_source: Vec<Vec<usize>> = vec![Vec::new(); source_count];
-    for (page, plan) in pages.iter().enumerate() {
+fn pages_of_source(pages: &[PagePlan], source_count: usize) -> PagesOfSource {
+    // Counted, then filled: one list for every source (a list each, grown one page at a time, was a
+    // thousand allocations a plan on a Dendron vault).
+    let mut starts = vec![0usize; source_count + 1];
+    for plan in pages {
         for source in plan.sources() {
-            pages_of_source[source].push(page);
+            starts[source + 1] += 1;
         }
     }
-    pages_of_source
+    for source in 0..source_count {
+        starts[source + 1] += starts[source];
+    }
+    let mut filled = starts.clone();
+    let mut listed = vec![0usize; starts[source_count]];
+    for (page, plan) in pages.iter().enumerate() {
+        for source in plan.sources() {
+            listed[filled[source]] = page;
+            filled[source] += 1;
+        }
+    }
+    PagesOfSource { starts, pages: listed }
+}
+
+/// The pages each source is quoted or listed on, in page order: source `s`'s are
+/// `pages[starts[s]..starts[s + 1]]`.
+struct PagesOfSource {
+    starts: Vec<usize>,
+    pages: Vec<usize>,
+}
+
+impl PagesOfSource {
+    /// The pages `source` is on.
+    fn of(&self, source: usize) -> &[usize] {
+        &self.pages[self.starts[source]..self.starts[source + 1]]
+    }
+
+    /// How many sources there are.
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
 }
 
 /// The sources that link to more than [`HUB_PAGES`] pages' concepts: navigation (a table of contents, an
@@ -725,10 +783,14 @@ fn pages_of_source(pages: &[PagePlan], source_count: usize) -> Vec<Vec<usize>> {
 /// of `source_count` sources is one, by source.
 fn hubs(pages: &[PagePlan], source_count: usize) -> Vec<bool> {
     let mut linked = vec![0usize; source_count];
-    for page in pages {
-        let sources: BTreeSet<usize> = page.backlinks.iter().map(|m| m.source).collect();
-        for source in sources {
-            linked[source] += 1;
+    // Each source counted once a page: the last page that counted it.
+    let mut counted_on = vec![usize::MAX; source_count];
+    for (at, page) in pages.iter().enumerate() {
+        for source in page.backlinks.iter().map(|m| m.source) {
+            if counted_on[source] != at {
+                counted_on[source] = at;
+                linked[source] += 1;
+            }
         }
     }
     linked.into_iter().map(|count| count > HUB_PAGES).collect()
@@ -738,8 +800,12 @@ fn hubs(pages: &[PagePlan], source_count: usize) -> Vec<bool> {
 /// which says nothing. On rust-book every page quoted its `SUMMARY.md` line before this rule.
 fn list_hubs_unquoted(pages: &mut [PagePlan], hubs: &[bool]) {
     for plan in pages.iter_mut() {
-        let (listed, places): (Vec<Mention>, Vec<Mention>) =
-            plan.places.iter().partition(|m| hubs[m.source] && !plan.defined_by.contains(&m.source));
+        let listed_here = |m: &Mention| hubs[m.source] && !plan.defined_by.contains(&m.source);
+        // Most pages quote no hub: nothing to move.
+        if !plan.places.iter().any(listed_here) {
+            continue;
+        }
+        let (listed, places): (Vec<Mention>, Vec<Mention>) = plan.places.iter().partition(|m| listed_here(m));
         plan.places = places;
         plan.also.splice(0..0, listed.into_iter().map(|m| m.source));
     }
@@ -804,7 +870,7 @@ const HUB_PAGES: usize = 20;
 /// divided by the square root of how many sources the other page lists (a page on everything relates to
 /// nothing in particular), ties to the smaller slug; listed in slug order. A page that shares only
 /// navigation hubs has no related pages. `pages` come in slug order.
-fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool], max_related: usize) {
+fn relate(pages: &mut [PagePlan], pages_of_source: &PagesOfSource, hubs: &[bool], max_related: usize) {
     debug_assert!(pages.windows(2).all(|pair| pair[0].slug < pair[1].slug), "pages in slug order");
     // How broad each page is: the square root of how many sources it lists (navigation set aside). A page
     // most of the corpus mentions shares sources with every page; scored by its shared sources alone it
@@ -814,13 +880,14 @@ fn relate(pages: &mut [PagePlan], pages_of_source: &[Vec<usize>], hubs: &[bool],
         .map(|plan| (plan.sources().filter(|source| !hubs[*source]).count().max(1) as f64).sqrt())
         .collect();
     // What sharing each source is worth, made once: one over how many pages list it.
-    let weight: Vec<f64> = pages_of_source.iter().map(|listing| 1.0 / listing.len().max(1) as f64).collect();
+    let weight: Vec<f64> =
+        (0..pages_of_source.len()).map(|source| 1.0 / pages_of_source.of(source).len().max(1) as f64).collect();
     let related_to = |page: usize, plan: &PagePlan, shared: &mut [f64], touched: &mut Vec<usize>| -> Vec<usize> {
         // Every page of each source is scored, the page itself too (it lists the source), and set aside
         // below: one test a page rather than one a page of every listing, the step this loop repeats most.
         for source in plan.sources().filter(|&source| !hubs[source]) {
             let weight = weight[source];
-            for &other in &pages_of_source[source] {
+            for &other in pages_of_source.of(source) {
                 if shared[other] == 0.0 {
                     touched.push(other);
                 }
@@ -956,6 +1023,12 @@ pub struct SourceLinks {
     links: Vec<LinkKeys>,
     /// The concept key of its file's name, which a wikilink to it names when it names no concept itself.
     file_key: String,
+    /// [`SourceLinks::file_key`] with plurals folded.
+    file_folded: String,
+    /// The concept key of its path without the extension, which such a wikilink names instead when another
+    /// source has the same file name; and with plurals folded.
+    path_key: String,
+    path_folded: String,
 }
 
 /// The keys a plan looks one link up by.
@@ -990,7 +1063,9 @@ pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLi
             }
         })
         .collect();
-    SourceLinks { names: wiki_names(path, title, &aliases), links, file_key: concept_key(path_stem(path).1) }
+    let (file_key, path_key) = (concept_key(path_stem(path).1), concept_key(path_stem(path).0));
+    let (file_folded, path_folded) = (fold_key(&file_key), fold_key(&path_key));
+    SourceLinks { names: wiki_names(path, title, &aliases), links, file_key, file_folded, path_key, path_folded }
 }
 
 impl SourceLinks {
@@ -1003,15 +1078,17 @@ impl SourceLinks {
 /// Resolves signals to concept keys.
 struct Resolver<'a> {
     sources: &'a [CatalogSource<'a>],
+    /// The concept key of each source's title (its title signal's, made with the signal).
+    title_key: Vec<Cow<'a, str>>,
     /// The concept each source names itself: its title when no other source shares it, else its first alias.
-    own_key: Vec<Option<String>>,
+    own_key: Vec<Option<Cow<'a, str>>>,
     /// [`Resolver::own_key`] with plurals folded.
-    own_folded: Vec<Option<FoldedKey<'static>>>,
+    own_folded: Vec<Option<FoldedKey<'a>>>,
     /// The concept a wikilink to a source without an own key names: its file name's key (its path's, when
     /// another source has the same file name). `None` where no source has a wikilink.
-    link_key: Vec<Option<String>>,
+    link_key: Vec<Option<&'a str>>,
     /// [`Resolver::link_key`] with plurals folded.
-    link_folded: Vec<Option<FoldedKey<'static>>>,
+    link_folded: Vec<Option<FoldedKey<'a>>>,
     by_name: HashMap<&'a str, usize>,
     by_path: HashMap<&'a str, usize>,
     /// The folder every source but the hand-written pages shares, with its `/` (`docs/`): where a link from the
@@ -1024,32 +1101,41 @@ struct Resolver<'a> {
 
 impl<'a> Resolver<'a> {
     fn new(sources: &'a [CatalogSource<'a>]) -> Resolver<'a> {
-        // A source's title is almost always its title signal's label, whose key is made.
-        let title_keys: Vec<String> = sources
+        // A source's title is almost always its title signal's label, whose key and folded key are made (and
+        // kept with the signal): a plan keys only a title no signal carries.
+        let title_keys: Vec<(Cow<'a, str>, Option<&'a PlanSignal>)> = sources
             .iter()
             .map(|source| {
                 let signal = source.signals.iter().find(|s| s.kind == SignalKind::Title && s.label() == source.title);
-                signal.map_or_else(|| concept_key(source.title), |signal| signal.key().to_string())
+                match signal {
+                    Some(signal) => (Cow::Borrowed(signal.key()), Some(signal)),
+                    None => (Cow::Owned(concept_key(source.title)), None),
+                }
             })
             .collect();
         let mut title_count: HashMap<&str, usize> = HashMap::default();
-        for key in &title_keys {
-            *title_count.entry(key.as_str()).or_default() += 1;
+        for (key, _) in &title_keys {
+            *title_count.entry(key.as_ref()).or_default() += 1;
         }
-        let own_key: Vec<Option<String>> = sources
+        let (own_key, own_folded): (Vec<Option<Cow<'a, str>>>, Vec<Option<FoldedKey<'a>>>) = sources
             .iter()
             .zip(&title_keys)
-            .map(|(source, title)| {
-                if !title.is_empty() && title_count[title.as_str()] == 1 {
-                    return Some(title.clone());
+            .map(|(source, (title, signal))| {
+                if !title.is_empty() && title_count[title.as_ref()] == 1 {
+                    let folded = match signal {
+                        Some(signal) => signal.folded_key(),
+                        None => FoldedKey::owned(fold_key(title)),
+                    };
+                    return (Some(title.clone()), Some(folded));
                 }
-                let alias = source.signals.iter().find(|s| s.kind == SignalKind::Alias);
-                alias.map(|alias| alias.key().to_string()).filter(|key| !key.is_empty())
+                let alias = source.signals.iter().find(|s| s.kind == SignalKind::Alias).filter(|s| !s.key().is_empty());
+                (alias.map(|alias| Cow::Borrowed(alias.key())), alias.map(PlanSignal::folded_key))
             })
-            .collect();
+            .unzip();
         // Names matter only to wikilinks, which many projects have none of.
         let mut by_name = HashMap::default();
         let mut link_key = vec![None; sources.len()];
+        let mut link_folded = vec![None; sources.len()];
         if sources.iter().any(|s| s.links.has_wikilinks()) {
             for (index, source) in sources.iter().enumerate() {
                 for name in &source.links.names {
@@ -1061,20 +1147,34 @@ impl<'a> Resolver<'a> {
                 *file_count.entry(source.links.file_key.as_str()).or_default() += 1;
             }
             for (index, source) in sources.iter().enumerate() {
-                let key = &source.links.file_key;
-                let key =
-                    if file_count[key.as_str()] == 1 { key.clone() } else { concept_key(path_stem(source.path).0) };
-                link_key[index] = Some(key).filter(|key| !key.is_empty());
+                let links = source.links;
+                let (key, folded) = if file_count[links.file_key.as_str()] == 1 {
+                    (&links.file_key, &links.file_folded)
+                } else {
+                    (&links.path_key, &links.path_folded)
+                };
+                if !key.is_empty() {
+                    link_key[index] = Some(key.as_str());
+                    link_folded[index] = Some(FoldedKey::borrowed_text(folded));
+                }
             }
         }
         let by_path = sources.iter().enumerate().map(|(index, s)| (s.path, index)).collect();
-        let folded = |keys: &[Option<String>]| -> Vec<Option<FoldedKey<'static>>> {
-            keys.iter().map(|key| key.as_deref().map(|key| FoldedKey::owned(fold_key(key)))).collect()
-        };
-        let (own_folded, link_folded) = (folded(&own_key), folded(&link_key));
         let site_root = crate::links::shared_folders(sources.iter().filter(|s| !s.handwritten).map(|s| s.path));
         let by_route = std::sync::OnceLock::new();
-        Resolver { sources, own_key, own_folded, link_key, link_folded, by_name, by_path, site_root, by_route }
+        let title_key = title_keys.into_iter().map(|(key, _)| key).collect();
+        Resolver {
+            sources,
+            title_key,
+            own_key,
+            own_folded,
+            link_key,
+            link_folded,
+            by_name,
+            by_path,
+            site_root,
+            by_route,
+        }
     }
 
     /// The source one of a link's candidate paths ([`link_candidates`]) names.
@@ -1246,7 +1346,51 @@ impl<'k> ConceptKeys<'k> {
 mod tests {
     use std::borrow::Cow;
 
-    use super::{ConceptKeys, FoldedKey, as_written, in_parts};
+    use super::{
+        ConceptKeys, FoldedKey, HUB_PAGES, Mention, PagePlan, as_written, hubs, in_parts, pages_of_source, sorted_by,
+    };
+
+    /// A page quoting `places` and listing `also`, linked from `backlinks`, all by source.
+    fn page(places: &[usize], also: &[usize], backlinks: &[usize]) -> PagePlan {
+        let mention = |&source: &usize| Mention { source, signal: 0 };
+        PagePlan {
+            slug: String::new(),
+            title: String::new(),
+            aliases: Vec::new(),
+            section: String::new(),
+            defined_by: Vec::new(),
+            places: places.iter().map(mention).collect(),
+            also: also.to_vec(),
+            related: Vec::new(),
+            backlinks: backlinks.iter().map(mention).collect(),
+        }
+    }
+
+    #[test]
+    fn each_source_lists_the_pages_it_is_on_in_page_order() {
+        let pages = [page(&[2, 0], &[3], &[]), page(&[], &[2], &[]), page(&[0], &[], &[])];
+        let listing = pages_of_source(&pages, 5);
+        let lists: Vec<&[usize]> = (0..listing.len()).map(|source| listing.of(source)).collect();
+        assert_eq!(lists, [&[0, 2][..], &[], &[0, 1], &[0], &[]]);
+    }
+
+    #[test]
+    fn a_hub_links_to_more_pages_however_often_it_links_to_each() {
+        // Source 0 links to every page twice; source 1 links to one page more than `HUB_PAGES` times.
+        let mut pages: Vec<PagePlan> = (0..=HUB_PAGES).map(|_| page(&[], &[], &[0, 0])).collect();
+        pages.push(page(&[], &[], &[1; HUB_PAGES + 1]));
+        assert_eq!(hubs(&pages, 2), [true, false]);
+        pages.pop();
+        pages.pop();
+        assert_eq!(hubs(&pages, 2), [false, false], "exactly HUB_PAGES pages is no hub");
+    }
+
+    #[test]
+    fn sorted_items_keep_the_order_they_came_in_among_equals() {
+        let items = vec![(2, 'a'), (1, 'b'), (2, 'c'), (0, 'd'), (1, 'e')];
+        assert_eq!(sorted_by(items, |a, b| a.0.cmp(&b.0)), [(0, 'd'), (1, 'b'), (1, 'e'), (2, 'a'), (2, 'c')]);
+        assert!(sorted_by(Vec::<u8>::new(), u8::cmp).is_empty());
+    }
 
     #[test]
     fn keys_sharing_a_hash_keep_their_own_numbers() {
