@@ -21,6 +21,7 @@ use super::signals::Excerpt;
 use crate::Db;
 use crate::links::in_folder;
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
 
 /// One source a generated page may quote: a file every principal may read. The driver creates one per path
 /// and sets its fields from the source's stored row.
@@ -83,7 +84,9 @@ pub struct View<S> {
     pub places: Vec<(S, u32)>,
     /// Sources listed, not quoted.
     pub also: Vec<S>,
-    pub related: Vec<PageLink>,
+    /// Each shared with every other list the page is on: a page is on up to eight, and copying its link
+    /// onto each was most of making a plan's views.
+    pub related: Vec<Arc<PageLink>>,
     pub backlinks: Vec<(S, u32)>,
 }
 
@@ -280,15 +283,18 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
         })
         .collect();
     let plan = plan(&sources, catalog.settings(db));
-    // Each page's link as a related list shows it, made once: a page is on up to eight lists, and making its
-    // link on each was most of making the views (75,114 links over the watch bench's 16 plans).
-    let links: Vec<PageLink> = plan
+    // Each page's link as a related list shows it, made once and shared by every list it is on: a page is on
+    // up to eight lists, and making its link on each was most of making the views (75,114 links over the
+    // watch bench's 16 plans), copying it on each most of the rest.
+    let links: Vec<Arc<PageLink>> = plan
         .pages
         .iter()
-        .map(|page| PageLink {
-            slug: page.slug.clone(),
-            title: page.title.clone(),
-            href: format!("../{}/{}.md", page.section, page.slug),
+        .map(|page| {
+            Arc::new(PageLink {
+                slug: page.slug.clone(),
+                title: page.title.clone(),
+                href: format!("../{}/{}.md", page.section, page.slug),
+            })
         })
         .collect();
     // Each page's plan is taken apart into its view: its strings move, not copied.
@@ -306,7 +312,12 @@ pub fn planned_pages(db: &dyn Db, catalog: Catalog) -> Planned<'_> {
 /// A planned page as its model is made: a place whose excerpt a page may not quote (only note embeds) is
 /// listed with the other sources instead, after them, and the lead is kept only when quotable. Each source's
 /// signals are read from the plan's `sources` (the entries' signals, read once), not from each entry again.
-fn page_view(page: PagePlan, links: &[PageLink], sources: &[CatalogSource<'_>], entries: &[CatalogEntry]) -> PageView {
+fn page_view(
+    page: PagePlan,
+    links: &[Arc<PageLink>],
+    sources: &[CatalogSource<'_>],
+    entries: &[CatalogEntry],
+) -> PageView {
     let quotable = |m: &&Mention| sources[m.source].signals[m.signal].quotable;
     let (places, unquotable): (Vec<&Mention>, Vec<&Mention>) = page.places.iter().partition(quotable);
     let mut also: Vec<CatalogEntry> = page.also.iter().map(|&source| entries[source]).collect();
@@ -384,7 +395,7 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
         lead,
         places: quotes,
         also: view.also.iter().map(|&entry| source_link(entry)).collect(),
-        related: view.related.clone(),
+        related: view.related.iter().map(|link| PageLink::clone(link)).collect(),
         backlinks: view
             .backlinks
             .iter()
