@@ -421,13 +421,10 @@ fn sentence_words(
 fn held_stems(stemmer: &rust_stemmers::Stemmer, text: &str) -> std::collections::HashSet<String> {
     let mut held = std::collections::HashSet::new();
     for word in terms::words(text) {
-        let split =
-            word.find(|c: char| c.is_ascii_digit()).filter(|&at| at > 0 && word[..at].chars().all(char::is_alphabetic));
-        if let Some(at) = split
-            && word[at..].bytes().all(|byte| byte.is_ascii_digit())
-        {
-            held.insert(terms::stem_word(stemmer, &word[..at]));
-            held.insert(word[at..].to_string());
+        let letters = word.trim_end_matches(|c: char| c.is_ascii_digit());
+        if !letters.is_empty() && letters.len() < word.len() && letters.chars().all(char::is_alphabetic) {
+            held.insert(terms::stem_word(stemmer, letters));
+            held.insert(word[letters.len()..].to_string());
         }
         held.insert(terms::stem_word(stemmer, &word));
     }

@@ -84,8 +84,7 @@ pub struct View<S> {
     pub places: Vec<(S, u32)>,
     /// Sources listed, not quoted.
     pub also: Vec<S>,
-    /// Each shared with every other list the page is on: a page is on up to eight, and copying its link
-    /// onto each was most of making a plan's views.
+    /// Each related page's link, shared by every list it is on ([`planned_pages`]).
     pub related: Vec<Arc<PageLink>>,
     pub backlinks: Vec<(S, u32)>,
 }
@@ -395,7 +394,7 @@ pub fn page_model<'db>(db: &'db dyn Db, catalog: Catalog, page: PlannedPage<'db>
         lead,
         places: quotes,
         also: view.also.iter().map(|&entry| source_link(entry)).collect(),
-        related: view.related.iter().map(|link| PageLink::clone(link)).collect(),
+        related: view.related.clone(),
         backlinks: view
             .backlinks
             .iter()

@@ -393,7 +393,7 @@ fn quotes_too_few(sources: &[CatalogSource<'_>], page: &PagePlan, settings: Plan
 
 /// `items` in the order `compare` gives, equal ones as they came, each moved once: a sort in place moves
 /// every item many times, and a plan sorts its concepts and its candidate pages (216 bytes each, about 800
-/// on a Dendron vault) so (7 % of that vault's plan).
+/// on a Dendron vault).
 fn sorted_by<T>(items: Vec<T>, mut compare: impl FnMut(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| compare(&items[a], &items[b]));
@@ -1063,7 +1063,8 @@ pub fn source_links(path: &str, title: &str, signals: &[PlanSignal]) -> SourceLi
             }
         })
         .collect();
-    let (file_key, path_key) = (concept_key(path_stem(path).1), concept_key(path_stem(path).0));
+    let (path_without_extension, file_stem) = path_stem(path);
+    let (file_key, path_key) = (concept_key(file_stem), concept_key(path_without_extension));
     let (file_folded, path_folded) = (fold_key(&file_key), fold_key(&path_key));
     SourceLinks { names: wiki_names(path, title, &aliases), links, file_key, file_folded, path_key, path_folded }
 }

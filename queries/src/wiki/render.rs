@@ -50,7 +50,8 @@ pub struct PageModel {
     pub places: Vec<Quote>,
     /// Sources that mention the concept beyond the quoted ones.
     pub also: Vec<SourceLink>,
-    pub related: Vec<PageLink>,
+    /// The related pages' links, shared with the page's view.
+    pub related: Vec<std::sync::Arc<PageLink>>,
     pub backlinks: Vec<Backlink>,
 }
 
