@@ -234,9 +234,24 @@ fn quote(value: &str) -> String {
         .join("\n")
 }
 
-/// Markdown on one line that cannot end a table cell.
+/// Markdown on one line that cannot end a table cell: its words joined by one space, each `|` escaped.
+/// Written word by word into one string: a shard calls it twice a row, on every row, whenever one row
+/// changes, and collecting the words, joining them and replacing in the joined text made three strings.
 fn table_cell(value: &str) -> String {
-    value.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+    let mut out = String::with_capacity(value.len());
+    for word in value.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let mut rest = word;
+        while let Some(bar) = rest.find('|') {
+            out.push_str(&rest[..bar]);
+            out.push_str("\\|");
+            rest = &rest[bar + 1..];
+        }
+        out.push_str(rest);
+    }
+    out
 }
 
 /// Text that shows as written inside Markdown link text or a table cell.
@@ -422,7 +437,26 @@ fn link_text(text: &str) -> Option<(&str, &str)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{WRITTEN_BY_END, is_attribution_line, readable_excerpt};
+    use super::{WRITTEN_BY_END, is_attribution_line, readable_excerpt, table_cell};
+
+    /// A table cell holds its text on one line: each run of whitespace (Unicode's, a vertical tab and a
+    /// no-break space too) one space, none at either end, and every `|` escaped, so the row keeps its columns.
+    #[test]
+    fn a_table_cell_is_one_line_that_cannot_end_its_cell() {
+        let cases = [
+            ("", ""),
+            ("   ", ""),
+            ("plain words", "plain words"),
+            ("  two\n\tlines  \r\n", "two lines"),
+            ("a | b||c", "a \\| b\\|\\|c"),
+            ("| edge |", "\\| edge \\|"),
+            ("tab\u{0B}vertical\u{A0}nbsp\u{2003}em", "tab vertical nbsp em"),
+            ("caf\u{e9} na\u{ef}ve \u{4e2d}\u{6587}", "caf\u{e9} na\u{ef}ve \u{4e2d}\u{6587}"),
+        ];
+        for (text, cell) in cases {
+            assert_eq!(table_cell(text), cell, "{text:?}");
+        }
+    }
 
     /// Every line of a page the golden build wrote that names a quote's source is told from the quotes and the
     /// prose around them, which are the page's statements.
