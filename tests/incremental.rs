@@ -442,6 +442,32 @@ fn a_watch_compiler_opens_an_index_put_in_place_of_the_one_it_kept() {
     assert_eq!(sources, 2);
 }
 
+/// A watch compiler reads what the index holds of every source between builds (`warm_up`), and the next
+/// build starts from it; a commit of another connection in between (another process's build) makes that
+/// build read it again, so the index stays the record whoever wrote it.
+#[test]
+fn a_watch_compiler_reads_the_index_again_after_another_process_wrote_it() {
+    let dir =
+        fixture("version = 1\n", &[("a.md", "# Alpha\n\nText of alpha.\n"), ("b.md", "# Beta\n\nText of beta.\n")]);
+    let root = dir.path();
+    let mut watching = Compiler::watching();
+    assert_eq!(build(&mut watching, root).sources.added, 2);
+    watching.warm_up(&project(root)).unwrap();
+    let again = build(&mut watching, root);
+    assert_eq!((again.sources.unchanged, again.wrote), (2, false), "from the state read ahead");
+
+    watching.warm_up(&project(root)).unwrap();
+    // Another process indexes an edit of b.md after the watch read the index ahead.
+    std::fs::write(root.join("b.md"), "# Beta\n\nText of beta, edited.\n").unwrap();
+    assert_eq!(build(&mut Compiler::new(), root).sources.changed, 1);
+    let after = build(&mut watching, root);
+    assert_eq!(
+        (after.sources.changed, after.sources.unchanged, after.wrote),
+        (0, 2, false),
+        "the other process's edit is in the index: nothing is left to write"
+    );
+}
+
 /// A fresh process whose edit leaves the plan as it was reads, of the sources its pages name, only the
 /// signals their views name (`store::named_sources`): each must be the signal a whole read of the catalog
 /// makes, ranked by place among all of its source's signals as the planner ranks it.

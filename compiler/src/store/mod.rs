@@ -375,6 +375,13 @@ impl Store {
         read_prior(&self.conn).map_err(|e| self.wrap(e))
     }
 
+    /// SQLite's count of what other connections committed to the index (`PRAGMA data_version`): equal on
+    /// one connection at two moments exactly when no other connection committed in between. This
+    /// connection's own commits leave it as it is.
+    pub fn others_commits(&self) -> Result<i64, StoreError> {
+        self.conn.query_row("PRAGMA data_version", [], |row| row.get(0)).map_err(|source| self.wrap(source))
+    }
+
     /// A source's stored labels, outline and signals (kind, label, other, quotable, weight): what it gave the wiki
     /// planner.
     pub fn plan_inputs(&self, source_id: i64) -> Result<PlanInputs, StoreError> {
