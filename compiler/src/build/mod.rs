@@ -326,9 +326,10 @@ impl Compiler {
         found
     }
 
-    /// Reads the wiki's catalog from the committed index into the kept database, if it is not there yet,
-    /// so that the next build re-plans and re-models only what its edit reaches. A cost of one cold build's
-    /// catalog read, paid between builds: `--watch` calls it after each build.
+    /// Reads what the next build starts from ([`Compiler::read_prior_ahead`]), and the wiki's catalog from the
+    /// committed index into the kept database if it is not there yet, so that the next build re-plans and
+    /// re-models only what its edit reaches. A cost of one cold build's catalog read, paid between builds:
+    /// `--watch` calls it after each build.
     pub fn warm_up(&mut self, project: &Project) -> Result<(), StoreError> {
         self.read_prior_ahead(project)?;
         // After a build that kept the catalog and the shards warm there is nothing to read.
