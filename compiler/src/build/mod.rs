@@ -331,7 +331,14 @@ impl Compiler {
     /// re-models only what its edit reaches. A cost of one cold build's catalog read, paid between builds:
     /// `--watch` calls it after each build.
     pub fn warm_up(&mut self, project: &Project) -> Result<(), StoreError> {
-        self.read_prior_ahead(project)?;
+        // Each read is the next build's to make again when it fails here: one failing leaves the other made.
+        let prior = self.read_prior_ahead(project);
+        let catalog = self.warm_catalog(project);
+        prior.and(catalog)
+    }
+
+    /// The wiki's catalog read into the kept database when it is not there yet ([`Compiler::warm_up`]).
+    fn warm_catalog(&mut self, project: &Project) -> Result<(), StoreError> {
         // After a build that kept the catalog and the shards warm there is nothing to read.
         if self.last_run.is_some() && wiki::inputs_match(&self.pages, self.last_run.as_deref()) {
             return Ok(());
